@@ -1,0 +1,39 @@
+"""Exceptions raised by symbody.
+
+Every error names the equation, symbol or argument at fault, so that a user can
+fix the input without reading a traceback into sympy or numpy.
+"""
+
+from __future__ import annotations
+
+
+class SymbodyError(Exception):
+    """Base class of all symbody errors."""
+
+
+class FormulationError(SymbodyError, ValueError):
+    """The equations or symbols given to a formulation object are inconsistent."""
+
+
+class NonlinearityError(FormulationError):
+    """An equation that must be linear in some variables is not."""
+
+
+class SingularConstraintError(FormulationError):
+    """The constraint Jacobian with respect to the dependent variables is singular."""
+
+
+class CompilationError(SymbodyError, ValueError):
+    """The equations cannot be compiled with the symbols given."""
+
+
+class InputError(SymbodyError, ValueError):
+    """A numeric input (state, parameter, option) is missing, malformed or non-finite."""
+
+
+class SimulationError(SymbodyError, RuntimeError):
+    """A simulation failed; the partial trajectory is attached as ``.trajectory``."""
+
+    def __init__(self, message: str, trajectory=None):
+        super().__init__(message)
+        self.trajectory = trajectory

@@ -1,0 +1,341 @@
+"""The canonical form of constrained equations of motion (DESIGN.md section 3).
+
+An :class:`EquationsOfMotion` is an immutable, purely symbolic description of a
+multibody system.  Every block is stored as "expression = 0", linear where the
+mathematics makes it linear::
+
+    holonomic            f_h(q, t)                              = 0   (M rows)
+    velocity             B(q, t) u + b(q, t)                    = 0   (m rows)
+    kinematic            K_qd(q, t) q' + K_u(q, t) u + k(q, t)  = 0   (N = n + M rows)
+    dynamic              M_d(q, t) u' + g_d(q, u, r, t)         = 0   (o = p + m rows, or p)
+    acceleration         B_a(q, t) u' + b_a(q, u, t)            = 0   (m rows)
+    auxiliary            a(q, u, u', r, t, F_nc)                = 0   (s rows, linear in F_nc)
+
+with q = [q_ind (n), q_dep (M)], u = [u_ind (p), u_dep (m)].  The dynamic block
+is normally "unreduced" (formed as if every speed were independent, o rows over
+all u'); the ideal-constraint dynamics then follow numerically from::
+
+    [ M_d  B_a^T ] [ u' ]   [ -g_d ]
+    [ B_a   0    ] [ λ  ] = [ -b_a ]
+
+A hand-derived, already reduced dynamic block (p rows over u_ind' only, the
+seed chapters' Md, gd) is also accepted: ``dynamic_reduced`` is then True and
+u_dep' follows from the acceleration constraints.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import sympy as sm
+from sympy.physics.vector import dynamicsymbols
+
+from ..errors import FormulationError
+from ._symbolic import (
+    as_column,
+    as_symbol_list,
+    dynamic_symbols_in,
+    linear_coefficients,
+    solve_linear,
+)
+
+t = dynamicsymbols._t
+
+__all__ = ["EquationsOfMotion"]
+
+
+def _imm(M) -> sm.ImmutableMatrix:
+    return sm.ImmutableMatrix(M)
+
+
+class EquationsOfMotion:
+    """Constrained equations of motion in canonical form.
+
+    Build it from a formulation object (``KanesMethod.to_eom()``,
+    ``LagrangesMethod.to_eom()``) or directly from hand-derived equations::
+
+        eom = EquationsOfMotion(q_ind, u_ind, kinematic=fk, dynamic=Fr + Frs,
+                                u_dep=ur, velocity_constraints=fn)
+
+    Parameters
+    ----------
+    q_ind, u_ind : sequences of dynamicsymbols
+        Independent generalized coordinates (n) and speeds (p).
+    kinematic : N expressions = 0, linear in q' and u
+        The kinematic differential equations f_k.
+    dynamic : expressions = 0 linear in u', or a pair ``(M_d, g_d)`` meaning
+        ``M_d u' + g_d = 0``.  Either ``o = p + m`` rows over all speeds'
+        derivatives (unreduced), or ``p`` rows over u_ind' only (reduced, as the
+        seed chapters derive by hand).
+    q_dep, holonomic : dependent coordinates (M) and the configuration
+        constraints f_h(q, t) = 0 (M expressions).
+    u_dep, velocity_constraints : dependent speeds (m) and m expressions = 0
+        linear in u (q' is replaced through the kinematic equations).  When
+        ``velocity_constraints`` is omitted and ``holonomic`` is given they are
+        the time derivative of f_h.
+    acceleration_constraints : optional m expressions linear in u'; by default
+        the time derivative of the velocity constraints.
+    u_auxiliary, auxiliary, noncontributing : auxiliary speeds, the auxiliary
+        equations (expressions = 0) and the unknown noncontributing forces they
+        determine (symbols the equations are linear in).
+    constants, specifieds : optional explicit orderings; by default all free
+        symbols (sorted by name) and all functions of time other than q, u.
+    """
+
+    def __init__(self, q_ind, u_ind, kinematic, dynamic, *, q_dep=None, u_dep=None,
+                 holonomic=None, velocity_constraints=None, acceleration_constraints=None,
+                 u_auxiliary=None, auxiliary=None, noncontributing=None,
+                 constants=None, specifieds=None, name: str | None = None):
+        self.t = t
+        self.name = name
+        q_ind = as_symbol_list(q_ind, "q_ind")
+        q_dep = as_symbol_list(q_dep, "q_dep")
+        u_ind = as_symbol_list(u_ind, "u_ind")
+        u_dep = as_symbol_list(u_dep, "u_dep")
+        u_aux = as_symbol_list(u_auxiliary, "u_auxiliary")
+        both = set(q_ind + q_dep) & set(u_ind + u_dep + u_aux)
+        if both:
+            raise FormulationError(f"{sorted(map(str, both))[0]} is listed both as a coordinate and as a speed")
+        dup = set(u_ind + u_dep) & set(u_aux)
+        if dup:
+            raise FormulationError(f"auxiliary speed {sorted(map(str, dup))[0]} is also a generalized speed")
+        self.q_ind, self.q_dep = tuple(q_ind), tuple(q_dep)
+        self.u_ind, self.u_dep = tuple(u_ind), tuple(u_dep)
+        self.u_aux = tuple(u_aux)
+        q, u = q_ind + q_dep, u_ind + u_dep
+        qdot = [qi.diff(t) for qi in q]
+        udot = [ui.diff(t) for ui in u]
+
+        # kinematic: K_qd q' + K_u u + k = 0
+        fk = as_column(kinematic, "kinematic")
+        if fk.rows != len(q):
+            raise FormulationError(
+                f"there are {len(q)} coordinates but {fk.rows} kinematic differential equations; "
+                "give one kinematic equation per coordinate (q_ind and q_dep)")
+        fk = fk.xreplace(dict.fromkeys(u_aux, 0))
+        K_qd, rest = linear_coefficients(fk, qdot, "kinematic", "q'")
+        K_u, k = linear_coefficients(rest, u, "kinematic", "u")
+        for i, e in enumerate(k):
+            bad = [d for d in dynamic_symbols_in(e) if d in set(udot) or isinstance(d, sm.Derivative)]
+            if bad:
+                raise FormulationError(f"kinematic[{i}] = {fk[i]} contains {bad[0]}; kinematic "
+                                       "equations may contain only q, q', u and t")
+        qdot_solution = solve_linear(K_qd, -(K_u * sm.Matrix(u) + k), "kinematic equations (solving for q')")
+        qdot_map = dict(zip(qdot, qdot_solution))
+
+        # holonomic
+        fh = as_column(holonomic, "holonomic")
+        if fh.rows != len(q_dep):
+            raise FormulationError(
+                f"there are {len(q_dep)} dependent coordinates (q_dep) but {fh.rows} holonomic "
+                "constraints; the numbers must be equal")
+        for i, e in enumerate(fh):
+            derivs = [d for d in dynamic_symbols_in(e) if isinstance(d, sm.Derivative) or d in set(u)]
+            if derivs:
+                raise FormulationError(f"holonomic[{i}] = {e} depends on {derivs[0]}; configuration "
+                                       "constraints may depend only on q and t")
+
+        # velocity constraints
+        vc = as_column(velocity_constraints, "velocity_constraints")
+        if vc.rows == 0 and fh.rows and u_dep:
+            vc = fh.diff(t)
+        vc = vc.xreplace(qdot_map).xreplace(dict.fromkeys(u_aux, 0))
+        if vc.rows != len(u_dep):
+            raise FormulationError(
+                f"there are {len(u_dep)} dependent speeds (u_dep) but {vc.rows} velocity constraints; "
+                "the numbers must be equal")
+        B, b_neg = linear_coefficients(vc, u, "velocity_constraints", "u")
+        b = b_neg
+        if u_dep:
+            _check_dependent_columns(B, len(u_ind), u_dep, "velocity_constraints", "dependent speeds")
+
+        # acceleration constraints
+        if acceleration_constraints is None:
+            if vc.rows:
+                vdot = vc.diff(t)
+                udot_zero = dict.fromkeys(udot, 0)
+                B_a = B
+                b_a = vdot.xreplace(udot_zero).xreplace(qdot_map)
+            else:
+                B_a, b_a = sm.zeros(0, len(u)), sm.zeros(0, 1)
+        else:
+            ac = as_column(acceleration_constraints, "acceleration_constraints").xreplace(qdot_map)
+            if ac.rows != len(u_dep):
+                raise FormulationError(
+                    f"there are {len(u_dep)} dependent speeds but {ac.rows} acceleration constraints")
+            B_a, b_a = linear_coefficients(ac, udot, "acceleration_constraints", "u'")
+            b_a = b_a.xreplace(qdot_map)
+
+        # dynamic
+        if isinstance(dynamic, tuple) and len(dynamic) == 2:
+            M_d = sm.Matrix(dynamic[0])
+            g_d = as_column(dynamic[1], "dynamic forcing")
+            if M_d.rows != g_d.rows:
+                raise FormulationError(f"dynamic mass matrix has {M_d.rows} rows but the forcing has {g_d.rows}")
+            g_d = g_d.xreplace(qdot_map)
+            if M_d.cols == len(u):
+                reduced = M_d.rows == len(u_ind) and len(u_dep) > 0
+            elif M_d.cols == len(u_ind):
+                reduced = True
+            else:
+                raise FormulationError(f"dynamic mass matrix has {M_d.cols} columns; expected {len(u)} "
+                                       f"(all speeds) or {len(u_ind)} (independent speeds)")
+            if reduced and M_d.cols == len(u):
+                M_d = M_d[:, :len(u_ind)]
+        else:
+            fd = as_column(dynamic, "dynamic").xreplace(qdot_map)
+            if fd.rows == len(u):
+                reduced = False
+                M_d, g_d = linear_coefficients(fd, udot, "dynamic", "u'")
+            elif fd.rows == len(u_ind):
+                reduced = True
+                dep_dots = [d for d in udot[len(u_ind):] if any(e.has(d) for e in fd)]
+                if dep_dots:
+                    raise FormulationError(
+                        f"the dynamic equations have {fd.rows} rows (reduced form) but contain the "
+                        f"dependent acceleration {dep_dots[0]}; eliminate it or give {len(u)} rows")
+                M_d, g_d = linear_coefficients(fd, udot[:len(u_ind)], "dynamic", "u'")
+            else:
+                raise FormulationError(
+                    f"there are {fd.rows} dynamic equations; expected {len(u)} (one per speed) or "
+                    f"{len(u_ind)} (one per independent speed)")
+        if M_d.rows != M_d.cols:
+            raise FormulationError(f"the dynamic mass matrix must be square, got {M_d.shape}")
+        for i, e in enumerate(g_d):
+            for d in e.atoms(sm.Derivative):
+                if d.expr in set(u) or d.expr in set(q):
+                    raise FormulationError(
+                        f"dynamic[{i}] contains {d}; the dynamic equations must be linear in u' "
+                        "and free of q'' (replace q' and q'' through the kinematic equations)")
+
+        # auxiliary equations
+        aux = as_column(auxiliary, "auxiliary")
+        aux = aux.xreplace(qdot_map)
+        if noncontributing is None:
+            noncontributing = []
+        self.noncontributing = tuple(noncontributing)
+
+        self.kinematic_qdot = _imm(K_qd)
+        self.kinematic_u = _imm(K_u)
+        self.kinematic_rest = _imm(k)
+        self.qdot_solution = _imm(qdot_solution)
+        self.holonomic = _imm(fh)
+        self.velocity_matrix = _imm(B)
+        self.velocity_rest = _imm(b)
+        self.acceleration_matrix = _imm(B_a)
+        self.acceleration_rest = _imm(b_a)
+        self.dynamic_mass = _imm(M_d)
+        self.dynamic_rest = _imm(g_d)
+        self.dynamic_reduced = bool(reduced)
+        self.auxiliary = _imm(aux)
+
+        blocks = [K_qd, K_u, k, fh, B, b, B_a, b_a, M_d, g_d, aux]
+        known = set(q) | set(u) | set(u_aux) | set(qdot) | set(udot)
+        found_dyn: set = set()
+        found_sym: set = set()
+        for blk in blocks:
+            for e in blk:
+                found_dyn |= {d for d in dynamic_symbols_in(e) if not isinstance(d, sm.Derivative)}
+                found_sym |= e.free_symbols
+        found_sym.discard(t)
+        nc = set(self.noncontributing)
+        auto_spec = sorted((d for d in found_dyn if d not in known and d not in nc), key=str)
+        auto_const = sorted((s for s in found_sym if s not in nc), key=str)
+        if specifieds is None:
+            self.specifieds = tuple(auto_spec)
+        else:
+            spec = list(specifieds)
+            missing = [s for s in auto_spec if s not in spec]
+            if missing:
+                raise FormulationError(f"the equations depend on {missing[0]}, which is not a coordinate, "
+                                       "speed or one of the specifieds given")
+            self.specifieds = tuple(spec)
+        if constants is None:
+            self.constants = tuple(auto_const)
+        else:
+            cons = list(constants)
+            missing = [s for s in auto_const if s not in cons]
+            if missing:
+                raise FormulationError(f"the equations depend on the symbol {missing[0]}, which is not "
+                                       "among the constants given")
+            self.constants = tuple(cons)
+
+    # ------------------------------------------------------------------ sizes
+    @property
+    def q(self) -> tuple:
+        """All coordinates, q = [q_ind, q_dep] (N)."""
+        return self.q_ind + self.q_dep
+
+    @property
+    def u(self) -> tuple:
+        """All speeds, u = [u_ind, u_dep] (o)."""
+        return self.u_ind + self.u_dep
+
+    @property
+    def qdot(self) -> tuple:
+        return tuple(qi.diff(t) for qi in self.q)
+
+    @property
+    def udot(self) -> tuple:
+        return tuple(ui.diff(t) for ui in self.u)
+
+    @property
+    def states(self) -> tuple:
+        """The ODE state: x = [q_ind, q_dep, u_ind]."""
+        return self.q + self.u_ind
+
+    @property
+    def n(self) -> int:
+        return len(self.q_ind)
+
+    @property
+    def M(self) -> int:
+        return len(self.q_dep)
+
+    @property
+    def p(self) -> int:
+        return len(self.u_ind)
+
+    @property
+    def m(self) -> int:
+        return len(self.u_dep)
+
+    @property
+    def kindiffdict(self) -> dict:
+        """Map q' -> its expression in q, u, t."""
+        return dict(zip(self.qdot, self.qdot_solution))
+
+    def __repr__(self) -> str:
+        name = f" {self.name!r}" if self.name else ""
+        return (f"<EquationsOfMotion{name}: {self.n}+{self.M} coordinates, {self.p}+{self.m} speeds, "
+                f"{len(self.constants)} constants, {len(self.specifieds)} specifieds, "
+                f"dynamic {'reduced' if self.dynamic_reduced else 'unreduced'}>")
+
+    def _repr_latex_(self) -> str:
+        from sympy.physics.vector.printing import vlatex
+        rows = []
+        qd = sm.Matrix(self.qdot)
+        ud = sm.Matrix(self.udot[:self.dynamic_mass.cols])
+        rows.append(vlatex(sm.Eq(self.kinematic_qdot * qd + self.kinematic_u * sm.Matrix(self.u)
+                                 + self.kinematic_rest, sm.zeros(len(self.q), 1), evaluate=False)))
+        if len(self.u) <= 6:
+            rows.append(vlatex(sm.Eq(sm.MatMul(self.dynamic_mass, ud, evaluate=False) + self.dynamic_rest,
+                                     sm.zeros(self.dynamic_mass.rows, 1), evaluate=False)))
+        if self.holonomic.rows:
+            rows.append(vlatex(sm.Eq(self.holonomic, sm.zeros(self.M, 1), evaluate=False)))
+        return "$\\displaystyle " + r" \\ ".join(rows) + "$"
+
+
+def _check_dependent_columns(B: sm.Matrix, p: int, u_dep: Sequence, eq_name: str, what: str) -> None:
+    """Raise if a dependent speed appears in no constraint or the block is structurally singular."""
+    Bdep = B[:, p:]
+    for j, ud in enumerate(u_dep):
+        if all(Bdep[i, j] == 0 for i in range(Bdep.rows)):
+            raise FormulationError(
+                f"dependent speed {ud} does not appear in any of the {eq_name}; the constraints "
+                f"cannot determine it (choose {what} that the constraints contain)")
+    for i in range(Bdep.rows):
+        if all(Bdep[i, j] == 0 for j in range(Bdep.cols)):
+            raise FormulationError(
+                f"{eq_name}[{i}] contains none of the dependent speeds {list(map(str, u_dep))}; "
+                "the dependent-speed block of the constraint Jacobian is singular")
