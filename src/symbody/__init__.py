@@ -17,12 +17,13 @@ from .errors import (
     SingularConstraintError,
     SymbodyError,
 )
-from .formulation import EquationsOfMotion
+from .formulation import EquationsOfMotion, KanesMethod
 
 __version__ = "0.1.0"
 
 __all__ = [
     "EquationsOfMotion",
+    "KanesMethod",
     "SymbodyError",
     "FormulationError",
     "NonlinearityError",

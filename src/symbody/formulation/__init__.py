@@ -1,5 +1,6 @@
 """Formulation layer: Kane's and Lagrange's methods and the canonical EquationsOfMotion."""
 
 from .eom import EquationsOfMotion
+from .kane import KanesMethod
 
-__all__ = ["EquationsOfMotion"]
+__all__ = ["EquationsOfMotion", "KanesMethod"]

@@ -71,26 +71,38 @@ def linear_coefficients(exprs: sm.Matrix, variables: Sequence, eq_name: str,
 
     Returns ``(A, b)`` with ``A`` of shape ``(len(exprs), len(variables))``.
     Raises NonlinearityError naming the row and variable when ``A`` still
-    depends on ``variables``.
+    depends on ``variables``.  Variables (functions of time or derivatives)
+    are swapped for dummy symbols so differentiation stays cheap.
     """
     variables = list(variables)
-    zero = dict.fromkeys(variables, 0)
+    rows = exprs.rows if isinstance(exprs, sm.MatrixBase) else len(exprs)
     if not variables:
-        return sm.zeros(exprs.shape[0], 0), sm.Matrix(exprs)
-    A = exprs.jacobian(variables)
-    b = exprs.xreplace(zero)
-    vset = set(variables)
-    for i in range(A.shape[0]):
-        for j in range(A.shape[1]):
-            a = A[i, j]
-            if a.is_number:
+        return sm.zeros(rows, 0), sm.Matrix(exprs)
+    dummies = [sm.Dummy(f"v{j}") for j in range(len(variables))]
+    fwd = dict(zip(variables, dummies))
+    back = dict(zip(dummies, variables))
+    zero = dict.fromkeys(dummies, 0)
+    dset = set(dummies)
+    A = sm.zeros(rows, len(variables))
+    b = sm.zeros(rows, 1)
+    for i in range(rows):
+        e = sm.sympify(exprs[i])
+        ed = e.xreplace(fwd)
+        present = ed.free_symbols & dset
+        for j, d in enumerate(dummies):
+            if d not in present:
                 continue
-            bad = _contains_any(a, vset)
+            a = ed.diff(d)
+            bad = a.free_symbols & dset
             if bad:
+                culprit = back[next(iter(bad))]
                 raise NonlinearityError(
-                    f"{eq_name}[{i}] = {exprs[i]} is nonlinear in {var_name} "
-                    f"{variables[j]} (its coefficient depends on {sorted(map(str, bad))[0]}); "
-                    f"{eq_name} must be linear in {var_name}")
+                    f"{eq_name}[{i}] = {e} is nonlinear in {var_name} {variables[j]} (its "
+                    f"coefficient depends on {culprit}); {eq_name} must be linear in {var_name}")
+            A[i, j] = a
+        b[i] = ed.xreplace(zero) if present else ed
+        if b[i].free_symbols & dset:
+            raise NonlinearityError(f"{eq_name}[{i}] = {e} is nonlinear in {var_name}")
     return A, b
 
 

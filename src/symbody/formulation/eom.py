@@ -229,13 +229,22 @@ class EquationsOfMotion:
         self.dynamic_reduced = bool(reduced)
         self.auxiliary = _imm(aux)
 
-        blocks = [K_qd, K_u, k, fh, B, b, B_a, b_a, M_d, g_d, aux]
-        known = set(q) | set(u) | set(u_aux) | set(qdot) | set(udot)
+        self._set_symbols(constants, specifieds)
+
+    def _set_symbols(self, constants, specifieds) -> None:
+        """Detect (or check) the constants and specified functions of time."""
+        q, u, u_aux = list(self.q), list(self.u), list(self.u_aux)
+        blocks = [self.kinematic_qdot, self.kinematic_u, self.kinematic_rest, self.holonomic,
+                  self.velocity_matrix, self.velocity_rest, self.acceleration_matrix,
+                  self.acceleration_rest, self.dynamic_mass, self.dynamic_rest, self.auxiliary]
+        known = set(q) | set(u) | set(u_aux) | set(self.qdot) | set(self.udot)
         found_dyn: set = set()
         found_sym: set = set()
         for blk in blocks:
             for e in blk:
-                found_dyn |= {d for d in dynamic_symbols_in(e) if not isinstance(d, sm.Derivative)}
+                if e.is_number:
+                    continue
+                found_dyn |= {d for d in e.atoms(sm.core.function.AppliedUndef) if d.args == (t,)}
                 found_sym |= e.free_symbols
         found_sym.discard(t)
         nc = set(self.noncontributing)
@@ -259,6 +268,34 @@ class EquationsOfMotion:
                 raise FormulationError(f"the equations depend on the symbol {missing[0]}, which is not "
                                        "among the constants given")
             self.constants = tuple(cons)
+
+    @classmethod
+    def _from_blocks(cls, *, q_ind, q_dep, u_ind, u_dep, u_aux, K_qd, K_u, k, qdot_solution, f_h,
+                     B, b, B_a, b_a, M_d, g_d, reduced, auxiliary, noncontributing=(),
+                     constants=None, specifieds=None, name=None) -> EquationsOfMotion:
+        """Build from already-extracted blocks (used by the formulation classes; no parsing)."""
+        self = cls.__new__(cls)
+        self.t = t
+        self.name = name
+        self.q_ind, self.q_dep = tuple(q_ind), tuple(q_dep)
+        self.u_ind, self.u_dep, self.u_aux = tuple(u_ind), tuple(u_dep), tuple(u_aux)
+        o = len(self.u)
+        self.kinematic_qdot = _imm(K_qd)
+        self.kinematic_u = _imm(K_u) if len(K_u) else _imm(sm.zeros(len(self.q), o))
+        self.kinematic_rest = _imm(k)
+        self.qdot_solution = _imm(qdot_solution)
+        self.holonomic = _imm(f_h) if len(f_h) else _imm(sm.zeros(0, 1))
+        self.velocity_matrix = _imm(B) if len(B) else _imm(sm.zeros(0, o))
+        self.velocity_rest = _imm(b) if len(b) else _imm(sm.zeros(0, 1))
+        self.acceleration_matrix = _imm(B_a) if len(B_a) else _imm(sm.zeros(0, o))
+        self.acceleration_rest = _imm(b_a) if len(b_a) else _imm(sm.zeros(0, 1))
+        self.dynamic_mass = _imm(M_d)
+        self.dynamic_rest = _imm(g_d)
+        self.dynamic_reduced = bool(reduced)
+        self.auxiliary = _imm(auxiliary) if len(auxiliary) else _imm(sm.zeros(0, 1))
+        self.noncontributing = tuple(noncontributing)
+        self._set_symbols(constants, specifieds)
+        return self
 
     # ------------------------------------------------------------------ sizes
     @property

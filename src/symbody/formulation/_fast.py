@@ -1,0 +1,351 @@
+"""Fast symbolic kernels for Kane's method, done in symengine.
+
+sympy.physics.vector objects (frames, points, vectors, dyadics) describe the
+kinematics; this module converts the velocities of the bodies to symengine
+column vectors, once, and forms the generalized active and inertia forces
+there.  Time derivatives use the chain rule
+
+    d/dt f(q, u, t) = sum_i df/dq_i q_i'(q, u, t) + sum_k df/du_k u_k' + df/dt
+
+with q' taken from the kinematic differential equations, so no expression is
+ever differentiated with respect to time by sympy.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+import symengine as se
+import sympy as sm
+from sympy.physics.vector import Dyadic, ReferenceFrame, Vector, dynamicsymbols
+
+t = dynamicsymbols._t
+
+
+class SymbolMap:
+    """A two-way map between functions of time (and derivatives) and plain symbols.
+
+    sympy expressions are made symengine-ready by replacing every
+    ``f(t)`` and ``Derivative(f(t), t)`` with a plain Symbol; results are
+    mapped back with :meth:`to_sympy`.
+    """
+
+    def __init__(self) -> None:
+        self.forward: dict = {}     # sympy dynamic atom -> sympy Symbol
+        self.se_of: dict = {}       # sympy dynamic atom -> symengine Symbol
+        self.back: dict = {}        # sympy Symbol -> sympy dynamic atom
+        self.names: dict = {}       # symengine symbol name -> sympy atom
+        self._counter = 0
+
+    def add(self, atom) -> se.Symbol:
+        if atom in self.se_of:
+            return self.se_of[atom]
+        self._counter += 1
+        name = f"_sbdyn{self._counter}"
+        s = sm.Symbol(name)
+        self.forward[atom] = s
+        self.back[s] = atom
+        self.se_of[atom] = se.Symbol(name)
+        self.names[name] = atom
+        return self.se_of[atom]
+
+    def scan(self, expr) -> None:
+        """Register every dynamic atom of a sympy expression."""
+        for d in expr.atoms(sm.Derivative):
+            self.add(d)
+        for f in expr.atoms(sm.core.function.AppliedUndef):
+            self.add(f)
+
+    def to_se(self, expr) -> se.Basic:
+        expr = sm.sympify(expr)
+        if expr.is_number:
+            return se.sympify(expr)
+        self.scan(expr)
+        for s in expr.free_symbols:
+            if s.name not in self.names:
+                self.names[s.name] = s
+        return se.sympify(expr.xreplace(self.forward))
+
+    def to_sympy(self, expr) -> sm.Expr:
+        return sm.sympify(expr).xreplace(self.back)
+
+    def matrix_to_sympy(self, rows: list[list]) -> sm.Matrix:
+        if not rows:
+            return sm.Matrix(0, 0, [])
+        back = self.back
+        out = []
+        for row in rows:
+            out.append([_se_to_sympy(e, back) for e in row])
+        return sm.Matrix(out)
+
+
+def _se_to_sympy(e, back):
+    s = e._sympy_() if hasattr(e, "_sympy_") else sm.sympify(e)
+    if s.is_number:
+        return s
+    return s.xreplace(back)
+
+
+class FrameTable:
+    """Direction cosine matrices of frames relative to the inertial frame, in symengine."""
+
+    def __init__(self, inertial: ReferenceFrame, symmap: SymbolMap, qdot_map: dict):
+        self.N = inertial
+        self.symmap = symmap
+        self.qdot_map = qdot_map
+        self._dcm: dict = {}
+
+    def connected(self, frame: ReferenceFrame) -> bool:
+        """True if the orientation of ``frame`` relative to the inertial frame is known."""
+        if frame is self.N or frame in self._dcm:
+            return True
+        try:
+            self.dcm_N(frame)
+        except ValueError:
+            return False
+        return True
+
+    def dcm_N(self, frame: ReferenceFrame) -> se.DenseMatrix:
+        """Matrix C with v_N = C v_frame."""
+        if frame is self.N:
+            return se.eye(3)
+        got = self._dcm.get(frame)
+        if got is None:
+            C = self.N.dcm(frame)
+            got = se.DenseMatrix(3, 3, [self.symmap.to_se(C[i, j]) for i in range(3) for j in range(3)])
+            self._dcm[frame] = got
+        return got
+
+    def vector_in_N(self, vec) -> list:
+        """Components (x, y, z) of a sympy Vector in the inertial frame, as symengine expressions."""
+        if vec == 0 or (isinstance(vec, Vector) and not vec.args):
+            return [se.Integer(0)] * 3
+        if not isinstance(vec, Vector):
+            raise TypeError(f"expected a sympy.physics.vector Vector, got {vec!r}")
+        out = [se.Integer(0)] * 3
+        for comps, frame in vec.args:
+            c = [self.symmap.to_se(_sub_qdot(comps[i], self.qdot_map)) for i in range(3)]
+            C = self.dcm_N(frame)
+            for i in range(3):
+                out[i] = out[i] + C[i, 0] * c[0] + C[i, 1] * c[1] + C[i, 2] * c[2]
+        return out
+
+    def vector_in(self, vec, frame: ReferenceFrame) -> list:
+        """Components of a sympy Vector in ``frame`` (symengine)."""
+        if frame is self.N:
+            return self.vector_in_N(vec)
+        if vec == 0 or (isinstance(vec, Vector) and not vec.args):
+            return [se.Integer(0)] * 3
+        out = [se.Integer(0)] * 3
+        for comps, f in vec.args:
+            c = [self.symmap.to_se(_sub_qdot(comps[i], self.qdot_map)) for i in range(3)]
+            if f is frame:
+                for i in range(3):
+                    out[i] = out[i] + c[i]
+                continue
+            # v_frame = C_frame_N C_N_f v_f = (dcm_N(frame))^T dcm_N(f) v_f
+            CF = self.dcm_N(frame)
+            Cf = self.dcm_N(f)
+            vN = [Cf[i, 0] * c[0] + Cf[i, 1] * c[1] + Cf[i, 2] * c[2] for i in range(3)]
+            for i in range(3):
+                out[i] = out[i] + CF[0, i] * vN[0] + CF[1, i] * vN[1] + CF[2, i] * vN[2]
+        return out
+
+    def dyadic_in(self, dyad, frame: ReferenceFrame) -> list[list]:
+        """3x3 components of a sympy Dyadic in ``frame`` (symengine)."""
+        M = dyad.to_matrix(frame) if isinstance(dyad, Dyadic) else sm.Matrix(dyad)
+        return [[self.symmap.to_se(_sub_qdot(M[i, j], self.qdot_map)) for j in range(3)] for i in range(3)]
+
+
+def _sub_qdot(expr, qdot_map):
+    if not qdot_map or expr == 0:
+        return expr
+    if not expr.has(sm.Derivative):
+        return expr
+    return expr.xreplace(qdot_map)
+
+
+class ChainRule:
+    """Time derivative by the chain rule, with q' given as symengine expressions."""
+
+    def __init__(self, q_se: list, qdot_se: list, t_se: se.Symbol):
+        self.q = q_se
+        self.qdot = qdot_se
+        self.t = t_se
+
+    def dt_rest(self, expr, extra: Iterable = ()) -> se.Basic:
+        """d/dt expr holding the speeds fixed: sum_i d expr/dq_i q_i' + d expr/dt."""
+        if expr == 0:
+            return se.Integer(0)
+        free = expr.free_symbols
+        out = se.Integer(0)
+        for qi, qdi in zip(self.q, self.qdot):
+            if qi in free:
+                out = out + expr.diff(qi) * qdi
+        if self.t in free:
+            out = out + expr.diff(self.t)
+        for var, rate in extra:
+            if var in free:
+                out = out + expr.diff(var) * rate
+        return out
+
+
+def dot3(a, b):
+    return a[0] * b[0] + a[1] * b[1] + a[2] * b[2]
+
+
+def cross3(a, b):
+    return [a[1] * b[2] - a[2] * b[1], a[2] * b[0] - a[0] * b[2], a[0] * b[1] - a[1] * b[0]]
+
+
+def matvec3(M, v):
+    return [M[i][0] * v[0] + M[i][1] * v[1] + M[i][2] * v[2] for i in range(3)]
+
+
+def skew_commutator(w, I):
+    """[w x] I - I [w x] for a 3-vector w and 3x3 nested list I."""
+    W = [[0, -w[2], w[1]], [w[2], 0, -w[0]], [-w[1], w[0], 0]]
+    out = []
+    for i in range(3):
+        row = []
+        for j in range(3):
+            acc = se.Integer(0)
+            for k in range(3):
+                if W[i][k] != 0 and I[k][j] != 0:
+                    acc = acc + W[i][k] * I[k][j]
+                if I[i][k] != 0 and W[k][j] != 0:
+                    acc = acc - I[i][k] * W[k][j]
+            row.append(acc)
+        out.append(row)
+    return out
+
+
+def partials(vec3: list, speeds_se: list) -> list[list]:
+    """Partial velocities: the coefficients of each speed in a vector linear in the speeds."""
+    out = []
+    for u in speeds_se:
+        out.append([c.diff(u) if u in c.free_symbols else se.Integer(0) for c in vec3])
+    return out
+
+
+def is_zero3(v) -> bool:
+    return all(c == 0 for c in v)
+
+
+# --------------------------------------------------------------------------
+# symengine -> sympy conversion without re-running sympy's flatten
+# --------------------------------------------------------------------------
+from sympy.core.add import _addsort  # noqa: E402
+from sympy.core.basic import Basic, ordering_of_classes  # noqa: E402
+from sympy.core.mul import _mulsort  # noqa: E402
+
+_UNKNOWN = len(ordering_of_classes) + 1
+_CLASS_INDEX = {name: i for i, name in enumerate(ordering_of_classes)}
+
+
+def _class_key(cls) -> tuple:
+    name = cls.__name__
+    i = _CLASS_INDEX.get(name, _UNKNOWN)
+    return (i, name if i == _UNKNOWN else "")
+
+
+class CanonicalKey:
+    """A sort key equivalent to ``Basic.compare`` (sympy's canonical argument order).
+
+    Keys are nested tuples computed once per node, so sorting runs at C speed.
+    """
+
+    def __init__(self):
+        self.memo: dict = {}
+
+    def __call__(self, e):
+        memo = self.memo
+        k = memo.get(e)
+        if k is None:
+            hc = e._hashable_content()
+            items = []
+            for x in hc:
+                if isinstance(x, Basic):
+                    items.append(self(x))
+                elif isinstance(x, frozenset):
+                    items.append(self(Basic(*x)))
+                else:
+                    items.append(x)
+            k = (_class_key(type(e)), len(hc), tuple(items))
+            memo[e] = k
+        return k
+
+
+def _canonical_sort(args: list, key: CanonicalKey, fallback) -> None:
+    try:
+        args.sort(key=key)
+    except TypeError:
+        fallback(args)
+
+_FUNCS = {
+    "sin": sm.sin, "cos": sm.cos, "tan": sm.tan, "cot": sm.cot, "sec": sm.sec, "csc": sm.csc,
+    "asin": sm.asin, "acos": sm.acos, "atan": sm.atan, "atan2": sm.atan2, "sinh": sm.sinh,
+    "cosh": sm.cosh, "tanh": sm.tanh, "log": sm.log, "Abs": sm.Abs, "sign": sm.sign,
+}
+
+
+class SympyConverter:
+    """Convert symengine expressions to sympy, memoized on shared subexpressions.
+
+    Add and Mul nodes are rebuilt from their (already canonical) arguments,
+    sorted the way sympy sorts them, so the result is the expression sympy
+    itself would build, at a fraction of the cost of re-flattening.
+    """
+
+    def __init__(self, names: dict):
+        self.names = names          # symbol name -> sympy atom (dynamicsymbols, original Symbols)
+        self.cache: dict = {}
+        self.key = CanonicalKey()
+
+    def __call__(self, e):
+        cache = self.cache
+        r = cache.get(e)
+        if r is not None:
+            return r
+        r = self._convert(e)
+        cache[e] = r
+        return r
+
+    def _convert(self, e):
+        if isinstance(e, se.Symbol):
+            name = str(e)
+            got = self.names.get(name)
+            return got if got is not None else sm.Symbol(name)
+        if isinstance(e, se.Add):
+            args = [self(a) for a in e.args]
+            if any(a.is_Add for a in args):
+                return sm.Add(*args)
+            _canonical_sort(args, self.key, _addsort)
+            return sm.Add._from_args(args)
+        if isinstance(e, se.Mul):
+            args = [self(a) for a in e.args]
+            nums = [a for a in args if a.is_Number]
+            if (nums and any(a.is_Add for a in args)) or any(a.is_Mul for a in args):
+                return sm.Mul(*args)
+            if len(nums) > 1 or (nums and nums[0] is sm.S.One):
+                return sm.Mul(*args)
+            _canonical_sort(args, self.key, _mulsort)
+            return sm.Mul._from_args(args)
+        if isinstance(e, se.Pow):
+            b, x = e.args
+            return sm.Pow(self(b), self(x))
+        if isinstance(e, se.Number) or e.is_Number:
+            return e._sympy_()
+        name = type(e).__name__
+        f = _FUNCS.get(name)
+        if f is not None:
+            return f(*[self(a) for a in e.args])
+        out = e._sympy_()
+        if out.free_symbols:
+            out = out.xreplace({s: self.names[s.name] for s in out.free_symbols if s.name in self.names})
+        return out
+
+    def matrix(self, rows) -> sm.Matrix:
+        if not rows:
+            return sm.Matrix(0, 0, [])
+        return sm.Matrix([[self(e) for e in row] for row in rows])

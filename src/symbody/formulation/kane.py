@@ -1,0 +1,725 @@
+"""Kane's method: symbody's own implementation with sympy's KanesMethod API.
+
+Kane's equations for o speeds (p independent, m dependent) and s auxiliary speeds::
+
+    Fr + Fr* = 0,   Fr = sum_i v_r^{P_i} . R_i + w_r^{B_i} . T_i,
+    Fr* = -sum_i (m_i a_i . v_r^{P_i} + (I_i alpha_i + w_i x I_i w_i) . w_r^{B_i})
+
+are formed for every speed as if all were independent (the "unreduced" form
+``M_d u' + g_d = 0`` of the canonical EquationsOfMotion), in symengine, by
+extracting linear coefficients rather than differentiating with respect to
+time.  The reduced (constrained) sympy-compatible attributes ``mass_matrix``,
+``forcing``, ``fr``/``frstar`` apply ``A = -B_dep^{-1} B_ind`` symbolically, as
+SymPy does, but only when they are asked for; ``to_eom()`` never does.
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Sequence
+
+import symengine as se
+import sympy as sm
+from sympy.physics.mechanics import Particle, RigidBody
+from sympy.physics.vector import Point, ReferenceFrame, Vector, dynamicsymbols
+
+from ..errors import FormulationError, NonlinearityError, SingularConstraintError
+from ._fast import (
+    ChainRule,
+    FrameTable,
+    SymbolMap,
+    SympyConverter,
+    cross3,
+    dot3,
+    matvec3,
+    partials,
+    skew_commutator,
+)
+from ._symbolic import as_column, as_symbol_list, linear_coefficients, solve_linear
+from .eom import EquationsOfMotion
+
+t = dynamicsymbols._t
+
+__all__ = ["KanesMethod"]
+
+
+def _solver(name, what):
+    if callable(name):
+        return lambda A, B: name(A, B)
+    if name in (None, "LU"):
+        return lambda A, B: solve_linear(A, B, what)
+    if isinstance(name, str):
+        return lambda A, B: A.solve(B, method=name)
+    raise FormulationError(f"unknown linear solver {name!r} for {what}")
+
+
+class KanesMethod:
+    """Kane's method for constrained multibody systems (sympy-compatible API).
+
+    Parameters are those of ``sympy.physics.mechanics.KanesMethod``: the inertial
+    ``frame``, independent coordinates ``q_ind`` and speeds ``u_ind``, kinematic
+    differential equations ``kd_eqs`` (expressions = 0, linear in q' and u),
+    ``q_dependent`` with ``configuration_constraints`` f_h(q, t) = 0,
+    ``u_dependent`` with ``velocity_constraints`` (linear in u; for holonomic
+    systems the time derivative of f_h), optional ``acceleration_constraints``,
+    ``u_auxiliary`` speeds that bring noncontributing forces into evidence,
+    ``bodies`` and ``forcelist`` (loads), ``explicit_kinematics``,
+    ``kd_eqs_solver`` and ``constraint_solver``.
+    """
+
+    def __init__(self, frame, q_ind, u_ind, kd_eqs=None, q_dependent=None,
+                 configuration_constraints=None, u_dependent=None,
+                 velocity_constraints=None, acceleration_constraints=None,
+                 u_auxiliary=None, bodies=None, forcelist=None,
+                 explicit_kinematics=True, kd_eqs_solver="LU",
+                 constraint_solver="LU"):
+        if not isinstance(frame, ReferenceFrame):
+            raise TypeError(f"KanesMethod needs an inertial ReferenceFrame as first argument, got {frame!r}")
+        self._inertial = frame
+        self._fr = None
+        self._frstar = None
+        self._forcelist = forcelist
+        self._bodylist = bodies
+        self.explicit_kinematics = explicit_kinematics
+        self._kd_eqs_solver = kd_eqs_solver
+        self._constraint_solver = constraint_solver
+
+        q_ind = as_symbol_list(q_ind, "q_ind")
+        q_dep = as_symbol_list(q_dependent, "q_dependent")
+        u_ind = as_symbol_list(u_ind, "u_ind")
+        u_dep = as_symbol_list(u_dependent, "u_dependent")
+        u_aux = as_symbol_list(u_auxiliary, "u_auxiliary")
+        qs, us = q_ind + q_dep, u_ind + u_dep
+        for name, a, b in (("coordinate", qs, us + u_aux), ("speed", us, u_aux)):
+            both = [x for x in a if x in set(b)]
+            if both:
+                raise FormulationError(f"{both[0]} is given both as a {name} and as a speed")
+        if len(set(qs)) != len(qs):
+            raise FormulationError("a coordinate is listed both in q_ind and q_dependent")
+        if len(set(us)) != len(us):
+            raise FormulationError("a speed is listed both in u_ind and u_dependent")
+        self._qind, self._qdep = sm.Matrix(q_ind), sm.Matrix(q_dep)
+        self._uind, self._udep = sm.Matrix(u_ind), sm.Matrix(u_dep)
+        self._uaux = sm.Matrix(u_aux)
+        self._q = sm.Matrix(qs)
+        self._u = sm.Matrix(us)
+        self._qdot = self._q.diff(t)
+        self._udot = self._u.diff(t)
+
+        self._initialize_kindiffeq_matrices(kd_eqs)
+        self._initialize_constraint_matrices(configuration_constraints, velocity_constraints,
+                                             acceleration_constraints)
+        self._Ars_cache = None
+        self._Ars_se_cache = None
+        self._conv = None
+        self._unreduced = None
+
+    # ------------------------------------------------------------ kinematics
+    def _initialize_kindiffeq_matrices(self, kdeqs):
+        q, u = list(self._q), list(self._u)
+        if kdeqs is None or len(kdeqs) == 0:
+            self._qdot_u_map = None
+            self._f_k_implicit = self._f_k = sm.Matrix()
+            self._k_ku_implicit = self._k_ku = sm.Matrix()
+            self._k_kqdot_implicit = self._k_kqdot = sm.Matrix()
+            return
+        kd = as_column(kdeqs, "kd_eqs")
+        if kd.rows != len(q):
+            raise FormulationError(
+                f"there are {len(q)} coordinates but {kd.rows} kinematic differential equations "
+                "(kd_eqs); there must be one per coordinate")
+        qdot = list(self._qdot)
+        uaux_zero = dict.fromkeys(self._uaux, 0)
+        k_kqdot, rest = linear_coefficients(kd, qdot, "kd_eqs", "q'")
+        k_ku, f_k = linear_coefficients(rest, u, "kd_eqs", "speed")
+        for i in range(kd.rows):
+            e = f_k[i]
+            for d in e.atoms(sm.Derivative):
+                if d.expr in set(q) or d.expr in set(u):
+                    raise NonlinearityError(f"kd_eqs[{i}] = {kd[i]} contains {d}, which is neither a "
+                                            "coordinate derivative nor allowed; kd_eqs must be linear "
+                                            "in q' and u")
+        if not any(k_kqdot[i, j] != 0 for i in range(k_kqdot.rows) for j in range(k_kqdot.cols)):
+            raise FormulationError("kd_eqs contain no time derivative of any coordinate")
+        for j, qd in enumerate(qdot):
+            if all(k_kqdot[i, j] == 0 for i in range(k_kqdot.rows)):
+                raise FormulationError(f"no kinematic differential equation contains {qd}; each "
+                                       "coordinate's derivative must appear in kd_eqs")
+        self._f_k_implicit = f_k.xreplace(uaux_zero)
+        self._k_ku_implicit = k_ku.xreplace(uaux_zero)
+        self._k_kqdot_implicit = k_kqdot
+        solve = _solver(self._kd_eqs_solver, "kd_eqs (solving for q')")
+        f_k_explicit = solve(k_kqdot, f_k)
+        k_ku_explicit = solve(k_kqdot, k_ku)
+        self._qdot_u_map = dict(zip(qdot, -(k_ku_explicit * self._u + f_k_explicit)))
+        self._f_k = f_k_explicit.xreplace(uaux_zero)
+        self._k_ku = k_ku_explicit.xreplace(uaux_zero)
+        self._k_kqdot = sm.eye(len(qdot))
+
+    # ----------------------------------------------------------- constraints
+    def _initialize_constraint_matrices(self, config, vel, acc):
+        o, m = len(self._u), len(self._udep)
+        config = as_column(config, "configuration_constraints")
+        if len(self._qdep) != config.rows:
+            raise FormulationError(
+                f"there are {len(self._qdep)} dependent coordinates but {config.rows} configuration "
+                "constraints; the numbers must be equal")
+        for i, e in enumerate(config):
+            bad = [d for d in e.atoms(sm.Derivative)] + [x for x in self._u if e.has(x)]
+            if bad:
+                raise FormulationError(f"configuration_constraints[{i}] = {e} depends on {bad[0]}; "
+                                       "configuration constraints may depend only on q and t")
+        self._f_h = config
+        vel = as_column(vel, "velocity_constraints")
+        acc = as_column(acc, "acceleration_constraints")
+        if vel.rows != m:
+            raise FormulationError(
+                f"there are {m} dependent speeds but {vel.rows} velocity constraints; "
+                "the numbers must be equal")
+        if acc.rows and acc.rows != m:
+            raise FormulationError(
+                f"there are {m} dependent speeds but {acc.rows} acceleration constraints; "
+                "the numbers must be equal")
+        if vel.rows:
+            if self._qdot_u_map is not None:
+                vel = vel.xreplace(self._qdot_u_map)
+            k_nh, f_nh = linear_coefficients(vel, list(self._u), "velocity_constraints", "speed")
+            self._k_nh, self._f_nh = k_nh, f_nh
+            if not acc.rows:
+                f_dnh = k_nh.diff(t) * self._u + f_nh.diff(t)
+                if self._qdot_u_map is not None:
+                    f_dnh = f_dnh.xreplace(self._qdot_u_map)
+                self._f_dnh = f_dnh
+                self._k_dnh = k_nh
+            else:
+                if self._qdot_u_map is not None:
+                    acc = acc.xreplace(self._qdot_u_map)
+                self._k_dnh, self._f_dnh = linear_coefficients(acc, list(self._udot),
+                                                               "acceleration_constraints", "u'")
+            self._check_dependent_block()
+        else:
+            self._f_nh = sm.Matrix()
+            self._k_nh = sm.Matrix()
+            self._f_dnh = sm.Matrix()
+            self._k_dnh = sm.Matrix()
+
+    def _check_dependent_block(self):
+        p = len(self._u) - len(self._udep)
+        Bdep = self._k_nh[:, p:]
+        for j, ud in enumerate(self._udep):
+            if all(Bdep[i, j] == 0 for i in range(Bdep.rows)):
+                raise SingularConstraintError(
+                    f"dependent speed {ud} appears in none of the velocity constraints, so they "
+                    "cannot determine it; choose dependent speeds that the constraints contain")
+        # numeric rank test at a random configuration
+        syms = set()
+        for e in Bdep:
+            syms |= e.free_symbols
+            syms |= {f for f in e.atoms(sm.core.function.AppliedUndef)}
+        rng = random.Random(1)
+        vals = {s: sm.Float(rng.uniform(0.3, 1.3)) for s in syms if s != t}
+        vals[t] = sm.Float(0.37)
+        try:
+            import numpy as np
+            num = np.array([[complex(sm.N(e.xreplace(vals))) for e in row] for row in Bdep.tolist()])
+            if np.iscomplexobj(num):
+                num = num.real
+            sv = np.linalg.svd(num, compute_uv=False)
+            ok = sv.size and sv[-1] > 1e-10 * max(sv[0], 1.0)
+        except (TypeError, ValueError):
+            return
+        if not ok:
+            raise SingularConstraintError(
+                "the velocity constraints' Jacobian with respect to the dependent speeds "
+                f"{[str(x) for x in self._udep]} is singular at a generic configuration; the chosen "
+                "dependent speeds cannot be solved for (pick another set or remove a redundant constraint)")
+
+    @property
+    def _Ars(self):
+        """A = -B_dep^{-1} B_ind, symbolic; computed only when a reduced form is requested."""
+        if self._Ars_cache is None:
+            if not len(self._udep):
+                self._Ars_cache = sm.Matrix()
+            else:
+                p = len(self._u) - len(self._udep)
+                if self._constraint_solver in (None, "LU") and getattr(self, "_smap", None) is not None:
+                    A = self._Ars_se()
+                    self._Ars_cache = self._converter().matrix(
+                        [[A[i, j] for j in range(A.cols)] for i in range(A.rows)])
+                else:
+                    B_ind, B_dep = self._k_nh[:, :p], self._k_nh[:, p:]
+                    solve = _solver(self._constraint_solver, "velocity constraints (dependent speeds)")
+                    self._Ars_cache = -solve(B_dep, B_ind)
+        return self._Ars_cache
+
+    # --------------------------------------------------------- Kane's method
+    def kanes_equations(self, bodies=None, loads=None):
+        """Form Kane's equations Fr + Fr* = 0; return ``(Fr, Fr*)``.
+
+        With m motion constraints and s auxiliary speeds the returned columns
+        have o - m + s rows (reduced equations, then the auxiliary ones), as in
+        SymPy.  ``bodies`` is an iterable of RigidBody/Particle; ``loads`` of
+        (Point, force Vector) / (ReferenceFrame, torque Vector) pairs.
+        """
+        bodies, loads = _sort_bodies_loads(bodies, loads)
+        if bodies is None:
+            bodies = self._bodylist
+        if loads is None and self._forcelist is not None:
+            loads = self._forcelist
+        if bodies is None:
+            raise FormulationError("kanes_equations needs the bodies (RigidBody and Particle objects)")
+        if self._qdot_u_map is None:
+            raise AttributeError("Create an instance of KanesMethod with kinematic differential "
+                                 "equations to use this method.")
+        bodies = list(bodies)
+        loads = list(loads) if loads else []
+        self._bodylist = bodies
+        self._forcelist = loads if loads else None
+        self._form_unreduced(bodies, loads)
+        self._assemble_sympy_forms()
+        return (self._fr, self._frstar)
+
+    def _form_unreduced(self, bodies, loads):
+        N = self._inertial
+        smap = SymbolMap()
+        q_se = [smap.add(x) for x in self._q]
+        u_se = [smap.add(x) for x in self._u]
+        ua_se = [smap.add(x) for x in self._uaux]
+        t_se = se.Symbol(str(t))
+        qdot_map = self._qdot_u_map
+        qdot_se = [smap.to_se(qdot_map[qd].xreplace(dict.fromkeys(self._uaux, 0))) for qd in self._qdot]
+        frames = FrameTable(N, smap, qdot_map)
+        chain = ChainRule(q_se, qdot_se, t_se)
+        speeds = u_se + ua_se
+        uaux_zero = {s: se.Integer(0) for s in ua_se}
+        o, s_aux = len(u_se), len(ua_se)
+
+        def zero_aux(v):
+            if not uaux_zero:
+                return v
+            return [c.subs(uaux_zero) for c in v]
+
+        Fr = [se.Integer(0)] * (o + s_aux)
+        point_cache: dict = {}
+        frame_cache: dict = {}
+
+        def point_partials(P):
+            got = point_cache.get(P)
+            if got is None:
+                try:
+                    vel = P.vel(N)
+                except ValueError as exc:
+                    raise FormulationError(f"the velocity of point {P} in {N} is not defined: {exc}") from exc
+                v = frames.vector_in_N(vel)
+                got = (v, partials(v, speeds))
+                point_cache[P] = got
+            return got
+
+        def frame_partials(F, R=None):
+            """Angular velocity of F in N and its partials, as components in frame R."""
+            R = R if R is not None else (F if frames.connected(F) else N)
+            got = frame_cache.get((F, R))
+            if got is None:
+                w = frames.vector_in(F.ang_vel_in(N), R)
+                got = (w, partials(w, speeds))
+                frame_cache[(F, R)] = got
+            return got
+
+        for idx, load in enumerate(loads):
+            try:
+                where, what = load
+            except (TypeError, ValueError) as exc:
+                raise FormulationError(f"loads[{idx}] = {load!r} is not a (Point or ReferenceFrame, Vector) pair") from exc
+            if not isinstance(what, Vector) and what != 0:
+                raise FormulationError(f"loads[{idx}]: the force/torque {what!r} is not a Vector")
+            if isinstance(where, Point):
+                _, parts = point_partials(where)
+                F = zero_aux(frames.vector_in_N(what))
+            elif isinstance(where, ReferenceFrame):
+                R = where if frames.connected(where) else N
+                _, parts = frame_partials(where, R)
+                F = zero_aux(frames.vector_in(what, R))
+            else:
+                raise FormulationError(f"loads[{idx}] acts on {where!r}, which is neither a Point nor a ReferenceFrame")
+            for r in range(o + s_aux):
+                pr = parts[r]
+                if pr[0] == 0 and pr[1] == 0 and pr[2] == 0:
+                    continue
+                Fr[r] = Fr[r] + se.expand(dot3(pr, F))
+
+        MM = [[se.Integer(0)] * o for _ in range(o + s_aux)]
+        nonMM = [se.Integer(0)] * (o + s_aux)
+        for idx, body in enumerate(bodies):
+            if isinstance(body, RigidBody):
+                P, B = body.masscenter, body.frame
+            elif isinstance(body, Particle):
+                P, B = body.point, None
+            else:
+                raise FormulationError(f"bodies[{idx}] = {body!r} is neither a RigidBody nor a Particle")
+            mass = smap.to_se(sm.sympify(body.mass))
+            v, vparts = point_partials(P)
+            v0 = zero_aux(v)
+            a_rest = [chain.dt_rest(c) for c in v0]
+            mdot = chain.dt_rest(mass)
+            f_rest = [mass * a_rest[i] + mdot * v0[i] for i in range(3)]
+            mv = [[mass * c for c in vparts[k]] for k in range(o)]
+            if B is not None:
+                R = _rotation_frame(body, frames, idx)
+                w, wparts = frame_partials(B, R)
+                w0 = zero_aux(w)
+                I = frames.dyadic_in(body.central_inertia, R)
+                I = [[c.subs(uaux_zero) if uaux_zero else c for c in row] for row in I]
+                alpha_rest = [chain.dt_rest(c) for c in w0]
+                Iw = matvec3(I, w0)
+                Idot = [[chain.dt_rest(c) for c in row] for row in I]
+                if R is not B:
+                    # components in a frame R that is not the body's: correct both
+                    # time derivatives for the rotation of R (N- and B-derivatives)
+                    wR, _ = frame_partials(R, R)
+                    wR0 = zero_aux(wR)
+                    alpha_rest = [a + c for a, c in zip(alpha_rest, cross3(wR0, w0))]
+                    corr = skew_commutator([a - b for a, b in zip(wR0, w0)], I)
+                    Idot = [[Idot[i][j] + corr[i][j] for j in range(3)] for i in range(3)]
+                tq = [a + b + c for a, b, c in zip(matvec3(Idot, w0), matvec3(I, alpha_rest), cross3(w0, Iw))]
+                Iwk = [matvec3(I, wparts[k]) for k in range(o)]
+            for r in range(o + s_aux):
+                vr = vparts[r]
+                vr_nz = not (vr[0] == 0 and vr[1] == 0 and vr[2] == 0)
+                if vr_nz:
+                    row = MM[r]
+                    for k in range(o):
+                        row[k] = row[k] + dot3(vr, mv[k])
+                    nonMM[r] = nonMM[r] + dot3(vr, f_rest)
+                if B is not None:
+                    wr = wparts[r]
+                    if wr[0] == 0 and wr[1] == 0 and wr[2] == 0:
+                        continue
+                    row = MM[r]
+                    for k in range(o):
+                        row[k] = row[k] + dot3(wr, Iwk[k])
+                    nonMM[r] = nonMM[r] + dot3(wr, tq)
+        self._smap = smap
+        self._se = {"Fr": Fr, "MM": MM, "nonMM": nonMM, "o": o, "s": s_aux}
+        self._unreduced = None
+        self._conv = None
+        self._Ars_se_cache = None
+
+    def _converter(self):
+        if getattr(self, "_conv", None) is None:
+            self._conv = SympyConverter(self._smap.names)
+        return self._conv
+
+    def _unreduced_sympy(self):
+        """(M_d, g_d) of the unreduced dynamic block M_d u' + g_d = 0, as sympy matrices."""
+        if self._unreduced is None:
+            d = self._se
+            o = d["o"]
+            conv = self._converter()
+            M_d = conv.matrix(d["MM"][:o]) if o else sm.zeros(0, 0)
+            g_d = sm.Matrix(o, 1, [conv(d["nonMM"][r] - d["Fr"][r]) for r in range(o)])
+            self._unreduced = (M_d, g_d)
+        return self._unreduced
+
+    def _assemble_sympy_forms(self):
+        """SymPy's reduced forms: Fr, Fr*, k_d, f_d (and auxiliary equations), via symengine."""
+        d, smap = self._se, self._smap
+        o, s_aux = d["o"], d["s"]
+        MM, nonMM, Fr = d["MM"], d["nonMM"], d["Fr"]
+        ud = [smap.add(x) for x in self._udot]
+        frstar = [-(sum((MM[r][k] * ud[k] for k in range(o) if MM[r][k] != 0), se.Integer(0))
+                    + nonMM[r]) for r in range(o + s_aux)]
+        k_d = [list(MM[r]) for r in range(o)]
+        f_d = [nonMM[r] - Fr[r] for r in range(o)]
+        fr = list(Fr[:o])
+        frs = list(frstar[:o])
+        if len(self._udep):
+            p = o - len(self._udep)
+            A = self._Ars_se()
+            m = o - p
+
+            def reduce(col):
+                return [col[i] + sum((A[j, i] * col[p + j] for j in range(m)), se.Integer(0))
+                        for i in range(p)]
+            fr, frs, f_d = reduce(fr), reduce(frs), reduce(f_d)
+            k_d = [[k_d[i][c] + sum((A[j, i] * k_d[p + j][c] for j in range(m)), se.Integer(0))
+                    for c in range(o)] for i in range(p)]
+        conv = self._converter()
+        self._k_d = conv.matrix(k_d) if k_d else sm.zeros(0, o)
+        self._f_d = sm.Matrix(len(f_d), 1, [conv(e) for e in f_d])
+        fr_m = sm.Matrix(len(fr), 1, [conv(e) for e in fr])
+        if len(self._udep):
+            frs_m = sm.Matrix(len(frs), 1, [conv(e) for e in frs])
+        else:
+            frs_m = sm.Matrix(o, 1, [self._negated_inertia_row(conv, MM[r], nonMM[r]) for r in range(o)])
+        if s_aux:
+            fr_aux = sm.Matrix(s_aux, 1, [conv(e) for e in Fr[o:]])
+            frstar_aux = sm.Matrix(s_aux, 1, [conv(e) for e in frstar[o:]])
+            self._aux_eq = sm.Matrix(s_aux, 1, [conv(Fr[o + i] + frstar[o + i]) for i in range(s_aux)])
+            self._fr = fr_m.col_join(fr_aux)
+            self._frstar = frs_m.col_join(frstar_aux)
+        else:
+            self._aux_eq = sm.Matrix()
+            self._fr = fr_m
+            self._frstar = frs_m
+
+    def _negated_inertia_row(self, conv, mm_row, non_mm):
+        """-(sum_k MM_rk u_k' + nonMM_r) as sympy, built without re-flattening the sums."""
+        udot = list(self._udot)
+        terms = []
+        for k, c in enumerate(mm_row):
+            if c == 0:
+                continue
+            cs = conv(c)
+            if cs.is_Add:
+                terms.append(sm.Mul._from_args(sorted([cs, udot[k]], key=conv.key)))
+            else:
+                terms.append(cs * udot[k])
+        nm = conv(non_mm)
+        if nm.is_Add:
+            terms.extend(nm.args)
+        elif nm != 0:
+            terms.append(nm)
+        if not terms:
+            return sm.S.Zero
+        if len(terms) == 1:
+            return -terms[0]
+        try:
+            terms.sort(key=conv.key)
+        except TypeError:
+            return -sm.Add(*terms)
+        return sm.Mul(sm.S.NegativeOne, sm.Add._from_args(terms), evaluate=False)
+
+    def _Ars_se(self):
+        """A = -B_dep^{-1} B_ind in symengine (LU, no simplification)."""
+        if getattr(self, "_Ars_se_cache", None) is None:
+            p = len(self._u) - len(self._udep)
+            smap = self._smap
+            B = [[smap.to_se(self._k_nh[i, j]) for j in range(len(self._u))]
+                 for i in range(self._k_nh.rows)]
+            B_ind = se.DenseMatrix([row[:p] for row in B])
+            B_dep = se.DenseMatrix([row[p:] for row in B])
+            self._Ars_se_cache = -B_dep.LUsolve(B_ind)
+        return self._Ars_se_cache
+
+    # ------------------------------------------------------------- results
+    def _require_eqs(self):
+        if self._fr is None or self._frstar is None:
+            raise ValueError("Need to compute Fr, Fr* first: call kanes_equations(bodies, loads).")
+
+    def kindiffdict(self) -> dict:
+        """Map q' -> expression in q, u, t (from the kinematic differential equations)."""
+        if not self._qdot_u_map:
+            raise AttributeError("Create an instance of KanesMethod with kinematic differential "
+                                 "equations to use this method.")
+        return self._qdot_u_map
+
+    @property
+    def auxiliary_eqs(self) -> sm.Matrix:
+        """Fr + Fr* for the auxiliary speeds (they expose noncontributing forces)."""
+        self._require_eqs()
+        if not len(self._uaux):
+            raise ValueError("No auxiliary speeds have been declared.")
+        return self._aux_eq
+
+    @property
+    def mass_matrix_kin(self) -> sm.Matrix:
+        return self._k_kqdot if self.explicit_kinematics else self._k_kqdot_implicit
+
+    @property
+    def forcing_kin(self) -> sm.Matrix:
+        if self.explicit_kinematics:
+            return -(self._k_ku * self._u + self._f_k)
+        return -(self._k_ku_implicit * self._u + self._f_k_implicit)
+
+    @property
+    def mass_matrix(self) -> sm.Matrix:
+        """Rows: reduced dynamic equations (p) then acceleration constraints (m); o columns."""
+        self._require_eqs()
+        return sm.Matrix([self._k_d, self._k_dnh])
+
+    @property
+    def forcing(self) -> sm.Matrix:
+        self._require_eqs()
+        return -sm.Matrix([self._f_d, self._f_dnh])
+
+    @property
+    def mass_matrix_full(self) -> sm.Matrix:
+        """The (n + o) square mass matrix including the kinematic equations."""
+        self._require_eqs()
+        o, n = len(self._u), len(self._q)
+        return (self.mass_matrix_kin.row_join(sm.zeros(n, o))).col_join(
+            sm.zeros(o, n).row_join(self.mass_matrix))
+
+    @property
+    def forcing_full(self) -> sm.Matrix:
+        self._require_eqs()
+        return sm.Matrix([self.forcing_kin, self.forcing])
+
+    def rhs(self, inv_method=None) -> sm.Matrix:
+        """Symbolic x' = [q'; u'] (solves the symbolic mass matrix: only on request)."""
+        rhs = sm.zeros(len(self._q) + len(self._u), 1)
+        kdes = self.kindiffdict()
+        for i, qi in enumerate(self._q):
+            rhs[i] = kdes[qi.diff(t)]
+        if inv_method is None:
+            rhs[len(self._q):, 0] = self.mass_matrix.LUsolve(self.forcing)
+        else:
+            rhs[len(self._q):, 0] = self.mass_matrix.inv(inv_method, try_block_diag=True) * self.forcing
+        return rhs
+
+    def to_eom(self, noncontributing: Sequence | None = None, name: str | None = None) -> EquationsOfMotion:
+        """The canonical EquationsOfMotion (unreduced dynamics; no symbolic inversion).
+
+        ``noncontributing``: the unknowns of the auxiliary equations (defaults to
+        the symbols that appear only in them).
+        """
+        self._require_eqs()
+        M_d, g_d = self._unreduced_sympy()
+        aux = self._aux_eq if len(self._uaux) else sm.Matrix(0, 1, [])
+        if noncontributing is None and aux.rows:
+            noncontributing = self._detect_noncontributing(M_d, g_d, aux)
+        if noncontributing:
+            zero = dict.fromkeys(noncontributing, 0)
+            g_d = g_d.xreplace(zero)
+        return EquationsOfMotion._from_blocks(
+            q_ind=list(self._qind), q_dep=list(self._qdep), u_ind=list(self._uind),
+            u_dep=list(self._udep), u_aux=list(self._uaux),
+            K_qd=self._k_kqdot_implicit, K_u=self._k_ku_implicit, k=self._f_k_implicit,
+            qdot_solution=sm.Matrix([self._qdot_u_map[qd] for qd in self._qdot]).xreplace(
+                dict.fromkeys(self._uaux, 0)),
+            f_h=self._f_h, B=self._k_nh, b=self._f_nh, B_a=self._k_dnh, b_a=self._f_dnh,
+            M_d=M_d, g_d=g_d, reduced=False, auxiliary=aux,
+            noncontributing=noncontributing or (), name=name)
+
+    def _detect_noncontributing(self, M_d, g_d, aux) -> list:
+        """Symbols of the auxiliary equations that do no work in the dynamic equations.
+
+        A candidate appears in the auxiliary equations, in no other block except
+        possibly g_d, and its coefficient in g_d vanishes (checked numerically at
+        random values: cancellations may need trigonometric identities).
+        """
+        def atoms(e):
+            return e.free_symbols | {f for f in e.atoms(sm.core.function.AppliedUndef) if f.args == (t,)}
+
+        elsewhere = set(self._q) | set(self._u) | set(self._uaux)
+        for blk in (M_d, self._k_nh, self._f_nh, self._f_dnh, self._f_h, self._f_k_implicit,
+                    self._k_ku_implicit, self._k_kqdot_implicit):
+            for e in blk:
+                elsewhere |= atoms(e)
+        found = set()
+        for e in aux:
+            found |= atoms(e)
+        candidates = sorted((s for s in found - elsewhere if s != t), key=str)
+        out = []
+        rng = random.Random(3)
+        for c in candidates:
+            coeff = [_coefficient(e, c) for e in g_d if e.has(c)]
+            if not coeff:
+                out.append(c)
+                continue
+            ok = True
+            for _ in range(2):
+                vals = {}
+                for e in coeff:
+                    for a in e.atoms(sm.Symbol, sm.core.function.AppliedUndef, sm.Derivative):
+                        if a not in vals:
+                            vals[a] = sm.Float(rng.uniform(0.2, 1.4))
+                for e in coeff:
+                    v = complex(sm.N(e.xreplace({k: v for k, v in vals.items() if isinstance(k, sm.Derivative)})
+                                     .xreplace(vals)))
+                    if abs(v) > 1e-9:
+                        ok = False
+                        break
+                if not ok:
+                    break
+            if ok:
+                out.append(c)
+        return out
+
+    def linearize(self, *, new_method=None, linear_solver="LU", **kwargs):
+        """Linearize about an operating point; SymPy's conventions (see symbody.formulation.linearize)."""
+        from .linearize import linearize_kane
+        return linearize_kane(self, linear_solver=linear_solver, **kwargs)
+
+    # ------------------------------------------------------------ accessors
+    @property
+    def q(self) -> sm.Matrix:
+        return self._q
+
+    @property
+    def u(self) -> sm.Matrix:
+        return self._u
+
+    @property
+    def bodylist(self):
+        return self._bodylist
+
+    @property
+    def forcelist(self):
+        return self._forcelist
+
+    @property
+    def bodies(self):
+        return self._bodylist
+
+    @property
+    def loads(self):
+        return self._forcelist
+
+
+def _coefficient(expr, x):
+    """d expr / d x, for a symbol or a function of time."""
+    if isinstance(x, sm.Symbol):
+        return expr.diff(x)
+    d = sm.Dummy()
+    return expr.xreplace({x: d}).diff(d).xreplace({d: x})
+
+
+def _rotation_frame(body, frames, idx):
+    """The frame whose components carry a rigid body's rotational terms.
+
+    The body's own frame when its orientation relative to the inertial frame
+    is known; otherwise (e.g. a wheel given only an angular velocity) the first
+    connected frame its inertia dyadic is written in.
+    """
+    B = body.frame
+    if frames.connected(B):
+        return B
+    candidates = []
+    for _, v1, v2 in body.central_inertia.args:
+        for vec in (v1, v2):
+            for _, f in vec.args:
+                if f not in candidates:
+                    candidates.append(f)
+    for f in candidates:
+        if frames.connected(f):
+            return f
+    raise FormulationError(
+        f"bodies[{idx}] ({body.name}): neither its frame {B} nor the frames of its inertia are "
+        f"oriented relative to the inertial frame {frames.N}; orient {B} (orient_axis, orientnew) "
+        "or give its inertia in a frame that is")
+
+
+def _is_body(x) -> bool:
+    return isinstance(x, (RigidBody, Particle))
+
+
+def _sort_bodies_loads(a, b):
+    """Accept ``kanes_equations(bodies, loads)`` and the old ``(loads, bodies)`` order."""
+    def looks_like_loads(seq):
+        try:
+            items = list(seq)
+        except TypeError:
+            return False
+        return bool(items) and all(isinstance(i, tuple) and not _is_body(i) for i in items)
+
+    def looks_like_bodies(seq):
+        try:
+            items = list(seq)
+        except TypeError:
+            return False
+        return bool(items) and all(_is_body(i) for i in items)
+
+    if a is not None and b is not None and looks_like_loads(a) and looks_like_bodies(b):
+        return b, a
+    return a, b
