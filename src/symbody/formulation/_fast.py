@@ -153,8 +153,22 @@ class FrameTable:
 
     def dyadic_in(self, dyad, frame: ReferenceFrame) -> list[list]:
         """3x3 components of a sympy Dyadic in ``frame`` (symengine)."""
-        M = dyad.to_matrix(frame) if isinstance(dyad, Dyadic) else sm.Matrix(dyad)
-        return [[self.symmap.to_se(_sub_qdot(M[i, j], self.qdot_map)) for j in range(3)] for i in range(3)]
+        if not isinstance(dyad, Dyadic):
+            M = sm.Matrix(dyad)
+            return [[self.symmap.to_se(_sub_qdot(M[i, j], self.qdot_map)) for j in range(3)]
+                    for i in range(3)]
+        out = [[se.Integer(0)] * 3 for _ in range(3)]
+        for coef, v1, v2 in dyad.args:
+            c = self.symmap.to_se(_sub_qdot(coef, self.qdot_map))
+            a = self.vector_in(v1, frame)
+            b = self.vector_in(v2, frame)
+            for i in range(3):
+                if a[i] == 0:
+                    continue
+                for j in range(3):
+                    if b[j] != 0:
+                        out[i][j] = out[i][j] + c * a[i] * b[j]
+        return out
 
 
 def _sub_qdot(expr, qdot_map):
@@ -333,7 +347,10 @@ class SympyConverter:
             return sm.Mul._from_args(args)
         if isinstance(e, se.Pow):
             b, x = e.args
-            return sm.Pow(self(b), self(x))
+            bs = self(b)
+            if bs.is_Add:
+                return sm.Pow(bs, self(x), evaluate=False)
+            return sm.Pow(bs, self(x))
         if isinstance(e, se.Number) or e.is_Number:
             return e._sympy_()
         name = type(e).__name__

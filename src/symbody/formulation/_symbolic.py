@@ -8,9 +8,10 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 
+import symengine as se
 import sympy as sm
-from sympy.physics.vector import dynamicsymbols
 from sympy.physics.mechanics.functions import find_dynamicsymbols
+from sympy.physics.vector import dynamicsymbols
 
 from ..errors import FormulationError, NonlinearityError
 
@@ -71,38 +72,44 @@ def linear_coefficients(exprs: sm.Matrix, variables: Sequence, eq_name: str,
 
     Returns ``(A, b)`` with ``A`` of shape ``(len(exprs), len(variables))``.
     Raises NonlinearityError naming the row and variable when ``A`` still
-    depends on ``variables``.  Variables (functions of time or derivatives)
-    are swapped for dummy symbols so differentiation stays cheap.
+    depends on ``variables``.  The differentiation runs in symengine.
     """
+    from ._fast import SymbolMap, SympyConverter
+
     variables = list(variables)
     rows = exprs.rows if isinstance(exprs, sm.MatrixBase) else len(exprs)
     if not variables:
         return sm.zeros(rows, 0), sm.Matrix(exprs)
-    dummies = [sm.Dummy(f"v{j}") for j in range(len(variables))]
-    fwd = dict(zip(variables, dummies))
-    back = dict(zip(dummies, variables))
-    zero = dict.fromkeys(dummies, 0)
-    dset = set(dummies)
+    smap = SymbolMap()
+    var_se = [smap.add(v) for v in variables]
+    vset = set(var_se)
+    conv = SympyConverter(smap.names)
+    zero = {v: se.Integer(0) for v in var_se}
     A = sm.zeros(rows, len(variables))
     b = sm.zeros(rows, 1)
     for i in range(rows):
         e = sm.sympify(exprs[i])
-        ed = e.xreplace(fwd)
-        present = ed.free_symbols & dset
-        for j, d in enumerate(dummies):
+        if e.is_number:
+            b[i] = e
+            continue
+        ee = smap.to_se(e)
+        present = ee.free_symbols & vset
+        for j, d in enumerate(var_se):
             if d not in present:
                 continue
-            a = ed.diff(d)
-            bad = a.free_symbols & dset
+            a = ee.diff(d)
+            bad = a.free_symbols & vset
             if bad:
-                culprit = back[next(iter(bad))]
+                culprit = smap.names[str(next(iter(bad)))]
                 raise NonlinearityError(
                     f"{eq_name}[{i}] = {e} is nonlinear in {var_name} {variables[j]} (its "
                     f"coefficient depends on {culprit}); {eq_name} must be linear in {var_name}")
-            A[i, j] = a
-        b[i] = ed.xreplace(zero) if present else ed
-        if b[i].free_symbols & dset:
-            raise NonlinearityError(f"{eq_name}[{i}] = {e} is nonlinear in {var_name}")
+            A[i, j] = conv(a)
+        if present:
+            rest = ee.subs(zero)
+            b[i] = conv(rest)
+        else:
+            b[i] = e
     return A, b
 
 

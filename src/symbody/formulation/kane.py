@@ -106,12 +106,13 @@ class KanesMethod:
         self._qdot = self._q.diff(t)
         self._udot = self._u.diff(t)
 
+        self._smap = SymbolMap()
+        self._conv = None
         self._initialize_kindiffeq_matrices(kd_eqs)
         self._initialize_constraint_matrices(configuration_constraints, velocity_constraints,
                                              acceleration_constraints)
         self._Ars_cache = None
         self._Ars_se_cache = None
-        self._conv = None
         self._unreduced = None
 
     # ------------------------------------------------------------ kinematics
@@ -158,7 +159,7 @@ class KanesMethod:
 
     # ----------------------------------------------------------- constraints
     def _initialize_constraint_matrices(self, config, vel, acc):
-        o, m = len(self._u), len(self._udep)
+        m = len(self._udep)
         config = as_column(config, "configuration_constraints")
         if len(self._qdep) != config.rows:
             raise FormulationError(
@@ -186,10 +187,7 @@ class KanesMethod:
             k_nh, f_nh = linear_coefficients(vel, list(self._u), "velocity_constraints", "speed")
             self._k_nh, self._f_nh = k_nh, f_nh
             if not acc.rows:
-                f_dnh = k_nh.diff(t) * self._u + f_nh.diff(t)
-                if self._qdot_u_map is not None:
-                    f_dnh = f_dnh.xreplace(self._qdot_u_map)
-                self._f_dnh = f_dnh
+                self._f_dnh = self._differentiated_constraints(k_nh, f_nh)
                 self._k_dnh = k_nh
             else:
                 if self._qdot_u_map is not None:
@@ -202,6 +200,36 @@ class KanesMethod:
             self._k_nh = sm.Matrix()
             self._f_dnh = sm.Matrix()
             self._k_dnh = sm.Matrix()
+
+    def _differentiated_constraints(self, k_nh, f_nh) -> sm.Matrix:
+        """f_dnh = (d/dt B) u + d/dt b, by the chain rule over q (q' from the kinematics)."""
+        known = set(self._q) | set(self._u)
+        others = set()
+        for e in list(k_nh) + list(f_nh):
+            others |= {f for f in e.atoms(sm.core.function.AppliedUndef) if f not in known}
+            others |= set(e.atoms(sm.Derivative))
+        if others or self._qdot_u_map is None:
+            f_dnh = k_nh.diff(t) * self._u + f_nh.diff(t)
+            if self._qdot_u_map is not None:
+                f_dnh = f_dnh.xreplace(self._qdot_u_map)
+            return f_dnh
+        smap = self._smap
+        q_se = [smap.add(x) for x in self._q]
+        u_se = [smap.add(x) for x in self._u]
+        for x in self._uaux:
+            smap.add(x)
+        qdot_se = [smap.to_se(self._qdot_u_map[qd].xreplace(dict.fromkeys(self._uaux, 0)))
+                   for qd in self._qdot]
+        chain = ChainRule(q_se, qdot_se, se.Symbol(str(t)))
+        conv = self._converter()
+        out = []
+        for i in range(k_nh.rows):
+            c = smap.to_se(f_nh[i])
+            for j in range(k_nh.cols):
+                if k_nh[i, j] != 0:
+                    c = c + smap.to_se(k_nh[i, j]) * u_se[j]
+            out.append(conv(chain.dt_rest(c)))
+        return sm.Matrix(len(out), 1, out)
 
     def _check_dependent_block(self):
         p = len(self._u) - len(self._udep)
@@ -242,7 +270,7 @@ class KanesMethod:
                 self._Ars_cache = sm.Matrix()
             else:
                 p = len(self._u) - len(self._udep)
-                if self._constraint_solver in (None, "LU") and getattr(self, "_smap", None) is not None:
+                if self._constraint_solver in (None, "LU"):
                     A = self._Ars_se()
                     self._Ars_cache = self._converter().matrix(
                         [[A[i, j] for j in range(A.cols)] for i in range(A.rows)])
@@ -281,7 +309,7 @@ class KanesMethod:
 
     def _form_unreduced(self, bodies, loads):
         N = self._inertial
-        smap = SymbolMap()
+        smap = self._smap
         q_se = [smap.add(x) for x in self._q]
         u_se = [smap.add(x) for x in self._u]
         ua_se = [smap.add(x) for x in self._uaux]
@@ -398,10 +426,8 @@ class KanesMethod:
                     for k in range(o):
                         row[k] = row[k] + dot3(wr, Iwk[k])
                     nonMM[r] = nonMM[r] + dot3(wr, tq)
-        self._smap = smap
         self._se = {"Fr": Fr, "MM": MM, "nonMM": nonMM, "o": o, "s": s_aux}
         self._unreduced = None
-        self._conv = None
         self._Ars_se_cache = None
 
     def _converter(self):
