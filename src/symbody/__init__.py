@@ -8,6 +8,10 @@ The public API (DESIGN.md section 4)::
     sol = symbody.simulate(model, (t0, tf), x0, p)
 """
 
+from . import models
+from .analysis import Trajectory, simulate
+from .analysis.linearize import linearize
+from .compilation import NumericModel, compile, make_function
 from .errors import (
     CompilationError,
     FormulationError,
@@ -17,13 +21,24 @@ from .errors import (
     SingularConstraintError,
     SymbodyError,
 )
-from .formulation import EquationsOfMotion, KanesMethod
+from .formulation import EquationsOfMotion, KanesMethod, LagrangesMethod
+from .presentation import animate, plot
 
 __version__ = "0.1.0"
 
 __all__ = [
+    "models",
+    "plot",
+    "animate",
+    "linearize",
+    "compile",
+    "simulate",
+    "NumericModel",
+    "Trajectory",
+    "make_function",
     "EquationsOfMotion",
     "KanesMethod",
+    "LagrangesMethod",
     "SymbodyError",
     "FormulationError",
     "NonlinearityError",

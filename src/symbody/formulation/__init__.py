@@ -2,5 +2,6 @@
 
 from .eom import EquationsOfMotion
 from .kane import KanesMethod
+from .lagrange import LagrangesMethod
 
-__all__ = ["EquationsOfMotion", "KanesMethod"]
+__all__ = ["EquationsOfMotion", "KanesMethod", "LagrangesMethod"]

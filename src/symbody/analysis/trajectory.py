@@ -1,0 +1,200 @@
+"""Trajectory: the result of :func:`symbody.simulate`.
+
+Plain arrays with the symbols that name their columns, in the shape of
+``scipy.integrate.solve_ivp``'s result::
+
+    t (k,)   x (k, N + p) = [q, u_ind]   q (k, N)   u (k, o) (dependent speeds included)
+    holonomic_residuals (k, M)   velocity_residuals (k, m)   multipliers (k, m) or None
+"""
+
+from __future__ import annotations
+
+import csv
+import html
+import json
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import sympy as sm
+from sympy.physics.vector import dynamicsymbols
+
+from ..errors import InputError
+
+__all__ = ["Trajectory"]
+
+_FORMAT = "symbody-trajectory-1"
+
+
+class Trajectory:
+    """Samples of a simulation and how it went.
+
+    Fields: ``t``, ``x``, ``q``, ``u``, ``coordinates``, ``speeds``,
+    ``states``, ``constants`` (dict Symbol -> value), ``holonomic_residuals``,
+    ``velocity_residuals``, ``multipliers`` (or None), ``status`` (0 success,
+    < 0 failure: see :func:`symbody.simulate`), ``message``, ``success``,
+    ``constraints`` (the mode used), ``method``, ``nfev``, ``nsteps``,
+    ``wall_time`` (s).
+    """
+
+    def __init__(self, t, x, q, u, coordinates, speeds, constants: Mapping, holonomic_residuals,
+                 velocity_residuals, multipliers=None, status: int = 0, message: str = "",
+                 constraints: str = "none", method: str = "", nfev: int = 0, nsteps: int = 0,
+                 wall_time: float = 0.0, states=None, specifieds=None):
+        self.t = np.asarray(t, dtype=float)
+        self.x = np.asarray(x, dtype=float)
+        self.q = np.asarray(q, dtype=float)
+        self.u = np.asarray(u, dtype=float)
+        self.coordinates = tuple(coordinates)
+        self.speeds = tuple(speeds)
+        n_ind = self.x.shape[1] - self.q.shape[1] if self.x.ndim == 2 else 0
+        self.states = tuple(states) if states is not None else self.coordinates + self.speeds[:n_ind]
+        self.constants = dict(constants)
+        self.specifieds = tuple(specifieds or ())
+        self.holonomic_residuals = np.asarray(holonomic_residuals, dtype=float)
+        self.velocity_residuals = np.asarray(velocity_residuals, dtype=float)
+        self.multipliers = None if multipliers is None else np.asarray(multipliers, dtype=float)
+        self.status = int(status)
+        self.message = str(message)
+        self.constraints = str(constraints)
+        self.method = str(method)
+        self.nfev = int(nfev)
+        self.nsteps = int(nsteps)
+        self.wall_time = float(wall_time)
+
+    @property
+    def success(self) -> bool:
+        return self.status == 0
+
+    def __len__(self) -> int:
+        return len(self.t)
+
+    # ------------------------------------------------------------ access
+    def column(self, name) -> np.ndarray:
+        """The samples (k,) of one coordinate or speed, given as symbol or name."""
+        key = str(name).strip() if not isinstance(name, sm.Basic) else name
+        for syms, arr in ((self.coordinates, self.q), (self.speeds, self.u)):
+            for i, s in enumerate(syms):
+                if s == key or str(s) == str(key) or _short(s) == str(key):
+                    return arr[:, i]
+        raise InputError(f"{name!r} is not a coordinate or speed of this trajectory "
+                         f"({', '.join(map(_short, self.coordinates + self.speeds))})")
+
+    def __getitem__(self, name) -> np.ndarray:
+        return self.column(name)
+
+    @property
+    def max_holonomic_residual(self) -> float:
+        r = self.holonomic_residuals
+        return float(np.max(np.abs(r))) if r.size else 0.0
+
+    @property
+    def max_velocity_residual(self) -> float:
+        r = self.velocity_residuals
+        return float(np.max(np.abs(r))) if r.size else 0.0
+
+    # ------------------------------------------------------------ persistence
+    def save(self, path) -> Path:
+        """Save to a ``.npz`` file (arrays plus names; no pickles)."""
+        path = Path(path)
+        if path.suffix != ".npz":
+            path = path.with_suffix(path.suffix + ".npz") if path.suffix else path.with_suffix(".npz")
+        meta = {
+            "format": _FORMAT,
+            "coordinates": [_short(s) for s in self.coordinates],
+            "speeds": [_short(s) for s in self.speeds],
+            "states": [_short(s) for s in self.states],
+            "specifieds": [_short(s) for s in self.specifieds],
+            "constants": [[str(k), float(v)] for k, v in self.constants.items()],
+            "status": self.status, "message": self.message, "constraints": self.constraints,
+            "method": self.method, "nfev": self.nfev, "nsteps": self.nsteps,
+            "wall_time": self.wall_time, "has_multipliers": self.multipliers is not None,
+        }
+        arrays = dict(t=self.t, x=self.x, q=self.q, u=self.u,
+                      holonomic_residuals=self.holonomic_residuals,
+                      velocity_residuals=self.velocity_residuals,
+                      meta=np.array(json.dumps(meta)))
+        if self.multipliers is not None:
+            arrays["multipliers"] = self.multipliers
+        np.savez_compressed(path, **arrays)
+        return path
+
+    @classmethod
+    def load(cls, path) -> Trajectory:
+        """Load a trajectory written by :meth:`save` (symbols are rebuilt from their names)."""
+        with np.load(Path(path), allow_pickle=False) as data:
+            try:
+                meta = json.loads(str(data["meta"]))
+            except KeyError as exc:
+                raise InputError(f"{path} is not a symbody trajectory file") from exc
+            if meta.get("format") != _FORMAT:
+                raise InputError(f"{path}: unknown trajectory format {meta.get('format')!r}")
+            return cls(
+                t=data["t"], x=data["x"], q=data["q"], u=data["u"],
+                coordinates=[dynamicsymbols(n) for n in meta["coordinates"]],
+                speeds=[dynamicsymbols(n) for n in meta["speeds"]],
+                states=[dynamicsymbols(n) for n in meta["states"]],
+                specifieds=[dynamicsymbols(n) for n in meta["specifieds"]],
+                constants={sm.Symbol(k): v for k, v in meta["constants"]},
+                holonomic_residuals=data["holonomic_residuals"],
+                velocity_residuals=data["velocity_residuals"],
+                multipliers=data["multipliers"] if meta["has_multipliers"] else None,
+                status=meta["status"], message=meta["message"], constraints=meta["constraints"],
+                method=meta["method"], nfev=meta["nfev"], nsteps=meta["nsteps"],
+                wall_time=meta["wall_time"])
+
+    def to_csv(self, path) -> Path:
+        """Write t, all coordinates, all speeds, residuals (and multipliers) as CSV columns."""
+        path = Path(path)
+        header = ["t"] + [_short(s) for s in self.coordinates] + [_short(s) for s in self.speeds]
+        cols = [self.t[:, None], self.q, self.u]
+        header += [f"holonomic_residual_{i}" for i in range(self.holonomic_residuals.shape[1])]
+        cols.append(self.holonomic_residuals)
+        header += [f"velocity_residual_{i}" for i in range(self.velocity_residuals.shape[1])]
+        cols.append(self.velocity_residuals)
+        if self.multipliers is not None:
+            header += [f"multiplier_{i}" for i in range(self.multipliers.shape[1])]
+            cols.append(self.multipliers)
+        table = np.hstack([c.reshape(len(self.t), -1) for c in cols])
+        with open(path, "w", newline="") as fh:
+            w = csv.writer(fh)
+            w.writerow(header)
+            for row in table:
+                w.writerow([repr(float(v)) for v in row])
+        return path
+
+    # ------------------------------------------------------------ display
+    def summary(self) -> dict[str, Any]:
+        return {
+            "status": f"{self.status} ({'success' if self.success else 'failed'})",
+            "message": self.message,
+            "constraints": self.constraints,
+            "method": self.method,
+            "samples": len(self.t),
+            "t": f"{self.t[0]:.6g} .. {self.t[-1]:.6g}" if len(self.t) else "(empty)",
+            "states": ", ".join(map(_short, self.states)),
+            "max |holonomic residual|": f"{self.max_holonomic_residual:.3g}",
+            "max |velocity residual|": f"{self.max_velocity_residual:.3g}",
+            "rhs evaluations": self.nfev,
+            "steps": self.nsteps,
+            "wall time": f"{self.wall_time:.3g} s",
+        }
+
+    def __repr__(self) -> str:
+        s = self.summary()
+        return (f"<Trajectory {s['samples']} samples, t {s['t']}, status {s['status']}, "
+                f"constraints {self.constraints!r}, max |f_h| {s['max |holonomic residual|']}>")
+
+    def _repr_html_(self) -> str:
+        rows = "".join(f"<tr><th style='text-align:left'>{html.escape(k)}</th>"
+                       f"<td style='text-align:left'>{html.escape(str(v))}</td></tr>"
+                       for k, v in self.summary().items())
+        return f"<table><caption>symbody Trajectory</caption>{rows}</table>"
+
+
+def _short(sym) -> str:
+    """'q1' for q1(t); str otherwise."""
+    if isinstance(sym, sm.core.function.AppliedUndef):
+        return sym.func.__name__
+    return str(sym)

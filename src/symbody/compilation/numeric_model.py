@@ -1,0 +1,739 @@
+"""NumericModel: compiled, purely numeric evaluation of EquationsOfMotion.
+
+State layout (the ODE state)::
+
+    x = [q_ind (n), q_dep (M), u_ind (p)]          len N + p
+
+Right-hand side, evaluated numerically at each call:
+
+1. dependent speeds from the velocity constraints ``B u + b = 0``:
+   ``u_dep = -B_dep^{-1} (B_ind u_ind + b)``                      (m x m solve)
+2. ``q' = qdot_solution(q, u, t)``  (the kinematic equations solved for q')
+3. accelerations from the dynamic equations ``M_d u' + g_d = 0``:
+   unreduced (o rows) with constraints, the augmented system::
+
+       [ M_d  B_a^T ] [ u' ]   [ -g_d ]
+       [ B_a   0    ] [ λ  ] = [ -b_a ]          ((o + m) square solve)
+
+   reduced (p rows over u_ind', the hand-derived book form) or unconstrained:
+   ``u_ind' = -M_d^{-1} g_d``.
+
+All symbolic blocks are evaluated by a few compiled kernels that share one flat
+argument vector ``z = [t, q (N), u (o), r (s), constants (c), u' (o)]``; the
+linear algebra is done by LAPACK on small dense matrices.  A NumericModel holds
+no sympy state used at run time (``model.eom`` is kept for reference only).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import numpy as np
+import sympy as sm
+from scipy.linalg import lapack
+from sympy.physics.vector import dynamicsymbols
+
+from ..errors import CompilationError, InputError, SingularConstraintError, SymbodyError
+from ._progress import ProgressLine
+from .codegen import Kernel, compile_kernel, resolve_backend
+
+__all__ = ["NumericModel", "compile", "SingularMassMatrixError"]
+
+_t = dynamicsymbols._t
+
+
+class SingularMassMatrixError(SymbodyError, ArithmeticError):
+    """The dynamic mass matrix (or the augmented constrained system) is numerically singular."""
+
+
+def _dgesv(A: np.ndarray, b: np.ndarray):
+    """Solve A x = b with LAPACK; returns (x, info) (info > 0: singular)."""
+    _, _, x, info = lapack.dgesv(A, b, overwrite_a=1, overwrite_b=0)
+    return x, info
+
+
+def _solve_symmetric(A: np.ndarray, b: np.ndarray):
+    """Solve A x = b for symmetric A: Cholesky of A (or of -A) when definite, else LU.
+
+    Returns (x, info); ``A`` is not modified.
+    """
+    At = A.T                      # Fortran-ordered view of the same symmetric matrix
+    if At[0, 0] > 0:
+        _, x, info = lapack.dposv(At, b, lower=1)
+    else:
+        _, x, info = lapack.dposv(-At, b, lower=1, overwrite_a=1)
+        x = -x
+    if info == 0:
+        return x, 0
+    return _dgesv(A.copy(), b)
+
+
+class NumericModel:
+    """Compiled numeric form of an :class:`~symbody.EquationsOfMotion`.
+
+    Build it with :func:`symbody.compile`.  Immutable after construction.
+
+    Attributes: ``eom``, ``coordinates`` (q, N), ``speeds`` (u, o),
+    ``independent_coordinates``, ``dependent_coordinates``,
+    ``independent_speeds``, ``dependent_speeds``, ``states`` (q + u_ind),
+    ``constants``, ``specifieds``, sizes ``n, M, p, m, o, N``, ``backend``,
+    ``dynamic_reduced``, ``noncontributing``.
+
+    Every method takes the constants ``p`` as an array in ``model.constants``
+    order or a dict keyed by Symbol or name; arrays are the fast path.
+    """
+
+    _frozen = False
+
+    def __init__(self, eom, constants: Sequence | None = None, specifieds: Sequence | None = None,
+                 backend: str = "auto", cache: bool = True, progress=None):
+        from ..formulation import EquationsOfMotion
+
+        if not isinstance(eom, EquationsOfMotion):
+            raise CompilationError(f"compile() needs an EquationsOfMotion, got {type(eom).__name__}; "
+                                   "build one with KanesMethod(...).to_eom() or EquationsOfMotion(...)")
+        self.eom = eom
+        self.backend = resolve_backend(backend)
+        q, u = tuple(eom.q), tuple(eom.u)
+        self.coordinates = q
+        self.speeds = u
+        self.independent_coordinates = tuple(eom.q_ind)
+        self.dependent_coordinates = tuple(eom.q_dep)
+        self.independent_speeds = tuple(eom.u_ind)
+        self.dependent_speeds = tuple(eom.u_dep)
+        self.states = q + tuple(eom.u_ind)
+        self.n, self.M = len(eom.q_ind), len(eom.q_dep)
+        self.p, self.m = len(eom.u_ind), len(eom.u_dep)
+        self.N, self.o = self.n + self.M, self.p + self.m
+        self.dynamic_reduced = bool(eom.dynamic_reduced)
+        self.noncontributing = tuple(eom.noncontributing)
+        self.constants = self._ordering(constants, eom.constants, "constants")
+        self.specifieds = self._ordering(specifieds, eom.specifieds, "specifieds")
+        self._const_index = self._name_index(self.constants)
+        N, o, s, c = self.N, self.o, len(self.specifieds), len(self.constants)
+
+        # flat argument vector z = [t, q, u, r, constants, u']
+        self._iq = 1
+        self._iu = 1 + N
+        self._iud = 1 + N + self.p          # start of u_dep inside z
+        self._ir = 1 + N + o
+        self._ic = self._ir + s
+        self._iudot = self._ic + c
+        self._nz = self._iudot + o
+        self._nx = N + self.p
+        self._nc = c
+        args = [_t, *q, *u, *self.specifieds, *self.constants, *eom.udot]
+        self._args = args
+
+        spec = tuple(self.specifieds)
+        kin_blocks = [eom.qdot_solution, eom.velocity_matrix, eom.velocity_rest]
+        self._kin_uses_r = bool(spec) and any(e.has(*spec) for blk in kin_blocks for e in blk)
+        bar = ProgressLine(progress, "compiling", 1.0, delay=0.5)
+
+        def build(name, exprs):
+            # big kernels take seconds to compile: say which one is being built
+            bar(0.5, f"{name}: {len(exprs)} expressions ({self.backend})", force=len(exprs) > 200)
+            return compile_kernel(args, exprs, backend=self.backend, cache=cache, name=name)
+
+        # main kernel: q', M_d, -g_d (+ B_a, -b_a for the augmented system): the right-hand
+        # sides come out of the kernel already negated
+        Md, gd = eom.dynamic_mass, eom.dynamic_rest
+        self._nd = Md.rows
+        expected = self.p if self.dynamic_reduced else o
+        if Md.rows != expected or Md.cols != expected:
+            raise CompilationError(f"the dynamic mass matrix is {Md.shape}; expected "
+                                   f"({expected}, {expected})")
+        # a symmetric mass matrix (Kane, Lagrange) is solved by Cholesky when definite
+        self._Md_symmetric = all(Md[i, j] == Md[j, i] for i in range(Md.rows) for j in range(i))
+        main = list(eom.qdot_solution) + list(Md) + [-e for e in gd]
+        self._augmented = (not self.dynamic_reduced) and self.m > 0
+        if self._augmented:
+            main += list(eom.acceleration_matrix) + [-e for e in eom.acceleration_rest]
+        self._k_main = build("dynamics", main)
+        nd = self._nd
+        self._s_qdot = slice(0, N)
+        self._s_Md = slice(N, N + nd * nd)
+        self._s_gd = slice(N + nd * nd, N + nd * nd + nd)
+        off = N + nd * nd + nd
+        self._s_Ba = slice(off, off + self.m * o)
+        self._s_ba = slice(off + self.m * o, off + self.m * o + self.m)
+
+        # velocity constraints B u + b = 0
+        self._k_vel: Kernel | None = None
+        self._k_acc: Kernel | None = None
+        if self.m:
+            self._k_vel = build("velocity constraints",
+                                list(eom.velocity_matrix) + list(eom.velocity_rest))
+            if self.dynamic_reduced:
+                self._k_acc = build("acceleration constraints",
+                                    list(eom.acceleration_matrix) + list(eom.acceleration_rest))
+        # holonomic constraints and their Jacobian
+        self._k_hol: Kernel | None = None
+        if self.M:
+            fh = sm.Matrix(eom.holonomic)
+            Jh = fh.jacobian(sm.Matrix(q))
+            self._k_hol = build("holonomic constraints", list(fh) + list(Jh))
+        # auxiliary equations a = A_nc F_nc + c
+        self._k_aux: Kernel | None = None
+        self._naux = eom.auxiliary.rows
+        if self._naux and self.noncontributing:
+            aux = sm.Matrix(eom.auxiliary)
+            A_nc = aux.jacobian(sm.Matrix(self.noncontributing))
+            rest = aux.xreplace(dict.fromkeys(self.noncontributing, 0))
+            if any(e.has(*self.noncontributing) for e in A_nc):
+                raise CompilationError("the auxiliary equations are not linear in the "
+                                       "noncontributing forces " + ", ".join(map(str, self.noncontributing)))
+            self._k_aux = build("auxiliary equations", list(A_nc) + list(rest))
+        bar.close()
+        self._frozen = True
+
+    # ----------------------------------------------------------- immutability
+    def __setattr__(self, name, value):
+        if self._frozen:
+            raise AttributeError(f"NumericModel is immutable; cannot set {name!r}")
+        object.__setattr__(self, name, value)
+
+    # ------------------------------------------------------------ orderings
+    @staticmethod
+    def _ordering(given, needed, what: str) -> tuple:
+        needed = tuple(needed)
+        if given is None:
+            return needed
+        given = tuple(given)
+        if len(set(given)) != len(given):
+            dup = [g for g in given if given.count(g) > 1][0]
+            raise CompilationError(f"{what} lists {dup} more than once")
+        missing = [s for s in needed if s not in given]
+        if missing:
+            raise CompilationError(f"the equations depend on {missing[0]}, which is missing from the "
+                                   f"{what} given ({', '.join(map(str, given))})")
+        return given
+
+    @staticmethod
+    def _name_index(symbols: Sequence) -> dict:
+        idx: dict = {}
+        for i, s in enumerate(symbols):
+            idx[s] = i
+            names = {str(s)}
+            if isinstance(s, sm.core.function.AppliedUndef):
+                names.add(s.func.__name__)          # "q1" for q1(t)
+            for name in names:
+                idx[name] = None if name in idx and idx[name] != i else i
+        return idx
+
+    def __repr__(self) -> str:
+        name = f" {self.eom.name!r}" if getattr(self.eom, "name", None) else ""
+        return (f"<NumericModel{name}: states {len(self.states)} (q {self.n}+{self.M}, u_ind {self.p}), "
+                f"dependent speeds {self.m}, constants {len(self.constants)}, "
+                f"specifieds {len(self.specifieds)}, backend {self.backend!r}>")
+
+    # ------------------------------------------------------------ inputs
+    def constants_array(self, p) -> np.ndarray:
+        """Constants as a float array in ``model.constants`` order.
+
+        ``p``: dict keyed by Symbol or name, or a sequence in model order.
+        Raises InputError naming a missing, unknown or non-finite constant.
+        """
+        c = len(self.constants)
+        if p is None:
+            if c:
+                raise InputError(f"constants are needed: {', '.join(map(str, self.constants))}")
+            return np.empty(0)
+        if isinstance(p, np.ndarray) and p.dtype == float and p.shape == (c,):
+            arr = p
+        elif isinstance(p, Mapping):
+            arr = np.zeros(c)
+            seen = np.zeros(c, bool)
+            for key, val in p.items():
+                k = key.strip() if isinstance(key, str) else key
+                i = self._const_index.get(k)
+                if i is None:
+                    if k in self._const_index:
+                        raise InputError(f"constant name {key!r} is ambiguous; key it by Symbol")
+                    raise InputError(f"unknown constant {key!r}; the model's constants are "
+                                     f"{', '.join(map(str, self.constants)) or '(none)'}")
+                try:
+                    arr[i] = float(val)
+                except (TypeError, ValueError) as exc:
+                    raise InputError(f"constant {self.constants[i]} = {val!r} is not a number") from exc
+                seen[i] = True
+            missing = [str(self.constants[i]) for i in range(c) if not seen[i]]
+            if missing:
+                raise InputError(f"missing value for constant {missing[0]} "
+                                 f"(needed: {', '.join(map(str, self.constants))})")
+        else:
+            try:
+                arr = np.asarray(p, dtype=float).ravel()
+            except (TypeError, ValueError) as exc:
+                raise InputError(f"constants must be numbers or a dict keyed by symbol: {p!r}") from exc
+            if arr.shape != (c,):
+                raise InputError(f"{arr.size} constant values given but the model has {c}: "
+                                 f"{', '.join(map(str, self.constants))}")
+        bad = ~np.isfinite(arr)
+        if bad.any():
+            i = int(np.argmax(bad))
+            raise InputError(f"constant {self.constants[i]} = {arr[i]} is not finite")
+        return arr
+
+    def state_array(self, x0) -> np.ndarray:
+        """The state x = [q (N), u_ind (p)] as an array.
+
+        ``x0``: dict keyed by symbol or name (values for dependent speeds are
+        accepted and ignored: they follow from the constraints), or an array of
+        length N + p (or N + o: the dependent speeds are then dropped).
+        """
+        nx = self._nx
+        if isinstance(x0, Mapping):
+            index = self._name_index(self.states)
+            dep = self._name_index(self.dependent_speeds)
+            x = np.full(nx, np.nan)
+            seen = np.zeros(nx, bool)
+            for key, val in x0.items():
+                k = key.strip() if isinstance(key, str) else key
+                i = index.get(k)
+                if i is None:
+                    if k in dep:
+                        continue
+                    raise InputError(f"unknown state {key!r}; the states are "
+                                     f"{', '.join(map(str, self.states))}")
+                try:
+                    x[i] = float(val)
+                except (TypeError, ValueError) as exc:
+                    raise InputError(f"state {self.states[i]} = {val!r} is not a number") from exc
+                seen[i] = True
+            if not seen.all():
+                i = int(np.argmin(seen))
+                raise InputError(f"missing initial value for state {self.states[i]} "
+                                 "(for a dependent coordinate give a guess; it is solved by Newton's method)")
+        else:
+            try:
+                x = np.array(x0, dtype=float).ravel()
+            except (TypeError, ValueError) as exc:
+                raise InputError(f"state must be numbers or a dict keyed by symbol: {x0!r}") from exc
+            if x.size == self.N + self.o and self.m:
+                x = np.concatenate([x[:self.N + self.p]])
+            if x.shape != (nx,):
+                raise InputError(f"{x.size} state values given but the state has {nx}: "
+                                 f"{', '.join(map(str, self.states))}")
+        bad = ~np.isfinite(x)
+        if bad.any():
+            i = int(np.argmax(bad))
+            raise InputError(f"state {self.states[i]} = {x[i]} is not finite")
+        return x
+
+    def specifieds_array(self, r, t: float = 0.0, x=None) -> np.ndarray:
+        """Values of the specified inputs: array, dict keyed by symbol/name, or callable r(t, x)."""
+        s = len(self.specifieds)
+        if callable(r):
+            r = r(t, x)
+        if r is None:
+            if s:
+                raise InputError("the model has specified inputs "
+                                 f"{', '.join(map(str, self.specifieds))}; pass specifieds=/r= values")
+            return np.empty(0)
+        if isinstance(r, Mapping):
+            index = self._name_index(self.specifieds)
+            arr = np.full(s, np.nan)
+            for key, val in r.items():
+                i = index.get(key.strip() if isinstance(key, str) else key)
+                if i is None:
+                    raise InputError(f"unknown specified input {key!r}; the model's specifieds are "
+                                     f"{', '.join(map(str, self.specifieds)) or '(none)'}")
+                arr[i] = float(val)
+        else:
+            arr = np.asarray(r, dtype=float).ravel()
+        if arr.shape != (s,):
+            raise InputError(f"{arr.size} specified values given but the model has {s}: "
+                             f"{', '.join(map(str, self.specifieds))}")
+        if not np.isfinite(arr).all():
+            i = int(np.argmax(~np.isfinite(arr)))
+            raise InputError(f"specified input {self.specifieds[i]} = {arr[i]} is not finite")
+        return arr
+
+    # ------------------------------------------------------------ z assembly
+    def _p(self, p) -> np.ndarray:
+        if type(p) is np.ndarray and p.shape == (self._nc,) and p.dtype == float:
+            return p
+        return self.constants_array(p)
+
+    def _z(self, t: float, q, u, p, r, need_r: bool = True) -> np.ndarray:
+        """z with t, q, u (o, or p and then u_dep solved), r, constants filled; u' zero.
+
+        When ``need_r`` is False and ``r`` is None the specifieds are left at zero.
+        """
+        z = np.zeros(self._nz)
+        z[0] = t
+        q = np.asarray(q, dtype=float)
+        if q.shape != (self.N,):
+            raise InputError(f"q must have {self.N} values ({', '.join(map(str, self.coordinates))}), "
+                             f"got shape {q.shape}")
+        z[1:1 + self.N] = q
+        z[self._ic:self._iudot] = self._p(p)
+        if self._ir != self._ic and (need_r or r is not None):
+            z[self._ir:self._ic] = self.specifieds_array(r, t, None)
+        if u is not None:
+            u = np.asarray(u, dtype=float)
+            if u.shape == (self.o,):
+                z[self._iu:self._ir] = u
+            elif u.shape == (self.p,):
+                z[self._iu:self._iud] = u
+                if self.m:
+                    self._solve_udep(z)
+            else:
+                raise InputError(f"u must have {self.o} values ({', '.join(map(str, self.speeds))}) "
+                                 f"or the {self.p} independent ones, got shape {u.shape}")
+        return z
+
+    def _solve_udep(self, z: np.ndarray) -> None:
+        """Write u_dep = -B_dep^{-1} (B_ind u_ind + b) into z."""
+        m, o, p = self.m, self.o, self.p
+        out = np.empty(m * o + m)
+        self._k_vel.into(z, out)
+        B = out[:m * o].reshape(m, o)
+        rhs = -(B[:, :p] @ z[self._iu:self._iud] + out[m * o:])
+        sol, info = _dgesv(B[:, p:].copy(), rhs)
+        if info != 0:
+            raise SingularConstraintError(
+                f"the velocity constraints are singular in the dependent speeds "
+                f"{', '.join(map(str, self.dependent_speeds))} at t = {z[0]:.6g} "
+                f"(q = {np.array2string(z[1:1 + self.N], precision=4)})")
+        z[self._iud:self._ir] = sol
+
+    # ------------------------------------------------------------ right-hand side
+    def rhs(self, t: float, x, p, r=None) -> np.ndarray:
+        """x' = f(t, x) for the state x = [q (N), u_ind (p)]; returns shape (N + p,).
+
+        ``r``: specified inputs, an array (len(specifieds)) or callable ``r(t, x)``.
+        """
+        if type(x) is not np.ndarray or x.shape != (self._nx,) or x.dtype != float:
+            x = np.asarray(x, dtype=float)
+            if x.shape != (self._nx,):
+                raise InputError(f"the state has {self._nx} values ({', '.join(map(str, self.states))}), "
+                                 f"got shape {x.shape}")
+        if type(p) is not np.ndarray or p.shape != (self._nc,) or p.dtype != float:
+            p = self.constants_array(p)
+        z = np.zeros(self._nz)
+        z[0] = t
+        z[1:1 + self._nx] = x
+        z[self._ic:self._iudot] = p
+        if self._ir != self._ic:
+            z[self._ir:self._ic] = self.specifieds_array(r, t, x)
+        if self.m:
+            self._solve_udep(z)
+        return self._rhs_z(z)
+
+    def _rhs_z(self, z: np.ndarray, want_all: bool = False):
+        """Evaluate q' and u' at a filled z (u_dep already solved)."""
+        N, nd = self.N, self._nd
+        out = np.empty(self._k_main.nout)
+        self._k_main.into(z, out)
+        Md = out[self._s_Md].reshape(nd, nd)
+        rhs_d = out[self._s_gd]                     # -g_d
+        if self._augmented:
+            m, o = self.m, self.o
+            A = np.zeros((o + m, o + m))
+            A[:o, :o] = Md
+            Ba = out[self._s_Ba].reshape(m, o)
+            A[:o, o:] = Ba.T
+            A[o:, :o] = Ba
+            b = np.empty(o + m)
+            b[:o] = rhs_d
+            b[o:] = out[self._s_ba]                 # -b_a
+            sol, info = _dgesv(A, b)
+        elif self._Md_symmetric:
+            sol, info = _solve_symmetric(Md, rhs_d)
+        else:
+            sol, info = _dgesv(Md.copy(), rhs_d)
+        if info != 0:
+            what = "the augmented system [[M_d, B_a^T], [B_a, 0]]" if self._augmented else "the dynamic mass matrix M_d"
+            raise SingularMassMatrixError(
+                f"{what} is singular at t = {z[0]:.6g} "
+                f"(q = {np.array2string(z[1:1 + N], precision=4)})")
+        xdot = np.empty(self._nx)
+        xdot[:N] = out[:N]
+        xdot[N:] = sol[:self.p]
+        if want_all:
+            return xdot, sol, out
+        return xdot
+
+    def rhs_many(self, t, X, p, r=None) -> np.ndarray:
+        """x' for many states at once: X (k, N + p) -> (k, N + p).
+
+        ``t``: scalar or (k,); ``r``: None, (len(specifieds),) or (k, len(specifieds)).
+        """
+        Z = self._Z_many(t, X, p, r)
+        return self._rhs_many_Z(Z)[0]
+
+    def _Z_many(self, t, X, p, r, U=None) -> np.ndarray:
+        X = np.asarray(X, dtype=float)
+        if X.ndim != 2 or X.shape[1] != self._nx:
+            raise InputError(f"X must have shape (k, {self._nx}), got {X.shape}")
+        k = X.shape[0]
+        Z = np.zeros((k, self._nz))
+        Z[:, 0] = np.broadcast_to(np.asarray(t, dtype=float), (k,))
+        Z[:, 1:1 + self._nx] = X
+        Z[:, self._ic:self._iudot] = self._p(p)
+        s = len(self.specifieds)
+        if s:
+            if callable(r):
+                R = np.array([self.specifieds_array(r, Z[i, 0], X[i]) for i in range(k)]).reshape(k, s)
+            else:
+                R = np.asarray(r if not isinstance(r, Mapping) else self.specifieds_array(r), dtype=float)
+                if R.ndim == 1:
+                    R = self.specifieds_array(R)
+                R = np.broadcast_to(R, (k, s))
+            Z[:, self._ir:self._ic] = R
+        if U is not None:
+            Z[:, self._iu:self._ir] = U
+        elif self.m:
+            self._solve_udep_many(Z)
+        return Z
+
+    def _solve_udep_many(self, Z: np.ndarray) -> None:
+        m, o, p = self.m, self.o, self.p
+        out = self._k_vel.many(Z)
+        B = out[:, :m * o].reshape(-1, m, o)
+        rhs = -(np.einsum("kij,kj->ki", B[:, :, :p], Z[:, self._iu:self._iud]) + out[:, m * o:])
+        try:
+            Z[:, self._iud:self._ir] = np.linalg.solve(B[:, :, p:], rhs[..., None])[..., 0]
+        except np.linalg.LinAlgError as exc:
+            raise SingularConstraintError(
+                "the velocity constraints are singular in the dependent speeds "
+                f"{', '.join(map(str, self.dependent_speeds))} at one of the states") from exc
+
+    def _rhs_many_Z(self, Z: np.ndarray):
+        N, nd, k = self.N, self._nd, Z.shape[0]
+        out = self._k_main.many(Z)
+        Md = out[:, self._s_Md].reshape(k, nd, nd)
+        rhs_d = out[:, self._s_gd]                  # -g_d
+        try:
+            if self._augmented:
+                m, o = self.m, self.o
+                A = np.zeros((k, o + m, o + m))
+                A[:, :o, :o] = Md
+                Ba = out[:, self._s_Ba].reshape(k, m, o)
+                A[:, :o, o:] = np.swapaxes(Ba, 1, 2)
+                A[:, o:, :o] = Ba
+                b = np.concatenate([rhs_d, out[:, self._s_ba]], axis=1)
+                sol = np.linalg.solve(A, b[..., None])[..., 0]
+            else:
+                sol = np.linalg.solve(Md, rhs_d[..., None])[..., 0]
+        except np.linalg.LinAlgError as exc:
+            raise SingularMassMatrixError("the dynamic mass matrix is singular at one of the states") from exc
+        Xd = np.empty((k, self._nx))
+        Xd[:, :N] = out[:, :N]
+        Xd[:, N:] = sol[:, :self.p]
+        return Xd, sol, out
+
+    # ------------------------------------------------------------ kinematics
+    def full_speeds(self, q, u_ind, p, t: float = 0.0, r=None) -> np.ndarray:
+        """All speeds u = [u_ind, u_dep] (o,), u_dep solved from B u + b = 0."""
+        u_ind = np.asarray(u_ind, dtype=float)
+        if u_ind.shape != (self.p,):
+            raise InputError(f"u_ind must have {self.p} values, got shape {u_ind.shape}")
+        z = self._z(t, q, u_ind, p, r, need_r=self._kin_uses_r)
+        return z[self._iu:self._ir].copy()
+
+    def qdot(self, q, u, p, t: float = 0.0, r=None) -> np.ndarray:
+        """q' (N,) from the kinematic equations; ``u`` all o speeds or the p independent ones."""
+        z = self._z(t, q, u, p, r, need_r=self._kin_uses_r)
+        out = np.empty(self._k_main.nout)
+        self._k_main.into(z, out)
+        return out[:self.N].copy()
+
+    def accelerations(self, q, u, p, t: float = 0.0, r=None):
+        """(u' (o,), λ (m,)): all speed derivatives and the constraint multipliers.
+
+        ``u``: all o speeds (or the p independent ones).  For an unreduced dynamic
+        block λ are the multipliers of the augmented system (generalized
+        constraint forces B_a^T λ); for a reduced (hand-derived) block they are
+        not available and returned as NaN.
+        """
+        z = self._z(t, q, u, p, r)
+        _, sol, _ = self._rhs_z(z, want_all=True)
+        o, m, p_ = self.o, self.m, self.p
+        if self._augmented:
+            return sol[:o].copy(), sol[o:o + m].copy()
+        if not self.m:
+            return sol[:o].copy(), np.empty(0)
+        # reduced: u_dep' from the acceleration constraints B_a u' + b_a = 0
+        out = np.empty(m * o + m)
+        self._k_acc.into(z, out)
+        Ba = out[:m * o].reshape(m, o)
+        rhs = -(Ba[:, :p_] @ sol[:p_] + out[m * o:])
+        ud_dep, info = _dgesv(Ba[:, p_:].copy(), rhs)
+        if info != 0:
+            raise SingularConstraintError(f"the acceleration constraints are singular in the dependent "
+                                          f"accelerations at t = {t:.6g}")
+        return np.concatenate([sol[:p_], ud_dep]), np.full(m, np.nan)
+
+    # ------------------------------------------------------------ constraints
+    def holonomic_residual(self, q, p, t: float = 0.0) -> np.ndarray:
+        """f_h(q, t) (M,)."""
+        if not self.M:
+            return np.empty(0)
+        z = self._z(t, q, None, p, None, need_r=False)
+        out = np.empty(self._k_hol.nout)
+        self._k_hol.into(z, out)
+        return out[:self.M].copy()
+
+    def holonomic_jacobian(self, q, p, t: float = 0.0) -> np.ndarray:
+        """∂f_h/∂q (M, N)."""
+        if not self.M:
+            return np.empty((0, self.N))
+        z = self._z(t, q, None, p, None, need_r=False)
+        out = np.empty(self._k_hol.nout)
+        self._k_hol.into(z, out)
+        return out[self.M:].reshape(self.M, self.N).copy()
+
+    def velocity_constraint_matrix(self, q, p, t: float = 0.0, r=None) -> np.ndarray:
+        """B(q, t) (m, o) of the velocity constraints B u + b = 0."""
+        if not self.m:
+            return np.empty((0, self.o))
+        z = self._z(t, q, None, p, r, need_r=self._kin_uses_r)
+        out = np.empty(self._k_vel.nout)
+        self._k_vel.into(z, out)
+        return out[:self.m * self.o].reshape(self.m, self.o).copy()
+
+    def velocity_residual(self, q, u, p, t: float = 0.0, r=None) -> np.ndarray:
+        """B u + b (m,) for all o speeds ``u``."""
+        if not self.m:
+            return np.empty(0)
+        u = np.asarray(u, dtype=float)
+        if u.shape != (self.o,):
+            raise InputError(f"u must have all {self.o} speeds, got shape {u.shape}")
+        z = self._z(t, q, u, p, r, need_r=self._kin_uses_r)
+        out = np.empty(self._k_vel.nout)
+        self._k_vel.into(z, out)
+        return out[:self.m * self.o].reshape(self.m, self.o) @ u + out[self.m * self.o:]
+
+    def project_coordinates(self, q, p, t: float = 0.0, tol: float = 1e-10, max_iter: int = 50,
+                            r=None):
+        """q with q_dep solved from f_h(q, t) = 0 by damped Newton's method (q_ind held).
+
+        Returns ``(q, converged, residual_norm)``.  Raises SingularConstraintError
+        when ∂f_h/∂q_dep is singular.
+        """
+        q = np.array(q, dtype=float)
+        if not self.M:
+            return q, True, 0.0
+        z = self._z(t, q, None, p, r, need_r=False)
+        return self._project_z(z, tol, max_iter)
+
+    def _project_z(self, z: np.ndarray, tol: float = 1e-10, max_iter: int = 50):
+        """Damped Newton on q_dep inside z (modified in place).
+
+        Stops when a full Newton step is smaller than ``tol * (1 + |q_dep|)``:
+        convergence is quadratic, so the residual after that step is at round-off.
+        Returns (q copy, converged, max |f_h| before the last step).
+        """
+        M, N, n = self.M, self.N, self.n
+        hol = self._k_hol
+        out = np.empty(hol.nout)
+        hol.into(z, out)
+        sl = slice(1 + n, 1 + N)
+        norm = float(np.abs(out[:M]).max())
+        converged = norm == 0.0
+        it = 0
+        while not converged and it < max_iter and norm == norm and norm != np.inf:
+            it += 1
+            dq, info = _dgesv(out[M:].reshape(M, N)[:, n:].copy(), out[:M].copy())
+            if info != 0:
+                raise SingularConstraintError(
+                    f"the holonomic constraints are singular in the dependent coordinates "
+                    f"{', '.join(map(str, self.dependent_coordinates))} at q = "
+                    f"{np.array2string(z[1:1 + N], precision=4)}")
+            qdep = z[sl].copy()
+            small = float(np.abs(dq).max()) <= tol * (1.0 + float(np.abs(qdep).max()))
+            scale = 1.0
+            while True:
+                z[sl] = qdep - scale * dq
+                hol.into(z, out)
+                new = float(np.abs(out[:M]).max())
+                if small or new <= norm or scale < 1e-3:
+                    break
+                scale *= 0.5
+            converged = small
+            norm = new
+            if norm == 0.0:
+                converged = True
+        return z[1:1 + N].copy(), converged, norm
+
+    def consistent_state(self, x_guess, p, t: float = 0.0) -> np.ndarray:
+        """x with q_dep solved from f_h = 0 by Newton's method from the guess (q_ind held).
+
+        Nothing else changes (u_dep are not states; they follow from the
+        velocity constraints).  Raises InputError when Newton's method does not
+        converge, SingularConstraintError when ∂f_h/∂q_dep is singular.
+        """
+        x = self.state_array(x_guess).copy()
+        if not self.M:
+            return x
+        q, ok, norm = self.project_coordinates(x[:self.N], p, t)
+        if not ok or norm > 1e-9:
+            raise InputError(
+                "could not solve the holonomic constraints for the dependent coordinates "
+                f"{', '.join(map(str, self.dependent_coordinates))} from the guess "
+                f"{np.array2string(x[self.n:self.N], precision=4)} (residual {norm:.3g}); "
+                "give a better guess")
+        x[:self.N] = q
+        return x
+
+    # ------------------------------------------------------------ auxiliary
+    def auxiliary_forces(self, q, u, udot, p, t: float = 0.0, r=None) -> np.ndarray:
+        """Values of ``model.noncontributing`` from the auxiliary equations (least squares)."""
+        if self._k_aux is None:
+            raise InputError("these equations of motion have no auxiliary equations / "
+                             "noncontributing forces (form them with u_auxiliary)")
+        z = self._z(t, q, u, p, r)
+        udot = np.asarray(udot, dtype=float)
+        if udot.shape != (self.o,):
+            raise InputError(f"udot must have {self.o} values, got shape {udot.shape}")
+        z[self._iudot:] = udot
+        out = self._k_aux(z)
+        s, nc = self._naux, len(self.noncontributing)
+        A = out[:s * nc].reshape(s, nc)
+        c = out[s * nc:]
+        if s == nc:
+            sol, info = _dgesv(A.copy(), -c)
+            if info == 0:
+                return sol
+        return np.linalg.lstsq(A, -c, rcond=None)[0]
+
+    # ------------------------------------------------------------ batch post-processing
+    def _evaluate_many(self, t, X, p, r=None, want_multipliers: bool = True) -> dict:
+        """Speeds, residuals and multipliers for states X (k, N + p) at times t (k,)."""
+        k = X.shape[0]
+        Z = self._Z_many(t, X, p, r)
+        res: dict[str, Any] = {"u": Z[:, self._iu:self._ir].copy()}
+        if self.M:
+            res["holonomic"] = self._k_hol.many(Z)[:, :self.M]
+        else:
+            res["holonomic"] = np.empty((k, 0))
+        if self.m:
+            out = self._k_vel.many(Z)
+            B = out[:, :self.m * self.o].reshape(k, self.m, self.o)
+            res["velocity"] = np.einsum("kij,kj->ki", B, res["u"]) + out[:, self.m * self.o:]
+        else:
+            res["velocity"] = np.empty((k, 0))
+        res["multipliers"] = None
+        if want_multipliers and self._augmented and k:
+            _, sol, _ = self._rhs_many_Z(Z)
+            res["multipliers"] = sol[:, self.o:]
+        return res
+
+
+def compile(eom, constants: Sequence | None = None, specifieds: Sequence | None = None,
+            backend: str = "auto", cache: bool = True, progress=None) -> NumericModel:
+    """Compile EquationsOfMotion into a :class:`NumericModel`.
+
+    ``constants`` / ``specifieds``: optional orderings (default: the eom's, sorted
+    by name); every symbol the equations use must be included.  ``backend``:
+    "auto" (symengine LLVM when available, else numpy), "llvm", "lambda" or
+    "numpy".  ``cache``: reuse compiled kernels from the on-disk cache
+    ($SYMBODY_CACHE_DIR or ~/.cache/symbody).
+    """
+    return NumericModel(eom, constants=constants, specifieds=specifieds, backend=backend,
+                        cache=cache, progress=progress)
+

@@ -1,0 +1,93 @@
+"""The model zoo: formed equations of motion with default numbers and a drawing.
+
+::
+
+    import symbody as sb
+    sb.models.available()                 # {"four-bar": "four-bar linkage, ...", ...}
+    model = sb.models.get("n-link-pendulum-on-cart", n=5)
+    model = sb.models.four_bar()          # a symbody.models.Model
+    model.eom, model.constants, model.initial_state, model.t_span, model.drawing
+
+Each model function forms its equations with symbody.KanesMethod when called.
+"""
+
+from __future__ import annotations
+
+import importlib
+from collections.abc import Callable
+
+from ..errors import InputError
+from .base import Drawing, KaneSystem, Model
+from .chaplygin_sleigh import DESCRIPTION as _SLEIGH
+from .chaplygin_sleigh import chaplygin_sleigh
+from .double_rod_pendulum import DESCRIPTION as _DOUBLE_ROD
+from .double_rod_pendulum import double_rod_pendulum
+from .four_bar import DESCRIPTION as _FOUR_BAR
+from .four_bar import four_bar
+from .n_link_pendulum_on_cart import DESCRIPTION as _N_LINK
+from .n_link_pendulum_on_cart import n_link_pendulum_on_cart
+from .rolling_disc import DESCRIPTION as _DISC
+from .rolling_disc import rolling_disc
+from .snakeboard import DESCRIPTION as _SNAKEBOARD
+from .snakeboard import snakeboard
+from .two_particle_pendulum import DESCRIPTION as _TWO_PARTICLE
+from .two_particle_pendulum import two_particle_pendulum
+
+__all__ = [
+    "Model", "Drawing", "KaneSystem", "available", "get",
+    "four_bar", "snakeboard", "double_rod_pendulum", "two_particle_pendulum",
+    "n_link_pendulum_on_cart", "rolling_disc", "chaplygin_sleigh", "whipple_bicycle",
+]
+
+_WHIPPLE = "Whipple bicycle with the Meijaard et al. (2007) benchmark parameters (option v)"
+
+
+def _load_whipple() -> Callable[..., Model]:
+    """Import symbody.models.whipple_bicycle lazily (importing it rebinds this package's name)."""
+    module = importlib.import_module(f"{__name__}.whipple_bicycle")
+    globals()["whipple_bicycle"] = _whipple_wrapper  # the submodule import rebound the name
+    return module.whipple_bicycle
+
+
+def whipple_bicycle(**options) -> Model:
+    """The Whipple bicycle (symbody.models.whipple_bicycle; imported on first use)."""
+    return _load_whipple()(**options)
+
+
+_whipple_wrapper = whipple_bicycle
+
+
+_REGISTRY: dict[str, tuple[str, Callable[..., Model]]] = {
+    "four-bar": (_FOUR_BAR, four_bar),
+    "snakeboard": (_SNAKEBOARD, snakeboard),
+    "double-rod-pendulum": (_DOUBLE_ROD, double_rod_pendulum),
+    "two-particle-pendulum": (_TWO_PARTICLE, two_particle_pendulum),
+    "n-link-pendulum-on-cart": (_N_LINK, n_link_pendulum_on_cart),
+    "rolling-disc": (_DISC, rolling_disc),
+    "chaplygin-sleigh": (_SLEIGH, chaplygin_sleigh),
+    "whipple-bicycle": (_WHIPPLE, whipple_bicycle),
+}
+
+
+def available() -> dict[str, str]:
+    """Model names (as used on the command line) -> one-line descriptions."""
+    return {name: description for name, (description, _) in _REGISTRY.items()}
+
+
+def get(name: str, **options) -> Model:
+    """Build the model called ``name`` (e.g. "four-bar"; underscores work too).
+
+    ``options`` go to the model function (e.g. ``n=5`` for the n-link
+    pendulum).  An unknown name or option raises InputError listing the
+    known ones.
+    """
+    key = str(name).strip().lower().replace("_", "-")
+    if key not in _REGISTRY:
+        raise InputError(f"unknown model {name!r}; known models: {', '.join(_REGISTRY)}")
+    build = _REGISTRY[key][1]
+    try:
+        return build(**options)
+    except TypeError as exc:
+        if options and "unexpected keyword" in str(exc):
+            raise InputError(f"model {key!r} does not take the option(s) {sorted(options)}: {exc}") from exc
+        raise

@@ -1,0 +1,390 @@
+"""Animations of trajectories from a model's Drawing (points, polylines, traced paths).
+
+The drawing's points are 3x1 sympy expressions of the inertial position (x, y, z) in q
+and constants.  They are compiled once and evaluated for every frame::
+
+    positions[f, i, :] = r_i(q(t_f), constants)      (frames, points, 3)
+
+Frames are taken at ``fps`` per simulated second (q interpolated linearly between the
+trajectory's samples), at most ``max_frames`` of them, so that playback runs in real time
+and the self-contained HTML stays small.
+
+``animate`` returns a :class:`TrajectoryAnimation` (a matplotlib ``FuncAnimation``) that
+plays itself in Jupyter and saves with ``save_html`` (self-contained page) or ``save_gif``
+(Pillow); see :mod:`symbody.presentation.export`.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from types import SimpleNamespace
+from typing import Any
+
+import numpy as np
+import sympy as sm
+
+from ..errors import InputError
+from ._evaluate import TrajectoryEvaluator, free_constants
+from .export import save_gif, save_html, to_html
+
+__all__ = ["animate", "point_positions", "frame_times"]
+
+DEFAULT_FPS = 20
+DEFAULT_MAX_FRAMES = 200
+
+
+def _drawing_field(drawing: Any, name: str, default: Any) -> Any:
+    return getattr(drawing, name, default) if not isinstance(drawing, Mapping) else drawing.get(name, default)
+
+
+def _point_matrix(name: str, expr: Any) -> sm.Matrix:
+    try:
+        vec = sm.Matrix(expr)
+    except Exception as exc:
+        raise InputError(f"drawing point {name!r} is not a 3x1 matrix of expressions: {expr!r}") from exc
+    vec = vec.reshape(len(vec), 1)
+    if len(vec) == 2:
+        vec = vec.col_join(sm.Matrix([0]))
+    if len(vec) != 3:
+        raise InputError(f"drawing point {name!r} has {len(vec)} components; give (x, y, z)")
+    return vec
+
+
+def frame_times(t: np.ndarray, fps: float | None = None, max_frames: int = DEFAULT_MAX_FRAMES) -> np.ndarray:
+    """Uniform frame times over [t[0], t[-1]]: ``fps`` per second, at most ``max_frames``.
+
+    With ``fps=None`` the rate is DEFAULT_FPS, lowered if needed to respect ``max_frames``.
+    """
+    t = np.asarray(t, dtype=float)
+    if t.size == 0:
+        raise InputError("the trajectory has no samples to animate")
+    duration = float(t[-1] - t[0])
+    if duration <= 0:
+        return t[:1].copy()
+    rate = float(fps) if fps else DEFAULT_FPS
+    if rate <= 0:
+        raise InputError(f"fps must be positive, not {fps}")
+    count = int(np.floor(duration * rate + 1e-9)) + 1
+    if max_frames and count > max_frames:
+        count = int(max_frames)
+    return np.linspace(t[0], t[-1], max(count, 2))
+
+
+def _resample(trajectory: Any, times: np.ndarray) -> SimpleNamespace:
+    """A trajectory-like object with q and u interpolated linearly at ``times``."""
+    t = np.asarray(trajectory.t, dtype=float)
+    q = np.asarray(trajectory.q, dtype=float).reshape(len(t), -1)
+    u = getattr(trajectory, "u", None)
+    u = np.zeros((len(t), 0)) if u is None else np.asarray(u, dtype=float).reshape(len(t), -1)
+
+    def interp(a: np.ndarray) -> np.ndarray:
+        if len(t) == 1:
+            return np.repeat(a[:1], len(times), axis=0)
+        return np.column_stack([np.interp(times, t, a[:, j]) for j in range(a.shape[1])]) \
+            if a.shape[1] else np.zeros((len(times), 0))
+
+    return SimpleNamespace(t=times, q=interp(q), u=interp(u), coordinates=trajectory.coordinates,
+                           speeds=getattr(trajectory, "speeds", ()),
+                           constants=getattr(trajectory, "constants", None))
+
+
+def point_positions(trajectory: Any, drawing: Any, constants: Mapping | None = None,
+                    times: np.ndarray | None = None) -> tuple[list[str], np.ndarray]:
+    """Positions of the drawing's points along the trajectory.
+
+    Returns (names, positions) with positions (k, P, 3) at ``times`` (default: the
+    trajectory's own samples; other times are interpolated linearly in q).
+    """
+    points = _drawing_field(drawing, "points", None)
+    if not points:
+        raise InputError("the drawing has no points")
+    names = list(points)
+    exprs = []
+    for name in names:
+        exprs.extend(_point_matrix(name, points[name]))
+    source = trajectory if times is None else _resample(trajectory, np.asarray(times, dtype=float))
+    evaluator = TrajectoryEvaluator(exprs, source.coordinates, getattr(source, "speeds", ()),
+                                    free_constants(exprs), "drawing coordinate")
+    values = evaluator(source, constants)
+    return names, values.reshape(len(source.t), len(names), 3)
+
+
+def _limits(positions: np.ndarray, margin: float = 0.08) -> tuple[np.ndarray, np.ndarray]:
+    finite = positions[np.all(np.isfinite(positions), axis=-1)]
+    if finite.size == 0:
+        return -np.ones(3), np.ones(3)
+    lo, hi = finite.min(axis=0), finite.max(axis=0)
+    span = np.maximum(hi - lo, 1e-9)
+    pad = margin * max(span.max(), 1e-3)
+    return lo - pad, hi + pad
+
+
+def animate(trajectory: Any, drawing: Any, constants: Mapping | None = None, *,
+            fps: float | None = None, max_frames: int = DEFAULT_MAX_FRAMES,
+            traces: bool | Sequence[str] = True, view: str | None = None,
+            plane: tuple[int, int] | None = None, figsize: tuple[float, float] | None = None,
+            dpi: float = 80, title: str | None = None, follow: bool | None = None,
+            close: bool | None = None):
+    """Animate a trajectory with a Drawing; returns a matplotlib ``FuncAnimation``.
+
+    Parameters
+    ----------
+    trajectory : a :class:`symbody.Trajectory` (t (k,), q (k, N), coordinates, constants).
+    drawing : a ``symbody.models.Drawing`` (or a dict with the same fields): ``points``
+        {name: 3x1 position in q and constants}, ``lines`` (polylines through point names),
+        ``traces`` (points whose paths are drawn), ``view`` ("2d" or "3d"), ``plane``.
+    constants : values of constants missing from ``trajectory.constants`` (or overrides),
+        dict keyed by Symbol or name.
+    fps : frames per simulated second (default 20, reduced to respect ``max_frames``);
+        playback at this rate is real time.
+    traces : draw the paths of ``drawing.traces`` (True), of the named points, or none.
+    view, plane : override the drawing's "2d"/"3d" choice and the 2d plane (axis indices).
+    title : text shown before the time in the axes title.
+    follow : keep the camera on the drawing (moving axes) instead of showing the whole path;
+        default: follow when the path is more than eight times the size of the drawing.  The
+        camera moves in small jumps (see ``_camera_centers``).
+    close : close the figure after building the animation so that Jupyter does not show a
+        static copy; default: close unless a GUI backend is in use.
+
+    Returns a :class:`TrajectoryAnimation` with ``times`` (frames,), ``positions``
+    (frames, P, 3), ``point_names`` and ``fps``; ``save_html(path)``, ``save_gif(path)``.
+    """
+    import matplotlib
+    import matplotlib.pyplot as plt
+
+    times = frame_times(np.asarray(trajectory.t, dtype=float), fps, max_frames)
+    duration = float(times[-1] - times[0])
+    rate = (len(times) - 1) / duration if duration > 0 else float(fps or DEFAULT_FPS)
+    names, positions = point_positions(trajectory, drawing, constants, times)
+    index = {name: i for i, name in enumerate(names)}
+
+    lines = [list(line) for line in (_drawing_field(drawing, "lines", None) or [])]
+    for line in lines:
+        for name in line:
+            if name not in index:
+                raise InputError(f"drawing line {line} names point {name!r}, which is not among the "
+                                 f"drawing's points ({', '.join(names)})")
+    if traces is True:
+        traced = list(_drawing_field(drawing, "traces", ()) or ())
+    elif traces is False or traces is None:
+        traced = []
+    else:
+        traced = list(traces)
+    for name in traced:
+        if name not in index:
+            raise InputError(f"traced point {name!r} is not among the drawing's points ({', '.join(names)})")
+    in_lines = {name for line in lines for name in line}
+    loose = [name for name in names if name not in in_lines]
+
+    view = (view or _drawing_field(drawing, "view", "2d") or "2d").lower()
+    if view not in ("2d", "3d"):
+        raise InputError(f"view must be '2d' or '3d', not {view!r}")
+    plane = tuple(plane or _drawing_field(drawing, "plane", (0, 1)) or (0, 1))
+    if len(plane) != 2 or not all(i in (0, 1, 2) for i in plane) or plane[0] == plane[1]:
+        raise InputError(f"plane must be two different axis indices among 0, 1, 2, not {plane}")
+    axis_names = ("x", "y", "z")
+    lo, hi = _limits(positions)
+    dims = [0, 1, 2] if view == "3d" else list(plane)
+    # the size of the drawing: the spread of its moving points (fixed ones, e.g. a ground
+    # marker, do not travel with it)
+    moving = np.nanmax(np.ptp(positions, axis=0), axis=1) > 1e-12
+    moving = moving if moving.any() else np.ones(len(names), dtype=bool)
+    body = float(np.nanmax(np.ptp(positions[:, moving][:, :, dims], axis=1))) if moving.sum() > 1 else 0.0
+    extent = float(np.max(hi[dims] - lo[dims]))
+    if follow is None:
+        follow = body > 0 and extent > 8.0 * body
+    # the followed view: the drawing fills about a third of a 2d view, most of a 3d box
+    half_window = max((0.9 if view == "3d" else 1.5) * body, 1e-3)
+    camera = _camera_centers(positions[:, moving], half_window) if follow else None
+
+    if view == "3d":
+        fig = plt.figure(figsize=figsize or (6.5, 6.0), dpi=dpi)
+        ax = fig.add_subplot(projection="3d")
+        center, half = (lo + hi) / 2, (hi - lo).max() / 2
+        if follow:
+            center, half = camera[0], half_window
+        ax.set_xlim(center[0] - half, center[0] + half)
+        ax.set_ylim(center[1] - half, center[1] + half)
+        ax.set_zlim(center[2] - half, center[2] + half)
+        ax.set_box_aspect((1, 1, 1))
+        ax.set_xlabel("x [m]")
+        ax.set_ylabel("y [m]")
+        ax.set_zlabel("z [m]")
+    else:
+        if follow:
+            lo, hi = camera[0] - half_window, camera[0] + half_window
+        span = hi - lo
+        aspect = span[plane[1]] / max(span[plane[0]], 1e-9)
+        width = 7.0
+        height = float(np.clip(width * aspect, 2.5, 7.0))
+        fig, ax = plt.subplots(figsize=figsize or (width, height + 0.7), dpi=dpi)
+        ax.set_xlim(lo[plane[0]], hi[plane[0]])
+        ax.set_ylim(lo[plane[1]], hi[plane[1]])
+        ax.set_aspect("equal", adjustable="box")
+        ax.set_xlabel(f"{axis_names[plane[0]]} [m]")
+        ax.set_ylabel(f"{axis_names[plane[1]]} [m]")
+        ax.grid(True, alpha=0.3)
+
+    def coords(frame_positions: np.ndarray) -> tuple[np.ndarray, ...]:
+        """(x, y[, z]) arrays of a (K, 3) block in the chosen view."""
+        if view == "3d":
+            return frame_positions[:, 0], frame_positions[:, 1], frame_positions[:, 2]
+        return frame_positions[:, plane[0]], frame_positions[:, plane[1]]
+
+    def set_artist(artist, frame_positions: np.ndarray) -> None:
+        xyz = coords(frame_positions)
+        if view == "3d":
+            artist.set_data_3d(*xyz)
+        else:
+            artist.set_data(*xyz)
+
+    # 3D axes do not clip to their box by themselves (a path would run out of a moving view)
+    clip = {"axlim_clip": True} if view == "3d" and _supports_axlim_clip() else {}
+    trace_artists = []
+    for j, name in enumerate(traced):
+        (artist,) = ax.plot(*coords(positions[:1, index[name]]), "-", lw=1.2, zorder=1,
+                            color=f"C{(j + 1) % 10}", label=f"path of {name}", **clip)
+        trace_artists.append((artist, index[name]))
+    line_artists = []
+    for line in lines:
+        # joints are marked on short polylines; long ones are outlines (a wheel, a disc)
+        style = "-o" if len(line) <= 6 else "-"
+        (artist,) = ax.plot(*coords(positions[0, [index[n] for n in line]]), style, color="black",
+                            lw=2, markersize=5, markerfacecolor="C0", markeredgecolor="black", zorder=3,
+                            **clip)
+        line_artists.append((artist, [index[n] for n in line]))
+    loose_idx = [index[n] for n in loose]
+    loose_artist = None
+    if loose_idx:
+        (loose_artist,) = ax.plot(*coords(positions[0, loose_idx]), "o", color="C3", markersize=5, zorder=4)
+    if trace_artists and len(trace_artists) <= 6:
+        if len(trace_artists) <= 2 or view == "3d":
+            ax.legend(loc="upper right", fontsize="small", framealpha=0.6)
+        else:
+            ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize="small", borderaxespad=0)
+    # paths are drawn through every trajectory sample when those are denser than the frames
+    t_samples = np.asarray(trajectory.t, dtype=float)
+    dense = None
+    if trace_artists and len(t_samples) > len(times):
+        dense = point_positions(trajectory, drawing, constants)[1]
+    heading = title if title is not None else ""
+    if heading:
+        ax.set_title(heading, fontsize="medium")
+    # the clock is a short text of its own: the static title is drawn once, not every frame
+    template = "t = {:.2f} s"
+    place = ax.text2D if view == "3d" else ax.text
+    title_artist = place(0.02, 0.98, template.format(times[0]), transform=ax.transAxes,
+                         ha="left", va="top", fontsize="medium", zorder=5)
+
+    def update(frame: int) -> list:
+        current = positions[frame]
+        for artist, idx in line_artists:
+            set_artist(artist, current[idx])
+        if loose_artist is not None:
+            set_artist(loose_artist, current[loose_idx])
+        if dense is None:
+            for artist, i in trace_artists:
+                set_artist(artist, positions[: frame + 1, i])
+        else:
+            upto = int(np.searchsorted(t_samples, times[frame], side="right"))
+            for artist, i in trace_artists:
+                set_artist(artist, np.vstack([dense[:upto, i], positions[frame, i][None, :]]))
+        title_artist.set_text(template.format(times[frame]))
+        if follow and not np.array_equal(camera[frame], camera_state["center"]):
+            center = camera[frame]
+            ax.set_xlim(center[dims[0]] - half_window, center[dims[0]] + half_window)
+            ax.set_ylim(center[dims[1]] - half_window, center[dims[1]] + half_window)
+            if view == "3d":
+                ax.set_zlim(center[2] - half_window, center[2] + half_window)
+            camera_state["center"] = center
+            camera_state["moved"] = True
+        return artists
+
+    camera_state = {"center": camera[0] if follow else None, "moved": False}
+
+    def camera_moved() -> bool:
+        """True once after the camera (the axes limits) moved: the background must be redrawn."""
+        moved, camera_state["moved"] = camera_state["moved"], False
+        return moved
+
+    artists = [a for a, _ in trace_artists] + [a for a, _ in line_artists]
+    artists += ([loose_artist] if loose_artist is not None else []) + [title_artist]
+    fig.tight_layout()
+    anim = _animation_class()(fig, update, frames=len(times), interval=1000.0 / rate, blit=False)
+    anim.update_frame = update
+    # the moving artists, blitted over a background that is redrawn when the camera moves
+    anim.animated_artists = artists
+    anim.camera_moved = camera_moved
+    anim.times = times
+    anim.positions = positions
+    anim.point_names = names
+    anim.fps = rate
+    anim.title = heading or "symbody animation"
+    if close is None:
+        backend = matplotlib.get_backend().lower()
+        close = "inline" in backend or backend in ("agg", "pdf", "svg", "ps", "cairo", "template")
+    if close:
+        plt.close(fig)
+    return anim
+
+
+def _supports_axlim_clip() -> bool:
+    """matplotlib >= 3.10 can clip 3D artists to the axes limits."""
+    import matplotlib
+
+    major, minor = (int(x) for x in matplotlib.__version__.split(".")[:2])
+    return (major, minor) >= (3, 10)
+
+
+def _camera_centers(positions: np.ndarray, half_window: float, slack: float = 0.4) -> np.ndarray:
+    """Camera centre per frame (frames, 3) following the centroid of ``positions`` (frames, P, 3).
+
+    The camera moves in jumps, only when the centroid is more than ``slack * half_window``
+    from the centre, so that most frames share their background (fast blitting).
+    """
+    centroid = np.nanmean(positions, axis=1)
+    centers = np.empty_like(centroid)
+    current = centroid[0]
+    for f, c in enumerate(centroid):
+        if np.any(np.abs(c - current) > slack * half_window):
+            current = c
+        centers[f] = current
+    return centers
+
+
+_ANIMATION_CLASS = None
+
+
+def _animation_class():
+    """TrajectoryAnimation, created on first use so that matplotlib is imported lazily."""
+    global _ANIMATION_CLASS
+    if _ANIMATION_CLASS is None:
+        from matplotlib.animation import FuncAnimation
+
+        class TrajectoryAnimation(FuncAnimation):
+            """A FuncAnimation that knows its frame rate, plays itself in Jupyter and saves
+            itself as a self-contained HTML page or an animated GIF.
+
+            Attributes: ``times`` (frames,), ``positions`` (frames, P, 3), ``point_names``,
+            ``fps``, ``update_frame(i)``.
+            """
+
+            def _repr_html_(self) -> str:
+                return to_html(self)
+
+            def to_html(self) -> str:
+                """HTML fragment with a JavaScript player (frames embedded)."""
+                return to_html(self)
+
+            def save_html(self, path: str | os.PathLike) -> Path:
+                """Write a self-contained HTML page; returns the path."""
+                return save_html(self, path)
+
+            def save_gif(self, path: str | os.PathLike) -> Path | None:
+                """Write an animated GIF; returns the path, or None without Pillow."""
+                return save_gif(self, path)
+
+        _ANIMATION_CLASS = TrajectoryAnimation
+    return _ANIMATION_CLASS
