@@ -5,7 +5,7 @@ parameters), linearizes it with ``symbody.linearize`` about the upright,
 straight-ahead motion at speeds 0..10 m/s, finds the weave and capsize speeds
 by root finding, and saves the classic plot::
 
-    .venv/bin/python examples/bicycle_eigenvalues.py [--out bicycle_eigenvalues.png]
+    .venv/bin/python examples/bicycle_eigenvalues.py [--out symbody-output/bicycle_eigenvalues.png]
 
 Expected: v_weave = 4.29238 m/s and v_capsize = 6.02426 m/s (the paper's 4.29238253634111
 and 6.02426201538837); the bicycle is self-stable in between.
@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import argparse
 import time
+from pathlib import Path
 
 import matplotlib
 
@@ -47,7 +48,7 @@ def capsize(model, v: float) -> float:
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--out", default="bicycle_eigenvalues.png", help="PNG file to write")
+    ap.add_argument("--out", default="symbody-output/bicycle_eigenvalues.png", help="PNG file to write")
     ap.add_argument("--points", type=int, default=201, help="number of speeds in [0, 10] m/s")
     args = ap.parse_args()
 
@@ -80,6 +81,7 @@ def main() -> None:
     ax.set_title("Benchmark bicycle (Meijaard et al. 2007): lean and steer eigenvalues")
     ax.legend(loc="lower left", fontsize=8)
     fig.tight_layout()
+    Path(args.out).parent.mkdir(parents=True, exist_ok=True)
     fig.savefig(args.out, dpi=130)
     print(f"saved {args.out}")
 

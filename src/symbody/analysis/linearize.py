@@ -103,16 +103,18 @@ class _ForwardProgram:
         if floats:
             reps = [(x, e.xreplace(floats)) for x, e in reps]
             reduced = [e.xreplace(floats) for e in reduced]
-        deriv: dict = {d: {k: se.Integer(1)} for k, d in enumerate(dirs)}
+        # deriv[symbol] = {direction: name of the variable holding d symbol / d direction, or "1"}
+        deriv: dict = {d: {k: "1"} for k, d in enumerate(dirs)}
         lines = ["def _program(z, v, J):"]
         for i, a in enumerate(pos):
             lines.append(f"    {a} = z[{i}]")
         for f, sym in floats.items():
             lines.append(f"    {sym} = {float(f)!r}")
-        counter = [0]
+        counter = 0
 
         def derivative(e) -> dict:
-            out: dict = {}
+            """Chain rule for e: {direction: Python expression (str)}; the partials are printed once."""
+            partials = []
             for a in e.free_symbols:
                 da = deriv.get(a)
                 if not da:
@@ -123,25 +125,24 @@ class _ForwardProgram:
                 if not pa.is_Number and pa.atoms(se.Derivative, se.Subs):
                     raise CompilationError(f"{name}: no closed-form derivative of {e} with "
                                            f"respect to {a}")
+                partials.append((f"({pa})" if not (pa.is_Symbol or pa.is_Number) else str(pa), da))
+            terms: dict = {}
+            for ps, da in partials:
                 for k, dak in da.items():
-                    term = pa if dak == 1 else pa * dak
-                    out[k] = out[k] + term if k in out else term
-            return out
+                    term = dak if ps == "1" else ps if dak == "1" else f"{ps}*{dak}"
+                    terms.setdefault(k, []).append(term)
+            return {k: " + ".join(ts) for k, ts in terms.items()}
 
         for x, e in reps:
             lines.append(f"    {x} = {e}")
-            dx = derivative(e)
             new = {}
-            for k, ex in dx.items():
-                if ex == 0:
-                    continue
-                if ex.is_Symbol or ex.is_Number:
+            for k, ex in derivative(e).items():
+                if ex.isidentifier() or ex == "1":
                     new[k] = ex
                     continue
-                counter[0] += 1
-                dsym = se.Symbol(f"_d{counter[0]}")
-                lines.append(f"    {dsym} = {ex}")
-                new[k] = dsym
+                counter += 1
+                lines.append(f"    _d{counter} = {ex}")
+                new[k] = f"_d{counter}"
             if new:
                 deriv[x] = new
         D = len(dirs)
@@ -149,8 +150,7 @@ class _ForwardProgram:
             if e != 0:
                 lines.append(f"    v[{j}] = {e}")
             for k, ex in derivative(e).items():
-                if ex != 0:
-                    lines.append(f"    J[{j * D + k}] = {ex}")
+                lines.append(f"    J[{j * D + k}] = {ex}")
         source = "\n".join(lines) + "\n"
         namespace = dict(_NAMESPACE)
         try:

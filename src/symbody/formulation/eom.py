@@ -181,6 +181,13 @@ class EquationsOfMotion:
                 raise FormulationError(f"dynamic mass matrix has {M_d.cols} columns; expected {len(u)} "
                                        f"(all speeds) or {len(u_ind)} (independent speeds)")
             if reduced and M_d.cols == len(u):
+                dep_cols = [j for j in range(len(u_ind), len(u))
+                            if any(M_d[i, j] != 0 for i in range(M_d.rows))]
+                if dep_cols:
+                    raise FormulationError(
+                        f"the dynamic mass matrix has {M_d.rows} rows (reduced form) but nonzero "
+                        f"coefficients of the dependent acceleration {udot[dep_cols[0]]}; eliminate "
+                        f"the dependent accelerations or give all {len(u)} unreduced rows")
                 M_d = M_d[:, :len(u_ind)]
         else:
             fd = as_column(dynamic, "dynamic").xreplace(qdot_map)
@@ -240,12 +247,20 @@ class EquationsOfMotion:
         known = set(q) | set(u) | set(u_aux) | set(self.qdot) | set(self.udot)
         found_dyn: set = set()
         found_sym: set = set()
-        for blk in blocks:
-            for e in blk:
-                if e.is_number:
-                    continue
-                found_dyn |= {d for d in e.atoms(sm.core.function.AppliedUndef) if d.args == (t,)}
-                found_sym |= e.free_symbols
+        seen: set = set()
+        stack = [e for blk in blocks for e in blk]
+        while stack:  # one walk over the expression DAG (shared subtrees visited once)
+            e = stack.pop()
+            if id(e) in seen:
+                continue
+            seen.add(id(e))
+            if e.is_Symbol:
+                found_sym.add(e)
+                continue
+            if isinstance(e, sm.core.function.AppliedUndef) and e.args == (t,):
+                found_dyn.add(e)
+                continue
+            stack.extend(e.args)
         found_sym.discard(t)
         nc = set(self.noncontributing)
         auto_spec = sorted((d for d in found_dyn if d not in known and d not in nc), key=str)

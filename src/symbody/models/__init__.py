@@ -13,7 +13,6 @@ Each model function forms its equations with symbody.KanesMethod when called.
 
 from __future__ import annotations
 
-import importlib
 from collections.abc import Callable
 
 from ..errors import InputError
@@ -32,30 +31,14 @@ from .snakeboard import DESCRIPTION as _SNAKEBOARD
 from .snakeboard import snakeboard
 from .two_particle_pendulum import DESCRIPTION as _TWO_PARTICLE
 from .two_particle_pendulum import two_particle_pendulum
+from .whipple_bicycle import DESCRIPTION as _WHIPPLE
+from .whipple_bicycle import whipple_bicycle
 
 __all__ = [
     "Model", "Drawing", "KaneSystem", "available", "get",
     "four_bar", "snakeboard", "double_rod_pendulum", "two_particle_pendulum",
     "n_link_pendulum_on_cart", "rolling_disc", "chaplygin_sleigh", "whipple_bicycle",
 ]
-
-_WHIPPLE = "Whipple bicycle with the Meijaard et al. (2007) benchmark parameters (option v)"
-
-
-def _load_whipple() -> Callable[..., Model]:
-    """Import symbody.models.whipple_bicycle lazily (importing it rebinds this package's name)."""
-    module = importlib.import_module(f"{__name__}.whipple_bicycle")
-    globals()["whipple_bicycle"] = _whipple_wrapper  # the submodule import rebound the name
-    return module.whipple_bicycle
-
-
-def whipple_bicycle(**options) -> Model:
-    """The Whipple bicycle (symbody.models.whipple_bicycle; imported on first use)."""
-    return _load_whipple()(**options)
-
-
-_whipple_wrapper = whipple_bicycle
-
 
 _REGISTRY: dict[str, tuple[str, Callable[..., Model]]] = {
     "four-bar": (_FOUR_BAR, four_bar),

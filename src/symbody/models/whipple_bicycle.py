@@ -35,8 +35,6 @@ the position, yaw and rear wheel rate are ignorable.
 from __future__ import annotations
 
 import math
-import sys
-import types
 
 import sympy as sm
 from sympy.physics.mechanics import RigidBody, inertia
@@ -290,18 +288,3 @@ def whipple_bicycle(v: float = 5.0, parameters: dict[str, float] | None = None) 
         outputs={"forward_speed": ex["forward_speed"], "kinetic_energy": kinetic,
                  "potential_energy": potential, "contact_gap": fh[0]},
         op_parameters={"v": v}, operating_point_rule=operating_point, references=REFERENCES)
-
-
-class _CallableModule(types.ModuleType):
-    """This module, callable like the model function of the same name.
-
-    ``symbody.models`` registers :func:`whipple_bicycle` lazily; importing this
-    submodule directly rebinds the package attribute ``symbody.models.whipple_bicycle``
-    to the module, so calling the module builds the model as the function does.
-    """
-
-    def __call__(self, *args, **kwargs) -> Model:
-        return whipple_bicycle(*args, **kwargs)
-
-
-sys.modules[__name__].__class__ = _CallableModule
