@@ -169,6 +169,14 @@ class ReferenceODE:
         full = self.xdot_full(np.asarray(x, dtype=float), r)
         return np.concatenate([full[:self.N], full[self.N:self.N + self.p]])
 
+    def dependent_conditioning(self, x) -> float:
+        """sigma_min(df_h/dq_dep) / |df_h/dq| at x (1 without holonomic constraints)."""
+        rm = self.rm
+        if not rm.q_dep:
+            return 1.0
+        J = rm._numeric.fh_jacobian(dict(zip(self.q, x[:self.N])))
+        return float(np.linalg.svd(J[:, len(rm.q_ind):], compute_uv=False)[-1] / np.linalg.norm(J))
+
     # ------------------------------------------------------------ linearization
     def independent_rhs(self, z, r=None) -> np.ndarray:
         """[q_ind', u_ind'] as a function of z = [q_ind, u_ind] (q_dep solved by Newton)."""

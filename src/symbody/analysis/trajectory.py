@@ -5,6 +5,7 @@ Plain arrays with the symbols that name their columns, in the shape of
 
     t (k,)   x (k, N + p) = [q, u_ind]   q (k, N)   u (k, o) (dependent speeds included)
     holonomic_residuals (k, M)   velocity_residuals (k, m)   multipliers (k, m) or None
+    partition_changes: [PartitionChange(t, dependent_coordinates, dependent_speeds), ...]
 """
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ import html
 import json
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 import sympy as sm
@@ -22,9 +23,18 @@ from sympy.physics.vector import dynamicsymbols
 
 from ..errors import InputError
 
-__all__ = ["Trajectory"]
+__all__ = ["Trajectory", "PartitionChange"]
 
 _FORMAT = "symbody-trajectory-1"
+
+
+class PartitionChange(NamedTuple):
+    """A switch of the dependent set during a simulation: from time ``t`` on the
+    dependent coordinates and speeds (names) were these."""
+
+    t: float
+    dependent_coordinates: tuple[str, ...]
+    dependent_speeds: tuple[str, ...]
 
 
 class Trajectory:
@@ -35,13 +45,16 @@ class Trajectory:
     ``velocity_residuals``, ``multipliers`` (or None), ``status`` (0 success,
     < 0 failure: see :func:`symbody.simulate`), ``message``, ``success``,
     ``constraints`` (the mode used), ``method``, ``nfev``, ``nsteps``,
-    ``wall_time`` (s).
+    ``wall_time`` (s), ``partition_changes`` (list of :class:`PartitionChange`: the
+    times the dependent set was switched to pass a singular configuration, and the new
+    dependent coordinates and speeds; empty when the model's own set served throughout).
+    The columns of ``x``, ``q`` and ``u`` are in model order whatever the dependent set.
     """
 
     def __init__(self, t, x, q, u, coordinates, speeds, constants: Mapping, holonomic_residuals,
                  velocity_residuals, multipliers=None, status: int = 0, message: str = "",
                  constraints: str = "none", method: str = "", nfev: int = 0, nsteps: int = 0,
-                 wall_time: float = 0.0, states=None, specifieds=None):
+                 wall_time: float = 0.0, states=None, specifieds=None, partition_changes=()):
         self.t = np.asarray(t, dtype=float)
         self.x = np.asarray(x, dtype=float)
         self.q = np.asarray(q, dtype=float)
@@ -62,6 +75,9 @@ class Trajectory:
         self.nfev = int(nfev)
         self.nsteps = int(nsteps)
         self.wall_time = float(wall_time)
+        self.partition_changes = [PartitionChange(float(c[0]), tuple(map(str, c[1])),
+                                                  tuple(map(str, c[2]) if len(c) > 2 else ()))
+                                  for c in partition_changes]
 
     @property
     def success(self) -> bool:
@@ -110,6 +126,8 @@ class Trajectory:
             "status": self.status, "message": self.message, "constraints": self.constraints,
             "method": self.method, "nfev": self.nfev, "nsteps": self.nsteps,
             "wall_time": self.wall_time, "has_multipliers": self.multipliers is not None,
+            "partition_changes": [[c.t, list(c.dependent_coordinates), list(c.dependent_speeds)]
+                                  for c in self.partition_changes],
         }
         arrays = dict(t=self.t, x=self.x, q=self.q, u=self.u,
                       holonomic_residuals=self.holonomic_residuals,
@@ -142,7 +160,7 @@ class Trajectory:
                 multipliers=data["multipliers"] if meta["has_multipliers"] else None,
                 status=meta["status"], message=meta["message"], constraints=meta["constraints"],
                 method=meta["method"], nfev=meta["nfev"], nsteps=meta["nsteps"],
-                wall_time=meta["wall_time"])
+                wall_time=meta["wall_time"], partition_changes=meta.get("partition_changes", ()))
 
     def to_csv(self, path) -> Path:
         """Write t, all coordinates, all speeds, residuals (and multipliers) as CSV columns."""
@@ -176,6 +194,7 @@ class Trajectory:
             "states": ", ".join(map(_short, self.states)),
             "max |holonomic residual|": f"{self.max_holonomic_residual:.3g}",
             "max |velocity residual|": f"{self.max_velocity_residual:.3g}",
+            "dependent-set switches": len(self.partition_changes),
             "rhs evaluations": self.nfev,
             "steps": self.nsteps,
             "wall time": f"{self.wall_time:.3g} s",

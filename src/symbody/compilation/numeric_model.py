@@ -22,11 +22,22 @@ All symbolic blocks are evaluated by a few compiled kernels that share one flat
 argument vector ``z = [t, q (N), u (o), r (s), constants (c), u' (o)]``; the
 linear algebra is done by LAPACK on small dense matrices.  A NumericModel holds
 no sympy state used at run time (``model.eom`` is kept for reference only).
+
+Partitions.  Which coordinates and speeds are dependent is a numerical choice, not
+part of the physics: a :class:`Partition` names them by index, and ``rhs``,
+``full_speeds``, ``accelerations`` and ``project_coordinates`` accept one (the
+state is then ``[q (N, model order), u at partition.independent_speeds]``).  With
+the unreduced dynamic block the augmented system gives u' for all speeds without a
+partition, so any partition whose ``B[:, dependent_speeds]`` is regular works;
+:meth:`NumericModel.choose_partition` picks the best conditioned one by
+column-pivoted QR of ∂f_h/∂q and of B.  A reduced (hand-derived) dynamic block
+is written for the eom's own partition only.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
@@ -38,7 +49,7 @@ from ..errors import CompilationError, InputError, SingularConstraintError, Symb
 from ._progress import ProgressLine
 from .codegen import Kernel, compile_kernel, resolve_backend
 
-__all__ = ["NumericModel", "compile", "SingularMassMatrixError"]
+__all__ = ["NumericModel", "compile", "SingularMassMatrixError", "Partition"]
 
 _t = dynamicsymbols._t
 
@@ -47,10 +58,65 @@ class SingularMassMatrixError(SymbodyError, ArithmeticError):
     """The dynamic mass matrix (or the augmented constrained system) is numerically singular."""
 
 
+@dataclass(frozen=True)
+class Partition:
+    """Which coordinates and speeds are dependent: indices into ``model.coordinates``
+    (``dependent_coordinates``, M of them) and ``model.speeds`` (``dependent_speeds``,
+    m), ascending; ``N``, ``o`` are the numbers of coordinates and speeds.
+
+    The ODE state of a partition is ``y = [q (all N, model order), u[independent_speeds]]``.
+    """
+
+    dependent_coordinates: tuple[int, ...]
+    dependent_speeds: tuple[int, ...]
+    N: int
+    o: int
+    _qdep: np.ndarray = field(init=False, repr=False, compare=False)
+    _qind: np.ndarray = field(init=False, repr=False, compare=False)
+    _udep: np.ndarray = field(init=False, repr=False, compare=False)
+    _uind: np.ndarray = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self):
+        qd = tuple(sorted(int(i) for i in self.dependent_coordinates))
+        ud = tuple(sorted(int(i) for i in self.dependent_speeds))
+        if len(set(qd)) != len(qd) or any(not 0 <= i < self.N for i in qd):
+            raise InputError(f"dependent coordinate indices {qd} are not distinct indices below {self.N}")
+        if len(set(ud)) != len(ud) or any(not 0 <= i < self.o for i in ud):
+            raise InputError(f"dependent speed indices {ud} are not distinct indices below {self.o}")
+        object.__setattr__(self, "dependent_coordinates", qd)
+        object.__setattr__(self, "dependent_speeds", ud)
+        object.__setattr__(self, "_qdep", np.array(qd, dtype=np.intp))
+        object.__setattr__(self, "_qind", np.array([i for i in range(self.N) if i not in qd], dtype=np.intp))
+        object.__setattr__(self, "_udep", np.array(ud, dtype=np.intp))
+        object.__setattr__(self, "_uind", np.array([i for i in range(self.o) if i not in ud], dtype=np.intp))
+
+    @property
+    def independent_coordinates(self) -> tuple[int, ...]:
+        return tuple(int(i) for i in self._qind)
+
+    @property
+    def independent_speeds(self) -> tuple[int, ...]:
+        return tuple(int(i) for i in self._uind)
+
+
 def _dgesv(A: np.ndarray, b: np.ndarray):
     """Solve A x = b with LAPACK; returns (x, info) (info > 0: singular)."""
     _, _, x, info = lapack.dgesv(A, b, overwrite_a=1, overwrite_b=0)
     return x, info
+
+
+def pivoted_columns(A: np.ndarray) -> tuple[tuple[int, ...], float]:
+    """Column-pivoted QR of A (k x l, k <= l): the k pivot columns (ascending) and the
+    relative rank measure |R_kk| / |R_11| (0 when A has lost rank)."""
+    k = A.shape[0]
+    if k == 0:
+        return (), 1.0
+    qr, jpvt, _, _, info = lapack.dgeqp3(np.array(A, dtype=float, order="F"))
+    if info != 0 or not np.isfinite(qr).all():
+        return tuple(range(A.shape[1] - k, A.shape[1])), 0.0
+    diag = np.abs(np.diag(qr)[:k])
+    rank = float(diag[-1] / diag[0]) if diag[0] > 0 else 0.0
+    return tuple(sorted(int(j) - 1 for j in jpvt[:k])), rank
 
 
 def _solve_symmetric(A: np.ndarray, b: np.ndarray):
@@ -108,6 +174,8 @@ class NumericModel:
         self.N, self.o = self.n + self.M, self.p + self.m
         self.dynamic_reduced = bool(eom.dynamic_reduced)
         self.noncontributing = tuple(eom.noncontributing)
+        self.default_partition = Partition(tuple(range(self.n, self.N)), tuple(range(self.p, self.o)),
+                                           self.N, self.o)
         self.constants = self._ordering(constants, eom.constants, "constants")
         self.specifieds = self._ordering(specifieds, eom.specifieds, "specifieds")
         self._const_index = self._name_index(self.constants)
@@ -129,6 +197,8 @@ class NumericModel:
         spec = tuple(self.specifieds)
         kin_blocks = [eom.qdot_solution, eom.velocity_matrix, eom.velocity_rest]
         self._kin_uses_r = bool(spec) and any(e.has(*spec) for blk in kin_blocks for e in blk)
+        vel_blocks = [eom.velocity_matrix, eom.velocity_rest]
+        self._vel_uses_r = bool(spec) and any(e.has(*spec) for blk in vel_blocks for e in blk)
         bar = ProgressLine(progress, "compiling", 1.0, delay=0.5)
 
         def build(name, exprs):
@@ -186,6 +256,9 @@ class NumericModel:
                                        "noncontributing forces " + ", ".join(map(str, self.noncontributing)))
             self._k_aux = build("auxiliary equations", list(A_nc) + list(rest))
         bar.close()
+        #: the dependent set can be chosen freely (see choose_partition): the dynamic block is
+        #: unreduced (u' of all speeds from the augmented system) and B does not depend on r
+        self.partition_switchable = self._augmented and not self._vel_uses_r
         self._frozen = True
 
     # ----------------------------------------------------------- immutability
@@ -357,10 +430,11 @@ class NumericModel:
             return p
         return self.constants_array(p)
 
-    def _z(self, t: float, q, u, p, r, need_r: bool = True) -> np.ndarray:
+    def _z(self, t: float, q, u, p, r, need_r: bool = True, partition: Partition | None = None) -> np.ndarray:
         """z with t, q, u (o, or p and then u_dep solved), r, constants filled; u' zero.
 
         When ``need_r`` is False and ``r`` is None the specifieds are left at zero.
+        ``partition``: u of length p are the speeds ``partition.independent_speeds``.
         """
         z = np.zeros(self._nz)
         z[0] = t
@@ -377,35 +451,56 @@ class NumericModel:
             if u.shape == (self.o,):
                 z[self._iu:self._ir] = u
             elif u.shape == (self.p,):
-                z[self._iu:self._iud] = u
-                if self.m:
-                    self._solve_udep(z)
+                if partition is None or partition == self.default_partition:
+                    z[self._iu:self._iud] = u
+                    if self.m:
+                        self._solve_udep(z)
+                else:
+                    z[self._iu + partition._uind] = u
+                    self._solve_udep(z, partition)
             else:
                 raise InputError(f"u must have {self.o} values ({', '.join(map(str, self.speeds))}) "
                                  f"or the {self.p} independent ones, got shape {u.shape}")
         return z
 
-    def _solve_udep(self, z: np.ndarray) -> None:
-        """Write u_dep = -B_dep^{-1} (B_ind u_ind + b) into z."""
+    def _solve_udep(self, z: np.ndarray, partition: Partition | None = None) -> None:
+        """Write u_dep = -B_dep^{-1} (B_ind u_ind + b) into z (dependent speeds of ``partition``)."""
         m, o, p = self.m, self.o, self.p
+        if not m:
+            return
         out = np.empty(m * o + m)
         self._k_vel.into(z, out)
         B = out[:m * o].reshape(m, o)
-        rhs = -(B[:, :p] @ z[self._iu:self._iud] + out[m * o:])
-        sol, info = _dgesv(B[:, p:].copy(), rhs)
+        if partition is None:
+            rhs = -(B[:, :p] @ z[self._iu:self._iud] + out[m * o:])
+            sol, info = _dgesv(B[:, p:].copy(), rhs)
+            dep_names = self.dependent_speeds
+        else:
+            ind, dep = partition._uind, partition._udep
+            rhs = -(B[:, ind] @ z[self._iu + ind] + out[m * o:])
+            sol, info = _dgesv(B[:, dep], rhs)
+            dep_names = [self.speeds[i] for i in dep]
         if info != 0:
             raise SingularConstraintError(
                 f"the velocity constraints are singular in the dependent speeds "
-                f"{', '.join(map(str, self.dependent_speeds))} at t = {z[0]:.6g} "
+                f"{', '.join(map(str, dep_names))} at t = {z[0]:.6g} "
                 f"(q = {np.array2string(z[1:1 + self.N], precision=4)})")
-        z[self._iud:self._ir] = sol
+        if partition is None:
+            z[self._iud:self._ir] = sol
+        else:
+            z[self._iu + partition._udep] = sol
 
     # ------------------------------------------------------------ right-hand side
-    def rhs(self, t: float, x, p, r=None) -> np.ndarray:
+    def rhs(self, t: float, x, p, r=None, partition: Partition | None = None) -> np.ndarray:
         """x' = f(t, x) for the state x = [q (N), u_ind (p)]; returns shape (N + p,).
 
-        ``r``: specified inputs, an array (len(specifieds)) or callable ``r(t, x)``.
+        ``r``: specified inputs, an array (len(specifieds)) or callable ``r(t, x)``
+        (always called with the state in the model's layout [q, u_ind]).
+        ``partition``: integrate in another dependent set: x = [q, u[partition.independent_speeds]]
+        and x' in the same layout (needs ``partition_switchable`` unless it is the default).
         """
+        if partition is not None and partition.dependent_speeds != self.default_partition.dependent_speeds:
+            return self._rhs_partition(t, x, p, r, partition)
         if type(x) is not np.ndarray or x.shape != (self._nx,) or x.dtype != float:
             x = np.asarray(x, dtype=float)
             if x.shape != (self._nx,):
@@ -423,8 +518,37 @@ class NumericModel:
             self._solve_udep(z)
         return self._rhs_z(z)
 
-    def _rhs_z(self, z: np.ndarray, want_all: bool = False):
-        """Evaluate q' and u' at a filled z (u_dep already solved)."""
+    def _check_partition(self, partition: Partition) -> None:
+        if (partition.N, partition.o) != (self.N, self.o) or len(partition.dependent_coordinates) != self.M \
+                or len(partition.dependent_speeds) != self.m:
+            raise InputError(f"{partition} does not fit this model (N = {self.N}, o = {self.o}, "
+                             f"M = {self.M}, m = {self.m})")
+        if partition.dependent_speeds != self.default_partition.dependent_speeds and not self.partition_switchable:
+            why = ("the dynamic equations are in reduced form, written for the independent speeds "
+                   f"{', '.join(map(str, self.independent_speeds))}" if self.dynamic_reduced else
+                   "the velocity constraints depend on the specified inputs")
+            raise InputError(f"this model cannot use the dependent speeds "
+                             f"{', '.join(str(self.speeds[i]) for i in partition.dependent_speeds)}: {why}")
+
+    def _rhs_partition(self, t: float, x, p, r, partition: Partition) -> np.ndarray:
+        self._check_partition(partition)
+        N = self.N
+        x = np.asarray(x, dtype=float)
+        if x.shape != (self._nx,):
+            raise InputError(f"the state has {self._nx} values, got shape {x.shape}")
+        z = np.zeros(self._nz)
+        z[0] = t
+        z[1:1 + N] = x[:N]
+        z[self._ic:self._iudot] = self._p(p)
+        z[self._iu + partition._uind] = x[N:]
+        self._solve_udep(z, partition)
+        if self._ir != self._ic:
+            xm = np.concatenate([x[:N], z[self._iu:self._iud]]) if callable(r) else None
+            z[self._ir:self._ic] = self.specifieds_array(r, t, xm)
+        return self._rhs_z(z, ind=partition._uind)
+
+    def _rhs_z(self, z: np.ndarray, want_all: bool = False, ind: np.ndarray | None = None):
+        """Evaluate q' and u' at a filled z (u_dep already solved); ``ind``: which u' are states."""
         N, nd = self.N, self._nd
         out = np.empty(self._k_main.nout)
         self._k_main.into(z, out)
@@ -452,7 +576,7 @@ class NumericModel:
                 f"(q = {np.array2string(z[1:1 + N], precision=4)})")
         xdot = np.empty(self._nx)
         xdot[:N] = out[:N]
-        xdot[N:] = sol[:self.p]
+        xdot[N:] = sol[:self.p] if ind is None else sol[ind]
         if want_all:
             return xdot, sol, out
         return xdot
@@ -465,7 +589,7 @@ class NumericModel:
         Z = self._Z_many(t, X, p, r)
         return self._rhs_many_Z(Z)[0]
 
-    def _Z_many(self, t, X, p, r, U=None) -> np.ndarray:
+    def _Z_many(self, t, X, p, r, U=None, partition: Partition | None = None) -> np.ndarray:
         X = np.asarray(X, dtype=float)
         if X.ndim != 2 or X.shape[1] != self._nx:
             raise InputError(f"X must have shape (k, {self._nx}), got {X.shape}")
@@ -474,6 +598,11 @@ class NumericModel:
         Z[:, 0] = np.broadcast_to(np.asarray(t, dtype=float), (k,))
         Z[:, 1:1 + self._nx] = X
         Z[:, self._ic:self._iudot] = self._p(p)
+        if partition is not None and partition != self.default_partition:
+            Z[:, self._iu:self._ir] = 0.0
+            Z[:, self._iu + partition._uind] = X[:, self.N:]
+        else:
+            partition = None
         s = len(self.specifieds)
         if s:
             if callable(r):
@@ -487,20 +616,28 @@ class NumericModel:
         if U is not None:
             Z[:, self._iu:self._ir] = U
         elif self.m:
-            self._solve_udep_many(Z)
+            self._solve_udep_many(Z, partition)
         return Z
 
-    def _solve_udep_many(self, Z: np.ndarray) -> None:
+    def _solve_udep_many(self, Z: np.ndarray, partition: Partition | None = None) -> None:
         m, o, p = self.m, self.o, self.p
         out = self._k_vel.many(Z)
         B = out[:, :m * o].reshape(-1, m, o)
-        rhs = -(np.einsum("kij,kj->ki", B[:, :, :p], Z[:, self._iu:self._iud]) + out[:, m * o:])
+        if partition is None:
+            ind, dep = slice(0, p), slice(p, o)
+            names = self.dependent_speeds
+        else:
+            ind, dep = partition._uind, partition._udep
+            names = [self.speeds[i] for i in dep]
+        U = Z[:, self._iu:self._ir]
+        rhs = -(np.einsum("kij,kj->ki", B[:, :, ind], U[:, ind]) + out[:, m * o:])
         try:
-            Z[:, self._iud:self._ir] = np.linalg.solve(B[:, :, p:], rhs[..., None])[..., 0]
+            U[:, dep] = np.linalg.solve(B[:, :, dep], rhs[..., None])[..., 0]
         except np.linalg.LinAlgError as exc:
             raise SingularConstraintError(
                 "the velocity constraints are singular in the dependent speeds "
-                f"{', '.join(map(str, self.dependent_speeds))} at one of the states") from exc
+                f"{', '.join(map(str, names))} at one of the states") from exc
+        Z[:, self._iu:self._ir] = U
 
     def _rhs_many_Z(self, Z: np.ndarray):
         N, nd, k = self.N, self._nd, Z.shape[0]
@@ -527,12 +664,16 @@ class NumericModel:
         return Xd, sol, out
 
     # ------------------------------------------------------------ kinematics
-    def full_speeds(self, q, u_ind, p, t: float = 0.0, r=None) -> np.ndarray:
-        """All speeds u = [u_ind, u_dep] (o,), u_dep solved from B u + b = 0."""
+    def full_speeds(self, q, u_ind, p, t: float = 0.0, r=None, partition: Partition | None = None) -> np.ndarray:
+        """All speeds u (o,) in model order, the dependent ones solved from B u + b = 0.
+
+        ``u_ind``: the p independent speeds (``partition.independent_speeds`` when a
+        partition is given, else the model's).
+        """
         u_ind = np.asarray(u_ind, dtype=float)
         if u_ind.shape != (self.p,):
             raise InputError(f"u_ind must have {self.p} values, got shape {u_ind.shape}")
-        z = self._z(t, q, u_ind, p, r, need_r=self._kin_uses_r)
+        z = self._z(t, q, u_ind, p, r, need_r=self._kin_uses_r, partition=partition)
         return z[self._iu:self._ir].copy()
 
     def qdot(self, q, u, p, t: float = 0.0, r=None) -> np.ndarray:
@@ -542,15 +683,17 @@ class NumericModel:
         self._k_main.into(z, out)
         return out[:self.N].copy()
 
-    def accelerations(self, q, u, p, t: float = 0.0, r=None):
+    def accelerations(self, q, u, p, t: float = 0.0, r=None, partition: Partition | None = None):
         """(u' (o,), λ (m,)): all speed derivatives and the constraint multipliers.
 
-        ``u``: all o speeds (or the p independent ones).  For an unreduced dynamic
-        block λ are the multipliers of the augmented system (generalized
-        constraint forces B_a^T λ); for a reduced (hand-derived) block they are
-        not available and returned as NaN.
+        ``u``: all o speeds (or the p independent ones, of ``partition`` when given).
+        For an unreduced dynamic block λ are the multipliers of the augmented system
+        (generalized constraint forces B_a^T λ) and no partition is involved; for a
+        reduced (hand-derived) block they are not available and returned as NaN.
         """
-        z = self._z(t, q, u, p, r)
+        if partition is not None:
+            self._check_partition(partition)
+        z = self._z(t, q, u, p, r, partition=partition)
         _, sol, _ = self._rhs_z(z, want_all=True)
         o, m, p_ = self.o, self.m, self.p
         if self._augmented:
@@ -609,9 +752,10 @@ class NumericModel:
         return out[:self.m * self.o].reshape(self.m, self.o) @ u + out[self.m * self.o:]
 
     def project_coordinates(self, q, p, t: float = 0.0, tol: float = 1e-10, max_iter: int = 50,
-                            r=None):
+                            r=None, partition: Partition | None = None):
         """q with q_dep solved from f_h(q, t) = 0 by damped Newton's method (q_ind held).
 
+        ``partition``: solve for its dependent coordinates instead of the model's.
         Returns ``(q, converged, residual_norm)``.  Raises SingularConstraintError
         when ∂f_h/∂q_dep is singular.
         """
@@ -619,10 +763,11 @@ class NumericModel:
         if not self.M:
             return q, True, 0.0
         z = self._z(t, q, None, p, r, need_r=False)
-        return self._project_z(z, tol, max_iter)
+        return self._project_z(z, tol, max_iter, partition)
 
-    def _project_z(self, z: np.ndarray, tol: float = 1e-10, max_iter: int = 50):
-        """Damped Newton on q_dep inside z (modified in place).
+    def _project_z(self, z: np.ndarray, tol: float = 1e-10, max_iter: int = 50,
+                   partition: Partition | None = None):
+        """Damped Newton on q_dep (of ``partition``, default the model's) inside z (modified in place).
 
         Stops when a full Newton step is smaller than ``tol * (1 + |q_dep|)``:
         convergence is quadratic, so the residual after that step is at round-off.
@@ -632,17 +777,22 @@ class NumericModel:
         hol = self._k_hol
         out = np.empty(hol.nout)
         hol.into(z, out)
-        sl = slice(1 + n, 1 + N)
+        if partition is None or partition == self.default_partition:
+            sl, cols = slice(1 + n, 1 + N), slice(n, N)
+            dep_names = self.dependent_coordinates
+        else:
+            sl, cols = 1 + partition._qdep, partition._qdep
+            dep_names = [self.coordinates[i] for i in partition._qdep]
         norm = float(np.abs(out[:M]).max())
         converged = norm == 0.0
         it = 0
         while not converged and it < max_iter and norm == norm and norm != np.inf:
             it += 1
-            dq, info = _dgesv(out[M:].reshape(M, N)[:, n:].copy(), out[:M].copy())
+            dq, info = _dgesv(out[M:].reshape(M, N)[:, cols].copy(), out[:M].copy())
             if info != 0:
                 raise SingularConstraintError(
                     f"the holonomic constraints are singular in the dependent coordinates "
-                    f"{', '.join(map(str, self.dependent_coordinates))} at q = "
+                    f"{', '.join(map(str, dep_names))} at q = "
                     f"{np.array2string(z[1:1 + N], precision=4)}")
             qdep = z[sl].copy()
             small = float(np.abs(dq).max()) <= tol * (1.0 + float(np.abs(qdep).max()))
@@ -680,6 +830,43 @@ class NumericModel:
         x[:self.N] = q
         return x
 
+    # ------------------------------------------------------------ partitions
+    def constraint_matrices(self, q, p, t: float = 0.0, r=None) -> tuple[np.ndarray, np.ndarray]:
+        """(∂f_h/∂q (M, N), B (m, o)) at the configuration q: the matrices whose columns a
+        :class:`Partition` splits into independent and dependent ones."""
+        z = self._z(t, q, None, p, r, need_r=self._vel_uses_r)
+        if self.M:
+            out = np.empty(self._k_hol.nout)
+            self._k_hol.into(z, out)
+            J = out[self.M:].reshape(self.M, self.N)
+        else:
+            J = np.empty((0, self.N))
+        if self.m:
+            out = np.empty(self._k_vel.nout)
+            self._k_vel.into(z, out)
+            B = out[:self.m * self.o].reshape(self.m, self.o)
+        else:
+            B = np.empty((0, self.o))
+        return J, B
+
+    def choose_partition(self, q, p, t: float = 0.0, r=None) -> Partition:
+        """The best conditioned dependent set at q (a :class:`Partition`).
+
+        Column-pivoted QR of ∂f_h/∂q (M x N) picks the M dependent coordinates and of
+        B (m x o) the m dependent speeds (greedily maximizing |det| of the dependent
+        columns).  A model that is not ``partition_switchable`` keeps its dependent
+        speeds.
+        """
+        J, B = self.constraint_matrices(q, p, t, r)
+        qdep = pivoted_columns(J)[0]
+        udep = pivoted_columns(B)[0] if self.partition_switchable else self.default_partition.dependent_speeds
+        return Partition(qdep, udep, self.N, self.o)
+
+    def partition_names(self, partition: Partition) -> tuple[tuple, tuple]:
+        """(dependent coordinates, dependent speeds) of ``partition`` as symbols."""
+        return (tuple(self.coordinates[i] for i in partition.dependent_coordinates),
+                tuple(self.speeds[i] for i in partition.dependent_speeds))
+
     # ------------------------------------------------------------ auxiliary
     def auxiliary_forces(self, q, u, udot, p, t: float = 0.0, r=None) -> np.ndarray:
         """Values of ``model.noncontributing`` from the auxiliary equations (least squares)."""
@@ -702,10 +889,15 @@ class NumericModel:
         return np.linalg.lstsq(A, -c, rcond=None)[0]
 
     # ------------------------------------------------------------ batch post-processing
-    def _evaluate_many(self, t, X, p, r=None, want_multipliers: bool = True) -> dict:
-        """Speeds, residuals and multipliers for states X (k, N + p) at times t (k,)."""
+    def _evaluate_many(self, t, X, p, r=None, want_multipliers: bool = True,
+                       partition: Partition | None = None, U=None) -> dict:
+        """Speeds, residuals and multipliers for states X (k, N + p) at times t (k,).
+
+        X is in the layout of ``partition`` (default: the model's); ``U`` (k, o): all speeds
+        when already known (nothing solved then).  ``u`` (k, o) comes back in model order.
+        """
         k = X.shape[0]
-        Z = self._Z_many(t, X, p, r)
+        Z = self._Z_many(t, X, p, r, U=U, partition=partition)
         res: dict[str, Any] = {"u": Z[:, self._iu:self._ir].copy()}
         if self.M:
             res["holonomic"] = self._k_hol.many(Z)[:, :self.M]

@@ -180,12 +180,35 @@ def _sub_qdot(expr, qdot_map):
 
 
 class ChainRule:
-    """Time derivative by the chain rule, with q' given as symengine expressions."""
+    """Time derivative by the chain rule, with q' given as symengine expressions.
 
-    def __init__(self, q_se: list, qdot_se: list, t_se: se.Symbol):
+    With ``symmap`` given, functions of time other than the coordinates and the
+    ``speeds`` (specified motions r(t) and their derivatives) are differentiated
+    too: d/dt r = r', d/dt r' = r'' (their symbols are added to ``symmap``).
+    """
+
+    def __init__(self, q_se: list, qdot_se: list, t_se: se.Symbol, symmap: SymbolMap | None = None,
+                 speeds: Iterable = ()):
         self.q = q_se
         self.qdot = qdot_se
         self.t = t_se
+        self.symmap = symmap
+        self._skip = set(q_se) | set(speeds)
+        self._rates: dict = {}
+
+    def _rate(self, s):
+        """The symbol of d/dt of the specified function of time ``s`` stands for, or None."""
+        got = self._rates.get(s, False)
+        if got is not False:
+            return got
+        atom = self.symmap.names.get(str(s)) if s not in self._skip else None
+        rate = None
+        if isinstance(atom, sm.Derivative) and set(atom.variables) == {t}:
+            rate = self.symmap.add(sm.Derivative(atom.expr, (t, atom.derivative_count + 1)))
+        elif isinstance(atom, sm.core.function.AppliedUndef) and atom.args == (t,):
+            rate = self.symmap.add(atom.diff(t))
+        self._rates[s] = rate
+        return rate
 
     def dt_rest(self, expr, extra: Iterable = ()) -> se.Basic:
         """d/dt expr holding the speeds fixed: sum_i d expr/dq_i q_i' + d expr/dt."""
@@ -201,6 +224,13 @@ class ChainRule:
         for var, rate in extra:
             if var in free:
                 out = out + expr.diff(var) * rate
+        if self.symmap is not None:
+            for s in free:
+                if s in self._skip or s == self.t:
+                    continue
+                rate = self._rate(s)
+                if rate is not None:
+                    out = out + expr.diff(s) * rate
         return out
 
 

@@ -237,6 +237,7 @@ class EquationsOfMotion:
         self.auxiliary = _imm(aux)
 
         self._set_symbols(constants, specifieds)
+        _check_accelerations_determined(self)
 
     def _set_symbols(self, constants, specifieds) -> None:
         """Detect (or check) the constants and specified functions of time."""
@@ -260,10 +261,16 @@ class EquationsOfMotion:
             if isinstance(e, sm.core.function.AppliedUndef) and e.args == (t,):
                 found_dyn.add(e)
                 continue
+            if (isinstance(e, sm.Derivative) and set(e.variables) == {t}
+                    and isinstance(e.expr, sm.core.function.AppliedUndef) and e.expr.args == (t,)):
+                # a derivative of a specified motion r(t) is a specified input of its own
+                found_dyn.add(e)
+                found_dyn.add(e.expr)
+                continue
             stack.extend(e.args)
         found_sym.discard(t)
         nc = set(self.noncontributing)
-        auto_spec = sorted((d for d in found_dyn if d not in known and d not in nc), key=str)
+        auto_spec = sorted((d for d in found_dyn if d not in known and d not in nc), key=_time_order)
         auto_const = sorted((s for s in found_sym if s not in nc), key=str)
         if specifieds is None:
             self.specifieds = tuple(auto_spec)
@@ -310,6 +317,7 @@ class EquationsOfMotion:
         self.auxiliary = _imm(auxiliary) if len(auxiliary) else _imm(sm.zeros(0, 1))
         self.noncontributing = tuple(noncontributing)
         self._set_symbols(constants, specifieds)
+        _check_accelerations_determined(self)
         return self
 
     # ------------------------------------------------------------------ sizes
@@ -376,6 +384,32 @@ class EquationsOfMotion:
         if self.holonomic.rows:
             rows.append(vlatex(sm.Eq(self.holonomic, sm.zeros(self.M, 1), evaluate=False)))
         return "$\\displaystyle " + r" \\ ".join(rows) + "$"
+
+
+def _check_accelerations_determined(eom: EquationsOfMotion) -> None:
+    """Raise if a speed's acceleration appears in no dynamic equation and no constraint.
+
+    A zero column of M_d (and of B_a) makes [[M_d, B_a^T], [B_a, 0]] singular at
+    every state: usually a speed that no velocity or angular velocity depends on.
+    """
+    M_d, B_a = eom.dynamic_mass, eom.acceleration_matrix
+    speeds = eom.u_ind if eom.dynamic_reduced else eom.u
+    for j, s in enumerate(speeds):
+        if any(M_d[i, j] != 0 for i in range(M_d.rows)):
+            continue
+        if not eom.dynamic_reduced and any(B_a[i, j] != 0 for i in range(B_a.rows)):
+            continue
+        raise FormulationError(
+            f"the acceleration of the speed {s} appears in no dynamic equation (its column of the "
+            "mass matrix is zero) and in no constraint, so the equations cannot determine it; "
+            f"does the velocity or angular velocity of any body depend on {s}?")
+
+
+def _time_order(d) -> tuple:
+    """Sort key of specified inputs: by function name, then derivative order (r, r', r'')."""
+    if isinstance(d, sm.Derivative):
+        return (str(d.expr), d.derivative_count)
+    return (str(d), 0)
 
 
 def _check_dependent_columns(B: sm.Matrix, p: int, u_dep: Sequence, eq_name: str, what: str) -> None:

@@ -317,7 +317,7 @@ class KanesMethod:
         qdot_map = self._qdot_u_map
         qdot_se = [smap.to_se(qdot_map[qd].xreplace(dict.fromkeys(self._uaux, 0))) for qd in self._qdot]
         frames = FrameTable(N, smap, qdot_map)
-        chain = ChainRule(q_se, qdot_se, t_se)
+        chain = ChainRule(q_se, qdot_se, t_se, symmap=smap, speeds=u_se + ua_se)
         speeds = u_se + ua_se
         uaux_zero = {s: se.Integer(0) for s in ua_se}
         o, s_aux = len(u_se), len(ua_se)

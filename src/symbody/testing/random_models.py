@@ -71,14 +71,17 @@ _TRIPLES = ((3, 4, 5), (5, 12, 13), (8, 15, 17), (7, 24, 25), (20, 21, 29), (1, 
 
 
 # --------------------------------------------------------------------------- numbers
-def _unit3(rng: np.random.Generator) -> tuple:
+def _unit3(rng: np.random.Generator, axes: str = "mixed") -> tuple:
     """A random rational unit vector (3 components), as sympy Rationals.
 
-    A coordinate axis (30 %), a vector in a coordinate plane (40 %) or a general
-    direction (30 %): deep chains of general axes make expressions (and SymPy, the
-    oracle) very slow, so they are mixed with simpler ones.
+    ``axes="mixed"``: a coordinate axis (30 %), a vector in a coordinate plane (40 %)
+    or a general direction (30 %): deep chains of general axes make expressions (and
+    SymPy, the oracle) very slow, so they are mixed with simpler ones.
+    ``axes="general"``: always a general direction (stress tests, benchmarks).
     """
     draw = rng.uniform()
+    if axes == "general":
+        draw = 1.0
     if draw < 0.3:
         a, b, c, d = 1, 0, 0, 1
     elif draw < 0.7:
@@ -163,8 +166,8 @@ class RandomModel:
     Attributes follow ``sympy.physics.mechanics.KanesMethod``'s arguments:
     ``frame`` (inertial), ``q_ind``, ``q_dep``, ``u_ind``, ``u_dep``,
     ``kd_eqs`` (s_i q_i' - u_i), ``configuration_constraints`` (f_h, M),
-    ``velocity_constraints`` (B u + b, m; the time derivative of f_h first for
-    closed loops), ``bodies``, ``loads``.  Also: ``constants`` (Symbol ->
+    ``velocity_constraints`` (B u + b = 0, m rows: knife edges and rolling, or for
+    closed loops the time derivative of f_h), ``bodies``, ``loads``.  Also: ``constants`` (Symbol ->
     value), ``specifieds`` (specified inputs r(t), zero unless given),
     ``state`` (Symbol -> value for every q and u, consistent: f_h(q) = 0 and
     B u + b = 0), ``kinetic_energy`` and ``potential_energy`` (in q, u and
@@ -431,7 +434,7 @@ class _Numeric:
 class _Builder:
     def __init__(self, seed: int, kind: str, n_bodies: int, *, particles: bool, springs: bool,
                  gravity: bool, damping: bool, inputs: int, constraints: int | None,
-                 scaled_kinematics: bool, explicit_speeds: bool):
+                 scaled_kinematics: bool, explicit_speeds: bool, axes: str = "mixed"):
         self.seed, self.kind, self.n_bodies = seed, kind, n_bodies
         self.rng = np.random.default_rng([seed, KINDS.index(kind), n_bodies])
         self.particles, self.springs, self.gravity = particles, springs, gravity
@@ -439,6 +442,7 @@ class _Builder:
         self.n_constraints = constraints
         self.scaled = scaled_kinematics
         self.explicit_speeds = explicit_speeds
+        self.axes = axes
         self.N = ReferenceFrame("N")
         self.O = Point("O")
         self.O.set_vel(self.N, 0)
@@ -542,7 +546,7 @@ class _Builder:
             J = ppoint.locatenew(f"J{idx}", d * _vec(pframe, _small_vector(rng)))
             J.v2pt_theory(ppoint, self.N, pframe)
             qi, ui, qdot = self.coordinate()
-            axis = _unit3(rng)
+            axis = _unit3(rng, self.axes)
             axis_vec = _vec(pframe, axis)
             revolute = rng.uniform() < 0.7
             if revolute:
@@ -778,7 +782,7 @@ def _conditioning(A: np.ndarray) -> float:
 def random_model(seed: int, n_bodies: int = 3, kind: str = "tree", *, particles: bool = True,
                  springs: bool = True, gravity: bool = True, damping: bool = False, inputs: int = 0,
                  constraints: int | None = None, scaled_kinematics: bool = False,
-                 explicit_speeds: bool = True) -> RandomModel:
+                 explicit_speeds: bool = True, axes: str = "mixed") -> RandomModel:
     """A random multibody model (a :class:`RandomModel`), reproducible from ``seed``.
 
     Parameters
@@ -803,12 +807,17 @@ def random_model(seed: int, n_bodies: int = 3, kind: str = "tree", *, particles:
         in q' (``orient_axis``' own angular velocity, ``v2pt_theory``): KanesMethod then
         replaces q' through the kinematic equations, and LagrangesMethod can take the
         nonconservative loads (dampers, inputs), whose partial velocities it forms in q'.
+    axes : "mixed" (coordinate axes, axes in a coordinate plane and general directions)
+        or "general" (general rational directions only: much larger expressions, for
+        stress tests and benchmarks).
     """
     if kind not in KINDS:
         raise InputError(f"unknown kind {kind!r}; choose one of {', '.join(map(repr, KINDS))}")
+    if axes not in ("mixed", "general"):
+        raise InputError(f"unknown axes {axes!r}; choose 'mixed' or 'general'")
     if int(n_bodies) != n_bodies or n_bodies < 1:
         raise InputError(f"n_bodies={n_bodies!r} must be a positive integer")
     builder = _Builder(int(seed), kind, int(n_bodies), particles=particles, springs=springs,
                        gravity=gravity, damping=damping, inputs=int(inputs), constraints=constraints,
-                       scaled_kinematics=scaled_kinematics, explicit_speeds=explicit_speeds)
+                       scaled_kinematics=scaled_kinematics, explicit_speeds=explicit_speeds, axes=axes)
     return builder.build()
