@@ -2,9 +2,7 @@
 
 Each case asserts the exception type (a symbody.errors class, never a bare
 numpy/sympy/scipy error) and that the message names the culprit: the equation,
-symbol, argument or value at fault.  Cases marked xfail(strict=True) are known
-gaps in another layer; the reason says what the owner must change (then remove
-the mark).
+symbol, argument or value at fault.
 """
 
 from __future__ import annotations
@@ -417,34 +415,22 @@ def test_specified_callable_failing_later_stops_cleanly(driven):
     assert info.value.trajectory is not None
 
 
-@pytest.mark.xfail(strict=True, reason="simulate passes atol straight to scipy: an atol array of the "
-                   "wrong length raises scipy's bare ValueError('`atol` has wrong shape.'); simulate "
-                   "should raise InputError naming atol and the number of states (N + p)")
 def test_simulate_atol_of_the_wrong_length(four_bar):
     with pytest.raises(InputError, match=names("atol", "4")):
         _sim(four_bar, atol=[1e-9, 1e-9])
 
 
-@pytest.mark.xfail(strict=True, reason="simulate passes max_step/first_step straight to scipy: a "
-                   "non-positive value raises scipy's bare ValueError; simulate should check them and "
-                   "raise InputError naming the argument")
 @pytest.mark.parametrize("option", ["max_step", "first_step"])
 def test_simulate_non_positive_step_options(four_bar, option):
     with pytest.raises(InputError, match=option):
         _sim(four_bar, **{option: -1.0})
 
 
-@pytest.mark.xfail(strict=True, reason="simulate accepts t_eval containing NaN (the monotonicity test "
-                   "is false for NaN) and silently returns fewer samples; it should raise InputError "
-                   "naming t_eval when a value is not finite")
 def test_simulate_t_eval_with_nan(four_bar):
     with pytest.raises(InputError, match="t_eval"):
         _sim(four_bar, t_eval=[0.0, float("nan")])
 
 
-@pytest.mark.xfail(strict=True, reason="NumericModel.specifieds_array with a dict lacking a specified "
-                   "fills NaN and reports 'r1(t) = nan is not finite'; it should say the value of r1(t) "
-                   "is missing (as constants_array does)")
 def test_simulate_specifieds_dict_missing_a_value(driven):
     rm, eom, numeric, p = driven
     with pytest.raises(InputError, match=names("r1(t)", "missing")):
@@ -489,9 +475,6 @@ def test_linearize_bad_inputs_with_specifieds(driven):
         lin(numeric, rm.x0(), p, r=[float("nan")])
 
 
-@pytest.mark.xfail(strict=True, reason="linearize(t=nan) is accepted without an error (a model with "
-                   "explicit time dependence then gets NaN matrices); it should raise InputError naming t "
-                   "when the time of the operating point is not finite")
 def test_linearize_nan_time(four_bar):
     with pytest.raises(InputError, match=r"\bt\b"):
         _lin(four_bar, t=float("nan"))

@@ -38,6 +38,7 @@ import symengine as se
 import sympy as sm
 from sympy.physics.vector import dynamicsymbols
 
+from ..compilation.numeric_model import NumericModel, constants_values
 from ..errors import CompilationError, InputError, SingularConstraintError
 from ..formulation.linearize import _Symbols
 
@@ -264,40 +265,12 @@ class _EomView:
         self.default_constants = constants
 
     def constants_array(self, p) -> np.ndarray:
-        c = len(self.constants)
         if p is None:
             if self.default_constants is None:
                 raise InputError("give the constants p (a dict keyed by symbol or name, or an array "
                                  f"in the order {', '.join(map(str, self.constants))})")
             p = self.default_constants
-        if isinstance(p, Mapping):
-            index = _index_of(tuple(self.constants))
-            arr = np.full(c, np.nan)
-            for key, val in p.items():
-                k = key.strip() if isinstance(key, str) else key
-                if k not in index:
-                    raise InputError(f"unknown constant {key!r}; the constants are "
-                                     f"{', '.join(map(str, self.constants)) or '(none)'}")
-                try:
-                    arr[index[k]] = float(val)
-                except (TypeError, ValueError) as exc:
-                    raise InputError(f"constant {key} = {val!r} is not a number") from exc
-            missing = [str(self.constants[i]) for i in range(c) if np.isnan(arr[i])]
-            if missing:
-                raise InputError(f"missing value for constant {missing[0]} "
-                                 f"(needed: {', '.join(map(str, self.constants))})")
-        else:
-            try:
-                arr = np.asarray(p, dtype=float).ravel()
-            except (TypeError, ValueError) as exc:
-                raise InputError(f"constants must be numbers or a dict keyed by symbol: {p!r}") from exc
-            if arr.shape != (c,):
-                raise InputError(f"{arr.size} constant values given but there are {c}: "
-                                 f"{', '.join(map(str, self.constants))}")
-        if not np.isfinite(arr).all():
-            i = int(np.argmax(~np.isfinite(arr)))
-            raise InputError(f"constant {self.constants[i]} = {arr[i]} is not finite")
-        return arr
+        return constants_values(self.constants, NumericModel._name_index(self.constants), p)
 
 
 def _as_model(model):
@@ -467,6 +440,12 @@ def linearize(model, op_point, p=None, *, r=None, t: float = 0.0, return_point: 
     from the equations on the first call for a model and reused afterwards.
     """
     model = _as_model(model)
+    try:
+        t = float(t)
+    except (TypeError, ValueError) as exc:
+        raise InputError(f"t = {t!r}: the time of the operating point must be a number") from exc
+    if not np.isfinite(t):
+        raise InputError(f"t = {t}: the time of the operating point must be finite")
     K = _kernels(model)
     N, o, p_, m, M, s, c = K.sizes
     n = N - M

@@ -208,6 +208,14 @@ def simulate(model: NumericModel, t_span: Sequence[float], x0, p, constraints: s
         raise InputError(f"switch_threshold={switch_threshold} must be 0 (no switching) or in [0.001, 1): "
                          "a smaller value would integrate too close to the singular configuration")
 
+    n_states = model.N + model.p
+    atol_arr = np.asarray(atol, dtype=float)
+    if atol_arr.ndim > 1 or (atol_arr.ndim == 1 and atol_arr.size != n_states):
+        raise InputError(f"atol has {atol_arr.size} values; give one number or one per state "
+                         f"({n_states} = N + p: {', '.join(map(str, model.states))})")
+    for name, val in (("max_step", max_step), ("first_step", first_step)):
+        if val is not None and not (val > 0):
+            raise InputError(f"{name}={val} must be positive")
     P = model.constants_array(p)
     x = model.state_array(x0)
     r_fun = _specifieds_function(model, specifieds, t0, x)
@@ -215,6 +223,8 @@ def simulate(model: NumericModel, t_span: Sequence[float], x0, p, constraints: s
 
     if t_eval is not None:
         t_eval = np.asarray(t_eval, dtype=float).ravel()
+        if not np.isfinite(t_eval).all():
+            raise InputError(f"t_eval contains a non-finite value ({t_eval[~np.isfinite(t_eval)][0]})")
         d = np.sign(tf - t0)
         if t_eval.size and (np.any(d * np.diff(t_eval) <= 0) or d * (t_eval[0] - t0) < 0
                             or d * (t_eval[-1] - tf) > 0):

@@ -313,41 +313,7 @@ class NumericModel:
             if c:
                 raise InputError(f"constants are needed: {', '.join(map(str, self.constants))}")
             return np.empty(0)
-        if isinstance(p, np.ndarray) and p.dtype == float and p.shape == (c,):
-            arr = p
-        elif isinstance(p, Mapping):
-            arr = np.zeros(c)
-            seen = np.zeros(c, bool)
-            for key, val in p.items():
-                k = key.strip() if isinstance(key, str) else key
-                i = self._const_index.get(k)
-                if i is None:
-                    if k in self._const_index:
-                        raise InputError(f"constant name {key!r} is ambiguous; key it by Symbol")
-                    raise InputError(f"unknown constant {key!r}; the model's constants are "
-                                     f"{', '.join(map(str, self.constants)) or '(none)'}")
-                try:
-                    arr[i] = float(val)
-                except (TypeError, ValueError) as exc:
-                    raise InputError(f"constant {self.constants[i]} = {val!r} is not a number") from exc
-                seen[i] = True
-            missing = [str(self.constants[i]) for i in range(c) if not seen[i]]
-            if missing:
-                raise InputError(f"missing value for constant {missing[0]} "
-                                 f"(needed: {', '.join(map(str, self.constants))})")
-        else:
-            try:
-                arr = np.asarray(p, dtype=float).ravel()
-            except (TypeError, ValueError) as exc:
-                raise InputError(f"constants must be numbers or a dict keyed by symbol: {p!r}") from exc
-            if arr.shape != (c,):
-                raise InputError(f"{arr.size} constant values given but the model has {c}: "
-                                 f"{', '.join(map(str, self.constants))}")
-        bad = ~np.isfinite(arr)
-        if bad.any():
-            i = int(np.argmax(bad))
-            raise InputError(f"constant {self.constants[i]} = {arr[i]} is not finite")
-        return arr
+        return constants_values(self.constants, self._const_index, p)
 
     def state_array(self, x0) -> np.ndarray:
         """The state x = [q (N), u_ind (p)] as an array.
@@ -408,12 +374,18 @@ class NumericModel:
         if isinstance(r, Mapping):
             index = self._name_index(self.specifieds)
             arr = np.full(s, np.nan)
+            given = set()
             for key, val in r.items():
                 i = index.get(key.strip() if isinstance(key, str) else key)
                 if i is None:
                     raise InputError(f"unknown specified input {key!r}; the model's specifieds are "
                                      f"{', '.join(map(str, self.specifieds)) or '(none)'}")
                 arr[i] = float(val)
+                given.add(i)
+            missing = [str(self.specifieds[i]) for i in range(s) if i not in given]
+            if missing:
+                raise InputError(f"the value of the specified input {missing[0]} is missing; the model's "
+                                 f"specifieds are {', '.join(map(str, self.specifieds))}")
         else:
             arr = np.asarray(r, dtype=float).ravel()
         if arr.shape != (s,):
@@ -929,3 +901,46 @@ def compile(eom, constants: Sequence | None = None, specifieds: Sequence | None 
     return NumericModel(eom, constants=constants, specifieds=specifieds, backend=backend,
                         cache=cache, progress=progress)
 
+
+def constants_values(constants: Sequence, index: dict, p) -> np.ndarray:
+    """Constants ``p`` (dict keyed by Symbol/name, or sequence) as an array in ``constants`` order.
+
+    ``index`` maps symbols and names to positions (None for an ambiguous name).
+    Raises InputError naming a missing, unknown, ambiguous or non-finite constant.
+    """
+    c = len(constants)
+    if isinstance(p, np.ndarray) and p.dtype == float and p.shape == (c,):
+        arr = p
+    elif isinstance(p, Mapping):
+        arr = np.zeros(c)
+        seen = np.zeros(c, bool)
+        for key, val in p.items():
+            k = key.strip() if isinstance(key, str) else key
+            i = index.get(k)
+            if i is None:
+                if k in index:
+                    raise InputError(f"constant name {key!r} is ambiguous; key it by Symbol")
+                raise InputError(f"unknown constant {key!r}; the model's constants are "
+                                 f"{', '.join(map(str, constants)) or '(none)'}")
+            try:
+                arr[i] = float(val)
+            except (TypeError, ValueError) as exc:
+                raise InputError(f"constant {constants[i]} = {val!r} is not a number") from exc
+            seen[i] = True
+        missing = [str(constants[i]) for i in range(c) if not seen[i]]
+        if missing:
+            raise InputError(f"missing value for constant {missing[0]} "
+                             f"(needed: {', '.join(map(str, constants))})")
+    else:
+        try:
+            arr = np.asarray(p, dtype=float).ravel()
+        except (TypeError, ValueError) as exc:
+            raise InputError(f"constants must be numbers or a dict keyed by symbol: {p!r}") from exc
+        if arr.shape != (c,):
+            raise InputError(f"{arr.size} constant values given but the model has {c}: "
+                             f"{', '.join(map(str, constants))}")
+    bad = ~np.isfinite(arr)
+    if bad.any():
+        i = int(np.argmax(bad))
+        raise InputError(f"constant {constants[i]} = {arr[i]} is not finite")
+    return arr
