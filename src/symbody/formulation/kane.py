@@ -24,6 +24,7 @@ from sympy.physics.mechanics import Particle, RigidBody
 from sympy.physics.vector import Point, ReferenceFrame, Vector, dynamicsymbols
 
 from ..errors import FormulationError, NonlinearityError, SingularConstraintError
+from ..progress import as_progress
 from ._fast import (
     ChainRule,
     FrameTable,
@@ -281,13 +282,15 @@ class KanesMethod:
         return self._Ars_cache
 
     # --------------------------------------------------------- Kane's method
-    def kanes_equations(self, bodies=None, loads=None):
+    def kanes_equations(self, bodies=None, loads=None, *, progress=None):
         """Form Kane's equations Fr + Fr* = 0; return ``(Fr, Fr*)``.
 
         With m motion constraints and s auxiliary speeds the returned columns
         have o - m + s rows (reduced equations, then the auxiliary ones), as in
         SymPy.  ``bodies`` is an iterable of RigidBody/Particle; ``loads`` of
         (Point, force Vector) / (ReferenceFrame, torque Vector) pairs.
+        ``progress``: None (a progress line in a terminal for long formations),
+        False, True or a callable ``f(done, total, message)``.
         """
         bodies, loads = _sort_bodies_loads(bodies, loads)
         if bodies is None:
@@ -303,11 +306,13 @@ class KanesMethod:
         loads = list(loads) if loads else []
         self._bodylist = bodies
         self._forcelist = loads if loads else None
-        self._form_unreduced(bodies, loads)
-        self._assemble_sympy_forms()
+        with as_progress(progress, "forming Kane's equations", total=len(bodies) + 1) as bar:
+            self._form_unreduced(bodies, loads, bar)
+            bar.set(len(bodies), "SymPy forms")
+            self._assemble_sympy_forms()
         return (self._fr, self._frstar)
 
-    def _form_unreduced(self, bodies, loads):
+    def _form_unreduced(self, bodies, loads, bar=None):
         N = self._inertial
         smap = self._smap
         q_se = [smap.add(x) for x in self._q]
@@ -378,6 +383,8 @@ class KanesMethod:
         MM = [[se.Integer(0)] * o for _ in range(o + s_aux)]
         nonMM = [se.Integer(0)] * (o + s_aux)
         for idx, body in enumerate(bodies):
+            if bar is not None:
+                bar.set(idx, f"body {idx + 1}/{len(bodies)}")
             if isinstance(body, RigidBody):
                 P, B = body.masscenter, body.frame
             elif isinstance(body, Particle):

@@ -28,7 +28,7 @@ from typing import Any
 
 import numpy as np
 
-from .progress import as_progress
+from ..progress import as_progress
 
 __all__ = ["render_frames", "to_html", "save_html", "save_gif", "pillow_available"]
 

@@ -30,7 +30,7 @@ import time
 from collections.abc import Callable
 from typing import IO, Any
 
-from ..errors import InputError
+from .errors import InputError
 
 __all__ = ["Progress", "as_progress", "progress_enabled", "quiet"]
 
