@@ -358,8 +358,41 @@ def _numpy_kernel(nargs: int, sp_exprs: list, name: str) -> Kernel:
     return Kernel(nargs, nout, "numpy", name, into, batch)
 
 
+class _LazyKernel:
+    """A Kernel whose machine code is generated on first use.
+
+    The expressions are converted and checked at once (so bad input fails at
+    compile time); the LLVM code generation, the expensive part, waits until a
+    value is needed.  After that, ``into`` and ``many`` are the real kernel's.
+    """
+
+    def __init__(self, nargs: int, nout: int, backend: str, name: str, build):
+        self.nargs, self.nout, self.backend, self.name = nargs, nout, backend, name
+        self._build = build
+        self._kernel = None
+
+    def _realize(self) -> Kernel:
+        if self._kernel is None:
+            self._kernel = self._build()
+            self.into = self._kernel.into
+            self.many = self._kernel.many
+        return self._kernel
+
+    def __getattr__(self, attr):
+        if attr in ("into", "many"):
+            return getattr(self._realize(), attr)
+        raise AttributeError(attr)
+
+    def __call__(self, z):
+        return self._realize()(z)
+
+    def __repr__(self) -> str:
+        state = "compiled" if self._kernel is not None else "not yet compiled"
+        return f"<Kernel {self.name!r}: {self.nargs} -> {self.nout} ({self.backend}, {state})>"
+
+
 def compile_kernel(args: Sequence, exprs: Sequence, backend: str = "auto", cache: bool = True,
-                   name: str = "kernel") -> Kernel:
+                   name: str = "kernel", lazy: bool = False) -> Kernel:
     """Compile the flat list ``exprs`` as a function of the flat list ``args``.
 
     ``args``: Symbols, dynamicsymbols or their derivatives (each once);
@@ -373,6 +406,9 @@ def compile_kernel(args: Sequence, exprs: Sequence, backend: str = "auto", cache
     b = resolve_backend(backend)
     if b in ("llvm", "lambda"):
         se_exprs, digest = _to_symengine(args, exprs, name)
+        if lazy:
+            return _LazyKernel(len(args), len(se_exprs), b, name,
+                               lambda: _symengine_kernel(len(args), se_exprs, digest, b, name, bool(cache)))
         return _symengine_kernel(len(args), se_exprs, digest, b, name, bool(cache))
     return _numpy_kernel(len(args), _to_sympy_positional(args, exprs, name), name)
 
