@@ -294,23 +294,11 @@ def test_two_particle_pendulum_tensions_from_auxiliary_equations():
     assert_close(outs, ref["ud1_ud2_T1_T2"][2:], 1e-7, "tension outputs")
 
 
-def _compile():
-    compile_ = getattr(sb, "compile", None)
-    if compile_ is None:
-        try:
-            from symbody.compilation import compile as compile_
-        except ImportError:
-            return None
-    return compile_
-
-
 @pytest.mark.parametrize("key, name, tt", [("four_bar", "four-bar", 0.0),
                                              ("snakeboard", "snakeboard", 1.0),
                                              ("double_rod_pendulum", "double-rod-pendulum", 0.1)])
 def test_compiled_models_reproduce_the_book(key, name, tt):
-    compile_ = _compile()
-    if compile_ is None:
-        pytest.skip("symbody.compile is not available yet")
+    compile_ = sb.compile
     ref = BOOK[key]
     expected = ref.get("rhs_at_x0") or ref["rhs_at_x0_t1_recomputed"]
     model = model_named(name)
@@ -322,9 +310,7 @@ def test_compiled_models_reproduce_the_book(key, name, tt):
 
 @pytest.mark.parametrize("name", NAMES)
 def test_compiled_rhs_agrees_with_the_equations(name):
-    compile_ = _compile()
-    if compile_ is None:
-        pytest.skip("symbody.compile is not available yet")
+    compile_ = sb.compile
     model = model_named(name)
     numeric = compile_(model.eom, backend="numpy", cache=False)
     p = numeric.constants_array({s: model.constants[s] for s in model.constants})

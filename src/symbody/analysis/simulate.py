@@ -644,6 +644,22 @@ def _run_ode(model, mode, method, t0, tf, x0, P, r_fun, t_eval, rtol, atol, max_
             samples.add(te, ye)
             ti += 1
 
+    def accept_step(solver, fun, t_new, y, part):
+        """Output samples, projection and bookkeeping after an accepted step; returns y."""
+        if t_eval is not None and ti < t_eval.size and direction * (t_eval[ti] - t_new) <= 0:
+            emit(solver.dense_output(), t_new, part)
+        if project:
+            y = _project_state(model, t_new, y, P, part)
+            _reset_solver_state(solver, y, fun)
+        if t_eval is None:
+            samples.add(t_new, y)
+        bar(abs(t_new - t0), f"t = {t_new:.4g}, {nsteps} steps")
+        if solver.status == "finished":
+            raise _Finished
+        if nsteps >= max_num_steps:
+            raise _Stop(-1, f"stopped after max_num_steps = {max_num_steps} steps at t = {t_new:.6g}")
+        return y
+
     try:
         while True:                                   # one solver per dependent set
             fun = _make_fun(model, mode, P, r_fun, alpha, counter, part)
@@ -673,20 +689,7 @@ def _run_ode(model, mode, method, t0, tf, x0, P, r_fun, t_eval, rtol, atol, max_
                     dense = _Dense(solver)
                     event = monitor.event(dense, part, t_a, g_a, t_new, y, g_b)
                 if event is None:
-                    if t_eval is not None and ti < t_eval.size and direction * (t_eval[ti] - t_new) <= 0:
-                        emit(solver.dense_output(), t_new, part)
-                    if project:
-                        yp = _project_state(model, t_new, y, P, part)
-                        _reset_solver_state(solver, yp, fun)
-                        y = yp
-                    if t_eval is None:
-                        samples.add(t_new, y)
-                    bar(abs(t_new - t0), f"t = {t_new:.4g}, {nsteps} steps")
-                    if solver.status == "finished":
-                        raise _Finished
-                    if nsteps >= max_num_steps:
-                        raise _Stop(-1, f"stopped after max_num_steps = {max_num_steps} steps at "
-                                        f"t = {t_new:.6g}")
+                    y = accept_step(solver, fun, t_new, y, part)
                     t_a, g_a = t_new, g_b if monitor.active else None
                     continue
                 # an event inside the step (t_a, t_new]: the rest of the step is discarded
@@ -702,20 +705,7 @@ def _run_ode(model, mode, method, t0, tf, x0, P, r_fun, t_eval, rtol, atol, max_
                     y_e = _project_state(model, t_e, y_e, P, part)
                 new = event.partition or model.choose_partition(y_e[:model.N], P, t_e)
                 if new == part:        # no better choice: carry on with this step
-                    if t_eval is not None:
-                        emit(solver.dense_output(), t_new, part)
-                    if project:
-                        yp = _project_state(model, t_new, y, P, part)
-                        _reset_solver_state(solver, yp, fun)
-                        y = yp
-                    if t_eval is None:
-                        samples.add(t_new, y)
-                    bar(abs(t_new - t0), f"t = {t_new:.4g}, {nsteps} steps")
-                    if solver.status == "finished":
-                        raise _Finished
-                    if nsteps >= max_num_steps:
-                        raise _Stop(-1, f"stopped after max_num_steps = {max_num_steps} steps at "
-                                        f"t = {t_new:.6g}")
+                    y = accept_step(solver, fun, t_new, y, part)
                     t_a, g_a = t_new, g_b
                     continue
                 if t_eval is None and t_e != samples.last_t:
