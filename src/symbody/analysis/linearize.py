@@ -499,7 +499,7 @@ def linearize(model, op_point, p=None, *, r=None, t: float = 0.0, return_point: 
     if augmented:
         S = np.zeros((o + m, o + m))
         S[:o, :o] = Md
-        S[:o, o:] = Bv.T
+        S[:o, o:] = -Bv.T
         S[o:, :o] = Ba
         sol = _solve(S, -np.concatenate([gd, ba]), "the augmented dynamic matrix [[M_d, B^T], [B_a, 0]]")
         ud, lam = sol[:o], sol[o:]
@@ -531,9 +531,9 @@ def linearize(model, op_point, p=None, *, r=None, t: float = 0.0, return_point: 
     J_dq = jac(dMd, udn, dgd, sq)
     J_du = jac(dMd, udn, dgd, su)
     J_dr = jac(dMd, udn, dgd, sr)
-    if augmented:   # + d(B^T lam)/d(.)
-        J_dq = J_dq + np.einsum("jik,j->ik", dBv[..., sq], lam)
-        J_dr = J_dr + np.einsum("jik,j->ik", dBv[..., sr], lam)
+    if augmented:   # - d(B^T lam)/d(.): the residual is M_d u' + g_d - B^T lam
+        J_dq = J_dq - np.einsum("jik,j->ik", dBv[..., sq], lam)
+        J_dr = J_dr - np.einsum("jik,j->ik", dBv[..., sr], lam)
 
     # dq = Dq_x dx ; du = Du_x dx + Du_r dr
     Dq_x = np.zeros((N, n + p_))

@@ -531,7 +531,7 @@ class NumericModel:
             A = np.zeros((o + m, o + m))
             A[:o, :o] = Md
             Ba = out[self._s_Ba].reshape(m, o)
-            A[:o, o:] = Ba.T
+            A[:o, o:] = -Ba.T                       # M_d u' - B_a^T λ = -g_d (λ: SymPy's sign)
             A[o:, :o] = Ba
             b = np.empty(o + m)
             b[:o] = rhs_d
@@ -622,7 +622,7 @@ class NumericModel:
                 A = np.zeros((k, o + m, o + m))
                 A[:, :o, :o] = Md
                 Ba = out[:, self._s_Ba].reshape(k, m, o)
-                A[:, :o, o:] = np.swapaxes(Ba, 1, 2)
+                A[:, :o, o:] = -np.swapaxes(Ba, 1, 2)
                 A[:, o:, :o] = Ba
                 b = np.concatenate([rhs_d, out[:, self._s_ba]], axis=1)
                 sol = np.linalg.solve(A, b[..., None])[..., 0]
