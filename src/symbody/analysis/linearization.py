@@ -15,10 +15,13 @@ eliminated numerically by the implicit function theorem:
     f_h(q) = 0            ->  dq = C_0 dq_ind,       C_0 = [I; -F_dep^-1 F_ind],  F = df_h/dq
     B(q) u + b(q) = 0     ->  du_dep = -B_dep^-1 (B_ind du_ind + d(Bu + b)/dq dq + d(Bu + b)/dr dr)
     K_qd q' + K_u u + k = 0           ->  dq' = -K_qd^-1 (d(K_qd q' + K_u u + k)/dq dq + K_u du + ...)
-    M_d u' + g_d + B^T lam = 0,  B_a u' + b_a = 0   (unreduced dynamics with multipliers)
+    M_d u' + g_d - B^T lam = 0,  B_a u' + b_a = 0   (unreduced dynamics with multipliers)
 
-      [ M_d  B^T ] [ du'  ]     [ d(M_d u' + g_d + B^T lam)/dq dq + dg_d/du du + dg_d/dr dr ]
-      [ B_a   0  ] [ dlam ] = - [ d(B_a u' + b_a)/dq dq + db_a/du du + db_a/dr dr           ]
+      [ M_d  -B^T ] [ du'  ]     [ d(M_d u' + g_d - B^T lam)/dq dq + dg_d/du du + dg_d/dr dr ]
+      [ B_a    0  ] [ dlam ] = - [ d(B_a u' + b_a)/dq dq + db_a/du du + db_a/dr dr           ]
+
+(B^T lam are the generalized constraint forces: lam has the sign of SymPy's
+``LagrangesMethod.rhs()`` and of :meth:`NumericModel.accelerations`.)
 
 (for a reduced, hand-derived dynamic block M_d u_ind' + g_d = 0 the multiplier
 rows are absent).  The operating point need not be an equilibrium: the result is
@@ -428,7 +431,9 @@ def linearize(model, op_point, p=None, *, r=None, t: float = 0.0, return_point: 
         ``model.specifieds`` order or dict); zeros by default.
     t : time of the operating point (for explicitly time-dependent equations).
     return_point : also return the consistent operating point as a dict with
-        keys "q" (N), "u" (o), "qdot" (N), "udot" (o), "multipliers" (m), "r" (s).
+        keys "q" (N), "u" (o), "qdot" (N), "udot" (o), "multipliers" (m), "r" (s);
+        the multipliers λ in ``M_d u' + g_d = B^T λ`` (the sign of SymPy's
+        ``LagrangesMethod.rhs()`` and of ``model.accelerations``).
 
     Returns
     -------
@@ -501,7 +506,7 @@ def linearize(model, op_point, p=None, *, r=None, t: float = 0.0, return_point: 
         S[:o, :o] = Md
         S[:o, o:] = -Bv.T
         S[o:, :o] = Ba
-        sol = _solve(S, -np.concatenate([gd, ba]), "the augmented dynamic matrix [[M_d, B^T], [B_a, 0]]")
+        sol = _solve(S, -np.concatenate([gd, ba]), "the augmented dynamic matrix [[M_d, -B^T], [B_a, 0]]")
         ud, lam = sol[:o], sol[o:]
     else:
         S = None
@@ -561,7 +566,7 @@ def linearize(model, op_point, p=None, *, r=None, t: float = 0.0, return_point: 
     dyn = np.hstack([J_dq @ Dq_x + J_du @ Du_x, J_du @ Du_r + J_dr])
     if augmented:
         acc = np.hstack([J_aq @ Dq_x + J_au @ Du_x, J_au @ Du_r + J_ar])
-        X = -_solve(S, np.vstack([dyn, acc]), "the augmented dynamic matrix [[M_d, B^T], [B_a, 0]]")
+        X = -_solve(S, np.vstack([dyn, acc]), "the augmented dynamic matrix [[M_d, -B^T], [B_a, 0]]")
     else:
         X = -_solve(Md, dyn, "the dynamic mass matrix M_d")
     ud_x, ud_r = X[:p_, :n + p_], X[:p_, n + p_:]

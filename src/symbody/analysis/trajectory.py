@@ -42,7 +42,9 @@ class Trajectory:
 
     Fields: ``t``, ``x``, ``q``, ``u``, ``coordinates``, ``speeds``,
     ``states``, ``constants`` (dict Symbol -> value), ``holonomic_residuals``,
-    ``velocity_residuals``, ``multipliers`` (or None), ``status`` (0 success,
+    ``velocity_residuals``, ``multipliers`` (k, m, or None for a reduced dynamic block:
+    λ in M_d u' + g_d = B^T λ, B^T λ the generalized constraint forces, the sign of
+    SymPy's ``LagrangesMethod.rhs()``), ``status`` (0 success,
     < 0 failure: see :func:`symbody.simulate`), ``message``, ``success``,
     ``constraints`` (the mode used), ``method``, ``nfev``, ``nsteps``,
     ``wall_time`` (s), ``partition_changes`` (list of :class:`PartitionChange`: the

@@ -12,8 +12,16 @@ Right-hand side, evaluated numerically at each call:
 3. accelerations from the dynamic equations ``M_d u' + g_d = 0``:
    unreduced (o rows) with constraints, the augmented system::
 
-       [ M_d  B_a^T ] [ u' ]   [ -g_d ]
-       [ B_a   0    ] [ λ  ] = [ -b_a ]          ((o + m) square solve)
+       [ M_d  -B_a^T ] [ u' ]   [ -g_d ]
+       [ B_a    0    ] [ λ  ] = [ -b_a ]          ((o + m) square solve)
+
+   Sign of λ (the one convention everywhere in symbody): ``B^T λ`` is the generalized
+   constraint force, added to the applied forces, ``M_d u' + g_d = B^T λ``.  This is
+   the sign of ``sympy.physics.mechanics.LagrangesMethod``'s ``mass_matrix_full``,
+   ``forcing_full``, ``rhs()`` and ``linearize()`` (so compiled λ equal the λ of
+   ``lm.rhs()``), and for Kane's equations a constraint force exposed by an auxiliary
+   speed along B's row equals λ.  (SymPy's ``LagrangesMethod.eom`` expression and
+   ``solve_multipliers`` carry the opposite sign; sympy issue #30215.)
 
    reduced (p rows over u_ind', the hand-derived book form) or unconstrained:
    ``u_ind' = -M_d^{-1} g_d``.
@@ -556,7 +564,7 @@ class NumericModel:
         else:
             sol, info = _dgesv(Md.copy(), rhs_d)
         if info != 0:
-            what = "the augmented system [[M_d, B_a^T], [B_a, 0]]" if self._augmented else "the dynamic mass matrix M_d"
+            what = "the augmented system [[M_d, -B_a^T], [B_a, 0]]" if self._augmented else "the dynamic mass matrix M_d"
             raise SingularMassMatrixError(
                 f"{what} is singular at t = {z[0]:.6g} "
                 f"(q = {np.array2string(z[1:1 + N], precision=4)})")
@@ -673,8 +681,9 @@ class NumericModel:
         """(u' (o,), λ (m,)): all speed derivatives and the constraint multipliers.
 
         ``u``: all o speeds (or the p independent ones, of ``partition`` when given).
-        For an unreduced dynamic block λ are the multipliers of the augmented system
-        (generalized constraint forces B_a^T λ) and no partition is involved; for a
+        For an unreduced dynamic block λ are the multipliers of the augmented system,
+        ``M_d u' + g_d = B_a^T λ`` (B_a^T λ: the generalized constraint forces; the sign of
+        SymPy's ``LagrangesMethod.rhs()``), and no partition is involved; for a
         reduced (hand-derived) block they are not available and returned as NaN.
         """
         if partition is not None:
