@@ -34,7 +34,7 @@ import sympy as sm
 from sympy.physics.vector import Point, ReferenceFrame, Vector
 
 from ..errors import InputError
-from ._evaluate import TrajectoryEvaluator, constants_by_symbol, free_constants
+from ._trajectory_evaluation import TrajectoryEvaluator, constants_by_symbol, free_constants
 from .scene import Scene, Segment, VisualizationFrame
 
 __all__ = ["view", "Viewer", "scene_samples", "rotation_to_quaternion"]
