@@ -279,7 +279,7 @@ class Viewer:
             "title": self.title, "t": _b64(d["t"], "<f8"), "frames": d["frames"],
             "pose": _b64(d["pose"], "<f4"), "points": d["names"], "pts": _b64(d["points"], "<f4"),
             "lines": d["lines"], "traces": d["traces"], "world": d["world"], "follow": d["follow"],
-            "bounds_all": d["bounds_all"], "bounds_first": d["bounds_first"], "size": d["size"],
+            "bounds_all": d["bounds_all"], "size": d["size"],
             "ground": d["ground"], "autoplay": d["autoplay"], "background": BACKGROUND,
             "line_color": LINE_COLOR, "trace_colors": TRACE_COLORS,
         }

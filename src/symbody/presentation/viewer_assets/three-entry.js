@@ -3,6 +3,6 @@ export {
   BoxGeometry, CylinderGeometry, SphereGeometry, ConeGeometry, TorusGeometry, PlaneGeometry,
   MeshStandardMaterial, MeshBasicMaterial, LineBasicMaterial, BufferGeometry, BufferAttribute,
   Float32BufferAttribute, Line, LineSegments, AxesHelper, GridHelper, AmbientLight,
-  DirectionalLight, HemisphereLight, DoubleSide, SRGBColorSpace, REVISION
+  DirectionalLight, HemisphereLight, DoubleSide, FrontSide, SRGBColorSpace, REVISION
 } from 'three';
 export { OrbitControls } from 'three/examples/jsm/controls/OrbitControls.js';

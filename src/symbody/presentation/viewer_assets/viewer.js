@@ -131,13 +131,20 @@
       return box;
     }
     const allBox = threeBox(data.bounds_all);
-    const firstBox = threeBox(data.bounds_first);
+    function currentBox() {   // the bodies where they are now, in screen coordinates
+      const box = new THREE.Box3();
+      for (const o of objects) box.expandByPoint(o.holder.getWorldPosition(new THREE.Vector3()));
+      const v = new THREE.Vector3();
+      for (let i = 0; i < P; i++) box.expandByPoint(v.set(current[3 * i], current[3 * i + 1], current[3 * i + 2]).applyQuaternion(world.quaternion));
+      return box;
+    }
     if (data.ground) {
       const size = allBox.getSize(new THREE.Vector3());
-      const extent = Math.max(size.x, size.z, data.size) * 1.3;
-      const step = Math.pow(10, Math.floor(Math.log10(Math.max(extent / 4, 1e-6))));
-      const divisions = Math.max(2, Math.min(400, Math.ceil(extent / step)));
-      const grid = new THREE.GridHelper(divisions * step, divisions, 0xb0b6bf, 0xd7dbe0);
+      const extent = Math.max(size.x, size.z, data.size) * 1.3 + data.size;
+      let step = Math.pow(10, Math.floor(Math.log10(Math.max(data.size / 2, 1e-6))));
+      while (extent / step > 400) step *= 2;
+      const divisions = Math.max(2, Math.ceil(extent / step));
+      const grid = new THREE.GridHelper(divisions * step, divisions, 0x8f98a3, 0xbfc5cd);
       const centre = allBox.getCenter(new THREE.Vector3());
       grid.position.set(centre.x, allBox.min.y, centre.z);
       scene.add(grid);
@@ -149,7 +156,7 @@
       const centre = box.getCenter(new THREE.Vector3());
       const size = box.getSize(new THREE.Vector3());
       const radius = Math.max(size.length() / 2, data.size * 0.5, 1e-3);
-      const distance = radius / Math.sin((camera.fov * Math.PI) / 360) * 1.05;
+      const distance = (radius / Math.sin((camera.fov * Math.PI) / 360)) * 1.25;
       const direction = new THREE.Vector3(0.45, 0.35, 1.0).normalize();
       camera.position.copy(centre).addScaledVector(direction, distance);
       camera.near = distance / 100;
@@ -164,6 +171,7 @@
     let followName = data.follow || "";
     const qa = new THREE.Quaternion(), qb = new THREE.Quaternion();
     const followed = new THREE.Vector3();
+    let followedBefore = null;
 
     function locate(t) {   // index i and weight a with t = (1 - a) T[i] + a T[i + 1]
       if (K === 1 || t <= t0) return [0, 0];
@@ -193,14 +201,18 @@
         line.geometry.attributes.position.needsUpdate = true;
       }
       for (const geometry of traces) geometry.setDrawRange(0, a > 0 ? i + 2 : i + 1);
-      if (followName) {
+      if (followName) {   // move camera and target with the followed body, keeping the view
         const o = objects[data.frames.findIndex(function (s) { return s.name === followName; })];
         if (o) {
           world.updateMatrixWorld(true);
           o.holder.getWorldPosition(followed);
-          camera.position.add(followed).sub(controls.target);
-          controls.target.copy(followed);
-          controls.update();
+          if (followedBefore !== null) {
+            const delta = followed.clone().sub(followedBefore);
+            camera.position.add(delta);
+            controls.target.add(delta);
+            controls.update();
+          }
+          followedBefore = followed.clone();
         }
       }
       slider.value = String(now);
@@ -240,8 +252,9 @@
     speedSelect.addEventListener("change", function () { speed = parseFloat(speedSelect.value); });
     followSelect.addEventListener("change", function () {
       followName = followSelect.value;
-      frameCamera(followName ? firstBox : allBox);
+      followedBefore = null;
       apply(now);
+      frameCamera(followName ? currentBox() : allBox);
       render();
     });
     axesBox.addEventListener("change", function () {
@@ -297,8 +310,8 @@
     api.samples = K;
 
     resize();
-    frameCamera(followName ? firstBox : allBox);
     apply(t0);
+    frameCamera(followName ? currentBox() : allBox);
     render();
     setPlaying(playing);
     api.firstFrameMs = performance.now();
