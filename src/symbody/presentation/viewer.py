@@ -232,8 +232,9 @@ def scene_samples(trajectory: Any, scene: Scene, constants: Mapping | None = Non
         numeric = {}
         for key, value in s.items():
             if isinstance(value, sm.Basic):
-                value = value.xreplace({sym: known.get(sym, by_name.get(str(sym), sym))
-                                        for sym in value.free_symbols})
+                value = sm.sympify(value.xreplace(
+                    {sym: sm.Float(known.get(sym, by_name.get(str(sym))))
+                     for sym in value.free_symbols if sym in known or str(sym) in by_name}))
                 if value.free_symbols or not value.is_number:
                     raise InputError(f"the size {key} of {item.name!r} needs a value for "
                                      f"{', '.join(sorted(map(str, value.free_symbols)))}; give it in constants=")

@@ -141,7 +141,7 @@
     if (data.ground) {
       const size = allBox.getSize(new THREE.Vector3());
       const extent = Math.max(size.x, size.z, data.size) * 1.3 + data.size;
-      let step = Math.pow(10, Math.floor(Math.log10(Math.max(data.size / 2, 1e-6))));
+      let step = Math.pow(10, Math.floor(Math.log10(Math.max(data.size, 1e-6))));
       while (extent / step > 400) step *= 2;
       const divisions = Math.max(2, Math.ceil(extent / step));
       const grid = new THREE.GridHelper(divisions * step, divisions, 0x8f98a3, 0xbfc5cd);
@@ -152,11 +152,11 @@
 
     const controls = new THREE.OrbitControls(camera, renderer.domElement);
     controls.enableDamping = false;
-    function frameCamera(box) {
+    function frameCamera(box, margin) {
       const centre = box.getCenter(new THREE.Vector3());
       const size = box.getSize(new THREE.Vector3());
       const radius = Math.max(size.length() / 2, data.size * 0.5, 1e-3);
-      const distance = (radius / Math.sin((camera.fov * Math.PI) / 360)) * 1.25;
+      const distance = (radius / Math.sin((camera.fov * Math.PI) / 360)) * (margin || 1.25);
       const direction = new THREE.Vector3(0.45, 0.35, 1.0).normalize();
       camera.position.copy(centre).addScaledVector(direction, distance);
       camera.near = distance / 100;
@@ -254,7 +254,7 @@
       followName = followSelect.value;
       followedBefore = null;
       apply(now);
-      frameCamera(followName ? currentBox() : allBox);
+      frameCamera(followName ? currentBox() : allBox, followName ? 1.7 : 1.25);
       render();
     });
     axesBox.addEventListener("change", function () {
@@ -311,7 +311,7 @@
 
     resize();
     apply(t0);
-    frameCamera(followName ? currentBox() : allBox);
+    frameCamera(followName ? currentBox() : allBox, followName ? 1.7 : 1.25);
     render();
     setPlaying(playing);
     api.firstFrameMs = performance.now();
