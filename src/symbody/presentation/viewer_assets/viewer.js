@@ -7,7 +7,7 @@
  * Positions are in N; between samples they are interpolated linearly, rotations by slerp.
  *
  * Test hook: window.symbody = {ready, setTime(t), time(), names(), position(name), frames(),
- * play(), pause(), playing(), screen(name), firstFrameMs, webgl}.
+ * play(), pause(), playing(), screen(name), project(xyz), firstFrameMs, webgl}.
  */
 (function () {
   "use strict";
@@ -139,15 +139,28 @@
       return box;
     }
     if (data.ground) {
+      // a grid of short pieces (one per cell side): long lines that pass behind the camera are
+      // dropped whole by some GL implementations (SwiftShader), short pieces are not
       const size = allBox.getSize(new THREE.Vector3());
       const extent = Math.max(size.x, size.z, data.size) * 1.3 + data.size;
       let step = Math.pow(10, Math.floor(Math.log10(Math.max(data.size, 1e-6))));
-      while (extent / step > 400) step *= 2;
-      const divisions = Math.max(2, Math.ceil(extent / step));
-      const grid = new THREE.GridHelper(divisions * step, divisions, 0x8f98a3, 0xbfc5cd);
+      while (extent / step > 200) step *= 2;
+      const n = Math.max(2, Math.ceil(extent / step));
       const centre = allBox.getCenter(new THREE.Vector3());
-      grid.position.set(centre.x, allBox.min.y, centre.z);
-      scene.add(grid);
+      const x0 = centre.x - (n * step) / 2, z0 = centre.z - (n * step) / 2, y = allBox.min.y;
+      const minor = [], major = [];
+      for (let i = 0; i <= n; i++) {
+        const target = (i % 5 === 0) ? major : minor;
+        for (let j = 0; j < n; j++) {
+          target.push(x0 + i * step, y, z0 + j * step, x0 + i * step, y, z0 + (j + 1) * step);
+          target.push(x0 + j * step, y, z0 + i * step, x0 + (j + 1) * step, y, z0 + i * step);
+        }
+      }
+      [[minor, 0xc9ced6], [major, 0x9aa3ad]].forEach(function (pair) {
+        const geometry = new THREE.BufferGeometry();
+        geometry.setAttribute("position", new THREE.Float32BufferAttribute(pair[0], 3));
+        scene.add(new THREE.LineSegments(geometry, new THREE.LineBasicMaterial({ color: pair[1] })));
+      });
     }
 
     const controls = new THREE.OrbitControls(camera, renderer.domElement);
@@ -299,11 +312,12 @@
       if (i === undefined) throw new Error("no point named " + name + "; known points: " + data.points.join(", "));
       return [current[3 * i], current[3 * i + 1], current[3 * i + 2]];
     };
-    api.screen = function (name) {   // canvas pixel (CSS px) of a named point, from the top left
-      const v = new THREE.Vector3().fromArray(api.position(name)).applyQuaternion(world.quaternion).project(camera);
+    api.project = function (xyz) {   // page pixel (CSS px, from the top left) of a point given in N
+      const v = new THREE.Vector3().fromArray(xyz).applyQuaternion(world.quaternion).project(camera);
       const rect = renderer.domElement.getBoundingClientRect();
       return [rect.left + ((v.x + 1) / 2) * rect.width, rect.top + ((1 - v.y) / 2) * rect.height];
     };
+    api.screen = function (name) { return api.project(api.position(name)); };
     api.play = function () { setPlaying(true); };
     api.pause = function () { setPlaying(false); };
     api.playing = function () { return playing; };
