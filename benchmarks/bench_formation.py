@@ -19,10 +19,9 @@ from pathlib import Path
 
 import sympy.physics.mechanics as me
 
-sys.path.insert(0, str(Path(__file__).parent))
-from systems import n_link_pendulum_on_cart, whipple_bicycle_sympy_test_kane3  # noqa: E402
-
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))  # the shared test systems
 import symbody as sb  # noqa: E402
+from systems import n_link_pendulum_on_cart, whipple_bicycle_sympy_test_kane3  # noqa: E402
 
 
 def _form_chain(mod, n):

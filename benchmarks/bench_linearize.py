@@ -54,7 +54,7 @@ def _evaluate(M, values: dict) -> np.ndarray:
     """A symbolic matrix at numbers, through symengine (memoized conversion)."""
     import symengine as se
 
-    from symbody.formulation.linearize import to_symengine
+    from symbody.formulation.symbolic_linearization import to_symengine
 
     subs = {se.sympify(k): se.RealDouble(float(x)) for k, x in values.items()}
     return np.array([float(e.xreplace(subs)) for e in to_symengine(list(M))]).reshape(M.shape)
@@ -91,7 +91,7 @@ def stage_sympy(out: Path) -> None:
     res.update(kinematics=t1 - t0, formation=t2 - t1, linearize=t3 - t2, evaluate=t4 - t3,
                total=t4 - t0, ops=int(sum(sm.count_ops(e) for e in A)))
     # symbody's symbolic linearizer applied to SymPy's own KanesMethod object
-    from symbody.formulation.linearize import linearize_kane
+    from symbody.formulation.symbolic_linearization import linearize_kane
     t5 = time.perf_counter()
     A2, _, _ = linearize_kane(km, op_point=op, A_and_B=True)
     res["symbody_on_sympy_km"] = time.perf_counter() - t5
@@ -147,7 +147,7 @@ def stage_numeric(out: Path) -> None:
                linearize_11=t5 - t4, linearize_11_again=t6 - t5, total=t5 - t0,
                total_without_compile=t5 - t0 - (t4 - t3), backend=model.backend)
     # the same, fresh process state aside, straight from the EquationsOfMotion
-    L = sys.modules["symbody.analysis.linearize"]     # (the package attribute is the function)
+    L = sys.modules["symbody.analysis.linearization"]     # (the package attribute is the function)
     L._KERNELS.clear()
     L._VIEWS.clear()
     t7 = time.perf_counter()

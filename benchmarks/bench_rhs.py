@@ -35,7 +35,7 @@ import numpy as np
 import sympy as sm
 import sympy.physics.mechanics as me
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))  # the shared test systems
 from systems import n_link_pendulum_on_cart  # noqa: E402
 
 

@@ -10,7 +10,7 @@ The public API (DESIGN.md section 4)::
 
 from . import models
 from .analysis import Trajectory, simulate
-from .analysis.linearize import linearize
+from .analysis.linearization import linearize
 from .compilation import NumericModel, compile, make_function
 from .errors import (
     CompilationError,

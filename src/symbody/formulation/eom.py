@@ -31,7 +31,7 @@ import sympy as sm
 from sympy.physics.vector import dynamicsymbols
 
 from ..errors import FormulationError
-from ._symbolic import (
+from ._linear_equations import (
     as_column,
     as_symbol_list,
     dynamic_symbols_in,

@@ -25,7 +25,8 @@ from sympy.physics.vector import Point, ReferenceFrame, Vector, dynamicsymbols
 
 from ..errors import FormulationError, NonlinearityError, SingularConstraintError
 from ..progress import as_progress
-from ._fast import (
+from ._linear_equations import as_column, as_symbol_list, linear_coefficients, solve_linear
+from ._symengine_kinematics import (
     ChainRule,
     FrameTable,
     SymbolMap,
@@ -36,7 +37,6 @@ from ._fast import (
     partials,
     skew_commutator,
 )
-from ._symbolic import as_column, as_symbol_list, linear_coefficients, solve_linear
 from .eom import EquationsOfMotion
 
 t = dynamicsymbols._t
@@ -670,8 +670,8 @@ class KanesMethod:
         return out
 
     def linearize(self, *, new_method=None, linear_solver="LU", **kwargs):
-        """Linearize about an operating point; SymPy's conventions (see symbody.formulation.linearize)."""
-        from .linearize import linearize_kane
+        """Linearize about an operating point; SymPy's conventions (see symbody.formulation.symbolic_linearization)."""
+        from .symbolic_linearization import linearize_kane
         return linearize_kane(self, linear_solver=linear_solver, **kwargs)
 
     # ------------------------------------------------------------ accessors

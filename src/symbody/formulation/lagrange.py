@@ -30,8 +30,8 @@ import sympy as sm
 from sympy.physics.vector import Point, ReferenceFrame, Vector, dynamicsymbols
 
 from ..errors import FormulationError, NonlinearityError, SingularConstraintError
-from ._fast import SympyConverter
-from ._symbolic import as_column, as_symbol_list
+from ._linear_equations import as_column, as_symbol_list
+from ._symengine_kinematics import SympyConverter
 from .eom import EquationsOfMotion
 
 t = dynamicsymbols._t
@@ -780,9 +780,9 @@ class LagrangesMethod:
 
         ``M [q'; q''; lam] = A [q_ind; qd_ind] + B r`` -> ``(M, A, B, r)``, or with
         ``A_and_B=True`` ``[q_ind'; qd_ind'] = A [q_ind; qd_ind] + B r`` -> ``(A, B, r)``
-        (see symbody.formulation.linearize).
+        (see symbody.formulation.symbolic_linearization).
         """
-        from .linearize import linearize_lagrange
+        from .symbolic_linearization import linearize_lagrange
         self._need_eom()
         return linearize_lagrange(self, q_ind=q_ind, qd_ind=qd_ind, q_dep=q_dep, qd_dep=qd_dep,
                                   linear_solver=linear_solver, **kwargs)

@@ -26,7 +26,7 @@ import numpy as np
 import sympy as sm
 
 from ..errors import InputError
-from ._evaluate import TrajectoryEvaluator, free_constants
+from ._trajectory_evaluation import TrajectoryEvaluator, free_constants
 from .export import save_gif, save_html, to_html
 
 __all__ = ["animate", "point_positions", "frame_times"]

@@ -252,7 +252,7 @@ def _drift_numbers(trajectory, energy_values: np.ndarray | None) -> dict[str, fl
 def _energy_values(model, trajectory) -> np.ndarray | None:
     if model.energy is None:
         return None
-    from ._evaluate import evaluate_along
+    from ._trajectory_evaluation import evaluate_along
 
     return evaluate_along(trajectory, [model.energy], None, "energy")[:, 0]
 

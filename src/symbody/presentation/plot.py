@@ -24,7 +24,7 @@ import numpy as np
 import sympy as sm
 
 from ..errors import InputError
-from ._evaluate import evaluate_along
+from ._trajectory_evaluation import evaluate_along
 
 __all__ = ["plot", "plot_comparison", "plot_eigenvalues", "symbol_label", "RESIDUAL_FLOOR"]
 

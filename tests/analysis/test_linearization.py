@@ -13,10 +13,14 @@ import sympy as sm
 import sympy.physics.mechanics as me
 
 import symbody as sb
-from symbody.analysis.linearize import linearize as num_linearize
+from symbody.analysis.linearization import linearize as num_linearize
 from symbody.compilation import compile as sb_compile
 from symbody.errors import InputError, SingularConstraintError
-from symbody.formulation.linearize import linearize_eom, linearize_kane, linearize_lagrange
+from symbody.formulation.symbolic_linearization import (
+    linearize_eom,
+    linearize_kane,
+    linearize_lagrange,
+)
 
 t = me.dynamicsymbols._t
 

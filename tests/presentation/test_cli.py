@@ -157,7 +157,7 @@ def test_unknown_parameter_and_list_in_a_subprocess():
 
 def test_readme_example_runs(tmp_path, monkeypatch):
     """The Python example of the README (the seed workflow) runs and keeps the loop closed."""
-    readme = (Path(__file__).resolve().parents[1] / "README.md").read_text()
+    readme = (Path(__file__).resolve().parents[2] / "README.md").read_text()
     section = readme.split("## The seed workflow with symbody", 1)[1]
     code = re.search(r"```python\n(.*?)```", section, re.S).group(1)
     code = code.replace("(0.0, 30.0)", "(0.0, 3.0)").replace("np.linspace(0.0, 30.0, 601)",

@@ -8,11 +8,11 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from seed_eoms import double_rod_pendulum, four_bar, snakeboard
 from symbody.analysis import simulate
 from symbody.compilation import compile, make_function
+from systems.seed_eoms import double_rod_pendulum, four_bar, snakeboard
 
-DATA = Path(__file__).parent / "data"
+DATA = Path(__file__).parents[1] / "data"
 REF = json.loads((DATA / "book_reference.json").read_text())
 ACC = json.loads((DATA / "simulation_acceptance.json").read_text())
 FB, SB, DR = REF["four_bar"], REF["snakeboard"], REF["double_rod_pendulum"]

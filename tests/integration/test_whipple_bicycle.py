@@ -25,7 +25,7 @@ from symbody.models.whipple_bicycle import (
     whipple_bicycle_system,
 )
 
-REF = json.loads((Path(__file__).parent / "data" / "whipple_benchmark.json").read_text())
+REF = json.loads((Path(__file__).parents[1] / "data" / "whipple_benchmark.json").read_text())
 t = sm.Symbol("t")
 
 
@@ -38,7 +38,7 @@ def evaluate(M: sm.Matrix, values: dict) -> np.ndarray:
     """A big symbolic matrix at numbers (through symengine: sympy would walk the expression tree)."""
     import symengine as se
 
-    from symbody.formulation.linearize import to_symengine
+    from symbody.formulation.symbolic_linearization import to_symengine
 
     subs = {se.sympify(k): se.RealDouble(float(val)) for k, val in values.items()}
     flat = [float(e.xreplace(subs)) for e in to_symengine(list(M))]
@@ -199,7 +199,7 @@ def test_symbolic_linearizer_on_sympys_own_bicycle(bicycle):
     op.update({u_roll: 0, u_steer: 0, u_yaw: 0, u_pitch: 0, u_rear: v / S["r_R"],
                u_front: v / S["r_F"]})
     op.update({s.diff(): 0 for s in ex["u"]})
-    A, _, _ = sb.formulation.linearize.linearize_kane(km, op_point=op, A_and_B=True)
+    A, _, _ = sb.formulation.symbolic_linearization.linearize_kane(km, op_point=op, A_and_B=True)
     consts = {S[k]: val for k, val in benchmark_to_constants().items()}
     idx = [3, 4, 5, 7]                    # roll, steer, u_roll, u_steer in [q_ind, u_ind]
     for key in ("2", "6"):

@@ -31,7 +31,7 @@ from symbody.presentation import (  # noqa: E402
     save_gif,
     save_html,
 )
-from symbody.presentation._evaluate import evaluate_along  # noqa: E402
+from symbody.presentation._trajectory_evaluation import evaluate_along  # noqa: E402
 from symbody.presentation.animate import frame_times, point_positions  # noqa: E402
 from symbody.presentation.plot import RESIDUAL_FLOOR  # noqa: E402
 
@@ -91,7 +91,7 @@ def test_evaluate_along_constants_by_name_and_unknown_symbol():
 
 
 def test_evaluate_along_lambdify_and_compiled_paths_agree():
-    from symbody.presentation._evaluate import TrajectoryEvaluator
+    from symbody.presentation._trajectory_evaluation import TrajectoryEvaluator
 
     traj = make_trajectory()
     exprs = [ENERGY, sm.cos(q1) * q2 + u2]

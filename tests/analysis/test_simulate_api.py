@@ -11,10 +11,10 @@ import sympy.physics.mechanics as me
 from scipy.integrate import solve_ivp
 
 import symbody
-from seed_eoms import four_bar
 from symbody.analysis import Trajectory, simulate
 from symbody.compilation import compile
 from symbody.errors import InputError, SimulationError
+from systems.seed_eoms import four_bar
 
 t = me.dynamicsymbols._t
 P4 = [0.8, 2.0, 1.0, 2.0, 1.0, 9.81]

@@ -40,7 +40,7 @@ from sympy.physics.vector import dynamicsymbols
 
 from ..compilation.numeric_model import NumericModel, constants_values
 from ..errors import CompilationError, InputError, SingularConstraintError
-from ..formulation.linearize import _Symbols
+from ..formulation.symbolic_linearization import _Symbols
 
 __all__ = ["linearize"]
 

@@ -23,7 +23,7 @@ import sympy as sm
 import sympy.physics.mechanics as me
 
 import symbody as sb
-from random_oracle import lambdify, model_from, symbody_kane
+from systems.random_oracle import lambdify, model_from, symbody_kane
 
 t = me.dynamicsymbols._t
 MODES = ("none", "baumgarte", "project", "dae", "auto")

@@ -30,7 +30,7 @@ from symbody.models.snakeboard import snakeboard_system
 from symbody.models.two_particle_pendulum import two_particle_pendulum_system
 
 t = me.dynamicsymbols._t
-BOOK = json.loads((Path(__file__).parent / "data" / "book_reference.json").read_text())
+BOOK = json.loads((Path(__file__).parents[1] / "data" / "book_reference.json").read_text())
 
 NAMES = ["four-bar", "snakeboard", "double-rod-pendulum", "two-particle-pendulum",
          "n-link-pendulum-on-cart", "rolling-disc", "chaplygin-sleigh"]

@@ -9,10 +9,10 @@ import numpy as np
 import pytest
 import sympy as sm
 
-from seed_eoms import double_rod_pendulum, four_bar, snakeboard
 from symbody.compilation import available_backends, compile, make_function
+from systems.seed_eoms import double_rod_pendulum, four_bar, snakeboard
 
-REF = json.loads((Path(__file__).parent / "data" / "book_reference.json").read_text())
+REF = json.loads((Path(__file__).parents[1] / "data" / "book_reference.json").read_text())
 FB, SB, DR = REF["four_bar"], REF["snakeboard"], REF["double_rod_pendulum"]
 
 

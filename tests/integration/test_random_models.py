@@ -18,7 +18,9 @@ import sympy.physics.mechanics as me
 from scipy.integrate import solve_ivp
 
 import symbody as sb
-from random_oracle import (
+from symbody.errors import InputError
+from symbody.testing import KINDS, RandomModel, random_model
+from systems.random_oracle import (
     canonical_udot,
     evaluate,
     kane_xdot,
@@ -29,8 +31,6 @@ from random_oracle import (
     symbody_kane,
     sympy_kane,
 )
-from symbody.errors import InputError
-from symbody.testing import KINDS, RandomModel, random_model
 
 t = me.dynamicsymbols._t
 
