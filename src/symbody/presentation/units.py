@@ -36,7 +36,7 @@ import sympy as sm
 
 from ..errors import InputError
 
-__all__ = ["Unit", "quantity_kinds", "units_for", "UNITS", "KINDS"]
+__all__ = ["Unit", "quantity_kinds", "residual_units", "units_for", "UNITS", "KINDS"]
 
 KINDS = ("angle", "length", "angular rate", "velocity", "other")
 
@@ -213,6 +213,19 @@ def _trig_angles(exprs: Iterable[sm.Expr], coordinates: Sequence) -> set:
     return found
 
 
+def _trig_coefficient(exprs: Sequence[sm.Expr], dims: _Dimensions):
+    """An unresolved constant (plain Symbol) multiplying a sin/cos in a term of ``exprs``."""
+    for e in exprs:
+        for term in _terms(e):
+            factors = sm.Mul.make_args(term)
+            if not any(isinstance(f, _TRIG) for f in factors):
+                continue
+            for f in factors:
+                if isinstance(f, sm.Symbol) and f not in dims.power and f != dims.t:
+                    return f
+    return None
+
+
 def _eom_of(source: Any):
     for attr in ("eom",):
         inner = getattr(source, attr, None)
@@ -245,6 +258,12 @@ def quantity_kinds(source: Any) -> dict:
     drawn positions are lengths), or anything with ``to_eom()`` (KanesMethod).
     Kinds are among :data:`KINDS`; see the module docstring for the rules.
     """
+    kinds = _analyse(source)
+    return {s: k for s, k in kinds.items() if s not in _RESIDUALS.values()}
+
+
+def _analyse(source: Any) -> dict:
+    """quantity_kinds plus the sets of powers of L of the constraint equations."""
     eom = _eom_of(source)
     if eom is None:
         raise InputError(f"cannot infer units from {type(source).__name__}: give an EquationsOfMotion, "
@@ -276,7 +295,7 @@ def quantity_kinds(source: Any) -> dict:
         if any(dims.equate(eq) for eq in equations):
             continue
         open_q = [qi for qi in q if qi not in dims.power]
-        if not open_q:
+        if not open_q and _trig_coefficient(holonomic + velocity, dims) is None:
             break
         if not scanned_dynamics:
             # coordinates met nowhere else may still sit in sin/cos of the dynamics (large:
@@ -286,9 +305,20 @@ def quantity_kinds(source: Any) -> dict:
             for qi in _trig_angles(dynamic, open_q):
                 dims.power[qi] = Fraction(0)
             continue
-        # nothing more follows: take an unresolved coordinate as a length, then go on
-        dims.power[open_q[0]] = Fraction(1)
-    kinds = {}
+        # nothing more follows: take a constant that multiplies a sin/cos in a constraint as a
+        # length (the l cos q of a loop or a rolling contact), else a coordinate; then go on
+        lever = _trig_coefficient(holonomic + velocity, dims)
+        if lever is not None:
+            dims.power[lever] = Fraction(1)
+        else:
+            dims.power[open_q[0]] = Fraction(1)
+    kinds: dict = {}
+    for name, eqs in (("holonomic", holonomic), ("velocity", velocity)):
+        powers = set()
+        for e in eqs:
+            values = [dims.resolved(dims.term(a)) for a in _terms(e)]
+            powers |= {v for v in values[:1] if v is not None}
+        kinds[_RESIDUALS[name]] = powers
     for qi in q:
         power = dims.power.get(qi, Fraction(1))
         kinds[qi] = "angle" if power == 0 else "length" if power == 1 else "other"
@@ -296,6 +326,25 @@ def quantity_kinds(source: Any) -> dict:
         power = dims.power.get(ui)
         kinds[ui] = "angular rate" if power == 0 else "velocity" if power == 1 else "other"
     return kinds
+
+
+_RESIDUALS = {"holonomic": "_holonomic_residual_", "velocity": "_velocity_residual_"}
+
+
+def residual_units(source: Any) -> dict[str, str]:
+    """Units of the constraint residuals: {"holonomic": "m", "velocity": "m/s"} (present ones).
+
+    From the power of L of the constraint equations (rad and rad/s for angle constraints;
+    "m | rad" when the equations differ).
+    """
+    kinds = _analyse(source)
+    out = {}
+    for name, coordinate in (("holonomic", ("rad", "m")), ("velocity", ("rad/s", "m/s"))):
+        powers = kinds.get(_RESIDUALS[name], set())
+        labels = sorted({coordinate[int(p)] if p in (0, 1) else "SI" for p in powers})
+        if labels:
+            out[name] = " | ".join(labels)
+    return out
 
 
 def _default_unit(kind: str, angles: str) -> Unit:
