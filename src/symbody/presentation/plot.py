@@ -1,9 +1,9 @@
 """Time-history plots of trajectories: coordinates, speeds, constraint residuals, energy.
 
-``plot(trajectory)`` draws one panel per quantity, sharing the time axis::
+``plot(trajectory, model)`` draws panels sharing the time axis, each with its unit::
 
-    q(t)                 every coordinate (k, N)
-    u(t)                 every speed (k, o), dependent ones dashed
+    q(t)                 every coordinate (k, N), one axis per kind (angles [deg], lengths [m])
+    u(t)                 every speed (k, o), one axis per kind, dependent ones dashed
     |f_h|, |B u + b|     largest constraint residuals on a log scale (when there are constraints)
     E(t) - E(t0)         energy drift (when an energy expression or array is given)
     outputs              other named quantities
@@ -137,11 +137,11 @@ def plot(trajectory: Any, model: Any = None, *, energy: Any = None,
     constants : values for constants that are not in ``trajectory.constants`` (or overrides),
         dict keyed by Symbol or name.
     panels : which panels to draw, in order, among "q", "u", "residuals" (log scale of
-        |residual|), "energy" and "outputs"; default: every one that has data.  "q" and "u"
+        the absolute residuals), "energy" and "outputs"; default: every one that has data.  "q" and "u"
         give one axis per kind of quantity (angles in deg, lengths in m; angular rates in
         deg/s, velocities in m/s), never two units on one axis.
-    units : {symbol or name: unit or kind} overrides, e.g. ``{"q3": "m", "u3": "m/s",
-        "q1": "rad"}`` (see :data:`symbody.presentation.units.UNITS`).
+    units : {symbol or name: unit or kind} overrides, e.g.
+        ``{"q3": "m", "u3": "m/s", "q1": "rad"}`` (see ``symbody.presentation.units.UNITS``).
     angles : "deg" (default) or "rad" for angles and angular rates.
     smooth : draw q and u through a cubic interpolant on a fine grid (True), through the
         samples only (False), or (None, default) interpolate when the samples are the
