@@ -98,10 +98,10 @@ class _DocstringWarningsAsInfo(logging.Filter):
 
     def filter(self, record: logging.LogRecord) -> bool:
         location = getattr(record, "location", None)
-        if hasattr(location, "source") or hasattr(location, "parent"):
-            from sphinx.util.nodes import get_node_location
+        if hasattr(location, "source") or hasattr(location, "parent"):   # a docutils node
+            from docutils.utils import get_source_line
 
-            location = get_node_location(location)
+            location = "{}:{}".format(*get_source_line(location))
         where = str(location or "")
         if "docstring of" not in where:
             return True

@@ -42,7 +42,7 @@ Bo.set_pos(Ao, l / 2 * A.x)
 Co.set_pos(Ao, -l / 2 * A.x)
 O.set_vel(N, 0)
 Bo.v2pt_theory(Ao, N, A)
-Co.v2pt_theory(Ao, N, A)
+_ = Co.v2pt_theory(Ao, N, A)    # (the velocity is stored in the point)
 
 # %%
 # The kinematic equations (u3 is a velocity: half the board length times its turning

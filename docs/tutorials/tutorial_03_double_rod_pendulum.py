@@ -47,7 +47,7 @@ O.set_vel(N, 0)
 Ao.v2pt_theory(O, N, A)
 Bo.v2pt_theory(O, N, A)
 Q.set_vel(B, u3 * B.y)
-Q.v1pt_theory(Bo, N, B)
+_ = Q.v1pt_theory(Bo, N, B)      # (the velocity is stored in the point)
 
 # %%
 # Loads: gravity along N.x (the pendulum hangs "down" the x axis), a linear spring k_l
