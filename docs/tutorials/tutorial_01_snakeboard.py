@@ -184,3 +184,13 @@ drawing = sb.models.Drawing(points=points,
                             traces=["board front", "board rear"])
 anim = sb.animate(sol, drawing, fps=6, dpi=60, title="snakeboard, 8 s")
 anim
+
+# %%
+# In 3D, in the browser
+# ---------------------
+# ``sb.view`` draws a scene of shapes attached to the model's frames and points with
+# three.js, in one self-contained page (``.save("snakeboard.html")``; here it is embedded).
+# The zoo's snakeboard carries such a scene; its symbols are the ones used above (SymPy
+# symbols with the same names are the same symbols), so it draws this trajectory.
+
+sb.view(sol, sb.models.get("snakeboard").scene, title="snakeboard")
