@@ -354,7 +354,7 @@ def c_source(program: StraightLineProgram, fname: str, segment_size: int = SEGME
         if ref[0] == "t" and ref[1] not in shared and seg_of[ref[1]] != user_seg:
             shared[ref[1]] = len(shared)
 
-    for i, (kind, operands) in enumerate(ops):
+    for i, (_, operands) in enumerate(ops):
         for a in operands:
             if isinstance(a, tuple):
                 need(a, seg_of[i])
@@ -366,7 +366,7 @@ def c_source(program: StraightLineProgram, fname: str, segment_size: int = SEGME
     for s in range(nseg):
         lo, hi = s * segment_size, min(len(ops), (s + 1) * segment_size)
 
-        def name(ref):
+        def name(ref, s=s):
             if ref[0] == "z":
                 return f"z[{ref[1]}]"
             if ref[0] == "c":
