@@ -18,11 +18,11 @@ from __future__ import annotations
 import random
 from collections.abc import Sequence
 
-import symengine as se
 import sympy as sm
 from sympy.physics.mechanics import Particle, RigidBody
 from sympy.physics.vector import Point, ReferenceFrame, Vector, dynamicsymbols
 
+from .._lazy_modules import lazy_module
 from ..errors import FormulationError, NonlinearityError, SingularConstraintError
 from ..progress import as_progress
 from ._linear_equations import as_column, as_symbol_list, linear_coefficients, solve_linear
@@ -38,6 +38,8 @@ from ._symengine_kinematics import (
     skew_commutator,
 )
 from .eom import EquationsOfMotion
+
+se = lazy_module("symengine")        # imported when first used (import time)
 
 t = dynamicsymbols._t
 
