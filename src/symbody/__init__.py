@@ -41,6 +41,7 @@ _LAZY: dict[str, tuple[str, str | None]] = {
     "compile": (".compilation", "compile"),
     "NumericModel": (".compilation", "NumericModel"),
     "make_function": (".compilation", "make_function"),
+    "load_model": (".compilation.persistence", "load_model"),
 }
 
 if TYPE_CHECKING:  # for type checkers and IDEs: the names __getattr__ provides
@@ -48,6 +49,7 @@ if TYPE_CHECKING:  # for type checkers and IDEs: the names __getattr__ provides
     from .analysis import Trajectory, simulate
     from .analysis.linearization import linearize
     from .compilation import NumericModel, compile, make_function
+    from .compilation.persistence import load_model
     from .presentation import animate, plot
 
 __all__ = [
@@ -60,6 +62,7 @@ __all__ = [
     "NumericModel",
     "Trajectory",
     "make_function",
+    "load_model",
     "EquationsOfMotion",
     "KanesMethod",
     "LagrangesMethod",

@@ -134,3 +134,20 @@ def test_c_library_cache_is_verified(tmp_path, monkeypatch):
     assert kernel_cache.verified_library(key) is not None
     monkeypatch.setattr(codegen, "CODEGEN_VERSION", codegen.CODEGEN_VERSION + "-next")
     assert codegen._c_key(2, 2, codegen._to_symengine([q1, q2], exprs, "x")[1]) != key
+
+
+def test_saved_model_with_c_kernels_loads(chain_eom, tmp_path, monkeypatch):
+    monkeypatch.setenv("SYMBODY_CACHE_DIR", str(tmp_path / "cache"))
+    monkeypatch.setattr(codegen, "_MEMORY", {})
+    model = compile(chain_eom, backend="c")
+    x = np.linspace(-1, 1, len(model.states))
+    p, r = np.ones(len(model.constants)), np.zeros(len(model.specifieds))
+    expected = model.rhs(0.0, x, p, r=r)
+    path = model.save(tmp_path / "chain.npz")
+    monkeypatch.setattr(codegen, "_MEMORY", {})
+    loaded = symbody.load_model(path)
+    # rebuilt from the stored expressions, whose terms symengine may order differently:
+    # the sums are evaluated in another order, equal to round-off
+    np.testing.assert_allclose(loaded.rhs(0.0, x, p, r=r), expected, rtol=1e-11,
+                               atol=1e-11 * np.abs(expected).max())
+    assert loaded._k_main.backend == "c"

@@ -130,14 +130,19 @@ class Kernel:
     ``kernel.many(Z)`` maps ``(k, nargs) -> (k, nout)``.
     """
 
-    __slots__ = ("nargs", "nout", "backend", "name", "into", "_batch", "_library")
+    __slots__ = ("nargs", "nout", "backend", "name", "into", "_batch", "source", "_library")
 
     def __init__(self, nargs: int, nout: int, backend: str, name: str,
                  into: Callable[[np.ndarray, np.ndarray], Any],
-                 batch: Callable[[np.ndarray], np.ndarray]):
+                 batch: Callable[[np.ndarray], np.ndarray], source: dict | None = None):
         self.nargs, self.nout, self.backend, self.name = nargs, nout, backend, name
         self.into = into
         self._batch = batch
+        #: what the kernel was built from, for saving and pickling (persistence.py):
+        #: {"kind": "symengine", "exprs": [...], "lambdify": LLVMDouble or None,
+        #:  "serialized": bytes or None}
+        self.source = source
+        #: the loaded shared library of a "c" kernel (kept alive with the kernel)
         self._library = None
 
     def __call__(self, z) -> np.ndarray:
@@ -335,7 +340,7 @@ def _symengine_kernel(nargs: int, se_exprs: list, digest: str, backend: str, nam
     key = _llvm_key(backend, nargs, nout, digest)
     hit = _MEMORY.get(key)
     if hit is not None:
-        return Kernel(nargs, nout, backend, name, hit.into, hit._batch)
+        return Kernel(nargs, nout, backend, name, hit.into, hit._batch, hit.source)
     lam = None
     if backend == "llvm" and use_disk and nout:
         lam = _cache.load_cached(key)
@@ -352,8 +357,9 @@ def _symengine_kernel(nargs: int, se_exprs: list, digest: str, backend: str, nam
     if nout == 0:
         kern = Kernel(nargs, 0, backend, name, lambda z, out: None, lambda Z: np.empty((len(Z), 0)))
     else:
-        kern = Kernel(nargs, nout, backend, name, lam.unsafe_real,
-                      lambda Z, _lam=lam, _n=nout: np.asarray(_lam(Z)).reshape(len(Z), _n))
+        kern = _lambdify_kernel(nargs, nout, backend, name, lam,
+                                {"kind": "symengine", "exprs": se_exprs, "serialized": None,
+                                 "lambdify": lam if backend == "llvm" else None})
     _MEMORY[key] = kern
     return kern
 
@@ -398,11 +404,13 @@ def _c_kernel(nargs: int, se_exprs: list, digest: str, name: str, use_disk: bool
 
     nout = len(se_exprs)
     if nout == 0:
-        return Kernel(nargs, 0, "c", name, lambda z, out: None, lambda Z: np.empty((len(Z), 0)))
+        return Kernel(nargs, 0, "c", name, lambda z, out: None, lambda Z: np.empty((len(Z), 0)),
+                      {"kind": "symengine", "exprs": [], "serialized": None, "lambdify": None})
     key = _c_key(nargs, nout, digest)
     hit = _MEMORY.get(key)
     if hit is not None:
-        return Kernel(nargs, nout, "c", name, hit.into, hit._batch)
+        return Kernel(nargs, nout, "c", name, hit.into, hit._batch,
+                      {"kind": "symengine", "exprs": se_exprs, "serialized": None, "lambdify": None})
     path = _cache.verified_library(key) if use_disk else None
     scratch = None
     if path is None:
@@ -437,7 +445,8 @@ def _c_kernel(nargs: int, se_exprs: list, digest: str, name: str, use_disk: bool
         _f(Z.ctypes.data, out.ctypes.data, Z.shape[0])
         return out
 
-    kern = Kernel(nargs, nout, "c", name, into, batch)
+    kern = Kernel(nargs, nout, "c", name, into, batch,
+                  {"kind": "symengine", "exprs": se_exprs, "serialized": None, "lambdify": None})
     kern._library = lib            # keep the library loaded as long as the kernel lives
     _MEMORY[key] = kern
     return kern
@@ -472,6 +481,38 @@ def _auto_kernel(nargs: int, se_exprs: list, digest: str, name: str, use_disk: b
         if program is not None and (len(program) >= C_MIN_OPERATIONS or not has_llvm):
             return _c_kernel(nargs, se_exprs, digest, name, use_disk, progress, program)
     return _symengine_kernel(nargs, se_exprs, digest, "llvm" if has_llvm else "lambda", name, use_disk)
+def _lambdify_kernel(nargs: int, nout: int, backend: str, name: str, lam, source: dict) -> Kernel:
+    return Kernel(nargs, nout, backend, name, lam.unsafe_real,
+                  lambda Z, _lam=lam, _n=nout: np.asarray(_lam(Z)).reshape(len(Z), _n), source)
+
+
+def kernel_from_lambdify(nargs: int, nout: int, backend: str, name: str, lam, serialized: bytes,
+                         exprs: Callable[[], list]) -> Kernel:
+    """A Kernel around a restored symengine Lambdify ``lam`` (persistence.py), or, when ``lam``
+    is None, one compiled again from the expressions ``exprs()`` (symengine objects in the
+    positional arguments ``_a0, _a1, ...``; ``serialized``: their stored form)."""
+    se_exprs = None
+    if lam is None and backend == "c" and _c.compiler_available():
+        # generated C keeps no machine code in saved models: rebuilt (or found in the
+        # kernel cache, keyed by the stored expressions' bytes)
+        se_exprs = exprs()
+        digest = "serialized:" + hashlib.sha256(serialized).hexdigest()
+        kern = _c_kernel(nargs, se_exprs, digest, name, True)
+        kern.source["serialized"] = serialized
+        return kern
+    if lam is None:
+        se_exprs = exprs()
+        b = resolve_backend(backend)
+        if b in ("auto", "c"):     # no C compiler here: symengine's LLVM, else its interpreter
+            b = "llvm" if _llvm_available() else "lambda"
+        pos = [se.Symbol(f"_a{i}") for i in range(nargs)]
+        try:
+            lam = se.Lambdify(pos, se_exprs, backend=b, cse=True, real=True)
+        except Exception as exc:
+            raise CompilationError(f"{name}: symengine ({b}) failed to compile: {exc}") from exc
+    return _lambdify_kernel(nargs, nout, backend, name, lam,
+                            {"kind": "symengine", "exprs": se_exprs, "serialized": serialized,
+                             "lambdify": lam if backend == "llvm" else None})
 
 
 def _numpy_kernel(nargs: int, sp_exprs: list, name: str) -> Kernel:
@@ -496,7 +537,7 @@ def _numpy_kernel(nargs: int, sp_exprs: list, name: str) -> Kernel:
             out[:, j] = v
         return out
 
-    return Kernel(nargs, nout, "numpy", name, into, batch)
+    return Kernel(nargs, nout, "numpy", name, into, batch, {"kind": "sympy", "exprs": sp_exprs})
 
 
 class _LazyKernel:
