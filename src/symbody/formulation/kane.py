@@ -317,7 +317,7 @@ class KanesMethod:
 
         where a_rest and alpha_rest are the accelerations with u' = 0.
         """
-        from ._frame_vectors import FrameVectors, cross3, dot3   # loads symengine: not at import
+        from ._frame_vectors import FrameVectors, cross3, dot3  # loads symengine: not at import
 
         N = self._inertial
         smap = self._smap
