@@ -35,6 +35,7 @@ _LAZY: dict[str, tuple[str, str | None]] = {
     "models": (".models", None),
     "plot": (".presentation", "plot"),
     "animate": (".presentation", "animate"),
+    "view": (".presentation", "view"),
     "linearize": (".analysis.linearization", "linearize"),
     "simulate": (".analysis", "simulate"),
     "Trajectory": (".analysis", "Trajectory"),
@@ -50,12 +51,13 @@ if TYPE_CHECKING:  # for type checkers and IDEs: the names __getattr__ provides
     from .analysis.linearization import linearize
     from .compilation import NumericModel, compile, make_function
     from .compilation.persistence import load_model
-    from .presentation import animate, plot
+    from .presentation import animate, plot, view
 
 __all__ = [
     "models",
     "plot",
     "animate",
+    "view",
     "linearize",
     "compile",
     "simulate",
