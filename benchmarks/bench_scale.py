@@ -14,6 +14,7 @@ For each n, in a fresh Python process with an empty kernel cache (a new temporar
 The growth exponent b of ``time ~ n^b`` is fitted by least squares on log-log axes over
 n >= 20.  Anchors, in the same run:
 
+* the main kernel built by generated C and by symengine's LLVM at ``--backend-n`` (20, 30);
 * one rhs call at ``--book-n`` (20) against the seed chapters' approach,
   ``sympy.lambdify((q, u, p), (M, F), cse=True)`` + ``numpy.linalg.solve``;
 * one rhs call at ``--pydy-n`` (40) against PyDy's ``generate_ode_function(generator="cython")``
@@ -174,7 +175,39 @@ def stage_pydy(n: int) -> dict:
             "speedup": theirs / ours, "max_abs_difference": err}
 
 
-STAGES = {"chain": stage_chain, "book": stage_book, "pydy": stage_pydy}
+def stage_backends(n: int) -> dict:
+    """The chain's main kernel (q', M_d, -g_d) built by each compiled backend: build + first
+    call, and one call, from the same symengine expressions (cold: no cache)."""
+    import numpy as np
+
+    import symbody as sb
+    from symbody.compilation import c_kernels, codegen
+    N, q, u, kd, particles, loads, constants = _system(n)
+    km = sb.KanesMethod(N, q, u, kd_eqs=kd)
+    km.kanes_equations(particles, loads)
+    eom = km.to_eom()
+    args = [eom.t, *eom.q, *eom.u, *eom.specifieds, *eom.constants, *eom.udot]
+    exprs = list(eom.qdot_solution) + list(eom.dynamic_mass) + [-e for e in eom.dynamic_rest]
+    se_exprs, _ = codegen._to_symengine(args, exprs, "main")
+    t0 = time.perf_counter()
+    program = c_kernels.straight_line_program(se_exprs, len(args))
+    res = {"n": n, "program_s": time.perf_counter() - t0, "operations": len(program)}
+    z = np.random.default_rng(1).uniform(0.5, 1.5, len(args))
+    values = {}
+    for backend in ("c", "llvm"):
+        codegen._MEMORY.clear()
+        t0 = time.perf_counter()
+        kernel = codegen.compile_kernel(args, exprs, backend=backend, cache=False)
+        values[backend] = kernel(z)
+        res[f"{backend}_build_s"] = time.perf_counter() - t0
+        out = np.empty(kernel.nout)
+        res[f"{backend}_call_us"] = per_call(lambda k=kernel, o=out: k.into(z, o)) * 1e6
+    scale = float(np.abs(values["llvm"]).max())
+    res["max_relative_difference"] = float(np.abs(values["c"] - values["llvm"]).max()) / scale
+    return res
+
+
+STAGES = {"chain": stage_chain, "book": stage_book, "pydy": stage_pydy, "backends": stage_backends}
 
 
 def _child(stage: str, n: int, extra: list[str] | None = None, timeout: float = 3600) -> dict:
@@ -241,6 +274,8 @@ def main(argv=None) -> dict:
     ap.add_argument("--quick", action="store_true", help="n = 10 20, no PyDy, no SymPy bicycle (make bench)")
     ap.add_argument("--sizes", type=int, nargs="*", default=None, help="numbers of links")
     ap.add_argument("--book-n", type=int, default=20)
+    ap.add_argument("--backend-n", type=int, nargs="*", default=None,
+                    help="sizes at which the main kernel is built by both C and LLVM (default 20 30)")
     ap.add_argument("--pydy-n", type=int, default=40, help="0 to skip PyDy")
     ap.add_argument("--skip-bicycle", action="store_true")
     ap.add_argument("--json", type=Path, default=None, help="write all results here")
@@ -255,6 +290,8 @@ def main(argv=None) -> dict:
         return res
 
     sizes = args.sizes or ([10, 20] if args.quick else [10, 20, 40, 80, 100])
+    if args.backend_n is None:
+        args.backend_n = [10] if args.quick else [20, 30]
     load = os.getloadavg()
     results: dict = {"python": sys.version.split()[0], "load_average_at_start": load, "chain": []}
     print(f"load average at start: {load[0]:.1f} {load[1]:.1f} {load[2]:.1f} (2-core machine)", flush=True)
@@ -277,6 +314,9 @@ def main(argv=None) -> dict:
     print("fitted exponents b (time ~ n^b, n >= 20):",
           ", ".join(f"{k} {v:.2f}" for k, v in results["growth_exponent"].items() if v is not None), flush=True)
 
+    results["backends"] = [_child("backends", n) for n in args.backend_n]
+    for row in results["backends"]:
+        print(f"main kernel, C vs LLVM: {json.dumps(row)}", flush=True)
     results["book"] = _child("book", args.book_n)
     print(f"book (lambdify + solve) at n = {args.book_n}: {json.dumps(results['book'])}", flush=True)
     if args.pydy_n and not args.quick:

@@ -151,3 +151,16 @@ def test_saved_model_with_c_kernels_loads(chain_eom, tmp_path, monkeypatch):
     np.testing.assert_allclose(loaded.rhs(0.0, x, p, r=r), expected, rtol=1e-11,
                                atol=1e-11 * np.abs(expected).max())
     assert loaded._k_main.backend == "c"
+
+
+def test_c_compile_reports_progress(monkeypatch):
+    monkeypatch.setattr(codegen, "_MEMORY", {})
+    monkeypatch.setattr(c_kernels, "SEGMENT_SIZE", 4)        # several translation units
+    x, y = sm.symbols("x y")
+    exprs = [sm.sin(x + k * y) * (x - k) + sm.cos(k * x * y) for k in range(1, 6)]
+    calls = []
+    kernel = codegen.compile_kernel([x, y], exprs, backend="c", cache=False,
+                                    progress=lambda done, total, message: calls.append((done, total)))
+    np.testing.assert_allclose(kernel(np.array([0.3, 0.7])),
+                               [float(e.subs({x: 0.3, y: 0.7})) for e in exprs], rtol=1e-14)
+    assert calls and calls[-1][0] == calls[-1][1] and calls[-1][1] > 2   # one step per unit, all done

@@ -337,7 +337,7 @@ def _c_op(kind: str, operands: list, name: Callable[[tuple], str]) -> str:
     return f"{kind}({', '.join(name(a) for a in operands)})"
 
 
-def c_source(program: StraightLineProgram, fname: str, segment_size: int = SEGMENT_SIZE) -> list[str]:
+def c_source(program: StraightLineProgram, fname: str, segment_size: int | None = None) -> list[str]:
     """C translation units for ``program``: segment functions, then the entry points.
 
     Returns a list of sources; the last one holds ``fname`` and ``fname_many``.
@@ -345,6 +345,7 @@ def c_source(program: StraightLineProgram, fname: str, segment_size: int = SEGME
     workspace array ``w``; the rest are local ``const double`` values.
     """
     ops, nargs = program.ops, program.nargs
+    segment_size = SEGMENT_SIZE if segment_size is None else int(segment_size)
     nseg = max(1, -(-len(ops) // segment_size))
     seg_of = [i // segment_size for i in range(len(ops))]
     # temporaries needed outside their segment (or by the outputs) go to the workspace
