@@ -86,22 +86,33 @@ class IDAStepper:
     """SUNDIALS IDA behind scipy's OdeSolver stepping interface (t, y, status, step, dense_output).
 
     Residual: y' - f(t, y) for the differential rows, f_h(q, t) for the rows of the
-    dependent coordinates of ``part``.
+    dependent coordinates of ``part``.  One ``step()`` goes to the driver's next output
+    time (``run.next_output``; IDA interpolates there with its own polynomial) or, without
+    output times, one internal step; it stops earlier at a root of the event functions
+    ``run.watch`` (IDA's root finding), listing the ones that fired in ``events``.  After
+    a root IDA is started again from where it stopped.
     """
 
     def __init__(self, run: Run, t: float, y: np.ndarray, part: Partition,
                  first_step: float | None) -> None:
-        from sksundae.ida import IDA
-
-        self.run, self.tf = run, run.tf
+        self.run, self.part, self.tf = run, part, run.tf
         self.t, self.y = float(t), np.array(y, dtype=float)
         self.t_old: float | None = None
         self.status = "running"
         self.step_size: float | None = None
+        self.events: list[int] = []
         self.failure: list[StopIntegration] = []
         self._direction = np.sign(run.tf - t)
         self._stall: dict[str, Any] = {"t": None, "count": 0}
-        fun = ode_function(run, part)
+        self._fun = ode_function(run, part)
+        self._first_step = first_step
+        self._start()
+
+    def _start(self) -> None:
+        """A new IDA instance from (t, y) (at the start and after a root)."""
+        from sksundae.ida import IDA
+
+        run, part = self.run, self.part
         options: dict[str, Any] = dict(rtol=run.rtol, atol=run.atol, linsolver="dense",
                                        max_num_steps=int(min(run.max_num_steps, 2**31 - 1)))
         qdep = list(part.dependent_coordinates)
@@ -112,14 +123,28 @@ class IDAStepper:
             options["atol"] = atol
         if np.isfinite(run.max_step):
             options["max_step"] = float(run.max_step)
-        if first_step is not None:
-            options["first_step"] = float(first_step)
-        self._solver = IDA(self._residual_function(fun, qdep), **options)
-        self._solver.init_step(self.t, self.y.copy(), fun(self.t, self.y))
+        if self._first_step is not None:
+            options["first_step"] = float(self._first_step)
+        if run.watch is not None:
+            g = run.watch(self.t, self.y, part)
 
-    def _residual_function(self, fun, qdep: list[int]):
+            def eventsfn(t, y, yp, events):
+                try:
+                    events[:] = g(t, y)
+                except Exception:
+                    events[:] = 1.0
+
+            eventsfn.terminal = [True, True, True]
+            eventsfn.direction = [-1, 0, 0]
+            options["eventsfn"] = eventsfn
+            options["num_events"] = 3
+        self._solver = IDA(self._residual_function(qdep), **options)
+        self._solver.init_step(self.t, self.y.copy(), self._fun(self.t, self.y))
+        self._restart = False
+
+    def _residual_function(self, qdep: list[int]):
         model, P, N, M = self.run.model, self.run.constants, self.run.model.N, self.run.model.M
-        failure, stall = self.failure, self._stall
+        fun, failure, stall = self._fun, self.failure, self._stall
 
         def residual(t, y, yp, res):
             try:
@@ -148,17 +173,26 @@ class IDAStepper:
         return residual
 
     def step(self) -> str | None:
-        """One internal IDA step (not past tf); sets status "failed" with IDA's message."""
-        while True:
+        """To the next output time (or one internal step), or to a root of the event functions."""
+        if self._restart:
+            self._first_step = None
+            self._start()
+        target = self.run.next_output
+        if target is None:
             sol = self._solver.step(self.tf, method="onestep", tstop=self.tf)
-            if self.failure:
-                raise self.failure[0]
-            if not sol.success:
-                self.status = "failed"
-                return f"IDA: {sol.message}"
-            t_new = float(sol.t)
-            if t_new != self.t:   # (after a dense-output query IDA first returns where it is)
-                break
+        else:
+            sol = self._solver.step(float(target), method="normal", tstop=self.tf)
+        if self.failure:
+            raise self.failure[0]
+        if not sol.success:
+            self.status = "failed"
+            return f"IDA: {sol.message}"
+        self.events = []
+        if sol.status == 2:            # a root of the event functions: start again from there
+            i_ev = np.asarray(sol.i_events)[-1] if sol.i_events is not None else np.zeros(3)
+            self.events = [k for k in range(len(i_ev)) if i_ev[k] != 0]
+            self._restart = True
+        t_new = float(sol.t)
         self.t_old, self.t, self.y = self.t, t_new, np.array(sol.y)
         self.step_size = abs(t_new - self.t_old)
         if self._direction * (self.tf - t_new) <= 0:
@@ -166,12 +200,12 @@ class IDAStepper:
         return None
 
     def dense_output(self):
-        """y(t) for t in the last step, from IDA's interpolating polynomial."""
+        """y(t) for t in IDA's last internal step (IDA's interpolating polynomial)."""
         def interpolate(t: float) -> np.ndarray:
             if t == self.t:
                 return self.y.copy()
             sol = self._solver.step(float(t), method="normal", tstop=self.tf)
-            if not sol.success:   # pragma: no cover - only outside the last step
+            if not sol.success:
                 raise StopIntegration(-1, f"IDA cannot interpolate at t = {t:.6g}: {sol.message}")
             return np.array(sol.y)
 

@@ -19,7 +19,7 @@ and the ratio |det A[:, dependent]| / |det A[:, best]| to the best-conditioned c
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any, NamedTuple
 
 import numpy as np
@@ -148,6 +148,36 @@ class DependentSetMonitor:
             g = lambda t: self.gauge(t, dense(t), part).ratio - self.threshold  # noqa: E731
             return SetEvent("switch", locate_root(g, t_a, t_b))
         return None
+
+    # -- for steppers that locate roots themselves (IDA)
+    def watch(self, t0: float, y0: np.ndarray, part: Partition):
+        """Event functions g(t, y) -> (3,) for a stepper with its own root finding: the ratio
+        minus the threshold (falling through 0: switch) and det A[:, D] of ∂f_h/∂q and of B,
+        scaled by their values at (t0, y0) (through 0: the active set became singular)."""
+        scale = [abs(d) if d != 0 and np.isfinite(d) else 1.0 for d in self.gauge(t0, y0, part).dets]
+
+        def values(t: float, y: np.ndarray) -> np.ndarray:
+            g = self.gauge(t, y, part)
+            return np.array([g.ratio - self.threshold if self.switch else 1.0,
+                             g.dets[0] / scale[0], g.dets[1] / scale[1]])
+
+        return values
+
+    def root_event(self, part: Partition, fired: Sequence[int], t_a: float, t_b: float,
+                   y_b: np.ndarray) -> SetEvent | None:
+        """The event at a root of :meth:`watch`'s functions located by the stepper at t_b
+        (``fired``: their indices); t_a: the last state known in the active set."""
+        new = self.model.choose_partition(y_b[:self.model.N], self.P, t_b)
+        dets = [k - 1 for k in fired if k > 0]
+        if dets:
+            # the active set became singular before the ratio event
+            which = min(dets)
+            if not self.switch:
+                return SetEvent("singular", t_b, which)
+            if self.rank_measure(t_b, y_b, which) < self.rank_tol or new == part:
+                return SetEvent("rank", t_b, which)
+            return SetEvent("switch", t_a, which, new)     # back to t_a, on in the new set
+        return SetEvent("switch", t_b, 0, new) if new != part else None
 
     def message(self, event: SetEvent, t: float, y: np.ndarray, part: Partition) -> str:
         """The stop message for a "singular" or "rank" event at (t, y)."""

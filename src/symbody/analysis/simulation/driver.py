@@ -141,6 +141,7 @@ def simulate(model: NumericModel, t_span: Sequence[float], x0: Any, p: Any,
     bar = as_progress(progress, f"simulate ({mode.name})", total=abs(tf - t0))
     start = time.perf_counter()
     monitor = DependentSetMonitor(model, P, r_fun, threshold, rtol)
+    run.watch = monitor.watch if monitor.active else None
     samples = Samples(model, model.default_partition)
     try:
         y = _initial_partition(run, monitor, x, samples)
@@ -304,8 +305,11 @@ class _Segments:
         """One stepper from (t, y); returns None at tf, else (t, y, partition, step) to restart."""
         run, mode, monitor = self.run, self.mode, self.monitor
         stepper = mode.start(run, t, y, part, h)
-        t_a, g_a = t, (monitor.gauge(t, y, part) if monitor.active else None)
+        locates = hasattr(stepper, "events")       # finds the roots of run.watch itself
+        watch = monitor.active and not locates
+        t_a, y_a, g_a = t, y, (monitor.gauge(t, y, part) if watch else None)
         while True:
+            run.next_output = self._next_output_time()
             message = stepper.step()
             self.nsteps += 1
             if stepper.status == "failed":
@@ -314,10 +318,14 @@ class _Segments:
             if not np.isfinite(y_new).all():
                 raise StopIntegration(-2, f"non-finite state at t = {t_new:.6g}")
             dense = _Dense(stepper)
-            g_b = monitor.gauge(t_new, y_new, part) if monitor.active else None
-            event = monitor.event(dense, part, t_a, g_a, t_new, y_new, g_b) if monitor.active else None
+            g_b, event = None, None
+            if watch:
+                g_b = monitor.gauge(t_new, y_new, part)
+                event = monitor.event(dense, part, t_a, g_a, t_new, y_new, g_b)
+            elif locates and stepper.events and monitor.active:
+                event = monitor.root_event(part, stepper.events, t_a, t_new, y_new)
             if event is not None:
-                restart = self.step_events(event, dense, part, t_new - t_a)
+                restart = self.step_events(event, dense, part, t_new - t_a, (t_a, y_a))
                 if restart is not None:
                     return restart
             y_kept, again = mode.accept(run, t_new, y_new, part)
@@ -332,14 +340,21 @@ class _Segments:
                                           f"at t = {t_new:.6g}")
             if again:
                 return t_new, y_kept, part, stepper.step_size
-            t_a, g_a = t_new, g_b
+            t_a, y_a, g_a = t_new, y_kept, g_b
 
-    def step_events(self, event: SetEvent, dense: _Dense, part: Partition, h: float):
-        """An event inside the step just taken: stop (raises), restart in a new dependent set
-        (returns (t, y, partition, step)), or None to accept the step as it is."""
+    def _next_output_time(self) -> float | None:
+        if self.t_eval is None or self.next_output >= self.t_eval.size:
+            return None
+        return float(self.t_eval[self.next_output])
+
+    def step_events(self, event: SetEvent, dense: _Dense, part: Partition, h: float,
+                    start: tuple[float, np.ndarray]):
+        """An event inside the step just taken (from ``start`` = (t, y)): stop (raises),
+        restart in a new dependent set (returns (t, y, partition, step)), or None to accept
+        the step as it is."""
         run, mode, samples = self.run, self.mode, self.samples
         t_e = event.t
-        y_e = dense(t_e)
+        y_e = start[1] if t_e == start[0] else dense(t_e)
         if event.kind != "switch":
             self.emit(dense, t_e, part, strict=False)
             raise StopIntegration(-3, self.monitor.message(event, t_e, y_e, part))

@@ -19,7 +19,9 @@ A stepper is anything with the public stepping interface of scipy's ``OdeSolver`
 attributes ``t``, ``y``, ``status`` ("running", "finished", "failed"), ``step_size``,
 and methods ``step() -> message | None`` and ``dense_output() -> callable(t)``.
 scipy's solvers are used as they are; SUNDIALS IDA is wrapped once
-(:class:`~.dae.IDAStepper`).
+(:class:`~.dae.IDAStepper`).  A stepper may also locate roots of event functions itself
+(IDA does): it then stops at ``run.next_output`` and at the roots of ``run.watch``'s
+functions, and lists the indices of those that fired in its attribute ``events``.
 """
 
 from __future__ import annotations
@@ -80,6 +82,12 @@ class Run:
     method: str = ""
     max_step: float = math.inf
     max_num_steps: int = 10_000_000
+    #: the driver's next output time (None: every step is an output): where a stepper that
+    #: outputs by stopping rather than by dense output (IDA) stops next
+    next_output: float | None = None
+    #: event functions g(t, y) for steppers with their own root finding: a factory
+    #: watch(t0, y0, partition) -> g (see DependentSetMonitor.watch), or None
+    watch: Any = None
     nfev: int = 0                          #: right-hand-side evaluations
     nonfinite: tuple[float, str] | None = None   #: the last non-finite derivative (t, message)
     options: dict = field(default_factory=dict)
