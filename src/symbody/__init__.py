@@ -12,6 +12,7 @@ from . import models
 from .analysis import Trajectory, simulate
 from .analysis.linearization import linearize
 from .compilation import NumericModel, compile, make_function
+from .compilation.persistence import load_model
 from .errors import (
     CompilationError,
     FormulationError,
@@ -36,6 +37,7 @@ __all__ = [
     "NumericModel",
     "Trajectory",
     "make_function",
+    "load_model",
     "EquationsOfMotion",
     "KanesMethod",
     "LagrangesMethod",

@@ -106,14 +106,18 @@ class Kernel:
     ``kernel.many(Z)`` maps ``(k, nargs) -> (k, nout)``.
     """
 
-    __slots__ = ("nargs", "nout", "backend", "name", "into", "_batch")
+    __slots__ = ("nargs", "nout", "backend", "name", "into", "_batch", "source")
 
     def __init__(self, nargs: int, nout: int, backend: str, name: str,
                  into: Callable[[np.ndarray, np.ndarray], Any],
-                 batch: Callable[[np.ndarray], np.ndarray]):
+                 batch: Callable[[np.ndarray], np.ndarray], source: dict | None = None):
         self.nargs, self.nout, self.backend, self.name = nargs, nout, backend, name
         self.into = into
         self._batch = batch
+        #: what the kernel was built from, for saving and pickling (persistence.py):
+        #: {"kind": "symengine", "exprs": [...], "lambdify": LLVMDouble or None,
+        #:  "serialized": bytes or None}
+        self.source = source
 
     def __call__(self, z) -> np.ndarray:
         z = np.ascontiguousarray(z, dtype=float)
@@ -310,7 +314,7 @@ def _symengine_kernel(nargs: int, se_exprs: list, digest: str, backend: str, nam
     key = _cache.cache_key(backend, str(nargs), str(nout), digest)
     hit = _MEMORY.get(key)
     if hit is not None:
-        return Kernel(nargs, nout, backend, name, hit.into, hit._batch)
+        return Kernel(nargs, nout, backend, name, hit.into, hit._batch, hit.source)
     lam = None
     if backend == "llvm" and use_disk and nout:
         lam = _cache.load_cached(key)
@@ -327,10 +331,35 @@ def _symengine_kernel(nargs: int, se_exprs: list, digest: str, backend: str, nam
     if nout == 0:
         kern = Kernel(nargs, 0, backend, name, lambda z, out: None, lambda Z: np.empty((len(Z), 0)))
     else:
-        kern = Kernel(nargs, nout, backend, name, lam.unsafe_real,
-                      lambda Z, _lam=lam, _n=nout: np.asarray(_lam(Z)).reshape(len(Z), _n))
+        kern = _lambdify_kernel(nargs, nout, backend, name, lam,
+                                {"kind": "symengine", "exprs": se_exprs, "serialized": None,
+                                 "lambdify": lam if backend == "llvm" else None})
     _MEMORY[key] = kern
     return kern
+
+
+def _lambdify_kernel(nargs: int, nout: int, backend: str, name: str, lam, source: dict) -> Kernel:
+    return Kernel(nargs, nout, backend, name, lam.unsafe_real,
+                  lambda Z, _lam=lam, _n=nout: np.asarray(_lam(Z)).reshape(len(Z), _n), source)
+
+
+def kernel_from_lambdify(nargs: int, nout: int, backend: str, name: str, lam, serialized: bytes,
+                         exprs: Callable[[], list]) -> Kernel:
+    """A Kernel around a restored symengine Lambdify ``lam`` (persistence.py), or, when ``lam``
+    is None, one compiled again from the expressions ``exprs()`` (symengine objects in the
+    positional arguments ``_a0, _a1, ...``; ``serialized``: their stored form)."""
+    se_exprs = None
+    if lam is None:
+        se_exprs = exprs()
+        b = resolve_backend(backend)
+        pos = [se.Symbol(f"_a{i}") for i in range(nargs)]
+        try:
+            lam = se.Lambdify(pos, se_exprs, backend=b, cse=True, real=True)
+        except Exception as exc:
+            raise CompilationError(f"{name}: symengine ({b}) failed to compile: {exc}") from exc
+    return _lambdify_kernel(nargs, nout, backend, name, lam,
+                            {"kind": "symengine", "exprs": se_exprs, "serialized": serialized,
+                             "lambdify": lam if backend == "llvm" else None})
 
 
 def _numpy_kernel(nargs: int, sp_exprs: list, name: str) -> Kernel:
@@ -355,7 +384,7 @@ def _numpy_kernel(nargs: int, sp_exprs: list, name: str) -> Kernel:
             out[:, j] = v
         return out
 
-    return Kernel(nargs, nout, "numpy", name, into, batch)
+    return Kernel(nargs, nout, "numpy", name, into, batch, {"kind": "sympy", "exprs": sp_exprs})
 
 
 class _LazyKernel:

@@ -259,6 +259,20 @@ class NumericModel:
         """True when B or b of the velocity constraints depend on the specified inputs r."""
         return self._vel_uses_r
 
+    # ----------------------------------------------------------- persistence (persistence.py)
+    def __reduce__(self):
+        """Pickle the compiled kernels and names, not the SymPy equations (``eom`` -> None);
+        ``symbody.compilation.persistence.dumps(model, equations=True)`` keeps them."""
+        from .persistence import reduce_model
+        return reduce_model(self)
+
+    def save(self, path, machine_code: bool = True):
+        """Save to ``path`` for :func:`symbody.load_model` (no compilation when loaded on the
+        same platform and versions).  The file holds machine code: share it like a shared
+        library, and load only files you trust.  Returns the path written."""
+        from .persistence import save_model
+        return save_model(self, path, machine_code=machine_code)
+
     # ----------------------------------------------------------- immutability
     def __setattr__(self, name, value):
         if self._frozen:

@@ -254,6 +254,10 @@ def near_singular_note(monitor: DependentSetMonitor, samples: Any, at, part: Par
     for k, (A, D) in enumerate(zip(mats, monitor.columns(part))):
         if A.shape[0] == 0 or not np.isfinite(A).all():
             continue
+        if monitor.rank_measure(t, np.asarray(y, dtype=float), k) < monitor.rank_tol:
+            # the whole Jacobian loses rank here (a change point): no dependent set is regular
+            note = monitor.message(SetEvent("rank", t, k), t, np.asarray(y), part)
+            return -3, f"{message.rstrip('.')}; this is next to a {note}"
         det_b = determinant(A[:, pivoted_columns(A)[0]])
         if det_b != 0.0 and abs(determinant(A[:, D])) < NEAR_SINGULAR * abs(det_b):
             note = monitor.message(SetEvent("singular", t, k), t, np.asarray(y), part)
