@@ -223,7 +223,9 @@ def test_book_form_stops_with_the_partial_trajectory(zoo):
     # the unreduced zoo model (which switches its dependent set there and goes on), from the
     # parabola through the three samples around it on a 1e-4 s grid (vertex error ~ h^2 times
     # |q1''' / q1''|, far below 1e-7 s); the messages print t with 6 significant digits
-    # (resolution 5e-7 at t ~ 0.15), so 2e-6 s is the printing's resolution with margin
+    # (resolution 5e-7 at t ~ 0.15), and the three stopped runs integrate at the default
+    # rtol = 1e-6, which places a maximum of q1 (where q1' = 0, so the time is sensitive) to
+    # about 1e-5 s (measured 8e-6 s for the ODE runs): 3e-5 s
     _, model, _ = zoo
     h = 1e-4
     grid = np.arange(0.0, 0.3, h)
@@ -232,7 +234,7 @@ def test_book_form_stops_with_the_partial_trajectory(zoo):
     assert abs(ref.q[k, 0] - Q1_MAX) < 1e-6 and 0 < k < len(grid) - 1
     a, b, c = ref.q[k - 1:k + 2, 0]
     t_ref = grid[k] + h * (a - c) / (2 * (a - 2 * b + c))
-    np.testing.assert_allclose(stops, t_ref, atol=2e-6)              # the same place in every mode
+    np.testing.assert_allclose(stops, t_ref, atol=3e-5)              # the same place in every mode
     with pytest.raises(SimulationError, match="singular configuration") as err:
         simulate(book, (0.0, 1.0), x0, CRANK_ROCKER, raise_on_failure=True)
     assert err.value.trajectory.status == -3 and len(err.value.trajectory.t) > 3
