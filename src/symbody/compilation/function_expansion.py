@@ -39,7 +39,7 @@ def _symengine_compiles(name: str, nargs: int, backend: str) -> bool:
     xs = [se.Symbol(f"_x{i}") for i in range(nargs)]
     try:
         expr = f(*xs)
-        fn = se.Lambdify(xs, [expr], backend="llvm" if backend == "llvm" else "lambda")
+        fn = se.Lambdify(xs, [expr], backend="lambda" if backend == "lambda" else "llvm")
         fn(np.full(nargs, 0.5))
     except Exception:
         return False
@@ -54,6 +54,8 @@ def _compilable(e: sm.Function, backend: str) -> bool:
         return False           # user- or package-defined functions: expand them
     if backend == "numpy":
         return True            # sympy's numpy printer knows sympy's own functions
+    # "auto", "c", "llvm": what symengine's LLVM code generator evaluates (the C backend
+    # falls back to it for anything it does not emit itself)
     return _symengine_compiles(cls.__name__, len(e.args), backend)
 
 
