@@ -202,7 +202,10 @@ class NumericModel:
         else:
             S, rhs = Md, [-e for e in gd]
         K = self._K = S.rows
-        main = list(eom.qdot_solution) + [S[i, j] for j in range(K) for i in range(K)] + rhs
+        # the augmented system column by column; M_d alone row by row as the eom has it
+        # (the same numbers when it is symmetric, and then LAPACK reads it in place as well)
+        entries = [S[i, j] for j in range(K) for i in range(K)] if self._augmented else list(S)
+        main = list(eom.qdot_solution) + entries + rhs
         self._k_main = build("dynamics", main)
         self._s_qdot = slice(0, N)
         self._s_S = slice(N, N + K * K)
@@ -365,6 +368,8 @@ class NumericModel:
                 raise InputError("the model has specified inputs "
                                  f"{', '.join(map(str, self.specifieds))}; pass specifieds=/r= values")
             return np.empty(0)
+        if type(r) is np.ndarray and r.shape == (s,) and r.dtype == float and np.isfinite(r).all():
+            return r                                    # the fast path: already what is needed
         return values_by_symbol(r, self.specifieds, "specified input", wording={
             "length": "{n} specified values given but the model has {c}: {names}",
             "missing": "the value of the specified input {symbol} is missing"})
@@ -506,14 +511,17 @@ class NumericModel:
             ws = self.workspace()
         out = ws.main
         self._k_main.into(z, out)
-        S = out[self._s_S].reshape(K, K, order="F")     # a view: solved in place
-        if self._Md_symmetric and not self._augmented:
+        if self._augmented:
+            S = out[self._s_S].reshape(K, K, order="F")     # a view: solved in place
+            sol, info = solve(S, out[self._s_rhs], overwrite_b=True)
+        elif self._Md_symmetric:
+            S = out[self._s_S].reshape(K, K, order="F")     # row by row = column by column
             sol, info = solve_symmetric(S, out[self._s_rhs], overwrite=True)
             if info:                                    # not definite: LU of a fresh copy
                 self._k_main.into(z, out)
                 sol, info = solve(S, out[self._s_rhs], overwrite_b=True)
         else:
-            sol, info = solve(S, out[self._s_rhs], overwrite_b=True)
+            sol, info = solve(out[self._s_S].reshape(K, K).copy(), out[self._s_rhs], overwrite_b=True)
         if info != 0:
             what = "the augmented system [[M_d, B_a^T], [B_a, 0]]" if self._augmented else "the dynamic mass matrix M_d"
             raise SingularMassMatrixError(
@@ -587,7 +595,9 @@ class NumericModel:
     def _rhs_many_Z(self, Z: np.ndarray):
         N, K, k = self.N, self._K, Z.shape[0]
         out = self._k_main.many(Z)
-        S = np.swapaxes(out[:, self._s_S].reshape(k, K, K), 1, 2)    # stored column by column
+        S = out[:, self._s_S].reshape(k, K, K)
+        if self._augmented:
+            S = np.swapaxes(S, 1, 2)                    # stored column by column
         try:
             sol = np.linalg.solve(S, out[:, self._s_rhs][..., None])[..., 0]
         except np.linalg.LinAlgError as exc:
