@@ -18,17 +18,18 @@ from __future__ import annotations
 import random
 from collections.abc import Sequence
 
-import symengine as se
 import sympy as sm
 from sympy.physics.mechanics import Particle, RigidBody
 from sympy.physics.vector import Point, ReferenceFrame, Vector, dynamicsymbols
 
+from .._lazy_modules import lazy_module
 from ..errors import FormulationError, NonlinearityError, SingularConstraintError
 from ..progress import as_progress
-from ._frame_vectors import FrameVectors, cross3, dot3
 from ._linear_equations import as_column, as_symbol_list, linear_coefficients, solve_linear
 from ._symengine_kinematics import ChainRule, SymbolMap, SympyConverter
 from .eom import EquationsOfMotion
+
+se = lazy_module("symengine")        # imported when first used (import time)
 
 t = dynamicsymbols._t
 
@@ -303,6 +304,11 @@ class KanesMethod:
             self._form_unreduced(bodies, loads, bar)
         return KaneEquations(self)
 
+    def _form_eoms(self) -> sm.Matrix:
+        """Fr + Fr* with the bodies and loads given at construction (``System.form_eoms`` calls this)."""
+        fr, frstar = self.kanes_equations(self._bodylist, self._forcelist)
+        return fr + frstar
+
     def _form_unreduced(self, bodies, loads, bar=None):
         """Fr, and Fr* split as MM u' + nonMM, frame by frame (see _frame_vectors).
 
@@ -316,6 +322,8 @@ class KanesMethod:
 
         where a_rest and alpha_rest are the accelerations with u' = 0.
         """
+        from ._frame_vectors import FrameVectors, cross3, dot3  # loads symengine: not at import
+
         N = self._inertial
         smap = self._smap
         q_se = [smap.add(x) for x in self._q]
@@ -660,11 +668,16 @@ class KanesMethod:
             rhs[len(self._q):, 0] = self.mass_matrix.inv(inv_method, try_block_diag=True) * self.forcing
         return rhs
 
-    def to_eom(self, noncontributing: Sequence | None = None, name: str | None = None) -> EquationsOfMotion:
+    def to_eom(self, noncontributing: Sequence | None = None, name: str | None = None, *,
+               extra_states=None, specifieds: Sequence | None = None) -> EquationsOfMotion:
         """The canonical EquationsOfMotion (unreduced dynamics; no symbolic inversion).
 
         ``noncontributing``: the unknowns of the auxiliary equations (defaults to
-        the symbols that appear only in them).
+        the symbols that appear only in them).  ``extra_states``: extra
+        first-order states, ``{a: a'}`` or SymPy biomechanics objects (their
+        ``x``, ``r``, ``rhs()``); ``specifieds``: the specified inputs.  With
+        either given, every function of time must be declared (see
+        :class:`~symbody.EquationsOfMotion`).
         """
         self._require_eqs()
         M_d, g_d = self._unreduced_sympy()
@@ -682,7 +695,8 @@ class KanesMethod:
                 dict.fromkeys(self._uaux, 0)),
             f_h=self._f_h, B=self._k_nh, b=self._f_nh, B_a=self._k_dnh, b_a=self._f_dnh,
             M_d=M_d, g_d=g_d, reduced=False, auxiliary=aux,
-            noncontributing=noncontributing or (), name=name)
+            noncontributing=noncontributing or (), specifieds=specifieds,
+            extra_states=extra_states, name=name)
 
     def _detect_noncontributing(self, M_d, g_d, aux) -> list:
         """Symbols of the auxiliary equations that do no work in the dynamic equations.
