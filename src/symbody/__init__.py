@@ -11,6 +11,7 @@ The public API (DESIGN.md section 4)::
 from . import models
 from .analysis import Trajectory, simulate
 from .analysis.linearization import linearize
+from .analysis.sweep import SweepResult, grid_cases, sample_cases, sweep
 from .compilation import NumericModel, compile, make_function
 from .compilation.persistence import load_model
 from .errors import (
@@ -38,6 +39,10 @@ __all__ = [
     "Trajectory",
     "make_function",
     "load_model",
+    "sweep",
+    "SweepResult",
+    "grid_cases",
+    "sample_cases",
     "EquationsOfMotion",
     "KanesMethod",
     "LagrangesMethod",
