@@ -10,6 +10,7 @@ The public API (DESIGN.md section 4)::
 
 from . import models
 from .analysis import Trajectory, simulate
+from .analysis.inputs import Tabulated
 from .analysis.linearization import linearize
 from .analysis.sweep import SweepResult, grid_cases, sample_cases, sweep
 from .compilation import NumericModel, compile, make_function
@@ -40,6 +41,7 @@ __all__ = [
     "make_function",
     "load_model",
     "sweep",
+    "Tabulated",
     "SweepResult",
     "grid_cases",
     "sample_cases",

@@ -54,7 +54,7 @@ from __future__ import annotations
 
 import math
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Sequence
 from typing import NamedTuple
 
 import numpy as np
@@ -66,6 +66,7 @@ from ..compilation import NumericModel
 from ..compilation._progress import ProgressLine
 from ..compilation.numeric_model import Partition, pivoted_columns
 from ..errors import InputError, SimulationError, SymbodyError
+from .inputs import specified_inputs
 from .trajectory import PartitionChange, Trajectory, _short
 
 __all__ = ["simulate", "MODES", "STATUS"]
@@ -132,8 +133,10 @@ def simulate(model: NumericModel, t_span: Sequence[float], x0, p, constraints: s
         not with "project") or "IDA" for "dae".  Default: "RK45" when rtol >= 1e-5,
         otherwise "DOP853".
     rtol, atol : integration tolerances.
-    specifieds : values of the specified inputs: array / dict (constant), or a
-        callable ``r(t, x) -> array``.
+    specifieds : values of the specified inputs (see :mod:`symbody.analysis.inputs`):
+        numbers (array / dict), a callable ``r(t, x) -> array``, SymPy expressions of t
+        (and states, constants; compiled), :class:`~symbody.Tabulated` ``(t, values)``
+        data (interpolated), or a dict mixing these per input.
     raise_on_failure : raise SimulationError (with ``.trajectory``, the samples
         computed so far) instead of returning a trajectory with ``status != 0``.
     progress : None (a progress line on a terminal for long runs; silent when not a
@@ -218,7 +221,7 @@ def simulate(model: NumericModel, t_span: Sequence[float], x0, p, constraints: s
             raise InputError(f"{name}={val} must be positive")
     P = model.constants_array(p)
     x = model.state_array(x0)
-    r_fun = _specifieds_function(model, specifieds, t0, x)
+    r_fun = specified_inputs(model, specifieds, P, (t0, tf), x)
     x = model.consistent_state(x, P, t0)
 
     if t_eval is not None:
@@ -264,29 +267,6 @@ def _t_span(t_span) -> tuple[float, float]:
     if not (np.isfinite(t0) and np.isfinite(tf)) or t0 == tf:
         raise InputError(f"t_span = ({t0}, {tf}) must be two different finite times")
     return t0, tf
-
-
-def _specifieds_function(model: NumericModel, specifieds, t0: float, x0: np.ndarray):
-    """Return r(t, x) -> array (or None when the model has no specifieds)."""
-    if not model.specifieds:
-        if specifieds is not None and not (isinstance(specifieds, (Mapping, Sequence, np.ndarray))
-                                           and len(specifieds) == 0):
-            raise InputError("specifieds were given but the model has no specified inputs")
-        return None
-    if specifieds is None:
-        raise InputError("the model has specified inputs "
-                         f"{', '.join(map(str, model.specifieds))}; pass specifieds= (array, dict "
-                         "or callable r(t, x))")
-    if callable(specifieds):
-        try:
-            model.specifieds_array(specifieds, t0, x0)
-        except InputError:
-            raise
-        except Exception as exc:
-            raise InputError(f"specifieds(t0, x0) raised {type(exc).__name__}: {exc}") from exc
-        return specifieds
-    const = model.specifieds_array(specifieds)
-    return lambda t, x, _c=const: _c
 
 
 def _solve_small(A: np.ndarray, b: np.ndarray):
