@@ -66,6 +66,7 @@ from ..compilation import NumericModel
 from ..compilation._progress import ProgressLine
 from ..compilation.numeric_model import Partition, pivoted_columns
 from ..errors import InputError, SimulationError, SymbodyError
+from .initial_state import initial_state
 from .inputs import specified_inputs
 from .trajectory import PartitionChange, Trajectory, _short
 
@@ -122,10 +123,12 @@ def simulate(model: NumericModel, t_span: Sequence[float], x0, p, constraints: s
     ----------
     model : NumericModel (``symbody.compile(eom)``).
     t_span : (t0, tf).
-    x0 : initial state [q (N), u_ind (p)] as an array or a dict keyed by symbol or
-        name.  Dependent coordinates are guesses: they are solved from f_h = 0 by
-        Newton's method (q_ind held); dependent speeds follow from the velocity
-        constraints.
+    x0 : initial state as a dict keyed by symbol or name, or an array in
+        ``model.states`` order [q (N), u_ind (p)] (or [q (N), u (o)]).  Dependent
+        coordinates are solved from f_h = 0 by Newton's method (q_ind held) and dependent
+        speeds from the velocity constraints; a given dependent value that disagrees
+        gets an :class:`~symbody.analysis.initial_state.InitialStateWarning` saying by
+        how much and what was used.
     p : constants, array in ``model.constants`` order or dict keyed by symbol or name.
     constraints : "auto" (default: drift-free), "none", "baumgarte", "project", "dae".
     t_eval : output times (default: every accepted step).
@@ -222,7 +225,7 @@ def simulate(model: NumericModel, t_span: Sequence[float], x0, p, constraints: s
     P = model.constants_array(p)
     x = model.state_array(x0)
     r_fun = specified_inputs(model, specifieds, P, (t0, tf), x)
-    x = model.consistent_state(x, P, t0)
+    x = initial_state(model, x0, P, t0, r_fun)
 
     if t_eval is not None:
         t_eval = np.asarray(t_eval, dtype=float).ravel()
