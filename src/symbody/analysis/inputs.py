@@ -115,6 +115,7 @@ def specified_inputs(model: NumericModel, specifieds, P=None, t_span: tuple[floa
     if callable(specifieds) and not isinstance(specifieds, (sm.Basic, Tabulated)):
         return _checked(model, specifieds, t_span, x0)
     names = [_short(r) for r in model.specifieds]
+    listed = ", ".join(map(str, model.specifieds))
     # one value per input, in model order
     if isinstance(specifieds, Mapping):
         index = {}
@@ -127,12 +128,12 @@ def specified_inputs(model: NumericModel, specifieds, P=None, t_span: tuple[floa
             i = index.get(key.strip() if isinstance(key, str) else key)
             if i is None:
                 raise InputError(f"unknown specified input {key!r}; the model's specifieds are "
-                                 f"{', '.join(names)}")
+                                 f"{listed}")
             per[i] = val
         missing = [names[i] for i in range(s) if per[i] is None]
         if missing:
             raise InputError(f"the value of the specified input {missing[0]} is missing; the model's "
-                             f"specifieds are {', '.join(names)}")
+                             f"specifieds are {listed}")
     elif isinstance(specifieds, Tabulated):
         if s != 1:
             raise InputError(f"one Tabulated input given but the model has {s}: {', '.join(names)}; "
@@ -145,14 +146,14 @@ def specified_inputs(model: NumericModel, specifieds, P=None, t_span: tuple[floa
     else:
         vals = list(specifieds) if not isinstance(specifieds, np.ndarray) else list(specifieds.ravel())
         if len(vals) != s:
-            raise InputError(f"{len(vals)} specified values given but the model has {s}: {', '.join(names)}")
+            raise InputError(f"{len(vals)} specified values given but the model has {s}: {listed}")
         per = vals
 
     constant = np.zeros(s)
     exprs: dict[int, sm.Expr] = {}
     funcs: dict[int, Callable] = {}
     for i, v in enumerate(per):
-        name = names[i]
+        name = str(model.specifieds[i])
         if _is_table(v):
             table = v if isinstance(v, Tabulated) else Tabulated(*v)
             f = table.function(name)
@@ -172,10 +173,11 @@ def specified_inputs(model: NumericModel, specifieds, P=None, t_span: tuple[floa
             funcs[i] = v
         else:
             try:
-                constant[i] = _finite(float(v), name)
+                value = float(v)
             except (TypeError, ValueError):
                 raise InputError(f"specified input {name} = {v!r} is not a number, a SymPy expression, "
                                  "a callable f(t) or tabulated data") from None
+            constant[i] = _finite(value, name)
 
     kernel = None
     if exprs:
@@ -186,7 +188,7 @@ def specified_inputs(model: NumericModel, specifieds, P=None, t_span: tuple[floa
             derivs = e.atoms(sm.Derivative)
             if bad or derivs:
                 what = sorted(map(str, list(derivs) + bad))[0]
-                raise InputError(f"the expression for the specified input {names[i]} ({e}) depends on "
+                raise InputError(f"the expression for the specified input {model.specifieds[i]} ({e}) depends on "
                                  f"{what}, which is not t, a state ({', '.join(map(_short, model.states))}) "
                                  "or a constant")
         order = sorted(exprs)
