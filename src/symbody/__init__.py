@@ -10,6 +10,7 @@ The public API (DESIGN.md section 4)::
 
 from . import models
 from .analysis import Trajectory, simulate
+from .analysis.events import Event
 from .analysis.inputs import Tabulated
 from .analysis.linearization import linearize
 from .analysis.sweep import SweepResult, grid_cases, sample_cases, sweep
@@ -42,6 +43,7 @@ __all__ = [
     "load_model",
     "sweep",
     "Tabulated",
+    "Event",
     "SweepResult",
     "grid_cases",
     "sample_cases",

@@ -211,33 +211,47 @@ class PreparedEvents:
         return out
 
     def locate(self, t0: float, t1: float, g0: np.ndarray, g1: np.ndarray,
-               state_at: Callable[[float], np.ndarray]) -> tuple[int, float] | None:
-        """The first event crossed in the step [t0, t1] and its time, or None.
+               state_at: Callable[[float], np.ndarray]) -> list[tuple[float, int]]:
+        """The events crossed in the step [t0, t1], as (time, index) in time order.
 
         ``state_at(t)``: the state in ``model.states`` order from the step's dense output.
         Each crossing is bracketed by the step and refined by Brent's method on
-        g(t, state_at(t)) to |Δt| <= 4 eps |t| + 1e-15.
+        g(t, state_at(t)) to |Δt| <= 4 eps |t| + 1e-15.  A condition that is zero at t0 is
+        judged by its sign just after t0 (10^-6 of the step in).
         """
-        hits = self.crossed(g0, g1)
-        if not hits:
-            return None
-        best: tuple[int, float] | None = None
-        for i in hits:
+        found = []
+        sign = 1.0 if t1 >= t0 else -1.0
+        g0 = np.array(g0, dtype=float)
+        starts = np.full(len(g0), t0)
+        zero = [i for i in range(len(g0)) if g0[i] == 0.0 and g1[i] != 0.0]
+        if zero:
+            # a condition at its root at the step start (after the impact it triggered): its
+            # sign just after the start decides whether the step crosses it again
+            for frac in (1e-6, 1e-3):
+                tz = t0 + frac * (t1 - t0)
+                gz = self.values(tz, state_at(tz))
+                for i in list(zero):
+                    if gz[i] != 0.0:
+                        g0[i], starts[i] = gz[i], tz
+                        zero.remove(i)
+                if not zero:
+                    break
+        for i in self.crossed(g0, g1):
+            t0 = starts[i]
             if g1[i] == 0.0:
                 tr = t1
             else:
                 def f(tt, _i=i):
                     return self.values(tt, state_at(tt))[_i]
                 fa = f(t0)
-                # the interpolant at t0 is the step's start value; guard against round-off
                 if fa == 0.0 or np.sign(fa) == np.sign(g1[i]):
-                    fa_t = t0
-                    tr = _bisect_interpolant(f, fa_t, t1, g1[i])
+                    # the interpolant at t0 differs from the step's start value by round-off
+                    tr = _bisect_interpolant(f, t0, t1, g1[i])
                 else:
                     tr = brentq(f, t0, t1, xtol=1e-15, rtol=4 * np.finfo(float).eps, maxiter=200)
-            if best is None or (tr - best[1]) * np.sign(t1 - t0) < 0:
-                best = (i, tr)
-        return best
+            found.append((float(tr), i))
+        found.sort(key=lambda e: (sign * e[0], e[1]))
+        return found
 
 
 def _bisect_interpolant(f, a: float, b: float, gb: float) -> float:

@@ -68,6 +68,7 @@ from ..compilation.numeric_model import Partition, pivoted_columns
 from ..errors import InputError, SimulationError, SymbodyError
 from .initial_state import initial_state
 from .inputs import specified_inputs
+from .outputs import attach_outputs, parse_outputs
 from .trajectory import PartitionChange, Trajectory, _short
 
 __all__ = ["simulate", "MODES", "STATUS"]
@@ -116,7 +117,7 @@ def simulate(model: NumericModel, t_span: Sequence[float], x0, p, constraints: s
              raise_on_failure: bool = False, progress=None, *, max_step: float = math.inf,
              first_step: float | None = None, baumgarte: float = 10.0,
              max_num_steps: int = 10_000_000, polish_algebraic: bool = True,
-             switch_threshold: float = 0.1) -> Trajectory:
+             switch_threshold: float = 0.1, outputs=None) -> Trajectory:
     """Integrate ``model`` from ``t_span[0]`` to ``t_span[1]``; returns a :class:`Trajectory`.
 
     Parameters
@@ -151,6 +152,10 @@ def simulate(model: NumericModel, t_span: Sequence[float], x0, p, constraints: s
         samples satisfy the constraints to round-off; IDA's own residual is reported
         in the message.  False returns IDA's values unchanged (residual of the order of
         the tolerances).
+    outputs : quantities to evaluate along the trajectory into ``trajectory.outputs``:
+        ``{name: SymPy expression}`` in t, q, u, u', constants and specified inputs
+        (compiled), and/or the built-ins "specifieds", "constraint_forces",
+        "auxiliary_forces" (see :mod:`symbody.analysis.outputs`).
     switch_threshold : the dependent coordinates/speeds are switched (see the module
         docstring) where |det| of their columns of ∂f_h/∂q or B falls below this
         fraction of the best choice's (column-pivoted QR); 0.1 by default, so a model
@@ -222,6 +227,7 @@ def simulate(model: NumericModel, t_span: Sequence[float], x0, p, constraints: s
     for name, val in (("max_step", max_step), ("first_step", first_step)):
         if val is not None and not (val > 0):
             raise InputError(f"{name}={val} must be positive")
+    parse_outputs(model, outputs)
     P = model.constants_array(p)
     x = model.state_array(x0)
     r_fun = specified_inputs(model, specifieds, P, (t0, tf), x)
@@ -256,6 +262,7 @@ def simulate(model: NumericModel, t_span: Sequence[float], x0, p, constraints: s
     wall = time.perf_counter() - start
     bar.close(message if status else "")
     traj = _trajectory(model, samples, P, r_fun, status, message, mode, method, nfev, nsteps, wall)
+    attach_outputs(traj, model, P, r_fun, outputs)
     if status != 0 and raise_on_failure:
         raise SimulationError(message, trajectory=traj)
     return traj

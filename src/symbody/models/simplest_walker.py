@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import math
 
+import numpy as np
 import sympy as sm
 from sympy.physics.vector import dynamicsymbols
 
@@ -33,7 +34,8 @@ from ..analysis.events import Event
 from ..formulation import EquationsOfMotion
 from .base import Drawing, Model
 
-__all__ = ["simplest_walker", "simplest_walker_equations"]
+__all__ = ["simplest_walker", "simplest_walker_equations", "stride", "period_one_gait", "heelstrike_map",
+           "gait_state"]
 
 t = dynamicsymbols._t
 
@@ -87,3 +89,62 @@ def simplest_walker(gamma: float = 0.009) -> Model:
         constants={gam: float(gamma)}, initial_state_rule=initial_state, t_span=(0.0, 20.0),
         drawing=drawing, energy=energy, outputs={"swing_foot_height": swing[1]},
         references=REFERENCES, events=(heelstrike,))
+
+
+def heelstrike_map(x) -> np.ndarray:
+    """The state just after heelstrike from the state x = [theta, phi, theta', phi'] just before."""
+    th, _, w, _ = (float(v) for v in x)
+    c2 = math.cos(2 * th)
+    return np.array([-th, -2 * th, c2 * w, c2 * (1 - c2) * w])
+
+
+def gait_state(theta: float, theta_dot: float) -> np.ndarray:
+    """The state just after heelstrike on a gait: [theta, 2 theta, theta', theta' (1 - cos 2 theta)]."""
+    return np.array([theta, 2 * theta, theta_dot, theta_dot * (1 - math.cos(2 * theta))])
+
+
+def stride(model, z, gamma: float = 0.009, rtol: float = 1e-12, atol: float = 1e-12) -> np.ndarray:
+    """The stride map S: (theta, theta') just after one heelstrike -> just after the next.
+
+    ``model``: the compiled walker (``symbody.compile(simplest_walker().eom)``).  One step is
+    simulated to the heelstrike (a terminal event located on the dense output), then the
+    impact map is applied.
+    """
+    from ..analysis import simulate
+
+    eom_model = model
+    theta, phi = eom_model.coordinates[:2]
+    stop = Event(phi - 2 * theta, name="heelstrike", direction=1, terminal=True)
+    x0 = gait_state(float(z[0]), float(z[1]))
+    sol = simulate(eom_model, (0.0, 50.0), x0, [gamma], events=[stop], rtol=rtol, atol=atol,
+                   progress=False)
+    if not sol.events:
+        raise ValueError(f"no heelstrike within 50 time units from {tuple(z)} (the walker fell)")
+    after = heelstrike_map(sol.events[-1].x)
+    return after[[0, 2]]
+
+
+def period_one_gait(model, gamma: float = 0.009, guess=(0.2, -0.2), tol: float = 1e-11,
+                    max_iter: int = 20) -> dict:
+    """A period-one gait: a fixed point z* = S(z*) of the stride map, by Newton's method.
+
+    The Jacobian of S - I comes from central differences (step 1e-6); Newton stops when
+    the step is below ``tol``.  Returns {"theta", "theta_dot", "eigenvalues" (of dS/dz at
+    the fixed point: the gait is stable when all |λ| < 1), "iterations"}.
+    """
+    z = np.array(guess, dtype=float)
+    for it in range(1, max_iter + 1):
+        F = stride(model, z, gamma) - z
+        J = np.empty((2, 2))
+        for j in range(2):
+            dz = np.zeros(2)
+            dz[j] = 1e-6
+            J[:, j] = (stride(model, z + dz, gamma) - stride(model, z - dz, gamma)) / 2e-6
+        step = np.linalg.solve(J - np.eye(2), -F)
+        z = z + step
+        if np.max(np.abs(step)) < tol:
+            break
+    else:
+        raise ValueError(f"Newton's method on the stride map did not converge from {guess}")
+    return {"theta": float(z[0]), "theta_dot": float(z[1]), "eigenvalues": np.linalg.eigvals(J),
+            "iterations": it}
