@@ -26,7 +26,7 @@ from .errors import (
     SymbodyError,
 )
 from .formulation import EquationsOfMotion, KanesMethod, LagrangesMethod
-from .presentation import animate, plot
+from .presentation import animate, plot, view
 
 __version__ = "0.1.0"
 
@@ -34,6 +34,7 @@ __all__ = [
     "models",
     "plot",
     "animate",
+    "view",
     "linearize",
     "compile",
     "simulate",

@@ -756,6 +756,10 @@ def _near_singular_note(monitor: _Monitor, samples: _Samples, at, part: Partitio
     for k, (A, D) in enumerate(zip(mats, monitor._columns(part))):
         if A.shape[0] == 0 or not np.isfinite(A).all():
             continue
+        if monitor.rank_measure(t, np.asarray(y, dtype=float), k) < monitor.rank_tol:
+            # the whole Jacobian loses rank here (a change point): no dependent set is regular
+            note = monitor.message(_Event("rank", t, k), t, np.asarray(y), part)
+            return -3, f"{message.rstrip('.')}; this is next to a {note}"
         det_b = _det(A[:, pivoted_columns(A)[0]])
         if det_b != 0.0 and abs(_det(A[:, D])) < _NEAR_SINGULAR * abs(det_b):
             note = monitor.message(_Event("singular", t, k), t, np.asarray(y), part)

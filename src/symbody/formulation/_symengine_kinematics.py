@@ -369,7 +369,15 @@ class SympyConverter:
         if isinstance(e, se.Mul):
             args = [self(a) for a in e.args]
             nums = [a for a in args if a.is_Number]
-            if (nums and any(a.is_Add for a in args)) or any(a.is_Mul for a in args):
+            if any(a.is_Mul for a in args):
+                return sm.Mul(*args)
+            if nums and any(a.is_Add for a in args):
+                if len(nums) == 1 and len(args) > 2 and nums[0].is_Rational and nums[0] is not sm.S.One:
+                    # c*x*(a + b): sympy keeps the rational coefficient first and distributes
+                    # it only over a lone Add (2 arguments), so the rest is just sorted
+                    rest = [a for a in args if not a.is_Number]
+                    _canonical_sort(rest, self.key, _mulsort)
+                    return sm.Mul._from_args([nums[0]] + rest)
                 return sm.Mul(*args)
             if len(nums) > 1 or (nums and nums[0] is sm.S.One):
                 return sm.Mul(*args)

@@ -25,18 +25,9 @@ from sympy.physics.vector import Point, ReferenceFrame, Vector, dynamicsymbols
 
 from ..errors import FormulationError, NonlinearityError, SingularConstraintError
 from ..progress import as_progress
+from ._frame_vectors import FrameVectors, cross3, dot3
 from ._linear_equations import as_column, as_symbol_list, linear_coefficients, solve_linear
-from ._symengine_kinematics import (
-    ChainRule,
-    FrameTable,
-    SymbolMap,
-    SympyConverter,
-    cross3,
-    dot3,
-    matvec3,
-    partials,
-    skew_commutator,
-)
+from ._symengine_kinematics import ChainRule, SymbolMap, SympyConverter
 from .eom import EquationsOfMotion
 
 t = dynamicsymbols._t
@@ -77,8 +68,8 @@ class KanesMethod:
         if not isinstance(frame, ReferenceFrame):
             raise TypeError(f"KanesMethod needs an inertial ReferenceFrame as first argument, got {frame!r}")
         self._inertial = frame
-        self._fr = None
-        self._frstar = None
+        self._se = None             # the symengine sums (Fr, MM, nonMM) once formed
+        self._sympy_forms = None    # the SymPy forms, built on first access
         self._forcelist = forcelist
         self._bodylist = bodies
         self.explicit_kinematics = explicit_kinematics
@@ -306,13 +297,25 @@ class KanesMethod:
         loads = list(loads) if loads else []
         self._bodylist = bodies
         self._forcelist = loads if loads else None
+        self._se = None
+        self._sympy_forms = None
         with as_progress(progress, "forming Kane's equations", total=len(bodies) + 1) as bar:
             self._form_unreduced(bodies, loads, bar)
-            bar.set(len(bodies), "SymPy forms")
-            self._assemble_sympy_forms()
-        return (self._fr, self._frstar)
+        return KaneEquations(self)
 
     def _form_unreduced(self, bodies, loads, bar=None):
+        """Fr, and Fr* split as MM u' + nonMM, frame by frame (see _frame_vectors).
+
+        For a body of mass m with mass centre velocity v = sum_r v_r u_r + v_t and
+        angular velocity w = sum_r w_r u_r + w_t, central inertia I (components in
+        its own frame D, which turns with w_D/N)::
+
+            MM_rk  = m v_r . v_k + w_r . (I w_k)
+            nonMM_r = v_r . (m a_rest + m' v) + w_r . T_rest
+            T_rest = I' w + I (alpha_rest - w_D x w) + w_D x (I w)     (in D)
+
+        where a_rest and alpha_rest are the accelerations with u' = 0.
+        """
         N = self._inertial
         smap = self._smap
         q_se = [smap.add(x) for x in self._q]
@@ -321,18 +324,14 @@ class KanesMethod:
         t_se = se.Symbol(str(t))
         qdot_map = self._qdot_u_map
         qdot_se = [smap.to_se(qdot_map[qd].xreplace(dict.fromkeys(self._uaux, 0))) for qd in self._qdot]
-        frames = FrameTable(N, smap, qdot_map)
         chain = ChainRule(q_se, qdot_se, t_se, symmap=smap, speeds=u_se + ua_se)
+        fv = FrameVectors(N, smap, qdot_map, chain)
         speeds = u_se + ua_se
         uaux_zero = {s: se.Integer(0) for s in ua_se}
         o, s_aux = len(u_se), len(ua_se)
+        zero = se.Integer(0)
 
-        def zero_aux(v):
-            if not uaux_zero:
-                return v
-            return [c.subs(uaux_zero) for c in v]
-
-        Fr = [se.Integer(0)] * (o + s_aux)
+        Fr = [zero] * (o + s_aux)
         point_cache: dict = {}
         frame_cache: dict = {}
 
@@ -343,19 +342,21 @@ class KanesMethod:
                     vel = P.vel(N)
                 except ValueError as exc:
                     raise FormulationError(f"the velocity of point {P} in {N} is not defined: {exc}") from exc
-                v = frames.vector_in_N(vel)
-                got = (v, partials(v, speeds))
+                v = fv.vector(vel)
+                got = (v, fv.partials(v, speeds))
                 point_cache[P] = got
             return got
 
-        def frame_partials(F, R=None):
-            """Angular velocity of F in N and its partials, as components in frame R."""
-            R = R if R is not None else (F if frames.connected(F) else N)
-            got = frame_cache.get((F, R))
+        def frame_partials(F):
+            got = frame_cache.get(F)
             if got is None:
-                w = frames.vector_in(F.ang_vel_in(N), R)
-                got = (w, partials(w, speeds))
-                frame_cache[(F, R)] = got
+                try:
+                    w = fv.angular_velocity(F)
+                except ValueError as exc:
+                    raise FormulationError(f"the angular velocity of frame {F} in {N} is not defined: "
+                                           f"{exc}") from exc
+                got = (w, fv.partials(w, speeds))
+                frame_cache[F] = got
             return got
 
         for idx, load in enumerate(loads):
@@ -367,21 +368,19 @@ class KanesMethod:
                 raise FormulationError(f"loads[{idx}]: the force/torque {what!r} is not a Vector")
             if isinstance(where, Point):
                 _, parts = point_partials(where)
-                F = zero_aux(frames.vector_in_N(what))
             elif isinstance(where, ReferenceFrame):
-                R = where if frames.connected(where) else N
-                _, parts = frame_partials(where, R)
-                F = zero_aux(frames.vector_in(what, R))
+                _, parts = frame_partials(where)
             else:
                 raise FormulationError(f"loads[{idx}] acts on {where!r}, which is neither a Point nor a ReferenceFrame")
+            F = fv.substitute(fv.vector(what), uaux_zero)
+            if not F:
+                continue
             for r in range(o + s_aux):
-                pr = parts[r]
-                if pr[0] == 0 and pr[1] == 0 and pr[2] == 0:
-                    continue
-                Fr[r] = Fr[r] + se.expand(dot3(pr, F))
+                if parts[r]:
+                    Fr[r] = Fr[r] + fv.dot(parts[r], F)
 
-        MM = [[se.Integer(0)] * o for _ in range(o + s_aux)]
-        nonMM = [se.Integer(0)] * (o + s_aux)
+        MM = [[zero] * o for _ in range(o + s_aux)]
+        nonMM = [zero] * (o + s_aux)
         for idx, body in enumerate(bodies):
             if bar is not None:
                 bar.set(idx, f"body {idx + 1}/{len(bodies)}")
@@ -393,46 +392,63 @@ class KanesMethod:
                 raise FormulationError(f"bodies[{idx}] = {body!r} is neither a RigidBody nor a Particle")
             mass = smap.to_se(sm.sympify(body.mass))
             v, vparts = point_partials(P)
-            v0 = zero_aux(v)
-            a_rest = [chain.dt_rest(c) for c in v0]
+            v0 = fv.substitute(v, uaux_zero)
+            a_rest = fv.dt_rest(v0, uaux_zero)
             mdot = chain.dt_rest(mass)
-            f_rest = [mass * a_rest[i] + mdot * v0[i] for i in range(3)]
-            mv = [[mass * c for c in vparts[k]] for k in range(o)]
-            if B is not None:
-                R = _rotation_frame(body, frames, idx)
-                w, wparts = frame_partials(B, R)
-                w0 = zero_aux(w)
-                I = frames.dyadic_in(body.central_inertia, R)
-                I = [[c.subs(uaux_zero) if uaux_zero else c for c in row] for row in I]
-                alpha_rest = [chain.dt_rest(c) for c in w0]
-                Iw = matvec3(I, w0)
-                Idot = [[chain.dt_rest(c) for c in row] for row in I]
-                if R is not B:
-                    # components in a frame R that is not the body's: correct both
-                    # time derivatives for the rotation of R (N- and B-derivatives)
-                    wR, _ = frame_partials(R, R)
-                    wR0 = zero_aux(wR)
-                    alpha_rest = [a + c for a, c in zip(alpha_rest, cross3(wR0, w0))]
-                    corr = skew_commutator([a - b for a, b in zip(wR0, w0)], I)
-                    Idot = [[Idot[i][j] + corr[i][j] for j in range(3)] for i in range(3)]
-                tq = [a + b + c for a, b, c in zip(matvec3(Idot, w0), matvec3(I, alpha_rest), cross3(w0, Iw))]
-                Iwk = [matvec3(I, wparts[k]) for k in range(o)]
+            f_rest = fv.scale(mass, a_rest)
+            if mdot != 0:
+                f_rest = fv.add(f_rest, fv.scale(mdot, v0))
+            # translational: m v_r . v_k (symmetric in r, k < o)
             for r in range(o + s_aux):
                 vr = vparts[r]
-                vr_nz = not (vr[0] == 0 and vr[1] == 0 and vr[2] == 0)
-                if vr_nz:
-                    row = MM[r]
-                    for k in range(o):
-                        row[k] = row[k] + dot3(vr, mv[k])
-                    nonMM[r] = nonMM[r] + dot3(vr, f_rest)
-                if B is not None:
-                    wr = wparts[r]
-                    if wr[0] == 0 and wr[1] == 0 and wr[2] == 0:
+                if not vr:
+                    continue
+                row = MM[r]
+                for k in range(r if r < o else 0, o):
+                    vk = vparts[k]
+                    if not vk:
                         continue
-                    row = MM[r]
-                    for k in range(o):
-                        row[k] = row[k] + dot3(wr, Iwk[k])
-                    nonMM[r] = nonMM[r] + dot3(wr, tq)
+                    e = mass * fv.dot(vr, vk)
+                    row[k] = row[k] + e
+                    if k != r and r < o:
+                        MM[k][r] = MM[k][r] + e
+                if f_rest:
+                    nonMM[r] = nonMM[r] + fv.dot(vr, f_rest)
+            if B is None:
+                continue
+            w, wparts = frame_partials(B)
+            D, I = fv.dyadic(body.central_inertia)
+            w0 = fv.express(fv.substitute(w, uaux_zero), D)
+            Iw = [dot3(I[i], w0) for i in range(3)]
+            alpha = fv.express(fv.dt_rest(fv.substitute(w, uaux_zero), uaux_zero), D)
+            if D is B:
+                inner = alpha
+                Omega = w0
+            else:
+                Omega = fv.angular_velocity_in(D)
+                if uaux_zero:
+                    Omega = [c.subs(uaux_zero) for c in Omega]
+                inner = [a - b for a, b in zip(alpha, cross3(Omega, w0))]
+            torque = [dot3(I[i], inner) for i in range(3)]
+            torque = [a + b for a, b in zip(torque, cross3(Omega, Iw))]
+            Idot = [[chain.dt_rest(c) for c in row] for row in I]
+            if any(c != 0 for row in Idot for c in row):
+                torque = [a + dot3(Idot[i], w0) for i, a in enumerate(torque)]
+            wD = [fv.express(wp, D) if wp else None for wp in wparts]
+            IwD = [[dot3(I[i], x) for i in range(3)] if x is not None else None for x in wD[:o]]
+            for r in range(o + s_aux):
+                wr = wD[r]
+                if wr is None:
+                    continue
+                row = MM[r]
+                for k in range(r if r < o else 0, o):
+                    if IwD[k] is None:
+                        continue
+                    e = dot3(wr, IwD[k])
+                    row[k] = row[k] + e
+                    if k != r and r < o:
+                        MM[k][r] = MM[k][r] + e
+                nonMM[r] = nonMM[r] + dot3(wr, torque)
         self._se = {"Fr": Fr, "MM": MM, "nonMM": nonMM, "o": o, "s": s_aux}
         self._unreduced = None
         self._Ars_se_cache = None
@@ -449,20 +465,20 @@ class KanesMethod:
             o = d["o"]
             conv = self._converter()
             M_d = conv.matrix(d["MM"][:o]) if o else sm.zeros(0, 0)
-            g_d = sm.Matrix(o, 1, [conv(d["nonMM"][r] - d["Fr"][r]) for r in range(o)])
+            g_d = sm.Matrix(o, 1, [conv(d["nonMM"][r] + _negated(d["Fr"][r])) for r in range(o)])
             self._unreduced = (M_d, g_d)
         return self._unreduced
 
-    def _assemble_sympy_forms(self):
+    def _assemble_sympy_forms(self) -> dict:
         """SymPy's reduced forms: Fr, Fr*, k_d, f_d (and auxiliary equations), via symengine."""
         d, smap = self._se, self._smap
         o, s_aux = d["o"], d["s"]
         MM, nonMM, Fr = d["MM"], d["nonMM"], d["Fr"]
         ud = [smap.add(x) for x in self._udot]
-        frstar = [-(sum((MM[r][k] * ud[k] for k in range(o) if MM[r][k] != 0), se.Integer(0))
-                    + nonMM[r]) for r in range(o + s_aux)]
+        frstar = [_negated(sum((MM[r][k] * ud[k] for k in range(o) if MM[r][k] != 0), se.Integer(0))
+                           + nonMM[r]) for r in range(o + s_aux)]
         k_d = [list(MM[r]) for r in range(o)]
-        f_d = [nonMM[r] - Fr[r] for r in range(o)]
+        f_d = [nonMM[r] + _negated(Fr[r]) for r in range(o)]
         fr = list(Fr[:o])
         frs = list(frstar[:o])
         if len(self._udep):
@@ -477,8 +493,9 @@ class KanesMethod:
             k_d = [[k_d[i][c] + sum((A[j, i] * k_d[p + j][c] for j in range(m)), se.Integer(0))
                     for c in range(o)] for i in range(p)]
         conv = self._converter()
-        self._k_d = conv.matrix(k_d) if k_d else sm.zeros(0, o)
-        self._f_d = sm.Matrix(len(f_d), 1, [conv(e) for e in f_d])
+        out = {}
+        out["k_d"] = conv.matrix(k_d) if k_d else sm.zeros(0, o)
+        out["f_d"] = sm.Matrix(len(f_d), 1, [conv(e) for e in f_d])
         fr_m = sm.Matrix(len(fr), 1, [conv(e) for e in fr])
         if len(self._udep):
             frs_m = sm.Matrix(len(frs), 1, [conv(e) for e in frs])
@@ -487,13 +504,56 @@ class KanesMethod:
         if s_aux:
             fr_aux = sm.Matrix(s_aux, 1, [conv(e) for e in Fr[o:]])
             frstar_aux = sm.Matrix(s_aux, 1, [conv(e) for e in frstar[o:]])
-            self._aux_eq = sm.Matrix(s_aux, 1, [conv(Fr[o + i] + frstar[o + i]) for i in range(s_aux)])
-            self._fr = fr_m.col_join(fr_aux)
-            self._frstar = frs_m.col_join(frstar_aux)
+            out["fr"] = fr_m.col_join(fr_aux)
+            out["frstar"] = frs_m.col_join(frstar_aux)
         else:
-            self._aux_eq = sm.Matrix()
-            self._fr = fr_m
-            self._frstar = frs_m
+            out["fr"] = fr_m
+            out["frstar"] = frs_m
+        return out
+
+    def _forms(self) -> dict:
+        """The SymPy forms (Fr, Fr*, k_d, f_d), built from the symengine sums on first use."""
+        self._require_eqs()
+        if self._sympy_forms is None:
+            self._sympy_forms = self._assemble_sympy_forms()
+        return self._sympy_forms
+
+    @property
+    def _fr(self):
+        return self._forms()["fr"] if self._se is not None else None
+
+    @property
+    def _frstar(self):
+        return self._forms()["frstar"] if self._se is not None else None
+
+    @property
+    def _k_d(self):
+        return self._forms()["k_d"]
+
+    @property
+    def _f_d(self):
+        return self._forms()["f_d"]
+
+    @property
+    def _aux_eq(self):
+        """Fr + Fr* of the auxiliary speeds (only these rows are converted to SymPy)."""
+        self._require_eqs()
+        if getattr(self, "_aux_cache", None) is None or self._aux_cache[0] is not self._se:
+            d = self._se
+            o, s_aux = d["o"], d["s"]
+            if not s_aux:
+                aux = sm.Matrix()
+            else:
+                conv = self._converter()
+                ud = [self._smap.add(x) for x in self._udot]
+                rows = []
+                for r in range(o, o + s_aux):
+                    inertia = sum((d["MM"][r][k] * ud[k] for k in range(o) if d["MM"][r][k] != 0),
+                                  se.Integer(0)) + d["nonMM"][r]
+                    rows.append(conv(d["Fr"][r] + _negated(inertia)))
+                aux = sm.Matrix(s_aux, 1, rows)
+            self._aux_cache = (self._se, aux)
+        return self._aux_cache[1]
 
     def _negated_inertia_row(self, conv, mm_row, non_mm):
         """-(sum_k MM_rk u_k' + nonMM_r) as sympy, built without re-flattening the sums."""
@@ -536,7 +596,7 @@ class KanesMethod:
 
     # ------------------------------------------------------------- results
     def _require_eqs(self):
-        if self._fr is None or self._frstar is None:
+        if self._se is None:
             raise ValueError("Need to compute Fr, Fr* first: call kanes_equations(bodies, loads).")
 
     def kindiffdict(self) -> dict:
@@ -700,37 +760,48 @@ class KanesMethod:
         return self._forcelist
 
 
+def _negated(e):
+    """-e, distributed over a sum (symengine keeps -(a + b) as a product otherwise)."""
+    if isinstance(e, se.Add):
+        return se.Add(*[-a for a in e.args])
+    return -e
+
+
+class KaneEquations(Sequence):
+    """``(Fr, Fr*)`` as returned by :meth:`KanesMethod.kanes_equations`, built on first access.
+
+    Behaves as the 2-tuple SymPy returns (unpacking, indexing, ``len``, ``==``);
+    the SymPy matrices are made from symbody's symengine sums only when one is
+    looked at, so formation -> ``to_eom()`` -> ``compile`` never builds them.
+    """
+
+    def __init__(self, method: KanesMethod):
+        self._method = method
+
+    def __len__(self) -> int:
+        return 2
+
+    def __getitem__(self, i):
+        return (self._method._fr, self._method._frstar)[i]
+
+    def __eq__(self, other) -> bool:
+        try:
+            return tuple(self) == tuple(other)
+        except TypeError:
+            return NotImplemented
+
+    __hash__ = None
+
+    def __repr__(self) -> str:
+        return repr(tuple(self))
+
+
 def _coefficient(expr, x):
     """d expr / d x, for a symbol or a function of time."""
     if isinstance(x, sm.Symbol):
         return expr.diff(x)
     d = sm.Dummy()
     return expr.xreplace({x: d}).diff(d).xreplace({d: x})
-
-
-def _rotation_frame(body, frames, idx):
-    """The frame whose components carry a rigid body's rotational terms.
-
-    The body's own frame when its orientation relative to the inertial frame
-    is known; otherwise (e.g. a wheel given only an angular velocity) the first
-    connected frame its inertia dyadic is written in.
-    """
-    B = body.frame
-    if frames.connected(B):
-        return B
-    candidates = []
-    for _, v1, v2 in body.central_inertia.args:
-        for vec in (v1, v2):
-            for _, f in vec.args:
-                if f not in candidates:
-                    candidates.append(f)
-    for f in candidates:
-        if frames.connected(f):
-            return f
-    raise FormulationError(
-        f"bodies[{idx}] ({body.name}): neither its frame {B} nor the frames of its inertia are "
-        f"oriented relative to the inertial frame {frames.N}; orient {B} (orient_axis, orientnew) "
-        "or give its inertia in a frame that is")
 
 
 def _is_body(x) -> bool:

@@ -133,7 +133,9 @@ def period_one_gait(model, gamma: float = 0.009, guess=(0.2, -0.2), tol: float =
     the fixed point: the gait is stable when all |λ| < 1), "iterations"}.
     """
     z = np.array(guess, dtype=float)
-    for it in range(1, max_iter + 1):
+    iterations = 0
+    for _ in range(max_iter):
+        iterations += 1
         F = stride(model, z, gamma) - z
         J = np.empty((2, 2))
         for j in range(2):
@@ -147,4 +149,4 @@ def period_one_gait(model, gamma: float = 0.009, guess=(0.2, -0.2), tol: float =
     else:
         raise ValueError(f"Newton's method on the stride map did not converge from {guess}")
     return {"theta": float(z[0]), "theta_dot": float(z[1]), "eigenvalues": np.linalg.eigvals(J),
-            "iterations": it}
+            "iterations": iterations}
