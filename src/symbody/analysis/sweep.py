@@ -36,7 +36,7 @@ import numpy as np
 from ..compilation import NumericModel
 from ..errors import InputError
 from ..progress import as_progress
-from .simulate import simulate
+from .simulation import simulate
 from .trajectory import Trajectory, _short
 
 __all__ = ["sweep", "SweepResult", "grid_cases", "sample_cases"]
