@@ -26,6 +26,7 @@ import math
 import multiprocessing
 import os
 import time
+import warnings
 from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
@@ -88,7 +89,8 @@ class SweepResult:
     ``trajectories``: one :class:`Trajectory` per case, in the order of the cases (None
     where a case could not start, or for all when ``keep_trajectories=False``);
     ``records``: one dict per case (the case's values, ``status``, ``success``,
-    ``message``, ``nsteps``, ``wall_time`` and the ``final`` quantities);
+    ``message``, ``nsteps``, ``wall_time``, ``warnings`` (the run's warnings, e.g. an
+    initial state made consistent) and the ``final`` quantities);
     ``table``: the records as a pandas DataFrame (pandas is an optional dependency);
     ``wall_time``: seconds for the whole sweep.
     """
@@ -204,14 +206,19 @@ def _run_case(index: int, case: Mapping, t_span, x0, p, specifieds, options: dic
             if callable(r_case):
                 raise InputError("a case sets a specified input by name, but specifieds is a callable")
             r_case = _merge(model, r_case, rs, "specified inputs", model.specifieds)
-        traj = simulate(model, t_span, x_case, p_case, specifieds=r_case, progress=False, **options)
+        with warnings.catch_warnings(record=True) as caught:
+            # e.g. the base x0's dependent coordinates, now guesses for the case's q_ind: kept
+            # in the table (one line per run) instead of a warning per run
+            warnings.simplefilter("always")
+            traj = simulate(model, t_span, x_case, p_case, specifieds=r_case, progress=False, **options)
         record.update(status=traj.status, success=traj.success, message=traj.message,
-                      nsteps=traj.nsteps, wall_time=traj.wall_time)
+                      nsteps=traj.nsteps, wall_time=traj.wall_time,
+                      warnings="; ".join(str(w.message) for w in caught))
         if final is not None:
             record.update(_final_values(final, traj))
     except Exception as exc:       # a bad case: recorded, the sweep goes on
         record.update(status=-100, success=False, message=f"{type(exc).__name__}: {exc}",
-                      nsteps=0, wall_time=0.0)
+                      nsteps=0, wall_time=0.0, warnings="")
     return index, (traj if keep else None), record
 
 
