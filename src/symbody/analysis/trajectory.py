@@ -108,8 +108,8 @@ class Trajectory:
         known = self.coordinates + self.speeds + tuple(extra)
         if self.specified_values is not None:
             known += self.specifieds
-        raise InputError(f"{name!r} is not a coordinate, speed, extra state or specified input of "
-                         f"this trajectory ({', '.join(map(_short, known))})")
+        raise InputError(f"{name!r} is not a coordinate or speed (nor an extra state or specified "
+                         f"input) of this trajectory ({', '.join(map(_short, known))})")
 
     @property
     def extra_states(self) -> tuple:
