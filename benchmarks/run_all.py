@@ -30,6 +30,7 @@ QUICK: dict[str, tuple[str, list[str]]] = {
     "lagrange": ("bench_lagrange.py", ["--n", "2", "4", "--sympy-max", "4"]),
     "linearize": ("bench_linearize.py", ["--skip-sympy"]),
     "system": ("bench_system.py", ["--repeat", "1"]),
+    "engine": ("bench_engine.py", ["--links", "10"]),
     "scale": ("bench_scale.py", ["--quick", "--skip-bicycle"]),
 }
 
