@@ -32,6 +32,7 @@ QUICK: dict[str, tuple[str, list[str]]] = {
     "system": ("bench_system.py", ["--repeat", "1"]),
     "engine": ("bench_engine.py", ["--links", "10"]),
     "scale": ("bench_scale.py", ["--quick", "--skip-bicycle"]),
+    "viewer": ("bench_viewer.py", ["--repeat", "1"]),
 }
 
 

@@ -291,3 +291,19 @@ def test_cli_view_writes_a_page(tmp_path, capsys):
     assert "--follow 'nope'" in capsys.readouterr().err
     assert isinstance(view, type(sb.view)) and isinstance(sb.view(
         state_trajectory(model_named("four-bar"), k=1), model_named("four-bar")), Viewer)
+
+
+def test_readme_viewer_example_runs(tmp_path, monkeypatch):
+    """The README's viewer example (shortened to 1 s) writes a page with the bicycle's samples."""
+    from pathlib import Path
+
+    readme = (Path(__file__).resolve().parents[2] / "README.md").read_text(encoding="utf-8")
+    section = readme.split("## Watching it move: the 3D viewer", 1)[1]
+    code = re.search(r"```python\n(.*?)```", section, re.S).group(1)
+    assert "(0, 10)" in code and "np.linspace(0, 10, 601)" in code
+    code = code.replace("(0, 10)", "(0, 1)").replace("np.linspace(0, 10, 601)", "np.linspace(0, 1, 61)")
+    monkeypatch.chdir(tmp_path)
+    exec(compile(code, "README.md", "exec"), {})
+    data = payload_of((tmp_path / "bike.html").read_text(encoding="utf-8"))
+    assert len(np.frombuffer(base64.b64decode(data["t"]), "<f8")) == 61
+    assert "rear_hub" in data["points"]

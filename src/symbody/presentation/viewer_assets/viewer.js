@@ -78,8 +78,8 @@
         case "plane": geometry = new THREE.PlaneGeometry(d.length, d.width); break;
         default: throw new Error("unknown shape " + spec.kind);
       }
-      const material = new THREE.MeshStandardMaterial({
-        color: new THREE.Color(spec.color), roughness: 0.55, metalness: 0.05,
+      const material = new THREE.MeshPhongMaterial({
+        color: new THREE.Color(spec.color), shininess: 40, specular: 0x333333,
         transparent: spec.opacity < 1, opacity: spec.opacity, depthWrite: spec.opacity >= 1,
         side: spec.kind === "plane" || spec.opacity < 1 ? THREE.DoubleSide : THREE.FrontSide,
       });
