@@ -177,7 +177,14 @@ class KanesMethod:
             if self._qdot_u_map is not None:
                 vel = vel.xreplace(self._qdot_u_map)
             k_nh, f_nh = linear_coefficients(vel, list(self._u), "velocity_constraints", "speed")
-            self._k_nh, self._f_nh = k_nh, f_nh
+            if len(self._uaux):
+                # auxiliary speeds are zero in the motion; their coefficients make the
+                # dependent speeds follow a virtual auxiliary motion (see _aux_reduction)
+                k_aux, f_nh = linear_coefficients(f_nh, list(self._uaux), "velocity_constraints",
+                                                  "auxiliary speed")
+            else:
+                k_aux = sm.zeros(m, 0)
+            self._k_nh, self._f_nh, self._k_nh_aux = k_nh, f_nh, k_aux
             if not acc.rows:
                 self._f_dnh = self._differentiated_constraints(k_nh, f_nh)
                 self._k_dnh = k_nh
@@ -190,6 +197,7 @@ class KanesMethod:
         else:
             self._f_nh = sm.Matrix()
             self._k_nh = sm.Matrix()
+            self._k_nh_aux = sm.Matrix()
             self._f_dnh = sm.Matrix()
             self._k_dnh = sm.Matrix()
 
@@ -502,8 +510,8 @@ class KanesMethod:
         else:
             frs_m = sm.Matrix(o, 1, [self._negated_inertia_row(conv, MM[r], nonMM[r]) for r in range(o)])
         if s_aux:
-            fr_aux = sm.Matrix(s_aux, 1, [conv(e) for e in Fr[o:]])
-            frstar_aux = sm.Matrix(s_aux, 1, [conv(e) for e in frstar[o:]])
+            fr_aux = sm.Matrix(s_aux, 1, [conv(e) for e in self._aux_reduction(Fr)])
+            frstar_aux = sm.Matrix(s_aux, 1, [conv(e) for e in self._aux_reduction(frstar)])
             out["fr"] = fr_m.col_join(fr_aux)
             out["frstar"] = frs_m.col_join(frstar_aux)
         else:
@@ -547,11 +555,11 @@ class KanesMethod:
                 conv = self._converter()
                 ud = [self._smap.add(x) for x in self._udot]
                 rows = []
-                for r in range(o, o + s_aux):
+                for r in range(o + s_aux):
                     inertia = sum((d["MM"][r][k] * ud[k] for k in range(o) if d["MM"][r][k] != 0),
                                   se.Integer(0)) + d["nonMM"][r]
-                    rows.append(conv(d["Fr"][r] + _negated(inertia)))
-                aux = sm.Matrix(s_aux, 1, rows)
+                    rows.append(d["Fr"][r] + _negated(inertia))
+                aux = sm.Matrix(s_aux, 1, [conv(e) for e in self._aux_reduction(rows)])
             self._aux_cache = (self._se, aux)
         return self._aux_cache[1]
 
@@ -581,6 +589,31 @@ class KanesMethod:
         except TypeError:
             return -sm.Add(*terms)
         return sm.Mul(sm.S.NegativeOne, sm.Add._from_args(terms), evaluate=False)
+
+    def _aux_reduction(self, rows: list) -> list:
+        """Rows of the auxiliary speeds with the dependent speeds' rows folded in.
+
+        When the velocity constraints contain auxiliary speeds (B u + B_aux u_aux + b = 0),
+        a virtual auxiliary motion moves the dependent speeds by A_aux = -B_dep^-1 B_aux,
+        so row_aux + A_aux^T row_dep is the auxiliary equation (as SymPy forms it).
+        ``rows``: the o + s unreduced rows (symengine); returns the s auxiliary ones.
+        """
+        o = len(self._u)
+        aux = list(rows[o:])
+        K = self._k_nh_aux
+        if not len(self._udep) or not any(e != 0 for e in K):
+            return aux
+        if getattr(self, "_Aaux_se_cache", None) is None:
+            p = o - len(self._udep)
+            smap = self._smap
+            B_dep = se.DenseMatrix([[smap.to_se(self._k_nh[i, j]) for j in range(p, o)]
+                                    for i in range(self._k_nh.rows)])
+            B_aux = se.DenseMatrix([[smap.to_se(K[i, j]) for j in range(K.cols)] for i in range(K.rows)])
+            self._Aaux_se_cache = -B_dep.LUsolve(B_aux)
+        A = self._Aaux_se_cache
+        p = o - len(self._udep)
+        return [aux[i] + sum((A[j, i] * rows[p + j] for j in range(len(self._udep))), se.Integer(0))
+                for i in range(len(aux))]
 
     def _Ars_se(self):
         """A = -B_dep^{-1} B_ind in symengine (LU, no simplification)."""
