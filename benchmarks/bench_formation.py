@@ -2,7 +2,7 @@
 
 Timed: construction + kanes_equations + mass_matrix_full + forcing_full, with
 fresh kinematics built (untimed) before each run; symbody first, then SymPy,
-in the same process.  Systems: the n-link pendulum on a cart (n = 10, 20, 30,
+in the same process, the same number of repetitions on both sides (best of).  Systems: the n-link pendulum on a cart (n = 10, 20, 30,
 40) and the Whipple bicycle of SymPy's test_kane3 (with its velocity
 constraints).
 
@@ -49,17 +49,16 @@ def _form_bicycle(mod):
 def main(argv=None) -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--sizes", type=int, nargs="*", default=[10, 20, 30, 40])
-    ap.add_argument("--repeat", type=int, default=3, help="symbody repetitions (best of)")
-    ap.add_argument("--sympy-repeat", type=int, default=1)
+    ap.add_argument("--repeat", type=int, default=3, help="repetitions on each side (best of)")
     args = ap.parse_args(argv)
     rows = []
     for n in args.sizes:
         ours = min(_form_chain(sb, n) for _ in range(args.repeat))
-        ref = min(_form_chain(me, n) for _ in range(args.sympy_repeat))
+        ref = min(_form_chain(me, n) for _ in range(args.repeat))
         rows.append((f"n-link pendulum on cart, n={n}", ours, ref))
         print(f"n={n:3d}  symbody {ours:8.3f} s   sympy {ref:8.3f} s   ratio {ref / ours:6.1f}x", flush=True)
     ours = min(_form_bicycle(sb) for _ in range(args.repeat))
-    ref = min(_form_bicycle(me) for _ in range(args.sympy_repeat))
+    ref = min(_form_bicycle(me) for _ in range(args.repeat))
     rows.append(("Whipple bicycle (test_kane3, velocity constraints)", ours, ref))
     print(f"bicycle  symbody {ours:8.3f} s   sympy {ref:8.3f} s   ratio {ref / ours:6.1f}x", flush=True)
     print()
