@@ -2,9 +2,9 @@
 
 Timed: construction + kanes_equations + mass_matrix_full + forcing_full, with
 fresh kinematics built (untimed) before each run; symbody first, then SymPy,
-in the same process, the same number of repetitions on both sides (best of).  Systems: the n-link pendulum on a cart (n = 10, 20, 30,
-40) and the Whipple bicycle of SymPy's test_kane3 (with its velocity
-constraints).
+in the same process, the same number of repetitions on both sides (best of).
+Systems: the n-link pendulum on a cart (n = 10, 20, 30, 40) and the Whipple
+bicycle of SymPy's test_kane3 (with its velocity constraints).
 
 Run:  .venv/bin/python benchmarks/bench_formation.py [--sizes 10 20 30 40] [--repeat 3]
 """
