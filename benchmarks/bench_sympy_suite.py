@@ -3,8 +3,10 @@
 Every test function of the installed sympy/physics/mechanics/tests/test_kane*.py,
 test_lagrange*.py and test_linearize.py is run twice in this process: with
 symbody's KanesMethod/LagrangesMethod swapped in (tests/systems/sympy_suite.py),
-then with SymPy's own classes; the wall times and their ratio are printed.  A
-run longer than ``--timeout`` seconds is stopped (SIGALRM) and reported as such.
+then with SymPy's own classes; the wall times and their ratio are printed.  Tests
+that take under a second are run three times on each side (best of: their first
+run pays for imports).  A run longer than ``--timeout`` seconds is stopped
+(SIGALRM) and reported as such.
 
 Run:  .venv/bin/python benchmarks/bench_sympy_suite.py [--timeout 300] [--only test_kane3]
 """
@@ -53,6 +55,9 @@ def main(argv=None) -> None:
             continue
         ours, ours_status = _timed(case, True, args.timeout)
         ref, ref_status = _timed(case, False, args.timeout)
+        if ours is not None and ref is not None and max(ours, ref) < 1.0:
+            ours = min([ours] + [_timed(case, True, args.timeout)[0] for _ in range(2)])
+            ref = min([ref] + [_timed(case, False, args.timeout)[0] for _ in range(2)])
         rows.append((label, ours, ours_status, ref, ref_status))
         print(f"{label:60s} symbody {ours_status} {ours or 0:7.2f} s   sympy {ref_status} {ref or 0:7.2f} s",
               flush=True)
