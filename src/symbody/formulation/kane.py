@@ -478,7 +478,7 @@ class KanesMethod:
         return self._unreduced
 
     def _assemble_sympy_forms(self) -> dict:
-        """SymPy's reduced forms: Fr, Fr*, k_d, f_d (and auxiliary equations), via symengine."""
+        """SymPy's reduced forms (Fr, Fr*, k_d, forcing), in symengine; converted per piece on use."""
         d, smap = self._se, self._smap
         o, s_aux = d["o"], d["s"]
         MM, nonMM, Fr = d["MM"], d["nonMM"], d["Fr"]
@@ -486,7 +486,7 @@ class KanesMethod:
         frstar = [_negated(sum((MM[r][k] * ud[k] for k in range(o) if MM[r][k] != 0), se.Integer(0))
                            + nonMM[r]) for r in range(o + s_aux)]
         k_d = [list(MM[r]) for r in range(o)]
-        f_d = [nonMM[r] + _negated(Fr[r]) for r in range(o)]
+        neg_f_d = [Fr[r] + _negated(nonMM[r]) for r in range(o)]     # the forcing, -f_d
         fr = list(Fr[:o])
         frs = list(frstar[:o])
         if len(self._udep):
@@ -497,50 +497,65 @@ class KanesMethod:
             def reduce(col):
                 return [col[i] + sum((A[j, i] * col[p + j] for j in range(m)), se.Integer(0))
                         for i in range(p)]
-            fr, frs, f_d = reduce(fr), reduce(frs), reduce(f_d)
+            fr, frs, neg_f_d = reduce(fr), reduce(frs), reduce(neg_f_d)
             k_d = [[k_d[i][c] + sum((A[j, i] * k_d[p + j][c] for j in range(m)), se.Integer(0))
                     for c in range(o)] for i in range(p)]
-        conv = self._converter()
-        out = {}
-        out["k_d"] = conv.matrix(k_d) if k_d else sm.zeros(0, o)
-        out["f_d"] = sm.Matrix(len(f_d), 1, [conv(e) for e in f_d])
-        fr_m = sm.Matrix(len(fr), 1, [conv(e) for e in fr])
-        if len(self._udep):
-            frs_m = sm.Matrix(len(frs), 1, [conv(e) for e in frs])
-        else:
-            frs_m = sm.Matrix(o, 1, [self._negated_inertia_row(conv, MM[r], nonMM[r]) for r in range(o)])
-        if s_aux:
-            fr_aux = sm.Matrix(s_aux, 1, [conv(e) for e in self._aux_reduction(Fr)])
-            frstar_aux = sm.Matrix(s_aux, 1, [conv(e) for e in self._aux_reduction(frstar)])
-            out["fr"] = fr_m.col_join(fr_aux)
-            out["frstar"] = frs_m.col_join(frstar_aux)
-        else:
-            out["fr"] = fr_m
-            out["frstar"] = frs_m
-        return out
+        return {"se": {"k_d": k_d, "neg_f_d": neg_f_d, "fr": fr, "frs": frs, "frstar": frstar}}
 
     def _forms(self) -> dict:
-        """The SymPy forms (Fr, Fr*, k_d, f_d), built from the symengine sums on first use."""
+        """The reduced forms: symengine under "se", SymPy matrices added as they are asked for."""
         self._require_eqs()
         if self._sympy_forms is None:
             self._sympy_forms = self._assemble_sympy_forms()
         return self._sympy_forms
 
+    def _form(self, key: str) -> sm.Matrix:
+        """One SymPy form ("k_d", "forcing_d", "f_d", "fr", "frstar"), converted on first use."""
+        forms = self._forms()
+        got = forms.get(key)
+        if got is not None:
+            return got
+        d, se_forms, conv = self._se, forms["se"], self._converter()
+        o, s_aux = d["o"], d["s"]
+        if key == "k_d":
+            k_d = se_forms["k_d"]
+            got = conv.matrix(k_d) if k_d else sm.zeros(0, o)
+        elif key in ("forcing_d", "f_d"):
+            rows = se_forms["neg_f_d"]
+            got = sm.Matrix(len(rows), 1, [conv(_negated(e) if key == "f_d" else e) for e in rows])
+        elif key == "fr":
+            got = sm.Matrix(len(se_forms["fr"]), 1, [conv(e) for e in se_forms["fr"]])
+            if s_aux:
+                got = got.col_join(sm.Matrix(s_aux, 1, [conv(e) for e in self._aux_reduction(d["Fr"])]))
+        elif key == "frstar":
+            if len(self._udep):
+                got = sm.Matrix(len(se_forms["frs"]), 1, [conv(e) for e in se_forms["frs"]])
+            else:
+                got = sm.Matrix(o, 1, [self._negated_inertia_row(conv, d["MM"][r], d["nonMM"][r])
+                                       for r in range(o)])
+            if s_aux:
+                aux = self._aux_reduction(se_forms["frstar"])
+                got = got.col_join(sm.Matrix(s_aux, 1, [conv(e) for e in aux]))
+        else:
+            raise KeyError(key)
+        forms[key] = got
+        return got
+
     @property
     def _fr(self):
-        return self._forms()["fr"] if self._se is not None else None
+        return self._form("fr") if self._se is not None else None
 
     @property
     def _frstar(self):
-        return self._forms()["frstar"] if self._se is not None else None
+        return self._form("frstar") if self._se is not None else None
 
     @property
     def _k_d(self):
-        return self._forms()["k_d"]
+        return self._form("k_d")
 
     @property
     def _f_d(self):
-        return self._forms()["f_d"]
+        return self._form("f_d")
 
     @property
     def _aux_eq(self):
@@ -666,7 +681,7 @@ class KanesMethod:
     @property
     def forcing(self) -> sm.Matrix:
         self._require_eqs()
-        return -sm.Matrix([self._f_d, self._f_dnh])
+        return sm.Matrix([self._form("forcing_d"), -self._f_dnh])
 
     @property
     def mass_matrix_full(self) -> sm.Matrix:
