@@ -23,7 +23,7 @@ from .errors import (
     SymbodyError,
 )
 from .formulation import EquationsOfMotion, KanesMethod, LagrangesMethod
-from .presentation import animate, plot
+from .presentation import animate, plot, view
 
 __version__ = "0.1.0"
 
@@ -31,6 +31,7 @@ __all__ = [
     "models",
     "plot",
     "animate",
+    "view",
     "linearize",
     "compile",
     "simulate",

@@ -32,6 +32,7 @@ from sympy.physics.vector import Point, ReferenceFrame, dynamicsymbols
 
 from ..errors import InputError
 from ..formulation import EquationsOfMotion, KanesMethod
+from ..presentation.scene import Scene
 
 __all__ = ["Drawing", "Model", "KaneSystem", "point_coordinates", "solve_dependent_coordinates"]
 
@@ -77,7 +78,9 @@ class Model:
     (e.g. the four-bar's dependent angles depend on the bar lengths).
     ``operating_point_rule`` (optional): (op_parameters, constant values) ->
     {Symbol: value} for q and u; ``operating_point`` is this rule bound to the
-    model's constants.
+    model's constants.  ``scene``: what the 3D viewer draws (a
+    :class:`~symbody.presentation.Scene` of shapes on the model's frames and
+    points; made from the drawing when not given).
     """
 
     name: str
@@ -95,6 +98,11 @@ class Model:
     references: str = ""
     initial_state_rule: Callable[[dict], dict] | None = None
     operating_point_rule: Callable[[dict, dict], dict] | None = None
+    scene: Scene | None = None
+
+    def __post_init__(self) -> None:
+        if self.scene is None:
+            object.__setattr__(self, "scene", Scene.from_drawing(self.drawing, name=self.name))
 
     @classmethod
     def create(cls, *, constants: dict, initial_state_rule: Callable[[dict], dict] | None = None,

@@ -18,6 +18,7 @@ import sympy as sm
 from sympy.physics.mechanics import RigidBody, outer
 from sympy.physics.vector import Point, ReferenceFrame, dynamicsymbols
 
+from ..presentation.scene import Box, Scene, Sphere, VisualizationFrame
 from .base import Drawing, KaneSystem, Model, point_coordinates
 
 __all__ = ["chaplygin_sleigh", "chaplygin_sleigh_system"]
@@ -64,7 +65,7 @@ def chaplygin_sleigh_system():
         corners[name] = point_coordinates(Q, O, N)
     points = {"P": point_coordinates(P, O, N), "G": point_coordinates(G, O, N), **corners}
     extras = {"q": (q1, q2, q3), "u": (u1, u2, u3), "m": m, "I": I, "a": a, "points": points,
-              "kinetic": body.kinetic_energy(N)}
+              "kinetic": body.kinetic_energy(N), "frames": {"N": N, "A": A}}
     return system, extras
 
 
@@ -81,9 +82,18 @@ def chaplygin_sleigh() -> Model:
                       lines=[["front_left", "front_right", "rear_right", "rear_left", "front_left"],
                              ["P", "G"]],
                       traces=("P",), view="2d")
+    a, pts = ex["a"], ex["points"]
+    N, A = ex["frames"]["N"], ex["frames"]["A"]
+    scene = Scene(
+        N, None,
+        VisualizationFrame("sleigh", A, (pts["front_left"] + pts["rear_right"]) / 2,
+                           Box(5 * a / 2, a, a / 10, color="#1f77b4", opacity=0.85)),
+        VisualizationFrame("knife edge", A, "P", Box(a / 2, a / 30, a / 4, color="#333333")),
+        VisualizationFrame("mass centre", None, "G", Sphere(a / 8, color="#d62728")),
+        points=pts, traces=("P",), up="z", follow="sleigh", name="chaplygin-sleigh")
     return Model.create(
         name="chaplygin-sleigh", description=DESCRIPTION, eom=eom, method=km, constants=constants,
         initial_state=initial, t_span=(0.0, 10.0), drawing=drawing, energy=kinetic,
         outputs={"kinetic_energy": kinetic, "forward_speed": u1, "yaw_rate": u3,
                  "sideways_speed_of_G": ex["a"] * u3},
-        references=REFERENCES)
+        references=REFERENCES, scene=scene)

@@ -19,6 +19,7 @@ import sympy as sm
 from sympy.physics.mechanics import Particle, RigidBody, outer
 from sympy.physics.vector import Point, ReferenceFrame, dynamicsymbols
 
+from ..presentation.scene import Scene, Segment, Sphere, VisualizationFrame
 from .base import Drawing, KaneSystem, Model, point_coordinates
 
 __all__ = ["double_rod_pendulum", "double_rod_pendulum_system"]
@@ -96,9 +97,16 @@ def double_rod_pendulum() -> Model:
     potential = ex["potential"]
     drawing = Drawing(points=ex["points"], lines=[["O", "B_o"], ["B_1", "B_o", "B_2"]],
                       view="3d")
+    scene = Scene(
+        ReferenceFrame("N"), None,
+        Segment("rod A", "O", "B_o", radius=0.015, color="#1f77b4"),
+        Segment("rod B", "B_1", "B_2", radius=0.015, color="#2ca02c"),
+        VisualizationFrame("slider Q", None, "Q", Sphere(0.04, color="#d62728")),
+        VisualizationFrame("pivot O", None, "O", Sphere(0.025, color="#333333")),
+        points=ex["points"], traces=("Q",), up="-x", ground=False, name="double-rod-pendulum")
     return Model.create(
         name="double-rod-pendulum", description=DESCRIPTION, eom=eom, method=km,
         constants=constants, initial_state=initial, t_span=(0.0, 2.0), drawing=drawing,
         energy=kinetic + potential,
         outputs={"kinetic_energy": kinetic, "potential_energy": potential},
-        references=REFERENCES)
+        references=REFERENCES, scene=scene)

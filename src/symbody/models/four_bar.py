@@ -18,6 +18,7 @@ import sympy as sm
 from sympy.physics.mechanics import Particle
 from sympy.physics.vector import Point, ReferenceFrame, dynamicsymbols
 
+from ..presentation.scene import Scene, Segment, Sphere, VisualizationFrame
 from .base import Drawing, KaneSystem, Model, point_coordinates, solve_dependent_coordinates
 
 __all__ = ["four_bar", "four_bar_system"]
@@ -100,10 +101,22 @@ def four_bar() -> Model:
     potential = ex["potential"]
     drawing = Drawing(points=ex["points"], lines=[["P1", "P2", "P3", "P4"]],
                       traces=("P4",), view="2d")
+    link = 0.03      # link radius (m)
+    scene = Scene(
+        ReferenceFrame("N"), None,
+        Segment("ground link", "P1", "P4_ground", radius=link, color="#9aa0a6"),
+        Segment("link A", "P1", "P2", radius=link, color="#1f77b4"),
+        Segment("link B", "P2", "P3", radius=link, color="#2ca02c"),
+        Segment("link C", "P3", "P4", radius=link, color="#9467bd"),
+        VisualizationFrame("particle P2", None, "P2", Sphere(0.09, color="#d62728")),
+        VisualizationFrame("particle P3", None, "P3", Sphere(0.09, color="#d62728")),
+        VisualizationFrame("pivot P1", None, "P1", Sphere(0.05, color="#333333")),
+        VisualizationFrame("pivot P4", None, "P4_ground", Sphere(0.05, color="#333333")),
+        points=ex["points"], traces=("P4",), up="y", name="four-bar")
     return Model.create(
         name="four-bar", description=DESCRIPTION, eom=eom, method=km, constants=constants,
         initial_state_rule=initial_state, t_span=(0.0, 30.0), drawing=drawing,
         energy=kinetic + potential,
         outputs={"kinetic_energy": kinetic, "potential_energy": potential,
                  "loop_gap_x": fh[0], "loop_gap_y": fh[1]},
-        references=REFERENCES)
+        references=REFERENCES, scene=scene)

@@ -17,6 +17,7 @@ from sympy.physics.mechanics import Particle
 from sympy.physics.vector import Point, ReferenceFrame, dynamicsymbols
 
 from ..errors import InputError
+from ..presentation.scene import Box, Scene, Segment, Sphere, VisualizationFrame
 from .base import Drawing, KaneSystem, Model, point_coordinates
 
 __all__ = ["n_link_pendulum_on_cart", "n_link_pendulum_on_cart_system"]
@@ -114,10 +115,20 @@ def n_link_pendulum_on_cart(n: int = 3, force: bool = False) -> Model:
     drawing = Drawing(points=ex["points"],
                       lines=[["cart_left", "cart_right"], [f"P{i}" for i in range(n + 1)]],
                       traces=(f"P{n}",), view="2d")
+    total = sum(ex["l"])
+    scene = Scene(
+        ReferenceFrame("N"), None,
+        VisualizationFrame("cart", None, "P0", Box(total / 3, total / 10, total / 6, color="#8c564b")),
+        Segment("rail", "cart_left", "cart_right", radius=total / 100, color="#555555"),
+        *(Segment(f"link {i + 1}", f"P{i}", f"P{i + 1}", radius=total / 120, color="#1f77b4")
+          for i in range(n)),
+        *(VisualizationFrame(f"bob {i}", None, f"P{i}", Sphere(total / 40, color="#d62728"))
+          for i in range(1, n + 1)),
+        points=ex["points"], traces=(f"P{n}",), up="y", name=name)
     return Model.create(
         name=name, description=DESCRIPTION, eom=eom, method=km, constants=constants,
         initial_state=initial, t_span=(0.0, 10.0), drawing=drawing,
         energy=None if force else kinetic + potential,
         outputs={"kinetic_energy": kinetic, "potential_energy": potential,
                  "tip_height": ex["points"][f"P{n}"][1]},
-        op_parameters={}, operating_point_rule=upright, references=REFERENCES)
+        op_parameters={}, operating_point_rule=upright, references=REFERENCES, scene=scene)

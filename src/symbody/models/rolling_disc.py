@@ -23,6 +23,7 @@ import sympy as sm
 from sympy.physics.mechanics import RigidBody, inertia
 from sympy.physics.vector import Point, ReferenceFrame, cross, dynamicsymbols
 
+from ..presentation.scene import Cylinder, Scene, Segment, Sphere, Torus, VisualizationFrame
 from .base import Drawing, KaneSystem, Model, point_coordinates
 
 __all__ = ["rolling_disc", "rolling_disc_system"]
@@ -78,7 +79,7 @@ def rolling_disc_system():
         points[f"rim{k}"] = point_coordinates(P, O, N)
     extras = {"q": (q1, q2, q3, q4, q5), "u": (u1, u2, u3, u4, u5), "r": r, "m": m, "g": g,
               "points": points, "kinetic": disc.kinetic_energy(N),
-              "potential": m * g * Dmc.pos_from(O).dot(N.z)}
+              "potential": m * g * Dmc.pos_from(O).dot(N.z), "frames": {"N": N, "R": R}}
     return system, extras
 
 
@@ -102,9 +103,18 @@ def rolling_disc() -> Model:
     rim = [f"rim{k}" for k in range(RIM_POINTS)] + ["rim0"]
     drawing = Drawing(points=ex["points"], lines=[rim, ["center", "rim0"], ["center", "contact"]],
                       traces=("contact",), view="3d")
+    N, R = ex["frames"]["N"], ex["frames"]["R"]
+    scene = Scene(
+        N, None,
+        VisualizationFrame("disc", R, "center", Cylinder(0.02, r, color="#1f77b4", opacity=0.85)),
+        VisualizationFrame("rim", R, "center", Torus(r, 0.012, color="#222222")),
+        Segment("spoke", "center", "rim0", radius=0.008, color="#f2c14e"),
+        VisualizationFrame("marker", None, "rim0", Sphere(0.025, color="#d62728")),
+        points=ex["points"], traces=("contact",), up="z", follow="disc", name="rolling-disc")
     return Model.create(
         name="rolling-disc", description=DESCRIPTION, eom=eom, method=km, constants=constants,
         initial_state=initial, t_span=(0.0, 10.0), drawing=drawing, energy=kinetic + potential,
         outputs={"kinetic_energy": kinetic, "potential_energy": potential,
                  "lean_angle": q2, "contact_speed": sm.sqrt(u4**2 + u5**2)},
-        op_parameters={"v": 2.0}, operating_point_rule=steady_roll, references=REFERENCES)
+        op_parameters={"v": 2.0}, operating_point_rule=steady_roll, references=REFERENCES,
+        scene=scene)

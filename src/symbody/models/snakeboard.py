@@ -19,6 +19,7 @@ import sympy as sm
 from sympy.physics.mechanics import RigidBody, outer
 from sympy.physics.vector import Point, ReferenceFrame, dynamicsymbols
 
+from ..presentation.scene import Box, Cylinder, Scene, Segment, VisualizationFrame
 from .base import Drawing, KaneSystem, Model, point_coordinates
 
 __all__ = ["snakeboard", "snakeboard_system"]
@@ -72,7 +73,8 @@ def snakeboard_system():
               "C_o": point_coordinates(Co, O, N)}
     points.update({name: point_coordinates(W, O, N) for name, W in wheels.items()})
     extras = {"symbols": {"l": l, "I": I, "m": m}, "q": (q1, q2, q3, q4, q5), "u": (u1, u2, u3, u4, u5),
-              "points": points, "kinetic": sum(b.kinetic_energy(N) for b in bodies)}
+              "points": points, "kinetic": sum(b.kinetic_energy(N) for b in bodies),
+              "frames": {"N": N, "A": A, "B": B, "C": C}}
     return system, extras
 
 
@@ -91,9 +93,21 @@ def snakeboard() -> Model:
     drawing = Drawing(points=ex["points"],
                       lines=[["C_l", "C_o", "C_r"], ["C_o", "A_o", "B_o"], ["B_l", "B_o", "B_r"]],
                       traces=("B_l", "B_r", "C_l", "C_r"), view="2d")
+    N, A, B, C = (ex["frames"][k] for k in "NABC")
+    wheel = Cylinder(0.025, 0.04, color="#222222")
+    scene = Scene(
+        N, None,
+        VisualizationFrame("coupler", A, "A_o", Box(l, l / 6, 0.02, color="#8c564b")),
+        VisualizationFrame("front wheels", B, "B_o", Box(l / 5, l / 2, 0.02, color="#1f77b4")),
+        VisualizationFrame("rear wheels", C, "C_o", Box(l / 5, l / 2, 0.02, color="#2ca02c")),
+        Segment("front axle", "B_l", "B_r", radius=0.008, color="#555555"),
+        Segment("rear axle", "C_l", "C_r", radius=0.008, color="#555555"),
+        *(VisualizationFrame(f"wheel {p}", F, p, wheel)
+          for p, F in (("B_l", B), ("B_r", B), ("C_l", C), ("C_r", C))),
+        points=ex["points"], traces=("B_o", "C_o"), up="z", follow="coupler", name="snakeboard")
     return Model.create(
         name="snakeboard", description=DESCRIPTION, eom=eom, method=km, constants=constants,
         initial_state=initial, t_span=(0.0, 8.0), drawing=drawing, energy=kinetic,
         outputs={"kinetic_energy": kinetic, "omega_B": 2 * u3 / l + u4, "omega_C": 2 * u3 / l + u5,
                  "omega_A": 2 * u3 / l},
-        references=REFERENCES)
+        references=REFERENCES, scene=scene)

@@ -19,6 +19,7 @@ import sympy as sm
 from sympy.physics.mechanics import Particle
 from sympy.physics.vector import Point, ReferenceFrame, cross, dynamicsymbols
 
+from ..presentation.scene import Scene, Segment, Sphere, VisualizationFrame
 from .base import Drawing, KaneSystem, Model, point_coordinates
 
 __all__ = ["two_particle_pendulum", "two_particle_pendulum_system"]
@@ -82,12 +83,20 @@ def two_particle_pendulum() -> Model:
     potential = ex["potential"]
     tensions = _tension_expressions(eom)
     drawing = Drawing(points=ex["points"], lines=[["O", "P1", "P2"]], traces=("P2",), view="2d")
+    scene = Scene(
+        ReferenceFrame("N"), None,
+        Segment("rod 1", "O", "P1", radius=0.04, color="#1f77b4"),
+        Segment("rod 2", "P1", "P2", radius=0.04, color="#2ca02c"),
+        VisualizationFrame("particle 1", None, "P1", Sphere(0.25, color="#d62728")),
+        VisualizationFrame("particle 2", None, "P2", Sphere(0.4, color="#d62728")),
+        VisualizationFrame("pivot", None, "O", Sphere(0.12, color="#333333")),
+        points=ex["points"], traces=("P2",), up="y", ground=False, name="two-particle-pendulum")
     return Model.create(
         name="two-particle-pendulum", description=DESCRIPTION, eom=eom, method=km,
         constants=constants, initial_state=initial, t_span=(0.0, 10.0), drawing=drawing,
         energy=kinetic + potential,
         outputs={"kinetic_energy": kinetic, "potential_energy": potential, **tensions},
-        references=REFERENCES)
+        references=REFERENCES, scene=scene)
 
 
 def _tension_expressions(eom) -> dict:

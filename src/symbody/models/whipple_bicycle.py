@@ -41,6 +41,7 @@ from sympy.physics.mechanics import RigidBody, inertia
 from sympy.physics.vector import Point, ReferenceFrame, dot, dynamicsymbols
 
 from ..errors import InputError
+from ..presentation.scene import Cylinder, Scene, Segment, Sphere, Torus, VisualizationFrame
 from .base import Drawing, KaneSystem, Model, solve_dependent_coordinates
 
 __all__ = ["whipple_bicycle", "whipple_bicycle_system", "benchmark_parameters",
@@ -208,8 +209,53 @@ def whipple_bicycle_system():
     extras = {"symbols": S, "q": (x, y, yaw, roll, steer, pitch),
               "u": (u_roll, u_rear, u_steer, u_yaw, u_pitch, u_front),
               "points": points, "potential": potential,
-              "holonomic": sm.Matrix(holonomic), "forward_speed": roll_speed}
+              "holonomic": sm.Matrix(holonomic), "forward_speed": roll_speed,
+              "frames": {"N": N, "Fr": Fr, "Fo": Fo}}
     return system, extras
+
+
+TYRE = 0.02     # tyre tube radius in the 3D scene (m); the wheels are r_R and r_F to the tyre's outside
+
+
+def bicycle_scene(ex: dict) -> Scene:
+    """The 3D scene: tyres and hubs on the rear frame and the fork, frame tubes, fork, handlebar, rider.
+
+    The tubes are drawn between points fixed in the rear frame: a seat 0.55 m above and
+    0.25 m ahead of the rear hub and the head tube's top 0.15 m up the steer axis.  The
+    rider is a sphere at the rear frame's mass centre (rider and frame, 85 kg).  The wheels'
+    spin angle is not a coordinate of the model, so the tyres turn with frame and fork only.
+    """
+    S, P = ex["symbols"], ex["points"]
+    N, Fr, Fo = ex["frames"]["N"], ex["frames"]["Fr"], ex["frames"]["Fo"]
+    h_a = S["h_a"]
+    Fr_x, Fr_z = Fr.x.to_matrix(N), Fr.z.to_matrix(N)
+    # (forward, up) offsets in the upright reference configuration -> rear-frame coordinates
+    ahead, up = 0.25, 0.55
+    seat = P["rear_hub"] + ((ahead * sm.cos(h_a) - up * sm.sin(h_a)) * Fr_x
+                            + (ahead * sm.sin(h_a) + up * sm.cos(h_a)) * Fr_z)
+    head_top = P["steer_point"] - 0.15 * Fr_x
+    frame_color, fork_color, tyre, hub = "#1f77b4", "#4d4d4d", "#222222", "#9aa0a6"
+    items = [
+        VisualizationFrame("rear wheel", Fr, "rear_hub", Torus(S["r_R"] - TYRE, TYRE, color=tyre)),
+        VisualizationFrame("rear wheel disc", Fr, "rear_hub",
+                           Cylinder(0.004, S["r_R"] - TYRE, color="#d5d9de", opacity=0.25)),
+        VisualizationFrame("rear hub", Fr, "rear_hub", Cylinder(0.12, 0.025, color=hub)),
+        VisualizationFrame("front wheel", Fo, "front_hub", Torus(S["r_F"] - TYRE, TYRE, color=tyre)),
+        VisualizationFrame("front wheel disc", Fo, "front_hub",
+                           Cylinder(0.004, S["r_F"] - TYRE, color="#d5d9de", opacity=0.25)),
+        VisualizationFrame("front hub", Fo, "front_hub", Cylinder(0.12, 0.025, color=hub)),
+        Segment("chain stay", "rear_hub", "steer_point", radius=0.018, color=frame_color),
+        Segment("seat stay", "rear_hub", seat, radius=0.015, color=frame_color),
+        Segment("top tube", seat, head_top, radius=0.018, color=frame_color),
+        Segment("head tube", head_top, "steer_point", radius=0.022, color=frame_color),
+        Segment("fork", "steer_point", "front_hub", radius=0.016, color=fork_color),
+        Segment("steerer", "steer_point", "handlebar", radius=0.014, color=fork_color),
+        VisualizationFrame("handlebar", Fo, "handlebar", Cylinder(0.5, 0.014, color=fork_color)),
+        VisualizationFrame("saddle", Fr, seat, Sphere(0.05, color="#333333")),
+        VisualizationFrame("rider", Fr, "frame_cm", Sphere(0.14, color="#e07b39", opacity=0.8)),
+    ]
+    return Scene(N, None, *items, points=P, traces=("rear_contact", "front_contact"), up="z",
+                 follow="rider", name="whipple-bicycle")
 
 
 def lean_steer_states(model_or_eom) -> tuple[list[int], list]:
@@ -287,4 +333,5 @@ def whipple_bicycle(v: float = 5.0, parameters: dict[str, float] | None = None) 
         energy=kinetic + potential,
         outputs={"forward_speed": ex["forward_speed"], "kinetic_energy": kinetic,
                  "potential_energy": potential, "contact_gap": fh[0]},
-        op_parameters={"v": v}, operating_point_rule=operating_point, references=REFERENCES)
+        op_parameters={"v": v}, operating_point_rule=operating_point, references=REFERENCES,
+        scene=bicycle_scene(ex))

@@ -7,6 +7,8 @@
                            [--fps FPS] [--no-animation] [--quiet]
     symbody linearize MODEL [--set NAME=VALUE ...] [--speeds START:STOP:N] [--out DIR]
     symbody demo [--out DIR] [--tf T] [--no-animation] [--quiet]
+    symbody view MODEL [--out PAGE.html] [--tf T] [--fps FPS] [--set NAME=VALUE ...]
+                       [--constraints MODE] [--follow NAME] [--quiet]
 
 Exit codes: 0 success, 1 a run failed (e.g. the integrator stopped), 2 bad arguments
 (unknown model or parameter, malformed value), with a message naming the culprit.
@@ -494,6 +496,50 @@ def cmd_linearize(args: argparse.Namespace, console: Console) -> int:
     return 0
 
 
+VIEW_FPS = 60.0    # samples per simulated second sent to the 3D viewer page
+
+
+def cmd_view(args: argparse.Namespace, console: Console) -> int:
+    """Simulate a model and write its 3D viewer page (one self-contained HTML file)."""
+    from ..analysis import simulate
+    from .viewer import view
+
+    key = _model_key(args.model)
+    model, inputs = _build_model(key, _parse_sets(args.set), console)
+    t0 = float(model.t_span[0])
+    tf = float(args.tf) if args.tf is not None else float(model.t_span[1])
+    if not tf > t0:
+        raise UsageError(f"--tf must be greater than the start time {t0:g} s, got {tf:g}")
+    names = [item.name for item in model.scene.visualization_frames]
+    if args.follow and args.follow not in names:
+        raise UsageError(f"--follow {args.follow!r} is not a body of the {key} scene; known: {', '.join(names)}")
+    fps = float(args.fps) if args.fps is not None else VIEW_FPS
+    count = int(np.floor((tf - t0) * fps + 1e-9)) + 1
+    if count > MAX_OUTPUT_SAMPLES:
+        raise UsageError(f"{count} samples ({tf - t0:g} s at {fps:g} per second) are too many for one page; "
+                         f"at most {MAX_OUTPUT_SAMPLES}: lower --fps or --tf")
+    times = np.linspace(t0, t0 + (count - 1) / fps, count)
+    numeric = _compile(model, console, args.quiet)
+    console.step(f"simulating {t0:g} -> {times[-1]:g} s with constraints={args.constraints!r} ...")
+    kwargs: dict[str, Any] = {}
+    if inputs:
+        kwargs["specifieds"] = np.array([inputs[_symbol_name(s)] for s in numeric.specifieds])
+    trajectory = simulate(numeric, (t0, float(times[-1])), numeric.state_array(model.initial_state),
+                          numeric.constants_array(model.constants), constraints=args.constraints,
+                          t_eval=times, progress=False if args.quiet else None, **kwargs)
+    if not trajectory.success:
+        console.always(f"symbody view: the simulation stopped at t = {trajectory.t[-1]:g} s: "
+                       f"{trajectory.message}; the page shows what was computed")
+    if len(trajectory.t) == 0:
+        return 1
+    page = view(trajectory, model.scene, follow=args.follow, title=f"{key} ({len(trajectory.t)} samples)")
+    out = Path(args.out) if args.out else Path(f"{key}.html")
+    path = page.save(out)
+    size = path.stat().st_size
+    console.always(f"wrote {path} ({size / 1e6:.2f} MB): open it in a browser (no network needed)")
+    return 0 if trajectory.success else 1
+
+
 def cmd_demo(args: argparse.Namespace, console: Console) -> int:
     from .plot import plot, plot_comparison
 
@@ -616,6 +662,21 @@ def build_parser() -> argparse.ArgumentParser:
     p_lin.add_argument("--out", metavar="DIR", help="where --speeds saves its plot (default: symbody-output/MODEL)")
     common(p_lin)
     p_lin.set_defaults(func=cmd_linearize)
+
+    p_view = sub.add_parser("view", help="simulate a model and write its 3D viewer page (one HTML file)")
+    p_view.add_argument("model", metavar="MODEL", help="model name (see 'symbody list')")
+    p_view.add_argument("--out", metavar="PAGE", help="the HTML file to write (default: MODEL.html)")
+    p_view.add_argument("--tf", type=float, default=None, metavar="T", help="final time in s (default: the model's)")
+    p_view.add_argument("--fps", type=_positive, default=None,
+                        help=f"samples per simulated second sent to the page (default {VIEW_FPS:g})")
+    p_view.add_argument("--constraints", choices=CONSTRAINT_MODES, default="auto",
+                        help="constraint handling (default: auto, drift-free)")
+    p_view.add_argument("--set", action="append", metavar="NAME=VALUE",
+                        help="a constant, model option or (constant) specified input, e.g. --set v=6 (repeatable)")
+    p_view.add_argument("--follow", metavar="NAME", default=None,
+                        help="the body the camera follows (default: the model's; '' for a fixed camera)")
+    common(p_view)
+    p_view.set_defaults(func=cmd_view)
 
     p_demo = sub.add_parser("demo", help="the four-bar linkage with and without constraint enforcement")
     p_demo.add_argument("--out", metavar="DIR", default="demo-output", help="output directory (default: demo-output)")
