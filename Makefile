@@ -4,7 +4,7 @@ VENV   := .venv
 PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed
 
-.PHONY: demo test venv bench lint clean
+.PHONY: demo test venv bench lint docs clean
 
 $(STAMP): pyproject.toml
 	test -d $(VENV) || $(PYTHON) -m venv $(VENV)
@@ -27,5 +27,17 @@ bench: $(STAMP)
 	$(PY) -m pip install --quiet -e ".[test,bench]"
 	$(PY) benchmarks/run_all.py
 
+# the documentation site: executes every tutorial (docs/tutorials/) and builds the API
+# reference; fails on a tutorial error and on warnings outside library docstrings
+DOCS_STAMP := $(VENV)/.installed-docs
+$(DOCS_STAMP): $(STAMP)
+	$(PY) -m pip install --quiet -e ".[test,docs]"
+	touch $(DOCS_STAMP)
+
+docs: $(DOCS_STAMP)
+	rm -rf docs/_build docs/generated
+	$(PY) -m sphinx -W --keep-going -q -b html docs docs/_build/html
+	@echo "documentation: docs/_build/html/index.html"
+
 clean:
-	rm -rf $(VENV) build *.egg-info src/*.egg-info .pytest_cache
+	rm -rf $(VENV) build *.egg-info src/*.egg-info .pytest_cache docs/_build docs/generated

@@ -104,22 +104,30 @@ def test_evaluate_along_lambdify_and_compiled_paths_agree():
 # ----------------------------------------------------------------------------- plots
 def test_plot_panels_and_data():
     traj = make_trajectory()
-    fig = sb.plot(traj, energy=ENERGY, outputs={"x_P": l * sm.sin(q1) + q2})
+    # q1 is an angle, q2 the pivot's slide: one axis each (no model here, so units= says so)
+    units = {"q1": "rad", "q2": "m", "u1": "rad/s", "u2": "m/s"}
+    fig = sb.plot(traj, energy=ENERGY, outputs={"x_P": l * sm.sin(q1) + q2}, units=units)
     labels = [ax.get_ylabel() for ax in fig.axes]
-    assert labels == ["coordinates", "speeds", "constraint residual", r"$E(t) - E(t_0)$", "outputs"]
+    assert labels == ["angles [rad]", "lengths [m]", "angular rates [rad/s]", "velocities [m/s]",
+                      "constraint residual [SI units]", r"$E(t) - E(t_0)$ [J]", "outputs [SI units]"]
     q_lines = fig.axes[0].get_lines()
     np.testing.assert_allclose(q_lines[0].get_ydata(), traj.q[:, 0])
-    assert [t.get_text() for t in fig.axes[0].get_legend().get_texts()] == ["$q_{1}$", "$q_{2}$"]
+    assert [t.get_text() for t in fig.axes[0].get_legend().get_texts()] == ["$q_{1}$"]
+    assert [t.get_text() for t in fig.axes[1].get_legend().get_texts()] == ["$q_{2}$"]
     # the dependent speed u2 (not a state) is dashed
-    assert fig.axes[1].get_lines()[1].get_linestyle() == "--"
+    assert fig.axes[3].get_lines()[0].get_linestyle() == "--"
+    # in degrees by default
+    fig_deg = sb.plot(traj, panels=("q",), units={"q1": "angle", "q2": "length"})
+    np.testing.assert_allclose(fig_deg.axes[0].get_lines()[0].get_ydata(), np.rad2deg(traj.q[:, 0]))
+    assert fig_deg.axes[0].get_ylabel() == "angles [deg]"
     # residuals: log axis of |f_h|, zero clipped at the floor
-    res = fig.axes[2]
+    res = fig.axes[4]
     assert res.get_yscale() == "log"
     fh_line = res.get_lines()[0]
     np.testing.assert_allclose(fh_line.get_ydata()[1:], 1e-3 * traj.t[1:] ** 2)
     assert fh_line.get_ydata()[0] == RESIDUAL_FLOOR
     # energy drift E - E0 starts at zero and matches the closed form
-    e = fig.axes[3].get_lines()[0].get_ydata()
+    e = fig.axes[5].get_lines()[0].get_ydata()
     energy = 2.0 * 9.81 * 1.5 * (1 - np.cos(traj.q[:, 0])) + 2.25 * traj.u[:, 0] ** 2
     np.testing.assert_allclose(e, energy - energy[0], atol=1e-12)
 
@@ -141,7 +149,7 @@ def test_plot_without_constraints_has_no_residual_panel():
     traj.holonomic_residuals = np.zeros((len(traj.t), 0))
     traj.velocity_residuals = np.zeros((len(traj.t), 0))
     fig = sb.plot(traj)
-    assert [ax.get_ylabel() for ax in fig.axes] == ["coordinates", "speeds"]
+    assert [ax.get_ylabel() for ax in fig.axes] == ["coordinates [SI units]", "speeds [SI units]"]
 
 
 def test_plot_comparison_and_eigenvalues():

@@ -36,20 +36,24 @@ is written for the eom's own partition only.
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import NamedTuple
 
 import numpy as np
 import sympy as sm
-from scipy.linalg import lapack
 from sympy.physics.vector import dynamicsymbols
 
 from ..errors import CompilationError, InputError, SingularConstraintError, SymbodyError
 from ._progress import ProgressLine
 from .codegen import Kernel, compile_kernel, resolve_backend
+from .derivative_program import BlockValues, block_program
+from .linear_algebra import pivoted_columns, solve, solve_symmetric
+from .workspace import Workspace
 
-__all__ = ["NumericModel", "compile", "SingularMassMatrixError", "Partition"]
+__all__ = ["NumericModel", "compile", "SingularMassMatrixError", "Partition", "SampleValues",
+           "solve_dynamics"]
 
 _t = dynamicsymbols._t
 
@@ -97,42 +101,6 @@ class Partition:
     @property
     def independent_speeds(self) -> tuple[int, ...]:
         return tuple(int(i) for i in self._uind)
-
-
-def _dgesv(A: np.ndarray, b: np.ndarray):
-    """Solve A x = b with LAPACK; returns (x, info) (info > 0: singular)."""
-    _, _, x, info = lapack.dgesv(A, b, overwrite_a=1, overwrite_b=0)
-    return x, info
-
-
-def pivoted_columns(A: np.ndarray) -> tuple[tuple[int, ...], float]:
-    """Column-pivoted QR of A (k x l, k <= l): the k pivot columns (ascending) and the
-    relative rank measure |R_kk| / |R_11| (0 when A has lost rank)."""
-    k = A.shape[0]
-    if k == 0:
-        return (), 1.0
-    qr, jpvt, _, _, info = lapack.dgeqp3(np.array(A, dtype=float, order="F"))
-    if info != 0 or not np.isfinite(qr).all():
-        return tuple(range(A.shape[1] - k, A.shape[1])), 0.0
-    diag = np.abs(np.diag(qr)[:k])
-    rank = float(diag[-1] / diag[0]) if diag[0] > 0 else 0.0
-    return tuple(sorted(int(j) - 1 for j in jpvt[:k])), rank
-
-
-def _solve_symmetric(A: np.ndarray, b: np.ndarray):
-    """Solve A x = b for symmetric A: Cholesky of A (or of -A) when definite, else LU.
-
-    Returns (x, info); ``A`` is not modified.
-    """
-    At = A.T                      # Fortran-ordered view of the same symmetric matrix
-    if At[0, 0] > 0:
-        _, x, info = lapack.dposv(At, b, lower=1)
-    else:
-        _, x, info = lapack.dposv(-At, b, lower=1, overwrite_a=1)
-        x = -x
-    if info == 0:
-        return x, 0
-    return _dgesv(A.copy(), b)
 
 
 class NumericModel:
@@ -259,7 +227,37 @@ class NumericModel:
         #: the dependent set can be chosen freely (see choose_partition): the dynamic block is
         #: unreduced (u' of all speeds from the augmented system) and B does not depend on r
         self.partition_switchable = self._augmented and not self._vel_uses_r
+        self._local = threading.local()           # per-thread Workspace (see workspace())
+        self._derivatives: dict = {}              # the block-derivative program, built on first use
         self._frozen = True
+
+    # ------------------------------------------------------------ work data
+    def workspace(self) -> Workspace:
+        """This thread's :class:`Workspace` (the model's work buffers), created on first use.
+
+        The model itself is immutable and can be shared; all evaluation writes go here.
+        """
+        try:
+            return self._local.workspace
+        except AttributeError:
+            sizes = {"main": self._k_main.nout}
+            if self._k_vel is not None:
+                sizes["velocity"] = self._k_vel.nout
+            if self._k_hol is not None:
+                sizes["holonomic"] = self._k_hol.nout
+            ws = Workspace(self._nz, sizes, self.o + self.m if self._augmented else self._nd)
+            self._local.workspace = ws
+            return ws
+
+    @property
+    def has_multipliers(self) -> bool:
+        """True when u' comes from the augmented system and the multipliers λ (m,) exist."""
+        return self._augmented
+
+    @property
+    def velocity_constraints_use_specifieds(self) -> bool:
+        """True when B or b of the velocity constraints depend on the specified inputs r."""
+        return self._vel_uses_r
 
     # ----------------------------------------------------------- persistence (persistence.py)
     def __reduce__(self):
@@ -449,22 +447,22 @@ class NumericModel:
                                  f"or the {self.p} independent ones, got shape {u.shape}")
         return z
 
-    def _solve_udep(self, z: np.ndarray, partition: Partition | None = None) -> None:
+    def _solve_udep(self, z: np.ndarray, partition: Partition | None = None,
+                    out: np.ndarray | None = None) -> None:
         """Write u_dep = -B_dep^{-1} (B_ind u_ind + b) into z (dependent speeds of ``partition``)."""
-        m, o, p = self.m, self.o, self.p
+        m, o = self.m, self.o
         if not m:
             return
-        out = np.empty(m * o + m)
+        if out is None:
+            out = np.empty(m * o + m)
         self._k_vel.into(z, out)
         B = out[:m * o].reshape(m, o)
         if partition is None:
-            rhs = -(B[:, :p] @ z[self._iu:self._iud] + out[m * o:])
-            sol, info = _dgesv(B[:, p:].copy(), rhs)
+            sol, info = solve_dependent(B, out[m * o:], z[self._iu:self._iud])
             dep_names = self.dependent_speeds
         else:
             ind, dep = partition._uind, partition._udep
-            rhs = -(B[:, ind] @ z[self._iu + ind] + out[m * o:])
-            sol, info = _dgesv(B[:, dep], rhs)
+            sol, info = solve_dependent(B, out[m * o:], z[self._iu + ind], ind, dep)
             dep_names = [self.speeds[i] for i in dep]
         if info != 0:
             raise SingularConstraintError(
@@ -494,17 +492,21 @@ class NumericModel:
                                  f"got shape {x.shape}")
         if type(p) is not np.ndarray or p.shape != (self._nc,) or p.dtype != float:
             p = self.constants_array(p)
-        z = np.zeros(self._nz)
+        # r first: a callable r(t, x) may evaluate this model too (and use the workspace)
+        rv = self.specifieds_array(r, t, x) if self._ir != self._ic else None
+        ws = self.workspace()
+        z = ws.z
         z[0] = t
         z[1:1 + self._nx] = x
         z[self._ic:self._iudot] = p
-        if self._ir != self._ic:
-            z[self._ir:self._ic] = self.specifieds_array(r, t, x)
+        if rv is not None:
+            z[self._ir:self._ic] = rv
         if self.m:
-            self._solve_udep(z)
-        return self._rhs_z(z)
+            self._solve_udep(z, out=ws.velocity)
+        return self._rhs_z(z, ws=ws)
 
-    def _check_partition(self, partition: Partition) -> None:
+    def check_partition(self, partition: Partition) -> None:
+        """Raise InputError unless ``partition`` fits this model and its dependent speeds can be used."""
         if (partition.N, partition.o) != (self.N, self.o) or len(partition.dependent_coordinates) != self.M \
                 or len(partition.dependent_speeds) != self.m:
             raise InputError(f"{partition} does not fit this model (N = {self.N}, o = {self.o}, "
@@ -517,7 +519,7 @@ class NumericModel:
                              f"{', '.join(str(self.speeds[i]) for i in partition.dependent_speeds)}: {why}")
 
     def _rhs_partition(self, t: float, x, p, r, partition: Partition) -> np.ndarray:
-        self._check_partition(partition)
+        self.check_partition(partition)
         N = self.N
         x = np.asarray(x, dtype=float)
         if x.shape != (self._nx,):
@@ -533,28 +535,22 @@ class NumericModel:
             z[self._ir:self._ic] = self.specifieds_array(r, t, xm)
         return self._rhs_z(z, ind=partition._uind)
 
-    def _rhs_z(self, z: np.ndarray, want_all: bool = False, ind: np.ndarray | None = None):
+    def _rhs_z(self, z: np.ndarray, want_all: bool = False, ind: np.ndarray | None = None,
+               ws: Workspace | None = None):
         """Evaluate q' and u' at a filled z (u_dep already solved); ``ind``: which u' are states."""
         N, nd = self.N, self._nd
-        out = np.empty(self._k_main.nout)
+        if ws is None:
+            ws = self.workspace()
+        out = ws.main
         self._k_main.into(z, out)
         Md = out[self._s_Md].reshape(nd, nd)
         rhs_d = out[self._s_gd]                     # -g_d
         if self._augmented:
-            m, o = self.m, self.o
-            A = np.zeros((o + m, o + m))
-            A[:o, :o] = Md
-            Ba = out[self._s_Ba].reshape(m, o)
-            A[:o, o:] = Ba.T
-            A[o:, :o] = Ba
-            b = np.empty(o + m)
-            b[:o] = rhs_d
-            b[o:] = out[self._s_ba]                 # -b_a
-            sol, info = _dgesv(A, b)
-        elif self._Md_symmetric:
-            sol, info = _solve_symmetric(Md, rhs_d)
+            Ba = out[self._s_Ba].reshape(self.m, self.o)
+            sol, info = solve_dynamics(Md, rhs_d, Ba, out[self._s_ba], system=ws.system,
+                                       system_rhs=ws.system_rhs)
         else:
-            sol, info = _dgesv(Md.copy(), rhs_d)
+            sol, info = solve_dynamics(Md, rhs_d, symmetric=self._Md_symmetric)
         if info != 0:
             what = "the augmented system [[M_d, B_a^T], [B_a, 0]]" if self._augmented else "the dynamic mass matrix M_d"
             raise SingularMassMatrixError(
@@ -678,7 +674,7 @@ class NumericModel:
         reduced (hand-derived) block they are not available and returned as NaN.
         """
         if partition is not None:
-            self._check_partition(partition)
+            self.check_partition(partition)
         z = self._z(t, q, u, p, r, partition=partition)
         _, sol, _ = self._rhs_z(z, want_all=True)
         o, m, p_ = self.o, self.m, self.p
@@ -690,8 +686,7 @@ class NumericModel:
         out = np.empty(m * o + m)
         self._k_acc.into(z, out)
         Ba = out[:m * o].reshape(m, o)
-        rhs = -(Ba[:, :p_] @ sol[:p_] + out[m * o:])
-        ud_dep, info = _dgesv(Ba[:, p_:].copy(), rhs)
+        ud_dep, info = solve_dependent(Ba, out[m * o:], sol[:p_])
         if info != 0:
             raise SingularConstraintError(f"the acceleration constraints are singular in the dependent "
                                           f"accelerations at t = {t:.6g}")
@@ -706,6 +701,15 @@ class NumericModel:
         out = np.empty(self._k_hol.nout)
         self._k_hol.into(z, out)
         return out[:self.M].copy()
+
+    def holonomic(self, q, p, t: float = 0.0) -> tuple[np.ndarray, np.ndarray]:
+        """(f_h (M,), ∂f_h/∂q (M, N)) from one kernel evaluation."""
+        if not self.M:
+            return np.empty(0), np.empty((0, self.N))
+        z = self._z(t, q, None, p, None, need_r=False)
+        out = np.empty(self._k_hol.nout)
+        self._k_hol.into(z, out)
+        return out[:self.M], out[self.M:].reshape(self.M, self.N)
 
     def holonomic_jacobian(self, q, p, t: float = 0.0) -> np.ndarray:
         """∂f_h/∂q (M, N)."""
@@ -774,7 +778,7 @@ class NumericModel:
         it = 0
         while not converged and it < max_iter and norm == norm and norm != np.inf:
             it += 1
-            dq, info = _dgesv(out[M:].reshape(M, N)[:, cols].copy(), out[:M].copy())
+            dq, info = solve(out[M:].reshape(M, N)[:, cols].copy(), out[:M].copy())
             if info != 0:
                 raise SingularConstraintError(
                     f"the holonomic constraints are singular in the dependent coordinates "
@@ -869,37 +873,117 @@ class NumericModel:
         A = out[:s * nc].reshape(s, nc)
         c = out[s * nc:]
         if s == nc:
-            sol, info = _dgesv(A.copy(), -c)
+            sol, info = solve(A.copy(), -c)
             if info == 0:
                 return sol
         return np.linalg.lstsq(A, -c, rcond=None)[0]
 
-    # ------------------------------------------------------------ batch post-processing
-    def _evaluate_many(self, t, X, p, r=None, want_multipliers: bool = True,
-                       partition: Partition | None = None, U=None) -> dict:
-        """Speeds, residuals and multipliers for states X (k, N + p) at times t (k,).
+    # ------------------------------------------------------------ batch evaluation
+    def speeds_many(self, t, X, p, r=None, partition: Partition | None = None) -> np.ndarray:
+        """All speeds u (k, o), model order, for states X (k, N + p) in the layout of ``partition``.
 
-        X is in the layout of ``partition`` (default: the model's); ``U`` (k, o): all speeds
-        when already known (nothing solved then).  ``u`` (k, o) comes back in model order.
+        The dependent speeds are solved from B u + b = 0 for each state.
         """
-        k = X.shape[0]
-        Z = self._Z_many(t, X, p, r, U=U, partition=partition)
-        res: dict[str, Any] = {"u": Z[:, self._iu:self._ir].copy()}
-        if self.M:
-            res["holonomic"] = self._k_hol.many(Z)[:, :self.M]
-        else:
-            res["holonomic"] = np.empty((k, 0))
+        Z = self._Z_many(t, X, p, r, partition=partition)
+        return Z[:, self._iu:self._ir].copy()
+
+    def evaluate_samples(self, t, X, p, r=None, *, speeds=None, multipliers: bool = True) -> SampleValues:
+        """Speeds, constraint residuals and multipliers for states X (k, N + p) at times t (k,).
+
+        ``speeds`` (k, o): all speeds when already known (nothing is solved then).
+        Returns a :class:`SampleValues` (``multipliers`` None without an augmented system).
+        """
+        Z = self._Z_many(t, X, p, r, U=speeds)
+        k = Z.shape[0]
+        u = Z[:, self._iu:self._ir].copy()
+        hol = self._k_hol.many(Z)[:, :self.M] if self.M else np.empty((k, 0))
         if self.m:
             out = self._k_vel.many(Z)
             B = out[:, :self.m * self.o].reshape(k, self.m, self.o)
-            res["velocity"] = np.einsum("kij,kj->ki", B, res["u"]) + out[:, self.m * self.o:]
+            vel = np.einsum("kij,kj->ki", B, u) + out[:, self.m * self.o:]
         else:
-            res["velocity"] = np.empty((k, 0))
-        res["multipliers"] = None
-        if want_multipliers and self._augmented and k:
-            _, sol, _ = self._rhs_many_Z(Z)
-            res["multipliers"] = sol[:, self.o:]
-        return res
+            vel = np.empty((k, 0))
+        lam = None
+        if multipliers and self._augmented and k:
+            lam = self._rhs_many_Z(Z)[1][:, self.o:]
+        return SampleValues(u, hol, vel, lam)
+
+    # ------------------------------------------------------------ derivatives
+    def block_derivatives(self, q, u, p, t: float = 0.0, r=None) -> BlockValues:
+        """Values of the canonical-form blocks and their first derivatives along [q, u, r].
+
+        ``q`` (N,), ``u`` (all o speeds), ``r`` (s,; zeros when None).  Returns a
+        :class:`~symbody.compilation.derivative_program.BlockValues`: for each block
+        (holonomic, velocity_matrix, ..., acceleration_rest) its value and its derivative
+        with a trailing axis of length N + o + s.  Exact to round-off (forward-mode
+        differentiation of the expressions, generated once per model and cached).
+        """
+        program = self._derivatives.get("program")
+        if program is None:
+            program = self._derivatives["program"] = block_program(
+                self.eom, self.coordinates, self.speeds, self.specifieds, self.constants)
+        z = np.zeros(program.nz)
+        z[0] = t
+        z[program.iq] = np.asarray(q, dtype=float)
+        z[program.iu] = np.asarray(u, dtype=float)
+        if len(self.specifieds):
+            z[program.ir] = np.zeros(len(self.specifieds)) if r is None else np.asarray(r, dtype=float)
+        z[program.ic] = self._p(p)
+        return program(z)
+
+
+class SampleValues(NamedTuple):
+    """What :meth:`NumericModel.evaluate_samples` returns for k states."""
+
+    speeds: np.ndarray                 #: all speeds u (k, o), model order
+    holonomic: np.ndarray              #: f_h (k, M)
+    velocity: np.ndarray               #: B u + b (k, m)
+    multipliers: np.ndarray | None     #: λ (k, m) of the augmented system, or None
+
+
+def solve_dependent(B: np.ndarray, rest: np.ndarray, x_ind: np.ndarray,
+                    independent=None, dependent=None) -> tuple[np.ndarray, int]:
+    """x_dep from the linear constraints B x + rest = 0: B[:, dep] x_dep = -(B[:, ind] x_ind + rest).
+
+    ``B`` (m, o); ``independent`` / ``dependent``: column indices (default: the first
+    o - m columns are independent, the last m dependent).  Returns ``(x_dep, info)``
+    (info > 0: singular).  Used for the dependent speeds (B u + b = 0) and the dependent
+    accelerations of a reduced dynamic block (B_a u' + b_a = 0).
+    """
+    m, o = B.shape
+    if independent is None:
+        rhs = -(B[:, :o - m] @ x_ind + rest)
+        return solve(B[:, o - m:].copy(), rhs)
+    rhs = -(B[:, independent] @ x_ind + rest)
+    return solve(B[:, dependent], rhs)
+
+
+def solve_dynamics(Md: np.ndarray, rhs_d: np.ndarray, Ba: np.ndarray | None = None,
+                   rhs_a: np.ndarray | None = None, *, symmetric: bool = False,
+                   system: np.ndarray | None = None,
+                   system_rhs: np.ndarray | None = None) -> tuple[np.ndarray, int]:
+    """u' (and λ) from the dynamic block, with the acceleration constraints when given::
+
+        [ M_d  B_a^T ] [ u' ]   [ rhs_d ]            (rhs_d = -g_d, rhs_a = -b_a)
+        [ B_a   0    ] [ λ  ] = [ rhs_a ]      or    M_d u' = rhs_d
+
+    Returns ``(solution, info)`` (info > 0: singular).  ``system`` ((o + m) square,
+    Fortran order) and ``system_rhs`` are optional preallocated buffers (overwritten).
+    """
+    if Ba is None or Ba.shape[0] == 0:
+        if symmetric:
+            return solve_symmetric(Md, rhs_d)
+        return solve(Md.copy(), rhs_d)
+    m, o = Ba.shape
+    A = np.zeros((o + m, o + m), order="F") if system is None else system
+    b = np.empty(o + m) if system_rhs is None else system_rhs
+    A[:o, :o] = Md
+    A[:o, o:] = Ba.T
+    A[o:, :o] = Ba
+    A[o:, o:] = 0.0
+    b[:o] = rhs_d
+    b[o:] = rhs_a
+    return solve(A, b)
 
 
 def compile(eom, constants: Sequence | None = None, specifieds: Sequence | None = None,

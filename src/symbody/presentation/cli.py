@@ -335,10 +335,10 @@ def cmd_simulate(args: argparse.Namespace, console: Console) -> int:
     written: list[Path] = []
     console.step("writing plots, animation and data ...")
     title = f"{key}, constraints={_mode_label(args.constraints, trajectory)}"
-    _save_figure(plot(trajectory, panels=("q", "u"), title=title), out / "time_histories.png", written)
+    _save_figure(plot(trajectory, model, panels=("q", "u"), title=title), out / "time_histories.png", written)
     if getattr(trajectory, "holonomic_residuals", None) is not None and (
             np.size(trajectory.holonomic_residuals) or np.size(trajectory.velocity_residuals)):
-        _save_figure(plot(trajectory, panels=("residuals",), title=title, figsize=(9.0, 3.5)),
+        _save_figure(plot(trajectory, model, panels=("residuals",), title=title, figsize=(9.0, 3.5)),
                      out / "residuals.png", written)
     if model.energy is not None:
         _save_figure(plot(trajectory, energy=energy, panels=("energy",), title=title, figsize=(9.0, 3.5)),
@@ -412,6 +412,33 @@ def _linearize(numeric, point: dict, p: np.ndarray, inputs: dict | None = None):
     return np.asarray(A, dtype=float)
 
 
+#: |x'_i| below this (relative to the state's scale) counts as zero in the equilibrium check:
+#: the rhs at an exact operating point is round-off, ~1e-15 of the terms that cancel.
+EQUILIBRIUM_TOL = 1e-8
+
+
+def _steady_state_check(numeric, point: dict, p: np.ndarray, A: np.ndarray, states: Sequence,
+                        inputs: dict | None = None) -> str | None:
+    """None if ``point`` is an equilibrium or a steady motion, else what moves.
+
+    Eigenvalues say something about stability only about such a state: every independent
+    state's rate x'_i = f_i(x0) must vanish, except for coordinates the dynamics do not depend
+    on (zero column of A: position and heading of a vehicle riding steadily).
+    """
+    r = np.array([inputs[_symbol_name(s)] for s in numeric.specifieds]) if inputs else None
+    x = numeric.state_array(point)
+    xdot = np.asarray(numeric.rhs(0.0, x, p, r), dtype=float)
+    order = list(numeric.states)
+    scale = max(1.0, float(np.max(np.abs(x))) if x.size else 1.0)
+    column_scale = max(1.0, float(np.max(np.abs(A))) if A.size else 1.0)
+    moving = []
+    for j, symbol in enumerate(states):
+        rate = xdot[order.index(symbol)]
+        if abs(rate) > EQUILIBRIUM_TOL * scale and np.any(np.abs(A[:, j]) > 1e-12 * column_scale):
+            moving.append(f"{_symbol_name(symbol)}' = {rate:.3g}")
+    return ", ".join(moving) if moving else None
+
+
 def _sorted_eigenvalues(A: np.ndarray) -> np.ndarray:
     ev = np.linalg.eigvals(A)
     return ev[np.lexsort((-ev.imag, -ev.real))]
@@ -455,21 +482,35 @@ def cmd_linearize(args: argparse.Namespace, console: Console) -> int:
         console.always("eigenvalues:")
         for z in ev:
             console.always(f"  {_format_complex(complex(z))}")
-        stable = bool(np.all(ev.real < 1e-9))
-        console.always(f"largest real part {_clean(float(np.max(ev.real)), float(np.max(np.abs(ev)))):.6g} "
-                       f"({'no growing mode' if stable else 'unstable'})")
+        largest = f"largest real part {_clean(float(np.max(ev.real)), float(np.max(np.abs(ev)))):.6g}"
+        moving = _steady_state_check(numeric, point, p, A, states, inputs)
+        if moving is None:
+            stable = bool(np.all(ev.real < 1e-9))
+            console.always(f"{largest} ({'no growing mode' if stable else 'unstable'})")
+        else:
+            # about a state that moves the eigenvalues describe nearby motion for an instant
+            # only: no stability verdict
+            console.always(f"{largest} (not an equilibrium: {moving}; no stability verdict)")
         return 0
 
     from .plot import plot_eigenvalues
 
     name = next(iter(model.op_parameters))
     table = []
+    not_steady: list[str] = []
     for value in speeds:
         op = dict(model.op_parameters)
         op[name] = float(value)
         point = model.operating_point(op)
-        table.append(_sorted_eigenvalues(_linearize(numeric, point, p, inputs)))
+        A = _linearize(numeric, point, p, inputs)
+        moving = _steady_state_check(numeric, point, p, A, states, inputs)
+        if moving is not None:
+            not_steady.append(f"{name} = {value:g} ({moving})")
+        table.append(_sorted_eigenvalues(A))
     table = np.array(table)
+    if not_steady:
+        console.always(f"note: not an equilibrium at {'; '.join(not_steady[:3])}"
+                       + (" ..." if len(not_steady) > 3 else "") + ": no stability shading")
     # zero eigenvalues (ignorable coordinates such as position and heading) are left out
     rest = [row[np.abs(row) >= 1e-9 * max(1.0, float(np.max(np.abs(row))))] for row in table]
     width = max(1, max(len(r) for r in rest))
@@ -484,7 +525,7 @@ def cmd_linearize(args: argparse.Namespace, console: Console) -> int:
     out.mkdir(parents=True, exist_ok=True)
     written: list[Path] = []
     fig = plot_eigenvalues(speeds, table, parameter_name=name, unit="m/s" if name == "v" else "",
-                           title=f"{key}: eigenvalues against {name}")
+                           title=f"{key}: eigenvalues against {name}", stability=not not_steady)
     _save_figure(fig, out / f"eigenvalues_vs_{name}.png", written)
     csv_path = out / f"eigenvalues_vs_{name}.csv"
     columns = [name] + [f"{part}{i + 1}" for i in range(table.shape[1]) for part in ("re", "im")]
@@ -575,10 +616,11 @@ def cmd_demo(args: argparse.Namespace, console: Console) -> int:
     written: list[Path] = []
     fig = plot_comparison({r["label"]: r["trajectory"] for r in runs},
                           energy={r["label"]: r["energy"] for r in runs},
-                          title="four-bar linkage: loop residual |f_h| (top) and energy drift (bottom)")
+                          title="four-bar linkage: loop residual |f_h| (top) and energy drift (bottom)",
+                          model=model)
     _save_figure(fig, out / "drift_comparison.png", written)
     for r in runs[:2]:
-        fig = plot(r["trajectory"], energy=r["energy"], title=f"four-bar, {r['label']}")
+        fig = plot(r["trajectory"], model, energy=r["energy"], title=f"four-bar, {r['label']}")
         _save_figure(fig, out / f"time_histories_{r['stem']}.png", written)
     if not args.no_animation:
         for r in runs:

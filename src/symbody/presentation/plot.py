@@ -1,9 +1,9 @@
 """Time-history plots of trajectories: coordinates, speeds, constraint residuals, energy.
 
-``plot(trajectory)`` draws one panel per quantity, sharing the time axis::
+``plot(trajectory, model)`` draws panels sharing the time axis, each with its unit::
 
-    q(t)                 every coordinate (k, N)
-    u(t)                 every speed (k, o), dependent ones dashed
+    q(t)                 every coordinate (k, N), one axis per kind (angles [deg], lengths [m])
+    u(t)                 every speed (k, o), one axis per kind, dependent ones dashed
     |f_h|, |B u + b|     largest constraint residuals on a log scale (when there are constraints)
     E(t) - E(t0)         energy drift (when an energy expression or array is given)
     outputs              other named quantities
@@ -25,6 +25,7 @@ import sympy as sm
 
 from ..errors import InputError
 from ._trajectory_evaluation import evaluate_along
+from .units import quantity_kinds, residual_units, units_for
 
 __all__ = ["plot", "plot_comparison", "plot_eigenvalues", "symbol_label", "RESIDUAL_FLOOR"]
 
@@ -81,12 +82,21 @@ def residual_norms(trajectory: Any) -> dict[str, np.ndarray]:
     return out
 
 
-def _plot_residuals(ax, trajectory: Any, t: np.ndarray, per_row: bool = False, label_prefix: str = "") -> bool:
-    """Draw |residual| on a log axis (per constraint, or the max over them); True if drawn."""
+def _plot_residuals(ax, trajectory: Any, t: np.ndarray, per_row: bool = False, label_prefix: str = "",
+                    units: Mapping[str, str] | None = None) -> bool:
+    """Draw |residual| on a log axis (per constraint, or the max over them); True if drawn.
+
+    ``units``: {"holonomic": "m", "velocity": "m/s"} shown in the legend and the axis label.
+    """
     k = len(t)
     drawn = False
+    units = dict(units or {})
     styles = {"holonomic_residuals": ("-", r"$|f_h|$"), "velocity_residuals": ("--", r"$|B u + b|$")}
+    shown = []
     for attr, (style, name) in styles.items():
+        unit = units.get(attr.split("_")[0])
+        if unit:
+            name = f"{name} [{unit}]"
         arr = _as_array(trajectory, attr, k)
         if not arr.shape[1]:
             continue
@@ -97,29 +107,46 @@ def _plot_residuals(ax, trajectory: Any, t: np.ndarray, per_row: bool = False, l
                 name if i is not None or arr.shape[1] == 1 else f"max {name}")
             ax.semilogy(t, np.maximum(values, RESIDUAL_FLOOR), style, lw=1.0, label=label_prefix + tag)
             drawn = True
+            if unit and unit not in shown:
+                shown.append(unit)
     if drawn:
-        ax.set_ylabel("constraint residual")
+        ax.set_ylabel(f"constraint residual [{', '.join(shown) or 'SI units'}]")
         lo, hi = ax.get_ylim()
         ax.set_ylim(max(lo, RESIDUAL_FLOOR / 2), max(hi, 1e-12))
     return drawn
 
 
-def plot(trajectory: Any, *, energy: Any = None, outputs: Mapping[str, Any] | None = None,
-         constants: Mapping | None = None, panels: Sequence[str] | None = None,
-         title: str | None = None, figsize: tuple[float, float] | None = None):
-    """Time histories of a trajectory as one matplotlib Figure.
+def plot(trajectory: Any, model: Any = None, *, energy: Any = None,
+         outputs: Mapping[str, Any] | None = None, constants: Mapping | None = None,
+         panels: Sequence[str] | None = None, units: Mapping | None = None, angles: str = "deg",
+         smooth: bool | None = None, title: str | None = None,
+         figsize: tuple[float, float] | None = None):
+    """Time histories of a trajectory as one matplotlib Figure, with a unit on every axis.
 
     Parameters
     ----------
     trajectory : a :class:`symbody.Trajectory` (t (k,), q (k, N), u (k, o), coordinates,
         speeds, holonomic_residuals (k, M), velocity_residuals (k, m), constants).
+    model : what the trajectory was simulated from (NumericModel, EquationsOfMotion or zoo
+        Model): tells which coordinates are angles and which lengths
+        (:func:`symbody.presentation.units.quantity_kinds`).  Without it (and without
+        ``units``) coordinates and speeds are plotted unconverted, in "SI units".
     energy : total energy, a sympy expression in q, u and constants (evaluated along the
-        trajectory) or an array (k,).  Plotted as E(t) - E(t0), the drift.
+        trajectory) or an array (k,).  Plotted as E(t) - E(t0), the drift, in J.
     outputs : {name: expression or array (k,)} extra quantities, one shared panel.
     constants : values for constants that are not in ``trajectory.constants`` (or overrides),
         dict keyed by Symbol or name.
     panels : which panels to draw, in order, among "q", "u", "residuals" (log scale of
-        |residual|), "energy" and "outputs"; default: every one that has data.
+        the absolute residuals), "energy" and "outputs"; default: every one that has data.  "q" and "u"
+        give one axis per kind of quantity (angles in deg, lengths in m; angular rates in
+        deg/s, velocities in m/s), never two units on one axis.
+    units : {symbol or name: unit or kind} overrides, e.g.
+        ``{"q3": "m", "u3": "m/s", "q1": "rad"}`` (see ``symbody.presentation.units.UNITS``).
+    angles : "deg" (default) or "rad" for angles and angular rates.
+    smooth : draw q and u through a cubic interpolant on a fine grid (True), through the
+        samples only (False), or (None, default) interpolate when the samples are the
+        solver's own unevenly spaced steps (no ``t_eval``).  Interpolation never crosses a
+        repeated time (an impact or a restart).
 
     Returns the matplotlib ``Figure``.
     """
@@ -150,33 +177,47 @@ def plot(trajectory: Any, *, energy: Any = None, outputs: Mapping[str, Any] | No
     panels = [name for name in wanted if available[name]]
     if not panels:
         raise InputError(f"nothing to plot: the trajectory has no data for the panels {wanted}")
-    fig, axes = plt.subplots(len(panels), 1, sharex=True, squeeze=False,
-                             figsize=figsize or (9.0, 1.0 + 2.0 * len(panels)))
+
+    kinds = _kinds(trajectory, model)
+    unit_of = units_for(coordinates + speed_symbols, kinds, units, angles)
+    t_fine, q_fine, u_fine = _curves(t, q, u, smooth)
+    states = set(getattr(trajectory, "states", ()) or ())
+    # one axis per (panel, unit): [(panel, unit, [(column, symbol, dashed)])]
+    rows: list[tuple[str, Any, list]] = []
+    for panel in panels:
+        if panel in ("q", "u"):
+            symbols = coordinates if panel == "q" else speed_symbols
+            groups: dict = {}
+            for i, sym in enumerate(symbols):
+                dashed = panel == "u" and bool(states) and sym not in states
+                groups.setdefault(unit_of[sym], []).append((i, sym, dashed))
+            rows += [(panel, unit, members) for unit, members in sorted(
+                groups.items(), key=lambda item: _KIND_ORDER.index(item[0].kind))]
+        else:
+            rows.append((panel, None, []))
+    fig, axes = plt.subplots(len(rows), 1, sharex=True, squeeze=False,
+                             figsize=figsize or (9.0, 1.0 + 2.0 * len(rows)))
     axes = axes[:, 0]
-    for ax, panel in zip(axes, panels, strict=True):
-        if panel == "q":
-            for i, sym in enumerate(coordinates):
-                ax.plot(t, q[:, i], label=symbol_label(sym))
-            ax.set_ylabel("coordinates")
-            _legend(ax, len(coordinates))
-        elif panel == "u":
-            states = set(getattr(trajectory, "states", ()) or ())
-            for i, sym in enumerate(speed_symbols):
-                dependent = bool(states) and sym not in states
-                ax.plot(t, u[:, i], "--" if dependent else "-", label=symbol_label(sym))
-            ax.set_ylabel("speeds")
-            _legend(ax, len(speed_symbols))
+    for ax, (panel, unit, members) in zip(axes, rows, strict=True):
+        if panel in ("q", "u"):
+            values = q_fine if panel == "q" else u_fine
+            for i, sym, dashed in members:
+                ax.plot(t_fine, values[:, i] * unit.scale, "--" if dashed else "-", label=symbol_label(sym))
+            ax.set_ylabel(f"{_KIND_TITLE[panel, unit.kind]} [{unit.label}]")
+            _legend(ax, len(members))
         elif panel == "residuals":
-            _plot_residuals(ax, trajectory, t, per_row=False)
+            _plot_residuals(ax, trajectory, t, per_row=False, units=_residual_units(trajectory, model))
             _legend(ax, len(ax.get_lines()))
         elif panel == "energy":
-            ax.plot(t, energy_values - energy_values[0], color="C3")
-            ax.set_ylabel(r"$E(t) - E(t_0)$")
+            # at the samples (an interpolant would add its own error to a small drift); few
+            # samples are marked so that straight segments are not read as the solution
+            ax.plot(t, energy_values - energy_values[0], ".-" if k < 200 else "-", color="C3")
+            ax.set_ylabel(r"$E(t) - E(t_0)$ [J]")
             ax.ticklabel_format(axis="y", style="sci", scilimits=(-3, 3))
         elif panel == "outputs":
             for j, name in enumerate(names):
                 ax.plot(t, output_values[:, j], label=name)
-            ax.set_ylabel("outputs")
+            ax.set_ylabel("outputs [SI units]")
             _legend(ax, len(names))
         ax.grid(True, alpha=0.3)
     axes[-1].set_xlabel("time [s]")
@@ -189,10 +230,77 @@ def plot(trajectory: Any, *, energy: Any = None, outputs: Mapping[str, Any] | No
     return fig
 
 
+_KIND_ORDER = ("angle", "length", "angular rate", "velocity", "other")
+_KIND_TITLE = {("q", "angle"): "angles", ("q", "length"): "lengths", ("q", "other"): "coordinates",
+               ("u", "angular rate"): "angular rates", ("u", "velocity"): "velocities",
+               ("u", "other"): "speeds", ("q", "angular rate"): "coordinates",
+               ("q", "velocity"): "coordinates", ("u", "angle"): "speeds", ("u", "length"): "speeds"}
+
+
+def _residual_units(trajectory: Any, model: Any) -> dict:
+    source = model if model is not None else (getattr(trajectory, "model", None)
+                                               or getattr(trajectory, "eom", None))
+    return residual_units(source) if source is not None else {}
+
+
+def _kinds(trajectory: Any, model: Any) -> dict:
+    """Kinds of the trajectory's coordinates and speeds from ``model`` (or one it carries)."""
+    source = model
+    if source is None:
+        source = getattr(trajectory, "model", None) or getattr(trajectory, "eom", None)
+    if source is None:
+        return {}
+    return quantity_kinds(source)
+
+
+#: Interpolate (smooth=None) when the samples are this much more unevenly spaced.
+_UNEVEN = 1.5
+_FINE_SAMPLES = 1200
+
+
+def _curves(t: np.ndarray, q: np.ndarray, u: np.ndarray, smooth: bool | None):
+    """(t, q, u) to draw: the samples, or cubic interpolants of them on a fine grid.
+
+    The interpolant of each stretch between repeated times is scipy's ``CubicSpline``
+    through the samples (the solver's steps are accurate to its tolerance; the spline adds an
+    O(h^4) error between them that is far below the line width for the step sizes an
+    accurate solver takes).
+    """
+    if len(t) < 4 or smooth is False:
+        return t, q, u
+    dt = np.diff(t)
+    if smooth is None:
+        positive = dt[dt > 0]
+        if positive.size < 3 or positive.max() <= _UNEVEN * positive.min() or len(t) >= _FINE_SAMPLES:
+            return t, q, u
+    from scipy.interpolate import CubicSpline
+
+    breaks = np.flatnonzero(dt <= 0) + 1
+    starts, stops = np.r_[0, breaks], np.r_[breaks, len(t)]
+    span = max(float(t[-1] - t[0]), 1e-300)
+    ts, qs, us = [], [], []
+    for a, b in zip(starts, stops, strict=True):
+        seg = slice(a, b)
+        if b - a < 4:
+            ts.append(t[seg]), qs.append(q[seg]), us.append(u[seg])
+        else:
+            count = max(int(_FINE_SAMPLES * (t[b - 1] - t[a]) / span), 4 * (b - a))
+            fine = np.linspace(t[a], t[b - 1], count)
+            ts.append(fine)
+            qs.append(CubicSpline(t[seg], q[seg], axis=0)(fine) if q.shape[1] else np.zeros((count, 0)))
+            us.append(CubicSpline(t[seg], u[seg], axis=0)(fine) if u.shape[1] else np.zeros((count, 0)))
+        if b < len(t):      # a gap in the line at a repeated time (a jump)
+            ts.append([np.nan]), qs.append(np.full((1, q.shape[1]), np.nan))
+            us.append(np.full((1, u.shape[1]), np.nan))
+    return np.concatenate(ts), np.concatenate(qs), np.concatenate(us)
+
+
 def plot_comparison(trajectories: Mapping[str, Any], *, energy: Any = None,
                     constants: Mapping | None = None, title: str | None = None,
-                    figsize: tuple[float, float] | None = None):
+                    figsize: tuple[float, float] | None = None, model: Any = None):
     """Residual and energy-drift panels of several runs side by side (one column per run).
+
+    ``model``: what the runs were simulated from (for the residuals' units, as in :func:`plot`).
 
     ``trajectories``: {label: Trajectory}, e.g. {"constraints='none'": a, "constraints='project'": b}.
     ``energy``: a sympy expression (evaluated for every run) or {label: array (k,)}.
@@ -218,12 +326,12 @@ def plot_comparison(trajectories: Mapping[str, Any], *, energy: Any = None,
         for i, row in enumerate(rows):
             ax = axes[i, j]
             if row == "residuals":
-                if not _plot_residuals(ax, traj, t, per_row=False):
+                if not _plot_residuals(ax, traj, t, per_row=False, units=_residual_units(traj, model)):
                     ax.text(0.5, 0.5, "no constraints", ha="center", va="center", transform=ax.transAxes)
                 _legend(ax, len(ax.get_lines()))
             else:
                 ax.plot(t, energies[label] - energies[label][0], color="C3")
-                ax.set_ylabel(r"$E(t) - E(t_0)$")
+                ax.set_ylabel(r"$E(t) - E(t_0)$ [J]")
             ax.grid(True, alpha=0.3)
             if j:
                 ax.set_ylabel("")
@@ -240,12 +348,15 @@ def plot_comparison(trajectories: Mapping[str, Any], *, energy: Any = None,
 
 def plot_eigenvalues(parameter: Sequence[float], eigenvalues: np.ndarray, *,
                      parameter_name: str = "v", unit: str = "m/s", title: str | None = None,
-                     figsize: tuple[float, float] | None = None):
+                     figsize: tuple[float, float] | None = None, stability: bool = True):
     """Real (dots) and imaginary (small grey dots) parts of eigenvalues against a parameter.
 
     ``parameter`` (s,), ``eigenvalues`` (s, n) complex.  The zero line separates stable
     (Re < 0) from unstable motion, as in the Whipple-bicycle benchmark figure; parameter
-    values where all non-zero eigenvalues have Re < 0 are shaded.  Returns the Figure.
+    values where all non-zero eigenvalues have Re < 0 are shaded and labelled "stable" --
+    only with ``stability=True``: pass False unless every linearization point is an
+    equilibrium or a steady motion (otherwise eigenvalues say nothing about stability).
+    Returns the Figure.
     """
     import matplotlib.pyplot as plt
 
@@ -264,7 +375,7 @@ def plot_eigenvalues(parameter: Sequence[float], eigenvalues: np.ndarray, *,
     # ignorable coordinates such as heading), the motion is asymptotically stable
     stable = np.array([np.all(row.real[np.abs(row) > 1e-9 * max(1.0, np.max(np.abs(row)))] < 0)
                        for row in ev])
-    if stable.any() and len(x) > 1:
+    if stability and stable.any() and len(x) > 1:
         step = np.min(np.abs(np.diff(x))) / 2 if len(x) > 1 else 0.0
         for i in np.flatnonzero(stable):
             ax.axvspan(x[i] - step, x[i] + step, color="C2", alpha=0.15, lw=0,

@@ -1,0 +1,398 @@
+"""simulate(): the driver that integrates a NumericModel without constraint drift.
+
+The ODE state is x = [q_ind, q_dep, u_ind] (``model.states``).  Dependent speeds are
+never integrated: each evaluation solves them from the velocity constraints, so
+nonholonomic constraints (and the velocity form of holonomic ones) hold to round-off by
+construction.  What can drift is the position level, f_h(q) = 0, which the constraint
+mode handles (one module each, behind :class:`~.strategy.ConstraintMode`):
+
+``"none"``       :class:`~.plain.Plain`: plain ODE; f_h drifts (the books' approach).
+``"baumgarte"``  :class:`~.baumgarte.Baumgarte`: q_dep' <- q_dep' - α J_dep^{-1} f_h.
+``"project"``    :class:`~.projection.Projection`: Newton's method on q_dep after each step
+                 and at each output sample: residuals at round-off at any tolerance.
+``"dae"``        :class:`~.dae.DAE`: SUNDIALS IDA on the index-1 DAE.
+``"auto"``       "project" when the model has holonomic constraints, else "none".
+
+The driver owns the loop (one stepper per segment, accepted steps one at a time), the
+output sampling from each step's dense output, the dependent-set monitor
+(:mod:`.dependent_set`: switching at singular configurations), progress and failure
+handling; the samples become a Trajectory in :mod:`.samples`.
+
+Where later features plug in: a zero-crossing event is located on each accepted step's
+dense output exactly as the dependent-set events are (:meth:`_Segments.step_events`); a
+terminal event raises StopIntegration(0, ...) at its time; an impact map ends the segment
+with a new state (as a switch of the dependent set does), and the next segment restarts
+the stepper there.  Extra first-order states are columns of y handled by the model's rhs.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import numpy as np
+
+from ...compilation import NumericModel
+from ...compilation.numeric_model import Partition
+from ...errors import InputError, SimulationError
+from ...progress import as_progress
+from ..trajectory import Trajectory
+from .baumgarte import Baumgarte
+from .dae import DAE
+from .dependent_set import DependentSetMonitor, SetEvent, near_singular_note, remap, switch_note
+from .plain import Plain
+from .projection import Projection
+from .samples import Samples, build_trajectory
+from .strategy import ConstraintMode, Run, StopIntegration
+
+__all__ = ["simulate", "MODES", "STATUS"]
+
+MODES = ("auto", "none", "baumgarte", "project", "dae")
+
+#: Trajectory.status values.
+STATUS = {
+    0: "success",
+    -1: "integration failed (step size collapsed or too many steps)",
+    -2: "non-finite values",
+    -3: "singular matrix (constraint Jacobian or mass matrix, singular configuration)",
+    -4: "projection onto the constraints did not converge",
+    -5: "interrupted",
+    -6: "error raised by a user callable (specifieds)",
+}
+
+
+def simulate(model: NumericModel, t_span: Sequence[float], x0: Any, p: Any,
+             constraints: str | ConstraintMode = "auto", t_eval: Sequence[float] | None = None,
+             method: str | None = None, rtol: float = 1e-6, atol: float | Sequence[float] = 1e-9,
+             specifieds: Any = None, raise_on_failure: bool = False, progress: Any = None, *,
+             max_step: float = math.inf, first_step: float | None = None, baumgarte: float = 10.0,
+             max_num_steps: int = 10_000_000, polish_algebraic: bool = True,
+             switch_threshold: float = 0.1) -> Trajectory:
+    """Integrate ``model`` from ``t_span[0]`` to ``t_span[1]``; returns a :class:`Trajectory`.
+
+    Parameters
+    ----------
+    model : NumericModel (``symbody.compile(eom)``).
+    t_span : (t0, tf).
+    x0 : initial state [q (N), u_ind (p)] as an array or a dict keyed by symbol or
+        name.  Dependent coordinates are guesses: they are solved from f_h = 0 by
+        Newton's method (q_ind held); dependent speeds follow from the velocity
+        constraints.
+    p : constants, array in ``model.constants`` order or dict keyed by symbol or name.
+    constraints : "auto" (default: drift-free), "none", "baumgarte", "project", "dae", or a
+        constraint-mode object with its options, e.g. ``Baumgarte(alpha=50.0)``,
+        ``Projection(drift_tolerance=0.0)``, ``DAE(polish_algebraic=False)``.
+    t_eval : output times (default: every accepted step).
+    method : scipy solver ("RK45", "DOP853", "RK23", "Radau", "BDF", "LSODA"; LSODA
+        not with "project") or "IDA" for "dae".  Default: "RK45" when rtol >= 1e-5,
+        otherwise "DOP853".
+    rtol, atol : integration tolerances.
+    specifieds : values of the specified inputs: array / dict (constant), or a
+        callable ``r(t, x) -> array``.
+    raise_on_failure : raise SimulationError (with ``.trajectory``, the samples
+        computed so far) instead of returning a trajectory with ``status != 0``.
+    progress : None (a progress line on a terminal for long runs; silent when not a
+        TTY or SYMBODY_QUIET=1), False, True, or a callable ``f(done, total, message)``
+        receiving |t - t0| and |tf - t0| after each step.
+    baumgarte : α (1/s) of the "baumgarte" mode (the same as ``Baumgarte(alpha=α)``).
+    polish_algebraic : "dae" only (the same as ``DAE(polish_algebraic=...)``): at each output
+        sample solve f_h = 0 for the algebraic variables q_dep, so the samples satisfy the
+        constraints to round-off; False returns IDA's values unchanged.
+    switch_threshold : the dependent coordinates/speeds are switched where |det| of their
+        columns of ∂f_h/∂q or B falls below this fraction of the best choice's
+        (column-pivoted QR); 0.1 by default.  0 disables switching: the integration then
+        stops where the set becomes singular (see :mod:`.dependent_set`).
+
+    Returns a Trajectory; ``status`` 0 on success, otherwise one of :data:`STATUS`
+    (-1 step size collapse, -2 non-finite values, -3 singular matrix, -4 projection
+    failure, -5 interrupted, -6 user callable raised) with a ``message`` saying what
+    happened and when.  The switches of the dependent set are listed in
+    ``trajectory.partition_changes``; q, u and x stay in model order.
+    """
+    if not isinstance(model, NumericModel):
+        raise InputError(f"simulate() needs a NumericModel (symbody.compile(eom)), got "
+                         f"{type(model).__name__}")
+    t0, tf = _t_span(t_span)
+    if not (np.isfinite(baumgarte) and baumgarte >= 0):
+        raise InputError(f"baumgarte={baumgarte} must be a non-negative number")
+    mode = _constraint_mode(model, constraints, baumgarte, polish_algebraic)
+    if not (np.isfinite(rtol) and rtol > 0 and np.all(np.isfinite(atol)) and np.all(np.asarray(atol) > 0)):
+        raise InputError(f"rtol and atol must be positive and finite, got rtol={rtol}, atol={atol}")
+    method = mode.integrator(model, method, rtol)
+    threshold = _switch_threshold(switch_threshold)
+    n_states = model.N + model.p
+    atol_arr = np.asarray(atol, dtype=float)
+    if atol_arr.ndim > 1 or (atol_arr.ndim == 1 and atol_arr.size != n_states):
+        raise InputError(f"atol has {atol_arr.size} values; give one number or one per state "
+                         f"({n_states} = N + p: {', '.join(map(str, model.states))})")
+    for name, val in (("max_step", max_step), ("first_step", first_step)):
+        if val is not None and not (val > 0):
+            raise InputError(f"{name}={val} must be positive")
+    P = model.constants_array(p)
+    x = model.state_array(x0)
+    r_fun = _specifieds_function(model, specifieds, t0, x)
+    x = model.consistent_state(x, P, t0)
+    t_eval = _output_times(t_eval, t0, tf)
+
+    run = Run(model, P, r_fun, t0, tf, rtol, atol, method=method, max_step=max_step,
+              max_num_steps=max_num_steps)
+    bar = as_progress(progress, f"simulate ({mode.name})", total=abs(tf - t0))
+    start = time.perf_counter()
+    monitor = DependentSetMonitor(model, P, r_fun, threshold, rtol)
+    run.watch = monitor.watch if monitor.active else None
+    samples = Samples(model, model.default_partition)
+    try:
+        y = _initial_partition(run, monitor, x, samples)
+    except StopIntegration as stop:
+        raise InputError(f"initial state: {stop.message}") from None
+    segments = _Segments(run, mode, monitor, samples, t_eval, bar)
+    status, message = segments.integrate(y, first_step)
+    note = mode.finish(run, samples.T, samples.Y, [samples.partitions[i] for i in samples.pid])
+    if status == 0:
+        message = f"success: integrated to t = {tf:.6g}{note}"
+    message = switch_note(samples, message)
+    wall = time.perf_counter() - start
+    bar.close(message if status else "")
+    traj = build_trajectory(run, samples, status, message, mode.name, segments.nsteps, wall)
+    if status != 0 and raise_on_failure:
+        raise SimulationError(message, trajectory=traj)
+    return traj
+
+
+# ---------------------------------------------------------------- options
+def _constraint_mode(model: NumericModel, constraints: Any, alpha: float, polish: bool) -> ConstraintMode:
+    """The ConstraintMode object for ``constraints`` (a name or an object)."""
+    if isinstance(constraints, ConstraintMode):
+        return constraints
+    if not isinstance(constraints, str) or constraints.lower() not in MODES:
+        raise InputError(f"constraints={constraints!r}; choose one of {', '.join(map(repr, MODES))} "
+                         "or pass a constraint-mode object (e.g. Baumgarte(alpha=20.0))")
+    name = constraints.lower()
+    if name == "auto":
+        name = "project" if model.M else "none"
+    if name == "baumgarte":
+        return Baumgarte(alpha)
+    if name == "dae":
+        return DAE(polish)
+    return Projection() if name == "project" else Plain()
+
+
+def _switch_threshold(value: Any) -> float:
+    try:
+        value = float(value)
+    except (TypeError, ValueError) as exc:
+        raise InputError(f"switch_threshold={value!r} must be a number in [0, 1)") from exc
+    if not (value == 0.0 or 1e-3 <= value < 1.0):
+        raise InputError(f"switch_threshold={value} must be 0 (no switching) or in [0.001, 1): "
+                         "a smaller value would integrate too close to the singular configuration")
+    return value
+
+
+def _t_span(t_span: Any) -> tuple[float, float]:
+    try:
+        t0, tf = (float(v) for v in t_span)
+    except (TypeError, ValueError) as exc:
+        raise InputError(f"t_span must be (t0, tf), got {t_span!r}") from exc
+    if not (np.isfinite(t0) and np.isfinite(tf)) or t0 == tf:
+        raise InputError(f"t_span = ({t0}, {tf}) must be two different finite times")
+    return t0, tf
+
+
+def _output_times(t_eval: Any, t0: float, tf: float) -> np.ndarray | None:
+    if t_eval is None:
+        return None
+    t_eval = np.asarray(t_eval, dtype=float).ravel()
+    if not np.isfinite(t_eval).all():
+        raise InputError(f"t_eval contains a non-finite value ({t_eval[~np.isfinite(t_eval)][0]})")
+    d = np.sign(tf - t0)
+    if t_eval.size and (np.any(d * np.diff(t_eval) <= 0) or d * (t_eval[0] - t0) < 0
+                        or d * (t_eval[-1] - tf) > 0):
+        raise InputError("t_eval must be strictly monotonic in the direction of integration "
+                         f"and lie within t_span = ({t0}, {tf})")
+    return t_eval
+
+
+def _specifieds_function(model: NumericModel, specifieds: Any, t0: float, x0: np.ndarray):
+    """Return r(t, x) -> array (or None when the model has no specifieds)."""
+    if not model.specifieds:
+        if specifieds is not None and not (isinstance(specifieds, (Mapping, Sequence, np.ndarray))
+                                           and len(specifieds) == 0):
+            raise InputError("specifieds were given but the model has no specified inputs")
+        return None
+    if specifieds is None:
+        raise InputError("the model has specified inputs "
+                         f"{', '.join(map(str, model.specifieds))}; pass specifieds= (array, dict "
+                         "or callable r(t, x))")
+    if callable(specifieds):
+        try:
+            model.specifieds_array(specifieds, t0, x0)
+        except InputError:
+            raise
+        except Exception as exc:
+            raise InputError(f"specifieds(t0, x0) raised {type(exc).__name__}: {exc}") from exc
+        return specifieds
+    const = model.specifieds_array(specifieds)
+    return lambda t, x, _c=const: _c
+
+
+def _initial_partition(run: Run, monitor: DependentSetMonitor, x: np.ndarray,
+                       samples: Samples) -> np.ndarray:
+    """Switch at t0 when the model's own dependent set is poorly conditioned there."""
+    model, t0 = run.model, run.t0
+    part = model.default_partition
+    if not (monitor.active and monitor.switch):
+        return x
+    if monitor.gauge(t0, x, part).ratio >= monitor.threshold:
+        return x
+    new = model.choose_partition(x[:model.N], run.constants, t0)
+    if new == part:
+        return x
+    y = remap(model, t0, x, run.constants, part, new)
+    samples.switch(t0, new)
+    return y
+
+
+# ---------------------------------------------------------------- the loop
+class _Dense:
+    """The step's dense output, created on first use."""
+
+    def __init__(self, stepper: Any) -> None:
+        self.stepper, self._sol = stepper, None
+
+    def __call__(self, t: float) -> np.ndarray:
+        if self._sol is None:
+            self._sol = self.stepper.dense_output()
+        return self._sol(t)
+
+
+class _Segments:
+    """Integrates segment after segment: a segment is one stepper, and it ends at tf, at a
+    switch of the dependent set, or where the constraint mode asks for a restart."""
+
+    def __init__(self, run: Run, mode: ConstraintMode, monitor: DependentSetMonitor,
+                 samples: Samples, t_eval: np.ndarray | None, bar: Any) -> None:
+        self.run, self.mode, self.monitor, self.samples = run, mode, monitor, samples
+        self.t_eval, self.bar = t_eval, bar
+        self.direction = np.sign(run.tf - run.t0)
+        self.next_output = 0           # index of the next t_eval sample
+        self.nsteps = 0
+
+    def integrate(self, y0: np.ndarray, first_step: float | None) -> tuple[int, str]:
+        """Run to tf; returns (status, message) ("" on success)."""
+        run, samples, t_eval = self.run, self.samples, self.t_eval
+        if t_eval is None or (t_eval.size and t_eval[0] == run.t0):
+            samples.add(run.t0, y0)
+            self.next_output = 1 if t_eval is not None else 0
+        t, y, part, h = run.t0, y0.copy(), samples.part, first_step
+        try:
+            while True:
+                restart = self.segment(t, y, part, h)
+                if restart is None:
+                    return 0, ""
+                t, y, part, h = restart
+        except StopIntegration as stop:
+            status, message = stop.status, stop.message
+            if self.monitor.active and not message.startswith("singular configuration"):
+                status, message = near_singular_note(self.monitor, samples, stop.at, samples.part,
+                                                     status, message)
+            return status, message
+        except KeyboardInterrupt:
+            return -5, f"interrupted at t = {samples.last_t if samples.T else run.t0:.6g}"
+
+    def segment(self, t: float, y: np.ndarray, part: Partition, h: float | None):
+        """One stepper from (t, y); returns None at tf, else (t, y, partition, step) to restart."""
+        run, mode, monitor = self.run, self.mode, self.monitor
+        stepper = mode.start(run, t, y, part, h)
+        locates = hasattr(stepper, "events")       # finds the roots of run.watch itself
+        watch = monitor.active and not locates
+        t_a, y_a, g_a = t, y, (monitor.gauge(t, y, part) if watch else None)
+        while True:
+            run.next_output = self._next_output_time()
+            message = stepper.step()
+            self.nsteps += 1
+            if stepper.status == "failed":
+                raise self._failure(stepper, message)
+            t_new, y_new = stepper.t, stepper.y
+            if not np.isfinite(y_new).all():
+                raise StopIntegration(-2, f"non-finite state at t = {t_new:.6g}")
+            dense = _Dense(stepper)
+            g_b, event = None, None
+            if watch:
+                g_b = monitor.gauge(t_new, y_new, part)
+                event = monitor.event(dense, part, t_a, g_a, t_new, y_new, g_b)
+            elif locates and stepper.events and monitor.active:
+                event = monitor.root_event(part, stepper.events, t_a, t_new, y_new)
+            if event is not None:
+                restart = self.step_events(event, dense, part, t_new - t_a, (t_a, y_a))
+                if restart is not None:
+                    return restart
+            y_kept, again = mode.accept(run, t_new, y_new, part)
+            self.emit(dense, t_new, part)
+            if self.t_eval is None:
+                self.samples.add(t_new, y_kept)
+            self.bar.set(abs(t_new - run.t0), f"t = {t_new:.4g}, {self.nsteps} steps")
+            if stepper.status == "finished":
+                return None
+            if self.nsteps >= run.max_num_steps:
+                raise StopIntegration(-1, f"stopped after max_num_steps = {run.max_num_steps} steps "
+                                          f"at t = {t_new:.6g}")
+            if again:
+                return t_new, y_kept, part, stepper.step_size
+            t_a, y_a, g_a = t_new, y_kept, g_b
+
+    def _next_output_time(self) -> float | None:
+        if self.t_eval is None or self.next_output >= self.t_eval.size:
+            return None
+        return float(self.t_eval[self.next_output])
+
+    def step_events(self, event: SetEvent, dense: _Dense, part: Partition, h: float,
+                    start: tuple[float, np.ndarray]):
+        """An event inside the step just taken (from ``start`` = (t, y)): stop (raises),
+        restart in a new dependent set (returns (t, y, partition, step)), or None to accept
+        the step as it is."""
+        run, mode, samples = self.run, self.mode, self.samples
+        t_e = event.t
+        y_e = start[1] if t_e == start[0] else dense(t_e)
+        if event.kind != "switch":
+            self.emit(dense, t_e, part, strict=False)
+            raise StopIntegration(-3, self.monitor.message(event, t_e, y_e, part))
+        self.emit(dense, t_e, part)
+        y_e = mode.output(run, t_e, y_e, part)
+        new = event.partition or run.model.choose_partition(y_e[:run.model.N], run.constants, t_e)
+        if new == part:           # no better choice: carry on with this step
+            return None
+        if self.t_eval is None and t_e != samples.last_t:
+            samples.add(t_e, y_e)
+        y_new = remap(run.model, t_e, y_e, run.constants, part, new)
+        samples.switch(t_e, new)
+        if self.direction * (run.tf - t_e) <= 0:
+            return None
+        return t_e, y_new, new, max(0.5 * abs(h), 1e-12 * max(1.0, abs(t_e)))
+
+    def emit(self, dense: _Dense, t_end: float, part: Partition, strict: bool = True) -> None:
+        """Output samples t_eval[next_output:] up to t_end from the step's dense output."""
+        t_eval = self.t_eval
+        if t_eval is None:
+            return
+        j = self.next_output
+        while j < t_eval.size and self.direction * (t_eval[j] - t_end) <= 0:
+            j += 1
+        for te in t_eval[self.next_output:j]:
+            try:
+                ye = self.mode.output(self.run, te, dense(te), part)
+            except StopIntegration:
+                if strict:
+                    raise
+                break
+            self.samples.add(te, ye)
+            self.next_output += 1
+
+    def _failure(self, stepper: Any, message: str | None) -> StopIntegration:
+        at = (stepper.t, np.array(stepper.y))
+        text = f"integration failed at t = {stepper.t:.6g}: {message}"
+        if self.run.nonfinite is not None:
+            return StopIntegration(-2, f"{self.run.nonfinite[1]}; the step size collapsed at "
+                                       f"t = {stepper.t:.6g}", at)
+        return StopIntegration(-1, text, at)

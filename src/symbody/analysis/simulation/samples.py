@@ -1,0 +1,117 @@
+"""The samples a simulation takes, and the Trajectory built from them.
+
+Samples are kept in the layout of the partition (dependent set) active when each was
+taken; :func:`build_trajectory` maps them back to the model's layout [q, u_ind], adds
+all speeds, the constraint residuals and the multipliers (batch evaluation), and returns
+the :class:`~symbody.analysis.trajectory.Trajectory`.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ...compilation import NumericModel
+from ...compilation.numeric_model import Partition, SampleValues
+from ...errors import SymbodyError
+from ..trajectory import PartitionChange, Trajectory, _short
+from .strategy import Run
+
+__all__ = ["Samples", "build_trajectory"]
+
+
+class Samples:
+    """Output samples in the layout of the partition active when each was taken."""
+
+    def __init__(self, model: NumericModel, part: Partition):
+        self.model = model
+        self.T: list[float] = []
+        self.Y: list[np.ndarray] = []
+        self.pid: list[int] = []
+        self.partitions: list[Partition] = [part]
+        self.changes: list[PartitionChange] = []
+
+    @property
+    def part(self) -> Partition:
+        return self.partitions[-1]
+
+    def add(self, t: float, y: np.ndarray) -> None:
+        self.T.append(float(t))
+        self.Y.append(np.array(y, dtype=float))
+        self.pid.append(len(self.partitions) - 1)
+
+    def switch(self, t: float, new: Partition) -> None:
+        self.partitions.append(new)
+        qd, ud = self.model.partition_names(new)
+        self.changes.append(PartitionChange(float(t), tuple(map(_short, qd)), tuple(map(_short, ud))))
+
+    @property
+    def last_t(self) -> float | None:
+        return self.T[-1] if self.T else None
+
+
+
+def build_trajectory(run: Run, samples: Samples, status: int, message: str, mode: str, nsteps: int,
+                     wall: float) -> Trajectory:
+    model, P, r_fun = run.model, run.constants, run.specifieds
+    k = len(samples.T)
+    T = np.array(samples.T, dtype=float)
+    Y = np.array(samples.Y) if k else np.empty((0, model.N + model.p))
+    U = None
+    if k and any(samples.partitions[i] != model.default_partition for i in set(samples.pid)):
+        # samples taken in other dependent sets: all speeds from each sample's own set, then
+        # the state in the model's layout [q, u_ind]
+        U = np.full((k, model.o), np.nan)
+        pid = np.array(samples.pid)
+        r0 = np.zeros(len(model.specifieds)) if model.specifieds else None
+        for j in set(samples.pid):
+            rows = np.nonzero(pid == j)[0]
+            for chunk in (rows,) + tuple(rows[i:i + 1] for i in range(len(rows))):
+                try:
+                    U[chunk] = model.speeds_many(T[chunk], Y[chunk], P, r0, partition=samples.partitions[j])
+                except SymbodyError:
+                    continue
+                if len(chunk) == len(rows):
+                    break
+        X = np.concatenate([Y[:, :model.N], U[:, :model.p]], axis=1)
+    else:
+        X = Y
+    if k:
+        if r_fun is None:
+            R = None
+        else:
+            R = np.array([np.asarray(r_fun(T[i], X[i]), dtype=float).ravel() for i in range(k)])
+        try:
+            post = model.evaluate_samples(T, X, P, R, speeds=U)
+        except SymbodyError:
+            post = _evaluate_rowwise(model, T, X, P, R, U)
+    else:
+        post = SampleValues(np.empty((0, model.o)), np.empty((0, model.M)), np.empty((0, model.m)), None)
+    return Trajectory(
+        t=T, x=X, q=X[:, :model.N], u=post.speeds, coordinates=model.coordinates,
+        speeds=model.speeds, states=model.states, specifieds=model.specifieds,
+        constants=dict(zip(model.constants, (float(v) for v in P))),
+        holonomic_residuals=post.holonomic, velocity_residuals=post.velocity,
+        multipliers=post.multipliers, status=status, message=message, constraints=mode,
+        method=run.method, nfev=run.nfev, nsteps=nsteps, wall_time=wall,
+        partition_changes=samples.changes)
+
+
+def _evaluate_rowwise(model: NumericModel, T, X, P, R, U=None) -> SampleValues:
+    """Post-processing one sample at a time (a singular sample gets NaN)."""
+    k = len(T)
+    Uo = np.full((k, model.o), np.nan)
+    H = np.full((k, model.M), np.nan)
+    V = np.full((k, model.m), np.nan)
+    L = np.full((k, model.m), np.nan) if model.has_multipliers else None
+    for i in range(k):
+        if U is not None and not np.isfinite(U[i]).all():
+            continue
+        try:
+            post = model.evaluate_samples(T[i:i + 1], X[i:i + 1], P, None if R is None else R[i:i + 1],
+                                          speeds=None if U is None else U[i:i + 1])
+        except SymbodyError:
+            continue
+        Uo[i], H[i], V[i] = post.speeds[0], post.holonomic[0], post.velocity[0]
+        if L is not None and post.multipliers is not None:
+            L[i] = post.multipliers[0]
+    return SampleValues(Uo, H, V, L)

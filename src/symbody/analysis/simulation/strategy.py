@@ -1,0 +1,210 @@
+"""The interface between the simulation driver and the constraint modes.
+
+A constraint mode (``none``, ``baumgarte``, ``project``, ``dae``) is a
+:class:`ConstraintMode` object.  The driver (:mod:`.driver`) owns the loop: it starts a
+*stepper* for each segment of the integration (a segment ends where the dependent set
+switches, or where a mode asks to restart), takes accepted steps one at a time, samples
+the output from each step's dense output, watches the dependent set, reports progress and
+turns failures into a partial trajectory.  A mode supplies only what differs:
+
+- :meth:`ConstraintMode.integrator`: which integrator it uses (checked against ``method``);
+- :meth:`ConstraintMode.start`: a stepper for one segment, from (t, y) in the layout of a
+  :class:`~symbody.compilation.numeric_model.Partition`;
+- :meth:`ConstraintMode.accept`: what becomes of the state after an accepted step
+  (projection), and whether the stepper must restart from the corrected state;
+- :meth:`ConstraintMode.output`: an output sample taken inside a step (projection);
+- :meth:`ConstraintMode.finish`: a last pass over the samples (IDA's algebraic polish).
+
+A stepper is anything with the public stepping interface of scipy's ``OdeSolver``:
+attributes ``t``, ``y``, ``status`` ("running", "finished", "failed"), ``step_size``,
+and methods ``step() -> message | None`` and ``dense_output() -> callable(t)``.
+scipy's solvers are used as they are; SUNDIALS IDA is wrapped once
+(:class:`~.dae.IDAStepper`).  A stepper may also locate roots of event functions itself
+(IDA does): it then stops at ``run.next_output`` and at the roots of ``run.watch``'s
+functions, and lists the indices of those that fired in its attribute ``events``.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import Any, ClassVar, Protocol
+
+import numpy as np
+from scipy.integrate import BDF, DOP853, LSODA, RK23, RK45, Radau
+
+from ...compilation import NumericModel
+from ...compilation.numeric_model import Partition
+from ...errors import InputError, SymbodyError
+
+__all__ = ["ConstraintMode", "Stepper", "Run", "StopIntegration", "ode_function", "SCIPY_METHODS"]
+
+SCIPY_METHODS = {"RK23": RK23, "RK45": RK45, "DOP853": DOP853, "Radau": Radau, "BDF": BDF,
+                 "LSODA": LSODA}
+
+
+class StopIntegration(Exception):
+    """Stop the integration with a :data:`~.driver.STATUS` code and a message.
+
+    ``at``: (t, state) where it happened, when known.
+    """
+
+    def __init__(self, status: int, message: str, at: tuple | None = None):
+        super().__init__(message)
+        self.status, self.message = status, message
+        self.at = at
+
+
+class Stepper(Protocol):
+    """The public stepping interface of scipy's OdeSolver (what the driver uses)."""
+
+    t: float
+    y: np.ndarray
+    status: str
+    step_size: float | None
+
+    def step(self) -> str | None: ...
+
+    def dense_output(self) -> Any: ...
+
+
+@dataclass
+class Run:
+    """What every part of one simulation shares: the problem, the options and the counters."""
+
+    model: NumericModel
+    constants: np.ndarray                  #: P, in model.constants order
+    specifieds: Any                        #: r(t, x) -> array, or None
+    t0: float
+    tf: float
+    rtol: float
+    atol: Any                              #: float or (N + p,)
+    method: str = ""
+    max_step: float = math.inf
+    max_num_steps: int = 10_000_000
+    #: the driver's next output time (None: every step is an output): where a stepper that
+    #: outputs by stopping rather than by dense output (IDA) stops next
+    next_output: float | None = None
+    #: event functions g(t, y) for steppers with their own root finding: a factory
+    #: watch(t0, y0, partition) -> g (see DependentSetMonitor.watch), or None
+    watch: Any = None
+    nfev: int = 0                          #: right-hand-side evaluations
+    nonfinite: tuple[float, str] | None = None   #: the last non-finite derivative (t, message)
+    options: dict = field(default_factory=dict)
+
+
+class ConstraintMode:
+    """One way of handling the position-level constraints f_h(q, t) = 0 (see the module doc).
+
+    Subclasses set :attr:`name` and override what differs; the defaults integrate the
+    plain ODE x' = f(t, x) with a scipy solver.
+    """
+
+    name: ClassVar[str] = "none"
+
+    def integrator(self, model: NumericModel, method: str | None, rtol: float) -> str:
+        """The integrator to use: ``method`` checked, or the default for ``rtol``."""
+        if method is None:
+            return "RK45" if rtol >= 1e-5 else "DOP853"
+        if method not in SCIPY_METHODS:
+            raise InputError(f"unknown method {method!r}; choose one of {', '.join(SCIPY_METHODS)} "
+                             "(or constraints='dae' for IDA)")
+        return method
+
+    def rhs(self, run: Run, part: Partition) -> Any:
+        """f(t, y) in the layout of ``part`` (see :func:`ode_function`)."""
+        return ode_function(run, part)
+
+    def start(self, run: Run, t: float, y: np.ndarray, part: Partition,
+              first_step: float | None) -> Stepper:
+        """A stepper for one segment from (t, y) towards run.tf."""
+        kwargs: dict[str, Any] = dict(rtol=run.rtol, atol=run.atol, max_step=run.max_step)
+        if first_step is not None:
+            kwargs["first_step"] = min(float(first_step), abs(run.tf - t))
+        return SCIPY_METHODS[run.method](self.rhs(run, part), t, y.copy(), run.tf, **kwargs)
+
+    def accept(self, run: Run, t: float, y: np.ndarray, part: Partition) -> tuple[np.ndarray, bool]:
+        """(the state to keep after an accepted step at t, True to restart the stepper from it)."""
+        return y, False
+
+    def output(self, run: Run, t: float, y: np.ndarray, part: Partition) -> np.ndarray:
+        """An output sample at t (interpolated inside a step)."""
+        return y
+
+    def finish(self, run: Run, times: list, states: list, parts: list) -> str:
+        """A last pass over the samples (in place); returns a note appended to the success message."""
+        return ""
+
+    def __repr__(self) -> str:
+        opts = ", ".join(f"{k}={v!r}" for k, v in vars(self).items())
+        return f"{type(self).__name__}({opts})"
+
+
+def ode_function(run: Run, part: Partition | None = None, correction: Any = None):
+    """The ODE right-hand side f(t, y) in the layout of ``part`` (default: the model's).
+
+    Singular matrices stop the integration (status -3), floating point errors -2, errors
+    raised by a user callable -6; a non-finite derivative is returned to the solver (which
+    rejects the step) and remembered in ``run.nonfinite``.  ``correction(t, y, ydot)``,
+    when given, modifies ydot in place (Baumgarte's stabilization).
+    """
+    model, P, r_fun = run.model, run.constants, run.specifieds
+    rhs = model.rhs
+    own_speeds = part is None or part.dependent_speeds == model.default_partition.dependent_speeds
+
+    def fun(t, x):
+        run.nfev += 1
+        try:
+            if own_speeds:
+                xd = rhs(t, x, P, None if r_fun is None else r_fun(t, x))
+            else:        # the model calls r_fun with the state in its own layout
+                xd = rhs(t, x, P, r_fun, partition=part)
+            if correction is not None:
+                correction(t, x, xd)
+        except StopIntegration:
+            raise
+        except SymbodyError as exc:
+            raise StopIntegration(-3, f"{exc}") from exc
+        except (FloatingPointError, ZeroDivisionError, OverflowError) as exc:
+            raise StopIntegration(-2, f"floating point error at t = {t:.6g}: {exc}") from exc
+        except Exception as exc:
+            if r_fun is not None:
+                raise StopIntegration(-6, f"{type(exc).__name__} at t = {t:.6g}: {exc}") from exc
+            raise
+        if not np.isfinite(xd).all():
+            # let the solver reject the step and retry with a smaller one; remembered so that
+            # a later step-size collapse is reported as what it is
+            i = int(np.argmax(~np.isfinite(xd)))
+            if run.nonfinite is None or np.isfinite(x).all():
+                run.nonfinite = (t, f"non-finite value of {state_name(model, part, i)}' at "
+                                    f"t = {t:.6g} (state {np.array2string(np.asarray(x), precision=4)})")
+        return xd
+
+    return fun
+
+
+def state_name(model: NumericModel, part: Partition | None, i: int):
+    """The symbol of entry i of a state in the layout of ``part``."""
+    if part is None or i < model.N:
+        return model.states[i]
+    return model.speeds[part.independent_speeds[i - model.N]]
+
+
+def project_state(run: Run, t: float, y: np.ndarray, part: Partition, max_iter: int = 20) -> np.ndarray:
+    """y with q moved onto f_h = 0 by Newton's method on the dependent coordinates of ``part``.
+
+    Raises StopIntegration (-3 singular Jacobian, -4 no convergence).
+    """
+    model = run.model
+    try:
+        q, ok, norm = model.project_coordinates(y[:model.N], run.constants, t, max_iter=max_iter,
+                                                partition=part)
+    except SymbodyError as exc:
+        raise StopIntegration(-3, f"projection at t = {t:.6g}: {exc}") from exc
+    if not ok and norm >= 1e-10:   # (not converged, but at round-off already: fine)
+        raise StopIntegration(-4, f"projection onto the holonomic constraints did not converge at t = "
+                                  f"{t:.6g} (residual {norm:.3g}); the linkage may be near a singular "
+                                  "configuration, or the tolerances are too loose")
+    out = y.copy()
+    out[:model.N] = q
+    return out

@@ -1,0 +1,82 @@
+"""Small dense linear algebra on the numeric path, through LAPACK (the one place for it).
+
+Everything here works on small matrices (a mass matrix, a constraint Jacobian) at every
+evaluation, so the calls go straight to LAPACK and report singularity by a flag instead
+of raising, leaving the error message to the caller who knows what the matrix means.
+
+- :func:`solve`:            A x = b by LU (dgesv).
+- :func:`solve_symmetric`:  A x = b for symmetric A, Cholesky of A or -A when definite (dposv).
+- :func:`determinant`:      det A, closed forms up to 3 x 3.
+- :func:`pivoted_columns`:  the best conditioned k columns of a k x l matrix (pivoted QR,
+                            dgeqp3): the one chooser of dependent coordinates and speeds.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from scipy.linalg import lapack
+
+__all__ = ["solve", "solve_symmetric", "determinant", "pivoted_columns"]
+
+
+def solve(A: np.ndarray, b: np.ndarray, overwrite_a: bool = True) -> tuple[np.ndarray, int]:
+    """Solve A x = b (A (k, k), b (k,) or (k, r)) by LU; returns ``(x, info)``, info > 0: singular.
+
+    ``A`` is overwritten unless ``overwrite_a`` is False (pass a copy or a temporary).
+    """
+    _, _, x, info = lapack.dgesv(A, b, overwrite_a=int(overwrite_a), overwrite_b=0)
+    return x, info
+
+
+def solve_symmetric(A: np.ndarray, b: np.ndarray) -> tuple[np.ndarray, int]:
+    """Solve A x = b for symmetric A: Cholesky of A (or of -A) when definite, else LU.
+
+    Returns ``(x, info)``; ``A`` is not modified.
+    """
+    At = A.T                      # Fortran-ordered view of the same symmetric matrix
+    if At[0, 0] > 0:
+        _, x, info = lapack.dposv(At, b, lower=1)
+    else:
+        _, x, info = lapack.dposv(-At, b, lower=1, overwrite_a=1)
+        x = -x
+    if info == 0:
+        return x, 0
+    return solve(A.copy(), b)
+
+
+def determinant(A: np.ndarray) -> float:
+    """det A of a small square matrix (closed forms up to 3 x 3; LU beyond); 0.0 when singular."""
+    k = A.shape[0]
+    if k == 0:
+        return 1.0
+    if k == 1:
+        return float(A[0, 0])
+    if k == 2:
+        return float(A[0, 0] * A[1, 1] - A[0, 1] * A[1, 0])
+    if k == 3:
+        return float(A[0, 0] * (A[1, 1] * A[2, 2] - A[1, 2] * A[2, 1])
+                     - A[0, 1] * (A[1, 0] * A[2, 2] - A[1, 2] * A[2, 0])
+                     + A[0, 2] * (A[1, 0] * A[2, 1] - A[1, 1] * A[2, 0]))
+    lu, piv, info = lapack.dgetrf(A)[:3]
+    if info > 0:
+        return 0.0
+    d = float(np.prod(np.diag(lu)))
+    return -d if np.count_nonzero(piv != np.arange(k)) % 2 else d
+
+
+def pivoted_columns(A: np.ndarray) -> tuple[tuple[int, ...], float]:
+    """Column-pivoted QR of A (k x l, k <= l): the k pivot columns (ascending) and the
+    relative rank measure |R_kk| / |R_11| (0 when A has lost rank).
+
+    The pivot columns greedily maximize |det A[:, columns]|: they are the dependent
+    coordinates (A = ∂f_h/∂q) or dependent speeds (A = B) best conditioned at this state.
+    """
+    k = A.shape[0]
+    if k == 0:
+        return (), 1.0
+    qr, jpvt, _, _, info = lapack.dgeqp3(np.array(A, dtype=float, order="F"))
+    if info != 0 or not np.isfinite(qr).all():
+        return tuple(range(A.shape[1] - k, A.shape[1])), 0.0
+    diag = np.abs(np.diag(qr)[:k])
+    rank = float(diag[-1] / diag[0]) if diag[0] > 0 else 0.0
+    return tuple(sorted(int(j) - 1 for j in jpvt[:k])), rank
