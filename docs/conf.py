@@ -90,10 +90,11 @@ sphinx_gallery_conf = {
 class _DocstringWarningsAsInfo(logging.Filter):
     """Formatting slips inside library docstrings are reported, not fatal.
 
-    The build runs with -W: warnings in the tutorials and pages (broken references,
-    markup errors, failing examples) fail it; warnings located in a docstring (written
-    across the code base) are printed as "docstring warning:" lines so that one odd
-    docstring does not take the site down.
+    The build runs with -W: warnings in the tutorials and the site's own pages (broken
+    references, markup errors, failing examples) fail it; warnings located in a docstring
+    or in a linked project page (design.md, testing.md; written across the code base) are
+    printed as "docstring warning:" lines so that one odd docstring does not take the site
+    down.
     """
 
     def filter(self, record: logging.LogRecord) -> bool:
@@ -102,8 +103,12 @@ class _DocstringWarningsAsInfo(logging.Filter):
             from docutils.utils import get_source_line
 
             location = "{}:{}".format(*get_source_line(location))
+        if isinstance(location, tuple):                                   # (docname, line)
+            location = ":".join(str(part) for part in location if part is not None)
         where = str(location or "")
-        if "docstring of" not in where:
+        page = where.split(":")[0]
+        linked_page = any(page.endswith((f"{name}.md", name)) for name, _ in _PROJECT_PAGES)
+        if "docstring of" not in where and not linked_page:
             return True
         try:
             message = record.msg % record.args if record.args else record.msg

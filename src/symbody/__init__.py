@@ -6,13 +6,17 @@ The public API (DESIGN.md section 4)::
     eom = km.to_eom()
     model = symbody.compile(eom)
     sol = symbody.simulate(model, (t0, tf), x0, p)
+
+``import symbody`` loads the formulation layer only; the compilation layer (scipy.linalg),
+the analysis layer (scipy.integrate, scipy.optimize), the model zoo and the presentation
+layer (matplotlib) are imported on first use of one of their names (module ``__getattr__``).
 """
 
-from . import models
-from .analysis import Trajectory, simulate
-from .analysis.linearization import linearize
-from .compilation import NumericModel, compile, make_function
-from .compilation.persistence import load_model
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
 from .errors import (
     CompilationError,
     FormulationError,
@@ -23,9 +27,31 @@ from .errors import (
     SymbodyError,
 )
 from .formulation import EquationsOfMotion, KanesMethod, LagrangesMethod
-from .presentation import animate, plot, view
 
 __version__ = "0.1.0"
+
+#: public name -> (module, attribute or None for the module itself), imported when first used
+_LAZY: dict[str, tuple[str, str | None]] = {
+    "models": (".models", None),
+    "plot": (".presentation", "plot"),
+    "animate": (".presentation", "animate"),
+    "view": (".presentation", "view"),
+    "linearize": (".analysis.linearization", "linearize"),
+    "simulate": (".analysis", "simulate"),
+    "Trajectory": (".analysis", "Trajectory"),
+    "compile": (".compilation", "compile"),
+    "NumericModel": (".compilation", "NumericModel"),
+    "make_function": (".compilation", "make_function"),
+    "load_model": (".compilation.persistence", "load_model"),
+}
+
+if TYPE_CHECKING:  # for type checkers and IDEs: the names __getattr__ provides
+    from . import models
+    from .analysis import Trajectory, simulate
+    from .analysis.linearization import linearize
+    from .compilation import NumericModel, compile, make_function
+    from .compilation.persistence import load_model
+    from .presentation import animate, plot, view
 
 __all__ = [
     "models",
@@ -50,3 +76,17 @@ __all__ = [
     "InputError",
     "SimulationError",
 ]
+
+
+def __getattr__(name: str) -> Any:
+    target = _LAZY.get(name)
+    if target is None:
+        raise AttributeError(f"module 'symbody' has no attribute {name!r}")
+    module = importlib.import_module(target[0], __name__)
+    value = module if target[1] is None else getattr(module, target[1])
+    globals()[name] = value          # later look-ups are plain attribute reads
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(__all__))

@@ -217,3 +217,32 @@ def test_eigenvalue_plot_shades_stability_only_when_asked():
     labels = lambda fig: [t.get_text() for t in fig.axes[0].get_legend().get_texts()]  # noqa: E731
     assert "stable" in labels(plot_eigenvalues(v, ev))
     assert "stable" not in labels(plot_eigenvalues(v, ev, stability=False))
+
+
+def test_plot_uses_the_trajectory_dense_output_when_it_has_one():
+    """A trajectory that can evaluate itself between samples (trajectory(t) with known x')
+    is drawn from that, not from a spline through its few samples."""
+    from symbody.analysis.trajectory import Trajectory
+
+    th, w = me.dynamicsymbols("theta omega")
+
+    class WithDenseOutput(Trajectory):
+        def __call__(self, times):      # the exact solution theta = sin t, omega = cos t
+            times = np.asarray(times, dtype=float)
+            return np.column_stack([np.sin(times), np.cos(times)])
+
+    t = np.array([0.0, 0.4, 1.3, 2.0, 3.1, 4.5, 5.2, 6.2])       # few, uneven: solver steps
+    x = np.column_stack([np.sin(t), np.cos(t)])
+    traj = WithDenseOutput(t=t, x=x, q=x[:, :1], u=x[:, 1:], coordinates=(th,), speeds=(w,),
+                           constants={}, holonomic_residuals=np.zeros((8, 0)),
+                           velocity_residuals=np.zeros((8, 0)))
+    traj.xdot = np.column_stack([np.cos(t), -np.sin(t)])
+    fig = sb.plot(traj, units={"theta": "rad", "omega": "rad/s"})
+    for ax, exact in zip(fig.axes, (np.sin, np.cos)):
+        line = ax.get_lines()[0]
+        t_fine = np.asarray(line.get_xdata())
+        np.testing.assert_allclose(line.get_ydata(), exact(t_fine), atol=1e-12)
+    # without the dense output the spline through 8 samples is visibly off somewhere
+    traj.xdot = None
+    line = sb.plot(traj, units={"theta": "rad", "omega": "rad/s"}).axes[0].get_lines()[0]
+    assert np.max(np.abs(line.get_ydata() - np.sin(line.get_xdata()))) > 1e-3

@@ -9,17 +9,24 @@ and a file read.
 
 What is stored:
 
-* ``llvm`` backend: the pickled symengine ``LLVMDouble`` object.  symengine
-  serialises the optimised LLVM object code, so loading does not recompile.
+* ``c`` kernels (generated C, see :mod:`.c_kernels`): the shared library
+  ``<key>.so`` and beside it ``<key>.so.sha256``, the SHA-256 of the library's
+  bytes, checked before the library is loaded.
+* ``llvm`` kernels: the pickled symengine ``LLVMDouble`` object (symengine
+  serialises the optimised LLVM object code, so loading does not recompile),
+  stored as its SHA-256 digest followed by the pickle; the digest is checked
+  before unpickling.
 * ``lambda`` and ``numpy`` backends: nothing on disk (symengine's interpreted
   ``LambdaDouble`` cannot be pickled, and ``sympy.lambdify`` output is cheap
   to rebuild relative to its evaluation cost); they use the in-process cache only.
 
 Location: ``$SYMBODY_CACHE_DIR`` if set, else ``~/.cache/symbody``.  Entries
 are written atomically (temporary file + rename), so concurrent processes can
-share a cache; an unreadable or corrupt entry is ignored and rebuilt.  The
-files are Python pickles: only point ``SYMBODY_CACHE_DIR`` at a directory you
-trust.  Remove the directory (or call :func:`clear_cache`) to empty the cache.
+share a cache; an entry whose digest does not match (truncated, corrupt) is
+ignored, deleted and rebuilt.  The digests catch damage, not malice: the files
+are Python pickles and shared libraries, i.e. code, so only point
+``SYMBODY_CACHE_DIR`` at a directory you trust.  Remove the directory (or call
+:func:`clear_cache`) to empty the cache.
 """
 
 from __future__ import annotations
@@ -34,10 +41,11 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-__all__ = ["cache_dir", "cache_key", "load_cached", "store_cached", "clear_cache"]
+__all__ = ["cache_dir", "cache_key", "load_cached", "store_cached", "clear_cache", "library_path",
+           "verified_library", "seal_library"]
 
 #: Bumped whenever the layout of cached objects changes.
-CACHE_FORMAT = 1
+CACHE_FORMAT = 2
 
 
 def cache_dir() -> Path:
@@ -71,19 +79,31 @@ def _path(key: str) -> Path:
     return cache_dir() / "kernels" / key[:2] / f"{key}.pkl"
 
 
-def load_cached(key: str) -> Any | None:
-    """The object stored under ``key``, or None when absent or unreadable."""
-    path = _path(key)
-    try:
-        with open(path, "rb") as fh:
-            return pickle.load(fh)
-    except FileNotFoundError:
-        return None
-    except Exception:  # corrupt or incompatible entry: rebuild it
+def _unlink(*paths: Path) -> None:
+    for path in paths:
         try:
             path.unlink()
         except OSError:
             pass
+
+
+def load_cached(key: str) -> Any | None:
+    """The object stored under ``key``, or None when absent, unreadable or failing its digest."""
+    path = _path(key)
+    try:
+        data = path.read_bytes()
+    except FileNotFoundError:
+        return None
+    except OSError:
+        return None
+    digest, payload = data[:32], data[32:]
+    if len(digest) != 32 or hashlib.sha256(payload).digest() != digest:
+        _unlink(path)                      # corrupt or truncated entry: rebuild it
+        return None
+    try:
+        return pickle.loads(payload)
+    except Exception:  # incompatible entry: rebuild it
+        _unlink(path)
         return None
 
 
@@ -91,21 +111,59 @@ def store_cached(key: str, obj: Any) -> bool:
     """Store ``obj`` under ``key``; return False (silently) if it cannot be written."""
     path = _path(key)
     try:
-        data = pickle.dumps(obj, protocol=pickle.HIGHEST_PROTOCOL)
+        payload = pickle.dumps(obj, protocol=pickle.HIGHEST_PROTOCOL)
+        data = hashlib.sha256(payload).digest() + payload
         path.parent.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".tmp-")
-        try:
-            with os.fdopen(fd, "wb") as fh:
-                fh.write(data)
-            os.replace(tmp, path)
-        except BaseException:
-            try:
-                os.unlink(tmp)
-            except OSError:
-                pass
-            raise
+        _write_atomic(path, data)
         return True
     except Exception:
+        return False
+
+
+def _write_atomic(path: Path, data: bytes) -> None:
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".tmp-")
+    try:
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(data)
+        os.replace(tmp, path)
+    except BaseException:
+        _unlink(Path(tmp))
+        raise
+
+
+def library_path(key: str) -> Path:
+    """Where the shared library of the kernel ``key`` lives (it may not exist)."""
+    return cache_dir() / "kernels" / key[:2] / f"{key}.so"
+
+
+def verified_library(key: str) -> Path | None:
+    """The cached library of ``key`` if present and its bytes match the stored SHA-256, else None.
+
+    A library without digest or with a wrong one is deleted (it is rebuilt).
+    """
+    lib = library_path(key)
+    sig = lib.with_name(lib.name + ".sha256")
+    try:
+        expected = sig.read_text().strip()
+        actual = hashlib.sha256(lib.read_bytes()).hexdigest()
+    except OSError:
+        if lib.exists():
+            _unlink(lib, sig)
+        return None
+    if actual != expected:
+        _unlink(lib, sig)
+        return None
+    return lib
+
+
+def seal_library(key: str) -> bool:
+    """Record the SHA-256 of the freshly written library of ``key``; False if impossible."""
+    lib = library_path(key)
+    try:
+        digest = hashlib.sha256(lib.read_bytes()).hexdigest()
+        _write_atomic(lib.with_name(lib.name + ".sha256"), digest.encode() + b"\n")
+        return True
+    except OSError:
         return False
 
 

@@ -5,9 +5,16 @@ argument vector ``z`` (shape ``(nargs,)``) into a flat output (``(nout,)``), or
 at many argument vectors at once (``(k, nargs) -> (k, nout)``).  Kernels are
 built by :func:`compile_kernel` with one of three backends:
 
+``"auto"``    per kernel: small kernels by ``"llvm"`` (milliseconds), kernels
+              whose straight-line program has :data:`C_MIN_OPERATIONS` or more
+              operations by ``"c"`` (compile time linear in their size); the default.
+``"c"``       generated C (:mod:`.c_kernels`): linear-time common subexpressions
+              and collected sums, compiled in segments by the system's C compiler,
+              in parallel; cached on disk.
 ``"llvm"``    symengine ``Lambdify(backend="llvm", cse=True)``: common
-              subexpressions eliminated, compiled to machine code by LLVM;
-              the default, and cached on disk (:mod:`.cache`).
+              subexpressions eliminated, compiled to machine code by LLVM as one
+              function (its cost grows like size^2.2: fine for small kernels);
+              cached on disk (:mod:`.cache`).
 ``"lambda"``  symengine's interpreted ``Lambdify(backend="lambda")``; used
               when symengine was built without LLVM.
 ``"numpy"``   ``sympy.lambdify(cse=True)`` with numpy; always available and
@@ -34,6 +41,8 @@ import numpy as np
 import sympy as sm
 
 from ..errors import CompilationError
+from ..progress import as_progress
+from . import c_kernels as _c
 from . import cache as _cache
 
 try:  # symengine is a hard dependency, but keep the numpy backend usable without it
@@ -44,7 +53,18 @@ except ImportError:  # pragma: no cover
 __all__ = ["BACKENDS", "Kernel", "NumericFunction", "available_backends", "compile_kernel",
            "make_function", "resolve_backend"]
 
-BACKENDS = ("llvm", "lambda", "numpy")
+BACKENDS = ("c", "llvm", "lambda", "numpy")
+
+#: Part of every cache key: bump it whenever the code generated for the same
+#: expressions changes.
+CODEGEN_VERSION = "2"
+
+#: ``backend="auto"``: kernels with at least this many operations (after
+#: :func:`.c_kernels.straight_line_program`) are generated as C, smaller ones by symengine's
+#: LLVM.  Measured on the shared 2-core machine: the Whipple bicycle's main kernel (2 400
+#: operations) takes 0.9-1.2 s with LLVM and 3.7 s as C; the 40-link chain's (14 000) about
+#: 23 s with LLVM and 4 s as C, and LLVM's cost grows like size^2.2 where C's is linear.
+C_MIN_OPERATIONS = 5000
 
 #: In-process cache: key -> Kernel (shared by all models of this process).
 _MEMORY: dict[str, Kernel] = {}
@@ -63,8 +83,10 @@ def _llvm_available() -> bool:
 
 
 def available_backends() -> tuple[str, ...]:
-    """The backends usable on this machine, fastest first."""
+    """The backends usable on this machine (``"auto"`` picks among the compiled ones)."""
     out = []
+    if _c.compiler_available():
+        out.append("c")
     if _llvm_available():
         out.append("llvm")
     if se is not None:
@@ -74,24 +96,28 @@ def available_backends() -> tuple[str, ...]:
 
 
 def resolve_backend(backend: str) -> str:
-    """Map ``"auto"`` to the fastest available backend and check the name.
+    """Check the backend name; ``"auto"`` stays ``"auto"`` when a compiled backend exists.
 
-    ``"auto"`` is ``"llvm"`` when symengine has LLVM, otherwise ``"numpy"``:
-    symengine's interpreted ``"lambda"`` backend has the lowest call overhead
-    for small expressions but is slower than numpy for large ones (about 1.7x
-    slower on the 20-link chain), so it is only used when asked for.
+    ``"auto"`` chooses per kernel between ``"llvm"`` and ``"c"`` (whichever
+    exist) and is ``"numpy"`` when neither does: symengine's interpreted
+    ``"lambda"`` backend has the lowest call overhead for small expressions but is
+    slower than numpy for large ones (about 1.7x slower on the 20-link chain), so
+    it is only used when asked for.
     """
     if not isinstance(backend, str):
         raise CompilationError(f"backend must be a string, got {backend!r}")
     b = backend.lower()
     if b == "auto":
-        return "llvm" if _llvm_available() else "numpy"
+        return "auto" if (_llvm_available() or _c.compiler_available()) else "numpy"
     if b not in BACKENDS:
         raise CompilationError(f"unknown backend {backend!r}; choose one of 'auto', "
                                + ", ".join(repr(x) for x in BACKENDS))
     if b == "llvm" and not _llvm_available():
         raise CompilationError("backend 'llvm' is not available: this symengine was built "
                                "without LLVM; use backend='lambda' or 'numpy'")
+    if b == "c" and (se is None or not _c.compiler_available()):
+        raise CompilationError("backend 'c' needs a working C compiler (cc, gcc or $CC) and "
+                               "symengine; use backend='llvm' or 'numpy'")
     if b == "lambda" and se is None:
         raise CompilationError("backend 'lambda' needs symengine, which is not installed")
     return b
@@ -106,7 +132,7 @@ class Kernel:
     ``kernel.many(Z)`` maps ``(k, nargs) -> (k, nout)``.
     """
 
-    __slots__ = ("nargs", "nout", "backend", "name", "into", "_batch", "source")
+    __slots__ = ("nargs", "nout", "backend", "name", "into", "_batch", "source", "_library")
 
     def __init__(self, nargs: int, nout: int, backend: str, name: str,
                  into: Callable[[np.ndarray, np.ndarray], Any],
@@ -118,6 +144,8 @@ class Kernel:
         #: {"kind": "symengine", "exprs": [...], "lambdify": LLVMDouble or None,
         #:  "serialized": bytes or None}
         self.source = source
+        #: the loaded shared library of a "c" kernel (kept alive with the kernel)
+        self._library = None
 
     def __call__(self, z) -> np.ndarray:
         z = np.ascontiguousarray(z, dtype=float)
@@ -311,7 +339,7 @@ def _to_sympy_positional(args: Sequence, exprs: Sequence, name: str) -> list:
 def _symengine_kernel(nargs: int, se_exprs: list, digest: str, backend: str, name: str,
                       use_disk: bool) -> Kernel:
     nout = len(se_exprs)
-    key = _cache.cache_key(backend, str(nargs), str(nout), digest)
+    key = _llvm_key(backend, nargs, nout, digest)
     hit = _MEMORY.get(key)
     if hit is not None:
         return Kernel(nargs, nout, backend, name, hit.into, hit._batch, hit.source)
@@ -338,6 +366,123 @@ def _symengine_kernel(nargs: int, se_exprs: list, digest: str, backend: str, nam
     return kern
 
 
+def _pointer_cache(size: int = 8) -> Callable[[np.ndarray], int]:
+    """Data address of an array, remembered for the last ``size`` arrays seen.
+
+    ``a.ctypes.data`` costs about a microsecond; callers that reuse preallocated
+    buffers (the simulation's hot path) pay it once.  The cache holds a reference
+    to each array, so an id cannot be reused by another array while it is cached.
+    """
+    cache: dict[int, tuple[np.ndarray, int]] = {}
+
+    def address(a: np.ndarray) -> int:
+        hit = cache.get(id(a))
+        if hit is not None and hit[0] is a:
+            return hit[1]
+        if len(cache) >= size:
+            cache.pop(next(iter(cache)))
+        ptr = a.ctypes.data
+        cache[id(a)] = (a, ptr)
+        return ptr
+
+    return address
+
+
+def _c_key(nargs: int, nout: int, digest: str) -> str:
+    return _cache.cache_key("c", CODEGEN_VERSION, str(_c.compiler_available()), str(nargs), str(nout),
+                            digest)
+
+
+def _llvm_key(backend: str, nargs: int, nout: int, digest: str) -> str:
+    return _cache.cache_key(backend, CODEGEN_VERSION, str(nargs), str(nout), digest)
+
+
+def _c_kernel(nargs: int, se_exprs: list, digest: str, name: str, use_disk: bool, progress=None,
+              program: _c.StraightLineProgram | None = None) -> Kernel:
+    """A kernel of generated C; the library comes from the disk cache when there."""
+    import shutil
+    import tempfile
+    from pathlib import Path
+
+    nout = len(se_exprs)
+    if nout == 0:
+        return Kernel(nargs, 0, "c", name, lambda z, out: None, lambda Z: np.empty((len(Z), 0)),
+                      {"kind": "symengine", "exprs": [], "serialized": None, "lambdify": None})
+    key = _c_key(nargs, nout, digest)
+    hit = _MEMORY.get(key)
+    if hit is not None:
+        return Kernel(nargs, nout, "c", name, hit.into, hit._batch,
+                      {"kind": "symengine", "exprs": se_exprs, "serialized": None, "lambdify": None})
+    path = _cache.verified_library(key) if use_disk else None
+    scratch = None
+    if path is None:
+        if program is None:
+            program = _straight_line(se_exprs, nargs, name)
+        sources = _c.c_source(program, "symbody_kernel")
+        if use_disk:
+            path = _cache.library_path(key)
+        else:
+            scratch = tempfile.mkdtemp(prefix="symbody-kernel-")
+            path = Path(scratch, "kernel.so")
+        bar = as_progress(progress, f"compiling {name} ({len(program)} operations, C)", total=len(sources))
+        try:
+            with bar:
+                _c.build_library(sources, path, on_unit_done=lambda done, total: bar.set(done))
+        except RuntimeError as exc:
+            raise CompilationError(f"{name}: {exc}") from exc
+        if use_disk:
+            _cache.seal_library(key)
+    try:
+        lib, single, many = _c.load_library(path, "symbody_kernel")
+    finally:
+        if scratch is not None:
+            shutil.rmtree(scratch, ignore_errors=True)
+    address = _pointer_cache()
+
+    def into(z, out, _f=single, _p=address):
+        _f(_p(z), _p(out))
+
+    def batch(Z, _f=many, _n=nout, _lib=lib):
+        out = np.empty((Z.shape[0], _n))
+        _f(Z.ctypes.data, out.ctypes.data, Z.shape[0])
+        return out
+
+    kern = Kernel(nargs, nout, "c", name, into, batch,
+                  {"kind": "symengine", "exprs": se_exprs, "serialized": None, "lambdify": None})
+    kern._library = lib            # keep the library loaded as long as the kernel lives
+    _MEMORY[key] = kern
+    return kern
+
+
+def _straight_line(se_exprs: list, nargs: int, name: str) -> _c.StraightLineProgram:
+    try:
+        return _c.straight_line_program(se_exprs, nargs)
+    except _c.UnsupportedExpression as exc:
+        raise CompilationError(f"{name}: {exc}; use backend='llvm' or 'numpy'") from exc
+
+
+def _auto_kernel(nargs: int, se_exprs: list, digest: str, name: str, use_disk: bool,
+                 progress=None) -> Kernel:
+    """``"auto"``: an already built kernel (memory, then disk) of either compiled backend;
+    else C for programs of at least C_MIN_OPERATIONS operations, LLVM below that."""
+    nout = len(se_exprs)
+    has_c, has_llvm = bool(_c.compiler_available()), _llvm_available()
+    if nout and has_c:
+        key = _c_key(nargs, nout, digest)
+        if key in _MEMORY or (use_disk and _cache.verified_library(key) is not None):
+            return _c_kernel(nargs, se_exprs, digest, name, use_disk, progress)
+    if nout and has_llvm:
+        key = _llvm_key("llvm", nargs, nout, digest)
+        if key in _MEMORY or (use_disk and _cache._path(key).exists()):
+            return _symengine_kernel(nargs, se_exprs, digest, "llvm", name, use_disk)
+    if nout and has_c:
+        try:
+            program = _c.straight_line_program(se_exprs, nargs)
+        except _c.UnsupportedExpression:
+            program = None
+        if program is not None and (len(program) >= C_MIN_OPERATIONS or not has_llvm):
+            return _c_kernel(nargs, se_exprs, digest, name, use_disk, progress, program)
+    return _symengine_kernel(nargs, se_exprs, digest, "llvm" if has_llvm else "lambda", name, use_disk)
 def _lambdify_kernel(nargs: int, nout: int, backend: str, name: str, lam, source: dict) -> Kernel:
     return Kernel(nargs, nout, backend, name, lam.unsafe_real,
                   lambda Z, _lam=lam, _n=nout: np.asarray(_lam(Z)).reshape(len(Z), _n), source)
@@ -349,9 +494,19 @@ def kernel_from_lambdify(nargs: int, nout: int, backend: str, name: str, lam, se
     is None, one compiled again from the expressions ``exprs()`` (symengine objects in the
     positional arguments ``_a0, _a1, ...``; ``serialized``: their stored form)."""
     se_exprs = None
+    if lam is None and backend == "c" and _c.compiler_available():
+        # generated C keeps no machine code in saved models: rebuilt (or found in the
+        # kernel cache, keyed by the stored expressions' bytes)
+        se_exprs = exprs()
+        digest = "serialized:" + hashlib.sha256(serialized).hexdigest()
+        kern = _c_kernel(nargs, se_exprs, digest, name, True)
+        kern.source["serialized"] = serialized
+        return kern
     if lam is None:
         se_exprs = exprs()
         b = resolve_backend(backend)
+        if b in ("auto", "c"):     # no C compiler here: symengine's LLVM, else its interpreter
+            b = "llvm" if _llvm_available() else "lambda"
         pos = [se.Symbol(f"_a{i}") for i in range(nargs)]
         try:
             lam = se.Lambdify(pos, se_exprs, backend=b, cse=True, real=True)
@@ -403,6 +558,7 @@ class _LazyKernel:
     def _realize(self) -> Kernel:
         if self._kernel is None:
             self._kernel = self._build()
+            self.backend = self._kernel.backend
             self.into = self._kernel.into
             self.many = self._kernel.many
         return self._kernel
@@ -421,24 +577,34 @@ class _LazyKernel:
 
 
 def compile_kernel(args: Sequence, exprs: Sequence, backend: str = "auto", cache: bool = True,
-                   name: str = "kernel", lazy: bool = False) -> Kernel:
+                   name: str = "kernel", lazy: bool = False, progress=None) -> Kernel:
     """Compile the flat list ``exprs`` as a function of the flat list ``args``.
 
     ``args``: Symbols, dynamicsymbols or their derivatives (each once);
     ``exprs``: sympy expressions in them.  Returns a :class:`Kernel` mapping
     ``z (len(args),) -> (len(exprs),)``.  Raises CompilationError naming an
-    expression that depends on something not in ``args``.
+    expression that depends on something not in ``args``.  ``lazy``: generate the
+    machine code on first use.  ``progress``: as in :func:`symbody.progress.as_progress`
+    (shown for C compilations that take longer than half a second).
     """
     args = list(args)
     _check_args(args)
     exprs = [sm.sympify(e) for e in exprs]
     b = resolve_backend(backend)
-    if b in ("llvm", "lambda"):
+    if b in ("auto", "c", "llvm", "lambda"):
         se_exprs, digest = _to_symengine(args, exprs, name)
+        nargs, use_disk = len(args), bool(cache)
+
+        def build():
+            if b == "auto":
+                return _auto_kernel(nargs, se_exprs, digest, name, use_disk, progress)
+            if b == "c":
+                return _c_kernel(nargs, se_exprs, digest, name, use_disk, progress)
+            return _symengine_kernel(nargs, se_exprs, digest, b, name, use_disk)
+
         if lazy:
-            return _LazyKernel(len(args), len(se_exprs), b, name,
-                               lambda: _symengine_kernel(len(args), se_exprs, digest, b, name, bool(cache)))
-        return _symengine_kernel(len(args), se_exprs, digest, b, name, bool(cache))
+            return _LazyKernel(nargs, len(se_exprs), b, name, build)
+        return build()
     return _numpy_kernel(len(args), _to_sympy_positional(args, exprs, name), name)
 
 

@@ -172,7 +172,8 @@ class NumericModel:
         def build(name, exprs):
             # big kernels take seconds to compile: say which one is being built
             bar(0.5, f"{name}: {len(exprs)} expressions ({self.backend})", force=len(exprs) > 200)
-            return compile_kernel(args, exprs, backend=self.backend, cache=cache, name=name, lazy=True)
+            return compile_kernel(args, exprs, backend=self.backend, cache=cache, name=name, lazy=True,
+                                  progress=progress)
 
         # main kernel: q', M_d, -g_d (+ B_a, -b_a for the augmented system): the right-hand
         # sides come out of the kernel already negated

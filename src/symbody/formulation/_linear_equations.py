@@ -8,12 +8,14 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 
-import symengine as se
 import sympy as sm
 from sympy.physics.mechanics.functions import find_dynamicsymbols
 from sympy.physics.vector import dynamicsymbols
 
+from .._lazy_modules import lazy_module
 from ..errors import FormulationError, NonlinearityError
+
+se = lazy_module("symengine")        # imported when first used (import time)
 
 t = dynamicsymbols._t
 

@@ -15,9 +15,12 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-import symengine as se
 import sympy as sm
 from sympy.physics.vector import Dyadic, ReferenceFrame, Vector, dynamicsymbols
+
+from .._lazy_modules import lazy_module
+
+se = lazy_module("symengine")        # imported when first used (import time)
 
 t = dynamicsymbols._t
 

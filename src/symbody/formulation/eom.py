@@ -372,18 +372,19 @@ class EquationsOfMotion:
                 f"dynamic {'reduced' if self.dynamic_reduced else 'unreduced'}>")
 
     def _repr_latex_(self) -> str:
-        from sympy.physics.vector.printing import vlatex
-        rows = []
-        qd = sm.Matrix(self.qdot)
-        ud = sm.Matrix(self.udot[:self.dynamic_mass.cols])
-        rows.append(vlatex(sm.Eq(self.kinematic_qdot * qd + self.kinematic_u * sm.Matrix(self.u)
-                                 + self.kinematic_rest, sm.zeros(len(self.q), 1), evaluate=False)))
-        if len(self.u) <= 6:
-            rows.append(vlatex(sm.Eq(sm.MatMul(self.dynamic_mass, ud, evaluate=False) + self.dynamic_rest,
-                                     sm.zeros(self.dynamic_mass.rows, 1), evaluate=False)))
-        if self.holonomic.rows:
-            rows.append(vlatex(sm.Eq(self.holonomic, sm.zeros(self.M, 1), evaluate=False)))
-        return "$\\displaystyle " + r" \\ ".join(rows) + "$"
+        """The equations in LaTeX when small, a summary of the blocks' sizes when large."""
+        from . import _display
+        return _display.latex(self)
+
+    def _repr_html_(self) -> str | None:
+        """A table of the blocks' sizes for large systems (None: Jupyter shows the LaTeX)."""
+        from . import _display
+        return _display.html_table(self)
+
+    def _repr_markdown_(self) -> str | None:
+        """The summary table in Markdown for large systems (None for small ones)."""
+        from . import _display
+        return _display.markdown(self)
 
 
 def _check_accelerations_determined(eom: EquationsOfMotion) -> None:

@@ -18,17 +18,18 @@ from __future__ import annotations
 import random
 from collections.abc import Sequence
 
-import symengine as se
 import sympy as sm
 from sympy.physics.mechanics import Particle, RigidBody
 from sympy.physics.vector import Point, ReferenceFrame, Vector, dynamicsymbols
 
+from .._lazy_modules import lazy_module
 from ..errors import FormulationError, NonlinearityError, SingularConstraintError
 from ..progress import as_progress
-from ._frame_vectors import FrameVectors, cross3, dot3
 from ._linear_equations import as_column, as_symbol_list, linear_coefficients, solve_linear
 from ._symengine_kinematics import ChainRule, SymbolMap, SympyConverter
 from .eom import EquationsOfMotion
+
+se = lazy_module("symengine")        # imported when first used (import time)
 
 t = dynamicsymbols._t
 
@@ -324,6 +325,8 @@ class KanesMethod:
 
         where a_rest and alpha_rest are the accelerations with u' = 0.
         """
+        from ._frame_vectors import FrameVectors, cross3, dot3  # loads symengine: not at import
+
         N = self._inertial
         smap = self._smap
         q_se = [smap.add(x) for x in self._q]

@@ -24,15 +24,17 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 
-import numpy as np
-import symengine as se
 import sympy as sm
 from sympy.physics.vector import Point, ReferenceFrame, Vector, dynamicsymbols
 
+from .._lazy_modules import lazy_module
 from ..errors import FormulationError, NonlinearityError, SingularConstraintError
 from ._linear_equations import as_column, as_symbol_list
 from ._symengine_kinematics import SympyConverter
 from .eom import EquationsOfMotion
+
+np = lazy_module("numpy")            # imported when first used (import time)
+se = lazy_module("symengine")        # imported when first used (import time)
 
 t = dynamicsymbols._t
 

@@ -180,7 +180,7 @@ def plot(trajectory: Any, model: Any = None, *, energy: Any = None,
 
     kinds = _kinds(trajectory, model)
     unit_of = units_for(coordinates + speed_symbols, kinds, units, angles)
-    t_fine, q_fine, u_fine = _curves(t, q, u, smooth)
+    t_fine, q_fine, u_fine = _curves(t, q, u, smooth, dense=_dense_output(trajectory, q.shape[1]))
     states = set(getattr(trajectory, "states", ()) or ())
     # one axis per (panel, unit): [(panel, unit, [(column, symbol, dashed)])]
     rows: list[tuple[str, Any, list]] = []
@@ -258,13 +258,36 @@ _UNEVEN = 1.5
 _FINE_SAMPLES = 1200
 
 
-def _curves(t: np.ndarray, q: np.ndarray, u: np.ndarray, smooth: bool | None):
-    """(t, q, u) to draw: the samples, or cubic interpolants of them on a fine grid.
+def _dense_output(trajectory: Any, n_coordinates: int):
+    """The trajectory's own dense output as f(times) -> (q (k, N), {speed column: (k,)}), or None.
 
-    The interpolant of each stretch between repeated times is scipy's ``CubicSpline``
-    through the samples (the solver's steps are accurate to its tolerance; the spline adds an
-    O(h^4) error between them that is far below the line width for the step sizes an
-    accurate solver takes).
+    Used when the trajectory carries it (``trajectory(t)`` returning the state [q, u_ind]
+    with the state derivatives ``trajectory.xdot`` known): a cubic Hermite interpolant with
+    the true slopes, more accurate than a spline through the samples alone.
+    """
+    if not callable(trajectory) or getattr(trajectory, "xdot", None) is None:
+        return None
+    speeds = list(getattr(trajectory, "speeds", ()))
+    states = list(getattr(trajectory, "states", ()))
+    columns = {speeds.index(s): n_coordinates + j for j, s in enumerate(states[n_coordinates:])
+               if s in speeds}
+
+    def evaluate(times: np.ndarray):
+        x = np.asarray(trajectory(times), dtype=float).reshape(len(times), -1)
+        return x[:, :n_coordinates], {i: x[:, col] for i, col in columns.items()}
+
+    return evaluate
+
+
+def _curves(t: np.ndarray, q: np.ndarray, u: np.ndarray, smooth: bool | None, dense=None):
+    """(t, q, u) to draw: the samples, or interpolants of them on a fine grid.
+
+    Between repeated times (impacts, restarts) each stretch is interpolated on its own.
+    With ``dense`` (see ``_dense_output``) the trajectory's dense output gives q and the
+    independent speeds inside each stretch; otherwise, and for dependent speeds, scipy's
+    ``CubicSpline`` through the samples (the solver's steps are accurate to its tolerance;
+    the spline adds an O(h^4) error between them, far below the line width for the step
+    sizes an accurate solver takes).
     """
     if len(t) < 4 or smooth is False:
         return t, q, u
@@ -287,8 +310,17 @@ def _curves(t: np.ndarray, q: np.ndarray, u: np.ndarray, smooth: bool | None):
             count = max(int(_FINE_SAMPLES * (t[b - 1] - t[a]) / span), 4 * (b - a))
             fine = np.linspace(t[a], t[b - 1], count)
             ts.append(fine)
-            qs.append(CubicSpline(t[seg], q[seg], axis=0)(fine) if q.shape[1] else np.zeros((count, 0)))
-            us.append(CubicSpline(t[seg], u[seg], axis=0)(fine) if u.shape[1] else np.zeros((count, 0)))
+            q_fine = CubicSpline(t[seg], q[seg], axis=0)(fine) if q.shape[1] else np.zeros((count, 0))
+            u_fine = CubicSpline(t[seg], u[seg], axis=0)(fine) if u.shape[1] else np.zeros((count, 0))
+            if dense is not None:
+                # inside the stretch only: at a repeated time the dense output gives the state
+                # after the jump, the stretch ends with the one before
+                q_dense, u_dense = dense(fine[1:-1])
+                q_fine[1:-1] = q_dense
+                for i, values in u_dense.items():
+                    u_fine[1:-1, i] = values
+            qs.append(q_fine)
+            us.append(u_fine)
         if b < len(t):      # a gap in the line at a repeated time (a jump)
             ts.append([np.nan]), qs.append(np.full((1, q.shape[1]), np.nan))
             us.append(np.full((1, u.shape[1]), np.nan))

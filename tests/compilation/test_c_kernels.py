@@ -1,0 +1,166 @@
+"""Generated-C kernels: same numbers as the numpy backend, collected sums, verified disk cache."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import sympy as sm
+import sympy.physics.mechanics as me
+
+import symbody
+from symbody.compilation import available_backends, c_kernels, codegen, compile, make_function
+from symbody.compilation import cache as kernel_cache
+from systems import n_link_pendulum_on_cart
+
+pytestmark = pytest.mark.skipif("c" not in available_backends(), reason="no C compiler")
+
+
+@pytest.fixture(scope="module")
+def chain_eom():
+    """The 12-link pendulum on a cart (mid-size: its dynamics kernel has about 3 000
+    operations), formed by symbody's Kane with a specified cart force."""
+    N, q, u, kd, particles, loads, constants = n_link_pendulum_on_cart(12)
+    km = symbody.KanesMethod(N, q, u, kd_eqs=kd)
+    km.kanes_equations(particles, loads)
+    return km.to_eom()
+
+
+def test_c_kernels_equal_numpy_backend_on_mid_size_model(chain_eom, tmp_path, monkeypatch):
+    monkeypatch.setenv("SYMBODY_CACHE_DIR", str(tmp_path))
+    monkeypatch.setattr(codegen, "_MEMORY", {})
+    # segments of 500 operations: the kernel is split over several C functions and
+    # translation units compiled in parallel, with values passed through the workspace
+    monkeypatch.setattr(c_kernels, "SEGMENT_SIZE", 500)
+    c_model = compile(chain_eom, backend="c")
+    np_model = compile(chain_eom, backend="numpy", cache=False)
+    assert c_model._k_main.nout == np_model._k_main.nout
+    rng = np.random.default_rng(7)
+    nc, ns = len(c_model.constants), len(c_model.specifieds)
+    X = rng.normal(size=(20, len(c_model.states)))
+    p = rng.uniform(0.5, 1.5, nc)
+    for x in X:
+        r = rng.normal(size=ns)
+        a, b = c_model.rhs(0.0, x, p, r=r), np_model.rhs(0.0, x, p, r=r)
+        # both evaluate the same sums in a different order (collected sums in C): the
+        # differences are round-off, relative to the size of the accelerations
+        np.testing.assert_allclose(a, b, rtol=1e-10, atol=1e-10 * np.abs(b).max())
+    # every entry of the main kernel (q', M_d, -g_d), single and batched
+    Z = rng.uniform(-2, 2, size=(5, c_model._nz))
+    kc = c_model._k_main.many(Z)
+    kn = np_model._k_main.many(Z)
+    np.testing.assert_allclose(kc, kn, rtol=1e-11, atol=1e-11 * np.abs(kn).max())
+    np.testing.assert_allclose(c_model._k_main(Z[0]), kn[0], rtol=1e-11, atol=1e-11 * np.abs(kn).max())
+    assert c_model._k_main.backend == "c"
+
+
+def test_auto_backend_uses_c_for_large_kernels(chain_eom, tmp_path, monkeypatch):
+    monkeypatch.setenv("SYMBODY_CACHE_DIR", str(tmp_path))
+    monkeypatch.setattr(codegen, "_MEMORY", {})
+    monkeypatch.setattr(codegen, "C_MIN_OPERATIONS", 500)
+    model = compile(chain_eom)
+    x = np.linspace(-1, 1, len(model.states))
+    p = np.ones(len(model.constants))
+    r = np.zeros(len(model.specifieds))
+    xd = model.rhs(0.0, x, p, r=r)
+    assert model._k_main.backend == "c"                  # big kernel: generated C
+    ref = compile(chain_eom, backend="llvm", cache=False).rhs(0.0, x, p, r=r)
+    np.testing.assert_allclose(xd, ref, rtol=1e-10, atol=1e-10 * np.abs(ref).max())
+    # a small function stays with LLVM
+    a = sm.Symbol("a")
+    assert make_function([[a]], sm.sin(a)).kernel.backend == "llvm"
+
+
+def test_functions_and_piecewise_in_c():
+    x, y = sm.symbols("x y")
+    exprs = [sm.Abs(x) + sm.atan2(y, x), sm.Piecewise((x, x > 0.5), (y**3, y <= 0), (1.0, True)),
+             sm.exp(x) * sm.log(y**2 + 1) / sm.sqrt(2 + x), x**sm.Rational(3, 2) + 1 / sm.sqrt(y**2 + 1),
+             sm.tanh(x) * sm.sign(y) + sm.Max(x, y, 0.2) - sm.Min(x, 1), x**-3 + y**7 + sm.pi + sm.E,
+             sm.Piecewise((1.0, sm.And(x > 0, y < 0)), (2.0, sm.Or(sm.Eq(x, 1), sm.Ne(y, 2))), (3.0, True))]
+    fc = make_function([[x, y]], exprs, backend="c", cache=False)
+    fn = make_function([[x, y]], exprs, backend="numpy", cache=False)
+    pts = np.array([[0.7, -0.3], [0.2, 0.4], [1.0, 2.0], [0.3, -1.5], [1.7, 2.0]])
+    np.testing.assert_allclose(fc(pts), fn(pts), rtol=1e-13)
+    assert fc.kernel.backend == "c"
+
+
+def test_collected_sums_make_the_program_small():
+    """a*b*m1 + a*b*m2 + a*b*m3 is computed as a*b*(m1 + m2 + m3): 2 products, 2 sums;
+    the partial sums of the masses are shared between the entries."""
+    import symengine as se
+    a, b, m1, m2, m3 = se.symbols("_a0 _a1 _a2 _a3 _a4")
+    e1 = a * b * m1 + a * b * m2 + a * b * m3
+    prog = c_kernels.straight_line_program([e1], 5)
+    kinds = [k for k, _ in prog.ops]
+    assert kinds.count("*") == 2 and kinds.count("+") == 2
+    # Kane's mass-matrix entries of a chain, sum over the links below: M_ij = l_i l_j c_ij sum_k m_k
+    e2 = a * m1 + a * m2 + a * m3
+    e3 = b * m1 + b * m2 + b * m3
+    prog = c_kernels.straight_line_program([e2, e3], 5)
+    kinds = [k for k, _ in prog.ops]
+    assert kinds.count("+") == 2 and kinds.count("*") == 2
+
+
+def test_c_library_cache_is_verified(tmp_path, monkeypatch):
+    monkeypatch.setenv("SYMBODY_CACHE_DIR", str(tmp_path))
+    monkeypatch.setattr(codegen, "_MEMORY", {})
+    q1, q2 = me.dynamicsymbols("q1 q2")
+    exprs = [sm.sin(q1) * q2 + sm.cos(q1 * q2) ** 2, q1 / (1 + q2**2)]
+    f1 = make_function([[q1, q2]], exprs, backend="c")
+    libs = list((tmp_path / "kernels").rglob("*.so"))
+    sigs = list((tmp_path / "kernels").rglob("*.so.sha256"))
+    assert len(libs) == 1 and len(sigs) == 1
+    built = []
+    real = c_kernels.build_library
+    monkeypatch.setattr(c_kernels, "build_library", lambda *a, **k: built.append(1) or real(*a, **k))
+    monkeypatch.setattr(codegen, "_MEMORY", {})
+    f2 = make_function([[q1, q2]], exprs, backend="c")
+    assert built == []                                   # loaded from disk
+    np.testing.assert_allclose(f1([0.3, 1.7]), f2([0.3, 1.7]))
+    expected = f1([0.3, 1.7])
+    # a library whose bytes do not match the recorded digest is deleted and rebuilt
+    # (written as a new file: the loaded library maps the old one, as the cache's own
+    # atomic writes guarantee)
+    data = bytearray(libs[0].read_bytes())
+    data[-1] ^= 0xFF
+    damaged = libs[0].with_name("damaged")
+    damaged.write_bytes(bytes(data))
+    damaged.replace(libs[0])
+    monkeypatch.setattr(codegen, "_MEMORY", {})
+    f3 = make_function([[q1, q2]], exprs, backend="c")
+    assert built == [1]
+    np.testing.assert_allclose(f3([0.3, 1.7]), expected)
+    # the code generator's version is part of the key: a new version builds anew
+    key = codegen._c_key(2, 2, codegen._to_symengine([q1, q2], exprs, "x")[1])
+    assert kernel_cache.verified_library(key) is not None
+    monkeypatch.setattr(codegen, "CODEGEN_VERSION", codegen.CODEGEN_VERSION + "-next")
+    assert codegen._c_key(2, 2, codegen._to_symengine([q1, q2], exprs, "x")[1]) != key
+
+
+def test_saved_model_with_c_kernels_loads(chain_eom, tmp_path, monkeypatch):
+    monkeypatch.setenv("SYMBODY_CACHE_DIR", str(tmp_path / "cache"))
+    monkeypatch.setattr(codegen, "_MEMORY", {})
+    model = compile(chain_eom, backend="c")
+    x = np.linspace(-1, 1, len(model.states))
+    p, r = np.ones(len(model.constants)), np.zeros(len(model.specifieds))
+    expected = model.rhs(0.0, x, p, r=r)
+    path = model.save(tmp_path / "chain.npz")
+    monkeypatch.setattr(codegen, "_MEMORY", {})
+    loaded = symbody.load_model(path)
+    # rebuilt from the stored expressions, whose terms symengine may order differently:
+    # the sums are evaluated in another order, equal to round-off
+    np.testing.assert_allclose(loaded.rhs(0.0, x, p, r=r), expected, rtol=1e-11,
+                               atol=1e-11 * np.abs(expected).max())
+    assert loaded._k_main.backend == "c"
+
+
+def test_c_compile_reports_progress(monkeypatch):
+    monkeypatch.setattr(codegen, "_MEMORY", {})
+    monkeypatch.setattr(c_kernels, "SEGMENT_SIZE", 4)        # several translation units
+    x, y = sm.symbols("x y")
+    exprs = [sm.sin(x + k * y) * (x - k) + sm.cos(k * x * y) for k in range(1, 6)]
+    calls = []
+    kernel = codegen.compile_kernel([x, y], exprs, backend="c", cache=False,
+                                    progress=lambda done, total, message: calls.append((done, total)))
+    np.testing.assert_allclose(kernel(np.array([0.3, 0.7])),
+                               [float(e.subs({x: 0.3, y: 0.7})) for e in exprs], rtol=1e-14)
+    assert calls and calls[-1][0] == calls[-1][1] and calls[-1][1] > 2   # one step per unit, all done
