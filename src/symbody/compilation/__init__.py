@@ -5,9 +5,10 @@ expressions of symbols (energies, outputs, drawing points) with the same backend
 and on-disk cache.
 """
 
+from .build import compile
 from .cache import cache_dir, clear_cache
 from .codegen import NumericFunction, available_backends, make_function
-from .numeric_model import NumericModel, SingularMassMatrixError, compile
+from .numeric_model import NumericModel, SingularMassMatrixError
 
 __all__ = ["compile", "NumericModel", "NumericFunction", "make_function", "available_backends",
            "cache_dir", "clear_cache", "SingularMassMatrixError"]

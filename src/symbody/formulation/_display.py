@@ -139,6 +139,10 @@ def latex(eom) -> str:
     if eom.velocity_matrix.rows:
         rows.append(vlatex(sm.Eq(eom.velocity_matrix * sm.Matrix(eom.u) + eom.velocity_rest,
                                  sm.zeros(eom.m, 1), evaluate=False)))
+    extra = tuple(getattr(eom, "extra_states", ()))
+    if extra:                                 # x_e' = f_e(t, q, u, x_e, r)
+        rows.append(vlatex(sm.Eq(sm.Matrix([x.diff(t) for x in extra]), sm.Matrix(eom.extra_derivatives),
+                                 evaluate=False)))
     return "$\\displaystyle " + r" \\ ".join(rows) + "$"
 
 

@@ -10,6 +10,7 @@ mathematics makes it linear::
     dynamic              M_d(q, t) u' + g_d(q, u, r, t)         = 0   (o = p + m rows, or p)
     acceleration         B_a(q, t) u' + b_a(q, u, t)            = 0   (m rows)
     auxiliary            a(q, u, u', r, t, F_nc)                = 0   (s rows, linear in F_nc)
+    extra states         x_e' = f_e(t, q, u, x_e, r)                  (e rows, optional)
 
 with q = [q_ind (n), q_dep (M)], u = [u_ind (p), u_dep (m)].  The dynamic block
 is normally "unreduced" (formed as if every speed were independent, o rows over
@@ -21,10 +22,15 @@ all u'); the ideal-constraint dynamics then follow numerically from::
 A hand-derived, already reduced dynamic block (p rows over u_ind' only, the
 seed chapters' Md, gd) is also accepted: ``dynamic_reduced`` is then True and
 u_dep' follows from the acceleration constraints.
+
+Extra first-order states x_e (e.g. muscle activations, see
+:mod:`symbody.formulation.extra_states`) may appear in the dynamic and auxiliary
+blocks; the ODE state is then [q, u_ind, x_e].
 """
 
 from __future__ import annotations
 
+import copy
 from collections.abc import Sequence
 
 import sympy as sm
@@ -38,6 +44,7 @@ from ._linear_equations import (
     linear_coefficients,
     solve_linear,
 )
+from .extra_states import ExtraStates, parse_extra_states
 
 t = dynamicsymbols._t
 
@@ -80,12 +87,18 @@ class EquationsOfMotion:
         determine (symbols the equations are linear in).
     constants, specifieds : optional explicit orderings; by default all free
         symbols (sorted by name) and all functions of time other than q, u.
+    extra_states : optional extra first-order states x_e with their derivatives:
+        a dict ``{a: f_a}``, a SymPy biomechanics object (its ``x``, ``r``,
+        ``rhs()``), or a list of these (:func:`parse_extra_states`).  With
+        ``specifieds`` or ``extra_states`` given, every function of time in the
+        equations must be declared: one that is neither a coordinate, a speed,
+        an extra state nor a specified input is an error naming it.
     """
 
     def __init__(self, q_ind, u_ind, kinematic, dynamic, *, q_dep=None, u_dep=None,
                  holonomic=None, velocity_constraints=None, acceleration_constraints=None,
                  u_auxiliary=None, auxiliary=None, noncontributing=None,
-                 constants=None, specifieds=None, name: str | None = None):
+                 constants=None, specifieds=None, extra_states=None, name: str | None = None):
         self.t = t
         self.name = name
         q_ind = as_symbol_list(q_ind, "q_ind")
@@ -236,16 +249,24 @@ class EquationsOfMotion:
         self.dynamic_reduced = bool(reduced)
         self.auxiliary = _imm(aux)
 
-        self._set_symbols(constants, specifieds)
+        self._attach_extra_states(parse_extra_states(extra_states))
+        self._set_symbols(constants, specifieds, declared=self._extra_inputs)
         _check_accelerations_determined(self)
 
-    def _set_symbols(self, constants, specifieds) -> None:
-        """Detect (or check) the constants and specified functions of time."""
+    def _set_symbols(self, constants, specifieds, declared: Sequence = ()) -> None:
+        """Detect (or check) the constants and specified functions of time.
+
+        ``declared``: specified inputs declared by other means (the inputs of
+        extra-state objects).  When ``specifieds`` is given, or extra states or
+        ``declared`` inputs exist, every function of time must be declared.
+        """
         q, u, u_aux = list(self.q), list(self.u), list(self.u_aux)
+        extra = list(self.extra_states)
         blocks = [self.kinematic_qdot, self.kinematic_u, self.kinematic_rest, self.holonomic,
                   self.velocity_matrix, self.velocity_rest, self.acceleration_matrix,
-                  self.acceleration_rest, self.dynamic_mass, self.dynamic_rest, self.auxiliary]
-        known = set(q) | set(u) | set(u_aux) | set(self.qdot) | set(self.udot)
+                  self.acceleration_rest, self.dynamic_mass, self.dynamic_rest, self.auxiliary,
+                  self.extra_derivatives]
+        known = set(q) | set(u) | set(u_aux) | set(self.qdot) | set(self.udot) | set(extra)
         found_dyn: set = set()
         found_sym: set = set()
         seen: set = set()
@@ -269,18 +290,35 @@ class EquationsOfMotion:
                 continue
             stack.extend(e.args)
         found_sym.discard(t)
+        extra_set = set(extra)
+        for d in sorted(found_dyn, key=_time_order):
+            if isinstance(d, sm.Derivative) and d.expr in extra_set:
+                raise FormulationError(
+                    f"the equations contain {d}, the derivative of the extra state {d.expr}; "
+                    "extra states enter the equations only through their values (their "
+                    "derivatives are given by extra_states)")
         nc = set(self.noncontributing)
         auto_spec = sorted((d for d in found_dyn if d not in known and d not in nc), key=_time_order)
         auto_const = sorted((s for s in found_sym if s not in nc), key=str)
-        if specifieds is None:
+        declared = list(declared)
+        strict = specifieds is not None or bool(extra) or bool(declared)
+        if not strict:
             self.specifieds = tuple(auto_spec)
         else:
-            spec = list(specifieds)
+            spec = list(specifieds) if specifieds is not None else []
+            spec += [r for r in declared if r not in spec and r in set(auto_spec)]
+            for r in spec:
+                if r in extra_set:
+                    raise FormulationError(f"{r} is declared both as an extra state and as a "
+                                           "specified input")
             missing = [s for s in auto_spec if s not in spec]
             if missing:
-                raise FormulationError(f"the equations depend on {missing[0]}, which is not a coordinate, "
-                                       "speed or one of the specifieds given")
+                raise FormulationError(
+                    f"the equations depend on {missing[0]}, which is neither a coordinate, a speed, "
+                    "an extra state nor a declared specified input; declare it in specifieds=[...] "
+                    "(an input you prescribe) or in extra_states={...} (a state with its own ODE)")
             self.specifieds = tuple(spec)
+        self._specifieds_declared = strict
         if constants is None:
             self.constants = tuple(auto_const)
         else:
@@ -291,10 +329,66 @@ class EquationsOfMotion:
                                        "among the constants given")
             self.constants = tuple(cons)
 
+    def _attach_extra_states(self, parsed: ExtraStates) -> None:
+        """Check and store extra states x_e and their derivatives (q' replaced by the kinematics)."""
+        q, u = set(self.q), set(self.u) | set(self.u_aux)
+        for x in parsed.states:
+            if x in q or x in u:
+                raise FormulationError(f"the extra state {x} is already a coordinate or a speed")
+        qdot_map = dict(zip(self.qdot, self.qdot_solution))
+        derivs = []
+        for x, f in zip(parsed.states, parsed.derivatives):
+            f = f.xreplace(qdot_map)
+            for d in f.atoms(sm.Derivative):
+                if d.expr in q or d.expr in u or d.expr in set(parsed.states):
+                    raise FormulationError(
+                        f"the derivative of the extra state {x} contains {d}; it may depend on t, q, "
+                        "u, the extra states, constants and specified inputs, not on accelerations "
+                        "or derivatives of states")
+            derivs.append(f)
+        self.extra_states = tuple(parsed.states)
+        self.extra_derivatives = _imm(sm.Matrix(len(derivs), 1, derivs))
+        self._extra_inputs = tuple(parsed.inputs)
+        if parsed.states:
+            xs = parsed.states
+            for label, blk in (("kinematic", self.kinematic_rest), ("kinematic", self.kinematic_u),
+                               ("kinematic", self.qdot_solution), ("holonomic", self.holonomic),
+                               ("velocity_constraints", self.velocity_matrix),
+                               ("velocity_constraints", self.velocity_rest),
+                               ("acceleration_constraints", self.acceleration_matrix),
+                               ("acceleration_constraints", self.acceleration_rest)):
+                for i, e in enumerate(blk):
+                    hit = [x for x in xs if e.has(x)]
+                    if hit:
+                        raise FormulationError(
+                            f"the {label} equations (entry {i}) depend on the extra state {hit[0]}; "
+                            "extra states may enter only the dynamic and auxiliary equations")
+
+    def with_extra_states(self, extra_states, specifieds: Sequence | None = None) -> EquationsOfMotion:
+        """A copy with extra first-order states added (see :mod:`~symbody.formulation.extra_states`).
+
+        ``extra_states``: ``{x_e: x_e'}``, SymPy biomechanics objects (their ``x``,
+        ``r``, ``rhs()``), or a list of these.  ``specifieds``: the specified inputs
+        (the objects' inputs ``r`` are added); every other function of time in the
+        equations is an error naming it.
+        """
+        parsed = parse_extra_states(extra_states)
+        if self.extra_states:
+            old = ExtraStates(self.extra_states, tuple(self.extra_derivatives), self._extra_inputs)
+            parsed = ExtraStates(old.states + parsed.states, old.derivatives + parsed.derivatives,
+                                 old.inputs + tuple(r for r in parsed.inputs if r not in old.inputs))
+        if specifieds is None and self._specifieds_declared:
+            specifieds = self.specifieds
+        new = copy.copy(self)
+        new._attach_extra_states(parsed)
+        new._set_symbols(None, specifieds, declared=new._extra_inputs)
+        return new
+
     @classmethod
     def _from_blocks(cls, *, q_ind, q_dep, u_ind, u_dep, u_aux, K_qd, K_u, k, qdot_solution, f_h,
                      B, b, B_a, b_a, M_d, g_d, reduced, auxiliary, noncontributing=(),
-                     constants=None, specifieds=None, name=None) -> EquationsOfMotion:
+                     constants=None, specifieds=None, extra_states=None,
+                     name=None) -> EquationsOfMotion:
         """Build from already-extracted blocks (used by the formulation classes; no parsing)."""
         self = cls.__new__(cls)
         self.t = t
@@ -316,7 +410,8 @@ class EquationsOfMotion:
         self.dynamic_reduced = bool(reduced)
         self.auxiliary = _imm(auxiliary) if len(auxiliary) else _imm(sm.zeros(0, 1))
         self.noncontributing = tuple(noncontributing)
-        self._set_symbols(constants, specifieds)
+        self._attach_extra_states(parse_extra_states(extra_states))
+        self._set_symbols(constants, specifieds, declared=self._extra_inputs)
         _check_accelerations_determined(self)
         return self
 
@@ -341,8 +436,8 @@ class EquationsOfMotion:
 
     @property
     def states(self) -> tuple:
-        """The ODE state: x = [q_ind, q_dep, u_ind]."""
-        return self.q + self.u_ind
+        """The ODE state: x = [q_ind, q_dep, u_ind, extra states]."""
+        return self.q + self.u_ind + tuple(self.extra_states)
 
     @property
     def n(self) -> int:
@@ -369,7 +464,8 @@ class EquationsOfMotion:
         name = f" {self.name!r}" if self.name else ""
         return (f"<EquationsOfMotion{name}: {self.n}+{self.M} coordinates, {self.p}+{self.m} speeds, "
                 f"{len(self.constants)} constants, {len(self.specifieds)} specifieds, "
-                f"dynamic {'reduced' if self.dynamic_reduced else 'unreduced'}>")
+                + (f"{len(self.extra_states)} extra states, " if self.extra_states else "")
+                + f"dynamic {'reduced' if self.dynamic_reduced else 'unreduced'}>")
 
     def _repr_latex_(self) -> str:
         """The equations in LaTeX when small, a summary of the blocks' sizes when large."""

@@ -312,6 +312,11 @@ class KanesMethod:
             self._form_unreduced(bodies, loads, bar)
         return KaneEquations(self)
 
+    def _form_eoms(self) -> sm.Matrix:
+        """Fr + Fr* with the bodies and loads given at construction (``System.form_eoms`` calls this)."""
+        fr, frstar = self.kanes_equations(self._bodylist, self._forcelist)
+        return fr + frstar
+
     def _form_unreduced(self, bodies, loads, bar=None):
         """Fr, and Fr* split as MM u' + nonMM, frame by frame (see _frame_vectors).
 
@@ -711,11 +716,16 @@ class KanesMethod:
             rhs[len(self._q):, 0] = self.mass_matrix.inv(inv_method, try_block_diag=True) * self.forcing
         return rhs
 
-    def to_eom(self, noncontributing: Sequence | None = None, name: str | None = None) -> EquationsOfMotion:
+    def to_eom(self, noncontributing: Sequence | None = None, name: str | None = None, *,
+               extra_states=None, specifieds: Sequence | None = None) -> EquationsOfMotion:
         """The canonical EquationsOfMotion (unreduced dynamics; no symbolic inversion).
 
         ``noncontributing``: the unknowns of the auxiliary equations (defaults to
-        the symbols that appear only in them).
+        the symbols that appear only in them).  ``extra_states``: extra
+        first-order states, ``{a: a'}`` or SymPy biomechanics objects (their
+        ``x``, ``r``, ``rhs()``); ``specifieds``: the specified inputs.  With
+        either given, every function of time must be declared (see
+        :class:`~symbody.EquationsOfMotion`).
         """
         self._require_eqs()
         M_d, g_d = self._unreduced_sympy()
@@ -733,7 +743,8 @@ class KanesMethod:
                 dict.fromkeys(self._uaux, 0)),
             f_h=self._f_h, B=self._k_nh, b=self._f_nh, B_a=self._k_dnh, b_a=self._f_dnh,
             M_d=M_d, g_d=g_d, reduced=False, auxiliary=aux,
-            noncontributing=noncontributing or (), name=name)
+            noncontributing=noncontributing or (), specifieds=specifieds,
+            extra_states=extra_states, name=name)
 
     def _detect_noncontributing(self, M_d, g_d, aux) -> list:
         """Symbols of the auxiliary equations that do no work in the dynamic equations.

@@ -824,7 +824,8 @@ class LagrangesMethod:
         return sp
 
     def to_eom(self, q_ind=None, q_dep=None, u_ind=None, u_dep=None, *, speeds=None,
-               name: str | None = None) -> EquationsOfMotion:
+               name: str | None = None, extra_states=None,
+               specifieds: Sequence | None = None) -> EquationsOfMotion:
         """The canonical :class:`~symbody.EquationsOfMotion` of these equations.
 
         Speeds u_i = q_i' (new dynamicsymbols ``u_<q name>``, or ``speeds``);
@@ -846,6 +847,11 @@ class LagrangesMethod:
         column-pivoted Gram-Schmidt (ties go to the later coordinate); the
         speeds of the dependent coordinates are always dependent speeds too.
         ``u_ind``/``u_dep`` accept speed symbols or the coordinates' derivatives q'.
+
+        ``extra_states``: extra first-order states, ``{a: a'}`` or SymPy
+        biomechanics objects (their ``x``, ``r``, ``rhs()``); q' in their
+        derivatives becomes the speeds.  ``specifieds``: the specified inputs.
+        With either given, every function of time must be declared.
         """
         if self.eom is None:
             self.form_lagranges_equations()
@@ -954,7 +960,8 @@ class LagrangesMethod:
             q_ind=qi_list, q_dep=qd_list, u_ind=ui_list, u_dep=ud_list, u_aux=[],
             K_qd=sm.eye(N_all), K_u=K_u, k=sm.zeros(N_all, 1), qdot_solution=qdot_solution,
             f_h=self._hol_coneqs if n_hol else sm.zeros(0, 1), B=B, b=b, B_a=B, b_a=b_a,
-            M_d=M_d, g_d=g_d, reduced=False, auxiliary=sm.zeros(0, 1), name=name)
+            M_d=M_d, g_d=g_d, reduced=False, auxiliary=sm.zeros(0, 1), specifieds=specifieds,
+            extra_states=extra_states, name=name)
 
     def _speed_clashes(self, u: list):
         present = {a.expr if isinstance(a, sm.Derivative) else a for a in self._calc.sym_of}

@@ -23,6 +23,7 @@ from .double_rod_pendulum import DESCRIPTION as _DOUBLE_ROD
 from .double_rod_pendulum import double_rod_pendulum
 from .four_bar import DESCRIPTION as _FOUR_BAR
 from .four_bar import four_bar
+from .musculoskeletal_arm import musculoskeletal_arm
 from .n_link_pendulum_on_cart import DESCRIPTION as _N_LINK
 from .n_link_pendulum_on_cart import n_link_pendulum_on_cart
 from .rolling_disc import DESCRIPTION as _DISC
@@ -38,6 +39,7 @@ __all__ = [
     "Model", "Drawing", "KaneSystem", "available", "get",
     "four_bar", "snakeboard", "double_rod_pendulum", "two_particle_pendulum",
     "n_link_pendulum_on_cart", "rolling_disc", "chaplygin_sleigh", "whipple_bicycle",
+    "musculoskeletal_arm",
 ]
 
 _REGISTRY: dict[str, tuple[str, Callable[..., Model]]] = {

@@ -148,8 +148,11 @@ def animate(trajectory: Any, drawing: Any, constants: Mapping | None = None, *,
     close : close the figure after building the animation so that Jupyter does not show a
         static copy; default: close unless a GUI backend is in use.
 
-    Returns a :class:`TrajectoryAnimation` with ``times`` (frames,), ``positions``
-    (frames, P, 3), ``point_names`` and ``fps``; ``save_html(path)``, ``save_gif(path)``.
+    Returns
+    -------
+    TrajectoryAnimation
+        with ``times`` (frames,), ``positions`` (frames, P, 3), ``point_names`` and ``fps``;
+        ``save_html(path)``, ``save_gif(path)``.
     """
     import matplotlib
     import matplotlib.pyplot as plt
