@@ -210,7 +210,7 @@ def stage_backends(n: int) -> dict:
 STAGES = {"chain": stage_chain, "book": stage_book, "pydy": stage_pydy, "backends": stage_backends}
 
 
-def _child(stage: str, n: int, extra: list[str] | None = None, timeout: float = 3600) -> dict:
+def _child(stage: str, n: int, extra: list[str] | None = None, timeout: float = 1200) -> dict:
     """Run one stage in a fresh process with an empty kernel cache; its JSON result."""
     with tempfile.TemporaryDirectory(prefix="bench-scale-") as tmp:
         env = dict(os.environ, SYMBODY_CACHE_DIR=str(Path(tmp, "cache")), SYMBODY_QUIET="1")
@@ -278,6 +278,8 @@ def main(argv=None) -> dict:
                     help="sizes at which the main kernel is built by both C and LLVM (default 20 30)")
     ap.add_argument("--pydy-n", type=int, default=40, help="0 to skip PyDy")
     ap.add_argument("--skip-bicycle", action="store_true")
+    ap.add_argument("--skip-chain", action="store_true", help="only the anchors (C vs LLVM, book, PyDy, "
+                    "bicycle, import)")
     ap.add_argument("--json", type=Path, default=None, help="write all results here")
     ap.add_argument("--stage", choices=sorted(STAGES), help=argparse.SUPPRESS)
     ap.add_argument("--n", type=int, help=argparse.SUPPRESS)
@@ -298,7 +300,7 @@ def main(argv=None) -> dict:
     cols = ["formation_s", "to_eom_s", "compile_s", "first_rhs_s", "simulate_10s_s", "total_s",
             "peak_memory_MB", "rhs_call_us"]
     print("n     " + "  ".join(f"{c:>14s}" for c in cols) + "  backend", flush=True)
-    for n in sizes:
+    for n in [] if args.skip_chain else sizes:
         row = _child("chain", n)
         results["chain"].append(row)
         if "error" in row:

@@ -1,8 +1,9 @@
 """A small, dependency-free progress indicator for long formation, compilation and simulation.
 
-It writes one self-overwriting line to stderr, and only when stderr is a terminal and the
+It writes one self-overwriting line to stderr when stderr is a terminal, or in a Jupyter
+notebook (there as a tqdm widget when ipywidgets is installed), and only when the
 environment variable ``SYMBODY_QUIET`` is unset (or empty / "0").  Everywhere else (pipes,
-CI logs, Jupyter, tests) it is silent and costs a function call.
+CI logs, tests) it is silent and costs a function call.
 
 Two ways to use it::
 
@@ -32,7 +33,7 @@ from typing import IO, Any
 
 from .errors import InputError
 
-__all__ = ["Progress", "as_progress", "progress_enabled", "quiet"]
+__all__ = ["Progress", "as_progress", "progress_enabled", "quiet", "in_notebook"]
 
 _QUIET_ENV = "SYMBODY_QUIET"
 
@@ -43,11 +44,27 @@ def quiet() -> bool:
     return value not in ("", "0", "false", "no")
 
 
+def in_notebook() -> bool:
+    """True inside a Jupyter kernel (where stderr is not a TTY but shows a progress line)."""
+    shell = sys.modules.get("IPython")
+    if shell is None or "ipykernel" not in sys.modules:
+        return False
+    try:
+        ip = shell.get_ipython()
+    except AttributeError:  # pragma: no cover - very old IPython
+        return False
+    return ip is not None and "IPKernelApp" in getattr(ip, "config", {})
+
+
 def progress_enabled(stream: IO[str] | None = None) -> bool:
-    """True when progress should be drawn on ``stream`` (default stderr): a TTY and not quiet."""
+    """True when progress should be drawn on ``stream`` (default stderr): not quiet, and a TTY
+    or (for stderr) a Jupyter notebook."""
     if quiet():
         return False
-    stream = sys.stderr if stream is None else stream
+    if stream is None or stream is sys.stderr:
+        if in_notebook():
+            return True
+        stream = sys.stderr
     try:
         return bool(stream.isatty())
     except (AttributeError, ValueError):  # closed or replaced streams
@@ -99,14 +116,16 @@ class Progress:
         self._drawn = False
         self._closed = False
         self._width = 0
+        self._widget: Any = None          # a tqdm notebook bar (Jupyter with ipywidgets), or False
 
     # -- updating ------------------------------------------------------------------------------
     def update(self, step: float = 1, message: str | None = None) -> None:
         """Advance by ``step`` (default one step)."""
         self.set(self.done + step, message)
 
-    def set(self, done: float, message: str | None = None) -> None:
-        """Set the absolute progress ``done`` (0 <= done <= total)."""
+    def set(self, done: float, message: str | None = None, force: bool = False) -> None:
+        """Set the absolute progress ``done`` (0 <= done <= total); ``force`` draws at once
+        (before ``delay`` has passed: for a step known to take long)."""
         self.done = float(done)
         if message is not None:
             self.message = str(message)
@@ -115,7 +134,7 @@ class Progress:
         if not self.enabled or self._closed:
             return
         now = time.perf_counter()
-        if now - self.start_time >= self.delay and now - self._last_draw >= self.min_interval:
+        if force or (now - self.start_time >= self.delay and now - self._last_draw >= self.min_interval):
             self._last_draw = now
             self._draw(self._line())
 
@@ -130,6 +149,11 @@ class Progress:
         if self._closed:
             return
         self._closed = True
+        if self._widget:
+            if message:
+                self._widget.set_postfix_str(message, refresh=False)
+            self._widget.close()
+            return
         if self.enabled and self._drawn:
             elapsed = _format_seconds(self.elapsed)
             tail = f"  {message}" if message else ""
@@ -178,6 +202,14 @@ class Progress:
         return f"{text}  {_format_seconds(self.elapsed)}"
 
     def _draw(self, text: str) -> None:
+        if self._widget is None and self.stream is sys.stderr and in_notebook():
+            self._widget = _notebook_bar(self.label, self.total)
+        if self._widget:
+            self._widget.n = self.done if self.total else int(self.done)
+            self._widget.set_postfix_str(self.message, refresh=False)
+            self._widget.refresh()
+            self._drawn = True
+            return
         pad = max(self._width - len(text), 0)
         self._width = len(text)
         self._write("\r" + text + " " * pad)
@@ -189,6 +221,17 @@ class Progress:
             self.stream.flush()
         except (ValueError, OSError):  # stream closed underneath us: stop drawing
             self.enabled = False
+
+
+def _notebook_bar(label: str, total: float | None) -> Any:
+    """A tqdm notebook widget (tqdm.notebook needs ipywidgets); False when unavailable, and
+    then the text line is drawn (Jupyter shows it as well)."""
+    try:
+        import ipywidgets  # noqa: F401
+        from tqdm.notebook import tqdm
+    except ImportError:
+        return False
+    return tqdm(total=total, desc=label, leave=True)
 
 
 def as_progress(progress: Any, label: str = "", total: float | None = None) -> Progress:

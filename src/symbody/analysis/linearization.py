@@ -28,7 +28,6 @@ numerically first.
 
 from __future__ import annotations
 
-import functools
 import weakref
 from collections.abc import Mapping
 from typing import Any
@@ -39,6 +38,14 @@ import sympy as sm
 from ..compilation import NumericModel
 from ..compilation import compile as compile_model
 from ..compilation.linear_algebra import solve
+from ..compilation.named_values import (
+    InputValues,
+    ParameterValues,
+    StateValues,
+    finite_number,
+    symbol_index,
+    values_by_symbol,
+)
 from ..compilation.numeric_model import solve_dependent, solve_dynamics
 from ..errors import InputError, SingularConstraintError
 
@@ -78,93 +85,39 @@ def _as_model(model: Any) -> tuple[NumericModel, Mapping | None]:
 
 
 # --------------------------------------------------------------------------- inputs
-@functools.lru_cache(maxsize=256)
-def _index_of(symbols: tuple) -> dict:
-    """Position of each symbol, also by its name ("q1(t)" and "q1" for a function of time)."""
-    idx: dict = {}
-    for i, s in enumerate(symbols):
-        idx[s] = i
-        idx.setdefault(str(s), i)
-        if isinstance(s, sm.core.function.AppliedUndef):
-            idx.setdefault(str(s.func), i)
-    return idx
+def _operating_point(model: NumericModel, op_point: Any, r: Any) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(q (N), u_ind (p), r (s)) from a dict keyed by symbol/name or an array in model order.
 
-
-def _operating_point(model, op_point, r) -> tuple[np.ndarray, np.ndarray | None, np.ndarray]:
-    """(q (N), u_ind (p), r (s)) from a dict keyed by symbol/name or an array in model order."""
+    In a dict, dependent coordinates are optional guesses (0 when absent), dependent speeds
+    and derivatives are ignored, and specified inputs may be given too.
+    """
     N, p, o = model.N, model.p, model.o
     s = len(model.specifieds)
-    q = np.zeros(N)
-    u_ind = np.zeros(p)
     r_val = np.zeros(s)
-    q_given = np.zeros(N, bool)
     if isinstance(op_point, Mapping):
-        iq = _index_of(tuple(model.coordinates))
-        iu = _index_of(tuple(model.independent_speeds))
-        idep = _index_of(tuple(model.dependent_speeds))
-        ir = _index_of(tuple(model.specifieds))
-        seen_u = np.zeros(p, bool)
-        for key, val in op_point.items():
-            k = key.strip() if isinstance(key, str) else key
-            try:
-                v = float(val)
-            except (TypeError, ValueError) as exc:
-                raise InputError(f"operating point value for {key} = {val!r} is not a number") from exc
-            if not np.isfinite(v):
-                raise InputError(f"operating point value for {key} is not finite ({v})")
-            if k in iq:
-                q[iq[k]] = v
-                q_given[iq[k]] = True
-            elif k in iu:
-                u_ind[iu[k]] = v
-                seen_u[iu[k]] = True
-            elif k in idep:
-                continue                                  # follows from the constraints
-            elif k in ir:
-                r_val[ir[k]] = v
-            elif isinstance(k, sm.Derivative):
-                continue                                  # q', u' are computed, not given
-            else:
-                raise InputError(f"unknown operating-point entry {key!r}; the states are "
-                                 f"{', '.join(map(str, model.states))}")
-        missing = [str(model.coordinates[i]) for i in range(model.n) if not q_given[i]]
-        missing += [str(model.independent_speeds[i]) for i in range(p) if not seen_u[i]]
-        if missing:
-            raise InputError(f"the operating point has no value for {missing[0]} "
-                             f"(needed: {', '.join(map(str, model.states))})")
+        inputs = symbol_index(tuple(model.specifieds))
+        dep = symbol_index(tuple(model.dependent_speeds))
+        given_r = {k: v for k, v in op_point.items() if k in inputs}
+        states = {k: v for k, v in op_point.items() if k not in inputs}
+        x = values_by_symbol(states, model.states, "operating-point entry", optional=range(model.n, N),
+                             ignore=lambda key: key in dep or isinstance(key, sm.Derivative),
+                             wording={"plural": "states",
+                                      "missing": "the operating point has no value for {symbol}"})
+        if given_r:                                     # (no guess for q_dep: 0)
+            r_val = values_by_symbol(given_r, model.specifieds, "specified input", optional=range(s))
     else:
-        try:
-            x = np.asarray(op_point, dtype=float).ravel()
-        except (TypeError, ValueError) as exc:
-            raise InputError(f"op_point must be a dict keyed by symbol or an array in model order "
-                             f"({', '.join(map(str, model.states))}), got {op_point!r}") from exc
-        if x.size == N + o:
-            x = np.concatenate([x[:N + p]])
-        if x.size != N + p:
-            raise InputError(f"op_point has {x.size} values but the state has {N + p}: "
-                             f"{', '.join(map(str, model.states))}")
-        if not np.isfinite(x).all():
-            raise InputError("op_point contains a non-finite value")
-        q[:] = x[:N]
-        u_ind[:] = x[N:]
-        q_given[:] = True
+        x = op_point
+        if np.ndim(op_point) == 1 and len(op_point) == N + o:
+            x = np.asarray(op_point)[:N + p]          # all speeds given: the dependent ones follow
+        x = values_by_symbol(x, model.states, "state", wording={
+            "length": "op_point has {n} values but the state has {c}: {names}"})
     if r is not None:
         if isinstance(r, Mapping):
-            ir = _index_of(tuple(model.specifieds))
-            for key, val in r.items():
-                k = key.strip() if isinstance(key, str) else key
-                if k not in ir:
-                    raise InputError(f"unknown specified input {key!r}; the model's specifieds are "
-                                     f"{', '.join(map(str, model.specifieds)) or '(none)'}")
-                r_val[ir[k]] = float(val)
+            r_val = values_by_symbol(r, model.specifieds, "specified input", optional=range(s))
         else:
-            arr = np.asarray(r, dtype=float).ravel()
-            if arr.shape != (s,):
-                raise InputError(f"r has {arr.size} values but the model has {s} specified inputs")
-            r_val[:] = arr
-        if not np.isfinite(r_val).all():
-            raise InputError("the specified inputs r contain a non-finite value")
-    return q, u_ind, r_val
+            r_val = values_by_symbol(r, model.specifieds, "specified input", wording={
+                "length": "r has {n} values but the model has {c} specified inputs"})
+    return x[:N].copy(), x[N:].copy(), r_val
 
 
 def _solve(A: np.ndarray, B: np.ndarray, what: str) -> np.ndarray:
@@ -183,7 +136,8 @@ def _d(blockder: np.ndarray, sl: slice, vec: np.ndarray | None = None) -> np.nda
     return np.einsum("ijk,j->ik", d, vec)
 
 
-def linearize(model, op_point, p=None, *, r=None, t: float = 0.0, return_point: bool = False):
+def linearize(model: Any, op_point: StateValues, p: ParameterValues | None = None, *,
+              r: InputValues = None, t: float = 0.0, return_point: bool = False) -> tuple:
     """Linearize a compiled model about an operating point: ``dx' = A dx + B dr``.
 
     Parameters
@@ -214,12 +168,7 @@ def linearize(model, op_point, p=None, *, r=None, t: float = 0.0, return_point: 
     from the equations on the first call for a model and reused afterwards.
     """
     model, defaults = _as_model(model)
-    try:
-        t = float(t)
-    except (TypeError, ValueError) as exc:
-        raise InputError(f"t = {t!r}: the time of the operating point must be a number") from exc
-    if not np.isfinite(t):
-        raise InputError(f"t = {t}: the time of the operating point must be finite")
+    t = finite_number(t, "t, the time of the operating point,")
     if p is None:
         if defaults is None and model.constants:
             raise InputError("give the constants p (a dict keyed by symbol or name, or an array "

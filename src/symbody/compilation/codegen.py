@@ -61,10 +61,11 @@ CODEGEN_VERSION = "2"
 
 #: ``backend="auto"``: kernels with at least this many operations (after
 #: :func:`.c_kernels.straight_line_program`) are generated as C, smaller ones by symengine's
-#: LLVM.  Measured on the shared 2-core machine: the Whipple bicycle's main kernel (2 400
-#: operations) takes 0.9-1.2 s with LLVM and 3.7 s as C; the 40-link chain's (14 000) about
-#: 23 s with LLVM and 4 s as C, and LLVM's cost grows like size^2.2 where C's is linear.
-C_MIN_OPERATIONS = 5000
+#: LLVM.  Measured on the shared 2-core machine under load (benchmarks/RESULTS.md): the
+#: Whipple bicycle's main kernel (2 400 operations) builds in 0.9-1.2 s with LLVM and 3.7 s
+#: as C; the 20-link chain's (4 100) in 15 s with LLVM and 9.7 s as C, the 30-link chain's
+#: (9 200) in 156 s and 17 s: LLVM's cost grows like size^2.2, C's linearly.
+C_MIN_OPERATIONS = 4000
 
 #: In-process cache: key -> Kernel (shared by all models of this process).
 _MEMORY: dict[str, Kernel] = {}

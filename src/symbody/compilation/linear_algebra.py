@@ -19,28 +19,34 @@ from scipy.linalg import lapack
 __all__ = ["solve", "solve_symmetric", "determinant", "pivoted_columns"]
 
 
-def solve(A: np.ndarray, b: np.ndarray, overwrite_a: bool = True) -> tuple[np.ndarray, int]:
+def solve(A: np.ndarray, b: np.ndarray, overwrite_a: bool = True,
+          overwrite_b: bool = False) -> tuple[np.ndarray, int]:
     """Solve A x = b (A (k, k), b (k,) or (k, r)) by LU; returns ``(x, info)``, info > 0: singular.
 
-    ``A`` is overwritten unless ``overwrite_a`` is False (pass a copy or a temporary).
+    ``A`` is overwritten unless ``overwrite_a`` is False (pass a copy or a temporary); with
+    ``overwrite_b`` the solution is written into ``b`` (no copy when A is Fortran-ordered and
+    b contiguous: the hot path of the right-hand side works on the kernels' output buffers).
     """
-    _, _, x, info = lapack.dgesv(A, b, overwrite_a=int(overwrite_a), overwrite_b=0)
+    _, _, x, info = lapack.dgesv(A, b, overwrite_a=int(overwrite_a), overwrite_b=int(overwrite_b))
     return x, info
 
 
-def solve_symmetric(A: np.ndarray, b: np.ndarray) -> tuple[np.ndarray, int]:
+def solve_symmetric(A: np.ndarray, b: np.ndarray, overwrite: bool = False) -> tuple[np.ndarray, int]:
     """Solve A x = b for symmetric A: Cholesky of A (or of -A) when definite, else LU.
 
-    Returns ``(x, info)``; ``A`` is not modified.
+    Returns ``(x, info)``.  ``A`` and ``b`` are not modified, unless ``overwrite`` (then A
+    must be Fortran-ordered, and when info != 0 both are destroyed: evaluate them again).
     """
-    At = A.T                      # Fortran-ordered view of the same symmetric matrix
+    At = A if A.flags.f_contiguous else A.T     # the same symmetric matrix, Fortran-ordered
     if At[0, 0] > 0:
-        _, x, info = lapack.dposv(At, b, lower=1)
+        _, x, info = lapack.dposv(At, b, lower=1, overwrite_a=int(overwrite), overwrite_b=int(overwrite))
     else:
-        _, x, info = lapack.dposv(-At, b, lower=1, overwrite_a=1)
+        _, x, info = lapack.dposv(-At, b, lower=1, overwrite_a=1, overwrite_b=int(overwrite))
         x = -x
     if info == 0:
         return x, 0
+    if overwrite:
+        return x, int(info)
     return solve(A.copy(), b)
 
 

@@ -36,21 +36,27 @@ is written for the eom's own partition only.
 
 from __future__ import annotations
 
+import os
 import threading
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 import numpy as np
 import sympy as sm
+from numpy.typing import ArrayLike
 from sympy.physics.vector import dynamicsymbols
 
 from ..errors import CompilationError, InputError, SingularConstraintError, SymbodyError
-from ._progress import ProgressLine
+from ..progress import as_progress
 from .codegen import Kernel, compile_kernel, resolve_backend
 from .derivative_program import BlockValues, block_program
 from .linear_algebra import pivoted_columns, solve, solve_symmetric
+from .named_values import InputValues, ParameterValues, StateValues, symbol_index, values_by_symbol
 from .workspace import Workspace
+
+if TYPE_CHECKING:
+    from ..formulation import EquationsOfMotion
 
 __all__ = ["NumericModel", "compile", "SingularMassMatrixError", "Partition", "SampleValues",
            "solve_dynamics"]
@@ -120,8 +126,8 @@ class NumericModel:
 
     _frozen = False
 
-    def __init__(self, eom, constants: Sequence | None = None, specifieds: Sequence | None = None,
-                 backend: str = "auto", cache: bool = True, progress=None):
+    def __init__(self, eom: EquationsOfMotion, constants: Sequence | None = None, specifieds: Sequence | None = None,
+                 backend: str = "auto", cache: bool = True, progress: Any = None):
         from ..formulation import EquationsOfMotion
 
         if not isinstance(eom, EquationsOfMotion):
@@ -146,7 +152,6 @@ class NumericModel:
                                            self.N, self.o)
         self.constants = self._ordering(constants, eom.constants, "constants")
         self.specifieds = self._ordering(specifieds, eom.specifieds, "specifieds")
-        self._const_index = self._name_index(self.constants)
         N, o, s, c = self.N, self.o, len(self.specifieds), len(self.constants)
 
         # flat argument vector z = [t, q, u, r, constants, u']
@@ -167,11 +172,11 @@ class NumericModel:
         self._kin_uses_r = bool(spec) and any(e.has(*spec) for blk in kin_blocks for e in blk)
         vel_blocks = [eom.velocity_matrix, eom.velocity_rest]
         self._vel_uses_r = bool(spec) and any(e.has(*spec) for blk in vel_blocks for e in blk)
-        bar = ProgressLine(progress, "compiling", 1.0, delay=0.5)
+        bar = as_progress(progress, "compiling", total=1.0)
 
         def build(name, exprs):
             # big kernels take seconds to compile: say which one is being built
-            bar(0.5, f"{name}: {len(exprs)} expressions ({self.backend})", force=len(exprs) > 200)
+            bar.set(0.5, f"{name}: {len(exprs)} expressions ({self.backend})", force=len(exprs) > 200)
             return compile_kernel(args, exprs, backend=self.backend, cache=cache, name=name, lazy=True,
                                   progress=progress)
 
@@ -185,25 +190,43 @@ class NumericModel:
                                    f"({expected}, {expected})")
         # a symmetric mass matrix (Kane, Lagrange) is solved by Cholesky when definite
         self._Md_symmetric = all(Md[i, j] == Md[j, i] for i in range(Md.rows) for j in range(i))
-        main = list(eom.qdot_solution) + list(Md) + [-e for e in gd]
         self._augmented = (not self.dynamic_reduced) and self.m > 0
+        # the system S y = s solved for u' (and λ) at each evaluation, written by the kernel
+        # column by column so that one LAPACK call works on the kernel's output in place:
+        # [[M_d, B_a^T], [B_a, 0]] [u'; λ] = [-g_d; -b_a], or M_d u' = -g_d
         if self._augmented:
-            main += list(eom.acceleration_matrix) + [-e for e in eom.acceleration_rest]
+            S = sm.zeros(o + self.m, o + self.m)
+            S[:o, :o] = Md
+            S[:o, o:] = eom.acceleration_matrix.T
+            S[o:, :o] = eom.acceleration_matrix
+            rhs = [-e for e in gd] + [-e for e in eom.acceleration_rest]
+        else:
+            S, rhs = Md, [-e for e in gd]
+        K = self._K = S.rows
+        # the augmented system column by column; M_d alone row by row as the eom has it
+        # (the same numbers when it is symmetric, and then LAPACK reads it in place as well)
+        entries = [S[i, j] for j in range(K) for i in range(K)] if self._augmented else list(S)
+        main = list(eom.qdot_solution) + entries + rhs
         self._k_main = build("dynamics", main)
-        nd = self._nd
         self._s_qdot = slice(0, N)
-        self._s_Md = slice(N, N + nd * nd)
-        self._s_gd = slice(N + nd * nd, N + nd * nd + nd)
-        off = N + nd * nd + nd
-        self._s_Ba = slice(off, off + self.m * o)
-        self._s_ba = slice(off + self.m * o, off + self.m * o + self.m)
+        self._s_S = slice(N, N + K * K)
+        self._s_rhs = slice(N + K * K, N + K * K + K)
 
         # velocity constraints B u + b = 0
         self._k_vel: Kernel | None = None
         self._k_acc: Kernel | None = None
         if self.m:
-            self._k_vel = build("velocity constraints",
-                                list(eom.velocity_matrix) + list(eom.velocity_rest))
+            # B, b, and for the model's own dependent speeds B_dep (column by column) and
+            # -(B_ind u_ind + b): u_dep by one LAPACK call on the kernel's output
+            B, b = eom.velocity_matrix, eom.velocity_rest
+            p_ = self.p
+            Bdep = [B[i, j] for j in range(p_, o) for i in range(self.m)]
+            rest = [-(sum((B[i, j] * u[j] for j in range(p_)), sm.S.Zero) + b[i]) for i in range(self.m)]
+            self._k_vel = build("velocity constraints", list(B) + list(b) + Bdep + rest)
+            mo = self.m * o
+            self._s_B, self._s_b = slice(0, mo), slice(mo, mo + self.m)
+            self._s_Bdep = slice(mo + self.m, mo + self.m + self.m * self.m)
+            self._s_vrhs = slice(mo + self.m + self.m * self.m, mo + 2 * self.m + self.m * self.m)
             if self.dynamic_reduced:
                 self._k_acc = build("acceleration constraints",
                                     list(eom.acceleration_matrix) + list(eom.acceleration_rest))
@@ -246,7 +269,7 @@ class NumericModel:
                 sizes["velocity"] = self._k_vel.nout
             if self._k_hol is not None:
                 sizes["holonomic"] = self._k_hol.nout
-            ws = Workspace(self._nz, sizes, self.o + self.m if self._augmented else self._nd)
+            ws = Workspace(self._nz, sizes)
             self._local.workspace = ws
             return ws
 
@@ -267,7 +290,7 @@ class NumericModel:
         from .persistence import reduce_model
         return reduce_model(self)
 
-    def save(self, path, machine_code: bool = True):
+    def save(self, path: str | os.PathLike, machine_code: bool = True) -> Any:
         """Save to ``path`` for :func:`symbody.load_model` (no compilation when loaded on the
         same platform and versions).  The file holds machine code: share it like a shared
         library, and load only files you trust.  Returns the path written."""
@@ -296,18 +319,6 @@ class NumericModel:
                                    f"{what} given ({', '.join(map(str, given))})")
         return given
 
-    @staticmethod
-    def _name_index(symbols: Sequence) -> dict:
-        idx: dict = {}
-        for i, s in enumerate(symbols):
-            idx[s] = i
-            names = {str(s)}
-            if isinstance(s, sm.core.function.AppliedUndef):
-                names.add(s.func.__name__)          # "q1" for q1(t)
-            for name in names:
-                idx[name] = None if name in idx and idx[name] != i else i
-        return idx
-
     def __repr__(self) -> str:
         name = f" {self.eom.name!r}" if getattr(self.eom, "name", None) else ""
         return (f"<NumericModel{name}: states {len(self.states)} (q {self.n}+{self.M}, u_ind {self.p}), "
@@ -315,7 +326,7 @@ class NumericModel:
                 f"specifieds {len(self.specifieds)}, backend {self.backend!r}>")
 
     # ------------------------------------------------------------ inputs
-    def constants_array(self, p) -> np.ndarray:
+    def constants_array(self, p: ParameterValues) -> np.ndarray:
         """Constants as a float array in ``model.constants`` order.
 
         ``p``: dict keyed by Symbol or name, or a sequence in model order.
@@ -326,55 +337,29 @@ class NumericModel:
             if c:
                 raise InputError(f"constants are needed: {', '.join(map(str, self.constants))}")
             return np.empty(0)
-        return constants_values(self.constants, self._const_index, p)
+        return constants_values(self.constants, p)
 
-    def state_array(self, x0) -> np.ndarray:
+    def state_array(self, x0: StateValues) -> np.ndarray:
         """The state x = [q (N), u_ind (p)] as an array.
 
         ``x0``: dict keyed by symbol or name (values for dependent speeds are
         accepted and ignored: they follow from the constraints), or an array of
         length N + p (or N + o: the dependent speeds are then dropped).
         """
-        nx = self._nx
-        if isinstance(x0, Mapping):
-            index = self._name_index(self.states)
-            dep = self._name_index(self.dependent_speeds)
-            x = np.full(nx, np.nan)
-            seen = np.zeros(nx, bool)
-            for key, val in x0.items():
-                k = key.strip() if isinstance(key, str) else key
-                i = index.get(k)
-                if i is None:
-                    if k in dep:
-                        continue
-                    raise InputError(f"unknown state {key!r}; the states are "
-                                     f"{', '.join(map(str, self.states))}")
-                try:
-                    x[i] = float(val)
-                except (TypeError, ValueError) as exc:
-                    raise InputError(f"state {self.states[i]} = {val!r} is not a number") from exc
-                seen[i] = True
-            if not seen.all():
-                i = int(np.argmin(seen))
-                raise InputError(f"missing initial value for state {self.states[i]} "
-                                 "(for a dependent coordinate give a guess; it is solved by Newton's method)")
-        else:
+        if not isinstance(x0, Mapping):
             try:
-                x = np.array(x0, dtype=float).ravel()
+                x0 = np.array(x0, dtype=float).ravel()
             except (TypeError, ValueError) as exc:
                 raise InputError(f"state must be numbers or a dict keyed by symbol: {x0!r}") from exc
-            if x.size == self.N + self.o and self.m:
-                x = np.concatenate([x[:self.N + self.p]])
-            if x.shape != (nx,):
-                raise InputError(f"{x.size} state values given but the state has {nx}: "
-                                 f"{', '.join(map(str, self.states))}")
-        bad = ~np.isfinite(x)
-        if bad.any():
-            i = int(np.argmax(bad))
-            raise InputError(f"state {self.states[i]} = {x[i]} is not finite")
-        return x
+            if x0.size == self.N + self.o and self.m:
+                x0 = x0[:self.N + self.p]          # the dependent speeds follow from the constraints
+        dep = symbol_index(self.dependent_speeds)
+        return values_by_symbol(
+            x0, self.states, "state", ignore=lambda key: key in dep,
+            wording={"missing": "missing initial value for state {symbol}",
+                     "hint": " (for a dependent coordinate give a guess; it is solved by Newton's method)"})
 
-    def specifieds_array(self, r, t: float = 0.0, x=None) -> np.ndarray:
+    def specifieds_array(self, r: InputValues, t: float = 0.0, x: ArrayLike | None = None) -> np.ndarray:
         """Values of the specified inputs: array, dict keyed by symbol/name, or callable r(t, x)."""
         s = len(self.specifieds)
         if callable(r):
@@ -384,30 +369,11 @@ class NumericModel:
                 raise InputError("the model has specified inputs "
                                  f"{', '.join(map(str, self.specifieds))}; pass specifieds=/r= values")
             return np.empty(0)
-        if isinstance(r, Mapping):
-            index = self._name_index(self.specifieds)
-            arr = np.full(s, np.nan)
-            given = set()
-            for key, val in r.items():
-                i = index.get(key.strip() if isinstance(key, str) else key)
-                if i is None:
-                    raise InputError(f"unknown specified input {key!r}; the model's specifieds are "
-                                     f"{', '.join(map(str, self.specifieds)) or '(none)'}")
-                arr[i] = float(val)
-                given.add(i)
-            missing = [str(self.specifieds[i]) for i in range(s) if i not in given]
-            if missing:
-                raise InputError(f"the value of the specified input {missing[0]} is missing; the model's "
-                                 f"specifieds are {', '.join(map(str, self.specifieds))}")
-        else:
-            arr = np.asarray(r, dtype=float).ravel()
-        if arr.shape != (s,):
-            raise InputError(f"{arr.size} specified values given but the model has {s}: "
-                             f"{', '.join(map(str, self.specifieds))}")
-        if not np.isfinite(arr).all():
-            i = int(np.argmax(~np.isfinite(arr)))
-            raise InputError(f"specified input {self.specifieds[i]} = {arr[i]} is not finite")
-        return arr
+        if type(r) is np.ndarray and r.shape == (s,) and r.dtype == float and np.isfinite(r).all():
+            return r                                    # the fast path: already what is needed
+        return values_by_symbol(r, self.specifieds, "specified input", wording={
+            "length": "{n} specified values given but the model has {c}: {names}",
+            "missing": "the value of the specified input {symbol} is missing"})
 
     # ------------------------------------------------------------ z assembly
     def _p(self, p) -> np.ndarray:
@@ -455,15 +421,17 @@ class NumericModel:
         if not m:
             return
         if out is None:
-            out = np.empty(m * o + m)
+            out = np.empty(self._k_vel.nout)
         self._k_vel.into(z, out)
-        B = out[:m * o].reshape(m, o)
         if partition is None:
-            sol, info = solve_dependent(B, out[m * o:], z[self._iu:self._iud])
+            # B_dep u_dep = -(B_ind u_ind + b), both from the kernel: solved in place
+            sol, info = solve(out[self._s_Bdep].reshape(m, m, order="F"), out[self._s_vrhs],
+                              overwrite_b=True)
             dep_names = self.dependent_speeds
         else:
             ind, dep = partition._uind, partition._udep
-            sol, info = solve_dependent(B, out[m * o:], z[self._iu + ind], ind, dep)
+            B = out[self._s_B].reshape(m, o)
+            sol, info = solve_dependent(B, out[self._s_b], z[self._iu + ind], ind, dep)
             dep_names = [self.speeds[i] for i in dep]
         if info != 0:
             raise SingularConstraintError(
@@ -476,7 +444,7 @@ class NumericModel:
             z[self._iu + partition._udep] = sol
 
     # ------------------------------------------------------------ right-hand side
-    def rhs(self, t: float, x, p, r=None, partition: Partition | None = None) -> np.ndarray:
+    def rhs(self, t: float, x: ArrayLike, p: ParameterValues, r: InputValues = None, partition: Partition | None = None) -> np.ndarray:
         """x' = f(t, x) for the state x = [q (N), u_ind (p)]; returns shape (N + p,).
 
         ``r``: specified inputs, an array (len(specifieds)) or callable ``r(t, x)``
@@ -539,19 +507,22 @@ class NumericModel:
     def _rhs_z(self, z: np.ndarray, want_all: bool = False, ind: np.ndarray | None = None,
                ws: Workspace | None = None):
         """Evaluate q' and u' at a filled z (u_dep already solved); ``ind``: which u' are states."""
-        N, nd = self.N, self._nd
+        N, K = self.N, self._K
         if ws is None:
             ws = self.workspace()
         out = ws.main
         self._k_main.into(z, out)
-        Md = out[self._s_Md].reshape(nd, nd)
-        rhs_d = out[self._s_gd]                     # -g_d
         if self._augmented:
-            Ba = out[self._s_Ba].reshape(self.m, self.o)
-            sol, info = solve_dynamics(Md, rhs_d, Ba, out[self._s_ba], system=ws.system,
-                                       system_rhs=ws.system_rhs)
+            S = out[self._s_S].reshape(K, K, order="F")     # a view: solved in place
+            sol, info = solve(S, out[self._s_rhs], overwrite_b=True)
+        elif self._Md_symmetric:
+            S = out[self._s_S].reshape(K, K, order="F")     # row by row = column by column
+            sol, info = solve_symmetric(S, out[self._s_rhs], overwrite=True)
+            if info:                                    # not definite: LU of a fresh copy
+                self._k_main.into(z, out)
+                sol, info = solve(S, out[self._s_rhs], overwrite_b=True)
         else:
-            sol, info = solve_dynamics(Md, rhs_d, symmetric=self._Md_symmetric)
+            sol, info = solve(out[self._s_S].reshape(K, K).copy(), out[self._s_rhs], overwrite_b=True)
         if info != 0:
             what = "the augmented system [[M_d, B_a^T], [B_a, 0]]" if self._augmented else "the dynamic mass matrix M_d"
             raise SingularMassMatrixError(
@@ -564,7 +535,7 @@ class NumericModel:
             return xdot, sol, out
         return xdot
 
-    def rhs_many(self, t, X, p, r=None) -> np.ndarray:
+    def rhs_many(self, t: ArrayLike, X: ArrayLike, p: ParameterValues, r: InputValues = None) -> np.ndarray:
         """x' for many states at once: X (k, N + p) -> (k, N + p).
 
         ``t``: scalar or (k,); ``r``: None, (len(specifieds),) or (k, len(specifieds)).
@@ -605,7 +576,7 @@ class NumericModel:
     def _solve_udep_many(self, Z: np.ndarray, partition: Partition | None = None) -> None:
         m, o, p = self.m, self.o, self.p
         out = self._k_vel.many(Z)
-        B = out[:, :m * o].reshape(-1, m, o)
+        B = out[:, self._s_B].reshape(-1, m, o)
         if partition is None:
             ind, dep = slice(0, p), slice(p, o)
             names = self.dependent_speeds
@@ -613,7 +584,7 @@ class NumericModel:
             ind, dep = partition._uind, partition._udep
             names = [self.speeds[i] for i in dep]
         U = Z[:, self._iu:self._ir]
-        rhs = -(np.einsum("kij,kj->ki", B[:, :, ind], U[:, ind]) + out[:, m * o:])
+        rhs = -(np.einsum("kij,kj->ki", B[:, :, ind], U[:, ind]) + out[:, self._s_b])
         try:
             U[:, dep] = np.linalg.solve(B[:, :, dep], rhs[..., None])[..., 0]
         except np.linalg.LinAlgError as exc:
@@ -623,22 +594,13 @@ class NumericModel:
         Z[:, self._iu:self._ir] = U
 
     def _rhs_many_Z(self, Z: np.ndarray):
-        N, nd, k = self.N, self._nd, Z.shape[0]
+        N, K, k = self.N, self._K, Z.shape[0]
         out = self._k_main.many(Z)
-        Md = out[:, self._s_Md].reshape(k, nd, nd)
-        rhs_d = out[:, self._s_gd]                  # -g_d
+        S = out[:, self._s_S].reshape(k, K, K)
+        if self._augmented:
+            S = np.swapaxes(S, 1, 2)                    # stored column by column
         try:
-            if self._augmented:
-                m, o = self.m, self.o
-                A = np.zeros((k, o + m, o + m))
-                A[:, :o, :o] = Md
-                Ba = out[:, self._s_Ba].reshape(k, m, o)
-                A[:, :o, o:] = np.swapaxes(Ba, 1, 2)
-                A[:, o:, :o] = Ba
-                b = np.concatenate([rhs_d, out[:, self._s_ba]], axis=1)
-                sol = np.linalg.solve(A, b[..., None])[..., 0]
-            else:
-                sol = np.linalg.solve(Md, rhs_d[..., None])[..., 0]
+            sol = np.linalg.solve(S, out[:, self._s_rhs][..., None])[..., 0]
         except np.linalg.LinAlgError as exc:
             raise SingularMassMatrixError("the dynamic mass matrix is singular at one of the states") from exc
         Xd = np.empty((k, self._nx))
@@ -647,7 +609,7 @@ class NumericModel:
         return Xd, sol, out
 
     # ------------------------------------------------------------ kinematics
-    def full_speeds(self, q, u_ind, p, t: float = 0.0, r=None, partition: Partition | None = None) -> np.ndarray:
+    def full_speeds(self, q: ArrayLike, u_ind: ArrayLike, p: ParameterValues, t: float = 0.0, r: InputValues = None, partition: Partition | None = None) -> np.ndarray:
         """All speeds u (o,) in model order, the dependent ones solved from B u + b = 0.
 
         ``u_ind``: the p independent speeds (``partition.independent_speeds`` when a
@@ -659,14 +621,14 @@ class NumericModel:
         z = self._z(t, q, u_ind, p, r, need_r=self._kin_uses_r, partition=partition)
         return z[self._iu:self._ir].copy()
 
-    def qdot(self, q, u, p, t: float = 0.0, r=None) -> np.ndarray:
+    def qdot(self, q: ArrayLike, u: ArrayLike, p: ParameterValues, t: float = 0.0, r: InputValues = None) -> np.ndarray:
         """q' (N,) from the kinematic equations; ``u`` all o speeds or the p independent ones."""
         z = self._z(t, q, u, p, r, need_r=self._kin_uses_r)
         out = np.empty(self._k_main.nout)
         self._k_main.into(z, out)
         return out[:self.N].copy()
 
-    def accelerations(self, q, u, p, t: float = 0.0, r=None, partition: Partition | None = None):
+    def accelerations(self, q: ArrayLike, u: ArrayLike, p: ParameterValues, t: float = 0.0, r: InputValues = None, partition: Partition | None = None) -> tuple[np.ndarray, np.ndarray]:
         """(u' (o,), λ (m,)): all speed derivatives and the constraint multipliers.
 
         ``u``: all o speeds (or the p independent ones, of ``partition`` when given).
@@ -687,14 +649,14 @@ class NumericModel:
         out = np.empty(m * o + m)
         self._k_acc.into(z, out)
         Ba = out[:m * o].reshape(m, o)
-        ud_dep, info = solve_dependent(Ba, out[m * o:], sol[:p_])
+        ud_dep, info = solve_dependent(Ba, out[m * o:m * o + m], sol[:p_])
         if info != 0:
             raise SingularConstraintError(f"the acceleration constraints are singular in the dependent "
                                           f"accelerations at t = {t:.6g}")
         return np.concatenate([sol[:p_], ud_dep]), np.full(m, np.nan)
 
     # ------------------------------------------------------------ constraints
-    def holonomic_residual(self, q, p, t: float = 0.0) -> np.ndarray:
+    def holonomic_residual(self, q: ArrayLike, p: ParameterValues, t: float = 0.0) -> np.ndarray:
         """f_h(q, t) (M,)."""
         if not self.M:
             return np.empty(0)
@@ -703,7 +665,7 @@ class NumericModel:
         self._k_hol.into(z, out)
         return out[:self.M].copy()
 
-    def holonomic(self, q, p, t: float = 0.0) -> tuple[np.ndarray, np.ndarray]:
+    def holonomic(self, q: ArrayLike, p: ParameterValues, t: float = 0.0) -> tuple[np.ndarray, np.ndarray]:
         """(f_h (M,), ∂f_h/∂q (M, N)) from one kernel evaluation."""
         if not self.M:
             return np.empty(0), np.empty((0, self.N))
@@ -712,7 +674,7 @@ class NumericModel:
         self._k_hol.into(z, out)
         return out[:self.M], out[self.M:].reshape(self.M, self.N)
 
-    def holonomic_jacobian(self, q, p, t: float = 0.0) -> np.ndarray:
+    def holonomic_jacobian(self, q: ArrayLike, p: ParameterValues, t: float = 0.0) -> np.ndarray:
         """∂f_h/∂q (M, N)."""
         if not self.M:
             return np.empty((0, self.N))
@@ -721,16 +683,16 @@ class NumericModel:
         self._k_hol.into(z, out)
         return out[self.M:].reshape(self.M, self.N).copy()
 
-    def velocity_constraint_matrix(self, q, p, t: float = 0.0, r=None) -> np.ndarray:
+    def velocity_constraint_matrix(self, q: ArrayLike, p: ParameterValues, t: float = 0.0, r: InputValues = None) -> np.ndarray:
         """B(q, t) (m, o) of the velocity constraints B u + b = 0."""
         if not self.m:
             return np.empty((0, self.o))
         z = self._z(t, q, None, p, r, need_r=self._kin_uses_r)
         out = np.empty(self._k_vel.nout)
         self._k_vel.into(z, out)
-        return out[:self.m * self.o].reshape(self.m, self.o).copy()
+        return out[self._s_B].reshape(self.m, self.o).copy()
 
-    def velocity_residual(self, q, u, p, t: float = 0.0, r=None) -> np.ndarray:
+    def velocity_residual(self, q: ArrayLike, u: ArrayLike, p: ParameterValues, t: float = 0.0, r: InputValues = None) -> np.ndarray:
         """B u + b (m,) for all o speeds ``u``."""
         if not self.m:
             return np.empty(0)
@@ -740,10 +702,10 @@ class NumericModel:
         z = self._z(t, q, u, p, r, need_r=self._kin_uses_r)
         out = np.empty(self._k_vel.nout)
         self._k_vel.into(z, out)
-        return out[:self.m * self.o].reshape(self.m, self.o) @ u + out[self.m * self.o:]
+        return out[self._s_B].reshape(self.m, self.o) @ u + out[self._s_b]
 
-    def project_coordinates(self, q, p, t: float = 0.0, tol: float = 1e-10, max_iter: int = 50,
-                            r=None, partition: Partition | None = None):
+    def project_coordinates(self, q: ArrayLike, p: ParameterValues, t: float = 0.0, tol: float = 1e-10, max_iter: int = 50,
+                            r: InputValues = None, partition: Partition | None = None) -> tuple[np.ndarray, bool, float]:
         """q with q_dep solved from f_h(q, t) = 0 by damped Newton's method (q_ind held).
 
         ``partition``: solve for its dependent coordinates instead of the model's.
@@ -801,7 +763,7 @@ class NumericModel:
                 converged = True
         return z[1:1 + N].copy(), converged, norm
 
-    def consistent_state(self, x_guess, p, t: float = 0.0) -> np.ndarray:
+    def consistent_state(self, x_guess: StateValues, p: ParameterValues, t: float = 0.0) -> np.ndarray:
         """x with q_dep solved from f_h = 0 by Newton's method from the guess (q_ind held).
 
         Nothing else changes (u_dep are not states; they follow from the
@@ -822,7 +784,7 @@ class NumericModel:
         return x
 
     # ------------------------------------------------------------ partitions
-    def constraint_matrices(self, q, p, t: float = 0.0, r=None) -> tuple[np.ndarray, np.ndarray]:
+    def constraint_matrices(self, q: ArrayLike, p: ParameterValues, t: float = 0.0, r: InputValues = None) -> tuple[np.ndarray, np.ndarray]:
         """(∂f_h/∂q (M, N), B (m, o)) at the configuration q: the matrices whose columns a
         :class:`Partition` splits into independent and dependent ones."""
         z = self._z(t, q, None, p, r, need_r=self._vel_uses_r)
@@ -835,12 +797,12 @@ class NumericModel:
         if self.m:
             out = np.empty(self._k_vel.nout)
             self._k_vel.into(z, out)
-            B = out[:self.m * self.o].reshape(self.m, self.o)
+            B = out[self._s_B].reshape(self.m, self.o)
         else:
             B = np.empty((0, self.o))
         return J, B
 
-    def choose_partition(self, q, p, t: float = 0.0, r=None) -> Partition:
+    def choose_partition(self, q: ArrayLike, p: ParameterValues, t: float = 0.0, r: InputValues = None) -> Partition:
         """The best conditioned dependent set at q (a :class:`Partition`).
 
         Column-pivoted QR of ∂f_h/∂q (M x N) picks the M dependent coordinates and of
@@ -859,7 +821,7 @@ class NumericModel:
                 tuple(self.speeds[i] for i in partition.dependent_speeds))
 
     # ------------------------------------------------------------ auxiliary
-    def auxiliary_forces(self, q, u, udot, p, t: float = 0.0, r=None) -> np.ndarray:
+    def auxiliary_forces(self, q: ArrayLike, u: ArrayLike, udot: ArrayLike, p: ParameterValues, t: float = 0.0, r: InputValues = None) -> np.ndarray:
         """Values of ``model.noncontributing`` from the auxiliary equations (least squares)."""
         if self._k_aux is None:
             raise InputError("these equations of motion have no auxiliary equations / "
@@ -880,7 +842,7 @@ class NumericModel:
         return np.linalg.lstsq(A, -c, rcond=None)[0]
 
     # ------------------------------------------------------------ batch evaluation
-    def speeds_many(self, t, X, p, r=None, partition: Partition | None = None) -> np.ndarray:
+    def speeds_many(self, t: ArrayLike, X: ArrayLike, p: ParameterValues, r: InputValues = None, partition: Partition | None = None) -> np.ndarray:
         """All speeds u (k, o), model order, for states X (k, N + p) in the layout of ``partition``.
 
         The dependent speeds are solved from B u + b = 0 for each state.
@@ -888,7 +850,7 @@ class NumericModel:
         Z = self._Z_many(t, X, p, r, partition=partition)
         return Z[:, self._iu:self._ir].copy()
 
-    def evaluate_samples(self, t, X, p, r=None, *, speeds=None, multipliers: bool = True) -> SampleValues:
+    def evaluate_samples(self, t: ArrayLike, X: ArrayLike, p: ParameterValues, r: InputValues = None, *, speeds: ArrayLike | None = None, multipliers: bool = True) -> SampleValues:
         """Speeds, constraint residuals and multipliers for states X (k, N + p) at times t (k,).
 
         ``speeds`` (k, o): all speeds when already known (nothing is solved then).
@@ -900,8 +862,8 @@ class NumericModel:
         hol = self._k_hol.many(Z)[:, :self.M] if self.M else np.empty((k, 0))
         if self.m:
             out = self._k_vel.many(Z)
-            B = out[:, :self.m * self.o].reshape(k, self.m, self.o)
-            vel = np.einsum("kij,kj->ki", B, u) + out[:, self.m * self.o:]
+            B = out[:, self._s_B].reshape(k, self.m, self.o)
+            vel = np.einsum("kij,kj->ki", B, u) + out[:, self._s_b]
         else:
             vel = np.empty((k, 0))
         lam = None
@@ -910,7 +872,7 @@ class NumericModel:
         return SampleValues(u, hol, vel, lam)
 
     # ------------------------------------------------------------ derivatives
-    def block_derivatives(self, q, u, p, t: float = 0.0, r=None) -> BlockValues:
+    def block_derivatives(self, q: ArrayLike, u: ArrayLike, p: ParameterValues, t: float = 0.0, r: InputValues = None) -> BlockValues:
         """Values of the canonical-form blocks and their first derivatives along [q, u, r].
 
         ``q`` (N,), ``u`` (all o speeds), ``r`` (s,; zeros when None).  Returns a
@@ -943,7 +905,7 @@ class SampleValues(NamedTuple):
 
 
 def solve_dependent(B: np.ndarray, rest: np.ndarray, x_ind: np.ndarray,
-                    independent=None, dependent=None) -> tuple[np.ndarray, int]:
+                    independent: Sequence[int] | None = None, dependent: Sequence[int] | None = None) -> tuple[np.ndarray, int]:
     """x_dep from the linear constraints B x + rest = 0: B[:, dep] x_dep = -(B[:, ind] x_ind + rest).
 
     ``B`` (m, o); ``independent`` / ``dependent``: column indices (default: the first
@@ -987,8 +949,8 @@ def solve_dynamics(Md: np.ndarray, rhs_d: np.ndarray, Ba: np.ndarray | None = No
     return solve(A, b)
 
 
-def compile(eom, constants: Sequence | None = None, specifieds: Sequence | None = None,
-            backend: str = "auto", cache: bool = True, progress=None) -> NumericModel:
+def compile(eom: EquationsOfMotion, constants: Sequence | None = None, specifieds: Sequence | None = None,
+            backend: str = "auto", cache: bool = True, progress: Any = None) -> NumericModel:
     """Compile EquationsOfMotion into a :class:`NumericModel`.
 
     ``constants`` / ``specifieds``: optional orderings (default: the eom's, sorted
@@ -1001,45 +963,12 @@ def compile(eom, constants: Sequence | None = None, specifieds: Sequence | None 
                         cache=cache, progress=progress)
 
 
-def constants_values(constants: Sequence, index: dict, p) -> np.ndarray:
+def constants_values(constants: Sequence, p: Any) -> np.ndarray:
     """Constants ``p`` (dict keyed by Symbol/name, or sequence) as an array in ``constants`` order.
 
-    ``index`` maps symbols and names to positions (None for an ambiguous name).
     Raises InputError naming a missing, unknown, ambiguous or non-finite constant.
     """
-    c = len(constants)
-    if isinstance(p, np.ndarray) and p.dtype == float and p.shape == (c,):
-        arr = p
-    elif isinstance(p, Mapping):
-        arr = np.zeros(c)
-        seen = np.zeros(c, bool)
-        for key, val in p.items():
-            k = key.strip() if isinstance(key, str) else key
-            i = index.get(k)
-            if i is None:
-                if k in index:
-                    raise InputError(f"constant name {key!r} is ambiguous; key it by Symbol")
-                raise InputError(f"unknown constant {key!r}; the model's constants are "
-                                 f"{', '.join(map(str, constants)) or '(none)'}")
-            try:
-                arr[i] = float(val)
-            except (TypeError, ValueError) as exc:
-                raise InputError(f"constant {constants[i]} = {val!r} is not a number") from exc
-            seen[i] = True
-        missing = [str(constants[i]) for i in range(c) if not seen[i]]
-        if missing:
-            raise InputError(f"missing value for constant {missing[0]} "
-                             f"(needed: {', '.join(map(str, constants))})")
-    else:
-        try:
-            arr = np.asarray(p, dtype=float).ravel()
-        except (TypeError, ValueError) as exc:
-            raise InputError(f"constants must be numbers or a dict keyed by symbol: {p!r}") from exc
-        if arr.shape != (c,):
-            raise InputError(f"{arr.size} constant values given but the model has {c}: "
-                             f"{', '.join(map(str, constants))}")
-    bad = ~np.isfinite(arr)
-    if bad.any():
-        i = int(np.argmax(bad))
-        raise InputError(f"constant {constants[i]} = {arr[i]} is not finite")
-    return arr
+    if isinstance(p, np.ndarray) and p.dtype == float and p.shape == (len(constants),) \
+            and np.isfinite(p).all():
+        return p
+    return values_by_symbol(p, constants, "constant")

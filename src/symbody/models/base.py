@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import copy
 import dataclasses
-import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -30,6 +29,7 @@ import numpy as np
 import sympy as sm
 from sympy.physics.vector import Point, ReferenceFrame, dynamicsymbols
 
+from ..compilation.named_values import finite_number
 from ..errors import InputError
 from ..formulation import EquationsOfMotion, KanesMethod
 from ..presentation.scene import Scene
@@ -156,12 +156,7 @@ class Model:
                 known = sorted(by_name) + sorted(new_op)
                 raise InputError(f"unknown parameter {name!r} for model {self.name}; known parameters: "
                                  f"{', '.join(known)}")
-            try:
-                number = float(value)
-            except (TypeError, ValueError) as exc:
-                raise InputError(f"parameter {name!r} must be a number, got {value!r}") from exc
-            if not math.isfinite(number):
-                raise InputError(f"parameter {name!r} must be finite, got {value!r}")
+            number = finite_number(value, f"parameter {name!r}")
             if name in by_name:
                 new_constants[by_name[name]] = number
             else:

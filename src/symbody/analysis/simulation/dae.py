@@ -16,6 +16,7 @@ interpolates without stepping).
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any, ClassVar
 
 import numpy as np
@@ -199,7 +200,7 @@ class IDAStepper:
             self.status = "finished"
         return None
 
-    def dense_output(self):
+    def dense_output(self) -> Callable[[float], np.ndarray]:
         """y(t) for t in IDA's last internal step (IDA's interpolating polynomial)."""
         def interpolate(t: float) -> np.ndarray:
             if t == self.t:

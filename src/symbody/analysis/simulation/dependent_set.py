@@ -70,7 +70,7 @@ class DependentSetMonitor:
     QR).  The dependent set is switched where that ratio falls to ``threshold``.
     """
 
-    def __init__(self, model: NumericModel, P: np.ndarray, r_fun, threshold: float, rtol: float):
+    def __init__(self, model: NumericModel, P: np.ndarray, r_fun: Any, threshold: float, rtol: float):
         self.model, self.P, self.r_fun = model, P, r_fun
         self.threshold = float(threshold)
         self.switch = model.partition_switchable and self.threshold > 0
@@ -124,7 +124,7 @@ class DependentSetMonitor:
         return pivoted_columns(self.matrices(t, y)[which])[1]
 
     # -- decisions
-    def event(self, dense, part: Partition, t_a: float, g_a: Gauge, t_b: float, y_b: np.ndarray,
+    def event(self, dense: Callable[[float], np.ndarray], part: Partition, t_a: float, g_a: Gauge, t_b: float, y_b: np.ndarray,
               g_b: Gauge) -> SetEvent | None:
         """What happened on the step t_a -> t_b (``dense(t)`` interpolates it), if anything."""
         flips = [k for k in (0, 1) if g_a.signs[k] * g_b.signs[k] < 0]
@@ -150,7 +150,7 @@ class DependentSetMonitor:
         return None
 
     # -- for steppers that locate roots themselves (IDA)
-    def watch(self, t0: float, y0: np.ndarray, part: Partition):
+    def watch(self, t0: float, y0: np.ndarray, part: Partition) -> Callable[[float, np.ndarray], np.ndarray]:
         """Event functions g(t, y) -> (3,) for a stepper with its own root finding: the ratio
         minus the threshold (falling through 0: switch) and det A[:, D] of ∂f_h/∂q and of B,
         scaled by their values at (t0, y0) (through 0: the active set became singular)."""
@@ -237,7 +237,7 @@ def remap(model: NumericModel, t: float, y: np.ndarray, P: np.ndarray, old: Part
     return np.concatenate([y[:model.N], u[list(new.independent_speeds)]])
 
 
-def near_singular_note(monitor: DependentSetMonitor, samples: Any, at, part: Partition, status: int,
+def near_singular_note(monitor: DependentSetMonitor, samples: Any, at: tuple | None, part: Partition, status: int,
                         message: str) -> tuple[int, str]:
     """A failure next to a singular dependent set is reported as that (status -3, the
     message naming the matrix and the configuration)."""

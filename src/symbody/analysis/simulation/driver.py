@@ -63,16 +63,16 @@ STATUS = {
 }
 
 
-def simulate(model: NumericModel, t_span: Sequence[float], x0: Any, p: Any,
+def simulate(model: NumericModel, t_span: Sequence[float], x0: Any, p: Any, *,
              constraints: str | ConstraintMode = "auto", t_eval: Sequence[float] | None = None,
              method: str | None = None, rtol: float = 1e-6, atol: float | Sequence[float] = 1e-9,
-             specifieds: Any = None, raise_on_failure: bool = False, progress: Any = None, *,
+             specifieds: Any = None, raise_on_failure: bool = False, progress: Any = None,
              max_step: float = math.inf, first_step: float | None = None, baumgarte: float = 10.0,
              max_num_steps: int = 10_000_000, polish_algebraic: bool = True,
              switch_threshold: float = 0.1) -> Trajectory:
     """Integrate ``model`` from ``t_span[0]`` to ``t_span[1]``; returns a :class:`Trajectory`.
 
-    Parameters
+    Parameters (all but the first four are keyword-only options)
     ----------
     model : NumericModel (``symbody.compile(eom)``).
     t_span : (t0, tf).

@@ -27,6 +27,7 @@ functions, and lists the indices of those that fired in its attribute ``events``
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, ClassVar, Protocol
 
@@ -140,7 +141,7 @@ class ConstraintMode:
         return f"{type(self).__name__}({opts})"
 
 
-def ode_function(run: Run, part: Partition | None = None, correction: Any = None):
+def ode_function(run: Run, part: Partition | None = None, correction: Any = None) -> Callable[[float, np.ndarray], np.ndarray]:
     """The ODE right-hand side f(t, y) in the layout of ``part`` (default: the model's).
 
     Singular matrices stop the integration (status -3), floating point errors -2, errors
@@ -183,7 +184,7 @@ def ode_function(run: Run, part: Partition | None = None, correction: Any = None
     return fun
 
 
-def state_name(model: NumericModel, part: Partition | None, i: int):
+def state_name(model: NumericModel, part: Partition | None, i: int) -> Any:
     """The symbol of entry i of a state in the layout of ``part``."""
     if part is None or i < model.N:
         return model.states[i]
