@@ -148,8 +148,8 @@ def stage_numeric(out: Path) -> None:
                total_without_compile=t5 - t0 - (t4 - t3), backend=model.backend)
     # the same, fresh process state aside, straight from the EquationsOfMotion
     L = sys.modules["symbody.analysis.linearization"]     # (the package attribute is the function)
-    L._KERNELS.clear()
-    L._VIEWS.clear()
+    for cache in ("_KERNELS", "_VIEWS"):          # in-process caches, where the module has them
+        getattr(L, cache, {}).clear()
     t7 = time.perf_counter()
     sweep(eom)
     res["linearize_11_from_eom"] = time.perf_counter() - t7

@@ -43,12 +43,21 @@ _LAZY: dict[str, tuple[str, str | None]] = {
     "NumericModel": (".compilation", "NumericModel"),
     "make_function": (".compilation", "make_function"),
     "load_model": (".compilation.persistence", "load_model"),
+    "Event": (".analysis.events", "Event"),
+    "Tabulated": (".analysis.inputs", "Tabulated"),
+    "sweep": (".analysis.sweep", "sweep"),
+    "SweepResult": (".analysis.sweep", "SweepResult"),
+    "grid_cases": (".analysis.sweep", "grid_cases"),
+    "sample_cases": (".analysis.sweep", "sample_cases"),
 }
 
 if TYPE_CHECKING:  # for type checkers and IDEs: the names __getattr__ provides
     from . import models
     from .analysis import Trajectory, simulate
+    from .analysis.events import Event
+    from .analysis.inputs import Tabulated
     from .analysis.linearization import linearize
+    from .analysis.sweep import SweepResult, grid_cases, sample_cases, sweep
     from .compilation import NumericModel, compile, make_function
     from .compilation.persistence import load_model
     from .presentation import animate, plot, view
@@ -65,6 +74,12 @@ __all__ = [
     "Trajectory",
     "make_function",
     "load_model",
+    "Event",
+    "Tabulated",
+    "sweep",
+    "SweepResult",
+    "grid_cases",
+    "sample_cases",
     "EquationsOfMotion",
     "KanesMethod",
     "LagrangesMethod",

@@ -54,7 +54,8 @@ class Trajectory:
     def __init__(self, t, x, q, u, coordinates, speeds, constants: Mapping, holonomic_residuals,
                  velocity_residuals, multipliers=None, status: int = 0, message: str = "",
                  constraints: str = "none", method: str = "", nfev: int = 0, nsteps: int = 0,
-                 wall_time: float = 0.0, states=None, specifieds=None, partition_changes=()):
+                 wall_time: float = 0.0, states=None, specifieds=None, partition_changes=(),
+                 events=(), segments=None, outputs=None, xdot=None):
         self.t = np.asarray(t, dtype=float)
         self.x = np.asarray(x, dtype=float)
         self.q = np.asarray(q, dtype=float)
@@ -78,6 +79,16 @@ class Trajectory:
         self.partition_changes = [PartitionChange(float(c[0]), tuple(map(str, c[1])),
                                                   tuple(map(str, c[2]) if len(c) > 2 else ()))
                                   for c in partition_changes]
+        #: events that happened (records with .name, .t, .x, .x_after), in time order
+        self.events = list(events)
+        #: (t_start, t_end) of each segment between impacts (one segment without impacts)
+        if segments is None:
+            segments = [(float(self.t[0]), float(self.t[-1]))] if len(self.t) else []
+        self.segments = [(float(a), float(b)) for a, b in segments]
+        #: named quantities along the trajectory (simulate(..., outputs=...)), arrays over t
+        self.outputs: dict[str, np.ndarray] = dict(outputs or {})
+        #: x' at the samples (for the dense output), or None
+        self.xdot = None if xdot is None else np.asarray(xdot, dtype=float)
 
     @property
     def success(self) -> bool:
@@ -85,6 +96,77 @@ class Trajectory:
 
     def __len__(self) -> int:
         return len(self.t)
+
+    # ------------------------------------------------------------ dense output
+    def __call__(self, t) -> np.ndarray:
+        """The state x (model.states order) at time(s) ``t`` in the span: (N + p,) or (len(t), N + p).
+
+        Piecewise cubic Hermite interpolation between consecutive samples with the state
+        derivative at each sample (C1, error O(h^4) in the sample spacing h); never across
+        an impact (a time with two samples, before and after, gives the state after).
+        """
+        ts = np.asarray(t, dtype=float)
+        scalar = ts.ndim == 0
+        ts = np.atleast_1d(ts)
+        T, X = self.t, self.x
+        if len(T) == 0:
+            raise InputError("the trajectory has no samples")
+        lo, hi = min(T[0], T[-1]), max(T[0], T[-1])
+        bad = (ts < lo - 1e-12 * max(1.0, abs(lo))) | (ts > hi + 1e-12 * max(1.0, abs(hi)))
+        if bad.any():
+            raise InputError(f"t = {ts[bad][0]:.6g} is outside the trajectory's span [{lo:.6g}, {hi:.6g}]")
+        sign = 1.0 if T[-1] >= T[0] else -1.0
+        D = self.xdot if self.xdot is not None else np.full(X.shape, np.nan)
+        out = np.empty((ts.size, X.shape[1]))
+        for j, tj in enumerate(ts):
+            i = int(np.searchsorted(sign * T, sign * tj, side="right")) - 1
+            i = min(max(i, 0), len(T) - 1)
+            if i == len(T) - 1 or T[i] == tj:
+                out[j] = X[i]
+                continue
+            h = T[i + 1] - T[i]
+            if h == 0.0:
+                out[j] = X[i + 1]
+                continue
+            s_ = (tj - T[i]) / h
+            d0, d1 = D[i], D[i + 1]
+            if not (np.isfinite(d0).all() and np.isfinite(d1).all()):
+                out[j] = X[i] + s_ * (X[i + 1] - X[i])          # linear where x' is unknown
+                continue
+            h00 = (1 + 2 * s_) * (1 - s_) ** 2
+            h10 = s_ * (1 - s_) ** 2
+            h01 = s_ ** 2 * (3 - 2 * s_)
+            h11 = s_ ** 2 * (s_ - 1)
+            out[j] = h00 * X[i] + h10 * h * d0 + h01 * X[i + 1] + h11 * h * d1
+        return out[0] if scalar else out
+
+    def to_dataframe(self):
+        """A pandas DataFrame indexed by t: coordinates, speeds, outputs (one column each;
+        vector outputs as name[0], name[1], ...), residuals and multipliers.  Needs pandas."""
+        try:
+            import pandas as pd
+        except ImportError as exc:  # pragma: no cover - optional dependency
+            raise InputError("to_dataframe() needs pandas (pip install pandas)") from exc
+        cols: dict[str, np.ndarray] = {}
+        for syms, arr in ((self.coordinates, self.q), (self.speeds, self.u)):
+            for i, s in enumerate(syms):
+                cols[_short(s)] = arr[:, i]
+        for name, arr in self.outputs.items():
+            a = np.asarray(arr)
+            if a.ndim == 1:
+                cols[name] = a
+            else:
+                for j in range(a.shape[1]):
+                    cols[f"{name}[{j}]"] = a[:, j]
+        for j in range(self.holonomic_residuals.shape[1] if self.holonomic_residuals.ndim == 2 else 0):
+            cols[f"holonomic_residual[{j}]"] = self.holonomic_residuals[:, j]
+        for j in range(self.velocity_residuals.shape[1] if self.velocity_residuals.ndim == 2 else 0):
+            cols[f"velocity_residual[{j}]"] = self.velocity_residuals[:, j]
+        if self.multipliers is not None:
+            for j in range(self.multipliers.shape[1]):
+                cols[f"multiplier[{j}]"] = self.multipliers[:, j]
+        df = pd.DataFrame(cols, index=pd.Index(self.t, name="t"))
+        return df
 
     # ------------------------------------------------------------ access
     def column(self, name) -> np.ndarray:

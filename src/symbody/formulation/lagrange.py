@@ -348,6 +348,25 @@ def _random_values(symbols: Iterable, seed: int = 2718) -> dict:
     return {s: float(v) for s, v in zip(syms, rng.uniform(0.3, 1.3, len(syms)), strict=True)}
 
 
+def _trailing_columns(C: np.ndarray, forced: Sequence[int], count: int) -> list[int] | None:
+    """``forced`` plus the last other columns of C, ``count`` in all, when they are well
+    conditioned (so the coordinates keep the order the user gave them: q = [q_ind, q_dep]
+    is then that order); None otherwise (pick by pivoting instead)."""
+    rest = [j for j in range(C.shape[1]) if j not in forced]
+    need = count - len(forced)
+    if need < 0 or need > len(rest):
+        return None
+    cols = sorted(list(forced) + rest[len(rest) - need:])
+    sub = np.array(C, dtype=float)[:, cols]
+    if not np.isfinite(sub).all():
+        return None
+    sv = np.linalg.svd(sub, compute_uv=False)
+    # well conditioned at the random configuration: within 1e6 of the best possible
+    if sv.size == 0 or sv[-1] <= 1e-6 * max(float(np.linalg.norm(C, 2)), 1e-300):
+        return None
+    return cols
+
+
 def _choose_columns(C: np.ndarray, forced: Sequence[int], count: int, what: str,
                     labels: Sequence) -> list[int]:
     """Pick ``count`` linearly independent columns of C by column-pivoted Gram-Schmidt.
@@ -843,9 +862,12 @@ class LagrangesMethod:
 
         Dependent coordinates (M = number of hol_coneqs) and speeds (m = number
         of coneqs) not given are chosen automatically: the constraint Jacobian
-        is evaluated at fixed pseudo-random values and its columns picked by
-        column-pivoted Gram-Schmidt (ties go to the later coordinate); the
-        speeds of the dependent coordinates are always dependent speeds too.
+        is evaluated at fixed pseudo-random values; the last M coordinates (and
+        speeds) are taken when their columns are well conditioned there, so that
+        q = [q_ind, q_dep] keeps the order the coordinates were given in, else
+        columns are picked by column-pivoted Gram-Schmidt (ties go to the later
+        coordinate); the speeds of the dependent coordinates are always
+        dependent speeds too.
         ``u_ind``/``u_dep`` accept speed symbols or the coordinates' derivatives q'.
 
         ``extra_states``: extra first-order states, ``{a: a'}`` or SymPy
@@ -878,7 +900,9 @@ class LagrangesMethod:
         if q_ind is None and q_dep is None:
             if n_hol:
                 J = self._numeric(-self.lam_coeffs[:n_hol, :])
-                dep_idx = sorted(_choose_columns(J, [], n_hol, "hol_coneqs", q))
+                dep_idx = _trailing_columns(J, [], n_hol)
+                if dep_idx is None:
+                    dep_idx = sorted(_choose_columns(J, [], n_hol, "hol_coneqs", q))
             else:
                 dep_idx = []
             qd_list = [q[i] for i in dep_idx]
@@ -910,7 +934,9 @@ class LagrangesMethod:
             if m_all:
                 C = self._numeric(-self.lam_coeffs)
                 forced = [q.index(s) for s in qd_list]
-                idx = _choose_columns(C, forced, m_all, "coneqs", list(self._qdots))
+                idx = _trailing_columns(C, forced, m_all)
+                if idx is None:
+                    idx = _choose_columns(C, forced, m_all, "coneqs", list(self._qdots))
                 dep = set(idx)
                 ud_list = [u[i] for i in range(n_all) if i in dep]
             ui_list = [s for s in u if s not in ud_list]

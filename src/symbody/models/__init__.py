@@ -26,8 +26,12 @@ from .four_bar import four_bar
 from .musculoskeletal_arm import musculoskeletal_arm
 from .n_link_pendulum_on_cart import DESCRIPTION as _N_LINK
 from .n_link_pendulum_on_cart import n_link_pendulum_on_cart
+from .rimless_wheel import DESCRIPTION as _RIMLESS
+from .rimless_wheel import rimless_wheel
 from .rolling_disc import DESCRIPTION as _DISC
 from .rolling_disc import rolling_disc
+from .simplest_walker import DESCRIPTION as _WALKER
+from .simplest_walker import simplest_walker
 from .snakeboard import DESCRIPTION as _SNAKEBOARD
 from .snakeboard import snakeboard
 from .two_particle_pendulum import DESCRIPTION as _TWO_PARTICLE
@@ -39,7 +43,7 @@ __all__ = [
     "Model", "Drawing", "KaneSystem", "available", "get",
     "four_bar", "snakeboard", "double_rod_pendulum", "two_particle_pendulum",
     "n_link_pendulum_on_cart", "rolling_disc", "chaplygin_sleigh", "whipple_bicycle",
-    "musculoskeletal_arm",
+    "rimless_wheel", "simplest_walker", "musculoskeletal_arm",
 ]
 
 _REGISTRY: dict[str, tuple[str, Callable[..., Model]]] = {
@@ -51,6 +55,8 @@ _REGISTRY: dict[str, tuple[str, Callable[..., Model]]] = {
     "rolling-disc": (_DISC, rolling_disc),
     "chaplygin-sleigh": (_SLEIGH, chaplygin_sleigh),
     "whipple-bicycle": (_WHIPPLE, whipple_bicycle),
+    "rimless-wheel": (_RIMLESS, rimless_wheel),
+    "simplest-walker": (_WALKER, simplest_walker),
 }
 
 

@@ -98,6 +98,9 @@ class Model:
     references: str = ""
     initial_state_rule: Callable[[dict], dict] | None = None
     operating_point_rule: Callable[[dict, dict], dict] | None = None
+    #: events the model needs (impacts of walking models): symbody.Event objects for
+    #: ``simulate(..., events=model.events)``
+    events: tuple = ()
     scene: Scene | None = None
 
     def __post_init__(self) -> None:

@@ -29,15 +29,19 @@ from __future__ import annotations
 
 import math
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
 
 from ...compilation import NumericModel
 from ...compilation.numeric_model import Partition
-from ...errors import InputError, SimulationError
+from ...errors import InputError, SimulationError, SymbodyError
 from ...progress import as_progress
+from ..events import EventRecord, PreparedEvents, prepare_events
+from ..initial_state import initial_state
+from ..inputs import specified_inputs
+from ..outputs import attach_outputs, parse_outputs
 from ..trajectory import Trajectory
 from .baumgarte import Baumgarte
 from .dae import DAE
@@ -69,17 +73,19 @@ def simulate(model: NumericModel, t_span: Sequence[float], x0: Any, p: Any, *,
              specifieds: Any = None, raise_on_failure: bool = False, progress: Any = None,
              max_step: float = math.inf, first_step: float | None = None, baumgarte: float = 10.0,
              max_num_steps: int = 10_000_000, polish_algebraic: bool = True,
-             switch_threshold: float = 0.1) -> Trajectory:
+             switch_threshold: float = 0.1, events: Any = None, outputs: Any = None) -> Trajectory:
     """Integrate ``model`` from ``t_span[0]`` to ``t_span[1]``; returns a :class:`Trajectory`.
 
     Parameters (all but the first four are keyword-only options)
     ----------
     model : NumericModel (``symbody.compile(eom)``).
     t_span : (t0, tf).
-    x0 : initial state [q (N), u_ind (p)] as an array or a dict keyed by symbol or
-        name.  Dependent coordinates are guesses: they are solved from f_h = 0 by
-        Newton's method (q_ind held); dependent speeds follow from the velocity
-        constraints.
+    x0 : initial state as a dict keyed by symbol or name, or an array in
+        ``model.states`` order [q (N), u_ind (p)] (or [q (N), u (o)]).  Dependent
+        coordinates are solved from f_h = 0 by Newton's method (q_ind held) and dependent
+        speeds from the velocity constraints; a given dependent value that disagrees
+        gets an :class:`~symbody.analysis.initial_state.InitialStateWarning` saying by
+        how much and what was used.
     p : constants, array in ``model.constants`` order or dict keyed by symbol or name.
     constraints : "auto" (default: drift-free), "none", "baumgarte", "project", "dae", or a
         constraint-mode object with its options, e.g. ``Baumgarte(alpha=50.0)``,
@@ -89,8 +95,10 @@ def simulate(model: NumericModel, t_span: Sequence[float], x0: Any, p: Any, *,
         not with "project") or "IDA" for "dae".  Default: "RK45" when rtol >= 1e-5,
         otherwise "DOP853".
     rtol, atol : integration tolerances.
-    specifieds : values of the specified inputs: array / dict (constant), or a
-        callable ``r(t, x) -> array``.
+    specifieds : values of the specified inputs (see :mod:`symbody.analysis.inputs`):
+        numbers (array / dict), a callable ``r(t, x) -> array``, SymPy expressions of t
+        (and states, constants; compiled), :class:`~symbody.Tabulated` ``(t, values)``
+        data (interpolated), or a dict mixing these per input.
     raise_on_failure : raise SimulationError (with ``.trajectory``, the samples
         computed so far) instead of returning a trajectory with ``status != 0``.
     progress : None (a progress line on a terminal for long runs; silent when not a
@@ -104,6 +112,15 @@ def simulate(model: NumericModel, t_span: Sequence[float], x0: Any, p: Any, *,
         columns of ∂f_h/∂q or B falls below this fraction of the best choice's
         (column-pivoted QR); 0.1 by default.  0 disables switching: the integration then
         stops where the set becomes singular (see :mod:`.dependent_set`).
+    events : :class:`~symbody.Event` objects (see :mod:`symbody.analysis.events`): zero
+        crossings of conditions located on each step's dense output; a terminal event
+        stops the run (status 0), an action (impact map) restarts it from the new state.
+        The trajectory lists them in ``events`` and its pieces between impacts in
+        ``segments``.
+    outputs : quantities to evaluate along the trajectory into ``trajectory.outputs``:
+        ``{name: SymPy expression}`` in t, q, u, u', constants and specified inputs
+        (compiled), and/or the built-ins "specifieds", "constraint_forces",
+        "auxiliary_forces" (see :mod:`symbody.analysis.outputs`).
 
     Returns a Trajectory; ``status`` 0 on success, otherwise one of :data:`STATUS`
     (-1 step size collapse, -2 non-finite values, -3 singular matrix, -4 projection
@@ -130,11 +147,13 @@ def simulate(model: NumericModel, t_span: Sequence[float], x0: Any, p: Any, *,
     for name, val in (("max_step", max_step), ("first_step", first_step)):
         if val is not None and not (val > 0):
             raise InputError(f"{name}={val} must be positive")
+    parse_outputs(model, outputs)
     P = model.constants_array(p)
     x = model.state_array(x0)
-    r_fun = _specifieds_function(model, specifieds, t0, x)
-    x = model.consistent_state(x, P, t0)
+    r_fun = specified_inputs(model, specifieds, P, (t0, tf), x)
+    x = initial_state(model, x0, P, t0, r_fun)
     t_eval = _output_times(t_eval, t0, tf)
+    watcher = prepare_events(model, events, P, r_fun)
 
     run = Run(model, P, r_fun, t0, tf, rtol, atol, method=method, max_step=max_step,
               max_num_steps=max_num_steps)
@@ -147,15 +166,22 @@ def simulate(model: NumericModel, t_span: Sequence[float], x0: Any, p: Any, *,
         y = _initial_partition(run, monitor, x, samples)
     except StopIntegration as stop:
         raise InputError(f"initial state: {stop.message}") from None
-    segments = _Segments(run, mode, monitor, samples, t_eval, bar)
+    segments = _Segments(run, mode, monitor, samples, t_eval, bar, watcher)
     status, message = segments.integrate(y, first_step)
     note = mode.finish(run, samples.T, samples.Y, [samples.partitions[i] for i in samples.pid])
     if status == 0:
-        message = f"success: integrated to t = {tf:.6g}{note}"
+        message = (f"{segments.stopped_by}{note}" if segments.stopped_by
+                   else f"success: integrated to t = {tf:.6g}{note}")
+        if segments.records:
+            n = len(segments.records)
+            message += f" ({n} event{'s' if n > 1 else ''}: trajectory.events)"
     message = switch_note(samples, message)
     wall = time.perf_counter() - start
     bar.close(message if status else "")
     traj = build_trajectory(run, samples, status, message, mode.name, segments.nsteps, wall)
+    traj.events = list(segments.records)
+    traj.segments = segments.spans(samples)
+    attach_outputs(traj, model, P, r_fun, outputs)
     if status != 0 and raise_on_failure:
         raise SimulationError(message, trajectory=traj)
     return traj
@@ -214,29 +240,6 @@ def _output_times(t_eval: Any, t0: float, tf: float) -> np.ndarray | None:
     return t_eval
 
 
-def _specifieds_function(model: NumericModel, specifieds: Any, t0: float, x0: np.ndarray):
-    """Return r(t, x) -> array (or None when the model has no specifieds)."""
-    if not model.specifieds:
-        if specifieds is not None and not (isinstance(specifieds, (Mapping, Sequence, np.ndarray))
-                                           and len(specifieds) == 0):
-            raise InputError("specifieds were given but the model has no specified inputs")
-        return None
-    if specifieds is None:
-        raise InputError("the model has specified inputs "
-                         f"{', '.join(map(str, model.specifieds))}; pass specifieds= (array, dict "
-                         "or callable r(t, x))")
-    if callable(specifieds):
-        try:
-            model.specifieds_array(specifieds, t0, x0)
-        except InputError:
-            raise
-        except Exception as exc:
-            raise InputError(f"specifieds(t0, x0) raised {type(exc).__name__}: {exc}") from exc
-        return specifieds
-    const = model.specifieds_array(specifieds)
-    return lambda t, x, _c=const: _c
-
-
 def _initial_partition(run: Run, monitor: DependentSetMonitor, x: np.ndarray,
                        samples: Samples) -> np.ndarray:
     """Switch at t0 when the model's own dependent set is poorly conditioned there."""
@@ -267,17 +270,45 @@ class _Dense:
         return self._sol(t)
 
 
+class _Terminal(Exception):
+    """Internal: a terminal event stopped the integration (status 0)."""
+
+    def __init__(self, message: str) -> None:
+        super().__init__(message)
+        self.message = message
+
+
 class _Segments:
     """Integrates segment after segment: a segment is one stepper, and it ends at tf, at a
     switch of the dependent set, or where the constraint mode asks for a restart."""
 
     def __init__(self, run: Run, mode: ConstraintMode, monitor: DependentSetMonitor,
-                 samples: Samples, t_eval: np.ndarray | None, bar: Any) -> None:
+                 samples: Samples, t_eval: np.ndarray | None, bar: Any,
+                 watcher: PreparedEvents | None = None) -> None:
         self.run, self.mode, self.monitor, self.samples = run, mode, monitor, samples
         self.t_eval, self.bar = t_eval, bar
         self.direction = np.sign(run.tf - run.t0)
         self.next_output = 0           # index of the next t_eval sample
         self.nsteps = 0
+        self.watcher = watcher         # the user's events, or None
+        self.records: list[EventRecord] = []
+        self.impacts: list[float] = []   # times of the impact maps (segment boundaries)
+        self.stopped_by = ""           # message of a terminal event
+        self._quiet_event: int | None = None   # the event whose action started this segment
+
+    def spans(self, samples: Samples) -> list[tuple[float, float]]:
+        """(t_start, t_end) of the segments between impacts."""
+        if not samples.T:
+            return []
+        bounds = [self.run.t0] + self.impacts + [samples.T[-1]]
+        return [(bounds[i], bounds[i + 1]) for i in range(len(bounds) - 1)]
+
+    def _model_state(self, t: float, y: np.ndarray, part: Partition) -> np.ndarray:
+        """y (layout of ``part``) in the model's layout [q, u_ind] (model.states order)."""
+        model = self.run.model
+        if part.dependent_speeds == model.default_partition.dependent_speeds:
+            return np.array(y, dtype=float)
+        return remap(model, t, y, self.run.constants, part, model.default_partition)
 
     def integrate(self, y0: np.ndarray, first_step: float | None) -> tuple[int, str]:
         """Run to tf; returns (status, message) ("" on success)."""
@@ -298,6 +329,9 @@ class _Segments:
                 status, message = near_singular_note(self.monitor, samples, stop.at, samples.part,
                                                      status, message)
             return status, message
+        except _Terminal as stop:
+            self.stopped_by = stop.message
+            return 0, ""
         except KeyboardInterrupt:
             return -5, f"interrupted at t = {samples.last_t if samples.T else run.t0:.6g}"
 
@@ -308,8 +342,21 @@ class _Segments:
         locates = hasattr(stepper, "events")       # finds the roots of run.watch itself
         watch = monitor.active and not locates
         t_a, y_a, g_a = t, y, (monitor.gauge(t, y, part) if watch else None)
+        user = self.watcher
+        e_a = None
+        if user is not None:
+            e_a = user.values(t, self._model_state(t, y, part))
+            if self._quiet_event is not None:
+                # the impact map that started this segment left its condition at its root
+                # (up to round-off): that is not a new crossing
+                i = self._quiet_event
+                if abs(e_a[i]) <= 1e-10 * (1.0 + abs(t)):
+                    e_a[i] = 0.0
+                self._quiet_event = None
         while True:
-            run.next_output = self._next_output_time()
+            # with events, a stepper that outputs by stopping (IDA) steps one internal step at
+            # a time, so that its interpolant covers each whole step
+            run.next_output = self._next_output_time() if user is None else None
             message = stepper.step()
             self.nsteps += 1
             if stepper.status == "failed":
@@ -324,6 +371,18 @@ class _Segments:
                 event = monitor.event(dense, part, t_a, g_a, t_new, y_new, g_b)
             elif locates and stepper.events and monitor.active:
                 event = monitor.root_event(part, stepper.events, t_a, t_new, y_new)
+            e_b, hits = None, []
+            if user is not None:
+                e_b = user.values(t_new, self._model_state(t_new, y_new, part))
+                def state_at(tt, _t_a=t_a, _y_a=y_a, _dense=dense):
+                    return self._model_state(tt, _y_a if tt == _t_a else _dense(tt), part)
+                hits = user.locate(t_a, t_new, e_a, e_b, state_at)
+                if event is not None:        # the dependent-set event first when it is earlier
+                    hits = [hit for hit in hits if self.direction * (hit[0] - event.t) < 0]
+            if hits:
+                restart = self.user_events(hits, dense, part, t_new - t_a, (t_a, y_a))
+                if restart is not None:
+                    return restart
             if event is not None:
                 restart = self.step_events(event, dense, part, t_new - t_a, (t_a, y_a))
                 if restart is not None:
@@ -340,7 +399,7 @@ class _Segments:
                                           f"at t = {t_new:.6g}")
             if again:
                 return t_new, y_kept, part, stepper.step_size
-            t_a, y_a, g_a = t_new, y_kept, g_b
+            t_a, y_a, g_a, e_a = t_new, y_kept, g_b, e_b
 
     def _next_output_time(self) -> float | None:
         if self.t_eval is None or self.next_output >= self.t_eval.size:
@@ -370,6 +429,47 @@ class _Segments:
         if self.direction * (run.tf - t_e) <= 0:
             return None
         return t_e, y_new, new, max(0.5 * abs(h), 1e-12 * max(1.0, abs(t_e)))
+
+    def user_events(self, hits: list, dense: _Dense, part: Partition, h: float,
+                    start: tuple[float, np.ndarray]):
+        """The user's events in the step just taken, in time order: record each; stop at a
+        terminal one (raises _Terminal); restart after an action (returns (t, y, partition,
+        step)); None when none of them interrupts the step."""
+        run, mode, samples, watcher = self.run, self.mode, self.samples, self.watcher
+        model = run.model
+        for t_e, i in hits:
+            event = watcher.events[i]
+            if not (event.terminal or event.action is not None):
+                x_e = self._model_state(t_e, mode.output(run, t_e, start[1] if t_e == start[0]
+                                                         else dense(t_e), part), part)
+                self.records.append(EventRecord(watcher.names[i], t_e, x_e))
+                continue
+            y_e = start[1] if t_e == start[0] else dense(t_e)
+            self.emit(dense, t_e, part)
+            y_e = mode.output(run, t_e, y_e, part)
+            if self.t_eval is None and t_e != samples.last_t:
+                samples.add(t_e, y_e)
+            x_e = self._model_state(t_e, y_e, part)
+            if event.terminal:
+                self.records.append(EventRecord(watcher.names[i], t_e, x_e))
+                raise _Terminal(f"stopped at t = {t_e:.6g} by the terminal event {watcher.names[i]!r}")
+            try:
+                x_new = watcher.apply_action(i, t_e, x_e)
+                x_new = model.consistent_state(x_new, run.constants, t_e)
+            except SymbodyError as exc:
+                raise StopIntegration(-6, f"event {watcher.names[i]!r} at t = {t_e:.6g}: {exc}",
+                                      (t_e, y_e)) from exc
+            self.records.append(EventRecord(watcher.names[i], t_e, x_e, x_new.copy()))
+            self.impacts.append(t_e)
+            y_new = x_new if part == model.default_partition else \
+                remap(model, t_e, x_new, run.constants, model.default_partition, part)
+            if self.t_eval is None:
+                samples.add(t_e, y_new)
+            if self.direction * (run.tf - t_e) <= 0:
+                return None
+            self._quiet_event = i
+            return t_e, y_new, part, max(0.5 * abs(h), 1e-12 * max(1.0, abs(t_e)))
+        return None
 
     def emit(self, dense: _Dense, t_end: float, part: Partition, strict: bool = True) -> None:
         """Output samples t_eval[next_output:] up to t_end from the step's dense output."""

@@ -1,0 +1,235 @@
+"""Specified inputs r(t) of a simulation, from whatever the user has.
+
+``simulate(..., specifieds=...)`` accepts, for the model's specified inputs
+``model.specifieds`` (s of them):
+
+- numbers: an array (s,), or a dict keyed by symbol or name -> constant inputs;
+- a callable ``r(t, x) -> array (s,)`` (x = [q, u_ind] in ``model.states`` order);
+- SymPy expressions: a list / Matrix of s expressions, or dict values, in time ``t``
+  (``dynamicsymbols._t``), the coordinates and independent speeds and the constants;
+  compiled once (``make_function``), never evaluated with ``subs``;
+- tabulated data: :class:`Tabulated` ``(t, values)`` (or a pair of equal-length 1-D
+  arrays as a dict value), interpolated by scipy (``kind`` "linear", "cubic" -- a
+  not-a-knot cubic spline -- or "previous" for sample-and-hold);
+- in a dict, each input may be given by any of the kinds above except the whole-vector
+  callable; a per-input callable takes ``f(t)``.
+
+:func:`specified_inputs` turns these into one function ``r(t, x) -> (s,)``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+import sympy as sm
+from sympy.physics.vector import dynamicsymbols
+
+from ..compilation import NumericModel, make_function
+from ..errors import InputError
+from .trajectory import _short
+
+__all__ = ["Tabulated", "specified_inputs"]
+
+_t = dynamicsymbols._t
+
+
+@dataclass(frozen=True)
+class Tabulated:
+    """Tabulated values of one specified input: ``values[i]`` at ``t[i]`` (t increasing).
+
+    ``kind``: "linear" (default), "cubic" (not-a-knot cubic spline: C2, exact for cubics)
+    or "previous" (hold the last value).  Evaluating outside [t[0], t[-1]] is an error
+    (checked against the simulated time span before integrating).
+    """
+
+    t: Sequence[float]
+    values: Sequence[float]
+    kind: str = "linear"
+
+    def function(self, name: str = "input") -> Callable[[float], float]:
+        """The interpolant ``f(t) -> float`` (scipy)."""
+        from scipy.interpolate import CubicSpline, interp1d
+
+        tt = np.asarray(self.t, dtype=float).ravel()
+        vv = np.asarray(self.values, dtype=float).ravel()
+        if tt.size != vv.size or tt.size < 2:
+            raise InputError(f"tabulated {name}: t and values need the same length >= 2 "
+                             f"(got {tt.size} and {vv.size})")
+        if not (np.isfinite(tt).all() and np.isfinite(vv).all()):
+            raise InputError(f"tabulated {name} contains a non-finite number")
+        if np.any(np.diff(tt) <= 0):
+            raise InputError(f"tabulated {name}: the times must be strictly increasing")
+        if self.kind == "cubic":
+            if tt.size < 4:
+                raise InputError(f"tabulated {name}: a cubic spline needs at least 4 points")
+            f = CubicSpline(tt, vv, bc_type="not-a-knot", extrapolate=False)
+        elif self.kind in ("linear", "previous"):
+            f = interp1d(tt, vv, kind=self.kind, bounds_error=False, fill_value=np.nan,
+                         assume_sorted=True)
+        else:
+            raise InputError(f"tabulated {name}: kind={self.kind!r}; use 'linear', 'cubic' or 'previous'")
+        lo, hi = float(tt[0]), float(tt[-1])
+
+        def value(t: float, _f=f) -> float:
+            if not lo <= t <= hi:
+                raise InputError(f"tabulated {name} covers t in [{lo:g}, {hi:g}]; asked for t = {t:.6g}")
+            return float(_f(t))
+
+        value.span = (lo, hi)
+        return value
+
+
+def _is_table(v) -> bool:
+    if isinstance(v, Tabulated):
+        return True
+    if isinstance(v, tuple) and len(v) == 2:
+        a, b = (np.asarray(x) for x in v)
+        return a.ndim == 1 and b.ndim == 1 and a.size == b.size and a.size >= 2
+    return False
+
+
+def specified_inputs(model: NumericModel, specifieds, P=None, t_span: tuple[float, float] | None = None,
+                     x0=None):
+    """``r(t, x) -> (s,)`` for the model's specified inputs, or None when it has none.
+
+    ``P``: the constants (array in ``model.constants`` order) compiled expressions use;
+    ``t_span`` / ``x0``: checked against tabulated data, and r(t0, x0) evaluated once so that
+    a failing user function fails before the integration.
+
+    Raises InputError naming the input at fault (unknown name, missing value, a SymPy
+    expression in a symbol that is not t, a state or a constant, tabulated data that does
+    not cover ``t_span``).
+    """
+    s = len(model.specifieds)
+    if not s:
+        if specifieds is not None and not (isinstance(specifieds, (Mapping, Sequence, np.ndarray))
+                                           and len(specifieds) == 0):
+            raise InputError("specifieds were given but the model has no specified inputs")
+        return None
+    if specifieds is None:
+        raise InputError("the model has specified inputs "
+                         f"{', '.join(map(str, model.specifieds))}; pass specifieds= (numbers, a dict, "
+                         "a callable r(t, x), SymPy expressions of t or symbody.Tabulated data)")
+    if callable(specifieds) and not isinstance(specifieds, (sm.Basic, Tabulated)):
+        return _checked(model, specifieds, t_span, x0)
+    names = [_short(r) for r in model.specifieds]
+    listed = ", ".join(map(str, model.specifieds))
+    # one value per input, in model order
+    if isinstance(specifieds, Mapping):
+        index = {}
+        for i, r in enumerate(model.specifieds):
+            index[r] = i
+            index[names[i]] = i
+            index[str(r)] = i
+        per: list = [None] * s
+        for key, val in specifieds.items():
+            i = index.get(key.strip() if isinstance(key, str) else key)
+            if i is None:
+                raise InputError(f"unknown specified input {key!r}; the model's specifieds are "
+                                 f"{listed}")
+            per[i] = val
+        missing = [names[i] for i in range(s) if per[i] is None]
+        if missing:
+            raise InputError(f"the value of the specified input {missing[0]} is missing; the model's "
+                             f"specifieds are {listed}")
+    elif isinstance(specifieds, Tabulated):
+        if s != 1:
+            raise InputError(f"one Tabulated input given but the model has {s}: {', '.join(names)}; "
+                             "pass a dict name -> Tabulated")
+        per = [specifieds]
+    elif isinstance(specifieds, sm.Basic) and not isinstance(specifieds, sm.MatrixBase):
+        if s != 1:
+            raise InputError(f"one expression given but the model has {s} specified inputs: {', '.join(names)}")
+        per = [specifieds]
+    else:
+        vals = list(specifieds) if not isinstance(specifieds, np.ndarray) else list(specifieds.ravel())
+        if len(vals) != s:
+            raise InputError(f"{len(vals)} specified values given but the model has {s}: {listed}")
+        per = vals
+
+    constant = np.zeros(s)
+    exprs: dict[int, sm.Expr] = {}
+    funcs: dict[int, Callable] = {}
+    for i, v in enumerate(per):
+        name = str(model.specifieds[i])
+        if _is_table(v):
+            table = v if isinstance(v, Tabulated) else Tabulated(*v)
+            f = table.function(name)
+            if t_span is not None:
+                lo, hi = min(t_span), max(t_span)
+                if lo < f.span[0] or hi > f.span[1]:
+                    raise InputError(f"tabulated {name} covers t in [{f.span[0]:g}, {f.span[1]:g}] but the "
+                                     f"simulation spans [{lo:g}, {hi:g}]")
+            funcs[i] = f
+        elif isinstance(v, sm.Basic):
+            e = sm.sympify(v)
+            if e.is_number:
+                constant[i] = _finite(float(e), name)
+            else:
+                exprs[i] = e
+        elif callable(v):
+            funcs[i] = v
+        else:
+            try:
+                value = float(v)
+            except (TypeError, ValueError):
+                raise InputError(f"specified input {name} = {v!r} is not a number, a SymPy expression, "
+                                 "a callable f(t) or tabulated data") from None
+            constant[i] = _finite(value, name)
+
+    kernel = None
+    if exprs:
+        allowed = {_t, *model.states, *model.constants}
+        for i, e in exprs.items():
+            atoms = e.free_symbols | {a for a in e.atoms(sm.core.function.AppliedUndef)}
+            bad = [a for a in atoms if a not in allowed and not (a == _t)]
+            derivs = e.atoms(sm.Derivative)
+            if bad or derivs:
+                what = sorted(map(str, list(derivs) + bad))[0]
+                raise InputError(f"the expression for the specified input {model.specifieds[i]} ({e}) depends on "
+                                 f"{what}, which is not t, a state ({', '.join(map(_short, model.states))}) "
+                                 "or a constant")
+        order = sorted(exprs)
+        kernel = make_function([_t, list(model.states), list(model.constants)],
+                               [exprs[i] for i in order], name="specified inputs")
+        idx = np.array(order, dtype=np.intp)
+    if not funcs and kernel is None:
+        return lambda t, x, _c=constant: _c
+    if kernel is not None:
+        Pc = model.constants_array(P) if P is not None else None
+        if Pc is None and model.constants:
+            raise InputError("specified inputs given as expressions need the constants p")
+        Pc = np.empty(0) if Pc is None else Pc
+
+    fidx = sorted(funcs)
+
+    def r(t, x):
+        out = constant.copy()
+        for i in fidx:
+            out[i] = funcs[i](t)
+        if kernel is not None:
+            out[idx] = kernel(t, x, Pc)
+        return out
+
+    return _checked(model, r, t_span, x0)
+
+
+def _checked(model: NumericModel, r, t_span, x0):
+    """r after one evaluation at (t0, x0): a failing user function fails here, clearly."""
+    if t_span is None or x0 is None:
+        return r
+    try:
+        model.specifieds_array(r, float(t_span[0]), np.asarray(x0, dtype=float))
+    except InputError:
+        raise
+    except Exception as exc:
+        raise InputError(f"specifieds(t0, x0) raised {type(exc).__name__}: {exc}") from exc
+    return r
+
+
+def _finite(v: float, name: str) -> float:
+    if not np.isfinite(v):
+        raise InputError(f"specified input {name} = {v} is not finite")
+    return v

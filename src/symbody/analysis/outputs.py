@@ -1,0 +1,170 @@
+"""Quantities along a trajectory: user expressions (compiled), specified inputs, constraint
+and auxiliary forces, and the state derivative the dense output uses.
+
+``simulate(..., outputs=...)`` takes a dict ``{name: SymPy expression}`` -- expressions in
+t, the coordinates q, all speeds u (dependent ones included), their derivatives u', the
+constants and the specified inputs, compiled once with ``make_function`` and evaluated on
+all samples at once -- and/or the names of built-in quantities, as a list mixing both::
+
+    outputs={"E": kinetic + potential}
+    outputs=["specifieds", "constraint_forces", "auxiliary_forces", {"E": energy}]
+
+Built-ins (``trajectory.outputs[...]``):
+
+``"specifieds"``         each specified input by name, (k,);
+``"constraint_forces"``  the generalized constraint forces B^T λ, (k, o) (with the
+                         multipliers λ, ``trajectory.multipliers``);
+``"auxiliary_forces"``   each noncontributing force (Kane's auxiliary speeds) by name, (k,).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+
+import numpy as np
+import sympy as sm
+from sympy.physics.vector import dynamicsymbols
+
+from ..compilation import NumericModel, make_function
+from ..errors import InputError, SymbodyError
+from .trajectory import Trajectory, _short
+
+__all__ = ["BUILTIN_OUTPUTS", "parse_outputs", "attach_outputs"]
+
+_t = dynamicsymbols._t
+
+BUILTIN_OUTPUTS = ("specifieds", "constraint_forces", "auxiliary_forces")
+
+
+def parse_outputs(model: NumericModel, outputs) -> tuple[dict, list[str]]:
+    """(expressions by name, built-in names) from ``outputs``; checks the symbols used."""
+    if outputs is None:
+        return {}, []
+    items = [outputs] if isinstance(outputs, (Mapping, str)) else list(outputs)
+    exprs: dict[str, sm.Expr] = {}
+    builtins: list[str] = []
+    for item in items:
+        if isinstance(item, str):
+            if item not in BUILTIN_OUTPUTS:
+                raise InputError(f"unknown output {item!r}; built-in outputs are {', '.join(BUILTIN_OUTPUTS)} "
+                                 "(or give {name: expression})")
+            if item == "constraint_forces" and not model.m:
+                raise InputError("outputs: 'constraint_forces' asked, but the model has no constraints")
+            if item == "auxiliary_forces" and not model.noncontributing:
+                raise InputError("outputs: 'auxiliary_forces' asked, but the model has no noncontributing "
+                                 "forces (form the equations with u_auxiliary)")
+            builtins.append(item)
+        elif isinstance(item, Mapping):
+            for name, e in item.items():
+                if not isinstance(name, str) or not name:
+                    raise InputError(f"output names must be non-empty strings, got {name!r}")
+                try:
+                    exprs[name] = sm.sympify(e)
+                except (sm.SympifyError, TypeError) as exc:
+                    raise InputError(f"output {name!r} is not a SymPy expression: {e!r}") from exc
+        else:
+            raise InputError(f"outputs must be a dict of expressions and/or built-in names, got {item!r}")
+    allowed = {_t, *model.coordinates, *model.speeds, *model.constants, *model.specifieds,
+               *(u.diff(_t) for u in model.speeds)}
+    for name, e in exprs.items():
+        atoms = (e.free_symbols | set(e.atoms(sm.core.function.AppliedUndef))
+                 | set(e.atoms(sm.Derivative)))
+        bad = []
+        for a in atoms:
+            if a in allowed:
+                continue
+            if isinstance(a, sm.core.function.AppliedUndef) and any(
+                    isinstance(d, sm.Derivative) and d.expr == a and d in allowed for d in atoms):
+                continue
+            bad.append(a)
+        if bad:
+            raise InputError(f"output {name!r} ({e}) depends on {sorted(map(str, bad))[0]}, which is not "
+                             "t, a coordinate, a speed, a speed's derivative, a constant or a specified input")
+    return exprs, builtins
+
+
+def _accelerations(model: NumericModel, T, X, U, P, R) -> tuple[np.ndarray, np.ndarray]:
+    k = len(T)
+    UD = np.full((k, model.o), np.nan)
+    L = np.full((k, model.m), np.nan)
+    for i in range(k):
+        try:
+            ud, lam = model.accelerations(X[i, :model.N], U[i], P, T[i], None if R is None else R[i])
+        except SymbodyError:
+            continue
+        UD[i], L[i] = ud, lam
+    return UD, L
+
+
+def attach_outputs(traj: Trajectory, model: NumericModel, P: np.ndarray, r_fun, outputs) -> None:
+    """Evaluate ``outputs`` on the samples of ``traj`` into ``traj.outputs`` (in place), and
+    the state derivative at the samples for the dense output ``traj(t)``."""
+    exprs, builtins = parse_outputs(model, outputs)
+    T, X, U = traj.t, traj.x, traj.u
+    k = len(T)
+    R = None
+    if model.specifieds:
+        R = np.full((k, len(model.specifieds)), np.nan)
+        for i in range(k):
+            try:
+                R[i] = np.asarray(r_fun(T[i], X[i]), dtype=float).ravel()
+            except Exception:      # the input failed there (the run reports it): NaN
+                pass
+    # x' at the samples (for sol(t)): q' from the kinematics, u_ind' from the dynamics
+    xdot = np.full(X.shape, np.nan)
+    for i in range(k):
+        try:
+            xdot[i] = model.rhs(T[i], X[i], P, None if R is None else R[i])
+        except Exception:          # a singular or failed sample: no derivative there
+            pass
+    traj.xdot = xdot
+    out: dict[str, np.ndarray] = {}
+    udot = None
+    needs_udot = "auxiliary_forces" in builtins or any(
+        e.has(*(u.diff(_t) for u in model.speeds)) for e in exprs.values())
+    if needs_udot and k:
+        udot, _ = _accelerations(model, T, X, U, P, R)
+    if "specifieds" in builtins:
+        for j, r in enumerate(model.specifieds):
+            out[_short(r)] = R[:, j].copy() if k else np.empty(0)
+    if "constraint_forces" in builtins:
+        lam = traj.multipliers
+        if lam is None:
+            raise InputError("outputs: 'constraint_forces' needs the multipliers of the augmented system; "
+                             "these equations are in reduced (hand-derived) form")
+        F = np.full((k, model.o), np.nan)
+        for i in range(k):
+            try:
+                B = model.velocity_constraint_matrix(X[i, :model.N], P, T[i], None if R is None else R[i])
+            except SymbodyError:
+                continue
+            F[i] = B.T @ lam[i]
+        out["constraint_forces"] = F
+    if "auxiliary_forces" in builtins:
+        A = np.full((k, len(model.noncontributing)), np.nan)
+        for i in range(k):
+            if not np.isfinite(udot[i]).all():
+                continue
+            A[i] = model.auxiliary_forces(X[i, :model.N], U[i], udot[i], P, T[i],
+                                          None if R is None else R[i])
+        for j, f in enumerate(model.noncontributing):
+            out[_short(f)] = A[:, j]
+    if exprs:
+        names = list(exprs)
+        udots = [u.diff(_t) for u in model.speeds]
+        f = make_function([_t, list(model.coordinates), list(model.speeds), udots, list(model.constants),
+                           list(model.specifieds)], [exprs[n] for n in names], name="outputs")
+        if k:
+            UD = udot if udot is not None else np.zeros((k, model.o))
+            Rv = R if R is not None else np.zeros((k, 0))
+            vals = np.asarray(f(T, X[:, :model.N], U, UD, np.broadcast_to(P, (k, len(P))), Rv))
+            vals = vals.reshape(k, len(names))
+        else:
+            vals = np.empty((0, len(names)))
+        for j, n in enumerate(names):
+            out[n] = vals[:, j].copy()
+    traj.outputs.update(out)
+
+
+def output_names(outputs) -> Sequence[str]:  # pragma: no cover - convenience
+    return [] if outputs is None else list(outputs)
