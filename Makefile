@@ -4,7 +4,7 @@ VENV   := .venv
 PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed
 
-.PHONY: demo test venv bench lint docs clean
+.PHONY: demo test venv bench lint docs clean mutants
 
 $(STAMP): pyproject.toml
 	test -d $(VENV) || $(PYTHON) -m venv $(VENV)
@@ -41,3 +41,27 @@ docs: $(DOCS_STAMP)
 
 clean:
 	rm -rf $(VENV) build *.egg-info src/*.egg-info .pytest_cache docs/_build docs/generated
+
+# mutation testing of the numeric core (docs/testing.md): the dependent-speed solve, the
+# augmented solve and its multipliers, projection, Baumgarte, the constraint checks and the
+# linearization.  CPU-heavy (tens of minutes): run before a release, not in CI.
+MUTANT_FUNCTIONS := \
+	'symbody.compilation.numeric_model.xǁNumericModelǁ_solve_udep__mutmut_*' \
+	'symbody.compilation.numeric_model.xǁNumericModelǁ_solve_udep_many__mutmut_*' \
+	'symbody.compilation.numeric_model.xǁNumericModelǁ_rhs_z__mutmut_*' \
+	'symbody.compilation.numeric_model.xǁNumericModelǁ_rhs_many_Z__mutmut_*' \
+	'symbody.compilation.numeric_model.xǁNumericModelǁaccelerations__mutmut_*' \
+	'symbody.compilation.numeric_model.xǁNumericModelǁ_project_z__mutmut_*' \
+	'symbody.compilation.numeric_model.xǁNumericModelǁvelocity_residual__mutmut_*' \
+	'symbody.compilation.numeric_model.xǁNumericModelǁholonomic_residual__mutmut_*' \
+	'symbody.analysis.simulate.x__project_state__mutmut_*' \
+	'symbody.analysis.simulate.x__reset_solver_state__mutmut_*' \
+	'symbody.analysis.simulate.x__make_fun__mutmut_*' \
+	'symbody.analysis.linearization.x_linearize__mutmut_*' \
+	'symbody.formulation._linear_equations.x_linear_coefficients__mutmut_*'
+
+mutants: $(STAMP)
+	$(PY) -m pip install --quiet -e ".[test,mutation]"
+	rm -rf mutants
+	$(VENV)/bin/mutmut run --max-children 2 $(MUTANT_FUNCTIONS)
+	$(VENV)/bin/mutmut results

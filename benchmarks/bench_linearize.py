@@ -249,9 +249,14 @@ def main() -> None:
         print(f"max |A - A_sympy| (11 speeds, |A| <= {np.abs(ref_d['A']).max():.0f}): symbolic {d_sym:.1e}, "
               f"numeric {d_num:.1e}, symbody linearizer on SymPy's KanesMethod {d_on:.1e} "
               f"({ref['symbody_on_sympy_km']:.2f} s)")
-        print(f"ratios: numeric pipeline {ref['total'] / num['total']:.0f}x "
-              f"({ref['total'] / num['total_without_compile']:.0f}x without compile), "
-              f"symbolic linearize {ref['linearize'] / sym['linearize']:.0f}x")
+        # the like-for-like headline: the same work on both sides (symbolic linearization with
+        # symbolic v); the pipeline ratio compares symbody's numeric A at 11 speeds with SymPy's
+        # symbolic pipeline (different work: SymPy has no numeric linearizer)
+        print(f"headline (same work): symbolic linearize {ref['linearize'] / sym['linearize']:.0f}x "
+              "(km.linearize(A_and_B=True) with symbolic v, symbody vs SymPy)")
+        print(f"different work: symbody's numeric pipeline vs SymPy's symbolic pipeline "
+              f"{ref['total'] / num['total']:.0f}x ({ref['total'] / num['total_without_compile']:.0f}x "
+              "without compile)")
         results["sympy"] = ref
         results["differences"] = {"symbolic_vs_sympy": d_sym, "numeric_vs_sympy": d_num,
                                   "symbody_on_sympy_km_vs_sympy": d_on}

@@ -29,6 +29,7 @@ QUICK: dict[str, tuple[str, list[str]]] = {
     "formation": ("bench_formation.py", ["--sizes", "10", "20", "--repeat", "1"]),
     "lagrange": ("bench_lagrange.py", ["--n", "2", "4", "--sympy-max", "4"]),
     "linearize": ("bench_linearize.py", ["--skip-sympy"]),
+    "system": ("bench_system.py", ["--repeat", "1"]),
     "engine": ("bench_engine.py", ["--links", "10"]),
     "scale": ("bench_scale.py", ["--quick", "--skip-bicycle"]),
 }

@@ -96,7 +96,9 @@ def test_four_bar_dae_loose_and_baumgarte(fb):
     assert baum.max_holonomic_residual < min(none.max_holonomic_residual / 5, 0.02)
     late = np.abs(baum.holonomic_residuals[len(T_EVAL) // 2:]).max()
     assert late < 0.02
-    assert dae.max_holonomic_residual < 0.02              # the book reports 8 mm for IDA here
+    # the book reports 8 mm for IDA here; symbody polishes the algebraic variables by Newton's
+    # method on f_h (link lengths ~0.1-1 m), which converges to round-off: a few ulp of 1 m
+    assert dae.max_holonomic_residual < 1e-13
 
 
 def test_four_bar_unreduced_multipliers_in_trajectory():

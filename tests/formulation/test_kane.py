@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import zlib
 from pathlib import Path
 
 import numpy as np
@@ -127,7 +128,9 @@ def test_full_mass_matrix_solution_matches_sympy(name):
     build = SYSTEMS[name]
     ours, info = build(sb)
     ref, _ = build(me)
-    rng = np.random.default_rng(abs(hash(name)) % 2**32)
+    # crc32, not hash(): str hashes are salted per process (PYTHONHASHSEED), which made the
+    # states differ from run to run
+    rng = np.random.default_rng(zlib.crc32(name.encode()))
     for _ in range(3):
         values = _make_consistent(ours, info, _random_state(ours, info, rng), rng)
         a = _xdot_full(ours, values)

@@ -129,7 +129,7 @@ def assert_close(actual, expected, rtol=1e-10, what=""):
 # --------------------------------------------------------------------------- registry
 def test_registry_lists_every_model():
     names = sb.models.available()
-    assert set(NAMES + ["whipple-bicycle", "rimless-wheel", "simplest-walker"]) == set(names)
+    assert set(NAMES + ["whipple-bicycle", "rimless-wheel", "simplest-walker", "musculoskeletal-arm"]) == set(names)
     assert all(isinstance(d, str) and d for d in names.values())
 
 
@@ -466,3 +466,24 @@ def test_rolling_disc_upright_roll_is_stable_only_above_the_critical_speed():
 
     assert largest_real_part(0.8 * critical) > 0.5
     assert abs(largest_real_part(1.3 * critical)) < 1e-4
+
+
+@pytest.mark.parametrize("ratio", [0.5, 0.99, 1.01, 2.0])
+def test_rolling_disc_lean_eigenvalues_match_the_closed_form_around_the_critical_speed(ratio):
+    """Thin uniform disc (I_diameter = m r^2/4, I_axis = m r^2/2) rolling upright at speed v:
+    the lean equation (5/4) r^2 phi'' = (g r - 3 v^2) phi (lean moment against the gyroscopic
+    and centripetal couple of the heading rate 2 v phi / r) gives the one nonzero eigenvalue pair
+    lambda^2 = 4 (g r - 3 v^2) / (5 r^2): real pair below v_c = sqrt(g r / 3), imaginary above."""
+    model = model_named("rolling-disc")
+    r, g = (model.constants[model.constant(k)] for k in ("r", "g"))
+    v = ratio * math.sqrt(g * r / 3)
+    op = model.operating_point({"v": v})
+    A, _ = sb.linearize(sb.compile(model.eom), np.array([op[s] for s in model.eom.states]), model.constants)
+    ev = np.linalg.eigvals(A)
+    nonzero = np.sort_complex(ev[np.abs(ev) > 1e-6])
+    expected = np.sqrt(complex(4 * (g * r - 3 * v**2) / (5 * r**2)))
+    # linearize is exact to round-off and the pair is simple: 1e-9 relative is far tighter than
+    # the 1% change of |lambda| between 0.99 v_c and 1.01 v_c, and the zero eigenvalues
+    # (heading, position, spin) stay below 1e-6 in magnitude
+    assert len(nonzero) == 2, ev
+    np.testing.assert_allclose(nonzero, np.sort_complex(np.array([-expected, expected])), rtol=1e-9)

@@ -90,9 +90,9 @@ def cart_pole_constrained():
     q_p, q_s = system.q
     u_p, u_s = system.u
     p = {g: 9.81, l: 0.9, cart.mass: 2.0, bob.mass: 0.5, rail.mass: 0.0}
-    # consistent: x_bob = q_s - l sin(q_p) = 0 and its derivative
+    # consistent: x_bob = q_s + l sin(q_p) = 0 and its derivative
     qp0, up0 = 0.5, 0.4
-    x0 = {q_p: qp0, q_s: 0.9 * np.sin(qp0), u_p: up0, u_s: 0.9 * np.cos(qp0) * up0}
+    x0 = {q_p: qp0, q_s: -0.9 * np.sin(qp0), u_p: up0, u_s: -0.9 * np.cos(qp0) * up0}
     return system, {"p": p, "x0": x0, "r": {F: 1.5}, "extra": {}, "q": [q_p, q_s], "u": [u_p, u_s],
                     "specifieds": [F]}
 

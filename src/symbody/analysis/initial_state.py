@@ -78,7 +78,7 @@ def initial_state(model: NumericModel, x0, P: np.ndarray, t0: float, r_fun=None)
                          f"{used:.10g}, solved with {', '.join(map(_short, model.independent_coordinates))} held")
     if given_u:
         r = None if r_fun is None else r_fun(t0, consistent)
-        u = model.full_speeds(consistent[:N], consistent[N:], P, t0, r)
+        u = model.full_speeds(consistent[:N], consistent[N:N + model.p], P, t0, r)   # (extra states after)
         for i, given in sorted(given_u.items()):
             if abs(given - u[i]) > _tolerance(u[i]):
                 notes.append(f"{_short(model.speeds[i])} = {given:.10g} violates the velocity constraints "

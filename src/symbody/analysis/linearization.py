@@ -15,10 +15,13 @@ eliminated numerically by the implicit function theorem:
     f_h(q) = 0            ->  dq = C_0 dq_ind,       C_0 = [I; -F_dep^-1 F_ind],  F = df_h/dq
     B(q) u + b(q) = 0     ->  du_dep = -B_dep^-1 (B_ind du_ind + d(Bu + b)/dq dq + d(Bu + b)/dr dr)
     K_qd q' + K_u u + k = 0           ->  dq' = -K_qd^-1 (d(K_qd q' + K_u u + k)/dq dq + K_u du + ...)
-    M_d u' + g_d + B^T lam = 0,  B_a u' + b_a = 0   (unreduced dynamics with multipliers)
+    M_d u' + g_d - B^T lam = 0,  B_a u' + b_a = 0   (unreduced dynamics with multipliers)
 
-      [ M_d  B^T ] [ du'  ]     [ d(M_d u' + g_d + B^T lam)/dq dq + dg_d/du du + dg_d/dr dr ]
-      [ B_a   0  ] [ dlam ] = - [ d(B_a u' + b_a)/dq dq + db_a/du du + db_a/dr dr           ]
+      [ M_d  -B^T ] [ du'  ]     [ d(M_d u' + g_d - B^T lam)/dq dq + dg_d/du du + dg_d/dr dr ]
+      [ B_a    0  ] [ dlam ] = - [ d(B_a u' + b_a)/dq dq + db_a/du du + db_a/dr dr           ]
+
+(B^T lam are the generalized constraint forces: lam has the sign of SymPy's
+``LagrangesMethod.rhs()`` and of :meth:`NumericModel.accelerations`.)
 
 (for a reduced, hand-derived dynamic block M_d u_ind' + g_d = 0 the multiplier
 rows are absent).  The operating point need not be an equilibrium: the result is
@@ -156,13 +159,21 @@ def linearize(model: Any, op_point: StateValues, p: ParameterValues | None = Non
         ``model.specifieds`` order or dict); zeros by default.
     t : time of the operating point (for explicitly time-dependent equations).
     return_point : also return the consistent operating point as a dict with
-        keys "q" (N), "u" (o), "qdot" (N), "udot" (o), "multipliers" (m), "r" (s).
+        keys "q" (N), "u" (o), "qdot" (N), "udot" (o), "multipliers" (m), "r" (s);
+        the multipliers λ in ``M_d u' + g_d = B^T λ`` (the sign of SymPy's
+        ``LagrangesMethod.rhs()`` and of ``model.accelerations``).
 
     Returns
     -------
     A : ndarray (n + p, n + p), the state matrix for the state order
         ``x = [q_ind (model.independent_coordinates), u_ind (model.independent_speeds)]``.
     B : ndarray (n + p, s), the input matrix for ``model.specifieds`` (s may be 0).
+
+    Models with extra first-order states x_e (e of them, e.g. muscle activations): the
+    state is ``[q_ind, u_ind, x_e]`` (A is (n + p + e) square, B (n + p + e, s)), the
+    operating point gives the extra states too, and A, B are central differences of the
+    compiled right-hand side with the dependent coordinates re-solved at every
+    perturbation (relative error about 1e-8 instead of round-off).
 
     The derivatives come from a forward-mode differentiation program generated
     from the equations on the first call for a model and reused afterwards.
@@ -175,6 +186,8 @@ def linearize(model: Any, op_point: StateValues, p: ParameterValues | None = Non
                              f"in the order {', '.join(map(str, model.constants))})")
         p = defaults
     P = model.constants_array(p)
+    if getattr(model, "e", 0):
+        return _linearize_with_extra_states(model, op_point, P, r, t, return_point)
     N, o, p_, m, M = model.N, model.o, model.p, model.m, model.M
     s = len(model.specifieds)
     n = N - M
@@ -216,12 +229,12 @@ def linearize(model: Any, op_point: StateValues, p: ParameterValues | None = Non
     if augmented:
         sol, info = solve_dynamics(Md, -gd, Ba, -ba)
         if info != 0:
-            raise SingularConstraintError("the augmented dynamic matrix [[M_d, B_a^T], [B_a, 0]] is "
+            raise SingularConstraintError("the augmented dynamic matrix [[M_d, -B_a^T], [B_a, 0]] is "
                                           "singular at the operating point")
         ud, lam = sol[:o], sol[o:]
         S = np.zeros((o + m, o + m))
         S[:o, :o] = Md
-        S[:o, o:] = Ba.T
+        S[:o, o:] = -Ba.T                 # M_d u' + g_d - B_a^T lam = 0 (SymPy's sign of lam)
         S[o:, :o] = Ba
     else:
         S = None
@@ -256,9 +269,9 @@ def linearize(model: Any, op_point: StateValues, p: ParameterValues | None = Non
     J_dq = jac(dMd, udn, dgd, sq)
     J_du = jac(dMd, udn, dgd, su)
     J_dr = jac(dMd, udn, dgd, sr)
-    if augmented:   # + d(B_a^T lam)/d(.)
-        J_dq = J_dq + np.einsum("jik,j->ik", dBa[..., sq], lam)
-        J_dr = J_dr + np.einsum("jik,j->ik", dBa[..., sr], lam)
+    if augmented:   # - d(B_a^T lam)/d(.): the residual is M_d u' + g_d - B_a^T lam
+        J_dq = J_dq - np.einsum("jik,j->ik", dBa[..., sq], lam)
+        J_dr = J_dr - np.einsum("jik,j->ik", dBa[..., sr], lam)
 
     # dq = Dq_x dx ; du = Du_x dx + Du_r dr
     Dq_x = np.zeros((N, n + p_))
@@ -286,7 +299,7 @@ def linearize(model: Any, op_point: StateValues, p: ParameterValues | None = Non
     dyn = np.hstack([J_dq @ Dq_x + J_du @ Du_x, J_du @ Du_r + J_dr])
     if augmented:
         acc = np.hstack([J_aq @ Dq_x + J_au @ Du_x, J_au @ Du_r + J_ar])
-        X = -_solve(S, np.vstack([dyn, acc]), "the augmented dynamic matrix [[M_d, B^T], [B_a, 0]]")
+        X = -_solve(S, np.vstack([dyn, acc]), "the augmented dynamic matrix [[M_d, -B^T], [B_a, 0]]")
     else:
         X = -_solve(Md, dyn, "the dynamic mass matrix M_d")
     ud_x, ud_r = X[:p_, :n + p_], X[:p_, n + p_:]
@@ -297,3 +310,84 @@ def linearize(model: Any, op_point: StateValues, p: ParameterValues | None = Non
         point = {"q": q.copy(), "u": u.copy(), "qdot": qd, "udot": ud, "multipliers": lam, "r": r_val}
         return A, B, point
     return A, B
+
+
+def _linearize_with_extra_states(model, op_point, P, r, t: float, return_point: bool):
+    """A, B in [q_ind, u_ind, x_e] by central differences of ``model.rhs`` (see linearize)."""
+    N, n, p_, e, M = model.N, model.n, model.p, model.e, model.M
+    s = len(model.specifieds)
+    mech = _MechanicalView(model)
+    if isinstance(op_point, Mapping):
+        names = {x: x for x in model.extra_states}
+        names.update({str(x): x for x in model.extra_states})
+        names.update({x.func.__name__: x for x in model.extra_states})
+        extra, rest = {}, {}
+        for key, val in op_point.items():
+            k = key.strip() if isinstance(key, str) else key
+            if k in names:
+                extra[names[k]] = val
+            else:
+                rest[key] = val
+        missing = [str(x) for x in model.extra_states if x not in extra]
+        if missing:
+            raise InputError(f"the operating point has no value for the extra state {missing[0]}")
+        xe = np.array([float(extra[x]) for x in model.extra_states])
+        q, u_ind, r_val = _operating_point(mech, rest, r)
+    else:
+        x = np.asarray(op_point, dtype=float).ravel()
+        if x.size != N + p_ + e:
+            raise InputError(f"op_point has {x.size} values; the state has {N + p_ + e}: "
+                             f"{', '.join(map(str, model.states))}")
+        q, u_ind, r_val = _operating_point(mech, x[:N + p_], r)
+        xe = x[N + p_:]
+    if not np.all(np.isfinite(xe)):
+        raise InputError("the operating point's extra states must be finite")
+
+    def project(q_try):
+        if not M:
+            return q_try
+        q_new, ok, norm = model.project_coordinates(q_try, P, t, tol=1e-14, max_iter=60)
+        if not ok and norm > 1e-9 * (1.0 + float(np.max(np.abs(q_try)))):
+            raise InputError("could not solve the holonomic constraints for the dependent "
+                             f"coordinates at the operating point (residual {norm:.3g})")
+        return q_new
+
+    q = project(q)
+    z0 = np.concatenate([q[:n], u_ind, xe])
+
+    def f(zv, rv):
+        qq = q.copy()
+        qq[:n] = zv[:n]
+        qq = project(qq)
+        xdot = model.rhs(t, np.concatenate([qq, zv[n:]]), P, rv)
+        return np.concatenate([xdot[:n], xdot[N:]])
+
+    def central(fun, v0):
+        cols = []
+        for j in range(v0.size):
+            # truncation ~ h^2 times the third derivative, rounding ~ 1e-16 / h: about 1e-9
+            h = 1e-6 * max(1.0, abs(v0[j]))
+            vp, vm = v0.copy(), v0.copy()
+            vp[j] += h
+            vm[j] -= h
+            cols.append((fun(vp) - fun(vm)) / (2 * h))
+        return np.column_stack(cols)
+
+    A = central(lambda zv: f(zv, r_val), z0)
+    B = central(lambda rv: f(z0, rv), r_val) if s else np.empty((n + p_ + e, 0))
+    if return_point:
+        u = model.full_speeds(q, u_ind, P, t, r_val) if model.m else u_ind.copy()
+        return A, B, {"q": q, "u": u, "extra": xe, "r": r_val,
+                      "xdot": model.rhs(t, np.concatenate([q, u_ind, xe]), P, r_val)}
+    return A, B
+
+
+class _MechanicalView:
+    """The model seen without its extra states (to parse the q, u part of an operating point)."""
+
+    def __init__(self, model):
+        self._model = model
+        self.states = tuple(s for s in model.states if s not in set(model.extra_states))
+
+    def __getattr__(self, name):
+        return getattr(self._model, name)

@@ -3,7 +3,8 @@
 Plain arrays with the symbols that name their columns, in the shape of
 ``scipy.integrate.solve_ivp``'s result::
 
-    t (k,)   x (k, N + p) = [q, u_ind]   q (k, N)   u (k, o) (dependent speeds included)
+    t (k,)   x (k, N + p + e) = [q, u_ind, extra states]   q (k, N)   u (k, o) (dependent speeds included)
+    specified_values (k, s): the specified inputs at the samples (or None)
     holonomic_residuals (k, M)   velocity_residuals (k, m)   multipliers (k, m) or None
     partition_changes: [PartitionChange(t, dependent_coordinates, dependent_speeds), ...]
 """
@@ -42,7 +43,9 @@ class Trajectory:
 
     Fields: ``t``, ``x``, ``q``, ``u``, ``coordinates``, ``speeds``,
     ``states``, ``constants`` (dict Symbol -> value), ``holonomic_residuals``,
-    ``velocity_residuals``, ``multipliers`` (or None), ``status`` (0 success,
+    ``velocity_residuals``, ``multipliers`` (k, m, or None for a reduced dynamic block:
+    λ in M_d u' + g_d = B^T λ, B^T λ the generalized constraint forces, the sign of
+    SymPy's ``LagrangesMethod.rhs()``), ``status`` (0 success,
     < 0 failure: see :func:`symbody.simulate`), ``message``, ``success``,
     ``constraints`` (the mode used), ``method``, ``nfev``, ``nsteps``,
     ``wall_time`` (s), ``partition_changes`` (list of :class:`PartitionChange`: the
@@ -55,7 +58,7 @@ class Trajectory:
                  velocity_residuals, multipliers=None, status: int = 0, message: str = "",
                  constraints: str = "none", method: str = "", nfev: int = 0, nsteps: int = 0,
                  wall_time: float = 0.0, states=None, specifieds=None, partition_changes=(),
-                 events=(), segments=None, outputs=None, xdot=None):
+                 events=(), segments=None, outputs=None, xdot=None, specified_values=None):
         self.t = np.asarray(t, dtype=float)
         self.x = np.asarray(x, dtype=float)
         self.q = np.asarray(q, dtype=float)
@@ -66,6 +69,9 @@ class Trajectory:
         self.states = tuple(states) if states is not None else self.coordinates + self.speeds[:n_ind]
         self.constants = dict(constants)
         self.specifieds = tuple(specifieds or ())
+        #: the specified inputs at the samples (k, s), when the simulation recorded them
+        self.specified_values = (None if specified_values is None
+                                 else np.asarray(specified_values, dtype=float).reshape(len(self.t), -1))
         self.holonomic_residuals = np.asarray(holonomic_residuals, dtype=float)
         self.velocity_residuals = np.asarray(velocity_residuals, dtype=float)
         self.multipliers = None if multipliers is None else np.asarray(multipliers, dtype=float)
@@ -170,14 +176,29 @@ class Trajectory:
 
     # ------------------------------------------------------------ access
     def column(self, name) -> np.ndarray:
-        """The samples (k,) of one coordinate or speed, given as symbol or name."""
+        """The samples (k,) of a coordinate, speed, extra state or specified input, given as
+        symbol or name (``sol[q1]``, ``sol["q1"]``, ``sol["a_biceps"]`` for a_biceps(t))."""
         key = str(name).strip() if not isinstance(name, sm.Basic) else name
-        for syms, arr in ((self.coordinates, self.q), (self.speeds, self.u)):
+        extra = self.extra_states
+        groups = [(self.coordinates, self.q), (self.speeds, self.u),
+                  (extra, self.x[:, self.x.shape[1] - len(extra):] if extra else None)]
+        if self.specified_values is not None:
+            groups.append((self.specifieds, self.specified_values))
+        for syms, arr in groups:
             for i, s in enumerate(syms):
                 if s == key or str(s) == str(key) or _short(s) == str(key):
                     return arr[:, i]
-        raise InputError(f"{name!r} is not a coordinate or speed of this trajectory "
-                         f"({', '.join(map(_short, self.coordinates + self.speeds))})")
+        known = self.coordinates + self.speeds + tuple(extra)
+        if self.specified_values is not None:
+            known += self.specifieds
+        raise InputError(f"{name!r} is not a coordinate or speed (nor an extra state or specified "
+                         f"input) of this trajectory ({', '.join(map(_short, known))})")
+
+    @property
+    def extra_states(self) -> tuple:
+        """The extra first-order states (the columns of x after q and the independent speeds)."""
+        n_mech = self.q.shape[1] + sum(1 for s in self.states[self.q.shape[1]:] if s in set(self.speeds))
+        return tuple(self.states[n_mech:])
 
     def __getitem__(self, name) -> np.ndarray:
         return self.column(name)

@@ -2,7 +2,10 @@
 
 State layout (the ODE state)::
 
-    x = [q_ind (n), q_dep (M), u_ind (p)]          len N + p
+    x = [q_ind (n), q_dep (M), u_ind (p), x_e (e)]          len N + p + e
+
+x_e are the extra first-order states of the equations (e.g. muscle activations),
+x_e' = f_e(t, q, u, x_e, r) evaluated after the dependent speeds are known.
 
 Right-hand side, evaluated numerically at each call:
 
@@ -12,14 +15,22 @@ Right-hand side, evaluated numerically at each call:
 3. accelerations from the dynamic equations ``M_d u' + g_d = 0``:
    unreduced (o rows) with constraints, the augmented system::
 
-       [ M_d  B_a^T ] [ u' ]   [ -g_d ]
-       [ B_a   0    ] [ λ  ] = [ -b_a ]          ((o + m) square solve)
+       [ M_d  -B_a^T ] [ u' ]   [ -g_d ]
+       [ B_a    0    ] [ λ  ] = [ -b_a ]          ((o + m) square solve)
+
+   Sign of λ (the one convention everywhere in symbody): ``B^T λ`` is the generalized
+   constraint force, added to the applied forces, ``M_d u' + g_d = B^T λ``.  This is
+   the sign of ``sympy.physics.mechanics.LagrangesMethod``'s ``mass_matrix_full``,
+   ``forcing_full``, ``rhs()`` and ``linearize()`` (so compiled λ equal the λ of
+   ``lm.rhs()``), and for Kane's equations a constraint force exposed by an auxiliary
+   speed along B's row equals λ.  (SymPy's ``LagrangesMethod.eom`` expression and
+   ``solve_multipliers`` carry the opposite sign; sympy issue #30215.)
 
    reduced (p rows over u_ind', the hand-derived book form) or unconstrained:
    ``u_ind' = -M_d^{-1} g_d``.
 
 All symbolic blocks are evaluated by a few compiled kernels that share one flat
-argument vector ``z = [t, q (N), u (o), r (s), constants (c), u' (o)]``; the
+argument vector ``z = [t, q (N), u (o), r (s), constants (c), u' (o), x_e (e)]``; the
 linear algebra is done by LAPACK on small dense matrices.  A NumericModel holds
 no sympy state used at run time (``model.eom`` is kept for reference only).
 
@@ -142,7 +153,10 @@ class NumericModel:
         self.dependent_coordinates = tuple(eom.q_dep)
         self.independent_speeds = tuple(eom.u_ind)
         self.dependent_speeds = tuple(eom.u_dep)
-        self.states = q + tuple(eom.u_ind)
+        #: extra first-order states x_e (after q and u_ind in the state), their number e
+        self.extra_states = tuple(getattr(eom, "extra_states", ()))
+        self.e = len(self.extra_states)
+        self.states = q + tuple(eom.u_ind) + self.extra_states
         self.n, self.M = len(eom.q_ind), len(eom.q_dep)
         self.p, self.m = len(eom.u_ind), len(eom.u_dep)
         self.N, self.o = self.n + self.M, self.p + self.m
@@ -161,10 +175,12 @@ class NumericModel:
         self._ir = 1 + N + o
         self._ic = self._ir + s
         self._iudot = self._ic + c
-        self._nz = self._iudot + o
-        self._nx = N + self.p
+        self._ixe = self._iudot + o          # start of the extra states inside z
+        self._nz = self._ixe + self.e
+        self._nxm = N + self.p                # the mechanical part [q, u_ind] of the state
+        self._nx = N + self.p + self.e
         self._nc = c
-        args = [_t, *q, *u, *self.specifieds, *self.constants, *eom.udot]
+        args = [_t, *q, *u, *self.specifieds, *self.constants, *eom.udot, *self.extra_states]
         self._args = args
 
         spec = tuple(self.specifieds)
@@ -193,11 +209,12 @@ class NumericModel:
         self._augmented = (not self.dynamic_reduced) and self.m > 0
         # the system S y = s solved for u' (and λ) at each evaluation, written by the kernel
         # column by column so that one LAPACK call works on the kernel's output in place:
-        # [[M_d, B_a^T], [B_a, 0]] [u'; λ] = [-g_d; -b_a], or M_d u' = -g_d
+        # [[M_d, -B_a^T], [B_a, 0]] [u'; λ] = [-g_d; -b_a], or M_d u' = -g_d
+        # (M_d u' + g_d = B_a^T λ: λ with the sign of SymPy's LagrangesMethod.rhs())
         if self._augmented:
             S = sm.zeros(o + self.m, o + self.m)
             S[:o, :o] = Md
-            S[:o, o:] = eom.acceleration_matrix.T
+            S[:o, o:] = -eom.acceleration_matrix.T
             S[o:, :o] = eom.acceleration_matrix
             rhs = [-e for e in gd] + [-e for e in eom.acceleration_rest]
         else:
@@ -230,6 +247,10 @@ class NumericModel:
             if self.dynamic_reduced:
                 self._k_acc = build("acceleration constraints",
                                     list(eom.acceleration_matrix) + list(eom.acceleration_rest))
+        # extra states' derivatives x_e' = f_e(t, q, u, x_e, r)
+        self._k_extra: Kernel | None = None
+        if self.e:
+            self._k_extra = build("extra states", list(eom.extra_derivatives))
         # holonomic constraints and their Jacobian
         self._k_hol: Kernel | None = None
         if self.M:
@@ -340,19 +361,20 @@ class NumericModel:
         return constants_values(self.constants, p)
 
     def state_array(self, x0: StateValues) -> np.ndarray:
-        """The state x = [q (N), u_ind (p)] as an array.
+        """The state x = [q (N), u_ind (p), x_e (e)] as an array.
 
         ``x0``: dict keyed by symbol or name (values for dependent speeds are
         accepted and ignored: they follow from the constraints), or an array of
-        length N + p (or N + o: the dependent speeds are then dropped).
+        length N + p + e (or N + o + e: the dependent speeds are then dropped).
         """
         if not isinstance(x0, Mapping):
             try:
                 x0 = np.array(x0, dtype=float).ravel()
             except (TypeError, ValueError) as exc:
                 raise InputError(f"state must be numbers or a dict keyed by symbol: {x0!r}") from exc
-            if x0.size == self.N + self.o and self.m:
-                x0 = x0[:self.N + self.p]          # the dependent speeds follow from the constraints
+            if x0.size == self.N + self.o + self.e and self.m:
+                # the dependent speeds follow from the constraints
+                x0 = np.concatenate([x0[:self.N + self.p], x0[self.N + self.o:]])
         dep = symbol_index(self.dependent_speeds)
         return values_by_symbol(
             x0, self.states, "state", ignore=lambda key: key in dep,
@@ -381,7 +403,8 @@ class NumericModel:
             return p
         return self.constants_array(p)
 
-    def _z(self, t: float, q, u, p, r, need_r: bool = True, partition: Partition | None = None) -> np.ndarray:
+    def _z(self, t: float, q, u, p, r, need_r: bool = True, partition: Partition | None = None,
+           extra=None) -> np.ndarray:
         """z with t, q, u (o, or p and then u_dep solved), r, constants filled; u' zero.
 
         When ``need_r`` is False and ``r`` is None the specifieds are left at zero.
@@ -389,6 +412,9 @@ class NumericModel:
         """
         z = np.zeros(self._nz)
         z[0] = t
+        if self.e:
+            # extra states: NaN unless given (only the dynamics and their own ODE use them)
+            z[self._ixe:] = np.nan if extra is None else self._extra_values(extra)
         q = np.asarray(q, dtype=float)
         if q.shape != (self.N,):
             raise InputError(f"q must have {self.N} values ({', '.join(map(str, self.coordinates))}), "
@@ -413,6 +439,15 @@ class NumericModel:
                 raise InputError(f"u must have {self.o} values ({', '.join(map(str, self.speeds))}) "
                                  f"or the {self.p} independent ones, got shape {u.shape}")
         return z
+
+    def _extra_values(self, extra) -> np.ndarray:
+        """Extra-state values (e,) from an array or a dict keyed by symbol or name."""
+        return values_by_symbol(extra, self.extra_states, "extra state")
+
+    def _need_extra(self, extra, what: str) -> None:
+        if self.e and extra is None:
+            raise InputError(f"{what} depends on the extra states "
+                             f"{', '.join(map(str, self.extra_states))}: pass their values as extra=")
 
     def _solve_udep(self, z: np.ndarray, partition: Partition | None = None,
                     out: np.ndarray | None = None) -> None:
@@ -445,7 +480,7 @@ class NumericModel:
 
     # ------------------------------------------------------------ right-hand side
     def rhs(self, t: float, x: ArrayLike, p: ParameterValues, r: InputValues = None, partition: Partition | None = None) -> np.ndarray:
-        """x' = f(t, x) for the state x = [q (N), u_ind (p)]; returns shape (N + p,).
+        """x' = f(t, x) for the state x = [q (N), u_ind (p), x_e (e)]; returns shape (N + p + e,).
 
         ``r``: specified inputs, an array (len(specifieds)) or callable ``r(t, x)``
         (always called with the state in the model's layout [q, u_ind]).
@@ -466,7 +501,10 @@ class NumericModel:
         ws = self.workspace()
         z = ws.z
         z[0] = t
-        z[1:1 + self._nx] = x
+        nxm = self._nxm
+        z[1:1 + nxm] = x[:nxm]
+        if self.e:
+            z[self._ixe:] = x[nxm:]
         z[self._ic:self._iudot] = p
         if rv is not None:
             z[self._ir:self._ic] = rv
@@ -497,10 +535,12 @@ class NumericModel:
         z[0] = t
         z[1:1 + N] = x[:N]
         z[self._ic:self._iudot] = self._p(p)
-        z[self._iu + partition._uind] = x[N:]
+        z[self._iu + partition._uind] = x[N:self._nxm]
+        if self.e:
+            z[self._ixe:] = x[self._nxm:]
         self._solve_udep(z, partition)
         if self._ir != self._ic:
-            xm = np.concatenate([x[:N], z[self._iu:self._iud]]) if callable(r) else None
+            xm = np.concatenate([x[:N], z[self._iu:self._iud], x[self._nxm:]]) if callable(r) else None
             z[self._ir:self._ic] = self.specifieds_array(r, t, xm)
         return self._rhs_z(z, ind=partition._uind)
 
@@ -524,13 +564,15 @@ class NumericModel:
         else:
             sol, info = solve(out[self._s_S].reshape(K, K).copy(), out[self._s_rhs], overwrite_b=True)
         if info != 0:
-            what = "the augmented system [[M_d, B_a^T], [B_a, 0]]" if self._augmented else "the dynamic mass matrix M_d"
+            what = "the augmented system [[M_d, -B_a^T], [B_a, 0]]" if self._augmented else "the dynamic mass matrix M_d"
             raise SingularMassMatrixError(
                 f"{what} is singular at t = {z[0]:.6g} "
                 f"(q = {np.array2string(z[1:1 + N], precision=4)})")
         xdot = np.empty(self._nx)
         xdot[:N] = out[:N]
-        xdot[N:] = sol[:self.p] if ind is None else sol[ind]
+        xdot[N:self._nxm] = sol[:self.p] if ind is None else sol[ind]
+        if self.e:
+            self._k_extra.into(z, xdot[self._nxm:])
         if want_all:
             return xdot, sol, out
         return xdot
@@ -550,11 +592,14 @@ class NumericModel:
         k = X.shape[0]
         Z = np.zeros((k, self._nz))
         Z[:, 0] = np.broadcast_to(np.asarray(t, dtype=float), (k,))
-        Z[:, 1:1 + self._nx] = X
+        nxm = self._nxm
+        Z[:, 1:1 + nxm] = X[:, :nxm]
+        if self.e:
+            Z[:, self._ixe:] = X[:, nxm:]
         Z[:, self._ic:self._iudot] = self._p(p)
         if partition is not None and partition != self.default_partition:
             Z[:, self._iu:self._ir] = 0.0
-            Z[:, self._iu + partition._uind] = X[:, self.N:]
+            Z[:, self._iu + partition._uind] = X[:, self.N:nxm]
         else:
             partition = None
         s = len(self.specifieds)
@@ -605,7 +650,9 @@ class NumericModel:
             raise SingularMassMatrixError("the dynamic mass matrix is singular at one of the states") from exc
         Xd = np.empty((k, self._nx))
         Xd[:, :N] = out[:, :N]
-        Xd[:, N:] = sol[:, :self.p]
+        Xd[:, N:self._nxm] = sol[:, :self.p]
+        if self.e:
+            Xd[:, self._nxm:] = self._k_extra.many(Z)
         return Xd, sol, out
 
     # ------------------------------------------------------------ kinematics
@@ -628,17 +675,21 @@ class NumericModel:
         self._k_main.into(z, out)
         return out[:self.N].copy()
 
-    def accelerations(self, q: ArrayLike, u: ArrayLike, p: ParameterValues, t: float = 0.0, r: InputValues = None, partition: Partition | None = None) -> tuple[np.ndarray, np.ndarray]:
+    def accelerations(self, q: ArrayLike, u: ArrayLike, p: ParameterValues, t: float = 0.0, r: InputValues = None, partition: Partition | None = None,
+                      extra: ArrayLike | None = None) -> tuple[np.ndarray, np.ndarray]:
         """(u' (o,), λ (m,)): all speed derivatives and the constraint multipliers.
 
         ``u``: all o speeds (or the p independent ones, of ``partition`` when given).
-        For an unreduced dynamic block λ are the multipliers of the augmented system
-        (generalized constraint forces B_a^T λ) and no partition is involved; for a
+        For an unreduced dynamic block λ are the multipliers of the augmented system,
+        ``M_d u' + g_d = B_a^T λ`` (B_a^T λ: the generalized constraint forces; the sign of
+        SymPy's ``LagrangesMethod.rhs()``), and no partition is involved; for a
         reduced (hand-derived) block they are not available and returned as NaN.
+        ``extra``: the extra states' values (e,) when the model has any.
         """
         if partition is not None:
             self.check_partition(partition)
-        z = self._z(t, q, u, p, r, partition=partition)
+        self._need_extra(extra, "the accelerations")
+        z = self._z(t, q, u, p, r, partition=partition, extra=extra)
         _, sol, _ = self._rhs_z(z, want_all=True)
         o, m, p_ = self.o, self.m, self.p
         if self._augmented:
@@ -821,16 +872,19 @@ class NumericModel:
                 tuple(self.speeds[i] for i in partition.dependent_speeds))
 
     # ------------------------------------------------------------ auxiliary
-    def auxiliary_forces(self, q: ArrayLike, u: ArrayLike, udot: ArrayLike, p: ParameterValues, t: float = 0.0, r: InputValues = None) -> np.ndarray:
-        """Values of ``model.noncontributing`` from the auxiliary equations (least squares)."""
+    def auxiliary_forces(self, q: ArrayLike, u: ArrayLike, udot: ArrayLike, p: ParameterValues, t: float = 0.0, r: InputValues = None,
+                         extra: ArrayLike | None = None) -> np.ndarray:
+        """Values of ``model.noncontributing`` from the auxiliary equations (least squares);
+        ``extra``: the extra states' values when the model has any."""
         if self._k_aux is None:
             raise InputError("these equations of motion have no auxiliary equations / "
                              "noncontributing forces (form them with u_auxiliary)")
-        z = self._z(t, q, u, p, r)
+        self._need_extra(extra, "the auxiliary equations")
+        z = self._z(t, q, u, p, r, extra=extra)
         udot = np.asarray(udot, dtype=float)
         if udot.shape != (self.o,):
             raise InputError(f"udot must have {self.o} values, got shape {udot.shape}")
-        z[self._iudot:] = udot
+        z[self._iudot:self._iudot + self.o] = udot
         out = self._k_aux(z)
         s, nc = self._naux, len(self.noncontributing)
         A = out[:s * nc].reshape(s, nc)
@@ -927,8 +981,11 @@ def solve_dynamics(Md: np.ndarray, rhs_d: np.ndarray, Ba: np.ndarray | None = No
                    system_rhs: np.ndarray | None = None) -> tuple[np.ndarray, int]:
     """u' (and λ) from the dynamic block, with the acceleration constraints when given::
 
-        [ M_d  B_a^T ] [ u' ]   [ rhs_d ]            (rhs_d = -g_d, rhs_a = -b_a)
-        [ B_a   0    ] [ λ  ] = [ rhs_a ]      or    M_d u' = rhs_d
+        [ M_d  -B_a^T ] [ u' ]   [ rhs_d ]            (rhs_d = -g_d, rhs_a = -b_a)
+        [ B_a    0    ] [ λ  ] = [ rhs_a ]      or    M_d u' = rhs_d
+
+    λ has symbody's one sign convention, ``M_d u' + g_d = B_a^T λ`` (B_a^T λ the generalized
+    constraint forces; the sign of SymPy's ``LagrangesMethod.rhs()``).
 
     Returns ``(solution, info)`` (info > 0: singular).  ``system`` ((o + m) square,
     Fortran order) and ``system_rhs`` are optional preallocated buffers (overwritten).
@@ -941,7 +998,7 @@ def solve_dynamics(Md: np.ndarray, rhs_d: np.ndarray, Ba: np.ndarray | None = No
     A = np.zeros((o + m, o + m), order="F") if system is None else system
     b = np.empty(o + m) if system_rhs is None else system_rhs
     A[:o, :o] = Md
-    A[:o, o:] = Ba.T
+    A[:o, o:] = -Ba.T                 # M_d u' - B_a^T λ = -g_d: λ with SymPy's sign
     A[o:, :o] = Ba
     A[o:, o:] = 0.0
     b[:o] = rhs_d

@@ -16,8 +16,11 @@ with q = [q_ind (n), q_dep (M)], u = [u_ind (p), u_dep (m)].  The dynamic block
 is normally "unreduced" (formed as if every speed were independent, o rows over
 all u'); the ideal-constraint dynamics then follow numerically from::
 
-    [ M_d  B_a^T ] [ u' ]   [ -g_d ]
-    [ B_a   0    ] [ λ  ] = [ -b_a ]
+    [ M_d  -B_a^T ] [ u' ]   [ -g_d ]
+    [ B_a    0    ] [ λ  ] = [ -b_a ]
+
+where B_a^T λ are the generalized constraint forces (M_d u' + g_d = B_a^T λ: the sign
+of the multipliers in SymPy's ``LagrangesMethod.mass_matrix_full`` and ``rhs()``).
 
 A hand-derived, already reduced dynamic block (p rows over u_ind' only, the
 seed chapters' Md, gd) is also accepted: ``dynamic_reduced`` is then True and
@@ -486,7 +489,7 @@ class EquationsOfMotion:
 def _check_accelerations_determined(eom: EquationsOfMotion) -> None:
     """Raise if a speed's acceleration appears in no dynamic equation and no constraint.
 
-    A zero column of M_d (and of B_a) makes [[M_d, B_a^T], [B_a, 0]] singular at
+    A zero column of M_d (and of B_a) makes [[M_d, -B_a^T], [B_a, 0]] singular at
     every state: usually a speed that no velocity or angular velocity depends on.
     """
     M_d, B_a = eom.dynamic_mass, eom.acceleration_matrix

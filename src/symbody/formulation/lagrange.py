@@ -430,7 +430,11 @@ class LagrangesMethod:
     ``coneqs = [d/dt hol_coneqs; nonhol_coneqs]``.  Note sympy's sign quirk,
     kept for compatibility: ``mass_matrix = [m_d, lam_coeffs^T]`` so the lam
     solved from ``mass_matrix_full``/``forcing_full`` is the negative of the
-    lam of ``eom`` (and of :meth:`solve_multipliers`).
+    lam of ``eom`` (and of :meth:`solve_multipliers`); sympy issue #30215.
+    symbody's numeric results (``compile(lm.to_eom())``: ``accelerations``,
+    ``Trajectory.multipliers``, ``linearize(..., return_point=True)``) use the sign of
+    ``mass_matrix_full`` / :meth:`rhs`: ``m_d q'' = f_d + C^T lam`` with
+    ``C = d coneqs/dq'``, i.e. ``C^T lam`` is the generalized constraint force.
 
     Parameters
     ----------
@@ -856,9 +860,11 @@ class LagrangesMethod:
         B u' + b_a from d/dt of those.
 
         Multipliers: the canonical constraint forces B^T lam_c (in
-        M_d u' + g_d + B^T lam_c = 0) equal -lam_coeffs^T lam, so lam_c = lam
-        of ``eom`` / :meth:`solve_multipliers` (= minus the lam solved from
-        ``mass_matrix_full``).
+        M_d u' + g_d = B^T lam_c, B = -lam_coeffs) make lam_c the lam solved from
+        ``mass_matrix_full`` / ``forcing_full`` / :meth:`rhs` (SymPy's sign there), so a
+        compiled model's ``accelerations`` and ``Trajectory.multipliers`` equal them.
+        (The ``eom`` expression and :meth:`solve_multipliers` use the opposite sign, as
+        SymPy's do: sympy issue #30215; they are kept identical to SymPy's.)
 
         Dependent coordinates (M = number of hol_coneqs) and speeds (m = number
         of coneqs) not given are chosen automatically: the constraint Jacobian

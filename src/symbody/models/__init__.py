@@ -23,6 +23,7 @@ from .double_rod_pendulum import DESCRIPTION as _DOUBLE_ROD
 from .double_rod_pendulum import double_rod_pendulum
 from .four_bar import DESCRIPTION as _FOUR_BAR
 from .four_bar import four_bar
+from .musculoskeletal_arm import DESCRIPTION as _ARM
 from .musculoskeletal_arm import musculoskeletal_arm
 from .n_link_pendulum_on_cart import DESCRIPTION as _N_LINK
 from .n_link_pendulum_on_cart import n_link_pendulum_on_cart
@@ -57,6 +58,7 @@ _REGISTRY: dict[str, tuple[str, Callable[..., Model]]] = {
     "whipple-bicycle": (_WHIPPLE, whipple_bicycle),
     "rimless-wheel": (_RIMLESS, rimless_wheel),
     "simplest-walker": (_WALKER, simplest_walker),
+    "musculoskeletal-arm": (_ARM, musculoskeletal_arm),
 }
 
 

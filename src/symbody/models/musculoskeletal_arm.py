@@ -44,8 +44,7 @@ __all__ = ["musculoskeletal_arm", "musculoskeletal_arm_system", "ElbowExtensorPa
 
 t = dynamicsymbols._t
 
-DESCRIPTION = ("elbow with biceps and triceps (DeGroote 2016 musculotendons, activation dynamics), "
-               "1 dof + 2 activations, built with SymPy's System")
+DESCRIPTION = "elbow with biceps and triceps (DeGroote 2016 muscles, activation dynamics), SymPy System"
 REFERENCES = ("De Groote, Kinney, Rao, Fregly, Ann. Biomed. Eng. 44 (2016) 2922-2936; geometry and "
               "numbers from SymPy's 'Biomechanical Model Example' tutorial "
               "(docs.sympy.org, tutorials/physics/biomechanics).")

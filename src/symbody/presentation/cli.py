@@ -465,7 +465,7 @@ def cmd_linearize(args: argparse.Namespace, console: Console) -> int:
         raise UsageError(f"--speeds sweeps an operating-point parameter, but model {key} has none")
     numeric = _compile(model, console, args.quiet)
     p = numeric.constants_array(model.constants)
-    states = [*model.eom.q_ind, *model.eom.u_ind]
+    states = [*model.eom.q_ind, *model.eom.u_ind, *getattr(model.eom, "extra_states", ())]
     names = [_symbol_name(s) for s in states]
 
     if speeds is None:

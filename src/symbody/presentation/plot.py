@@ -136,7 +136,7 @@ def plot(trajectory: Any, model: Any = None, *, energy: Any = None,
     outputs : {name: expression or array (k,)} extra quantities, one shared panel.
     constants : values for constants that are not in ``trajectory.constants`` (or overrides),
         dict keyed by Symbol or name.
-    panels : which panels to draw, in order, among "q", "u", "residuals" (log scale of
+    panels : which panels to draw, in order, among "q", "u", "extra" (extra first-order states), "residuals" (log scale of
         the absolute residuals), "energy" and "outputs"; default: every one that has data.  "q" and "u"
         give one axis per kind of quantity (angles in deg, lengths in m; angular rates in
         deg/s, velocities in m/s), never two units on one axis.
@@ -158,7 +158,8 @@ def plot(trajectory: Any, model: Any = None, *, energy: Any = None,
     u = _as_array(trajectory, "u", k)
     coordinates = list(getattr(trajectory, "coordinates", ()) or [f"q{i + 1}" for i in range(q.shape[1])])
     speed_symbols = list(getattr(trajectory, "speeds", ()) or [f"u{i + 1}" for i in range(u.shape[1])])
-    known = ("q", "u", "residuals", "energy", "outputs")
+    known = ("q", "u", "extra", "residuals", "energy", "outputs")
+    extra_states = tuple(getattr(trajectory, "extra_states", ()) or ())
     wanted = list(known if panels is None else panels)
     for name in wanted:
         if name not in known:
@@ -172,7 +173,8 @@ def plot(trajectory: Any, model: Any = None, *, energy: Any = None,
     if outputs and "outputs" in wanted:
         names = list(outputs)
         output_values = evaluate_along(trajectory, [outputs[n] for n in names], constants, "output")
-    available = {"q": q.shape[1] > 0, "u": u.shape[1] > 0, "residuals": bool(residual_norms(trajectory)),
+    available = {"q": q.shape[1] > 0, "u": u.shape[1] > 0, "extra": bool(extra_states),
+                 "residuals": bool(residual_norms(trajectory)),
                  "energy": energy_values is not None, "outputs": output_values is not None}
     panels = [name for name in wanted if available[name]]
     if not panels:
@@ -205,6 +207,12 @@ def plot(trajectory: Any, model: Any = None, *, energy: Any = None,
                 ax.plot(t_fine, values[:, i] * unit.scale, "--" if dashed else "-", label=symbol_label(sym))
             ax.set_ylabel(f"{_KIND_TITLE[panel, unit.kind]} [{unit.label}]")
             _legend(ax, len(members))
+        elif panel == "extra":
+            # extra first-order states (e.g. muscle activations), at the samples
+            for sym in extra_states:
+                ax.plot(t, trajectory.column(sym), label=symbol_label(sym))
+            ax.set_ylabel("extra states")
+            _legend(ax, len(extra_states))
         elif panel == "residuals":
             _plot_residuals(ax, trajectory, t, per_row=False, units=_residual_units(trajectory, model))
             _legend(ax, len(ax.get_lines()))

@@ -231,10 +231,11 @@ def remap(model: NumericModel, t: float, y: np.ndarray, P: np.ndarray, old: Part
     independent speeds taken from all speeds (the dependent ones solved in ``old``)."""
     r = np.zeros(len(model.specifieds)) if model.specifieds else None
     try:
-        u = model.full_speeds(y[:model.N], y[model.N:], P, t, r, partition=old)
+        u = model.full_speeds(y[:model.N], y[model.N:model.N + model.p], P, t, r, partition=old)
     except SymbodyError as exc:
         raise StopIntegration(-3, f"switching the dependent set at t = {t:.6g}: {exc}") from exc
-    return np.concatenate([y[:model.N], u[list(new.independent_speeds)]])
+    # the extra states (after the speeds) do not depend on the dependent set
+    return np.concatenate([y[:model.N], u[list(new.independent_speeds)], y[model.N + model.p:]])
 
 
 def near_singular_note(monitor: DependentSetMonitor, samples: Any, at: tuple | None, part: Partition, status: int,

@@ -139,11 +139,11 @@ def simulate(model: NumericModel, t_span: Sequence[float], x0: Any, p: Any, *,
         raise InputError(f"rtol and atol must be positive and finite, got rtol={rtol}, atol={atol}")
     method = mode.integrator(model, method, rtol)
     threshold = _switch_threshold(switch_threshold)
-    n_states = model.N + model.p
+    n_states = len(model.states)
     atol_arr = np.asarray(atol, dtype=float)
     if atol_arr.ndim > 1 or (atol_arr.ndim == 1 and atol_arr.size != n_states):
         raise InputError(f"atol has {atol_arr.size} values; give one number or one per state "
-                         f"({n_states} = N + p: {', '.join(map(str, model.states))})")
+                         f"({n_states} = N + p + extra states: {', '.join(map(str, model.states))})")
     for name, val in (("max_step", max_step), ("first_step", first_step)):
         if val is not None and not (val > 0):
             raise InputError(f"{name}={val} must be positive")

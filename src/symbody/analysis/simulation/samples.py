@@ -55,7 +55,7 @@ def build_trajectory(run: Run, samples: Samples, status: int, message: str, mode
     model, P, r_fun = run.model, run.constants, run.specifieds
     k = len(samples.T)
     T = np.array(samples.T, dtype=float)
-    Y = np.array(samples.Y) if k else np.empty((0, model.N + model.p))
+    Y = np.array(samples.Y) if k else np.empty((0, len(model.states)))
     U = None
     if k and any(samples.partitions[i] != model.default_partition for i in set(samples.pid)):
         # samples taken in other dependent sets: all speeds from each sample's own set, then
@@ -72,7 +72,8 @@ def build_trajectory(run: Run, samples: Samples, status: int, message: str, mode
                     continue
                 if len(chunk) == len(rows):
                     break
-        X = np.concatenate([Y[:, :model.N], U[:, :model.p]], axis=1)
+        # (the extra states, after q and the independent speeds, keep their place)
+        X = np.concatenate([Y[:, :model.N], U[:, :model.p], Y[:, model.N + model.p:]], axis=1)
     else:
         X = Y
     if k:
@@ -85,6 +86,7 @@ def build_trajectory(run: Run, samples: Samples, status: int, message: str, mode
         except SymbodyError:
             post = _evaluate_rowwise(model, T, X, P, R, U)
     else:
+        R = None
         post = SampleValues(np.empty((0, model.o)), np.empty((0, model.M)), np.empty((0, model.m)), None)
     return Trajectory(
         t=T, x=X, q=X[:, :model.N], u=post.speeds, coordinates=model.coordinates,
@@ -93,7 +95,8 @@ def build_trajectory(run: Run, samples: Samples, status: int, message: str, mode
         holonomic_residuals=post.holonomic, velocity_residuals=post.velocity,
         multipliers=post.multipliers, status=status, message=message, constraints=mode,
         method=run.method, nfev=run.nfev, nsteps=nsteps, wall_time=wall,
-        partition_changes=samples.changes)
+        partition_changes=samples.changes,
+        specified_values=R if R is not None and len(model.specifieds) else None)
 
 
 def _evaluate_rowwise(model: NumericModel, T, X, P, R, U=None) -> SampleValues:

@@ -186,7 +186,7 @@ def ode_function(run: Run, part: Partition | None = None, correction: Any = None
 
 def state_name(model: NumericModel, part: Partition | None, i: int) -> Any:
     """The symbol of entry i of a state in the layout of ``part``."""
-    if part is None or i < model.N:
+    if part is None or i < model.N or i >= model.N + model.p:
         return model.states[i]
     return model.speeds[part.independent_speeds[i - model.N]]
 
