@@ -2,9 +2,9 @@
 
 Timed: construction + kanes_equations + mass_matrix_full + forcing_full, with
 fresh kinematics built (untimed) before each run; symbody first, then SymPy,
-in the same process; both sides take the best of the same number of runs (--repeat).  Systems: the n-link pendulum on a cart (n = 10, 20, 30,
-40) and the Whipple bicycle of SymPy's test_kane3 (with its velocity
-constraints).
+in the same process, the same number of repetitions on both sides (best of).
+Systems: the n-link pendulum on a cart (n = 10, 20, 30, 40) and the Whipple
+bicycle of SymPy's test_kane3 (with its velocity constraints).
 
 Run:  .venv/bin/python benchmarks/bench_formation.py [--sizes 10 20 30 40] [--repeat 3]
 """
@@ -49,8 +49,7 @@ def _form_bicycle(mod):
 def main(argv=None) -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--sizes", type=int, nargs="*", default=[10, 20, 30, 40])
-    ap.add_argument("--repeat", type=int, default=3,
-                    help="repetitions, the same for symbody and SymPy (best of each)")
+    ap.add_argument("--repeat", type=int, default=3, help="repetitions on each side (best of)")
     args = ap.parse_args(argv)
     rows = []
     for n in args.sizes:

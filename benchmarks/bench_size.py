@@ -9,7 +9,11 @@ Whipple bicycle of SymPy's test_kane3.py, the double pendulum and rolling disc
 of SymPy's test_lagrange.py, and the examples of the KanesMethod and
 LagrangesMethod docstrings.
 
-Run:  .venv/bin/python benchmarks/bench_size.py [--skip-bicycles] [--only NAME ...]
+With ``--linearized`` the state matrix A of ``linearize(A_and_B=True)`` (symbolic,
+about the general state) is measured too, for the Kane models but the bicycles
+(SymPy's takes minutes there).
+
+Run:  .venv/bin/python benchmarks/bench_size.py [--skip-bicycles] [--linearized] [--only NAME ...]
 """
 
 from __future__ import annotations
@@ -168,7 +172,7 @@ MODELS.update({
 BICYCLES = {"zoo whipple_bicycle", "bicycle (test_kane3.py)"}
 
 
-def measure(name: str) -> dict:
+def measure(name: str, linearized: bool = False) -> dict:
     form = MODELS[name]
     out = {"model": name}
     for label, kane_cls, lagrange_cls in (("symbody", sb.KanesMethod, sb.LagrangesMethod),
@@ -178,6 +182,11 @@ def measure(name: str) -> dict:
         M, F = method.mass_matrix, method.forcing
         out[f"{label}_time"] = time.perf_counter() - t0
         out[f"{label}_M"], out[f"{label}_F"] = ops(M), ops(F)
+        if linearized and hasattr(method, "kanes_equations") and name not in BICYCLES:
+            try:
+                out[f"{label}_A"] = ops(method.linearize(A_and_B=True)[0])
+            except ValueError as exc:        # SymPy's Linearizer refuses some models
+                out[f"{label}_A"] = f"fails ({exc})"
     return out
 
 
@@ -185,16 +194,18 @@ def main(argv=None) -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--skip-bicycles", action="store_true", help="leave out the two bicycle models")
     ap.add_argument("--only", nargs="*", help="model names (substrings) to measure")
+    ap.add_argument("--linearized", action="store_true", help="also count_ops of linearize's A")
     args = ap.parse_args(argv)
     names = [n for n in MODELS if not (args.skip_bicycles and n in BICYCLES)]
     if args.only:
         names = [n for n in names if any(s in n for s in args.only)]
     rows = []
     for name in names:
-        r = measure(name)
+        r = measure(name, args.linearized)
         rows.append(r)
         print(f"{name:40s} symbody M/F {r['symbody_M']:>9,d} / {r['symbody_F']:>9,d}   "
-              f"sympy M/F {r['sympy_M']:>9,d} / {r['sympy_F']:>9,d}", flush=True)
+              f"sympy M/F {r['sympy_M']:>9,d} / {r['sympy_F']:>9,d}"
+              + (f"   A {r['symbody_A']} vs {r['sympy_A']}" if "sympy_A" in r else ""), flush=True)
     print()
     print("| model | symbody M / F | SymPy M / F | symbody (M+F) / SymPy (M+F) |")
     print("|---|---:|---:|---:|")
@@ -202,6 +213,14 @@ def main(argv=None) -> None:
         ours, ref = r["symbody_M"] + r["symbody_F"], r["sympy_M"] + r["sympy_F"]
         print(f"| {r['model']} | {r['symbody_M']:,} / {r['symbody_F']:,} | {r['sympy_M']:,} / "
               f"{r['sympy_F']:,} | {ours / max(ref, 1):.2f} |")
+    lin = [r for r in rows if "sympy_A" in r]
+    if lin:
+        print()
+        print("| model | symbody linearized A | SymPy linearized A |")
+        print("|---|---:|---:|")
+        for r in lin:
+            a, b = (f"{x:,}" if isinstance(x, int) else x for x in (r["symbody_A"], r["sympy_A"]))
+            print(f"| {r['model']} | {a} | {b} |")
 
 
 if __name__ == "__main__":

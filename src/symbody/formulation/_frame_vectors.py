@@ -32,7 +32,7 @@ ZERO = se.Integer(0)
 
 
 def _is_zero3(c) -> bool:
-    return c[0] == 0 and c[1] == 0 and c[2] == 0
+    return c[0] == ZERO and c[1] == ZERO and c[2] == ZERO
 
 
 def _add_part(out: dict, frame, comps) -> None:
@@ -50,7 +50,7 @@ def _mat_vec(C, c) -> list:
         acc = ZERO
         row = C[i]
         for j in range(3):
-            if row[j] != 0 and c[j] != 0:
+            if row[j] != ZERO and c[j] != ZERO:
                 acc = acc + row[j] * c[j]
         out.append(acc)
     return out
@@ -63,7 +63,7 @@ def _mat_mat(A, B) -> list:
         for j in range(3):
             acc = ZERO
             for k in range(3):
-                if A[i][k] != 0 and B[k][j] != 0:
+                if A[i][k] != ZERO and B[k][j] != ZERO:
                     acc = acc + A[i][k] * B[k][j]
             row.append(acc)
         out.append(row)
@@ -77,15 +77,15 @@ def _transpose(C) -> list:
 def dot3(a, b):
     acc = ZERO
     for i in range(3):
-        if a[i] != 0 and b[i] != 0:
+        if a[i] != ZERO and b[i] != ZERO:
             acc = acc + a[i] * b[i]
     return acc
 
 
 def cross3(a, b) -> list:
     def term(x, y, z, w):
-        p = x * y if (x != 0 and y != 0) else ZERO
-        q = z * w if (z != 0 and w != 0) else ZERO
+        p = x * y if (x != ZERO and y != ZERO) else ZERO
+        q = z * w if (z != ZERO and w != ZERO) else ZERO
         return p - q
     return [term(a[1], b[2], a[2], b[1]), term(a[2], b[0], a[0], b[2]), term(a[0], b[1], a[1], b[0])]
 
@@ -144,10 +144,10 @@ class FrameVectors:
             a = self.express(self.vector(v1), D)
             b = self.express(self.vector(v2), D)
             for i in range(3):
-                if a[i] == 0:
+                if a[i] == ZERO:
                     continue
                 for j in range(3):
-                    if b[j] != 0:
+                    if b[j] != ZERO:
                         out[i][j] = out[i][j] + c * a[i] * b[j]
         return D, out
 
@@ -268,13 +268,13 @@ class FrameVectors:
         for f, c in v.items():
             present: set = set()
             for x in c:
-                if x != 0:
+                if x != ZERO:
                     present |= x.free_symbols
             for s in present:
                 k = index.get(s)
                 if k is None:
                     continue
-                out[k][f] = [x.diff(s) if (x != 0 and s in x.free_symbols) else ZERO for x in c]
+                out[k][f] = [x.diff(s) if (x != ZERO and s in x.free_symbols) else ZERO for x in c]
         for d in out:
             for f in [f for f, c in d.items() if _is_zero3(c)]:
                 del d[f]
@@ -286,7 +286,7 @@ class FrameVectors:
             return v
         out = {}
         for f, c in v.items():
-            c = [x.subs(rule) if x != 0 else x for x in c]
+            c = [x.subs(rule) if x != ZERO else x for x in c]
             if not _is_zero3(c):
                 out[f] = c
         return out

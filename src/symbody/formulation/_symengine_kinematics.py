@@ -348,6 +348,9 @@ class SympyConverter:
         self.names = names          # symbol name -> sympy atom (dynamicsymbols, original Symbols)
         self.cache: dict = {}
         self.key = CanonicalKey()
+        # True while every symbol converted so far is commutative: sums and products
+        # then skip SymPy's commutativity check (a node is converted after its symbols)
+        self.commutative = True
 
     def __call__(self, e):
         cache = self.cache
@@ -362,13 +365,16 @@ class SympyConverter:
         if isinstance(e, se.Symbol):
             name = str(e)
             got = self.names.get(name)
-            return got if got is not None else sm.Symbol(name)
+            got = got if got is not None else sm.Symbol(name)
+            if got.is_commutative is not True:
+                self.commutative = False
+            return got
         if isinstance(e, se.Add):
             args = [self(a) for a in e.args]
             if any(a.is_Add for a in args):
                 return sm.Add(*args)
             _canonical_sort(args, self.key, _addsort)
-            return sm.Add._from_args(args)
+            return sm.Add._from_args(args, True if self.commutative else None)
         if isinstance(e, se.Mul):
             args = [self(a) for a in e.args]
             nums = [a for a in args if a.is_Number]
@@ -380,12 +386,12 @@ class SympyConverter:
                     # it only over a lone Add (2 arguments), so the rest is just sorted
                     rest = [a for a in args if not a.is_Number]
                     _canonical_sort(rest, self.key, _mulsort)
-                    return sm.Mul._from_args([nums[0]] + rest)
+                    return sm.Mul._from_args([nums[0]] + rest, True if self.commutative else None)
                 return sm.Mul(*args)
             if len(nums) > 1 or (nums and nums[0] is sm.S.One):
                 return sm.Mul(*args)
             _canonical_sort(args, self.key, _mulsort)
-            return sm.Mul._from_args(args)
+            return sm.Mul._from_args(args, True if self.commutative else None)
         if isinstance(e, se.Pow):
             b, x = e.args
             bs = self(b)

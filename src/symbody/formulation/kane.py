@@ -178,7 +178,14 @@ class KanesMethod:
             if self._qdot_u_map is not None:
                 vel = vel.xreplace(self._qdot_u_map)
             k_nh, f_nh = linear_coefficients(vel, list(self._u), "velocity_constraints", "speed")
-            self._k_nh, self._f_nh = k_nh, f_nh
+            if len(self._uaux):
+                # auxiliary speeds are zero in the motion; their coefficients make the
+                # dependent speeds follow a virtual auxiliary motion (see _aux_reduction)
+                k_aux, f_nh = linear_coefficients(f_nh, list(self._uaux), "velocity_constraints",
+                                                  "auxiliary speed")
+            else:
+                k_aux = sm.zeros(m, 0)
+            self._k_nh, self._f_nh, self._k_nh_aux = k_nh, f_nh, k_aux
             if not acc.rows:
                 self._f_dnh = self._differentiated_constraints(k_nh, f_nh)
                 self._k_dnh = k_nh
@@ -191,6 +198,7 @@ class KanesMethod:
         else:
             self._f_nh = sm.Matrix()
             self._k_nh = sm.Matrix()
+            self._k_nh_aux = sm.Matrix()
             self._f_dnh = sm.Matrix()
             self._k_dnh = sm.Matrix()
 
@@ -478,7 +486,7 @@ class KanesMethod:
         return self._unreduced
 
     def _assemble_sympy_forms(self) -> dict:
-        """SymPy's reduced forms: Fr, Fr*, k_d, f_d (and auxiliary equations), via symengine."""
+        """SymPy's reduced forms (Fr, Fr*, k_d, forcing), in symengine; converted per piece on use."""
         d, smap = self._se, self._smap
         o, s_aux = d["o"], d["s"]
         MM, nonMM, Fr = d["MM"], d["nonMM"], d["Fr"]
@@ -486,7 +494,7 @@ class KanesMethod:
         frstar = [_negated(sum((MM[r][k] * ud[k] for k in range(o) if MM[r][k] != 0), se.Integer(0))
                            + nonMM[r]) for r in range(o + s_aux)]
         k_d = [list(MM[r]) for r in range(o)]
-        f_d = [nonMM[r] + _negated(Fr[r]) for r in range(o)]
+        neg_f_d = [Fr[r] + _negated(nonMM[r]) for r in range(o)]     # the forcing, -f_d
         fr = list(Fr[:o])
         frs = list(frstar[:o])
         if len(self._udep):
@@ -497,50 +505,65 @@ class KanesMethod:
             def reduce(col):
                 return [col[i] + sum((A[j, i] * col[p + j] for j in range(m)), se.Integer(0))
                         for i in range(p)]
-            fr, frs, f_d = reduce(fr), reduce(frs), reduce(f_d)
+            fr, frs, neg_f_d = reduce(fr), reduce(frs), reduce(neg_f_d)
             k_d = [[k_d[i][c] + sum((A[j, i] * k_d[p + j][c] for j in range(m)), se.Integer(0))
                     for c in range(o)] for i in range(p)]
-        conv = self._converter()
-        out = {}
-        out["k_d"] = conv.matrix(k_d) if k_d else sm.zeros(0, o)
-        out["f_d"] = sm.Matrix(len(f_d), 1, [conv(e) for e in f_d])
-        fr_m = sm.Matrix(len(fr), 1, [conv(e) for e in fr])
-        if len(self._udep):
-            frs_m = sm.Matrix(len(frs), 1, [conv(e) for e in frs])
-        else:
-            frs_m = sm.Matrix(o, 1, [self._negated_inertia_row(conv, MM[r], nonMM[r]) for r in range(o)])
-        if s_aux:
-            fr_aux = sm.Matrix(s_aux, 1, [conv(e) for e in Fr[o:]])
-            frstar_aux = sm.Matrix(s_aux, 1, [conv(e) for e in frstar[o:]])
-            out["fr"] = fr_m.col_join(fr_aux)
-            out["frstar"] = frs_m.col_join(frstar_aux)
-        else:
-            out["fr"] = fr_m
-            out["frstar"] = frs_m
-        return out
+        return {"se": {"k_d": k_d, "neg_f_d": neg_f_d, "fr": fr, "frs": frs, "frstar": frstar}}
 
     def _forms(self) -> dict:
-        """The SymPy forms (Fr, Fr*, k_d, f_d), built from the symengine sums on first use."""
+        """The reduced forms: symengine under "se", SymPy matrices added as they are asked for."""
         self._require_eqs()
         if self._sympy_forms is None:
             self._sympy_forms = self._assemble_sympy_forms()
         return self._sympy_forms
 
+    def _form(self, key: str) -> sm.Matrix:
+        """One SymPy form ("k_d", "forcing_d", "f_d", "fr", "frstar"), converted on first use."""
+        forms = self._forms()
+        got = forms.get(key)
+        if got is not None:
+            return got
+        d, se_forms, conv = self._se, forms["se"], self._converter()
+        o, s_aux = d["o"], d["s"]
+        if key == "k_d":
+            k_d = se_forms["k_d"]
+            got = conv.matrix(k_d) if k_d else sm.zeros(0, o)
+        elif key in ("forcing_d", "f_d"):
+            rows = se_forms["neg_f_d"]
+            got = sm.Matrix(len(rows), 1, [conv(_negated(e) if key == "f_d" else e) for e in rows])
+        elif key == "fr":
+            got = sm.Matrix(len(se_forms["fr"]), 1, [conv(e) for e in se_forms["fr"]])
+            if s_aux:
+                got = got.col_join(sm.Matrix(s_aux, 1, [conv(e) for e in self._aux_reduction(d["Fr"])]))
+        elif key == "frstar":
+            if len(self._udep):
+                got = sm.Matrix(len(se_forms["frs"]), 1, [conv(e) for e in se_forms["frs"]])
+            else:
+                got = sm.Matrix(o, 1, [self._negated_inertia_row(conv, d["MM"][r], d["nonMM"][r])
+                                       for r in range(o)])
+            if s_aux:
+                aux = self._aux_reduction(se_forms["frstar"])
+                got = got.col_join(sm.Matrix(s_aux, 1, [conv(e) for e in aux]))
+        else:
+            raise KeyError(key)
+        forms[key] = got
+        return got
+
     @property
     def _fr(self):
-        return self._forms()["fr"] if self._se is not None else None
+        return self._form("fr") if self._se is not None else None
 
     @property
     def _frstar(self):
-        return self._forms()["frstar"] if self._se is not None else None
+        return self._form("frstar") if self._se is not None else None
 
     @property
     def _k_d(self):
-        return self._forms()["k_d"]
+        return self._form("k_d")
 
     @property
     def _f_d(self):
-        return self._forms()["f_d"]
+        return self._form("f_d")
 
     @property
     def _aux_eq(self):
@@ -555,11 +578,11 @@ class KanesMethod:
                 conv = self._converter()
                 ud = [self._smap.add(x) for x in self._udot]
                 rows = []
-                for r in range(o, o + s_aux):
+                for r in range(o + s_aux):
                     inertia = sum((d["MM"][r][k] * ud[k] for k in range(o) if d["MM"][r][k] != 0),
                                   se.Integer(0)) + d["nonMM"][r]
-                    rows.append(conv(d["Fr"][r] + _negated(inertia)))
-                aux = sm.Matrix(s_aux, 1, rows)
+                    rows.append(d["Fr"][r] + _negated(inertia))
+                aux = sm.Matrix(s_aux, 1, [conv(e) for e in self._aux_reduction(rows)])
             self._aux_cache = (self._se, aux)
         return self._aux_cache[1]
 
@@ -589,6 +612,31 @@ class KanesMethod:
         except TypeError:
             return -sm.Add(*terms)
         return sm.Mul(sm.S.NegativeOne, sm.Add._from_args(terms), evaluate=False)
+
+    def _aux_reduction(self, rows: list) -> list:
+        """Rows of the auxiliary speeds with the dependent speeds' rows folded in.
+
+        When the velocity constraints contain auxiliary speeds (B u + B_aux u_aux + b = 0),
+        a virtual auxiliary motion moves the dependent speeds by A_aux = -B_dep^-1 B_aux,
+        so row_aux + A_aux^T row_dep is the auxiliary equation (as SymPy forms it).
+        ``rows``: the o + s unreduced rows (symengine); returns the s auxiliary ones.
+        """
+        o = len(self._u)
+        aux = list(rows[o:])
+        K = self._k_nh_aux
+        if not len(self._udep) or not any(e != 0 for e in K):
+            return aux
+        if getattr(self, "_Aaux_se_cache", None) is None:
+            p = o - len(self._udep)
+            smap = self._smap
+            B_dep = se.DenseMatrix([[smap.to_se(self._k_nh[i, j]) for j in range(p, o)]
+                                    for i in range(self._k_nh.rows)])
+            B_aux = se.DenseMatrix([[smap.to_se(K[i, j]) for j in range(K.cols)] for i in range(K.rows)])
+            self._Aaux_se_cache = -B_dep.LUsolve(B_aux)
+        A = self._Aaux_se_cache
+        p = o - len(self._udep)
+        return [aux[i] + sum((A[j, i] * rows[p + j] for j in range(len(self._udep))), se.Integer(0))
+                for i in range(len(aux))]
 
     def _Ars_se(self):
         """A = -B_dep^{-1} B_ind in symengine (LU, no simplification)."""
@@ -641,7 +689,7 @@ class KanesMethod:
     @property
     def forcing(self) -> sm.Matrix:
         self._require_eqs()
-        return -sm.Matrix([self._f_d, self._f_dnh])
+        return sm.Matrix([self._form("forcing_d"), -self._f_dnh])
 
     @property
     def mass_matrix_full(self) -> sm.Matrix:

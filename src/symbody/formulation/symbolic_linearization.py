@@ -753,7 +753,11 @@ def linearize_kane(km, *, op_point=None, A_and_B: bool = False, linear_solver="L
     constants; what is not given stays symbolic.  B is an empty Matrix when
     there are no inputs.
     """
-    if getattr(km, "_fr", None) is None or getattr(km, "_frstar", None) is None:
+    if hasattr(km, "_se"):            # symbody's KanesMethod: formed, SymPy forms not needed
+        formed = km._se is not None
+    else:
+        formed = getattr(km, "_fr", None) is not None and getattr(km, "_frstar", None) is not None
+    if not formed:
         raise ValueError("Need to compute Fr, Fr* first.")
     op = _op_dict(op_point)
     to_eom = getattr(km, "to_eom", None)
