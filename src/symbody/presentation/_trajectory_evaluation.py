@@ -189,3 +189,20 @@ def evaluate_along(trajectory: Any, exprs: Sequence[sm.Expr], constants: Mapping
         for col, (j, _) in enumerate(symbolic):
             out[:, j] = values[:, col]
     return out
+
+
+def position_matrix(expr: Any, what: str) -> sm.Matrix:
+    """A point's position as a 3x1 SymPy matrix; (x, y) gets z = 0.
+
+    ``what`` names the point in the error raised for anything else.
+    """
+    try:
+        vec = sm.Matrix(expr)
+    except Exception as exc:
+        raise InputError(f"{what} is not a 3x1 matrix of expressions: {expr!r}") from exc
+    vec = vec.reshape(len(vec), 1)
+    if len(vec) == 2:
+        vec = vec.col_join(sm.Matrix([0]))
+    if len(vec) != 3:
+        raise InputError(f"{what} has {len(vec)} components; give (x, y, z)")
+    return vec

@@ -23,10 +23,9 @@ from types import SimpleNamespace
 from typing import Any
 
 import numpy as np
-import sympy as sm
 
 from ..errors import InputError
-from ._trajectory_evaluation import TrajectoryEvaluator, free_constants
+from ._trajectory_evaluation import TrajectoryEvaluator, free_constants, position_matrix
 from .export import save_gif, save_html, to_html
 
 __all__ = ["animate", "point_positions", "frame_times"]
@@ -37,19 +36,6 @@ DEFAULT_MAX_FRAMES = 200
 
 def _drawing_field(drawing: Any, name: str, default: Any) -> Any:
     return getattr(drawing, name, default) if not isinstance(drawing, Mapping) else drawing.get(name, default)
-
-
-def _point_matrix(name: str, expr: Any) -> sm.Matrix:
-    try:
-        vec = sm.Matrix(expr)
-    except Exception as exc:
-        raise InputError(f"drawing point {name!r} is not a 3x1 matrix of expressions: {expr!r}") from exc
-    vec = vec.reshape(len(vec), 1)
-    if len(vec) == 2:
-        vec = vec.col_join(sm.Matrix([0]))
-    if len(vec) != 3:
-        raise InputError(f"drawing point {name!r} has {len(vec)} components; give (x, y, z)")
-    return vec
 
 
 def frame_times(t: np.ndarray, fps: float | None = None, max_frames: int = DEFAULT_MAX_FRAMES) -> np.ndarray:
@@ -103,7 +89,7 @@ def point_positions(trajectory: Any, drawing: Any, constants: Mapping | None = N
     names = list(points)
     exprs = []
     for name in names:
-        exprs.extend(_point_matrix(name, points[name]))
+        exprs.extend(position_matrix(points[name], f"drawing point {name!r}"))
     source = trajectory if times is None else _resample(trajectory, np.asarray(times, dtype=float))
     evaluator = TrajectoryEvaluator(exprs, source.coordinates, getattr(source, "speeds", ()),
                                     free_constants(exprs), "drawing coordinate")

@@ -34,7 +34,12 @@ import sympy as sm
 from sympy.physics.vector import Point, ReferenceFrame, Vector
 
 from ..errors import InputError
-from ._trajectory_evaluation import TrajectoryEvaluator, constants_by_symbol, free_constants
+from ._trajectory_evaluation import (
+    TrajectoryEvaluator,
+    constants_by_symbol,
+    free_constants,
+    position_matrix,
+)
 from .scene import Scene, Segment, VisualizationFrame
 
 __all__ = ["view", "Viewer", "scene_samples", "rotation_to_quaternion"]
@@ -131,7 +136,7 @@ def _point_expression(scene: Scene, spec: Any, what: str) -> sm.Matrix:
         if spec not in scene.points:
             raise InputError(f"{what}: no named point {spec!r} in the scene; known points: "
                              f"{', '.join(sorted(scene.points)) or '(none)'}")
-        return _three(scene.points[spec], f"scene point {spec!r}")
+        return position_matrix(scene.points[spec], f"scene point {spec!r}")
     if isinstance(spec, Point):
         if scene.origin is None:
             raise InputError(f"{what} is placed at the Point {spec.name}, but the scene has no origin "
@@ -143,20 +148,7 @@ def _point_expression(scene: Scene, spec: Any, what: str) -> sm.Matrix:
                              f"origin {scene.origin.name}: {exc}") from exc
     if isinstance(spec, Vector):
         return sm.Matrix(spec.to_matrix(N))
-    return _three(spec, what)
-
-
-def _three(expr: Any, what: str) -> sm.Matrix:
-    try:
-        vec = sm.Matrix(expr)
-    except Exception as exc:
-        raise InputError(f"{what} is not a 3x1 matrix of expressions: {expr!r}") from exc
-    vec = vec.reshape(len(vec), 1)
-    if len(vec) == 2:
-        vec = vec.col_join(sm.Matrix([0]))
-    if len(vec) != 3:
-        raise InputError(f"{what} has {len(vec)} components; give (x, y, z)")
-    return vec
+    return position_matrix(spec, what)
 
 
 def _rotation_expression(scene: Scene, frame: ReferenceFrame | None, what: str) -> sm.Matrix | None:
@@ -194,7 +186,7 @@ def scene_samples(trajectory: Any, scene: Scene, constants: Mapping | None = Non
     names = list(scene.points)
     point_offset = len(exprs)
     for name in names:
-        exprs += list(_three(scene.points[name], f"scene point {name!r}"))
+        exprs += list(position_matrix(scene.points[name], f"scene point {name!r}"))
     exprs = [sm.sympify(e) for e in exprs]
     t = np.asarray(trajectory.t, dtype=float)
     if t.size == 0:
