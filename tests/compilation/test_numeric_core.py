@@ -4,16 +4,8 @@ Written to kill the mutants ``make mutants`` found surviving (docs/testing.md): 
 number here comes from a formula in this file, never from another symbody code path.
 
 System 1, a particle pendulum in Cartesian coordinates whose pivot moves as
-s(t) = a sin(w t), pushed along x by a specified force F(t); unreduced (augmented) form:
-
-    q = [x, y] (y dependent), u = [ux, uy] (uy dependent), x' = ux, y' = uy
-    f_h = (x - s)^2 + y^2 - l^2
-    velocity constraint  d (ux - s') + y uy = 0          (d = x - s; B = [d, y], b = -d s')
-    dynamics  m ux' - F = B_x λ,  m uy' + m g = B_y λ     (M_d u' + g_d = B^T λ)
-
-The acceleration constraint (ux - s')^2 + d (ux' - s'') + uy^2 + y uy' = 0 then gives
-
-    λ = [m (d s'' + g y - (ux - s')^2 - uy^2) - d F] / (d^2 + y^2).
+s(t) = a sin(w t), pushed along x by a specified force F(t), in unreduced (augmented) form
+with λ in closed form (tests/systems/moving_pivot.py).
 
 System 2, a particle on a conveyor in reduced (hand-derived) form: uy = c ux + k t
 (b = -k t), gravity along -y, force F along x; Kane's reduced equation in ux' is
@@ -30,6 +22,8 @@ import sympy.physics.mechanics as me
 import symbody as sb
 from symbody.compilation.numeric_model import Partition, solve_dependent, solve_dynamics
 from symbody.errors import InputError, SingularConstraintError
+from systems.moving_pivot import P1, closed_form, pendulum_eom
+from systems.moving_pivot import pivot as _pivot
 
 t = me.dynamicsymbols._t
 SEED = 2016        # fixed: the same states on every run
@@ -38,42 +32,11 @@ SEED = 2016        # fixed: the same states on every run
 #: (~1e-15) times the conditioning of 2 x 2 / 3 x 3 solves (< 1e2 at these states); a wrong
 #: sign or a dropped term changes results by O(1)
 RTOL = 1e-10
-P1 = {"m": 1.3, "g": 9.81, "l": 0.9, "a": 0.25, "w": 2.0}
-
-
-def _pivot(tt, p=P1):
-    """s, s', s'' of the moving pivot."""
-    a, w = p["a"], p["w"]
-    return a * np.sin(w * tt), a * w * np.cos(w * tt), -a * w**2 * np.sin(w * tt)
-
-
-def _pendulum_eom():
-    x, y, ux, uy = me.dynamicsymbols("x y u_x u_y")
-    F = me.dynamicsymbols("F")
-    m, g, l, a, w = sm.symbols("m g l a w")
-    s = a * sm.sin(w * t)
-    d = x - s
-    return sb.EquationsOfMotion(
-        [x], [ux], [x.diff(t) - ux, y.diff(t) - uy],
-        [m * ux.diff(t) - F, m * uy.diff(t) + m * g],
-        q_dep=[y], u_dep=[uy], holonomic=[d**2 + y**2 - l**2],
-        velocity_constraints=[d * (ux - s.diff(t)) + y * uy], name="moving-support pendulum")
 
 
 @pytest.fixture(scope="module")
 def pendulum():
-    return sb.compile(_pendulum_eom())
-
-
-def _closed_form(tt, x, y, ux, F, p=P1, uy=None):
-    """(uy, ux', uy', λ) of system 1 (uy from the velocity constraint unless given)."""
-    s, sd, sdd = _pivot(tt, p)
-    d = x - s
-    if uy is None:
-        uy = -d * (ux - sd) / y
-    m, g = p["m"], p["g"]
-    lam = (m * (d * sdd + g * y - (ux - sd) ** 2 - uy**2) - d * F) / (d**2 + y**2)
-    return uy, (F + d * lam) / m, -g + y * lam / m, lam
+    return sb.compile(pendulum_eom())
 
 
 def _states(rng, k):
@@ -87,7 +50,7 @@ def _states(rng, k):
 def test_dependent_speed_has_the_closed_form_with_b_from_the_moving_pivot(pendulum):
     rng = np.random.default_rng(SEED)
     for tt, x, y, ux, F in zip(*_states(rng, 4)):
-        uy, uxd, uyd, _ = _closed_form(tt, x, y, ux, F)
+        uy, uxd, uyd, _ = closed_form(tt, x, y, ux, F)
         xd = pendulum.rhs(tt, [x, y, ux], P1, [F])
         assert xd == pytest.approx([ux, uy, uxd], rel=RTOL), \
             "rhs: dependent speed uy = -(B_ind u_ind + b) / B_dep or u' wrong"
@@ -95,7 +58,7 @@ def test_dependent_speed_has_the_closed_form_with_b_from_the_moving_pivot(pendul
             "full_speeds: dependent speed wrong (sign of b = -d s'?)"
     # t = 0 by default: s' = a w there, so b != 0 even at t = 0
     x, y, ux = 0.3, -0.7, 0.4
-    uy0 = _closed_form(0.0, x, y, ux, 0.0)[0]
+    uy0 = closed_form(0.0, x, y, ux, 0.0)[0]
     assert pendulum.full_speeds([x, y], [ux], P1) == pytest.approx([ux, uy0], rel=RTOL), \
         "full_speeds: the default time is not t = 0"
 
@@ -105,7 +68,7 @@ def test_another_dependent_set_gives_the_same_speeds_and_accelerations(pendulum)
     part = Partition((1,), (0,), 2, 2)
     rng = np.random.default_rng(SEED + 1)
     for tt, x, y, ux, F in zip(*_states(rng, 3)):
-        uy, uxd, uyd, lam = _closed_form(tt, x, y, ux, F)
+        uy, uxd, uyd, lam = closed_form(tt, x, y, ux, F)
         assert pendulum.full_speeds([x, y], [uy], P1, tt, partition=part) == pytest.approx([ux, uy], rel=RTOL), \
             "dependent speed in another dependent set (partition path of the solve) wrong"
         xd = pendulum.rhs(tt, [x, y, uy], P1, [F], partition=part)
@@ -118,10 +81,10 @@ def test_another_dependent_set_gives_the_same_speeds_and_accelerations(pendulum)
             "accelerations from the independent speeds of another dependent set wrong"
 
 
-def test_accelerations_and_multiplier_have_the_closed_form(pendulum):
+def test_accelerations_and_multiplier_have_theclosed_form(pendulum):
     rng = np.random.default_rng(SEED + 2)
     for tt, x, y, ux, F in zip(*_states(rng, 4)):
-        uy, uxd, uyd, lam = _closed_form(tt, x, y, ux, F)
+        uy, uxd, uyd, lam = closed_form(tt, x, y, ux, F)
         ud, lm = pendulum.accelerations([x, y], [ux, uy], P1, tt, [F])
         assert ud == pytest.approx([uxd, uyd], rel=RTOL), "u' of the augmented system wrong"
         assert lm.shape == (1,) and lm[0] == pytest.approx(lam, rel=RTOL), \
@@ -131,16 +94,16 @@ def test_accelerations_and_multiplier_have_the_closed_form(pendulum):
         assert np.concatenate([ud2, lm2]) == pytest.approx([uxd, uyd, lam], rel=RTOL)
     # the default time is t = 0 (the pivot's s'' = 0 but s' = a w there)
     x, y, ux, F = 0.2, -0.8, -0.3, 0.5
-    uy, uxd, uyd, lam = _closed_form(0.0, x, y, ux, F)
+    uy, uxd, uyd, lam = closed_form(0.0, x, y, ux, F)
     ud, lm = pendulum.accelerations([x, y], [ux, uy], P1, r=[F])
     assert np.concatenate([ud, lm]) == pytest.approx([uxd, uyd, lam], rel=RTOL), \
         "accelerations: the default time is not t = 0"
 
 
-def test_batch_evaluation_matches_the_closed_form(pendulum):
+def test_batch_evaluation_matches_theclosed_form(pendulum):
     rng = np.random.default_rng(SEED + 3)
     tt, x, y, ux, F = _states(rng, 5)
-    uy, uxd, uyd, lam = _closed_form(tt, x, y, ux, F)
+    uy, uxd, uyd, lam = closed_form(tt, x, y, ux, F)
     X = np.column_stack([x, y, ux])
     R = F[:, None]
     Xd = pendulum.rhs_many(tt, X, P1, R)
@@ -159,7 +122,7 @@ def test_batch_evaluation_matches_the_closed_form(pendulum):
     given = pendulum.evaluate_samples(tt, X, P1, R, speeds=off)
     assert given.velocity[:, 0] == pytest.approx(y * 0.1, rel=RTOL), \
         "velocity residual of given speeds is not B u + b"
-    lam_off = _closed_form(tt, x, y, ux, F, uy=uy + 0.1)[3]
+    lam_off = closed_form(tt, x, y, ux, F, uy=uy + 0.1)[3]
     assert given.multipliers[:, 0] == pytest.approx(lam_off, rel=RTOL)
     assert pendulum.evaluate_samples(tt, X, P1, R, multipliers=False).multipliers is None
     # one state, a constant input broadcast
@@ -167,7 +130,7 @@ def test_batch_evaluation_matches_the_closed_form(pendulum):
     assert Xd1[0] == pytest.approx([ux[0], uy[0], uxd[0]], rel=RTOL)
 
 
-def test_constraint_residuals_have_the_closed_form(pendulum):
+def test_constraint_residuals_have_theclosed_form(pendulum):
     x, y, ux, uy, tt = 0.35, -0.6, 0.7, -0.2, 1.3
     s, sd, _ = _pivot(tt)
     d = x - s
