@@ -42,7 +42,7 @@ from sympy.physics.vector import dynamicsymbols
 from ..errors import FormulationError
 from ._linear_equations import (
     as_column,
-    as_symbol_list,
+    coordinate_and_speed_lists,
     dynamic_symbols_in,
     linear_coefficients,
     solve_linear,
@@ -104,17 +104,7 @@ class EquationsOfMotion:
                  constants=None, specifieds=None, extra_states=None, name: str | None = None):
         self.t = t
         self.name = name
-        q_ind = as_symbol_list(q_ind, "q_ind")
-        q_dep = as_symbol_list(q_dep, "q_dep")
-        u_ind = as_symbol_list(u_ind, "u_ind")
-        u_dep = as_symbol_list(u_dep, "u_dep")
-        u_aux = as_symbol_list(u_auxiliary, "u_auxiliary")
-        both = set(q_ind + q_dep) & set(u_ind + u_dep + u_aux)
-        if both:
-            raise FormulationError(f"{sorted(map(str, both))[0]} is listed both as a coordinate and as a speed")
-        dup = set(u_ind + u_dep) & set(u_aux)
-        if dup:
-            raise FormulationError(f"auxiliary speed {sorted(map(str, dup))[0]} is also a generalized speed")
+        q_ind, q_dep, u_ind, u_dep, u_aux = coordinate_and_speed_lists(q_ind, q_dep, u_ind, u_dep, u_auxiliary)
         self.q_ind, self.q_dep = tuple(q_ind), tuple(q_dep)
         self.u_ind, self.u_dep = tuple(u_ind), tuple(u_dep)
         self.u_aux = tuple(u_aux)

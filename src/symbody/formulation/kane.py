@@ -25,7 +25,13 @@ from sympy.physics.vector import Point, ReferenceFrame, Vector, dynamicsymbols
 from .._lazy_modules import lazy_module
 from ..errors import FormulationError, NonlinearityError, SingularConstraintError
 from ..progress import as_progress
-from ._linear_equations import as_column, as_symbol_list, linear_coefficients, solve_linear
+from ._linear_equations import (
+    as_column,
+    coordinate_and_speed_lists,
+    linear_coefficients,
+    solve_linear,
+)
+from ._method_attributes import MethodAttributes
 from ._symengine_kinematics import ChainRule, SymbolMap, SympyConverter
 from .eom import EquationsOfMotion
 
@@ -46,7 +52,7 @@ def _solver(name, what):
     raise FormulationError(f"unknown linear solver {name!r} for {what}")
 
 
-class KanesMethod:
+class KanesMethod(MethodAttributes):
     """Kane's method for constrained multibody systems (sympy-compatible API).
 
     Parameters are those of ``sympy.physics.mechanics.KanesMethod``: the inertial
@@ -72,25 +78,15 @@ class KanesMethod:
         self._se = None             # the symengine sums (Fr, MM, nonMM) once formed
         self._sympy_forms = None    # the SymPy forms, built on first access
         self._forcelist = forcelist
-        self._bodylist = bodies
+        self._bodies = bodies
         self.explicit_kinematics = explicit_kinematics
         self._kd_eqs_solver = kd_eqs_solver
         self._constraint_solver = constraint_solver
 
-        q_ind = as_symbol_list(q_ind, "q_ind")
-        q_dep = as_symbol_list(q_dependent, "q_dependent")
-        u_ind = as_symbol_list(u_ind, "u_ind")
-        u_dep = as_symbol_list(u_dependent, "u_dependent")
-        u_aux = as_symbol_list(u_auxiliary, "u_auxiliary")
+        q_ind, q_dep, u_ind, u_dep, u_aux = coordinate_and_speed_lists(
+            q_ind, q_dependent, u_ind, u_dependent, u_auxiliary,
+            ("q_ind", "q_dependent", "u_ind", "u_dependent", "u_auxiliary"))
         qs, us = q_ind + q_dep, u_ind + u_dep
-        for name, a, b in (("coordinate", qs, us + u_aux), ("speed", us, u_aux)):
-            both = [x for x in a if x in set(b)]
-            if both:
-                raise FormulationError(f"{both[0]} is given both as a {name} and as a speed")
-        if len(set(qs)) != len(qs):
-            raise FormulationError("a coordinate is listed both in q_ind and q_dependent")
-        if len(set(us)) != len(us):
-            raise FormulationError("a speed is listed both in u_ind and u_dependent")
         self._qind, self._qdep = sm.Matrix(q_ind), sm.Matrix(q_dep)
         self._uind, self._udep = sm.Matrix(u_ind), sm.Matrix(u_dep)
         self._uaux = sm.Matrix(u_aux)
@@ -294,7 +290,7 @@ class KanesMethod:
         """
         bodies, loads = _sort_bodies_loads(bodies, loads)
         if bodies is None:
-            bodies = self._bodylist
+            bodies = self._bodies
         if loads is None and self._forcelist is not None:
             loads = self._forcelist
         if bodies is None:
@@ -304,7 +300,7 @@ class KanesMethod:
                                  "equations to use this method.")
         bodies = list(bodies)
         loads = list(loads) if loads else []
-        self._bodylist = bodies
+        self._bodies = bodies
         self._forcelist = loads if loads else None
         self._se = None
         self._sympy_forms = None
@@ -314,7 +310,7 @@ class KanesMethod:
 
     def _form_eoms(self) -> sm.Matrix:
         """Fr + Fr* with the bodies and loads given at construction (``System.form_eoms`` calls this)."""
-        fr, frstar = self.kanes_equations(self._bodylist, self._forcelist)
+        fr, frstar = self.kanes_equations(self._bodies, self._forcelist)
         return fr + frstar
 
     def _form_unreduced(self, bodies, loads, bar=None):
@@ -798,28 +794,14 @@ class KanesMethod:
 
     # ------------------------------------------------------------ accessors
     @property
-    def q(self) -> sm.Matrix:
-        return self._q
-
-    @property
     def u(self) -> sm.Matrix:
+        """Generalized speeds (independent, then dependent)."""
         return self._u
 
     @property
-    def bodylist(self):
-        return self._bodylist
-
-    @property
-    def forcelist(self):
-        return self._forcelist
-
-    @property
-    def bodies(self):
-        return self._bodylist
-
-    @property
-    def loads(self):
-        return self._forcelist
+    def bodylist(self) -> list | None:
+        """The bodies (SymPy's older name)."""
+        return self._bodies
 
 
 def _negated(e):

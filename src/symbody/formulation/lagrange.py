@@ -30,6 +30,7 @@ from sympy.physics.vector import Point, ReferenceFrame, Vector, dynamicsymbols
 from .._lazy_modules import lazy_module
 from ..errors import FormulationError, NonlinearityError, SingularConstraintError
 from ._linear_equations import as_column, as_symbol_list
+from ._method_attributes import MethodAttributes
 from ._symengine_kinematics import SympyConverter
 from .eom import EquationsOfMotion
 
@@ -44,22 +45,31 @@ _AppliedUndef = sm.core.function.AppliedUndef
 
 
 # --------------------------------------------------------------------------- helpers
-def _split_atoms(expr, seen: set | None = None) -> tuple[set, bool, set]:
-    """(functions of time f(t) and their t-derivatives in ``expr``, whether it holds other
-    undefined functions, derivatives or Subs that only sympy can differentiate, the
-    Symbols outside those).
-
-    Visits each distinct subexpression once (sympy trees share subtrees heavily);
-    nodes in ``seen`` (updated) are skipped.
-    """
-    seen = set() if seen is None else seen
-    out, foreign, symbols = set(), False, set()
+def _distinct_nodes(expr, seen: set, leaves: tuple = ()):
+    """The subexpressions of ``expr``, each distinct one once (sympy trees share subtrees
+    heavily), without descending into nodes of the types ``leaves``; nodes in ``seen``
+    (updated) are skipped."""
     stack = [expr]
     while stack:
         e = stack.pop()
         if e in seen:
             continue
         seen.add(e)
+        yield e
+        if not isinstance(e, leaves):
+            stack.extend(e.args)
+
+
+def _split_atoms(expr, seen: set | None = None) -> tuple[set, bool, set]:
+    """(functions of time f(t) and their t-derivatives in ``expr``, whether it holds other
+    undefined functions, derivatives or Subs that only sympy can differentiate, the
+    Symbols outside those).
+
+    Visits each distinct subexpression once; nodes in ``seen`` (updated) are skipped.
+    """
+    seen = set() if seen is None else seen
+    out, foreign, symbols = set(), False, set()
+    for e in _distinct_nodes(expr, seen, (sm.Derivative, _AppliedUndef, sm.Subs)):
         if isinstance(e, sm.Derivative):
             if set(e.variables) == {t} and isinstance(e.expr, _AppliedUndef) and e.expr.args == (t,):
                 out.add(e)
@@ -74,26 +84,13 @@ def _split_atoms(expr, seen: set | None = None) -> tuple[set, bool, set]:
             foreign = True
         elif isinstance(e, sm.Symbol):
             symbols.add(e)
-        else:
-            stack.extend(e.args)
     return out, foreign, symbols
 
 
 def _nodes_of(expr, types) -> set:
     """The subexpressions of ``expr`` of the given types (``expr.atoms(*types)``, but
     visiting each distinct subexpression once)."""
-    seen: set = set()
-    out = set()
-    stack = [expr]
-    while stack:
-        e = stack.pop()
-        if e in seen:
-            continue
-        seen.add(e)
-        if isinstance(e, types):
-            out.add(e)
-        stack.extend(e.args)
-    return out
+    return {e for e in _distinct_nodes(expr, set()) if isinstance(e, types)}
 
 
 def _memo_xreplace(e, rule: dict, cache: dict):
@@ -414,7 +411,7 @@ class _NeedSympy(Exception):
 
 
 # --------------------------------------------------------------------------- the method
-class LagrangesMethod:
+class LagrangesMethod(MethodAttributes):
     """Lagrange's method: equations of motion from a Lagrangian, with multipliers.
 
     Same arguments, attributes and conventions as sympy 1.14's
@@ -814,26 +811,9 @@ class LagrangesMethod:
 
     # ------------------------------------------------------------ attributes
     @property
-    def q(self) -> sm.Matrix:
-        """Generalized coordinates (n x 1)."""
-        return self._q
-
-    @property
     def u(self) -> sm.Matrix:
         """The coordinates' derivatives q' (n x 1), Lagrange's speeds."""
         return self._qdots
-
-    @property
-    def bodies(self):
-        return self._bodies
-
-    @property
-    def forcelist(self):
-        return self._forcelist
-
-    @property
-    def loads(self):
-        return self._forcelist
 
     # ------------------------------------------------------------ canonical form
     def speed_symbols(self, speeds=None) -> list:
