@@ -11,7 +11,7 @@ import sympy as sm
 
 
 class MethodAttributes:
-    """``q`` (n x 1), ``bodies`` and ``loads`` (with their older names ``forcelist``)."""
+    """``q`` (n x 1), ``bodies`` and ``loads`` (with their older names ``bodylist``, ``forcelist``)."""
 
     _q: sm.Matrix
     _bodies: list | None
@@ -32,7 +32,6 @@ class MethodAttributes:
         """The loads given to the method: (point, force) and (frame, torque) pairs."""
         return self._forcelist
 
-    @property
-    def forcelist(self) -> list | None:
-        """The loads (SymPy's older name)."""
-        return self._forcelist
+    #: SymPy's older names of the same two
+    bodylist = bodies
+    forcelist = loads

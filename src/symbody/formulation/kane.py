@@ -344,32 +344,35 @@ class KanesMethod(MethodAttributes):
         zero = se.Integer(0)
 
         Fr = [zero] * (o + s_aux)
-        point_cache: dict = {}
-        frame_cache: dict = {}
+        partials_cache: dict = {}
+
+        def with_partials(key, velocity):
+            """(velocity in N, its partials along the speeds) of a point or frame, once each."""
+            got = partials_cache.get(key)
+            if got is None:
+                v = velocity(key)
+                got = partials_cache[key] = (v, fv.partials(v, speeds))
+            return got
+
+        def point_velocity(P):
+            try:
+                vel = P.vel(N)
+            except ValueError as exc:
+                raise FormulationError(f"the velocity of point {P} in {N} is not defined: {exc}") from exc
+            return fv.vector(vel)
+
+        def frame_velocity(F):
+            try:
+                return fv.angular_velocity(F)
+            except ValueError as exc:
+                raise FormulationError(f"the angular velocity of frame {F} in {N} is not defined: "
+                                       f"{exc}") from exc
 
         def point_partials(P):
-            got = point_cache.get(P)
-            if got is None:
-                try:
-                    vel = P.vel(N)
-                except ValueError as exc:
-                    raise FormulationError(f"the velocity of point {P} in {N} is not defined: {exc}") from exc
-                v = fv.vector(vel)
-                got = (v, fv.partials(v, speeds))
-                point_cache[P] = got
-            return got
+            return with_partials(P, point_velocity)
 
         def frame_partials(F):
-            got = frame_cache.get(F)
-            if got is None:
-                try:
-                    w = fv.angular_velocity(F)
-                except ValueError as exc:
-                    raise FormulationError(f"the angular velocity of frame {F} in {N} is not defined: "
-                                           f"{exc}") from exc
-                got = (w, fv.partials(w, speeds))
-                frame_cache[F] = got
-            return got
+            return with_partials(F, frame_velocity)
 
         for idx, load in enumerate(loads):
             try:
@@ -798,10 +801,6 @@ class KanesMethod(MethodAttributes):
         """Generalized speeds (independent, then dependent)."""
         return self._u
 
-    @property
-    def bodylist(self) -> list | None:
-        """The bodies (SymPy's older name)."""
-        return self._bodies
 
 
 def _negated(e):

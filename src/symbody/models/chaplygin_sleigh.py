@@ -19,7 +19,7 @@ from sympy.physics.mechanics import RigidBody, outer
 from sympy.physics.vector import Point, ReferenceFrame, dynamicsymbols
 
 from ..presentation.scene import Box, Scene, Sphere, VisualizationFrame
-from .base import Drawing, KaneSystem, Model, point_coordinates
+from .base import Drawing, KaneSystem, Model, point_coordinates, rotated_frame
 
 __all__ = ["chaplygin_sleigh", "chaplygin_sleigh_system"]
 
@@ -37,8 +37,7 @@ def chaplygin_sleigh_system():
     m, I, a = sm.symbols("m, I, a")
 
     N = ReferenceFrame("N")
-    A = ReferenceFrame("A")
-    A.orient_axis(N, q3, N.z)
+    A = rotated_frame("A", N, q3)
     A.set_ang_vel(N, u3 * N.z)
 
     O, P, G = Point("O"), Point("P"), Point("G")

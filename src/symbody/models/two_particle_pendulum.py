@@ -20,7 +20,7 @@ from sympy.physics.mechanics import Particle
 from sympy.physics.vector import Point, ReferenceFrame, cross, dynamicsymbols
 
 from ..presentation.scene import Scene, Segment, Sphere, VisualizationFrame
-from .base import Drawing, KaneSystem, Model, point_coordinates
+from .base import Drawing, KaneSystem, Model, energy_fields, point_coordinates, rotated_frame
 
 __all__ = ["two_particle_pendulum", "two_particle_pendulum_system"]
 
@@ -39,10 +39,8 @@ def two_particle_pendulum_system():
     u3, u4 = dynamicsymbols("u3, u4")
 
     N = ReferenceFrame("N")
-    A = ReferenceFrame("A")
-    B = ReferenceFrame("B")
-    A.orient_axis(N, q1, N.z)
-    B.orient_axis(N, q2, N.z)
+    A = rotated_frame("A", N, q1)
+    B = rotated_frame("B", N, q2)
     A.set_ang_vel(N, u1 * N.z)
     B.set_ang_vel(N, u2 * N.z)
 
@@ -94,8 +92,7 @@ def two_particle_pendulum() -> Model:
     return Model.create(
         name="two-particle-pendulum", description=DESCRIPTION, eom=eom, method=km,
         constants=constants, initial_state=initial, t_span=(0.0, 10.0), drawing=drawing,
-        energy=kinetic + potential,
-        outputs={"kinetic_energy": kinetic, "potential_energy": potential, **tensions},
+        **energy_fields(kinetic, potential, **tensions),
         references=REFERENCES, scene=scene)
 
 

@@ -611,12 +611,16 @@ class _Builder:
             return self.nonholonomic()
         return self.closed_loop()
 
+    def constraint_count(self, most: int, rule: str) -> int:
+        """The number of constraints asked for (1 to ``most``), else a random one from the seed."""
+        count = self.n_constraints if self.n_constraints is not None else int(self.rng.integers(1, most + 1))
+        if not 1 <= count <= most:
+            raise InputError(f"constraints={count}: {rule}")
+        return count
+
     def nonholonomic(self) -> RandomModel:
         rng, N, O = self.rng, self.N, self.O
-        m_total = self.n_constraints if self.n_constraints is not None else int(rng.integers(1, 4))
-        if not 1 <= m_total <= 3:
-            raise InputError(f"constraints={m_total}: a nonholonomic random model has 1 to 3 "
-                             "velocity constraints")
+        m_total = self.constraint_count(3, "a nonholonomic random model has 1 to 3 velocity constraints")
         x, ux, xd = self.coordinate()
         y, uy, yd = self.coordinate()
         th, uth, thd = self.coordinate()
@@ -699,10 +703,7 @@ class _Builder:
 
     def closed_loop(self) -> RandomModel:
         rng, N, O = self.rng, self.N, self.O
-        M = self.n_constraints if self.n_constraints is not None else int(rng.integers(1, 3))
-        if not 1 <= M <= 2:
-            raise InputError(f"constraints={M}: a closed-loop random model has 1 or 2 holonomic "
-                             "constraints")
+        M = self.constraint_count(2, "a closed-loop random model has 1 or 2 holonomic constraints")
         n_links = max(self.n_bodies, M + 1)
         self.tree([(N, O)], 1, n_links, chain=True)
         frame, R, G = self.links[-1]
