@@ -186,11 +186,26 @@ def _merge(model: NumericModel, base, over: dict, what: str, names: Sequence):
     return arr
 
 
-def _run_case(index: int, case: Mapping, t_span, x0, p, specifieds, options: dict, final,
-              keep: bool, model: NumericModel | None = None) -> tuple[int, Trajectory | None, dict]:
+@dataclass(frozen=True)
+class _SweepSettings:
+    """What every run of one sweep shares (sent once per case to a worker, so picklable)."""
+
+    t_span: Any
+    x0: Any
+    p: Any
+    specifieds: Any
+    options: dict
+    final: Any
+    keep: bool
+
+
+def _run_case(index: int, case: Mapping, settings: _SweepSettings,
+              model: NumericModel | None = None) -> tuple[int, Trajectory | None, dict]:
     """One run of the sweep: (index, trajectory or None, record).  Never raises for the
     case's own problems: they go into the record."""
     model = _WORKER_MODEL if model is None else model
+    t_span, x0, p, specifieds = settings.t_span, settings.x0, settings.p, settings.specifieds
+    options, final, keep = settings.options, settings.final, settings.keep
     record: dict[str, Any] = {}
     for key, val in case.items():
         name = key if isinstance(key, str) else _short(key)
@@ -277,7 +292,7 @@ def sweep(model: NumericModel, t_span: Sequence[float], cases: Sequence[Mapping]
     if final is not None and not callable(final):
         final = [str(f) if not hasattr(f, "func") else _short(f) for f in final]
     n = len(cases)
-    args = (t_span, x0, p, specifieds, dict(simulate_options), final, bool(keep_trajectories))
+    args = (_SweepSettings(t_span, x0, p, specifieds, dict(simulate_options), final, bool(keep_trajectories)),)
     bar = as_progress(progress, "sweep", total=n)
     tq = None
     if bar.enabled and bar.callback is None:

@@ -33,7 +33,7 @@ from ._linear_equations import (
 )
 from ._method_attributes import MethodAttributes
 from ._symengine_kinematics import ChainRule, SymbolMap, SympyConverter
-from .eom import EquationsOfMotion
+from .eom import CanonicalBlocks, EquationsOfMotion
 
 se = lazy_module("symengine")        # imported when first used (import time)
 
@@ -734,16 +734,16 @@ class KanesMethod(MethodAttributes):
         if noncontributing:
             zero = dict.fromkeys(noncontributing, 0)
             g_d = g_d.xreplace(zero)
-        return EquationsOfMotion._from_blocks(
+        blocks = CanonicalBlocks(
             q_ind=list(self._qind), q_dep=list(self._qdep), u_ind=list(self._uind),
             u_dep=list(self._udep), u_aux=list(self._uaux),
             K_qd=self._k_kqdot_implicit, K_u=self._k_ku_implicit, k=self._f_k_implicit,
             qdot_solution=sm.Matrix([self._qdot_u_map[qd] for qd in self._qdot]).xreplace(
                 dict.fromkeys(self._uaux, 0)),
             f_h=self._f_h, B=self._k_nh, b=self._f_nh, B_a=self._k_dnh, b_a=self._f_dnh,
-            M_d=M_d, g_d=g_d, reduced=False, auxiliary=aux,
-            noncontributing=noncontributing or (), specifieds=specifieds,
-            extra_states=extra_states, name=name)
+            M_d=M_d, g_d=g_d, reduced=False, auxiliary=aux, noncontributing=noncontributing or ())
+        return EquationsOfMotion._from_blocks(blocks, specifieds=specifieds, extra_states=extra_states,
+                                              name=name)
 
     def _detect_noncontributing(self, M_d, g_d, aux) -> list:
         """Symbols of the auxiliary equations that do no work in the dynamic equations.

@@ -32,7 +32,7 @@ from ..errors import FormulationError, NonlinearityError, SingularConstraintErro
 from ._linear_equations import as_column, as_symbol_list
 from ._method_attributes import MethodAttributes
 from ._symengine_kinematics import SympyConverter
-from .eom import EquationsOfMotion
+from .eom import CanonicalBlocks, EquationsOfMotion
 
 np = lazy_module("numpy")            # imported when first used (import time)
 se = lazy_module("symengine")        # imported when first used (import time)
@@ -968,12 +968,13 @@ class LagrangesMethod(MethodAttributes):
         else:
             B, b = sm.zeros(0, N_all), sm.zeros(0, 1)
             b_a = sm.zeros(0, 1)
-        return EquationsOfMotion._from_blocks(
+        blocks = CanonicalBlocks(
             q_ind=qi_list, q_dep=qd_list, u_ind=ui_list, u_dep=ud_list, u_aux=[],
             K_qd=sm.eye(N_all), K_u=K_u, k=sm.zeros(N_all, 1), qdot_solution=qdot_solution,
             f_h=self._hol_coneqs if n_hol else sm.zeros(0, 1), B=B, b=b, B_a=B, b_a=b_a,
-            M_d=M_d, g_d=g_d, reduced=False, auxiliary=sm.zeros(0, 1), specifieds=specifieds,
-            extra_states=extra_states, name=name)
+            M_d=M_d, g_d=g_d, reduced=False, auxiliary=sm.zeros(0, 1))
+        return EquationsOfMotion._from_blocks(blocks, specifieds=specifieds, extra_states=extra_states,
+                                              name=name)
 
     def _speed_clashes(self, u: list):
         present = {a.expr if isinstance(a, sm.Derivative) else a for a in self._calc.sym_of}
