@@ -30,7 +30,7 @@ import warnings
 from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -39,6 +39,10 @@ from ..errors import InputError
 from ..progress import as_progress
 from .simulation import simulate
 from .trajectory import Trajectory, _short
+
+if TYPE_CHECKING:
+    import pandas
+
 
 __all__ = ["sweep", "SweepResult", "grid_cases", "sample_cases"]
 
@@ -103,7 +107,7 @@ class SweepResult:
     _table: Any = field(default=None, repr=False)
 
     @property
-    def table(self):
+    def table(self) -> pandas.DataFrame:
         """One row per case (pandas DataFrame): case values, status, message, final quantities."""
         if self._table is None:
             try:
@@ -251,10 +255,12 @@ def _final_values(final, traj: Trajectory) -> dict:
 
 
 # ----------------------------------------------------------------- driver
-def sweep(model: NumericModel, t_span: Sequence[float], cases: Sequence[Mapping], p=None, *,
-          x0=None, specifieds=None, client=None, processes: int | None = None,
+def sweep(model: NumericModel, t_span: Sequence[float], cases: Sequence[Mapping],
+          p: np.ndarray | Mapping | None = None, *, x0: np.ndarray | Mapping | None = None,
+          specifieds: Any = None, client: Any = None, processes: int | None = None,
           final: Sequence[str] | Callable[[Trajectory], dict] | None = None,
-          keep_trajectories: bool = True, progress=None, **simulate_options) -> SweepResult:
+          keep_trajectories: bool = True, progress: Any = None,
+          **simulate_options: Any) -> SweepResult:
     """Simulate ``model`` once per case (see the module docstring); returns a :class:`SweepResult`.
 
     Parameters

@@ -498,7 +498,7 @@ def _wait_one(running: list) -> int:
     return 1
 
 
-def load_library(path: Path, fname: str):
+def load_library(path: Path, fname: str) -> tuple[ctypes.CDLL, Callable, Callable]:
     """(single, many) ctypes functions of the library at ``path``."""
     lib = ctypes.CDLL(str(path))
     single = getattr(lib, fname)

@@ -36,6 +36,7 @@ from __future__ import annotations
 import copy
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import sympy as sm
 from sympy.physics.vector import dynamicsymbols
@@ -133,10 +134,15 @@ class EquationsOfMotion:
         an extra state nor a specified input is an error naming it.
     """
 
-    def __init__(self, q_ind, u_ind, kinematic, dynamic, *, q_dep=None, u_dep=None,
-                 holonomic=None, velocity_constraints=None, acceleration_constraints=None,
-                 u_auxiliary=None, auxiliary=None, noncontributing=None,
-                 constants=None, specifieds=None, extra_states=None, name: str | None = None):
+    def __init__(self, q_ind: Sequence, u_ind: Sequence, kinematic: sm.MatrixBase | Sequence,
+                 dynamic: sm.MatrixBase | Sequence, *,
+                 q_dep: Sequence | None = None, u_dep: Sequence | None = None,
+                 holonomic: sm.MatrixBase | Sequence | None = None, velocity_constraints: sm.MatrixBase | Sequence | None = None,
+                 acceleration_constraints: sm.MatrixBase | Sequence | None = None,
+                 u_auxiliary: Sequence | None = None, auxiliary: sm.MatrixBase | Sequence | None = None,
+                 noncontributing: Sequence | None = None, constants: Sequence | None = None,
+                 specifieds: Sequence | None = None, extra_states: Any = None,
+                 name: str | None = None) -> None:
         self.t = t
         self.name = name
         q_ind, q_dep, u_ind, u_dep, u_aux = coordinate_and_speed_lists(q_ind, q_dep, u_ind, u_dep, u_auxiliary)
@@ -392,7 +398,7 @@ class EquationsOfMotion:
                             f"the {label} equations (entry {i}) depend on the extra state {hit[0]}; "
                             "extra states may enter only the dynamic and auxiliary equations")
 
-    def with_extra_states(self, extra_states, specifieds: Sequence | None = None) -> EquationsOfMotion:
+    def with_extra_states(self, extra_states: Any, specifieds: Sequence | None = None) -> EquationsOfMotion:
         """A copy with extra first-order states added (see :mod:`~symbody.formulation.extra_states`).
 
         ``extra_states``: ``{x_e: x_e'}``, SymPy biomechanics objects (their ``x``,

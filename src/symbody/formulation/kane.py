@@ -16,7 +16,8 @@ SymPy does, but only when they are asked for; ``to_eom()`` never does.
 from __future__ import annotations
 
 import random
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from typing import Any
 
 import sympy as sm
 from sympy.physics.mechanics import Particle, RigidBody
@@ -66,12 +67,14 @@ class KanesMethod(MethodAttributes):
     ``kd_eqs_solver`` and ``constraint_solver``.
     """
 
-    def __init__(self, frame, q_ind, u_ind, kd_eqs=None, q_dependent=None,
-                 configuration_constraints=None, u_dependent=None,
-                 velocity_constraints=None, acceleration_constraints=None,
-                 u_auxiliary=None, bodies=None, forcelist=None,
-                 explicit_kinematics=True, kd_eqs_solver="LU",
-                 constraint_solver="LU"):
+    def __init__(self, frame: ReferenceFrame, q_ind: Sequence, u_ind: Sequence,
+                 kd_eqs: Sequence | None = None, q_dependent: Sequence | None = None,
+                 configuration_constraints: Sequence | None = None, u_dependent: Sequence | None = None,
+                 velocity_constraints: Sequence | None = None,
+                 acceleration_constraints: Sequence | None = None,
+                 u_auxiliary: Sequence | None = None, bodies: Sequence | None = None,
+                 forcelist: Sequence | None = None, explicit_kinematics: bool = True,
+                 kd_eqs_solver: str | Callable = "LU", constraint_solver: str | Callable = "LU") -> None:
         if not isinstance(frame, ReferenceFrame):
             raise TypeError(f"KanesMethod needs an inertial ReferenceFrame as first argument, got {frame!r}")
         self._inertial = frame
@@ -278,7 +281,8 @@ class KanesMethod(MethodAttributes):
         return self._Ars_cache
 
     # --------------------------------------------------------- Kane's method
-    def kanes_equations(self, bodies=None, loads=None, *, progress=None):
+    def kanes_equations(self, bodies: Sequence | None = None, loads: Sequence | None = None, *,
+                        progress: Any = None) -> KaneEquations:
         """Form Kane's equations Fr + Fr* = 0; return ``(Fr, Fr*)``.
 
         With m motion constraints and s auxiliary speeds the returned columns
@@ -703,7 +707,7 @@ class KanesMethod(MethodAttributes):
         self._require_eqs()
         return sm.Matrix([self.forcing_kin, self.forcing])
 
-    def rhs(self, inv_method=None) -> sm.Matrix:
+    def rhs(self, inv_method: str | None = None) -> sm.Matrix:
         """Symbolic x' = [q'; u'] (solves the symbolic mass matrix: only on request)."""
         rhs = sm.zeros(len(self._q) + len(self._u), 1)
         kdes = self.kindiffdict()
@@ -716,7 +720,7 @@ class KanesMethod(MethodAttributes):
         return rhs
 
     def to_eom(self, noncontributing: Sequence | None = None, name: str | None = None, *,
-               extra_states=None, specifieds: Sequence | None = None) -> EquationsOfMotion:
+               extra_states: Any = None, specifieds: Sequence | None = None) -> EquationsOfMotion:
         """The canonical EquationsOfMotion (unreduced dynamics; no symbolic inversion).
 
         ``noncontributing``: the unknowns of the auxiliary equations (defaults to
@@ -790,7 +794,8 @@ class KanesMethod(MethodAttributes):
                 out.append(c)
         return out
 
-    def linearize(self, *, new_method=None, linear_solver="LU", **kwargs):
+    def linearize(self, *, new_method: Any = None, linear_solver: str | Callable = "LU",
+                  **kwargs: Any) -> tuple:
         """Linearize about an operating point; SymPy's conventions (see symbody.formulation.symbolic_linearization)."""
         from .symbolic_linearization import linearize_kane
         return linearize_kane(self, linear_solver=linear_solver, **kwargs)

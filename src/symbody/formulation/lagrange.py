@@ -22,7 +22,8 @@ and avoids differentiating big expressions with respect to time:
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
+from typing import Any
 
 import sympy as sm
 from sympy.physics.vector import Point, ReferenceFrame, Vector, dynamicsymbols
@@ -452,8 +453,10 @@ class LagrangesMethod(MethodAttributes):
     NonlinearityError naming the equation or symbol at fault.
     """
 
-    def __init__(self, Lagrangian, qs, forcelist=None, bodies=None, frame=None,
-                 hol_coneqs=None, nonhol_coneqs=None, *, coneqs=None):
+    def __init__(self, Lagrangian: sm.Expr, qs: Sequence, forcelist: Sequence | None = None,
+                 bodies: Sequence | None = None, frame: ReferenceFrame | None = None,
+                 hol_coneqs: Sequence | None = None, nonhol_coneqs: Sequence | None = None, *,
+                 coneqs: Sequence | None = None) -> None:
         if coneqs is not None:
             if nonhol_coneqs is not None:
                 raise FormulationError("give the velocity constraints either as nonhol_coneqs or as "
@@ -763,7 +766,8 @@ class LagrangesMethod(MethodAttributes):
             self._rhs = self.mass_matrix_full.inv(inv_method, try_block_diag=True) * self.forcing_full
         return self._rhs
 
-    def solve_multipliers(self, op_point=None, sol_type: str = "dict"):
+    def solve_multipliers(self, op_point: dict | Sequence[dict] | None = None,
+                          sol_type: str = "dict") -> dict | sm.Matrix:
         """The multipliers lam (as in ``eom``) solved symbolically at an operating point.
 
         ``op_point`` is a dict, or an iterable of dicts, {symbol: value};
@@ -796,8 +800,9 @@ class LagrangesMethod(MethodAttributes):
             return sm.Matrix(sol)
         raise ValueError(f"Unknown sol_type {sol_type}.")
 
-    def linearize(self, q_ind=None, qd_ind=None, q_dep=None, qd_dep=None, linear_solver="LU",
-                  **kwargs):
+    def linearize(self, q_ind: Sequence | None = None, qd_ind: Sequence | None = None,
+                  q_dep: Sequence | None = None, qd_dep: Sequence | None = None,
+                  linear_solver: str | Callable = "LU", **kwargs: Any) -> tuple:
         """Linearize about ``op_point``; SymPy's conventions and returns.
 
         ``M [q'; q''; lam] = A [q_ind; qd_ind] + B r`` -> ``(M, A, B, r)``, or with
@@ -816,7 +821,7 @@ class LagrangesMethod(MethodAttributes):
         return self._qdots
 
     # ------------------------------------------------------------ canonical form
-    def speed_symbols(self, speeds=None) -> list:
+    def speed_symbols(self, speeds: Sequence | None = None) -> list:
         """The speeds of the canonical form, u_i = q_i': by default ``dynamicsymbols('u_' + q_i.name)``."""
         q = list(self._q)
         if speeds is None:
@@ -826,8 +831,9 @@ class LagrangesMethod(MethodAttributes):
             raise FormulationError(f"speeds has {len(sp)} entries; give one per coordinate ({len(q)})")
         return sp
 
-    def to_eom(self, q_ind=None, q_dep=None, u_ind=None, u_dep=None, *, speeds=None,
-               name: str | None = None, extra_states=None,
+    def to_eom(self, q_ind: Sequence | None = None, q_dep: Sequence | None = None,
+               u_ind: Sequence | None = None, u_dep: Sequence | None = None, *,
+               speeds: Sequence | None = None, name: str | None = None, extra_states: Any = None,
                specifieds: Sequence | None = None) -> EquationsOfMotion:
         """The canonical :class:`~symbody.EquationsOfMotion` of these equations.
 

@@ -47,6 +47,7 @@ from __future__ import annotations
 
 import random
 from collections.abc import Callable, Iterable, Sequence
+from typing import TYPE_CHECKING
 
 import numpy as np
 import symengine as se
@@ -57,6 +58,12 @@ from sympy.physics.vector import dynamicsymbols
 from ..errors import FormulationError, SingularConstraintError
 from ..symengine_bridge import SymbolTable as _Symbols
 from ..symengine_bridge import to_symengine
+
+if TYPE_CHECKING:
+    from .eom import EquationsOfMotion
+    from .kane import KanesMethod
+    from .lagrange import LagrangesMethod
+
 
 t = dynamicsymbols._t
 
@@ -743,8 +750,8 @@ def _kane_form_from_attributes(km, op: dict) -> _Form:
     return form
 
 
-def linearize_kane(km, *, op_point=None, A_and_B: bool = False, linear_solver="LU",
-                   simplify: bool = False):
+def linearize_kane(km: KanesMethod, *, op_point: dict | Sequence[dict] | None = None, A_and_B: bool = False,
+                   linear_solver: str | Callable = "LU", simplify: bool = False) -> tuple:
     """Linearize Kane's equations about an operating point, as SymPy's ``KanesMethod.linearize``.
 
     Returns ``(M, A, B, r)`` for ``M [q'; u'] = A [q_ind; u_ind] + B r`` (M square
@@ -771,8 +778,8 @@ def linearize_kane(km, *, op_point=None, A_and_B: bool = False, linear_solver="L
     return out + (sm.Matrix(form.r),)
 
 
-def linearize_eom(eom, *, op_point=None, A_and_B: bool = False, linear_solver="LU",
-                  simplify: bool = False):
+def linearize_eom(eom: EquationsOfMotion, *, op_point: dict | Sequence[dict] | None = None, A_and_B: bool = False,
+                  linear_solver: str | Callable = "LU", simplify: bool = False) -> tuple:
     """Symbolic linearization of a canonical :class:`EquationsOfMotion` (Kane's conventions).
 
     Same returns as :func:`linearize_kane`, with q = eom.q, u = eom.u and the
@@ -784,8 +791,11 @@ def linearize_eom(eom, *, op_point=None, A_and_B: bool = False, linear_solver="L
 
 
 # --------------------------------------------------------------------------- Lagrange
-def linearize_lagrange(lm, *, q_ind=None, qd_ind=None, q_dep=None, qd_dep=None, op_point=None,
-                       A_and_B: bool = False, linear_solver="LU", simplify: bool = False):
+def linearize_lagrange(lm: LagrangesMethod, *, q_ind: Sequence | None = None,
+                       qd_ind: Sequence | None = None, q_dep: Sequence | None = None,
+                       qd_dep: Sequence | None = None, op_point: dict | Sequence[dict] | None = None,
+                       A_and_B: bool = False, linear_solver: str | Callable = "LU",
+                       simplify: bool = False) -> tuple:
     """Linearize Lagrange's equations, as SymPy's ``LagrangesMethod.linearize``.
 
     The speeds are u = q' (``qd_ind``/``qd_dep`` are derivatives of coordinates)

@@ -209,7 +209,7 @@ class KaneSystem:
     u_aux: list = field(default_factory=list)
     noncontributing: list = field(default_factory=list)
 
-    def method(self, method_cls: type | None = None):
+    def method(self, method_cls: type | None = None) -> Any:
         """The (not yet formed) KanesMethod object."""
         cls = KanesMethod if method_cls is None else method_cls
         kwargs: dict[str, Any] = {"kd_eqs": self.kd_eqs}
@@ -223,7 +223,8 @@ class KaneSystem:
             kwargs["u_auxiliary"] = self.u_aux
         return cls(self.frame, self.q_ind, self.u_ind, **kwargs)
 
-    def form(self, method_cls: type | None = None, name: str | None = None):
+    def form(self, method_cls: type | None = None,
+             name: str | None = None) -> tuple[Any, EquationsOfMotion | None]:
         """Form Kane's equations; return ``(method, eom)`` (eom None for foreign classes)."""
         km = self.method(method_cls)
         km.kanes_equations(self.bodies, self.loads)

@@ -30,7 +30,7 @@ REFERENCES = ("Chaplygin (1911); Neimark & Fufaev, Dynamics of Nonholonomic Syst
               "Defaults chosen here: m=1 kg, I=0.1 kg m^2 (about G), a=0.3 m; u1=1 m/s, u3=2 rad/s.")
 
 
-def chaplygin_sleigh_system():
+def chaplygin_sleigh_system() -> tuple[KaneSystem, dict]:
     """Kinematics, knife-edge constraint and body; returns (KaneSystem, extras)."""
     q1, q2, q3 = dynamicsymbols("q1, q2, q3")
     u1, u2, u3 = dynamicsymbols("u1, u2, u3")

@@ -32,7 +32,7 @@ REFERENCES = ("Moore, Learn Multibody Dynamics, 'Equations of Motion' (seed 002)
               "q0=[25 deg, 5 deg, 0.1 m], u0=[0.1, 2.2, 0.3]; t in [0, 2] s.")
 
 
-def double_rod_pendulum_system():
+def double_rod_pendulum_system() -> tuple[KaneSystem, dict]:
     """Kinematics, bodies and loads; returns (KaneSystem, extras)."""
     m, g, kt, kl, l = sm.symbols("m, g, k_t, k_l, l")
     q1, q2, q3 = dynamicsymbols("q1, q2, q3")

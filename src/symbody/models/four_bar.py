@@ -39,7 +39,7 @@ REFERENCES = ("Moore, Learn Multibody Dynamics, 'Equations of Motion with Holono
               "consistent (6.57526576, -151.3836336 deg), u1=0, t in [0, 30] s.")
 
 
-def four_bar_system():
+def four_bar_system() -> tuple[KaneSystem, dict]:
     """Kinematics and loads of the four-bar; returns (KaneSystem, extras dict)."""
     q1, q2, q3 = dynamicsymbols("q1, q2, q3")
     u1, u2, u3 = dynamicsymbols("u1, u2, u3")

@@ -38,7 +38,7 @@ REFERENCES = ("Kane & Levinson (1985) rolling disc; SymPy mechanics rolling-disc
 RIM_POINTS = 16
 
 
-def rolling_disc_system():
+def rolling_disc_system() -> tuple[KaneSystem, dict]:
     """Kinematics, rolling constraints and body; returns (KaneSystem, extras)."""
     q1, q2, q3, q4, q5 = dynamicsymbols("q1:6")
     u1, u2, u3, u4, u5 = dynamicsymbols("u1:6")

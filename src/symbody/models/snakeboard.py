@@ -32,7 +32,7 @@ REFERENCES = ("Moore, Learn Multibody Dynamics, 'Equations of Motion with Nonhol
               "u3=0.1 m/s, u4=0.01 rad/s, u5=-0.01 rad/s; t in [0, 8] s.")
 
 
-def snakeboard_system():
+def snakeboard_system() -> tuple[KaneSystem, dict]:
     """Kinematics, constraints and bodies of the snakeboard; returns (KaneSystem, extras)."""
     q1, q2, q3, q4, q5 = dynamicsymbols("q1, q2, q3, q4, q5")
     u1, u2, u3, u4, u5 = dynamicsymbols("u1, u2, u3, u4, u5")

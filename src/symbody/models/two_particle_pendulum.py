@@ -32,7 +32,7 @@ REFERENCES = ("Moore, Learn Multibody Dynamics, 'Exposing Noncontributing Forces
               "[u1', u2', T1, T2] = [8.09538007, -2.37332094, 109.88598116, 92.50997719].")
 
 
-def two_particle_pendulum_system():
+def two_particle_pendulum_system() -> tuple[KaneSystem, dict]:
     """Kinematics (velocities include the auxiliary speeds), bodies, loads; (KaneSystem, extras)."""
     m1, m2, l1, l2, g = sm.symbols("m1, m2, l1, l2, g")
     q1, q2, u1, u2, T1, T2 = dynamicsymbols("q1, q2, u1, u2, T1, T2")

@@ -20,7 +20,7 @@ import os
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from types import SimpleNamespace
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -28,6 +28,10 @@ from ..errors import InputError
 from ._trajectory_evaluation import TrajectoryEvaluator, free_constants, position_matrix
 from .export import save_gif, save_html, to_html
 from .scene import check_point_names
+
+if TYPE_CHECKING:
+    from matplotlib.animation import FuncAnimation
+
 
 __all__ = ["animate", "point_positions", "frame_times"]
 
@@ -113,7 +117,7 @@ def animate(trajectory: Any, drawing: Any, constants: Mapping | None = None, *,
             traces: bool | Sequence[str] = True, view: str | None = None,
             plane: tuple[int, int] | None = None, figsize: tuple[float, float] | None = None,
             dpi: float = 80, title: str | None = None, follow: bool | None = None,
-            close: bool | None = None):
+            close: bool | None = None) -> FuncAnimation:
     """Animate a trajectory with a Drawing; returns a matplotlib ``FuncAnimation``.
 
     Parameters

@@ -29,7 +29,7 @@ lies in the x-y plane.  Dimensions are numbers or expressions in the model's con
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -174,7 +174,8 @@ class Plane(Shape):
 PointSpec = Point | str | sm.MatrixBase | Vector | Sequence
 
 
-def check_point_names(lines: Sequence[Sequence[str]], traces: Sequence[str], known, owner: str) -> None:
+def check_point_names(lines: Sequence[Sequence[str]], traces: Sequence[str], known: Collection[str],
+                      owner: str) -> None:
     """Every point a polyline of ``lines`` goes through and every traced point must be one of
     the ``known`` names; else an InputError naming the ``owner`` ("scene", "drawing"), the
     line or trace and the known points."""
