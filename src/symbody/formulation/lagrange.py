@@ -29,6 +29,7 @@ import sympy as sm
 from sympy.physics.vector import Point, ReferenceFrame, Vector, dynamicsymbols
 
 from .._lazy_modules import lazy_module
+from ..dependent_columns import pivot_columns
 from ..errors import FormulationError, NonlinearityError, SingularConstraintError
 from ._linear_equations import as_column, as_symbol_list
 from ._method_attributes import MethodAttributes
@@ -367,43 +368,27 @@ def _trailing_columns(C: np.ndarray, forced: Sequence[int], count: int) -> list[
 
 def _choose_columns(C: np.ndarray, forced: Sequence[int], count: int, what: str,
                     labels: Sequence) -> list[int]:
-    """Pick ``count`` linearly independent columns of C by column-pivoted Gram-Schmidt.
+    """Pick ``count`` linearly independent columns of C by column pivoting
+    (:func:`symbody.dependent_columns.pivot_columns`; ties go to the later column).
 
-    The columns in ``forced`` are taken first; then, repeatedly, the column with
-    the largest norm orthogonal to those already taken (ties, within a relative
-    1e-9, go to the later column).  Raises SingularConstraintError when the rank
-    is short.
+    The columns in ``forced`` are taken first.  Raises SingularConstraintError when one
+    of them is zero or redundant, or when the rank is short.
     """
     R = np.array(C, dtype=float)
     scale = max(1.0, float(np.abs(R).max()) if R.size else 1.0)
-    tol = 1e-10 * scale
-    chosen: list[int] = []
-
-    def take(j: int) -> None:
-        v = R[:, j]
-        nv = np.linalg.norm(v)
-        if nv <= tol:
+    tol = 1e-10 * scale        # relative to the entries: round-off of a Jacobian at O(1) values
+    chosen, norms = pivot_columns(R, count, first=forced, ties="last")
+    for j, norm in zip(chosen[:len(forced)], norms):
+        if norm <= tol:
             raise SingularConstraintError(
                 f"{what}: {labels[j]} cannot be dependent: the constraint Jacobian column of "
                 f"{labels[j]} is (numerically) zero or redundant at a random configuration")
-        qv = v / nv
-        for _ in range(2):   # re-orthogonalize once for stability
-            R[:, :] -= np.outer(qv, qv @ R)
-        chosen.append(j)
-
-    for j in forced:
-        take(j)
-    while len(chosen) < count:
-        norms = np.linalg.norm(R, axis=0)
-        norms[chosen] = -1.0
-        mx = norms.max() if norms.size else -1.0
-        if mx <= tol:
-            raise SingularConstraintError(
-                f"{what}: the constraint Jacobian has rank {len(chosen)} < {count} at a random "
-                f"configuration (dependent so far: {[str(labels[j]) for j in chosen]}); the "
-                "constraints are redundant")
-        candidates = np.nonzero(norms >= mx * (1.0 - 1e-9))[0]
-        take(int(candidates.max()))
+    rank = sum(1 for norm in norms if norm > tol)
+    if rank < count:
+        raise SingularConstraintError(
+            f"{what}: the constraint Jacobian has rank {rank} < {count} at a random "
+            f"configuration (dependent so far: {[str(labels[j]) for j in chosen[:rank]]}); the "
+            "constraints are redundant")
     return chosen
 
 
