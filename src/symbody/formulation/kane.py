@@ -202,13 +202,19 @@ class KanesMethod(MethodAttributes):
             self._k_dnh = sm.Matrix()
 
     def _differentiated_constraints(self, k_nh, f_nh) -> sm.Matrix:
-        """f_dnh = (d/dt B) u + d/dt b, by the chain rule over q (q' from the kinematics)."""
-        known = set(self._q) | set(self._u)
-        others = set()
+        """f_dnh = (d/dt B) u + d/dt b, by the chain rule over q (q' from the kinematics)
+        and over specified functions of time r(t) (d/dt r = r'): the one chain rule of the
+        formulation (:class:`ChainRule`, also used for the accelerations in Kane's sums).
+
+        Only functions of other arguments, or derivatives of the coordinates and speeds,
+        which the chain rule does not know, are left to SymPy's differentiation."""
+        variables = set(self._q) | set(self._u) | set(self._uaux)
+        foreign = False
         for e in list(k_nh) + list(f_nh):
-            others |= {f for f in e.atoms(sm.core.function.AppliedUndef) if f not in known}
-            others |= set(e.atoms(sm.Derivative))
-        if others or self._qdot_u_map is None:
+            foreign = foreign or any(f.args != (t,) for f in e.atoms(sm.core.function.AppliedUndef))
+            foreign = foreign or any(set(d.variables) != {t} or d.expr in variables
+                                     for d in e.atoms(sm.Derivative))
+        if foreign or self._qdot_u_map is None:
             f_dnh = k_nh.diff(t) * self._u + f_nh.diff(t)
             if self._qdot_u_map is not None:
                 f_dnh = f_dnh.xreplace(self._qdot_u_map)
@@ -216,11 +222,10 @@ class KanesMethod(MethodAttributes):
         smap = self._smap
         q_se = [smap.add(x) for x in self._q]
         u_se = [smap.add(x) for x in self._u]
-        for x in self._uaux:
-            smap.add(x)
+        ua_se = [smap.add(x) for x in self._uaux]
         qdot_se = [smap.to_se(self._qdot_u_map[qd].xreplace(dict.fromkeys(self._uaux, 0)))
                    for qd in self._qdot]
-        chain = ChainRule(q_se, qdot_se, se.Symbol(str(t)))
+        chain = ChainRule(q_se, qdot_se, se.Symbol(str(t)), symmap=smap, speeds=u_se + ua_se)
         conv = self._converter()
         out = []
         for i in range(k_nh.rows):
