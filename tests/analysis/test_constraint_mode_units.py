@@ -26,6 +26,7 @@ from symbody.analysis.simulation import Baumgarte, Projection
 from symbody.analysis.simulation.dependent_set import DependentSetMonitor, locate_root, remap
 from symbody.analysis.simulation.strategy import Run, StopIntegration, project_state
 from symbody.compilation.numeric_model import Partition
+from systems.moving_pivot import P1, closed_form, hanging_y, pendulum_eom
 
 t = me.dynamicsymbols._t
 L = 0.8
@@ -193,6 +194,7 @@ def test_locate_root_finds_the_sign_change():
     assert locate_root(lambda s: s - 1000.3, 1000.0, 1001.0) == pytest.approx(1000.3, abs=1e-8)
     assert locate_root(lambda s: s - 0.5, 0.5, 1.0) == 0.5, "a root at the left end is returned as is"
     assert locate_root(lambda s: s + 1.0, 0.0, 1.0) == 1.0, "no sign change: the right end"
+    assert locate_root(lambda s: 0.1 + 0.2 * s, 0.0, 1.0) == 1.0, "no sign change (small values): the right end"
     assert locate_root(lambda s: math.nan, 0.0, 1.0) == 1.0
     assert locate_root(lambda s: math.inf if s > 0.5 else -1.0, 0.0, 1.0) == 1.0, "non-finite end: the right end"
     assert locate_root(lambda s: 1.0 - s, 0.0, 1.0) == pytest.approx(1.0, abs=1e-12)
@@ -206,6 +208,14 @@ def test_remap_carries_the_speeds_into_the_new_dependent_set(pendulum):
     assert new == pytest.approx([x, y, uy], rel=RTOL), "remap: the new independent speed is not uy"
     back = remap(pendulum, 0.0, new, P_, OTHER, DEFAULT)
     assert back == pytest.approx([x, y, ux], rel=RTOL), "remap there and back changed the state"
+    # with time-dependent constraints the speeds are solved at the given time
+    moving = sb.compile(pendulum_eom())
+    P1_ = moving.constants_array(P1)
+    tt, x, ux = 0.9, 0.2, -0.3
+    y = hanging_y(tt, x)
+    uy = closed_form(tt, x, y, ux, 0.0)[0]
+    assert remap(moving, tt, np.array([x, y, ux]), P1_, DEFAULT, OTHER) == pytest.approx([x, y, uy], rel=RTOL), \
+        "remap: the dependent speed is not solved at the time of the switch"
     with pytest.raises(StopIntegration) as info:
         remap(pendulum, 0.2, np.array([x, 0.0, ux]), P_, DEFAULT, OTHER)
     assert info.value.status == -3 and "switching the dependent set at t = 0.2" in info.value.message

@@ -81,7 +81,7 @@ def test_another_dependent_set_gives_the_same_speeds_and_accelerations(pendulum)
             "accelerations from the independent speeds of another dependent set wrong"
 
 
-def test_accelerations_and_multiplier_have_theclosed_form(pendulum):
+def test_accelerations_and_multiplier_have_the_closed_form(pendulum):
     rng = np.random.default_rng(SEED + 2)
     for tt, x, y, ux, F in zip(*_states(rng, 4)):
         uy, uxd, uyd, lam = closed_form(tt, x, y, ux, F)
@@ -130,7 +130,7 @@ def test_batch_evaluation_matches_theclosed_form(pendulum):
     assert Xd1[0] == pytest.approx([ux[0], uy[0], uxd[0]], rel=RTOL)
 
 
-def test_constraint_residuals_have_theclosed_form(pendulum):
+def test_constraint_residuals_have_the_closed_form(pendulum):
     x, y, ux, uy, tt = 0.35, -0.6, 0.7, -0.2, 1.3
     s, sd, _ = _pivot(tt)
     d = x - s
@@ -291,3 +291,22 @@ def test_solve_dependent_and_solve_dynamics_against_numpy():
     sol2, _ = solve_dynamics(Md, rhs_d, B, rhs_a, system=sys_buf, system_rhs=rhs_buf)
     assert sol2 == pytest.approx(np.concatenate([ud, lam]), rel=1e-12)
     assert solve_dynamics(Md, rhs_d, np.zeros((m, o)), rhs_a)[1] > 0, "a singular augmented system is not reported"
+
+
+def test_velocity_residual_with_two_constraints_and_an_input():
+    """uy - c ux - v = 0 (v a specified input) and uz - ux = 0: B u + b row by row.
+    (The acceleration constraints bring v' as a second specified input.)"""
+    x, y, z, ux, uy, uz = me.dynamicsymbols("x y z u_x u_y u_z")
+    v = me.dynamicsymbols("v")
+    c = sm.Symbol("c")
+    eom = sb.EquationsOfMotion(
+        [x, y, z], [ux], [x.diff(t) - ux, y.diff(t) - uy, z.diff(t) - uz],
+        [ux.diff(t) + x], u_dep=[uy, uz], velocity_constraints=[uy - c * ux - v, uz - ux])
+    model = sb.compile(eom)
+    res = model.velocity_residual([0.1, 0.2, 0.3], [0.5, 0.7, 0.4], {"c": 2.0}, r=[0.25, 0.0])
+    assert res == pytest.approx([0.7 - 1.0 - 0.25, 0.4 - 0.5], rel=RTOL), \
+        "velocity residual with two constraints / an input inside b wrong"
+    with pytest.raises(InputError, match="specified inputs v"):
+        model.velocity_residual([0.1, 0.2, 0.3], [0.5, 0.7, 0.4], {"c": 2.0})
+    assert model.full_speeds([0.1, 0.2, 0.3], [0.5], {"c": 2.0}, r=[0.25, 0.0]) == \
+        pytest.approx([0.5, 1.25, 0.5], rel=RTOL)
