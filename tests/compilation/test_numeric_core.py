@@ -100,7 +100,7 @@ def test_accelerations_and_multiplier_have_the_closed_form(pendulum):
         "accelerations: the default time is not t = 0"
 
 
-def test_batch_evaluation_matches_theclosed_form(pendulum):
+def test_batch_evaluation_matches_the_closed_form(pendulum):
     rng = np.random.default_rng(SEED + 3)
     tt, x, y, ux, F = _states(rng, 5)
     uy, uxd, uyd, lam = closed_form(tt, x, y, ux, F)
