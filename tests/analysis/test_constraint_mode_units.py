@@ -92,6 +92,9 @@ def test_projection_accept_restarts_only_above_the_drift_tolerance(pendulum):
     kept, again = Projection(drift_tolerance=0.0).accept(run, 0.0, np.array([0.7, y0, 0.1]), OTHER)
     assert kept[1] == y0 and kept[0] == pytest.approx(math.sqrt(L**2 - y0**2), rel=RTOL)
     assert again, "drift_tolerance=0 restarts after any correction"
+    # ... but not when nothing moved (a state exactly on f_h = 0)
+    kept, again = Projection(drift_tolerance=0.0).accept(run, 0.0, np.array([0.0, -L, 0.1]), DEFAULT)
+    assert not again, "a restart without any correction (moved = 0 is not above the tolerance 0)"
 
 
 def test_projection_output_projects_and_leaves_unconstrained_models_alone(pendulum, free_particle):
@@ -99,6 +102,9 @@ def test_projection_output_projects_and_leaves_unconstrained_models_alone(pendul
     y_state = np.array([0.2, -0.7, 0.3])
     out = Projection().output(run, 0.0, y_state, DEFAULT)
     assert out == pytest.approx([0.2, _on(0.2), 0.3], rel=RTOL), "output samples are not projected"
+    out = Projection().output(run, 0.0, np.array([0.7, -0.5, 0.3]), OTHER)
+    assert out[1] == -0.5 and out[0] == pytest.approx(math.sqrt(L**2 - 0.25), rel=RTOL), \
+        "output samples are projected in the active dependent set"
     fr = _run(free_particle)
     y_free = np.array([0.2, 0.3])
     assert Projection().output(fr, 0.0, y_free, free_particle.default_partition) is y_free
@@ -142,12 +148,22 @@ def test_baumgarte_corrects_the_dependent_coordinate_by_its_gain(pendulum, alpha
     assert xo[1] == pytest.approx(uy, rel=RTOL)
 
 
-def test_baumgarte_stops_where_the_jacobian_is_singular(pendulum, free_particle):
-    run = _run(pendulum)
-    f = Baumgarte(5.0).rhs(run, OTHER)      # x dependent: ∂f_h/∂x = 2x = 0 at x = 0
+def test_baumgarte_stops_where_the_jacobian_is_singular(free_particle):
+    """f_h = y^3 - x with the (deliberately independent) velocity constraint uy - ux = 0:
+    B_dep = 1 is regular everywhere, ∂f_h/∂y = 3 y^2 vanishes at y = 0."""
+    x, y, ux, uy = me.dynamicsymbols("x y u_x u_y")
+    model = sb.compile(sb.EquationsOfMotion(
+        [x], [ux], [x.diff(t) - ux, y.diff(t) - uy], [ux.diff(t), uy.diff(t)],
+        q_dep=[y], u_dep=[uy], holonomic=[y**3 - x], velocity_constraints=[uy - ux]))
+    run = Run(model, model.constants_array({}), None, 0.0, 1.0, 1e-6, 1e-9, "RK45")
+    f = Baumgarte(5.0).rhs(run, model.default_partition)
+    # y = 0.5: y' = uy - α (y^3 - x) / (3 y^2)
+    assert f(0.0, np.array([0.1, 0.5, 0.2]))[1] == pytest.approx(0.2 - 5.0 * (0.125 - 0.1) / 0.75, rel=RTOL)
     with pytest.raises(StopIntegration) as info:
-        f(0.4, np.array([0.0, -0.7, 0.1]))
-    assert info.value.status == -3
+        f(0.4, np.array([0.1, 0.0, 0.2]))
+    assert info.value.status == -3, "a singular ∂f_h/∂q_dep must stop with status -3"
+    assert info.value.message.startswith("the holonomic constraint Jacobian is singular in the dependent "
+                                         "coordinates at t = 0.4")
     fr = _run(free_particle)
     assert Baumgarte(5.0).rhs(fr, free_particle.default_partition)(0.0, np.array([0.2, 0.3])) == \
         pytest.approx([0.3, 0.0])

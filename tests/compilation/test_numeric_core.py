@@ -286,6 +286,10 @@ def test_solve_dependent_and_solve_dynamics_against_numpy():
         sol, info = solve_dynamics(Md, rhs_d, np.empty((0, o)), np.empty(0), symmetric=symmetric)
         assert info == 0 and Md @ sol == pytest.approx(rhs_d, abs=1e-12)
     assert (Md == Md0).all(), "solve_dynamics modified the caller's M_d"
+    # not symmetric unless told: a non-symmetric M_d (a reduced, hand-derived block) by LU
+    Mn = Md + np.triu(rng.normal(size=(o, o)), 1)
+    sol, info = solve_dynamics(Mn, rhs_d)
+    assert info == 0 and Mn @ sol == pytest.approx(rhs_d, abs=1e-12), "solve_dynamics of a non-symmetric M_d"
     # preallocated buffers give the same answer
     sys_buf, rhs_buf = np.empty((o + m, o + m), order="F"), np.empty(o + m)
     sol2, _ = solve_dynamics(Md, rhs_d, B, rhs_a, system=sys_buf, system_rhs=rhs_buf)
