@@ -85,3 +85,8 @@ def test_linearization_with_extra_states_is_exact_for_a_linear_system():
     A, B, point = sb.linearize(model, {"x": 0.3, "u_x": 0.1, "a": 0.5}, P, r=[0.2], t=1.0,
                                return_point=True)
     assert point["xdot"] == pytest.approx([0.1, 0.25, (0.2 - 0.5) / 0.1], rel=1e-12)
+
+
+def test_a_bad_time_is_refused_naming_it(pendulum):
+    with pytest.raises(sb.errors.InputError, match=r"^t, the time of the operating point, = nan must be finite"):
+        sb.linearize(pendulum, {"x": 0.2, "y": -0.8, "u_x": 0.0}, P1, r=[0.0], t=float("nan"))
