@@ -90,3 +90,21 @@ def test_linearization_with_extra_states_is_exact_for_a_linear_system():
 def test_a_bad_time_is_refused_naming_it(pendulum):
     with pytest.raises(sb.errors.InputError, match=r"^t, the time of the operating point, = nan must be finite"):
         sb.linearize(pendulum, {"x": 0.2, "y": -0.8, "u_x": 0.0}, P1, r=[0.0], t=float("nan"))
+
+
+def test_default_constants_come_from_a_zoo_model_and_are_required_otherwise(pendulum):
+    """A zoo Model (anything with ``eom`` and a ``constants`` mapping) supplies p; a compiled
+    model with constants needs them; one without constants does not."""
+    from types import SimpleNamespace
+
+    op = {"x": 0.2, "y": -0.8, "u_x": 0.1}
+    zoo_like = SimpleNamespace(eom=pendulum_eom(), constants=dict(P1))
+    A, B = sb.linearize(zoo_like, op, r=[0.3], t=0.4)
+    A_ref, B_ref = _jacobians(0.4, 0.2, 0.1, 0.3)
+    assert A == pytest.approx(A_ref, rel=FD_TOL, abs=FD_TOL), "a zoo Model's default constants not used"
+    with pytest.raises(sb.errors.InputError, match="^give the constants p"):
+        sb.linearize(pendulum, op, r=[0.3])
+    x, ux = me.dynamicsymbols("x u_x")
+    free = sb.compile(sb.EquationsOfMotion([x], [ux], [x.diff(t) - ux], [ux.diff(t) + x]))
+    A, B = sb.linearize(free, {"x": 0.0, "u_x": 0.0})
+    assert A == pytest.approx(np.array([[0.0, 1.0], [-1.0, 0.0]])) and B.shape == (2, 0)
