@@ -73,7 +73,8 @@ def test_linearization_with_extra_states_is_exact_for_a_linear_system():
     x, ux, a = me.dynamicsymbols("x u_x a")
     F = me.dynamicsymbols("F")
     m, tau = sm.symbols("m tau")
-    eom = sb.EquationsOfMotion([x], [ux], [x.diff(t) - ux], [m * ux.diff(t) - a],
+    # a spring whose stiffness grows with time, t x: A[1, 0] = -t / m
+    eom = sb.EquationsOfMotion([x], [ux], [x.diff(t) - ux], [m * ux.diff(t) - a + t * x],
                                specifieds=[F], extra_states={a: (F - a) / tau})
     model = sb.compile(eom)
     P = {"m": 2.0, "tau": 0.1}
@@ -84,7 +85,8 @@ def test_linearization_with_extra_states_is_exact_for_a_linear_system():
     assert B == pytest.approx(np.array([[0], [0], [10.0]]), abs=1e-6), "B with an extra state wrong"
     A, B, point = sb.linearize(model, {"x": 0.3, "u_x": 0.1, "a": 0.5}, P, r=[0.2], t=1.0,
                                return_point=True)
-    assert point["xdot"] == pytest.approx([0.1, 0.25, (0.2 - 0.5) / 0.1], rel=1e-12)
+    assert A[1, 0] == pytest.approx(-0.5, abs=1e-6), "extra-state path: A not at the time t"
+    assert point["xdot"] == pytest.approx([0.1, (0.5 - 0.3) / 2.0, (0.2 - 0.5) / 0.1], rel=1e-12)
 
 
 def test_a_bad_time_is_refused_naming_it(pendulum):
