@@ -110,3 +110,24 @@ def test_default_constants_come_from_a_zoo_model_and_are_required_otherwise(pend
     free = sb.compile(sb.EquationsOfMotion([x], [ux], [x.diff(t) - ux], [ux.diff(t) + x]))
     A, B = sb.linearize(free, {"x": 0.0, "u_x": 0.0})
     assert A == pytest.approx(np.array([[0.0, 1.0], [-1.0, 0.0]])) and B.shape == (2, 0)
+
+
+def test_an_unreachable_operating_point_is_refused(pendulum):
+    """|x - s| > l: no y satisfies f_h = 0 (Newton's method stalls at y = 0, f_h = d^2 - l^2 > 0)."""
+    with pytest.raises(sb.errors.InputError, match="could not solve the holonomic constraints"):
+        sb.linearize(pendulum, {"x": 1.2, "y": -0.1, "u_x": 0.0}, P1, r=[0.0])
+
+
+def test_kinematic_equations_with_a_rest_and_a_configuration_dependent_coefficient():
+    """(1 + x^2) x' - ux - c = 0, ux' = -k x:  x' = (ux + c) / (1 + x^2), so
+    A = [[-2 x (ux + c) / (1 + x^2)^2, 1 / (1 + x^2)], [-k, 0]] and q' at the point is (ux + c) / (1 + x^2)."""
+    x, ux = me.dynamicsymbols("x u_x")
+    c, k = sm.symbols("c k")
+    model = sb.compile(sb.EquationsOfMotion([x], [ux], [(1 + x**2) * x.diff(t) - ux - c],
+                                            [ux.diff(t) + k * x]))
+    xv, uv, cv, kv = 0.5, 0.3, 0.7, 2.0
+    A, B, point = sb.linearize(model, {"x": xv, "u_x": uv}, {"c": cv, "k": kv}, return_point=True)
+    den = 1 + xv**2
+    assert point["qdot"] == pytest.approx([(uv + cv) / den], rel=1e-12), "q' at the operating point (sign of k?)"
+    assert A == pytest.approx(np.array([[-2 * xv * (uv + cv) / den**2, 1 / den], [-kv, 0.0]]), rel=1e-12), \
+        "A with a configuration-dependent K_qd and a kinematic rest wrong"
