@@ -26,7 +26,7 @@ from symbody.analysis.simulation import Baumgarte, Projection
 from symbody.analysis.simulation.dependent_set import DependentSetMonitor, locate_root, remap
 from symbody.analysis.simulation.strategy import Run, StopIntegration, project_state
 from symbody.compilation.numeric_model import Partition
-from systems.moving_pivot import P1, closed_form, hanging_y, pendulum_eom
+from systems.moving_pivot import P1, closed_form, hanging_y, pendulum_eom, pivot
 
 t = me.dynamicsymbols._t
 L = 0.8
@@ -188,6 +188,17 @@ def test_gauge_measures_the_active_set_against_the_best_one(pendulum):
     x, y = 0.7, -0.4                       # |y| / |q| = 0.50 > 0.5 fails: ratio |y| / |x|
     assert abs(y) / math.hypot(x, y) < 0.5
     assert mon.gauge(0.0, np.array([x, y, 0.1]), DEFAULT).ratio == pytest.approx(abs(y) / x, rel=RTOL)
+    x, y = 0.6, -0.5                       # |y| / |q| = 0.64: the bound passes for both matrices
+    assert mon.gauge(0.0, np.array([x, y, 0.1]), DEFAULT).ratio == 1.0, \
+        "the cheap bound |det| >= threshold sqrt(det(A A^T)) must decide (|q| < 1 here: det(B B^T) < 1)"
+    # time-dependent constraints are measured at the given time (pivot at s(t))
+    moving = sb.compile(pendulum_eom())
+    tt, x, y = 0.7, 0.55, -0.1             # d = x - s(t) = 0.30: |y| / |(d, y)| = 0.31 < 0.5
+    d = x - pivot(tt)[0]
+    mon_t = DependentSetMonitor(moving, moving.constants_array(P1), None, threshold=0.5, rtol=1e-6)
+    g = mon_t.gauge(tt, np.array([x, y, 0.1]), DEFAULT)
+    assert g.dets == pytest.approx((2 * y, y), rel=RTOL)
+    assert g.ratio == pytest.approx(abs(y) / abs(d), rel=RTOL), "gauge not evaluated at the time t"
     # a singular active set has ratio 0
     assert mon.gauge(0.0, np.array([0.8, 0.0, 0.1]), DEFAULT).ratio == 0.0
     # switching off: no ratio, dets still reported
