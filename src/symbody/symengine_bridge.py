@@ -70,15 +70,17 @@ def fold_dag(roots: Iterable, visit: Callable[[Any], Any], combine: Callable[[An
     walked again with an explicit stack.
     """
     memo = {} if memo is None else memo
+    recall = memo.get
 
     def value(node):
-        got = memo.get(id(node))
+        key = id(node)
+        got = recall(key)
         if got is not None:
             return got[1]
         v = visit(node)
         if v is DESCEND:
             v = combine(node, [value(a) for a in node.args])
-        memo[id(node)] = (node, v)
+        memo[key] = (node, v)
         return v
 
     out = []
@@ -127,12 +129,14 @@ def to_symengine(exprs: Sequence, leaf: Callable | None = None) -> list:
     se_functions = _se_functions()
 
     def visit(node):
+        if node.is_Add or node.is_Mul or node.is_Pow:       # most nodes
+            return DESCEND
         if leaf is not None and (node.is_Symbol or isinstance(node, (AppliedUndef, sm.Derivative))):
             got = leaf(node)
             if got is not None:
                 return got
         if node.args and not isinstance(node, (AppliedUndef, sm.Derivative)) and (
-                node.is_Add or node.is_Mul or node.is_Pow or type(node).__name__ in se_functions):
+                type(node).__name__ in se_functions):
             return DESCEND
         try:
             return se.sympify(node)
