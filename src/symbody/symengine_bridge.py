@@ -284,7 +284,7 @@ class SympyConverter:
             out = out.xreplace({s: self.names[s.name] for s in out.free_symbols if s.name in self.names})
         return out
 
-    def matrix(self, rows) -> sm.Matrix:
+    def matrix(self, rows: Sequence[Sequence]) -> sm.Matrix:
         if not rows:
             return sm.Matrix(0, 0, [])
         return sm.Matrix([[self(e) for e in row] for row in rows])
