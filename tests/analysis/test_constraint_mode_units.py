@@ -121,6 +121,9 @@ def test_project_state_stops_with_the_right_status(pendulum):
     with pytest.raises(StopIntegration) as info:
         project_state(run, 0.0, np.array([0.3, -40.0, 0.0]), DEFAULT, max_iter=1)
     assert info.value.status == -4 and "did not converge" in info.value.message
+    with pytest.raises(StopIntegration) as info:      # one step from y = -0.9 leaves f_h = 0.02
+        project_state(run, 0.0, np.array([0.3, -0.9, 0.0]), DEFAULT, max_iter=1)
+    assert info.value.status == -4, "a small but unconverged residual (0.02) must stop the run"
     with pytest.raises(StopIntegration) as info:
         project_state(run, 0.25, np.array([0.3, 0.0, 0.0]), DEFAULT)
     assert info.value.status == -3 and info.value.message.startswith("projection at t = 0.25")
