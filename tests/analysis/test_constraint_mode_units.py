@@ -210,6 +210,18 @@ def test_gauge_measures_the_active_set_against_the_best_one(pendulum):
     assert g.ratio == 1.0 and g.dets == pytest.approx((-0.4, -0.2), rel=RTOL)
 
 
+def test_gauge_reports_each_matrix_sign_separately():
+    """f_h = y^3 - x and ux - uy = 0: det ∂f_h/∂y = 3 y^2 > 0 but B_dep = -1 < 0."""
+    x, y, ux, uy = me.dynamicsymbols("x y u_x u_y")
+    model = sb.compile(sb.EquationsOfMotion(
+        [x], [ux], [x.diff(t) - ux, y.diff(t) - uy], [ux.diff(t), uy.diff(t)],
+        q_dep=[y], u_dep=[uy], holonomic=[y**3 - x], velocity_constraints=[ux - uy]))
+    mon = DependentSetMonitor(model, model.constants_array({}), None, 0.5, 1e-6)
+    g = mon.gauge(0.0, np.array([0.1, 0.5, 0.2]), model.default_partition)
+    assert g.signs == (1.0, -1.0) and g.dets == pytest.approx((0.75, -1.0), rel=RTOL), \
+        "gauge: the signs of det ∂f_h/∂q_dep and det B_dep mixed up"
+
+
 def test_gauge_of_an_unconstrained_model(free_particle):
     mon = DependentSetMonitor(free_particle, free_particle.constants_array({}), None, 0.5, 1e-6)
     g = mon.gauge(0.0, np.array([0.1, 0.2]), free_particle.default_partition)

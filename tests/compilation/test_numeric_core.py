@@ -154,6 +154,9 @@ def test_residuals_of_an_unconstrained_model_are_empty():
     x, ux = me.dynamicsymbols("x u_x")
     k = sm.Symbol("k")
     model = sb.compile(sb.EquationsOfMotion([x], [ux], [x.diff(t) - ux], [ux.diff(t) + k * x]))
+    samples = model.evaluate_samples([0.0, 1.0], np.array([[0.3, 0.1], [0.2, 0.0]]), {"k": 2.0})
+    assert samples.holonomic.shape == (2, 0) and samples.velocity.shape == (2, 0)
+    assert samples.multipliers is None and samples.speeds == pytest.approx(np.array([[0.1], [0.0]]))
     assert model.velocity_residual([0.3], [0.1], {"k": 2.0}).shape == (0,)
     assert model.holonomic_residual([0.3], {"k": 2.0}).shape == (0,)
     ud, lam = model.accelerations([0.3], [0.1], {"k": 2.0})
@@ -231,6 +234,9 @@ def test_reduced_block_gives_the_dependent_accelerations(conveyor):
         assert ud == pytest.approx([uxd, c * uxd + k], rel=RTOL), \
             "reduced block: u_dep' = -B_a,dep^-1 (B_a,ind u_ind' + b_a) wrong"
         assert lam.shape == (1,) and np.isnan(lam).all(), "a reduced block has no multipliers (NaN)"
+        smp = conveyor.evaluate_samples([tt], np.array([[0.1, 0.2, ux]]), P2, np.array([[F]]))
+        assert smp.holonomic.shape == (1, 0) and smp.multipliers is None
+        assert smp.speeds[0] == pytest.approx([ux, uy], rel=RTOL) and abs(smp.velocity[0, 0]) < 1e-15
         xd = conveyor.rhs(tt, [0.1, 0.2, ux], P2, [F])
         assert xd == pytest.approx([ux, uy, uxd], rel=RTOL), "reduced rhs: u_dep from B u + b = 0 wrong"
 
@@ -247,6 +253,9 @@ def test_extra_states_reach_the_accelerations():
     P = {"m": 2.0, "tau": 0.1}
     ud, lam = model.accelerations([0.0], [0.3], P, r=[1.0], extra=[0.7])
     assert ud == pytest.approx([0.35], rel=RTOL), "the extra state's value did not reach the dynamics"
+    Xd = model.rhs_many([0.0, 1.0], np.array([[0.0, 0.3, 0.7], [0.1, 0.2, 0.4]]), P, [1.0])
+    assert Xd == pytest.approx(np.array([[0.3, 0.35, 3.0], [0.2, 0.2, 6.0]]), rel=RTOL), \
+        "batch path: the extra states' derivatives (F - a) / τ wrong"
     with pytest.raises(InputError, match="^the accelerations depends on the extra states a"):
         model.accelerations([0.0], [0.3], P, r=[1.0])
 
