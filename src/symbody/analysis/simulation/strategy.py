@@ -152,12 +152,14 @@ def ode_function(run: Run, part: Partition | None = None, correction: Any = None
     model, P, r_fun = run.model, run.constants, run.specifieds
     rhs = model.rhs
     own_speeds = part is None or part.dependent_speeds == model.default_partition.dependent_speeds
+    bound = model.rhs_function(P) if own_speeds else None      # the hot path: one entry per call
+    inf = math.inf
 
     def fun(t, x):
         run.nfev += 1
         try:
-            if own_speeds:
-                xd = rhs(t, x, P, None if r_fun is None else r_fun(t, x))
+            if bound is not None:
+                xd = bound(t, x, None if r_fun is None else r_fun(t, x))
             else:        # the model calls r_fun with the state in its own layout
                 xd = rhs(t, x, P, r_fun, partition=part)
             if correction is not None:
@@ -172,7 +174,8 @@ def ode_function(run: Run, part: Partition | None = None, correction: Any = None
             if r_fun is not None:
                 raise StopIntegration(-6, f"{type(exc).__name__} at t = {t:.6g}: {exc}") from exc
             raise
-        if not np.isfinite(xd).all():
+        check = xd.dot(xd)                  # NaN or inf when an entry is (or is huge): then look
+        if (check != check or check == inf) and not np.isfinite(xd).all():
             # let the solver reject the step and retry with a smaller one; remembered so that
             # a later step-size collapse is reported as what it is
             i = int(np.argmax(~np.isfinite(xd)))
