@@ -93,6 +93,10 @@ class Run:
     nonfinite: tuple[float, str] | None = None   #: the last non-finite derivative (t, message)
     options: dict = field(default_factory=dict)
 
+    def count_evaluations(self, k: int) -> None:
+        """Add ``k`` right-hand-side evaluations made outside :func:`ode_function` (compiled steps)."""
+        self.nfev += k
+
 
 class ConstraintMode:
     """One way of handling the position-level constraints f_h(q, t) = 0 (see the module doc).
@@ -116,13 +120,28 @@ class ConstraintMode:
         """f(t, y) in the layout of ``part`` (see :func:`ode_function`)."""
         return ode_function(run, part)
 
+    def plain_rhs(self, run: Run) -> bool:
+        """True when :meth:`rhs` is the model's plain right-hand side (no correction), so that
+        a solver may evaluate it in compiled code."""
+        return type(self).rhs is ConstraintMode.rhs
+
     def start(self, run: Run, t: float, y: np.ndarray, part: Partition,
               first_step: float | None) -> Stepper:
         """A stepper for one segment from (t, y) towards run.tf."""
         kwargs: dict[str, Any] = dict(rtol=run.rtol, atol=run.atol, max_step=run.max_step)
         if first_step is not None:
             kwargs["first_step"] = min(float(first_step), abs(run.tf - t))
-        return SCIPY_METHODS[run.method](self.rhs(run, part), t, y.copy(), run.tf, **kwargs)
+        solver = SCIPY_METHODS[run.method]
+        if self.plain_rhs(run) and run.specifieds is None and \
+                part.dependent_speeds == run.model.default_partition.dependent_speeds:
+            # the plain right-hand side of a model whose kernels are all generated C: the
+            # same scipy solver with its steps taken in compiled code (see native_rk)
+            from .native_rk import native_solver
+            native = native_solver(run.model, run.constants, run.method)
+            if native is not None:
+                solver, extra = native
+                kwargs.update(extra, on_evaluations=run.count_evaluations)
+        return solver(self.rhs(run, part), t, y.copy(), run.tf, **kwargs)
 
     def accept(self, run: Run, t: float, y: np.ndarray, part: Partition) -> tuple[np.ndarray, bool]:
         """(the state to keep after an accepted step at t, True to restart the stepper from it)."""

@@ -1,0 +1,119 @@
+"""Runge-Kutta steps in compiled code (analysis/simulation/native_rk.py).
+
+For a model whose kernels are all generated C, ``simulate`` takes scipy's RK23 / RK45 /
+DOP853 steps in C (the same tables, error norm and step control, the stages written into
+the solver's own K).  Checked here: the compiled steppers follow scipy's to round-off over
+the first steps and give the same solution at the output times (the error estimate is a
+difference of nearly equal sums, so after many steps the step sizes drift apart at the
+level of the tolerance, no more); the hard cases go to the Python path: a mass matrix that
+is not positive definite, a singular one (the error names it), a non-finite derivative.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import sympy as sm
+import sympy.physics.mechanics as me
+from scipy.integrate import DOP853, RK23, RK45
+
+import symbody as sb
+import symbody.analysis.simulation.native_rk as native_rk
+from symbody.compilation import compile
+from symbody.models import four_bar, n_link_pendulum_on_cart
+
+t = me.dynamicsymbols._t
+
+
+@pytest.fixture(scope="module")
+def chain():
+    zoo = n_link_pendulum_on_cart(3)
+    model = compile(zoo.eom, backend="c")
+    P = model.constants_array(zoo.constants)
+    x0 = model.state_array(zoo.initial_state)
+    x0[1:4] += [0.3, -0.2, 0.4]                  # off the equilibrium: it swings
+    return zoo, model, P, x0
+
+
+@pytest.fixture(scope="module")
+def linkage():
+    zoo = four_bar()
+    model = compile(zoo.eom, backend="c")        # augmented system and dependent speeds in C
+    return zoo, model, model.constants_array(zoo.constants)
+
+
+@pytest.mark.parametrize("method,scipy_class", [("RK23", RK23), ("RK45", RK45), ("DOP853", DOP853)])
+def test_compiled_steps_follow_scipy(chain, method, scipy_class):
+    zoo, model, P, x0 = chain
+    found = native_rk.native_solver(model, P, method)
+    assert found is not None                    # every kernel is C: the compiled path exists
+    cls, extra = found
+    f = model.rhs_function(P)
+    ours = cls(f, 0.0, x0, 5.0, rtol=1e-8, atol=1e-10, **extra)
+    theirs = scipy_class(f, 0.0, x0, 5.0, rtol=1e-8, atol=1e-10)
+    for _ in range(5):
+        ours.step()
+        theirs.step()
+        # the same arithmetic in another order: the error estimate is a difference of sums
+        # that cancel to ~1e-9 of their terms, so its round-off reaches 1e-4 relative and the
+        # next step size (error^(-1/8)) moves by ~1e-5; checked to agree to 1e-4
+        assert ours.t == pytest.approx(theirs.t, rel=1e-4)
+        assert ours.nfev == theirs.nfev
+    # the two solutions at a time inside both last steps (scipy's own dense output reads
+    # the stages the C code wrote): equal within what rtol = 1e-8 allows over 5 steps
+    tm = 0.5 * (max(ours.t_old, theirs.t_old) + min(ours.t, theirs.t))
+    np.testing.assert_allclose(ours.dense_output()(tm), theirs.dense_output()(tm), rtol=1e-6, atol=1e-8)
+
+
+def test_simulate_compiled_equals_python_steps(chain, linkage, monkeypatch):
+    zoo, model, P, x0 = chain
+    fb_zoo, fb, fb_P = linkage
+    runs = {}
+    for name in ("compiled", "python"):
+        if name == "python":
+            monkeypatch.setattr(native_rk, "native_solver", lambda *args: None)
+        runs[name] = (sb.simulate(model, (0.0, 2.0), x0, P, t_eval=np.linspace(0, 2, 21),
+                                  rtol=1e-10, atol=1e-12),
+                      sb.simulate(fb, (0.0, 3.0), fb_zoo.initial_state, fb_P, t_eval=np.linspace(0, 3, 31),
+                                  rtol=1e-10, atol=1e-12))
+    for a, b in zip(runs["compiled"], runs["python"]):
+        assert a.success and b.success
+        # two solutions at rtol 1e-10 of a non-chaotic 2-3 s swing: they agree far below
+        # the plotting accuracy; 1e-7 leaves room for the accumulated error of each
+        np.testing.assert_allclose(a.x, b.x, rtol=0, atol=1e-7)
+        assert abs(a.nfev - b.nfev) <= 0.1 * b.nfev             # the same work
+    assert np.abs(runs["compiled"][1].holonomic_residuals).max() < 1e-12   # still projected
+
+
+def test_llvm_models_keep_python_steps():
+    zoo = four_bar()
+    model = compile(zoo.eom, backend="llvm")
+    assert native_rk.native_solver(model, model.constants_array(zoo.constants), "DOP853") is None
+
+
+def _mass_crossing_zero():
+    """u' (m - t) = -k q: the mass matrix is positive, singular at t = m, then negative."""
+    q, u = me.dynamicsymbols("q u")
+    m, k = sm.symbols("m k")
+    eom = sb.EquationsOfMotion([q], [u], kinematic=[q.diff(t) - u],
+                               dynamic=(sm.Matrix([[m - t]]), sm.Matrix([k * q])), constants=[m, k])
+    return compile(eom, backend="c")
+
+
+def test_hard_cases_go_to_the_python_path(monkeypatch):
+    model = _mass_crossing_zero()
+    assert native_rk.native_solver(model, [5.0, 1.0], "RK45") is not None
+    # negative definite after t = 1 (m = 1): Cholesky fails in C, Python solves it
+    got = sb.simulate(model, (1.5, 2.5), [0.1, 0.0], [1.0, 1.0], t_eval=[2.0, 2.5], rtol=1e-10, atol=1e-12)
+    monkeypatch.setattr(native_rk, "native_solver", lambda *args: None)
+    ref = sb.simulate(model, (1.5, 2.5), [0.1, 0.0], [1.0, 1.0], t_eval=[2.0, 2.5], rtol=1e-10, atol=1e-12)
+    assert got.success and ref.success
+    np.testing.assert_allclose(got.x, ref.x, rtol=1e-8)        # (a 1 s run at rtol 1e-10)
+    monkeypatch.undo()
+    # m = 0: singular at the first evaluation; the failure says so, as without compiled steps
+    bad = sb.simulate(model, (0.0, 1.0), [0.1, 0.0], [0.0, 1.0])
+    assert bad.status == -3 and "singular" in bad.message
+    # a non-finite derivative (u' = -k q / (m - t) grows without bound towards t = m = 1):
+    # the run stops with a failure, and what was computed is kept
+    blow = sb.simulate(model, (0.0, 2.0), [0.1, 0.1], [1.0, 1.0])
+    assert blow.status != 0 and len(blow.t) > 1 and blow.t[-1] < 1.0 + 1e-6
