@@ -13,12 +13,17 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Iterable
+from typing import TYPE_CHECKING
 
 import numpy as np
 import sympy as sm
 from sympy.physics.vector import dynamicsymbols
 
 from ..errors import CompilationError
+
+if TYPE_CHECKING:
+    from ..formulation import EquationsOfMotion
+
 
 __all__ = ["expand_functions", "expand_functions_in_eom"]
 
@@ -133,7 +138,7 @@ _BLOCKS = (("kinematic_qdot", "the kinematic equations"), ("kinematic_u", "the k
            ("extra_derivatives", "the extra states' derivatives"))
 
 
-def expand_functions_in_eom(eom, backend: str = "llvm"):
+def expand_functions_in_eom(eom: EquationsOfMotion, backend: str = "llvm") -> EquationsOfMotion:
     """``eom`` itself when every function in it compiles, else a copy with the functions expanded."""
     import copy
 
