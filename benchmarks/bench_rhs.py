@@ -85,9 +85,11 @@ def closed_loops() -> dict:
         err = max(float(np.abs(compare(model.rhs(0.0, xi, P)) - compare(book_rhs(bi))).max())
                   for xi, bi in zip(states, book_states))
         fast = model.rhs_function(P)
-        book = per_call(lambda: book_rhs(xb)) * 1e6
-        ours = per_call(lambda: model.rhs(0.0, x, P)) * 1e6
-        bound = per_call(lambda: fast(0.0, x)) * 1e6
+        book = ours = bound = float("inf")
+        for _ in range(3):      # interleaved rounds, the best of each: a loaded machine's
+            book = min(book, per_call(lambda: book_rhs(xb)) * 1e6)     # pauses hit one side
+            ours = min(ours, per_call(lambda: model.rhs(0.0, x, P)) * 1e6)
+            bound = min(bound, per_call(lambda: fast(0.0, x)) * 1e6)
         res[name] = {"book_rhs_us": book, "symbody_rhs_us": ours, "symbody_bound_rhs_us": bound,
                      "speedup_rhs": book / ours, "speedup_bound": book / bound,
                      "max_abs_difference": err, "states": len(states),
