@@ -323,3 +323,16 @@ def test_velocity_residual_with_two_constraints_and_an_input():
         model.velocity_residual([0.1, 0.2, 0.3], [0.5, 0.7, 0.4], {"c": 2.0})
     assert model.full_speeds([0.1, 0.2, 0.3], [0.5], {"c": 2.0}, r=[0.25, 0.0]) == \
         pytest.approx([0.5, 1.25, 0.5], rel=RTOL)
+
+
+def test_a_symmetric_indefinite_mass_matrix_is_solved_by_the_fallback():
+    """M_d = [[1, 2], [2, 1]] is symmetric but indefinite: Cholesky fails in place and the
+    right-hand side falls back to LU of a fresh evaluation.  u' = M_d^-1 [a, b]."""
+    x, y, ux, uy = me.dynamicsymbols("x y u_x u_y")
+    a, b = sm.symbols("a b")
+    model = sb.compile(sb.EquationsOfMotion(
+        [x, y], [ux, uy], [x.diff(t) - ux, y.diff(t) - uy],
+        [ux.diff(t) + 2 * uy.diff(t) - a, 2 * ux.diff(t) + uy.diff(t) - b]))
+    xd = model.rhs(0.0, [0.1, 0.2, 0.3, 0.4], {"a": 1.0, "b": 5.0})
+    assert xd == pytest.approx([0.3, 0.4, (-1.0 + 10.0) / 3, (2.0 - 5.0) / 3], rel=RTOL), \
+        "indefinite symmetric M_d: the LU fallback after a failed Cholesky is wrong"
