@@ -347,7 +347,7 @@ class KanesMethod:
         o, s_aux = len(u_se), len(ua_se)
         zero = se.Integer(0)
 
-        Fr = [zero] * (o + s_aux)
+        Fr_terms: list[list] = [[] for _ in range(o + s_aux)]
         point_cache: dict = {}
         frame_cache: dict = {}
 
@@ -393,10 +393,30 @@ class KanesMethod:
                 continue
             for r in range(o + s_aux):
                 if parts[r]:
-                    Fr[r] = Fr[r] + fv.dot(parts[r], F)
+                    Fr_terms[r].append(fv.dot(parts[r], F))
+        Fr = [se.Add(*terms) if terms else zero for terms in Fr_terms]
 
-        MM = [[zero] * o for _ in range(o + s_aux)]
-        nonMM = [zero] * (o + s_aux)
+        # Kane's sums over the bodies, collected.  A body enters MM_rk and nonMM_r only through
+        # its mass (inertia) and its partial velocities; bodies whose partial velocities are
+        # equal (every link below a joint of a chain has v_r = l_r b_r) share the dot product,
+        # and their masses are summed: MM_rk = sum_(v_r, v_k) (sum_i m_i) v_r . v_k, formed once
+        # per distinct pair.  This keeps the formed sums n^2 in size for an n-link chain (summed
+        # body by body they hold n^3 terms).
+        vec_ids: dict = {}         # structural key of a frame-aware vector -> its id
+        vecs: list = []            # id -> the vector
+
+        def intern(v) -> int:
+            key = tuple((f, tuple(c)) for f, c in v.items())
+            got = vec_ids.get(key)
+            if got is None:
+                got = vec_ids[key] = len(vecs)
+                vecs.append(v)
+            return got
+
+        mm_weights: dict = {}      # (r, k, id v_r, id v_k) -> [masses]
+        force_weights: dict = {}   # (r, id v_r, id f part) -> [masses or mass rates]
+        rot_mm: dict = {}          # (r, k, w_r in D, w_k in D) -> [inertia matrices in D]
+        rot_force: dict = {}       # (r, w_r in D) -> [torques in D]
         for idx, body in enumerate(bodies):
             if bar is not None:
                 bar.set(idx, f"body {idx + 1}/{len(bodies)}")
@@ -411,25 +431,32 @@ class KanesMethod:
             v0 = fv.substitute(v, uaux_zero)
             a_rest = fv.dt_rest(v0, uaux_zero)
             mdot = chain.dt_rest(mass)
-            f_rest = fv.scale(mass, a_rest)
+            # the rest of m a + m' v, frame part by frame part, each with its weight
+            f_parts = [(intern({f: c}), mass) for f, c in a_rest.items()]
             if mdot != 0:
-                f_rest = fv.add(f_rest, fv.scale(mdot, v0))
+                f_parts += [(intern({f: c}), mdot) for f, c in v0.items()]
+            ids = [intern(vr) if vr else None for vr in vparts]
             # translational: m v_r . v_k (symmetric in r, k < o)
             for r in range(o + s_aux):
-                vr = vparts[r]
-                if not vr:
+                ir = ids[r]
+                if ir is None:
                     continue
-                row = MM[r]
                 for k in range(r if r < o else 0, o):
-                    vk = vparts[k]
-                    if not vk:
-                        continue
-                    e = mass * fv.dot(vr, vk)
-                    row[k] = row[k] + e
-                    if k != r and r < o:
-                        MM[k][r] = MM[k][r] + e
-                if f_rest:
-                    nonMM[r] = nonMM[r] + fv.dot(vr, f_rest)
+                    ik = ids[k]
+                    if ik is not None:
+                        key = (r, k, ir, ik)
+                        got = mm_weights.get(key)
+                        if got is None:
+                            mm_weights[key] = [mass]
+                        else:
+                            got.append(mass)
+                for jf, weight in f_parts:
+                    key = (r, ir, jf)
+                    got = force_weights.get(key)
+                    if got is None:
+                        force_weights[key] = [weight]
+                    else:
+                        got.append(weight)
             if B is None:
                 continue
             w, wparts = frame_partials(B)
@@ -450,21 +477,72 @@ class KanesMethod:
             Idot = [[chain.dt_rest(c) for c in row] for row in I]
             if any(c != 0 for row in Idot for c in row):
                 torque = [a + dot3(Idot[i], w0) for i, a in enumerate(torque)]
-            wD = [fv.express(wp, D) if wp else None for wp in wparts]
-            IwD = [[dot3(I[i], x) for i in range(3)] if x is not None else None for x in wD[:o]]
+            # rotational: w_r . I w_k, keyed by the components of w_r, w_k in D (bodies with
+            # equal ones have their inertia matrices summed)
+            wD = [tuple(fv.express(wp, D)) if wp else None for wp in wparts]
             for r in range(o + s_aux):
                 wr = wD[r]
                 if wr is None:
                     continue
-                row = MM[r]
                 for k in range(r if r < o else 0, o):
-                    if IwD[k] is None:
-                        continue
-                    e = dot3(wr, IwD[k])
-                    row[k] = row[k] + e
-                    if k != r and r < o:
-                        MM[k][r] = MM[k][r] + e
-                nonMM[r] = nonMM[r] + dot3(wr, torque)
+                    if wD[k] is not None:
+                        rot_mm.setdefault((r, k, wr, wD[k]), []).append(I)
+                rot_force.setdefault((r, wr), []).append(torque)
+
+        weight_sums: dict = {}
+
+        def weight_sum(ws):
+            key = tuple(ws)
+            got = weight_sums.get(key)
+            if got is None:
+                got = weight_sums[key] = se.Add(*ws)
+            return got
+
+        vec_dots: dict = {}
+
+        def vec_dot(ia, ib):
+            got = vec_dots.get((ia, ib))
+            if got is None:
+                got = vec_dots[(ia, ib)] = fv.dot(vecs[ia], vecs[ib])
+            return got
+
+        def weighted(pairs) -> list:
+            """sum_j W_j d_j as sum_W W (sum of its d_j): the dot products of equal weights joined."""
+            by_weight: dict = {}
+            for weight, d in pairs:
+                if d != zero:
+                    by_weight.setdefault(weight, []).append(d)
+            return [W * (ds[0] if len(ds) == 1 else se.Add(*ds)) for W, ds in by_weight.items()]
+
+        mm_pairs: dict = {}
+        for (r, k, ir, ik), ws in mm_weights.items():
+            mm_pairs.setdefault((r, k), []).append((weight_sum(ws), vec_dot(ir, ik)))
+        mm_terms: dict = {rk: weighted(pairs) for rk, pairs in mm_pairs.items()}
+        force_pairs: dict = {}
+        for (r, ir, jf), ws in force_weights.items():
+            force_pairs.setdefault(r, []).append((weight_sum(ws), vec_dot(ir, jf)))
+        force_terms: dict = {r: weighted(pairs) for r, pairs in force_pairs.items()}
+        for (r, k, wr, wk), inertias in rot_mm.items():
+            Isum = inertias[0] if len(inertias) == 1 else [
+                [se.Add(*[In[i][j] for In in inertias]) for j in range(3)] for i in range(3)]
+            e = dot3(wr, [dot3(Isum[i], wk) for i in range(3)])
+            if e != zero:
+                mm_terms.setdefault((r, k), []).append(e)
+        for (r, wr), torques in rot_force.items():
+            T = torques[0] if len(torques) == 1 else [se.Add(*[Tb[i] for Tb in torques]) for i in range(3)]
+            e = dot3(wr, T)
+            if e != zero:
+                force_terms.setdefault(r, []).append(e)
+
+        MM = [[zero] * o for _ in range(o + s_aux)]
+        for (r, k), terms in mm_terms.items():
+            e = se.Add(*terms) if len(terms) != 1 else terms[0]
+            MM[r][k] = e
+            if k != r and r < o:
+                MM[k][r] = e
+        nonMM = [zero] * (o + s_aux)
+        for r, terms in force_terms.items():
+            nonMM[r] = se.Add(*terms) if len(terms) != 1 else terms[0]
         self._se = {"Fr": Fr, "MM": MM, "nonMM": nonMM, "o": o, "s": s_aux}
         self._unreduced = None
         self._Ars_se_cache = None
