@@ -390,8 +390,8 @@ def _pointer_cache(size: int = 8) -> Callable[[np.ndarray], int]:
 
 
 def _c_key(nargs: int, nout: int, digest: str) -> str:
-    return _cache.cache_key("c", CODEGEN_VERSION, str(_c.compiler_available()), str(nargs), str(nout),
-                            digest)
+    return _cache.cache_key("c", CODEGEN_VERSION, str(_c.compiler_available()), _c.OPT_FLAGS,
+                            str(nargs), str(nout), digest)
 
 
 def _llvm_key(backend: str, nargs: int, nout: int, digest: str) -> str:
