@@ -137,3 +137,35 @@ def test_chain_sizes_grow_like_n_squared():
 
     small, large = dag_size(8), dag_size(16)
     assert large / small < 5.0, (small, large)
+
+
+def test_to_eom_and_compile_stay_in_symengine():
+    """formation -> to_eom -> compile reads the symengine forms (no SymPy dynamic block is
+    built); the SymPy block, built on first access, is the same equations; the compiled
+    right-hand side equals the numpy backend's (compiled from the SymPy block) at random
+    states; a pickled eom carries the SymPy block."""
+    import copy
+    import pickle
+
+    ours, info = n_link_pendulum_on_cart(sb, n=4)
+    eom = ours.to_eom()
+    assert eom.symengine_dynamics() is not None
+    model = sb.compile(eom, backend="c")
+    assert eom._dynamic_mass is None and eom._dynamic_rest is None      # never converted
+    reference = sb.compile(eom, backend="numpy")                          # converts on access
+    assert eom.dynamic_mass == ours._unreduced_sympy()[0]
+    assert eom.dynamic_rest == ours._unreduced_sympy()[1]
+    p = np.array([info["consts"][c] for c in model.constants])
+    rng = np.random.default_rng(21)
+    for _ in range(5):
+        x = rng.uniform(-1.0, 1.0, len(model.states))
+        r = rng.uniform(-1.0, 1.0, len(model.specifieds))      # the cart's force f(t)
+        a, b = model.rhs(0.0, x, p, r), reference.rhs(0.0, x, p, r)
+        # round-off only: the same equations, compiled by gcc and evaluated by numpy
+        assert np.allclose(a, b, rtol=1e-11, atol=1e-11)
+    # a copy shares the symengine block; replacing a block drops it (the other one stays)
+    twin = copy.copy(ours.to_eom())
+    twin.dynamic_rest = twin.dynamic_rest * 2
+    assert twin.symengine_dynamics() is None and twin.dynamic_mass == eom.dynamic_mass
+    back = pickle.loads(pickle.dumps(ours.to_eom()))
+    assert back.symengine_dynamics() is None and back.dynamic_rest == eom.dynamic_rest

@@ -27,7 +27,7 @@ from ..errors import FormulationError, NonlinearityError, SingularConstraintErro
 from ..progress import as_progress
 from ._linear_equations import as_column, as_symbol_list, linear_coefficients, solve_linear
 from ._symengine_kinematics import ChainRule, SymbolMap, SympyConverter
-from .eom import EquationsOfMotion
+from .eom import EquationsOfMotion, SymengineDynamics
 
 se = lazy_module("symengine")        # imported when first used (import time)
 
@@ -552,14 +552,22 @@ class KanesMethod:
             self._conv = SympyConverter(self._smap.names)
         return self._conv
 
+    def _unreduced_se(self):
+        """(M_d rows, g_d) of the unreduced dynamic block M_d u' + g_d = 0, in symengine."""
+        d = self._se
+        if d.get("unreduced") is None:
+            o = d["o"]
+            d["unreduced"] = ([list(row) for row in d["MM"][:o]],
+                              [d["nonMM"][r] + _negated(d["Fr"][r]) for r in range(o)])
+        return d["unreduced"]
+
     def _unreduced_sympy(self):
         """(M_d, g_d) of the unreduced dynamic block M_d u' + g_d = 0, as sympy matrices."""
         if self._unreduced is None:
-            d = self._se
-            o = d["o"]
+            mass, rest = self._unreduced_se()
             conv = self._converter()
-            M_d = conv.matrix(d["MM"][:o]) if o else sm.zeros(0, 0)
-            g_d = sm.Matrix(o, 1, [conv(d["nonMM"][r] + _negated(d["Fr"][r])) for r in range(o)])
+            M_d = conv.matrix(mass) if mass else sm.zeros(0, 0)
+            g_d = sm.Matrix(len(rest), 1, [conv(e) for e in rest])
             self._unreduced = (M_d, g_d)
         return self._unreduced
 
@@ -806,13 +814,25 @@ class KanesMethod:
         :class:`~symbody.EquationsOfMotion`).
         """
         self._require_eqs()
-        M_d, g_d = self._unreduced_sympy()
         aux = self._aux_eq if len(self._uaux) else sm.Matrix(0, 1, [])
-        if noncontributing is None and aux.rows:
-            noncontributing = self._detect_noncontributing(M_d, g_d, aux)
-        if noncontributing:
-            zero = dict.fromkeys(noncontributing, 0)
-            g_d = g_d.xreplace(zero)
+        dynamic_se = None
+        if aux.rows:
+            M_d, g_d = self._unreduced_sympy()
+            if noncontributing is None:
+                noncontributing = self._detect_noncontributing(M_d, g_d, aux)
+            if noncontributing:
+                zero = dict.fromkeys(noncontributing, 0)
+                g_d = g_d.xreplace(zero)
+        else:
+            # the dynamic block stays in symengine; SymPy's forms are made when first asked for
+            mass, rest = self._unreduced_se()
+            M_d = g_d = None
+            conv = self._converter()
+
+            def to_sympy(mass=mass, rest=rest):    # these forms, even if formed again later
+                return (conv.matrix(mass) if mass else sm.zeros(0, 0),
+                        sm.Matrix(len(rest), 1, [conv(e) for e in rest]))
+            dynamic_se = SymengineDynamics(mass, rest, self._smap.names, to_sympy)
         return EquationsOfMotion._from_blocks(
             q_ind=list(self._qind), q_dep=list(self._qdep), u_ind=list(self._uind),
             u_dep=list(self._udep), u_aux=list(self._uaux),
@@ -822,7 +842,7 @@ class KanesMethod:
             f_h=self._f_h, B=self._k_nh, b=self._f_nh, B_a=self._k_dnh, b_a=self._f_dnh,
             M_d=M_d, g_d=g_d, reduced=False, auxiliary=aux,
             noncontributing=noncontributing or (), specifieds=specifieds,
-            extra_states=extra_states, name=name)
+            extra_states=extra_states, name=name, dynamic_se=dynamic_se)
 
     def _detect_noncontributing(self, M_d, g_d, aux) -> list:
         """Symbols of the auxiliary equations that do no work in the dynamic equations.
