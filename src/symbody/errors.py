@@ -6,6 +6,8 @@ fix the input without reading a traceback into sympy or numpy.
 
 from __future__ import annotations
 
+from typing import Any
+
 
 class SymbodyError(Exception):
     """Base class of all symbody errors."""
@@ -34,6 +36,6 @@ class InputError(SymbodyError, ValueError):
 class SimulationError(SymbodyError, RuntimeError):
     """A simulation failed; the partial trajectory is attached as ``.trajectory``."""
 
-    def __init__(self, message: str, trajectory=None):
+    def __init__(self, message: str, trajectory: Any = None) -> None:
         super().__init__(message)
         self.trajectory = trajectory

@@ -13,7 +13,7 @@ formulation and compilation layers both use it.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 
 import symengine as se
 import sympy as sm
@@ -112,7 +112,7 @@ class SymbolTable:
         SymbolTable._counter += 1
         return se.Symbol(f"_sb_lin{SymbolTable._counter}")
 
-    def add(self, atom) -> se.Symbol:
+    def add(self, atom: sm.Basic) -> se.Symbol:
         got = self.se_of.get(atom)
         if got is not None:
             return got
@@ -133,10 +133,10 @@ class SymbolTable:
             self._back_sm[sm.Symbol(sym.name)] = atom
         return sym
 
-    def alias(self, atom, other_atom) -> None:
+    def alias(self, atom: sm.Basic, other_atom: sm.Basic) -> None:
         self.se_of[atom] = self.add(other_atom)
 
-    def to_se(self, expr):
+    def to_se(self, expr: sm.Basic) -> se.Basic:
         return self.to_se_many([expr])[0]
 
     def to_se_many(self, exprs: Sequence) -> list:
@@ -159,7 +159,7 @@ class SymbolTable:
             return None
         return self.add(node)
 
-    def atoms_in(self, exprs) -> set:
+    def atoms_in(self, exprs: Iterable) -> set:
         """The sympy functions of time (and derivatives) that converted expressions contain."""
         found: set = set()
         for e in exprs:
@@ -170,12 +170,12 @@ class SymbolTable:
                  for s in found}
         return {a for a in atoms if not a.is_Symbol}
 
-    def matrix(self, M) -> list[list]:
+    def matrix(self, M: sm.MatrixBase | Sequence) -> list[list]:
         M = sm.Matrix(M) if not isinstance(M, sm.MatrixBase) else M
         flat = self.to_se_many(list(M))
         return [flat[i * M.cols:(i + 1) * M.cols] for i in range(M.rows)]
 
-    def column(self, M) -> list:
+    def column(self, M: sm.MatrixBase | Sequence) -> list:
         M = sm.Matrix(M) if not isinstance(M, sm.MatrixBase) else M
         return self.to_se_many(list(M))
 
@@ -189,7 +189,7 @@ class SymbolTable:
             pos += M.rows * M.cols
         return out
 
-    def to_sympy(self, e) -> sm.Expr:
+    def to_sympy(self, e: se.Basic | float) -> sm.Expr:
         if not isinstance(e, se.Basic):
             return sm.sympify(e)
         if e.is_Number:

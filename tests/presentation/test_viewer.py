@@ -8,6 +8,7 @@ from __future__ import annotations
 import base64
 import json
 import re
+from importlib import resources
 from types import SimpleNamespace
 
 import numpy as np
@@ -186,6 +187,8 @@ def test_page_is_self_contained_and_carries_the_numbers(tmp_path):
     page = view(traj, model, title="four-bar <test>")
     text = page.to_html()
     assert "three.js authors" in text and "MIT" in text          # the licence notice travels along
+    vendor = resources.files("symbody.presentation").joinpath("viewer_assets", "vendor")
+    assert "The MIT License" in vendor.joinpath("LICENSE-three.txt").read_text(encoding="utf-8")
     assert not re.search(r"<(script|link|img|iframe)[^>]+(src|href)=", text)
     assert not re.search(r"""(src|href)\s*=\s*["']?https?:""", text)
     assert "four-bar &lt;test&gt;" in text

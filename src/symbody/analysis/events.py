@@ -85,7 +85,8 @@ class PreparedEvents:
     """The events of one simulation, ready to evaluate: ``values(t, x)`` -> g (k,) and
     ``locate(...)`` for one accepted step."""
 
-    def __init__(self, model: NumericModel, events: Sequence[Event], P: np.ndarray, r_fun=None):
+    def __init__(self, model: NumericModel, events: Sequence[Event], P: np.ndarray,
+                 r_fun: Callable[[float, np.ndarray], np.ndarray] | None = None) -> None:
         self.model, self.P, self.r_fun = model, P, r_fun
         self.events = list(events)
         self.names = [e.name or f"event{i}" for i, e in enumerate(self.events)]
@@ -265,7 +266,8 @@ def _bisect_interpolant(f, a: float, b: float, gb: float) -> float:
     return b
 
 
-def prepare_events(model: NumericModel, events, P: np.ndarray, r_fun=None) -> PreparedEvents | None:
+def prepare_events(model: NumericModel, events: Event | Sequence[Event] | None, P: np.ndarray,
+                   r_fun: Callable[[float, np.ndarray], np.ndarray] | None = None) -> PreparedEvents | None:
     """Check and compile ``events`` (None / empty: None)."""
     if events is None:
         return None

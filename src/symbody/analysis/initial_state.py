@@ -11,7 +11,7 @@ says which value, by how much, and what was used instead.
 from __future__ import annotations
 
 import warnings
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 
 import numpy as np
 
@@ -59,7 +59,8 @@ def _given_dependent_speeds(model: NumericModel, x0) -> dict[int, float]:
     return out
 
 
-def initial_state(model: NumericModel, x0, P: np.ndarray, t0: float, r_fun=None) -> np.ndarray:
+def initial_state(model: NumericModel, x0: np.ndarray | Mapping, P: np.ndarray, t0: float,
+                  r_fun: Callable[[float, np.ndarray], np.ndarray] | None = None) -> np.ndarray:
     """The consistent initial state ``[q (N), u_ind (p)]`` for ``x0`` (see the module docstring).
 
     Warns (:class:`InitialStateWarning`) for each dependent coordinate or speed given in

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 import sympy as sm
@@ -90,8 +91,9 @@ def _is_table(v) -> bool:
     return False
 
 
-def specified_inputs(model: NumericModel, specifieds, P=None, t_span: tuple[float, float] | None = None,
-                     x0=None):
+def specified_inputs(model: NumericModel, specifieds: Any, P: np.ndarray | None = None,
+                     t_span: tuple[float, float] | None = None, x0: np.ndarray | None = None,
+                     ) -> Callable[[float, np.ndarray], np.ndarray] | None:
     """``r(t, x) -> (s,)`` for the model's specified inputs, or None when it has none.
 
     ``P``: the constants (array in ``model.constants`` order) compiled expressions use;

@@ -19,7 +19,7 @@ Built-ins (``trajectory.outputs[...]``):
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 
 import numpy as np
 import sympy as sm
@@ -36,7 +36,7 @@ _t = dynamicsymbols._t
 BUILTIN_OUTPUTS = ("specifieds", "constraint_forces", "auxiliary_forces")
 
 
-def parse_outputs(model: NumericModel, outputs) -> tuple[dict, list[str]]:
+def parse_outputs(model: NumericModel, outputs: Mapping | Sequence | None) -> tuple[dict, list[str]]:
     """(expressions by name, built-in names) from ``outputs``; checks the symbols used."""
     if outputs is None:
         return {}, []
@@ -96,7 +96,9 @@ def _accelerations(model: NumericModel, T, X, U, P, R) -> tuple[np.ndarray, np.n
     return UD, L
 
 
-def attach_outputs(traj: Trajectory, model: NumericModel, P: np.ndarray, r_fun, outputs) -> None:
+def attach_outputs(traj: Trajectory, model: NumericModel, P: np.ndarray,
+                   r_fun: Callable[[float, np.ndarray], np.ndarray] | None,
+                   outputs: Mapping | Sequence | None) -> None:
     """Evaluate ``outputs`` on the samples of ``traj`` into ``traj.outputs`` (in place), and
     the state derivative at the samples for the dense output ``traj(t)``."""
     exprs, builtins = parse_outputs(model, outputs)
@@ -166,5 +168,5 @@ def attach_outputs(traj: Trajectory, model: NumericModel, P: np.ndarray, r_fun, 
     traj.outputs.update(out)
 
 
-def output_names(outputs) -> Sequence[str]:  # pragma: no cover - convenience
+def output_names(outputs: Mapping | Sequence | None) -> Sequence[str]:  # pragma: no cover - convenience
     return [] if outputs is None else list(outputs)

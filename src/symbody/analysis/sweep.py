@@ -30,7 +30,7 @@ import warnings
 from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -39,6 +39,10 @@ from ..errors import InputError
 from ..progress import as_progress
 from .simulation import simulate
 from .trajectory import Trajectory, _short
+
+if TYPE_CHECKING:
+    import pandas
+
 
 __all__ = ["sweep", "SweepResult", "grid_cases", "sample_cases"]
 
@@ -103,7 +107,7 @@ class SweepResult:
     _table: Any = field(default=None, repr=False)
 
     @property
-    def table(self):
+    def table(self) -> pandas.DataFrame:
         """One row per case (pandas DataFrame): case values, status, message, final quantities."""
         if self._table is None:
             try:
@@ -186,11 +190,26 @@ def _merge(model: NumericModel, base, over: dict, what: str, names: Sequence):
     return arr
 
 
-def _run_case(index: int, case: Mapping, t_span, x0, p, specifieds, options: dict, final,
-              keep: bool, model: NumericModel | None = None) -> tuple[int, Trajectory | None, dict]:
+@dataclass(frozen=True)
+class _SweepSettings:
+    """What every run of one sweep shares (sent once per case to a worker, so picklable)."""
+
+    t_span: Any
+    x0: Any
+    p: Any
+    specifieds: Any
+    options: dict
+    final: Any
+    keep: bool
+
+
+def _run_case(index: int, case: Mapping, settings: _SweepSettings,
+              model: NumericModel | None = None) -> tuple[int, Trajectory | None, dict]:
     """One run of the sweep: (index, trajectory or None, record).  Never raises for the
     case's own problems: they go into the record."""
     model = _WORKER_MODEL if model is None else model
+    t_span, x0, p, specifieds = settings.t_span, settings.x0, settings.p, settings.specifieds
+    options, final, keep = settings.options, settings.final, settings.keep
     record: dict[str, Any] = {}
     for key, val in case.items():
         name = key if isinstance(key, str) else _short(key)
@@ -236,10 +255,12 @@ def _final_values(final, traj: Trajectory) -> dict:
 
 
 # ----------------------------------------------------------------- driver
-def sweep(model: NumericModel, t_span: Sequence[float], cases: Sequence[Mapping], p=None, *,
-          x0=None, specifieds=None, client=None, processes: int | None = None,
+def sweep(model: NumericModel, t_span: Sequence[float], cases: Sequence[Mapping],
+          p: np.ndarray | Mapping | None = None, *, x0: np.ndarray | Mapping | None = None,
+          specifieds: Any = None, client: Any = None, processes: int | None = None,
           final: Sequence[str] | Callable[[Trajectory], dict] | None = None,
-          keep_trajectories: bool = True, progress=None, **simulate_options) -> SweepResult:
+          keep_trajectories: bool = True, progress: Any = None,
+          **simulate_options: Any) -> SweepResult:
     """Simulate ``model`` once per case (see the module docstring); returns a :class:`SweepResult`.
 
     Parameters
@@ -277,7 +298,7 @@ def sweep(model: NumericModel, t_span: Sequence[float], cases: Sequence[Mapping]
     if final is not None and not callable(final):
         final = [str(f) if not hasattr(f, "func") else _short(f) for f in final]
     n = len(cases)
-    args = (t_span, x0, p, specifieds, dict(simulate_options), final, bool(keep_trajectories))
+    args = (_SweepSettings(t_span, x0, p, specifieds, dict(simulate_options), final, bool(keep_trajectories)),)
     bar = as_progress(progress, "sweep", total=n)
     tq = None
     if bar.enabled and bar.callback is None:

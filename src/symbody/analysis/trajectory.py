@@ -14,15 +14,19 @@ from __future__ import annotations
 import csv
 import html
 import json
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any, NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 import numpy as np
 import sympy as sm
 from sympy.physics.vector import dynamicsymbols
 
 from ..errors import InputError
+
+if TYPE_CHECKING:
+    import pandas
+    from numpy.typing import ArrayLike
 
 __all__ = ["Trajectory", "PartitionChange"]
 
@@ -54,11 +58,16 @@ class Trajectory:
     The columns of ``x``, ``q`` and ``u`` are in model order whatever the dependent set.
     """
 
-    def __init__(self, t, x, q, u, coordinates, speeds, constants: Mapping, holonomic_residuals,
-                 velocity_residuals, multipliers=None, status: int = 0, message: str = "",
+    def __init__(self, t: ArrayLike, x: ArrayLike, q: ArrayLike, u: ArrayLike, *,
+                 coordinates: Sequence, speeds: Sequence, constants: Mapping,
+                 holonomic_residuals: ArrayLike, velocity_residuals: ArrayLike,
+                 multipliers: ArrayLike | None = None, status: int = 0, message: str = "",
                  constraints: str = "none", method: str = "", nfev: int = 0, nsteps: int = 0,
-                 wall_time: float = 0.0, states=None, specifieds=None, partition_changes=(),
-                 events=(), segments=None, outputs=None, xdot=None, specified_values=None):
+                 wall_time: float = 0.0, states: Sequence | None = None,
+                 specifieds: Sequence | None = None, partition_changes: Sequence = (),
+                 events: Sequence = (), segments: Sequence[tuple[float, float]] | None = None,
+                 outputs: Mapping[str, ArrayLike] | None = None, xdot: ArrayLike | None = None,
+                 specified_values: ArrayLike | None = None) -> None:
         self.t = np.asarray(t, dtype=float)
         self.x = np.asarray(x, dtype=float)
         self.q = np.asarray(q, dtype=float)
@@ -146,7 +155,7 @@ class Trajectory:
             out[j] = h00 * X[i] + h10 * h * d0 + h01 * X[i + 1] + h11 * h * d1
         return out[0] if scalar else out
 
-    def to_dataframe(self):
+    def to_dataframe(self) -> pandas.DataFrame:
         """A pandas DataFrame indexed by t: coordinates, speeds, outputs (one column each;
         vector outputs as name[0], name[1], ...), residuals and multipliers.  Needs pandas."""
         try:
@@ -175,7 +184,7 @@ class Trajectory:
         return df
 
     # ------------------------------------------------------------ access
-    def column(self, name) -> np.ndarray:
+    def column(self, name: str | sm.Basic) -> np.ndarray:
         """The samples (k,) of a coordinate, speed, extra state or specified input, given as
         symbol or name (``sol[q1]``, ``sol["q1"]``, ``sol["a_biceps"]`` for a_biceps(t))."""
         key = str(name).strip() if not isinstance(name, sm.Basic) else name
@@ -214,7 +223,7 @@ class Trajectory:
         return float(np.max(np.abs(r))) if r.size else 0.0
 
     # ------------------------------------------------------------ persistence
-    def save(self, path) -> Path:
+    def save(self, path: str | Path) -> Path:
         """Save to a ``.npz`` file (arrays plus names; no pickles)."""
         path = Path(path)
         if path.suffix != ".npz":
@@ -242,7 +251,7 @@ class Trajectory:
         return path
 
     @classmethod
-    def load(cls, path) -> Trajectory:
+    def load(cls, path: str | Path) -> Trajectory:
         """Load a trajectory written by :meth:`save` (symbols are rebuilt from their names)."""
         with np.load(Path(path), allow_pickle=False) as data:
             try:
@@ -265,7 +274,7 @@ class Trajectory:
                 method=meta["method"], nfev=meta["nfev"], nsteps=meta["nsteps"],
                 wall_time=meta["wall_time"], partition_changes=meta.get("partition_changes", ()))
 
-    def to_csv(self, path) -> Path:
+    def to_csv(self, path: str | Path) -> Path:
         """Write t, all coordinates, all speeds, residuals (and multipliers) as CSV columns."""
         path = Path(path)
         header = ["t"] + [_short(s) for s in self.coordinates] + [_short(s) for s in self.speeds]

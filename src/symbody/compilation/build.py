@@ -21,11 +21,16 @@ replaced by its own definition (``doit()``) or refused with an error naming it
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
 
 from ..errors import CompilationError
 from .codegen import resolve_backend
 from .function_expansion import expand_functions_in_eom
 from .numeric_model import NumericModel
+
+if TYPE_CHECKING:
+    from ..formulation import EquationsOfMotion
+
 
 __all__ = ["compile", "equations_of"]
 
@@ -35,7 +40,8 @@ def _system_actuators_with_states(system) -> list:
             if hasattr(act, "rhs") and hasattr(act, "x") and hasattr(act, "r")]
 
 
-def equations_of(source, extra_states=None, specifieds: Sequence | None = None):
+def equations_of(source: Any, extra_states: Any = None,
+                 specifieds: Sequence | None = None) -> EquationsOfMotion:
     """The EquationsOfMotion of ``source`` (see the module docstring), with extra states."""
     from sympy.physics.mechanics import KanesMethod as SympyKane
     from sympy.physics.mechanics import LagrangesMethod as SympyLagrange
@@ -64,9 +70,9 @@ def equations_of(source, extra_states=None, specifieds: Sequence | None = None):
                            f"System, got {type(source).__name__}")
 
 
-def compile(eom, constants: Sequence | None = None, specifieds: Sequence | None = None,
-            backend: str = "auto", cache: bool = True, progress=None, *,
-            extra_states=None) -> NumericModel:
+def compile(eom: Any, constants: Sequence | None = None, specifieds: Sequence | None = None,
+            backend: str = "auto", cache: bool = True, progress: Any = None, *,
+            extra_states: Any = None) -> NumericModel:
     """Compile equations of motion into a :class:`NumericModel`.
 
     ``eom``: an EquationsOfMotion or a SymPy ``System`` (see :mod:`symbody.compilation.build`).  ``constants`` /

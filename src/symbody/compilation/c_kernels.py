@@ -215,19 +215,19 @@ def _binary(ops: list, outputs: list, nargs: int) -> StraightLineProgram:
     def rank(ref):
         return (-new_freq.get(ref, 0), ref)
 
-    def product(factors):
-        fs = sorted(factors, key=rank)
-        acc = fs[0]
-        for f in fs[1:]:
-            acc = emit("*", (acc, f))
+    def fold(op, operands):
+        """``op`` applied pairwise, most frequent operands first (so shared partial results recur)."""
+        ordered = sorted(operands, key=rank)
+        acc = ordered[0]
+        for f in ordered[1:]:
+            acc = emit(op, (acc, f))
         return acc
 
+    def product(factors):
+        return fold("*", factors)
+
     def total(terms):
-        ts = sorted(terms, key=rank)
-        acc = ts[0]
-        for f in ts[1:]:
-            acc = emit("+", (acc, f))
-        return acc
+        return fold("+", terms)
 
     def factors_of(ref):
         if ref[0] == "t" and ops[ref[1]][0] == "*":
@@ -501,7 +501,7 @@ def _wait_one(running: list) -> int:
     return 1
 
 
-def load_library(path: Path, fname: str):
+def load_library(path: Path, fname: str) -> tuple[ctypes.CDLL, Callable, Callable]:
     """(single, many) ctypes functions of the library at ``path``."""
     lib = ctypes.CDLL(str(path))
     single = getattr(lib, fname)

@@ -157,7 +157,7 @@ class Kernel:
             self.into(z, out)
         return out
 
-    def many(self, Z) -> np.ndarray:
+    def many(self, Z: np.ndarray) -> np.ndarray:
         Z = np.ascontiguousarray(Z, dtype=float)
         if Z.ndim != 2 or Z.shape[1] != self.nargs:
             raise CompilationError(f"kernel {self.name!r} takes (k, {self.nargs}) arguments, "
@@ -563,7 +563,7 @@ def _lambdify_kernel(nargs: int, nout: int, backend: str, name: str, lam, source
                   lambda Z, _lam=lam, _n=nout: np.asarray(_lam(Z)).reshape(len(Z), _n), source)
 
 
-def kernel_from_lambdify(nargs: int, nout: int, backend: str, name: str, lam, serialized: bytes,
+def kernel_from_lambdify(nargs: int, nout: int, backend: str, name: str, lam: Any, serialized: bytes,
                          exprs: Callable[[], list]) -> Kernel:
     """A Kernel around a restored symengine Lambdify ``lam`` (persistence.py), or, when ``lam``
     is None, one compiled again from the expressions ``exprs()`` (symengine objects in the
@@ -652,7 +652,7 @@ class _LazyKernel:
 
 
 def compile_kernel(args: Sequence, exprs: Sequence, backend: str = "auto", cache: bool = True,
-                   name: str = "kernel", lazy: bool = False, progress=None,
+                   name: str = "kernel", lazy: bool = False, progress: Any = None,
                    symengine_names: dict | None = None) -> Kernel:
     """Compile the flat list ``exprs`` as a function of the flat list ``args``.
 
@@ -702,8 +702,8 @@ class NumericFunction:
     (a number for a single expression), with a leading ``k`` when batched.
     """
 
-    def __init__(self, groups: list[list], scalar_group: list[bool], shape, kernel: Kernel,
-                 multi: bool = False):
+    def __init__(self, groups: list[list], scalar_group: list[bool], shape: Any, kernel: Kernel,
+                 multi: bool = False) -> None:
         self.groups = groups
         self._scalar_group = scalar_group
         self.shape = shape
@@ -763,7 +763,7 @@ class NumericFunction:
         return f"<NumericFunction of {len(self.groups)} groups -> shape {self.shape} ({self.kernel.backend})>"
 
 
-def make_function(args: Sequence, exprs, backend: str = "auto", cache: bool = True,
+def make_function(args: Sequence, exprs: Any, backend: str = "auto", cache: bool = True,
                   name: str = "function") -> NumericFunction:
     """Compile ``exprs`` as a numeric function of the argument groups ``args``.
 

@@ -15,7 +15,7 @@ from __future__ import annotations
 import math
 import weakref
 from collections.abc import Sequence
-from typing import NamedTuple
+from typing import TYPE_CHECKING, NamedTuple
 
 import numpy as np
 import symengine as se
@@ -23,6 +23,10 @@ from sympy.physics.vector import dynamicsymbols
 
 from ..errors import CompilationError, InputError
 from ..symengine_bridge import SymbolTable
+
+if TYPE_CHECKING:
+    from ..formulation import EquationsOfMotion
+
 
 __all__ = ["ForwardProgram", "BlockProgram", "BlockValues", "BLOCKS", "block_program"]
 
@@ -156,8 +160,8 @@ class BlockProgram:
     to [q, u, r].  Values: f_h, B, b, K_qd, K_u, k, M_d, g_d, B_a, b_a (flattened).
     """
 
-    def __init__(self, eom, coordinates: Sequence, speeds: Sequence, specifieds: Sequence,
-                 constants: Sequence) -> None:
+    def __init__(self, eom: EquationsOfMotion, coordinates: Sequence, speeds: Sequence,
+                 specifieds: Sequence, constants: Sequence) -> None:
         q, u = list(coordinates), list(speeds)
         N, o, M = len(q), len(u), len(eom.q_dep)
         m, p = len(eom.u_dep), len(eom.u_ind)
@@ -233,8 +237,8 @@ _PROGRAMS: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 _PROGRAMS_BY_ID: dict[int, dict] = {}
 
 
-def block_program(eom, coordinates: Sequence, speeds: Sequence, specifieds: Sequence,
-                  constants: Sequence) -> BlockProgram:
+def block_program(eom: EquationsOfMotion, coordinates: Sequence, speeds: Sequence,
+                  specifieds: Sequence, constants: Sequence) -> BlockProgram:
     """The derivative program of ``eom``'s blocks for one argument ordering (built once, cached)."""
     try:
         per_eom = _PROGRAMS.setdefault(eom, {})

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Iterable
+from typing import TYPE_CHECKING
 
 import numpy as np
 import sympy as sm
@@ -20,6 +21,10 @@ from sympy.physics.vector import dynamicsymbols
 
 from ..errors import CompilationError
 from . import c_kernels as _c
+
+if TYPE_CHECKING:
+    from ..formulation import EquationsOfMotion
+
 
 __all__ = ["expand_functions", "expand_functions_in_eom"]
 
@@ -134,7 +139,7 @@ _BLOCKS = (("kinematic_qdot", "the kinematic equations"), ("kinematic_u", "the k
            ("extra_derivatives", "the extra states' derivatives"))
 
 
-def expand_functions_in_eom(eom, backend: str = "llvm"):
+def expand_functions_in_eom(eom: EquationsOfMotion, backend: str = "llvm") -> EquationsOfMotion:
     """``eom`` itself when every function in it compiles, else a copy with the functions expanded."""
     import copy
 

@@ -8,13 +8,16 @@ of raising, leaving the error message to the caller who knows what the matrix me
 - :func:`solve_symmetric`:  A x = b for symmetric A, Cholesky of A or -A when definite (dposv).
 - :func:`determinant`:      det A, closed forms up to 3 x 3.
 - :func:`pivoted_columns`:  the best conditioned k columns of a k x l matrix (pivoted QR,
-                            dgeqp3): the one chooser of dependent coordinates and speeds.
+                            dgeqp3) and a rank measure, by :mod:`symbody.dependent_columns`
+                            (the one chooser of dependent coordinates and speeds).
 """
 
 from __future__ import annotations
 
 import numpy as np
 from scipy.linalg import lapack
+
+from ..dependent_columns import pivot_columns
 
 __all__ = ["solve", "solve_symmetric", "determinant", "pivoted_columns"]
 
@@ -76,13 +79,14 @@ def pivoted_columns(A: np.ndarray) -> tuple[tuple[int, ...], float]:
 
     The pivot columns greedily maximize |det A[:, columns]|: they are the dependent
     coordinates (A = ∂f_h/∂q) or dependent speeds (A = B) best conditioned at this state.
+    The choice itself is :func:`symbody.dependent_columns.pivot_columns` (the one chooser,
+    shared with the formulation layer).
     """
     k = A.shape[0]
     if k == 0:
         return (), 1.0
-    qr, jpvt, _, _, info = lapack.dgeqp3(np.array(A, dtype=float, order="F"))
-    if info != 0 or not np.isfinite(qr).all():
+    if not np.isfinite(A).all():
         return tuple(range(A.shape[1] - k, A.shape[1])), 0.0
-    diag = np.abs(np.diag(qr)[:k])
-    rank = float(diag[-1] / diag[0]) if diag[0] > 0 else 0.0
-    return tuple(sorted(int(j) - 1 for j in jpvt[:k])), rank
+    columns, norms = pivot_columns(A, k)
+    rank = norms[-1] / norms[0] if norms and norms[0] > 0 else 0.0
+    return tuple(sorted(columns)), rank

@@ -43,13 +43,18 @@ import threading
 import zipfile
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import sympy as sm
 from sympy.physics.vector import dynamicsymbols
 
 from ..errors import InputError
+
+if TYPE_CHECKING:
+    from ..formulation import EquationsOfMotion
+    from .numeric_model import NumericModel
+
 
 try:
     import symengine as se
@@ -230,7 +235,8 @@ def _decode_symbol(d: dict, dummies: dict):
 
 
 # ----------------------------------------------------------------- state
-def model_state(model, machine_code: bool = True, allow_pickle: bool = False):
+def model_state(model: NumericModel, machine_code: bool = True,
+                allow_pickle: bool = False) -> tuple[dict, dict, dict]:
     """(header, arrays, blobs): the portable state of ``model`` (see the module docstring).
 
     ``allow_pickle``: for pickling only, numpy-backend kernels keep their SymPy expressions
@@ -251,7 +257,8 @@ def model_state(model, machine_code: bool = True, allow_pickle: bool = False):
 
 
 def model_from_state(header: dict, arrays: dict, blobs: dict, machine_code: bool = True,
-                     eom=None, source: str = "the saved model", allow_pickle: bool = False):
+                     eom: EquationsOfMotion | None = None, source: str = "the saved model",
+                     allow_pickle: bool = False) -> NumericModel:
     """A NumericModel from the pieces :func:`model_state` made (hashes and versions checked)."""
     from .numeric_model import NumericModel, Partition
 
@@ -345,7 +352,7 @@ def model_from_state(header: dict, arrays: dict, blobs: dict, machine_code: bool
 
 
 # ----------------------------------------------------------------- files
-def save_model(model, path, machine_code: bool = True) -> Path:
+def save_model(model: NumericModel, path: str | Path, machine_code: bool = True) -> Path:
     """Write ``model`` to ``path`` (``.symbody.npz`` appended unless it ends in ``.npz``).
 
     The archive holds a JSON header (format, versions, attributes, SHA-256 of each blob),
@@ -370,7 +377,7 @@ def save_model(model, path, machine_code: bool = True) -> Path:
     return path
 
 
-def load_model(path, machine_code: bool = True):
+def load_model(path: str | Path, machine_code: bool = True) -> NumericModel:
     """Read a model written by ``model.save(path)``; nothing is compiled (``machine_code=True``).
 
     Raises InputError when the file is not a symbody model, was written by other
@@ -404,7 +411,7 @@ def load_model(path, machine_code: bool = True):
 
 
 # ----------------------------------------------------------------- pickling
-def reduce_model(model):
+def reduce_model(model: NumericModel) -> tuple[Callable, tuple]:
     """``NumericModel.__reduce__``: the portable state in one bytes object (+ eom if asked)."""
     header, arrays, blobs = model_state(model, allow_pickle=True)
     buf = io.BytesIO()
@@ -423,7 +430,7 @@ def _unpickle_model(data: bytes, eom=None):
     return model_from_state(header, arrays, blobs, eom=eom, source="the pickled model", allow_pickle=True)
 
 
-def dumps(model, equations: bool = False) -> bytes:
+def dumps(model: NumericModel, equations: bool = False) -> bytes:
     """``pickle.dumps(model)``, with the SymPy equations ``model.eom`` when ``equations``."""
     token = _WITH_EQUATIONS.set(bool(equations))
     try:
@@ -432,6 +439,6 @@ def dumps(model, equations: bool = False) -> bytes:
         _WITH_EQUATIONS.reset(token)
 
 
-def loads(data: bytes):
+def loads(data: bytes) -> NumericModel:
     """``pickle.loads``: only for data you trust (a pickle can run code)."""
     return pickle.loads(data)

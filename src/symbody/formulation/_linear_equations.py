@@ -68,6 +68,25 @@ def as_symbol_list(seq, name: str) -> list:
     return items
 
 
+def coordinate_and_speed_lists(q_ind, q_dep, u_ind, u_dep, u_aux,
+                               names: Sequence[str] = ("q_ind", "q_dep", "u_ind", "u_dep", "u_auxiliary"),
+                               ) -> tuple[list, list, list, list, list]:
+    """The five lists of variables (independent and dependent coordinates and speeds,
+    auxiliary speeds) as lists of dynamicsymbols (:func:`as_symbol_list`, argument
+    ``names``), checked to be disjoint: no coordinate is also a speed, no auxiliary speed is
+    a generalized speed, no variable is both independent and dependent."""
+    q_ind, q_dep, u_ind, u_dep, u_aux = (as_symbol_list(seq, name) for seq, name in
+                                         zip((q_ind, q_dep, u_ind, u_dep, u_aux), names))
+    for what, a, b in (("is listed both as a coordinate and as a speed", q_ind + q_dep, u_ind + u_dep + u_aux),
+                       ("is both an auxiliary and a generalized speed", u_ind + u_dep, u_aux),
+                       (f"is listed both in {names[0]} and {names[1]}", q_ind, q_dep),
+                       (f"is listed both in {names[2]} and {names[3]}", u_ind, u_dep)):
+        both = [x for x in a if x in set(b)]
+        if both:
+            raise FormulationError(f"{both[0]} {what}")
+    return q_ind, q_dep, u_ind, u_dep, u_aux
+
+
 def linear_coefficients(exprs: sm.Matrix, variables: Sequence, eq_name: str,
                         var_name: str) -> tuple[sm.Matrix, sm.Matrix]:
     """Split ``exprs = A @ variables + b`` and check the linearity.

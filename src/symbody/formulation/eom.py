@@ -35,6 +35,8 @@ from __future__ import annotations
 
 import copy
 from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
 
 import sympy as sm
 from sympy.physics.vector import dynamicsymbols
@@ -42,7 +44,7 @@ from sympy.physics.vector import dynamicsymbols
 from ..errors import FormulationError
 from ._linear_equations import (
     as_column,
-    as_symbol_list,
+    coordinate_and_speed_lists,
     dynamic_symbols_in,
     linear_coefficients,
     solve_linear,
@@ -93,6 +95,42 @@ class SymengineDynamics:
         return {self.names.get(nm) or sm.Symbol(nm) for nm in names}
 
 
+@dataclass(frozen=True, kw_only=True)
+class CanonicalBlocks:
+    """The variables and blocks of the canonical form as a formulation class extracted them
+    (no parsing, no checks): what :meth:`EquationsOfMotion._from_blocks` is built from.
+
+    Variables ``q_ind`` (n), ``q_dep`` (M), ``u_ind`` (p), ``u_dep`` (m), ``u_aux``;
+    kinematic ``K_qd q' + K_u u + k = 0`` and its solution ``qdot_solution`` (N);
+    holonomic ``f_h`` (M); velocity constraints ``B u + b = 0`` (m x o, m); acceleration
+    constraints ``B_a u' + b_a = 0``; dynamic ``M_d u' + g_d = 0`` (o x o, o; ``reduced``:
+    already reduced to the independent speeds); ``auxiliary`` rows and the
+    ``noncontributing`` forces they expose.  ``dynamic_se``: the dynamic block in
+    symengine (:class:`SymengineDynamics`), given instead of ``M_d`` and ``g_d`` (None).
+    """
+
+    q_ind: Sequence
+    q_dep: Sequence
+    u_ind: Sequence
+    u_dep: Sequence
+    u_aux: Sequence
+    K_qd: sm.MatrixBase
+    K_u: sm.MatrixBase
+    k: sm.MatrixBase
+    qdot_solution: sm.MatrixBase
+    f_h: sm.MatrixBase
+    B: sm.MatrixBase
+    b: sm.MatrixBase
+    B_a: sm.MatrixBase
+    b_a: sm.MatrixBase
+    M_d: sm.MatrixBase | None
+    g_d: sm.MatrixBase | None
+    reduced: bool
+    auxiliary: sm.MatrixBase
+    noncontributing: Sequence = ()
+    dynamic_se: SymengineDynamics | None = None
+
+
 class EquationsOfMotion:
     """Constrained equations of motion in canonical form.
 
@@ -133,23 +171,18 @@ class EquationsOfMotion:
         an extra state nor a specified input is an error naming it.
     """
 
-    def __init__(self, q_ind, u_ind, kinematic, dynamic, *, q_dep=None, u_dep=None,
-                 holonomic=None, velocity_constraints=None, acceleration_constraints=None,
-                 u_auxiliary=None, auxiliary=None, noncontributing=None,
-                 constants=None, specifieds=None, extra_states=None, name: str | None = None):
+    def __init__(self, q_ind: Sequence, u_ind: Sequence, kinematic: sm.MatrixBase | Sequence,
+                 dynamic: sm.MatrixBase | Sequence, *,
+                 q_dep: Sequence | None = None, u_dep: Sequence | None = None,
+                 holonomic: sm.MatrixBase | Sequence | None = None, velocity_constraints: sm.MatrixBase | Sequence | None = None,
+                 acceleration_constraints: sm.MatrixBase | Sequence | None = None,
+                 u_auxiliary: Sequence | None = None, auxiliary: sm.MatrixBase | Sequence | None = None,
+                 noncontributing: Sequence | None = None, constants: Sequence | None = None,
+                 specifieds: Sequence | None = None, extra_states: Any = None,
+                 name: str | None = None) -> None:
         self.t = t
         self.name = name
-        q_ind = as_symbol_list(q_ind, "q_ind")
-        q_dep = as_symbol_list(q_dep, "q_dep")
-        u_ind = as_symbol_list(u_ind, "u_ind")
-        u_dep = as_symbol_list(u_dep, "u_dep")
-        u_aux = as_symbol_list(u_auxiliary, "u_auxiliary")
-        both = set(q_ind + q_dep) & set(u_ind + u_dep + u_aux)
-        if both:
-            raise FormulationError(f"{sorted(map(str, both))[0]} is listed both as a coordinate and as a speed")
-        dup = set(u_ind + u_dep) & set(u_aux)
-        if dup:
-            raise FormulationError(f"auxiliary speed {sorted(map(str, dup))[0]} is also a generalized speed")
+        q_ind, q_dep, u_ind, u_dep, u_aux = coordinate_and_speed_lists(q_ind, q_dep, u_ind, u_dep, u_auxiliary)
         self.q_ind, self.q_dep = tuple(q_ind), tuple(q_dep)
         self.u_ind, self.u_dep = tuple(u_ind), tuple(u_dep)
         self.u_aux = tuple(u_aux)
@@ -469,7 +502,7 @@ class EquationsOfMotion:
                             f"the {label} equations (entry {i}) depend on the extra state {hit[0]}; "
                             "extra states may enter only the dynamic and auxiliary equations")
 
-    def with_extra_states(self, extra_states, specifieds: Sequence | None = None) -> EquationsOfMotion:
+    def with_extra_states(self, extra_states: Any, specifieds: Sequence | None = None) -> EquationsOfMotion:
         """A copy with extra first-order states added (see :mod:`~symbody.formulation.extra_states`).
 
         ``extra_states``: ``{x_e: x_e'}``, SymPy biomechanics objects (their ``x``,
@@ -490,38 +523,37 @@ class EquationsOfMotion:
         return new
 
     @classmethod
-    def _from_blocks(cls, *, q_ind, q_dep, u_ind, u_dep, u_aux, K_qd, K_u, k, qdot_solution, f_h,
-                     B, b, B_a, b_a, M_d, g_d, reduced, auxiliary, noncontributing=(),
-                     constants=None, specifieds=None, extra_states=None,
-                     name=None, dynamic_se: SymengineDynamics | None = None) -> EquationsOfMotion:
+    def _from_blocks(cls, blocks: CanonicalBlocks, *, constants=None, specifieds=None,
+                     extra_states=None, name: str | None = None) -> EquationsOfMotion:
         """Build from already-extracted blocks (used by the formulation classes; no parsing).
 
-        ``dynamic_se``: the dynamic block in symengine, given instead of ``M_d``, ``g_d``
-        (None): converted to SymPy on first access.
+        With ``blocks.dynamic_se`` the dynamic block stays in symengine and is converted
+        to SymPy on first access.
         """
         self = cls.__new__(cls)
         self.t = t
         self.name = name
-        self.q_ind, self.q_dep = tuple(q_ind), tuple(q_dep)
-        self.u_ind, self.u_dep, self.u_aux = tuple(u_ind), tuple(u_dep), tuple(u_aux)
+        bl = blocks
+        self.q_ind, self.q_dep = tuple(bl.q_ind), tuple(bl.q_dep)
+        self.u_ind, self.u_dep, self.u_aux = tuple(bl.u_ind), tuple(bl.u_dep), tuple(bl.u_aux)
         o = len(self.u)
-        self.kinematic_qdot = _imm(K_qd)
-        self.kinematic_u = _imm(K_u) if len(K_u) else _imm(sm.zeros(len(self.q), o))
-        self.kinematic_rest = _imm(k)
-        self.qdot_solution = _imm(qdot_solution)
-        self.holonomic = _imm(f_h) if len(f_h) else _imm(sm.zeros(0, 1))
-        self.velocity_matrix = _imm(B) if len(B) else _imm(sm.zeros(0, o))
-        self.velocity_rest = _imm(b) if len(b) else _imm(sm.zeros(0, 1))
-        self.acceleration_matrix = _imm(B_a) if len(B_a) else _imm(sm.zeros(0, o))
-        self.acceleration_rest = _imm(b_a) if len(b_a) else _imm(sm.zeros(0, 1))
-        if dynamic_se is not None:
-            self._dynamic_se = dynamic_se
+        self.kinematic_qdot = _imm(bl.K_qd)
+        self.kinematic_u = _imm(bl.K_u) if len(bl.K_u) else _imm(sm.zeros(len(self.q), o))
+        self.kinematic_rest = _imm(bl.k)
+        self.qdot_solution = _imm(bl.qdot_solution)
+        self.holonomic = _imm(bl.f_h) if len(bl.f_h) else _imm(sm.zeros(0, 1))
+        self.velocity_matrix = _imm(bl.B) if len(bl.B) else _imm(sm.zeros(0, o))
+        self.velocity_rest = _imm(bl.b) if len(bl.b) else _imm(sm.zeros(0, 1))
+        self.acceleration_matrix = _imm(bl.B_a) if len(bl.B_a) else _imm(sm.zeros(0, o))
+        self.acceleration_rest = _imm(bl.b_a) if len(bl.b_a) else _imm(sm.zeros(0, 1))
+        if bl.dynamic_se is not None:
+            self._dynamic_se = bl.dynamic_se
         else:
-            self.dynamic_mass = _imm(M_d)
-            self.dynamic_rest = _imm(g_d)
-        self.dynamic_reduced = bool(reduced)
-        self.auxiliary = _imm(auxiliary) if len(auxiliary) else _imm(sm.zeros(0, 1))
-        self.noncontributing = tuple(noncontributing)
+            self.dynamic_mass = _imm(bl.M_d)
+            self.dynamic_rest = _imm(bl.g_d)
+        self.dynamic_reduced = bool(bl.reduced)
+        self.auxiliary = _imm(bl.auxiliary) if len(bl.auxiliary) else _imm(sm.zeros(0, 1))
+        self.noncontributing = tuple(bl.noncontributing)
         self._attach_extra_states(parse_extra_states(extra_states))
         self._set_symbols(constants, specifieds, declared=self._extra_inputs)
         _check_accelerations_determined(self)

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
+from typing import Any
 
 import sympy as sm
 from sympy.physics.vector import dynamicsymbols
@@ -56,7 +57,7 @@ def _from_object(obj, where: str) -> tuple[list, list, list]:
     return x, rhs, r
 
 
-def parse_extra_states(spec, where: str = "extra_states") -> ExtraStates:
+def parse_extra_states(spec: Any, where: str = "extra_states") -> ExtraStates:
     """Read ``spec``: a mapping {x_e(t): x_e'}, an object with x, r, rhs(), or a list of these.
 
     Raises FormulationError naming the entry at fault (not a function of t, declared

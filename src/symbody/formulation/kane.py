@@ -16,7 +16,8 @@ SymPy does, but only when they are asked for; ``to_eom()`` never does.
 from __future__ import annotations
 
 import random
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from typing import Any
 
 import sympy as sm
 from sympy.physics.mechanics import Particle, RigidBody
@@ -25,9 +26,15 @@ from sympy.physics.vector import Point, ReferenceFrame, Vector, dynamicsymbols
 from .._lazy_modules import lazy_module
 from ..errors import FormulationError, NonlinearityError, SingularConstraintError
 from ..progress import as_progress
-from ._linear_equations import as_column, as_symbol_list, linear_coefficients, solve_linear
+from ._linear_equations import (
+    as_column,
+    coordinate_and_speed_lists,
+    linear_coefficients,
+    solve_linear,
+)
+from ._method_attributes import MethodAttributes
 from ._symengine_kinematics import ChainRule, SymbolMap, SympyConverter
-from .eom import EquationsOfMotion, SymengineDynamics
+from .eom import CanonicalBlocks, EquationsOfMotion, SymengineDynamics
 
 se = lazy_module("symengine")        # imported when first used (import time)
 
@@ -46,7 +53,7 @@ def _solver(name, what):
     raise FormulationError(f"unknown linear solver {name!r} for {what}")
 
 
-class KanesMethod:
+class KanesMethod(MethodAttributes):
     """Kane's method for constrained multibody systems (sympy-compatible API).
 
     Parameters are those of ``sympy.physics.mechanics.KanesMethod``: the inertial
@@ -60,37 +67,29 @@ class KanesMethod:
     ``kd_eqs_solver`` and ``constraint_solver``.
     """
 
-    def __init__(self, frame, q_ind, u_ind, kd_eqs=None, q_dependent=None,
-                 configuration_constraints=None, u_dependent=None,
-                 velocity_constraints=None, acceleration_constraints=None,
-                 u_auxiliary=None, bodies=None, forcelist=None,
-                 explicit_kinematics=True, kd_eqs_solver="LU",
-                 constraint_solver="LU"):
+    def __init__(self, frame: ReferenceFrame, q_ind: Sequence, u_ind: Sequence,
+                 kd_eqs: Sequence | None = None, q_dependent: Sequence | None = None,
+                 configuration_constraints: Sequence | None = None, u_dependent: Sequence | None = None,
+                 velocity_constraints: Sequence | None = None,
+                 acceleration_constraints: Sequence | None = None,
+                 u_auxiliary: Sequence | None = None, bodies: Sequence | None = None,
+                 forcelist: Sequence | None = None, explicit_kinematics: bool = True,
+                 kd_eqs_solver: str | Callable = "LU", constraint_solver: str | Callable = "LU") -> None:
         if not isinstance(frame, ReferenceFrame):
             raise TypeError(f"KanesMethod needs an inertial ReferenceFrame as first argument, got {frame!r}")
         self._inertial = frame
         self._se = None             # the symengine sums (Fr, MM, nonMM) once formed
         self._sympy_forms = None    # the SymPy forms, built on first access
         self._forcelist = forcelist
-        self._bodylist = bodies
+        self._bodies = bodies
         self.explicit_kinematics = explicit_kinematics
         self._kd_eqs_solver = kd_eqs_solver
         self._constraint_solver = constraint_solver
 
-        q_ind = as_symbol_list(q_ind, "q_ind")
-        q_dep = as_symbol_list(q_dependent, "q_dependent")
-        u_ind = as_symbol_list(u_ind, "u_ind")
-        u_dep = as_symbol_list(u_dependent, "u_dependent")
-        u_aux = as_symbol_list(u_auxiliary, "u_auxiliary")
+        q_ind, q_dep, u_ind, u_dep, u_aux = coordinate_and_speed_lists(
+            q_ind, q_dependent, u_ind, u_dependent, u_auxiliary,
+            ("q_ind", "q_dependent", "u_ind", "u_dependent", "u_auxiliary"))
         qs, us = q_ind + q_dep, u_ind + u_dep
-        for name, a, b in (("coordinate", qs, us + u_aux), ("speed", us, u_aux)):
-            both = [x for x in a if x in set(b)]
-            if both:
-                raise FormulationError(f"{both[0]} is given both as a {name} and as a speed")
-        if len(set(qs)) != len(qs):
-            raise FormulationError("a coordinate is listed both in q_ind and q_dependent")
-        if len(set(us)) != len(us):
-            raise FormulationError("a speed is listed both in u_ind and u_dependent")
         self._qind, self._qdep = sm.Matrix(q_ind), sm.Matrix(q_dep)
         self._uind, self._udep = sm.Matrix(u_ind), sm.Matrix(u_dep)
         self._uaux = sm.Matrix(u_aux)
@@ -203,13 +202,19 @@ class KanesMethod:
             self._k_dnh = sm.Matrix()
 
     def _differentiated_constraints(self, k_nh, f_nh) -> sm.Matrix:
-        """f_dnh = (d/dt B) u + d/dt b, by the chain rule over q (q' from the kinematics)."""
-        known = set(self._q) | set(self._u)
-        others = set()
+        """f_dnh = (d/dt B) u + d/dt b, by the chain rule over q (q' from the kinematics)
+        and over specified functions of time r(t) (d/dt r = r'): the one chain rule of the
+        formulation (:class:`ChainRule`, also used for the accelerations in Kane's sums).
+
+        Only functions of other arguments, or derivatives of the coordinates and speeds,
+        which the chain rule does not know, are left to SymPy's differentiation."""
+        variables = set(self._q) | set(self._u) | set(self._uaux)
+        foreign = False
         for e in list(k_nh) + list(f_nh):
-            others |= {f for f in e.atoms(sm.core.function.AppliedUndef) if f not in known}
-            others |= set(e.atoms(sm.Derivative))
-        if others or self._qdot_u_map is None:
+            foreign = foreign or any(f.args != (t,) for f in e.atoms(sm.core.function.AppliedUndef))
+            foreign = foreign or any(set(d.variables) != {t} or d.expr in variables
+                                     for d in e.atoms(sm.Derivative))
+        if foreign or self._qdot_u_map is None:
             f_dnh = k_nh.diff(t) * self._u + f_nh.diff(t)
             if self._qdot_u_map is not None:
                 f_dnh = f_dnh.xreplace(self._qdot_u_map)
@@ -217,11 +222,10 @@ class KanesMethod:
         smap = self._smap
         q_se = [smap.add(x) for x in self._q]
         u_se = [smap.add(x) for x in self._u]
-        for x in self._uaux:
-            smap.add(x)
+        ua_se = [smap.add(x) for x in self._uaux]
         qdot_se = [smap.to_se(self._qdot_u_map[qd].xreplace(dict.fromkeys(self._uaux, 0)))
                    for qd in self._qdot]
-        chain = ChainRule(q_se, qdot_se, se.Symbol(str(t)))
+        chain = ChainRule(q_se, qdot_se, se.Symbol(str(t)), symmap=smap, speeds=u_se + ua_se)
         conv = self._converter()
         out = []
         for i in range(k_nh.rows):
@@ -282,7 +286,8 @@ class KanesMethod:
         return self._Ars_cache
 
     # --------------------------------------------------------- Kane's method
-    def kanes_equations(self, bodies=None, loads=None, *, progress=None):
+    def kanes_equations(self, bodies: Sequence | None = None, loads: Sequence | None = None, *,
+                        progress: Any = None) -> KaneEquations:
         """Form Kane's equations Fr + Fr* = 0; return ``(Fr, Fr*)``.
 
         With m motion constraints and s auxiliary speeds the returned columns
@@ -294,7 +299,7 @@ class KanesMethod:
         """
         bodies, loads = _sort_bodies_loads(bodies, loads)
         if bodies is None:
-            bodies = self._bodylist
+            bodies = self._bodies
         if loads is None and self._forcelist is not None:
             loads = self._forcelist
         if bodies is None:
@@ -304,7 +309,7 @@ class KanesMethod:
                                  "equations to use this method.")
         bodies = list(bodies)
         loads = list(loads) if loads else []
-        self._bodylist = bodies
+        self._bodies = bodies
         self._forcelist = loads if loads else None
         self._se = None
         self._sympy_forms = None
@@ -314,7 +319,7 @@ class KanesMethod:
 
     def _form_eoms(self) -> sm.Matrix:
         """Fr + Fr* with the bodies and loads given at construction (``System.form_eoms`` calls this)."""
-        fr, frstar = self.kanes_equations(self._bodylist, self._forcelist)
+        fr, frstar = self.kanes_equations(self._bodies, self._forcelist)
         return fr + frstar
 
     def _form_unreduced(self, bodies, loads, bar=None):
@@ -348,32 +353,35 @@ class KanesMethod:
         zero = se.Integer(0)
 
         Fr_terms: list[list] = [[] for _ in range(o + s_aux)]
-        point_cache: dict = {}
-        frame_cache: dict = {}
+        partials_cache: dict = {}
+
+        def with_partials(key, velocity):
+            """(velocity in N, its partials along the speeds) of a point or frame, once each."""
+            got = partials_cache.get(key)
+            if got is None:
+                v = velocity(key)
+                got = partials_cache[key] = (v, fv.partials(v, speeds))
+            return got
+
+        def point_velocity(P):
+            try:
+                vel = P.vel(N)
+            except ValueError as exc:
+                raise FormulationError(f"the velocity of point {P} in {N} is not defined: {exc}") from exc
+            return fv.vector(vel)
+
+        def frame_velocity(F):
+            try:
+                return fv.angular_velocity(F)
+            except ValueError as exc:
+                raise FormulationError(f"the angular velocity of frame {F} in {N} is not defined: "
+                                       f"{exc}") from exc
 
         def point_partials(P):
-            got = point_cache.get(P)
-            if got is None:
-                try:
-                    vel = P.vel(N)
-                except ValueError as exc:
-                    raise FormulationError(f"the velocity of point {P} in {N} is not defined: {exc}") from exc
-                v = fv.vector(vel)
-                got = (v, fv.partials(v, speeds))
-                point_cache[P] = got
-            return got
+            return with_partials(P, point_velocity)
 
         def frame_partials(F):
-            got = frame_cache.get(F)
-            if got is None:
-                try:
-                    w = fv.angular_velocity(F)
-                except ValueError as exc:
-                    raise FormulationError(f"the angular velocity of frame {F} in {N} is not defined: "
-                                           f"{exc}") from exc
-                got = (w, fv.partials(w, speeds))
-                frame_cache[F] = got
-            return got
+            return with_partials(F, frame_velocity)
 
         for idx, load in enumerate(loads):
             try:
@@ -790,7 +798,7 @@ class KanesMethod:
         self._require_eqs()
         return sm.Matrix([self.forcing_kin, self.forcing])
 
-    def rhs(self, inv_method=None) -> sm.Matrix:
+    def rhs(self, inv_method: str | None = None) -> sm.Matrix:
         """Symbolic x' = [q'; u'] (solves the symbolic mass matrix: only on request)."""
         rhs = sm.zeros(len(self._q) + len(self._u), 1)
         kdes = self.kindiffdict()
@@ -803,7 +811,7 @@ class KanesMethod:
         return rhs
 
     def to_eom(self, noncontributing: Sequence | None = None, name: str | None = None, *,
-               extra_states=None, specifieds: Sequence | None = None) -> EquationsOfMotion:
+               extra_states: Any = None, specifieds: Sequence | None = None) -> EquationsOfMotion:
         """The canonical EquationsOfMotion (unreduced dynamics; no symbolic inversion).
 
         ``noncontributing``: the unknowns of the auxiliary equations (defaults to
@@ -833,16 +841,17 @@ class KanesMethod:
                 return (conv.matrix(mass) if mass else sm.zeros(0, 0),
                         sm.Matrix(len(rest), 1, [conv(e) for e in rest]))
             dynamic_se = SymengineDynamics(mass, rest, self._smap.names, to_sympy)
-        return EquationsOfMotion._from_blocks(
+        blocks = CanonicalBlocks(
             q_ind=list(self._qind), q_dep=list(self._qdep), u_ind=list(self._uind),
             u_dep=list(self._udep), u_aux=list(self._uaux),
             K_qd=self._k_kqdot_implicit, K_u=self._k_ku_implicit, k=self._f_k_implicit,
             qdot_solution=sm.Matrix([self._qdot_u_map[qd] for qd in self._qdot]).xreplace(
                 dict.fromkeys(self._uaux, 0)),
             f_h=self._f_h, B=self._k_nh, b=self._f_nh, B_a=self._k_dnh, b_a=self._f_dnh,
-            M_d=M_d, g_d=g_d, reduced=False, auxiliary=aux,
-            noncontributing=noncontributing or (), specifieds=specifieds,
-            extra_states=extra_states, name=name, dynamic_se=dynamic_se)
+            M_d=M_d, g_d=g_d, reduced=False, auxiliary=aux, noncontributing=noncontributing or (),
+            dynamic_se=dynamic_se)
+        return EquationsOfMotion._from_blocks(blocks, specifieds=specifieds, extra_states=extra_states,
+                                              name=name)
 
     def _detect_noncontributing(self, M_d, g_d, aux) -> list:
         """Symbols of the auxiliary equations that do no work in the dynamic equations.
@@ -889,35 +898,18 @@ class KanesMethod:
                 out.append(c)
         return out
 
-    def linearize(self, *, new_method=None, linear_solver="LU", **kwargs):
+    def linearize(self, *, new_method: Any = None, linear_solver: str | Callable = "LU",
+                  **kwargs: Any) -> tuple:
         """Linearize about an operating point; SymPy's conventions (see symbody.formulation.symbolic_linearization)."""
         from .symbolic_linearization import linearize_kane
         return linearize_kane(self, linear_solver=linear_solver, **kwargs)
 
     # ------------------------------------------------------------ accessors
     @property
-    def q(self) -> sm.Matrix:
-        return self._q
-
-    @property
     def u(self) -> sm.Matrix:
+        """Generalized speeds (independent, then dependent)."""
         return self._u
 
-    @property
-    def bodylist(self):
-        return self._bodylist
-
-    @property
-    def forcelist(self):
-        return self._forcelist
-
-    @property
-    def bodies(self):
-        return self._bodylist
-
-    @property
-    def loads(self):
-        return self._forcelist
 
 
 def _negated(e):

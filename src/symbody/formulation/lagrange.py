@@ -22,16 +22,19 @@ and avoids differentiating big expressions with respect to time:
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
+from typing import Any
 
 import sympy as sm
 from sympy.physics.vector import Point, ReferenceFrame, Vector, dynamicsymbols
 
 from .._lazy_modules import lazy_module
+from ..dependent_columns import pivot_columns
 from ..errors import FormulationError, NonlinearityError, SingularConstraintError
 from ._linear_equations import as_column, as_symbol_list
+from ._method_attributes import MethodAttributes
 from ._symengine_kinematics import SympyConverter
-from .eom import EquationsOfMotion
+from .eom import CanonicalBlocks, EquationsOfMotion
 
 np = lazy_module("numpy")            # imported when first used (import time)
 se = lazy_module("symengine")        # imported when first used (import time)
@@ -44,22 +47,31 @@ _AppliedUndef = sm.core.function.AppliedUndef
 
 
 # --------------------------------------------------------------------------- helpers
-def _split_atoms(expr, seen: set | None = None) -> tuple[set, bool, set]:
-    """(functions of time f(t) and their t-derivatives in ``expr``, whether it holds other
-    undefined functions, derivatives or Subs that only sympy can differentiate, the
-    Symbols outside those).
-
-    Visits each distinct subexpression once (sympy trees share subtrees heavily);
-    nodes in ``seen`` (updated) are skipped.
-    """
-    seen = set() if seen is None else seen
-    out, foreign, symbols = set(), False, set()
+def _distinct_nodes(expr, seen: set, leaves: tuple = ()):
+    """The subexpressions of ``expr``, each distinct one once (sympy trees share subtrees
+    heavily), without descending into nodes of the types ``leaves``; nodes in ``seen``
+    (updated) are skipped."""
     stack = [expr]
     while stack:
         e = stack.pop()
         if e in seen:
             continue
         seen.add(e)
+        yield e
+        if not isinstance(e, leaves):
+            stack.extend(e.args)
+
+
+def _split_atoms(expr, seen: set | None = None) -> tuple[set, bool, set]:
+    """(functions of time f(t) and their t-derivatives in ``expr``, whether it holds other
+    undefined functions, derivatives or Subs that only sympy can differentiate, the
+    Symbols outside those).
+
+    Visits each distinct subexpression once; nodes in ``seen`` (updated) are skipped.
+    """
+    seen = set() if seen is None else seen
+    out, foreign, symbols = set(), False, set()
+    for e in _distinct_nodes(expr, seen, (sm.Derivative, _AppliedUndef, sm.Subs)):
         if isinstance(e, sm.Derivative):
             if set(e.variables) == {t} and isinstance(e.expr, _AppliedUndef) and e.expr.args == (t,):
                 out.add(e)
@@ -74,26 +86,13 @@ def _split_atoms(expr, seen: set | None = None) -> tuple[set, bool, set]:
             foreign = True
         elif isinstance(e, sm.Symbol):
             symbols.add(e)
-        else:
-            stack.extend(e.args)
     return out, foreign, symbols
 
 
 def _nodes_of(expr, types) -> set:
     """The subexpressions of ``expr`` of the given types (``expr.atoms(*types)``, but
     visiting each distinct subexpression once)."""
-    seen: set = set()
-    out = set()
-    stack = [expr]
-    while stack:
-        e = stack.pop()
-        if e in seen:
-            continue
-        seen.add(e)
-        if isinstance(e, types):
-            out.add(e)
-        stack.extend(e.args)
-    return out
+    return {e for e in _distinct_nodes(expr, set()) if isinstance(e, types)}
 
 
 def _memo_xreplace(e, rule: dict, cache: dict):
@@ -369,43 +368,27 @@ def _trailing_columns(C: np.ndarray, forced: Sequence[int], count: int) -> list[
 
 def _choose_columns(C: np.ndarray, forced: Sequence[int], count: int, what: str,
                     labels: Sequence) -> list[int]:
-    """Pick ``count`` linearly independent columns of C by column-pivoted Gram-Schmidt.
+    """Pick ``count`` linearly independent columns of C by column pivoting
+    (:func:`symbody.dependent_columns.pivot_columns`; ties go to the later column).
 
-    The columns in ``forced`` are taken first; then, repeatedly, the column with
-    the largest norm orthogonal to those already taken (ties, within a relative
-    1e-9, go to the later column).  Raises SingularConstraintError when the rank
-    is short.
+    The columns in ``forced`` are taken first.  Raises SingularConstraintError when one
+    of them is zero or redundant, or when the rank is short.
     """
     R = np.array(C, dtype=float)
     scale = max(1.0, float(np.abs(R).max()) if R.size else 1.0)
-    tol = 1e-10 * scale
-    chosen: list[int] = []
-
-    def take(j: int) -> None:
-        v = R[:, j]
-        nv = np.linalg.norm(v)
-        if nv <= tol:
+    tol = 1e-10 * scale        # relative to the entries: round-off of a Jacobian at O(1) values
+    chosen, norms = pivot_columns(R, count, first=forced, ties="last")
+    for j, norm in zip(chosen[:len(forced)], norms):
+        if norm <= tol:
             raise SingularConstraintError(
                 f"{what}: {labels[j]} cannot be dependent: the constraint Jacobian column of "
                 f"{labels[j]} is (numerically) zero or redundant at a random configuration")
-        qv = v / nv
-        for _ in range(2):   # re-orthogonalize once for stability
-            R[:, :] -= np.outer(qv, qv @ R)
-        chosen.append(j)
-
-    for j in forced:
-        take(j)
-    while len(chosen) < count:
-        norms = np.linalg.norm(R, axis=0)
-        norms[chosen] = -1.0
-        mx = norms.max() if norms.size else -1.0
-        if mx <= tol:
-            raise SingularConstraintError(
-                f"{what}: the constraint Jacobian has rank {len(chosen)} < {count} at a random "
-                f"configuration (dependent so far: {[str(labels[j]) for j in chosen]}); the "
-                "constraints are redundant")
-        candidates = np.nonzero(norms >= mx * (1.0 - 1e-9))[0]
-        take(int(candidates.max()))
+    rank = sum(1 for norm in norms if norm > tol)
+    if rank < count:
+        raise SingularConstraintError(
+            f"{what}: the constraint Jacobian has rank {rank} < {count} at a random "
+            f"configuration (dependent so far: {[str(labels[j]) for j in chosen[:rank]]}); the "
+            "constraints are redundant")
     return chosen
 
 
@@ -414,7 +397,7 @@ class _NeedSympy(Exception):
 
 
 # --------------------------------------------------------------------------- the method
-class LagrangesMethod:
+class LagrangesMethod(MethodAttributes):
     """Lagrange's method: equations of motion from a Lagrangian, with multipliers.
 
     Same arguments, attributes and conventions as sympy 1.14's
@@ -455,8 +438,10 @@ class LagrangesMethod:
     NonlinearityError naming the equation or symbol at fault.
     """
 
-    def __init__(self, Lagrangian, qs, forcelist=None, bodies=None, frame=None,
-                 hol_coneqs=None, nonhol_coneqs=None, *, coneqs=None):
+    def __init__(self, Lagrangian: sm.Expr, qs: Sequence, forcelist: Sequence | None = None,
+                 bodies: Sequence | None = None, frame: ReferenceFrame | None = None,
+                 hol_coneqs: Sequence | None = None, nonhol_coneqs: Sequence | None = None, *,
+                 coneqs: Sequence | None = None) -> None:
         if coneqs is not None:
             if nonhol_coneqs is not None:
                 raise FormulationError("give the velocity constraints either as nonhol_coneqs or as "
@@ -766,7 +751,8 @@ class LagrangesMethod:
             self._rhs = self.mass_matrix_full.inv(inv_method, try_block_diag=True) * self.forcing_full
         return self._rhs
 
-    def solve_multipliers(self, op_point=None, sol_type: str = "dict"):
+    def solve_multipliers(self, op_point: dict | Sequence[dict] | None = None,
+                          sol_type: str = "dict") -> dict | sm.Matrix:
         """The multipliers lam (as in ``eom``) solved symbolically at an operating point.
 
         ``op_point`` is a dict, or an iterable of dicts, {symbol: value};
@@ -799,8 +785,9 @@ class LagrangesMethod:
             return sm.Matrix(sol)
         raise ValueError(f"Unknown sol_type {sol_type}.")
 
-    def linearize(self, q_ind=None, qd_ind=None, q_dep=None, qd_dep=None, linear_solver="LU",
-                  **kwargs):
+    def linearize(self, q_ind: Sequence | None = None, qd_ind: Sequence | None = None,
+                  q_dep: Sequence | None = None, qd_dep: Sequence | None = None,
+                  linear_solver: str | Callable = "LU", **kwargs: Any) -> tuple:
         """Linearize about ``op_point``; SymPy's conventions and returns.
 
         ``M [q'; q''; lam] = A [q_ind; qd_ind] + B r`` -> ``(M, A, B, r)``, or with
@@ -814,29 +801,12 @@ class LagrangesMethod:
 
     # ------------------------------------------------------------ attributes
     @property
-    def q(self) -> sm.Matrix:
-        """Generalized coordinates (n x 1)."""
-        return self._q
-
-    @property
     def u(self) -> sm.Matrix:
         """The coordinates' derivatives q' (n x 1), Lagrange's speeds."""
         return self._qdots
 
-    @property
-    def bodies(self):
-        return self._bodies
-
-    @property
-    def forcelist(self):
-        return self._forcelist
-
-    @property
-    def loads(self):
-        return self._forcelist
-
     # ------------------------------------------------------------ canonical form
-    def speed_symbols(self, speeds=None) -> list:
+    def speed_symbols(self, speeds: Sequence | None = None) -> list:
         """The speeds of the canonical form, u_i = q_i': by default ``dynamicsymbols('u_' + q_i.name)``."""
         q = list(self._q)
         if speeds is None:
@@ -846,8 +816,9 @@ class LagrangesMethod:
             raise FormulationError(f"speeds has {len(sp)} entries; give one per coordinate ({len(q)})")
         return sp
 
-    def to_eom(self, q_ind=None, q_dep=None, u_ind=None, u_dep=None, *, speeds=None,
-               name: str | None = None, extra_states=None,
+    def to_eom(self, q_ind: Sequence | None = None, q_dep: Sequence | None = None,
+               u_ind: Sequence | None = None, u_dep: Sequence | None = None, *,
+               speeds: Sequence | None = None, name: str | None = None, extra_states: Any = None,
                specifieds: Sequence | None = None) -> EquationsOfMotion:
         """The canonical :class:`~symbody.EquationsOfMotion` of these equations.
 
@@ -988,12 +959,13 @@ class LagrangesMethod:
         else:
             B, b = sm.zeros(0, N_all), sm.zeros(0, 1)
             b_a = sm.zeros(0, 1)
-        return EquationsOfMotion._from_blocks(
+        blocks = CanonicalBlocks(
             q_ind=qi_list, q_dep=qd_list, u_ind=ui_list, u_dep=ud_list, u_aux=[],
             K_qd=sm.eye(N_all), K_u=K_u, k=sm.zeros(N_all, 1), qdot_solution=qdot_solution,
             f_h=self._hol_coneqs if n_hol else sm.zeros(0, 1), B=B, b=b, B_a=B, b_a=b_a,
-            M_d=M_d, g_d=g_d, reduced=False, auxiliary=sm.zeros(0, 1), specifieds=specifieds,
-            extra_states=extra_states, name=name)
+            M_d=M_d, g_d=g_d, reduced=False, auxiliary=sm.zeros(0, 1))
+        return EquationsOfMotion._from_blocks(blocks, specifieds=specifieds, extra_states=extra_states,
+                                              name=name)
 
     def _speed_clashes(self, u: list):
         present = {a.expr if isinstance(a, sm.Derivative) else a for a in self._calc.sym_of}

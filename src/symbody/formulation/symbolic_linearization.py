@@ -47,6 +47,7 @@ from __future__ import annotations
 
 import random
 from collections.abc import Callable, Iterable, Sequence
+from typing import TYPE_CHECKING
 
 import numpy as np
 import symengine as se
@@ -57,6 +58,12 @@ from sympy.physics.vector import dynamicsymbols
 from ..errors import FormulationError, SingularConstraintError
 from ..symengine_bridge import SymbolTable as _Symbols
 from ..symengine_bridge import to_symengine
+
+if TYPE_CHECKING:
+    from .eom import EquationsOfMotion
+    from .kane import KanesMethod
+    from .lagrange import LagrangesMethod
+
 
 t = dynamicsymbols._t
 
@@ -341,10 +348,12 @@ class _Form:
         M_uqd (d, N) A_uqd (d, N) M_uud (d, o) A_uud (d, o) M_uld (d, k) B_u (d, s)
     """
 
-    def __init__(self, syms: _Symbols, q, u, lams, r, q_i, q_d, u_i, u_d):
+    def __init__(self, syms: _Symbols, q, u, lams, r, *, q_split: tuple, u_split: tuple):
+        """``q_split`` = (q_i, q_d), ``u_split`` = (u_i, u_d): the independent and dependent parts."""
         self.syms = syms
         self.q, self.u, self.lams, self.r = list(q), list(u), list(lams), list(r)
-        self.q_i, self.q_d, self.u_i, self.u_d = list(q_i), list(q_d), list(u_i), list(u_d)
+        self.q_i, self.q_d = (list(v) for v in q_split)
+        self.u_i, self.u_d = (list(v) for v in u_split)
         self.blocks: dict[str, list[list]] = {}
 
     @property
@@ -602,7 +611,7 @@ def _kane_form_from_eom(eom, op: dict, syms: _Symbols | None = None) -> _Form:
     rs = [syms.add(a) for a in r]
     ops = _op_se(syms, op)
 
-    form = _Form(syms, q, u, [], r, eom.q_ind, eom.q_dep, eom.u_ind, eom.u_dep)
+    form = _Form(syms, q, u, [], r, q_split=(eom.q_ind, eom.q_dep), u_split=(eom.u_ind, eom.u_dep))
     b = form.blocks
     # kinematic: q' - qdot(q, u, t) = 0 (SymPy's explicit form: M_qq = I)
     qdot = [row[0] for row in conv["qdot_solution"]]
@@ -707,7 +716,7 @@ def _kane_form_from_attributes(km, op: dict) -> _Form:
     r = sorted(r_atoms, key=default_sort_key)
     rs = [syms.add(a) for a in r]
     ops = _op_se(syms, op)
-    form = _Form(syms, q, u, [], r, q_i, qdep, u_i, udep)
+    form = _Form(syms, q, u, [], r, q_split=(q_i, qdep), u_split=(u_i, udep))
     b = form.blocks
     qmap = km._qdot_u_map
     qdot = syms.column([qmap[a.diff(t)] for a in q]) if qmap else []
@@ -741,8 +750,8 @@ def _kane_form_from_attributes(km, op: dict) -> _Form:
     return form
 
 
-def linearize_kane(km, *, op_point=None, A_and_B: bool = False, linear_solver="LU",
-                   simplify: bool = False):
+def linearize_kane(km: KanesMethod, *, op_point: dict | Sequence[dict] | None = None, A_and_B: bool = False,
+                   linear_solver: str | Callable = "LU", simplify: bool = False) -> tuple:
     """Linearize Kane's equations about an operating point, as SymPy's ``KanesMethod.linearize``.
 
     Returns ``(M, A, B, r)`` for ``M [q'; u'] = A [q_ind; u_ind] + B r`` (M square
@@ -769,8 +778,8 @@ def linearize_kane(km, *, op_point=None, A_and_B: bool = False, linear_solver="L
     return out + (sm.Matrix(form.r),)
 
 
-def linearize_eom(eom, *, op_point=None, A_and_B: bool = False, linear_solver="LU",
-                  simplify: bool = False):
+def linearize_eom(eom: EquationsOfMotion, *, op_point: dict | Sequence[dict] | None = None, A_and_B: bool = False,
+                  linear_solver: str | Callable = "LU", simplify: bool = False) -> tuple:
     """Symbolic linearization of a canonical :class:`EquationsOfMotion` (Kane's conventions).
 
     Same returns as :func:`linearize_kane`, with q = eom.q, u = eom.u and the
@@ -782,8 +791,11 @@ def linearize_eom(eom, *, op_point=None, A_and_B: bool = False, linear_solver="L
 
 
 # --------------------------------------------------------------------------- Lagrange
-def linearize_lagrange(lm, *, q_ind=None, qd_ind=None, q_dep=None, qd_dep=None, op_point=None,
-                       A_and_B: bool = False, linear_solver="LU", simplify: bool = False):
+def linearize_lagrange(lm: LagrangesMethod, *, q_ind: Sequence | None = None,
+                       qd_ind: Sequence | None = None, q_dep: Sequence | None = None,
+                       qd_dep: Sequence | None = None, op_point: dict | Sequence[dict] | None = None,
+                       A_and_B: bool = False, linear_solver: str | Callable = "LU",
+                       simplify: bool = False) -> tuple:
     """Linearize Lagrange's equations, as SymPy's ``LagrangesMethod.linearize``.
 
     The speeds are u = q' (``qd_ind``/``qd_dep`` are derivatives of coordinates)
@@ -831,7 +843,7 @@ def linearize_lagrange(lm, *, q_ind=None, qd_ind=None, q_dep=None, qd_dep=None, 
     rs = [syms.add(a) for a in r]
     ops = _op_se(syms, _op_dict(op_point))
     N, o, k = len(q), len(q), len(lams)
-    form = _Form(syms, q, qd_atoms, lams, r, q_i, q_d, u_i, u_d)
+    form = _Form(syms, q, qd_atoms, lams, r, q_split=(q_i, q_d), u_split=(u_i, u_d))
     b = form.blocks
     b["M_qq"] = _eye(N)
     b["A_qq"] = _zeros(N, N)

@@ -14,6 +14,7 @@ Each model function forms its equations with symbody.KanesMethod when called.
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import Any
 
 from ..errors import InputError
 from .base import Drawing, KaneSystem, Model
@@ -67,7 +68,7 @@ def available() -> dict[str, str]:
     return {name: description for name, (description, _) in _REGISTRY.items()}
 
 
-def get(name: str, **options) -> Model:
+def get(name: str, **options: Any) -> Model:
     """Build the model called ``name`` (e.g. "four-bar"; underscores work too).
 
     ``options`` go to the model function (e.g. ``n=5`` for the n-link

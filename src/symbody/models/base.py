@@ -34,7 +34,8 @@ from ..errors import InputError
 from ..formulation import EquationsOfMotion, KanesMethod
 from ..presentation.scene import Scene
 
-__all__ = ["Drawing", "Model", "KaneSystem", "point_coordinates", "solve_dependent_coordinates"]
+__all__ = ["Drawing", "Model", "KaneSystem", "point_coordinates", "solve_dependent_coordinates", "rotated_frame",
+           "energy_fields"]
 
 t = dynamicsymbols._t
 
@@ -208,7 +209,7 @@ class KaneSystem:
     u_aux: list = field(default_factory=list)
     noncontributing: list = field(default_factory=list)
 
-    def method(self, method_cls: type | None = None):
+    def method(self, method_cls: type | None = None) -> Any:
         """The (not yet formed) KanesMethod object."""
         cls = KanesMethod if method_cls is None else method_cls
         kwargs: dict[str, Any] = {"kd_eqs": self.kd_eqs}
@@ -222,7 +223,8 @@ class KaneSystem:
             kwargs["u_auxiliary"] = self.u_aux
         return cls(self.frame, self.q_ind, self.u_ind, **kwargs)
 
-    def form(self, method_cls: type | None = None, name: str | None = None):
+    def form(self, method_cls: type | None = None,
+             name: str | None = None) -> tuple[Any, EquationsOfMotion | None]:
         """Form Kane's equations; return ``(method, eom)`` (eom None for foreign classes)."""
         km = self.method(method_cls)
         km.kanes_equations(self.bodies, self.loads)
@@ -270,6 +272,23 @@ def _without_noncontributing_in_dynamics(eom: EquationsOfMotion) -> EquationsOfM
     object.__setattr__(new, "dynamic_rest", sm.ImmutableMatrix(g_d.xreplace(zero)))
     object.__setattr__(new, "dynamic_mass", sm.ImmutableMatrix(sm.Matrix(eom.dynamic_mass).xreplace(zero)))
     return new
+
+
+def rotated_frame(name: str, parent: ReferenceFrame, angle: sm.Expr, axis: str = "z") -> ReferenceFrame:
+    """A frame ``name`` rotated from ``parent`` by ``angle`` about the parent's unit vector
+    ``axis`` ("x", "y" or "z"): the simple rotations every zoo model builds its frames from."""
+    if axis not in ("x", "y", "z"):
+        raise InputError(f"axis must be 'x', 'y' or 'z', got {axis!r}")
+    frame = ReferenceFrame(name)
+    frame.orient_axis(parent, angle, getattr(parent, axis))
+    return frame
+
+
+def energy_fields(kinetic: sm.Expr, potential: sm.Expr, **outputs: sm.Expr) -> dict[str, Any]:
+    """The ``energy`` (T + V) and ``outputs`` fields of a conservative model for
+    :meth:`Model.create`: the kinetic and potential energies as outputs, then ``outputs``."""
+    return {"energy": kinetic + potential,
+            "outputs": {"kinetic_energy": kinetic, "potential_energy": potential, **outputs}}
 
 
 def point_coordinates(point: Point, origin: Point, frame: ReferenceFrame) -> sm.Matrix:

@@ -19,7 +19,7 @@ from sympy.physics.mechanics import RigidBody, outer
 from sympy.physics.vector import Point, ReferenceFrame, dynamicsymbols
 
 from ..presentation.scene import Box, Scene, Sphere, VisualizationFrame
-from .base import Drawing, KaneSystem, Model, point_coordinates
+from .base import Drawing, KaneSystem, Model, point_coordinates, rotated_frame
 
 __all__ = ["chaplygin_sleigh", "chaplygin_sleigh_system"]
 
@@ -30,15 +30,14 @@ REFERENCES = ("Chaplygin (1911); Neimark & Fufaev, Dynamics of Nonholonomic Syst
               "Defaults chosen here: m=1 kg, I=0.1 kg m^2 (about G), a=0.3 m; u1=1 m/s, u3=2 rad/s.")
 
 
-def chaplygin_sleigh_system():
+def chaplygin_sleigh_system() -> tuple[KaneSystem, dict]:
     """Kinematics, knife-edge constraint and body; returns (KaneSystem, extras)."""
     q1, q2, q3 = dynamicsymbols("q1, q2, q3")
     u1, u2, u3 = dynamicsymbols("u1, u2, u3")
     m, I, a = sm.symbols("m, I, a")
 
     N = ReferenceFrame("N")
-    A = ReferenceFrame("A")
-    A.orient_axis(N, q3, N.z)
+    A = rotated_frame("A", N, q3)
     A.set_ang_vel(N, u3 * N.z)
 
     O, P, G = Point("O"), Point("P"), Point("G")

@@ -20,7 +20,7 @@ from sympy.physics.mechanics import Particle, RigidBody, outer
 from sympy.physics.vector import Point, ReferenceFrame, dynamicsymbols
 
 from ..presentation.scene import Scene, Segment, Sphere, VisualizationFrame
-from .base import Drawing, KaneSystem, Model, point_coordinates
+from .base import Drawing, KaneSystem, Model, energy_fields, point_coordinates, rotated_frame
 
 __all__ = ["double_rod_pendulum", "double_rod_pendulum_system"]
 
@@ -32,17 +32,15 @@ REFERENCES = ("Moore, Learn Multibody Dynamics, 'Equations of Motion' (seed 002)
               "q0=[25 deg, 5 deg, 0.1 m], u0=[0.1, 2.2, 0.3]; t in [0, 2] s.")
 
 
-def double_rod_pendulum_system():
+def double_rod_pendulum_system() -> tuple[KaneSystem, dict]:
     """Kinematics, bodies and loads; returns (KaneSystem, extras)."""
     m, g, kt, kl, l = sm.symbols("m, g, k_t, k_l, l")
     q1, q2, q3 = dynamicsymbols("q1, q2, q3")
     u1, u2, u3 = dynamicsymbols("u1, u2, u3")
 
     N = ReferenceFrame("N")
-    A = ReferenceFrame("A")
-    B = ReferenceFrame("B")
-    A.orient_axis(N, q1, N.z)
-    B.orient_axis(A, q2, A.x)
+    A = rotated_frame("A", N, q1)
+    B = rotated_frame("B", A, q2, "x")
     A.set_ang_vel(N, u1 * N.z)
     B.set_ang_vel(A, u2 * A.x)
 
@@ -107,6 +105,5 @@ def double_rod_pendulum() -> Model:
     return Model.create(
         name="double-rod-pendulum", description=DESCRIPTION, eom=eom, method=km,
         constants=constants, initial_state=initial, t_span=(0.0, 2.0), drawing=drawing,
-        energy=kinetic + potential,
-        outputs={"kinetic_energy": kinetic, "potential_energy": potential},
+        **energy_fields(kinetic, potential),
         references=REFERENCES, scene=scene)

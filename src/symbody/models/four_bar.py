@@ -19,7 +19,15 @@ from sympy.physics.mechanics import Particle
 from sympy.physics.vector import Point, ReferenceFrame, dynamicsymbols
 
 from ..presentation.scene import Scene, Segment, Sphere, VisualizationFrame
-from .base import Drawing, KaneSystem, Model, point_coordinates, solve_dependent_coordinates
+from .base import (
+    Drawing,
+    KaneSystem,
+    Model,
+    energy_fields,
+    point_coordinates,
+    rotated_frame,
+    solve_dependent_coordinates,
+)
 
 __all__ = ["four_bar", "four_bar_system"]
 
@@ -31,7 +39,7 @@ REFERENCES = ("Moore, Learn Multibody Dynamics, 'Equations of Motion with Holono
               "consistent (6.57526576, -151.3836336 deg), u1=0, t in [0, 30] s.")
 
 
-def four_bar_system():
+def four_bar_system() -> tuple[KaneSystem, dict]:
     """Kinematics and loads of the four-bar; returns (KaneSystem, extras dict)."""
     q1, q2, q3 = dynamicsymbols("q1, q2, q3")
     u1, u2, u3 = dynamicsymbols("u1, u2, u3")
@@ -39,12 +47,9 @@ def four_bar_system():
     m, g = sm.symbols("m, g")
 
     N = ReferenceFrame("N")
-    A = ReferenceFrame("A")
-    B = ReferenceFrame("B")
-    C = ReferenceFrame("C")
-    A.orient_axis(N, q1, N.z)
-    B.orient_axis(A, q2, A.z)
-    C.orient_axis(B, q3, B.z)
+    A = rotated_frame("A", N, q1)
+    B = rotated_frame("B", A, q2)
+    C = rotated_frame("C", B, q3)
 
     P1, P2, P3, P4 = Point("P1"), Point("P2"), Point("P3"), Point("P4")
     P2.set_pos(P1, la * A.x)
@@ -116,7 +121,5 @@ def four_bar() -> Model:
     return Model.create(
         name="four-bar", description=DESCRIPTION, eom=eom, method=km, constants=constants,
         initial_state_rule=initial_state, t_span=(0.0, 30.0), drawing=drawing,
-        energy=kinetic + potential,
-        outputs={"kinetic_energy": kinetic, "potential_energy": potential,
-                 "loop_gap_x": fh[0], "loop_gap_y": fh[1]},
+        **energy_fields(kinetic, potential, loop_gap_x=fh[0], loop_gap_y=fh[1]),
         references=REFERENCES, scene=scene)

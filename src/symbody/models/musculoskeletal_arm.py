@@ -35,7 +35,7 @@ import math
 import sympy as sm
 import sympy.physics.biomechanics as bm
 import sympy.physics.mechanics as me
-from sympy.physics.vector import dynamicsymbols
+from sympy.physics.vector import Point, Vector, dynamicsymbols
 
 from ..formulation import KanesMethod
 from .base import Drawing, Model, point_coordinates
@@ -61,8 +61,9 @@ class ElbowExtensorPathway(me.PathwayBase):
     Valid for angle >= -(asin(r/d_1) + asin(r/d_2)) (the path touches the circle).
     """
 
-    def __init__(self, origin, insertion, elbow, parent_axis, parent_back, child_axis, child_back,
-                 radius, angle):
+    def __init__(self, origin: Point, insertion: Point, elbow: Point, *, parent_axis: Vector,
+                 parent_back: Vector, child_axis: Vector, child_back: Vector, radius: sm.Expr | float,
+                 angle: sm.Expr) -> None:
         super().__init__(origin, insertion)
         self.elbow, self.radius, self.angle = elbow, sm.sympify(radius), angle
         self.origin_distance = origin.pos_from(elbow).magnitude()
@@ -76,16 +77,16 @@ class ElbowExtensorPathway(me.PathwayBase):
                                                 + sm.cos(self.insertion_wrap) * child_back)
 
     @property
-    def length(self):
+    def length(self) -> sm.Expr:
         r, d1, d2 = self.radius, self.origin_distance, self.insertion_distance
         arc = r * (self.origin_wrap + self.insertion_wrap + self.angle)
         return sm.sqrt(d1**2 - r**2) + sm.sqrt(d2**2 - r**2) + arc
 
     @property
-    def extension_velocity(self):
+    def extension_velocity(self) -> sm.Expr:
         return self.radius * self.angle.diff(t)
 
-    def to_loads(self, force):
+    def to_loads(self, force: sm.Expr) -> list:
         """Loads of a force ``force`` along the path (positive pushes the ends apart):
         along the straight segments on the two attachments, their reaction on the elbow."""
         origin, insertion = self.attachments
@@ -95,7 +96,7 @@ class ElbowExtensorPathway(me.PathwayBase):
                 me.Force(self.elbow, -(on_origin + on_insertion))]
 
 
-def musculoskeletal_arm_system():
+def musculoskeletal_arm_system() -> tuple[me.System, dict]:
     """The SymPy ``System`` (not yet formed) and a dict of its symbols and objects."""
     q, u = dynamicsymbols("q, u")
     l_C, l_D, m_D, g, r = sm.symbols("l_C, l_D, m_D, g, r", positive=True)
@@ -124,7 +125,8 @@ def musculoskeletal_arm_system():
 
     biceps = bm.MusculotendonDeGroote2016.with_defaults(
         "biceps", me.LinearPathway(C_m, D_m), bm.FirstOrderActivationDeGroote2016.with_defaults("biceps"))
-    triceps_path = ElbowExtensorPathway(C_m, D_m, E, N.y, -N.x, -D.y, -D.x, r, q)
+    triceps_path = ElbowExtensorPathway(C_m, D_m, E, parent_axis=N.y, parent_back=-N.x, child_axis=-D.y,
+                                        child_back=-D.x, radius=r, angle=q)
     triceps = bm.MusculotendonDeGroote2016.with_defaults(
         "triceps", triceps_path, bm.FirstOrderActivationDeGroote2016.with_defaults("triceps"))
     system.add_actuators(biceps, triceps)

@@ -30,7 +30,7 @@ REFERENCES = ("PyDy example n_link_pendulum_on_cart (Moore et al.): links of len
               "off the upright equilibrium q_i = 90 deg.")
 
 
-def n_link_pendulum_on_cart_system(n: int = 3, force: bool = False):
+def n_link_pendulum_on_cart_system(n: int = 3, force: bool = False) -> tuple[KaneSystem, dict]:
     """Kinematics, particles and loads for n links; returns (KaneSystem, extras)."""
     n = _check_n(n)
     q = dynamicsymbols(f"q:{n + 1}")

@@ -48,7 +48,7 @@ def steady_speed(g: float, l: float, alpha: float, gamma: float) -> float:
     return c * math.sqrt(4 * (g / l) * math.sin(alpha) * math.sin(gamma) / (1 - c * c))
 
 
-def rimless_wheel_system():
+def rimless_wheel_system() -> tuple[KaneSystem, dict]:
     """Kinematics of the stance phase; returns (KaneSystem, extras)."""
     q1 = dynamicsymbols("q1")
     u1 = dynamicsymbols("u1")

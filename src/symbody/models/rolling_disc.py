@@ -24,7 +24,7 @@ from sympy.physics.mechanics import RigidBody, inertia
 from sympy.physics.vector import Point, ReferenceFrame, cross, dynamicsymbols
 
 from ..presentation.scene import Cylinder, Scene, Segment, Sphere, Torus, VisualizationFrame
-from .base import Drawing, KaneSystem, Model, point_coordinates
+from .base import Drawing, KaneSystem, Model, energy_fields, point_coordinates, rotated_frame
 
 __all__ = ["rolling_disc", "rolling_disc_system"]
 
@@ -38,19 +38,16 @@ REFERENCES = ("Kane & Levinson (1985) rolling disc; SymPy mechanics rolling-disc
 RIM_POINTS = 16
 
 
-def rolling_disc_system():
+def rolling_disc_system() -> tuple[KaneSystem, dict]:
     """Kinematics, rolling constraints and body; returns (KaneSystem, extras)."""
     q1, q2, q3, q4, q5 = dynamicsymbols("q1:6")
     u1, u2, u3, u4, u5 = dynamicsymbols("u1:6")
     r, m, g = sm.symbols("r, m, g")
 
     N = ReferenceFrame("N")
-    Y = ReferenceFrame("Y")
-    L = ReferenceFrame("L")
-    R = ReferenceFrame("R")
-    Y.orient_axis(N, q1, N.z)
-    L.orient_axis(Y, q2, Y.x)
-    R.orient_axis(L, q3, L.y)
+    Y = rotated_frame("Y", N, q1)           # yaw
+    L = rotated_frame("L", Y, q2, "x")      # lean
+    R = rotated_frame("R", L, q3, "y")      # spin
     w_R_qd = R.ang_vel_in(N)
     R.set_ang_vel(N, u1 * L.x + u2 * L.y + u3 * L.z)
 
@@ -113,8 +110,7 @@ def rolling_disc() -> Model:
         points=ex["points"], traces=("contact",), up="z", follow="disc", name="rolling-disc")
     return Model.create(
         name="rolling-disc", description=DESCRIPTION, eom=eom, method=km, constants=constants,
-        initial_state=initial, t_span=(0.0, 10.0), drawing=drawing, energy=kinetic + potential,
-        outputs={"kinetic_energy": kinetic, "potential_energy": potential,
-                 "lean_angle": q2, "contact_speed": sm.sqrt(u4**2 + u5**2)},
+        initial_state=initial, t_span=(0.0, 10.0), drawing=drawing,
+        **energy_fields(kinetic, potential, lean_angle=q2, contact_speed=sm.sqrt(u4**2 + u5**2)),
         op_parameters={"v": 2.0}, operating_point_rule=steady_roll, references=REFERENCES,
         scene=scene)

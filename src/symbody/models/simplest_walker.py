@@ -25,6 +25,7 @@ theta* = 0.20031090049483, theta'* = -0.19983247291764 just after heelstrike.
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 
 import numpy as np
 import sympy as sm
@@ -50,7 +51,7 @@ THETA_STAR = 0.20031090049483
 THETA_DOT_STAR = -0.19983247291764
 
 
-def simplest_walker_equations():
+def simplest_walker_equations() -> tuple[EquationsOfMotion, dict]:
     """The stance-phase EquationsOfMotion and the symbols (theta, phi, their rates, gamma)."""
     theta, phi = dynamicsymbols("theta, phi")
     w_theta, w_phi = dynamicsymbols("u_theta, u_phi")
@@ -91,7 +92,7 @@ def simplest_walker(gamma: float = 0.009) -> Model:
         references=REFERENCES, events=(heelstrike,))
 
 
-def heelstrike_map(x) -> np.ndarray:
+def heelstrike_map(x: np.ndarray) -> np.ndarray:
     """The state just after heelstrike from the state x = [theta, phi, theta', phi'] just before."""
     th, _, w, _ = (float(v) for v in x)
     c2 = math.cos(2 * th)
@@ -103,7 +104,7 @@ def gait_state(theta: float, theta_dot: float) -> np.ndarray:
     return np.array([theta, 2 * theta, theta_dot, theta_dot * (1 - math.cos(2 * theta))])
 
 
-def stride(model, z, gamma: float = 0.009, rtol: float = 1e-12, atol: float = 1e-12) -> np.ndarray:
+def stride(model: Model, z: Sequence[float], gamma: float = 0.009, rtol: float = 1e-12, atol: float = 1e-12) -> np.ndarray:
     """The stride map S: (theta, theta') just after one heelstrike -> just after the next.
 
     ``model``: the compiled walker (``symbody.compile(simplest_walker().eom)``).  One step is
@@ -124,7 +125,7 @@ def stride(model, z, gamma: float = 0.009, rtol: float = 1e-12, atol: float = 1e
     return after[[0, 2]]
 
 
-def period_one_gait(model, gamma: float = 0.009, guess=(0.2, -0.2), tol: float = 1e-11,
+def period_one_gait(model: Model, gamma: float = 0.009, guess: Sequence[float] = (0.2, -0.2), tol: float = 1e-11,
                     max_iter: int = 20) -> dict:
     """A period-one gait: a fixed point z* = S(z*) of the stride map, by Newton's method.
 

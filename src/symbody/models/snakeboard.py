@@ -20,7 +20,7 @@ from sympy.physics.mechanics import RigidBody, outer
 from sympy.physics.vector import Point, ReferenceFrame, dynamicsymbols
 
 from ..presentation.scene import Box, Cylinder, Scene, Segment, VisualizationFrame
-from .base import Drawing, KaneSystem, Model, point_coordinates
+from .base import Drawing, KaneSystem, Model, point_coordinates, rotated_frame
 
 __all__ = ["snakeboard", "snakeboard_system"]
 
@@ -32,19 +32,16 @@ REFERENCES = ("Moore, Learn Multibody Dynamics, 'Equations of Motion with Nonhol
               "u3=0.1 m/s, u4=0.01 rad/s, u5=-0.01 rad/s; t in [0, 8] s.")
 
 
-def snakeboard_system():
+def snakeboard_system() -> tuple[KaneSystem, dict]:
     """Kinematics, constraints and bodies of the snakeboard; returns (KaneSystem, extras)."""
     q1, q2, q3, q4, q5 = dynamicsymbols("q1, q2, q3, q4, q5")
     u1, u2, u3, u4, u5 = dynamicsymbols("u1, u2, u3, u4, u5")
     l, I, m = sm.symbols("l, I, m")
 
     N = ReferenceFrame("N")
-    A = ReferenceFrame("A")
-    B = ReferenceFrame("B")
-    C = ReferenceFrame("C")
-    A.orient_axis(N, q3, N.z)
-    B.orient_axis(A, q4, A.z)
-    C.orient_axis(A, q5, A.z)
+    A = rotated_frame("A", N, q3)
+    B = rotated_frame("B", A, q4)
+    C = rotated_frame("C", A, q5)
 
     O, Ao, Bo, Co = Point("O"), Point("A_o"), Point("B_o"), Point("C_o")
     Ao.set_pos(O, q1 * N.x + q2 * N.y)

@@ -20,7 +20,7 @@ from sympy.physics.mechanics import Particle
 from sympy.physics.vector import Point, ReferenceFrame, cross, dynamicsymbols
 
 from ..presentation.scene import Scene, Segment, Sphere, VisualizationFrame
-from .base import Drawing, KaneSystem, Model, point_coordinates
+from .base import Drawing, KaneSystem, Model, energy_fields, point_coordinates, rotated_frame
 
 __all__ = ["two_particle_pendulum", "two_particle_pendulum_system"]
 
@@ -32,17 +32,15 @@ REFERENCES = ("Moore, Learn Multibody Dynamics, 'Exposing Noncontributing Forces
               "[u1', u2', T1, T2] = [8.09538007, -2.37332094, 109.88598116, 92.50997719].")
 
 
-def two_particle_pendulum_system():
+def two_particle_pendulum_system() -> tuple[KaneSystem, dict]:
     """Kinematics (velocities include the auxiliary speeds), bodies, loads; (KaneSystem, extras)."""
     m1, m2, l1, l2, g = sm.symbols("m1, m2, l1, l2, g")
     q1, q2, u1, u2, T1, T2 = dynamicsymbols("q1, q2, u1, u2, T1, T2")
     u3, u4 = dynamicsymbols("u3, u4")
 
     N = ReferenceFrame("N")
-    A = ReferenceFrame("A")
-    B = ReferenceFrame("B")
-    A.orient_axis(N, q1, N.z)
-    B.orient_axis(N, q2, N.z)
+    A = rotated_frame("A", N, q1)
+    B = rotated_frame("B", N, q2)
     A.set_ang_vel(N, u1 * N.z)
     B.set_ang_vel(N, u2 * N.z)
 
@@ -94,8 +92,7 @@ def two_particle_pendulum() -> Model:
     return Model.create(
         name="two-particle-pendulum", description=DESCRIPTION, eom=eom, method=km,
         constants=constants, initial_state=initial, t_span=(0.0, 10.0), drawing=drawing,
-        energy=kinetic + potential,
-        outputs={"kinetic_energy": kinetic, "potential_energy": potential, **tensions},
+        **energy_fields(kinetic, potential, **tensions),
         references=REFERENCES, scene=scene)
 
 

@@ -35,6 +35,7 @@ the position, yaw and rear wheel rate are ignorable.
 from __future__ import annotations
 
 import math
+from typing import TYPE_CHECKING
 
 import sympy as sm
 from sympy.physics.mechanics import RigidBody, inertia
@@ -43,6 +44,10 @@ from sympy.physics.vector import Point, ReferenceFrame, dot, dynamicsymbols
 from ..errors import InputError
 from ..presentation.scene import Cylinder, Scene, Segment, Sphere, Torus, VisualizationFrame
 from .base import Drawing, KaneSystem, Model, solve_dependent_coordinates
+
+if TYPE_CHECKING:
+    from ..formulation import EquationsOfMotion
+
 
 __all__ = ["whipple_bicycle", "whipple_bicycle_system", "benchmark_parameters",
            "benchmark_to_constants", "lean_steer_states"]
@@ -123,7 +128,7 @@ def benchmark_to_constants(parameters: dict[str, float] | None = None) -> dict[s
     }
 
 
-def whipple_bicycle_system():
+def whipple_bicycle_system() -> tuple[KaneSystem, dict]:
     """Kinematics, constraints, bodies and loads; returns (KaneSystem, extras dict)."""
     x, y, yaw, roll, pitch, steer = dynamicsymbols("x y yaw roll pitch steer")
     u_yaw, u_roll, u_rear, u_pitch, u_steer, u_front = dynamicsymbols(
@@ -258,7 +263,7 @@ def bicycle_scene(ex: dict) -> Scene:
                  follow="rider", name="whipple-bicycle")
 
 
-def lean_steer_states(model_or_eom) -> tuple[list[int], list]:
+def lean_steer_states(model_or_eom: Model | EquationsOfMotion) -> tuple[list[int], list]:
     """Indices (in the linearization's state [q_ind, u_ind]) and symbols of [roll, steer, u_roll, u_steer]."""
     eom = getattr(model_or_eom, "eom", model_or_eom)
     states = list(eom.q_ind) + list(eom.u_ind)

@@ -20,13 +20,18 @@ import os
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from types import SimpleNamespace
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from ..errors import InputError
 from ._trajectory_evaluation import TrajectoryEvaluator, free_constants, position_matrix
 from .export import save_gif, save_html, to_html
+from .scene import check_point_names
+
+if TYPE_CHECKING:
+    from matplotlib.animation import FuncAnimation
+
 
 __all__ = ["animate", "point_positions", "frame_times"]
 
@@ -112,7 +117,7 @@ def animate(trajectory: Any, drawing: Any, constants: Mapping | None = None, *,
             traces: bool | Sequence[str] = True, view: str | None = None,
             plane: tuple[int, int] | None = None, figsize: tuple[float, float] | None = None,
             dpi: float = 80, title: str | None = None, follow: bool | None = None,
-            close: bool | None = None):
+            close: bool | None = None) -> FuncAnimation:
     """Animate a trajectory with a Drawing; returns a matplotlib ``FuncAnimation``.
 
     Parameters
@@ -150,20 +155,13 @@ def animate(trajectory: Any, drawing: Any, constants: Mapping | None = None, *,
     index = {name: i for i, name in enumerate(names)}
 
     lines = [list(line) for line in (_drawing_field(drawing, "lines", None) or [])]
-    for line in lines:
-        for name in line:
-            if name not in index:
-                raise InputError(f"drawing line {line} names point {name!r}, which is not among the "
-                                 f"drawing's points ({', '.join(names)})")
     if traces is True:
         traced = list(_drawing_field(drawing, "traces", ()) or ())
     elif traces is False or traces is None:
         traced = []
     else:
         traced = list(traces)
-    for name in traced:
-        if name not in index:
-            raise InputError(f"traced point {name!r} is not among the drawing's points ({', '.join(names)})")
+    check_point_names(lines, traced, index, "drawing")
     in_lines = {name for line in lines for name in line}
     loose = [name for name in names if name not in in_lines]
 

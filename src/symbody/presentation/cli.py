@@ -309,15 +309,22 @@ def cmd_list(args: argparse.Namespace, console: Console) -> int:
     return 0
 
 
-def cmd_simulate(args: argparse.Namespace, console: Console) -> int:
-    from .plot import plot
-
+def _model_and_time_span(args: argparse.Namespace, console: Console):
+    """The model named on the command line, its ``--set`` inputs and the time span (t0, tf):
+    ``--tf`` when given (it must come after the model's start time), else the model's own."""
     key = _model_key(args.model)
     model, inputs = _build_model(key, _parse_sets(args.set), console)
     t0 = float(model.t_span[0])
     tf = float(args.tf) if args.tf is not None else float(model.t_span[1])
     if not tf > t0:
         raise UsageError(f"--tf must be greater than the start time {t0:g} s, got {tf:g}")
+    return key, model, inputs, t0, tf
+
+
+def cmd_simulate(args: argparse.Namespace, console: Console) -> int:
+    from .plot import plot
+
+    key, model, inputs, t0, tf = _model_and_time_span(args, console)
     out = Path(args.out) if args.out else Path("symbody-output") / key
     out.mkdir(parents=True, exist_ok=True)
 
@@ -545,12 +552,7 @@ def cmd_view(args: argparse.Namespace, console: Console) -> int:
     from ..analysis import simulate
     from .viewer import view
 
-    key = _model_key(args.model)
-    model, inputs = _build_model(key, _parse_sets(args.set), console)
-    t0 = float(model.t_span[0])
-    tf = float(args.tf) if args.tf is not None else float(model.t_span[1])
-    if not tf > t0:
-        raise UsageError(f"--tf must be greater than the start time {t0:g} s, got {tf:g}")
+    key, model, inputs, t0, tf = _model_and_time_span(args, console)
     names = [item.name for item in model.scene.visualization_frames]
     if args.follow and args.follow not in names:
         raise UsageError(f"--follow {args.follow!r} is not a body of the {key} scene; known: {', '.join(names)}")

@@ -18,7 +18,7 @@ matplotlib is imported when a function is called, not when symbody is imported.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import sympy as sm
@@ -26,6 +26,10 @@ import sympy as sm
 from ..errors import InputError
 from ._trajectory_evaluation import evaluate_along
 from .units import quantity_kinds, residual_units, units_for
+
+if TYPE_CHECKING:
+    from matplotlib.figure import Figure
+
 
 __all__ = ["plot", "plot_comparison", "plot_eigenvalues", "symbol_label", "RESIDUAL_FLOOR"]
 
@@ -120,7 +124,7 @@ def plot(trajectory: Any, model: Any = None, *, energy: Any = None,
          outputs: Mapping[str, Any] | None = None, constants: Mapping | None = None,
          panels: Sequence[str] | None = None, units: Mapping | None = None, angles: str = "deg",
          smooth: bool | None = None, title: str | None = None,
-         figsize: tuple[float, float] | None = None):
+         figsize: tuple[float, float] | None = None) -> Figure:
     """Time histories of a trajectory as one matplotlib Figure, with a unit on every axis.
 
     Parameters
@@ -337,7 +341,7 @@ def _curves(t: np.ndarray, q: np.ndarray, u: np.ndarray, smooth: bool | None, de
 
 def plot_comparison(trajectories: Mapping[str, Any], *, energy: Any = None,
                     constants: Mapping | None = None, title: str | None = None,
-                    figsize: tuple[float, float] | None = None, model: Any = None):
+                    figsize: tuple[float, float] | None = None, model: Any = None) -> Figure:
     """Residual and energy-drift panels of several runs side by side (one column per run).
 
     ``model``: what the runs were simulated from (for the residuals' units, as in :func:`plot`).
@@ -388,7 +392,7 @@ def plot_comparison(trajectories: Mapping[str, Any], *, energy: Any = None,
 
 def plot_eigenvalues(parameter: Sequence[float], eigenvalues: np.ndarray, *,
                      parameter_name: str = "v", unit: str = "m/s", title: str | None = None,
-                     figsize: tuple[float, float] | None = None, stability: bool = True):
+                     figsize: tuple[float, float] | None = None, stability: bool = True) -> Figure:
     """Real (dots) and imaginary (small grey dots) parts of eigenvalues against a parameter.
 
     ``parameter`` (s,), ``eigenvalues`` (s, n) complex.  The zero line separates stable

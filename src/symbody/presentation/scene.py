@@ -29,7 +29,7 @@ lies in the x-y plane.  Dimensions are numbers or expressions in the model's con
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -174,6 +174,21 @@ class Plane(Shape):
 PointSpec = Point | str | sm.MatrixBase | Vector | Sequence
 
 
+def check_point_names(lines: Sequence[Sequence[str]], traces: Sequence[str], known: Collection[str],
+                      owner: str) -> None:
+    """Every point a polyline of ``lines`` goes through and every traced point must be one of
+    the ``known`` names; else an InputError naming the ``owner`` ("scene", "drawing"), the
+    line or trace and the known points."""
+    for line in lines:
+        for name in line:
+            if name not in known:
+                raise InputError(f"{owner} line {list(line)} goes through the unknown point {name!r}; "
+                                 f"known points: {sorted(known)}")
+    for name in traces:
+        if name not in known:
+            raise InputError(f"{owner} trace {name!r} is not a named point; known points: {sorted(known)}")
+
+
 @dataclass(frozen=True)
 class VisualizationFrame:
     """A shape placed at a point, turned with a reference frame (PyDy's VisualizationFrame).
@@ -300,14 +315,7 @@ class Scene:
         if duplicates:
             raise InputError(f"visualization frame names must be unique; repeated: {', '.join(duplicates)}")
         points = dict(points or {})
-        for polyline in lines:
-            for p in polyline:
-                if p not in points:
-                    raise InputError(f"scene line {list(polyline)} goes through the unknown point {p!r}; "
-                                     f"known points: {sorted(points)}")
-        for p in traces:
-            if p not in points:
-                raise InputError(f"scene trace {p!r} is not a named point; known points: {sorted(points)}")
+        check_point_names(lines, traces, points, "scene")
         if up not in UP_AXES:
             raise InputError(f"up must be one of {', '.join(UP_AXES)}, got {up!r}")
         if follow is not None and follow not in names:

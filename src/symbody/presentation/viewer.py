@@ -53,8 +53,9 @@ DEFAULT_MAX_SAMPLES = 6000
 
 
 @cache
-def _asset(name: str) -> str:
-    return resources.files("symbody.presentation").joinpath("viewer_assets", name).read_text(encoding="utf-8")
+def _asset(*path: str) -> str:
+    """A file of the viewer's package data (``viewer_assets/``; third-party files under ``vendor/``)."""
+    return resources.files("symbody.presentation").joinpath("viewer_assets", *path).read_text(encoding="utf-8")
 
 
 # ----------------------------------------------------------------------------- geometry
@@ -315,7 +316,7 @@ button, select {{ font: inherit; }}
 <label><input id="symbody-axes" type="checkbox"> axes</label>
 </div>
 <script type="application/json" id="symbody-data">{payload}</script>
-<script>{_asset("three.min.js")}</script>
+<script>{_asset("vendor", "three.min.js")}</script>
 <script>{_asset("viewer.js")}</script>
 </body></html>
 """

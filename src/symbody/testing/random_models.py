@@ -46,7 +46,7 @@ import itertools
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import symengine as se
@@ -55,6 +55,10 @@ from sympy.physics.mechanics import Particle, RigidBody, inertia
 from sympy.physics.vector import Point, ReferenceFrame, Vector, dynamicsymbols
 
 from ..errors import InputError
+
+if TYPE_CHECKING:
+    from ..formulation import EquationsOfMotion
+
 
 __all__ = ["RandomModel", "random_model", "KINDS"]
 
@@ -240,7 +244,7 @@ class RandomModel:
         return {"n": len(self.q_ind), "M": len(self.q_dep), "p": len(self.u_ind), "m": len(self.u_dep)}
 
     # ------------------------------------------------------------- forming
-    def kanes_method(self, method_cls: type | None = None):
+    def kanes_method(self, method_cls: type | None = None) -> Any:
         """The (unformed) KanesMethod object of ``method_cls`` (symbody's by default)."""
         if method_cls is None:
             from ..formulation import KanesMethod as method_cls
@@ -253,13 +257,13 @@ class RandomModel:
             kwargs["velocity_constraints"] = list(self.velocity_constraints)
         return method_cls(self.frame, list(self.q_ind), list(self.u_ind), **kwargs)
 
-    def form(self, method_cls: type | None = None):
+    def form(self, method_cls: type | None = None) -> Any:
         """KanesMethod of ``method_cls`` (symbody's by default) with Kane's equations formed."""
         km = self.kanes_method(method_cls)
         km.kanes_equations(list(self.bodies), list(self.loads))
         return km
 
-    def to_eom(self, name: str | None = None):
+    def to_eom(self, name: str | None = None) -> EquationsOfMotion:
         """symbody.EquationsOfMotion via symbody.KanesMethod."""
         return self.form().to_eom(name=name or f"random {self.kind} {self.seed}")
 
@@ -275,7 +279,7 @@ class RandomModel:
         """L(q, q') = T - V (speeds replaced by s_i q_i')."""
         return (self.kinetic_energy - self.potential_energy).xreplace(self.u_to_qdot())
 
-    def lagranges_method(self, method_cls: type | None = None):
+    def lagranges_method(self, method_cls: type | None = None) -> Any:
         """The (unformed) LagrangesMethod of ``method_cls`` (symbody's by default).
 
         Coordinates in the order ``q`` = [q_ind, q_dep]; ``hol_coneqs`` = f_h;
@@ -611,12 +615,16 @@ class _Builder:
             return self.nonholonomic()
         return self.closed_loop()
 
+    def constraint_count(self, most: int, rule: str) -> int:
+        """The number of constraints asked for (1 to ``most``), else a random one from the seed."""
+        count = self.n_constraints if self.n_constraints is not None else int(self.rng.integers(1, most + 1))
+        if not 1 <= count <= most:
+            raise InputError(f"constraints={count}: {rule}")
+        return count
+
     def nonholonomic(self) -> RandomModel:
         rng, N, O = self.rng, self.N, self.O
-        m_total = self.n_constraints if self.n_constraints is not None else int(rng.integers(1, 4))
-        if not 1 <= m_total <= 3:
-            raise InputError(f"constraints={m_total}: a nonholonomic random model has 1 to 3 "
-                             "velocity constraints")
+        m_total = self.constraint_count(3, "a nonholonomic random model has 1 to 3 velocity constraints")
         x, ux, xd = self.coordinate()
         y, uy, yd = self.coordinate()
         th, uth, thd = self.coordinate()
@@ -699,10 +707,7 @@ class _Builder:
 
     def closed_loop(self) -> RandomModel:
         rng, N, O = self.rng, self.N, self.O
-        M = self.n_constraints if self.n_constraints is not None else int(rng.integers(1, 3))
-        if not 1 <= M <= 2:
-            raise InputError(f"constraints={M}: a closed-loop random model has 1 or 2 holonomic "
-                             "constraints")
+        M = self.constraint_count(2, "a closed-loop random model has 1 or 2 holonomic constraints")
         n_links = max(self.n_bodies, M + 1)
         self.tree([(N, O)], 1, n_links, chain=True)
         frame, R, G = self.links[-1]
