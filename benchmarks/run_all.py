@@ -31,6 +31,7 @@ QUICK: dict[str, tuple[str, list[str]]] = {
     "linearize": ("bench_linearize.py", ["--skip-sympy"]),
     "system": ("bench_system.py", ["--repeat", "1"]),
     "engine": ("bench_engine.py", ["--links", "10"]),
+    "conversion": ("bench_conversion.py", ["--links", "10", "--repeat", "1"]),
     "scale": ("bench_scale.py", ["--quick", "--skip-bicycle"]),
     "viewer": ("bench_viewer.py", ["--repeat", "1"]),
 }

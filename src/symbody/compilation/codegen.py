@@ -42,6 +42,7 @@ import sympy as sm
 
 from ..errors import CompilationError
 from ..progress import as_progress
+from ..symengine_bridge import DESCEND, fold_dag, symengine_node
 from . import c_kernels as _c
 from . import cache as _cache
 
@@ -206,24 +207,24 @@ class _ToSymengine:
         self.name = name
         self.args = list(args)
         self.pos = [se.Symbol(f"_a{i}") for i in range(len(args))]
-        self.memo: dict = {a: (self.pos[i], b"a%d" % i) for i, a in enumerate(args)}
+        self._arg_values = {a: (self.pos[i], b"a%d" % i) for i, a in enumerate(args)}
+        self.memo: dict = {}           # fold_dag's memo: id(node) -> (node, (symengine, digest))
         self._se_mapping = None
         self._argset = set(self.args)
         #: first symbol / function of time met that is not an argument
         self.unknown = None
 
     def __call__(self, e):
-        hit = self.memo.get(e)
-        if hit is None:
-            hit = self._convert(e)
-            self.memo[e] = hit
-        return hit
+        """(symengine expression, digest) of the sympy expression ``e``."""
+        return fold_dag([e], self._visit, self._combine, self.memo)[0]
 
-    def _children(self, e):
-        return [self(a) for a in e.args]
-
-    def _convert(self, e):
-        if e.is_Symbol:                    # arguments are in the memo: this one is not
+    def _visit(self, e):
+        if e.is_Add or e.is_Mul or e.is_Pow:     # most nodes (arguments are atoms)
+            return DESCEND
+        hit = self._arg_values.get(e)
+        if hit is not None:
+            return hit
+        if e.is_Symbol:                    # not an argument
             if self.unknown is None:
                 self.unknown = e
             return se.Symbol(e.name), b"S" + e.name.encode()
@@ -234,24 +235,23 @@ class _ToSymengine:
         if e.is_Float:
             v = float(e)
             return se.RealDouble(v), b"F" + repr(v).encode()
-        if e.is_Add:
-            parts = self._children(e)
-            return se.Add(*[p[0] for p in parts]), _digest(b"+", parts)
-        if e.is_Mul:
-            parts = self._children(e)
-            return se.Mul(*[p[0] for p in parts]), _digest(b"*", parts)
-        if e.is_Pow:
-            parts = self._children(e)
-            return se.Pow(parts[0][0], parts[1][0]), _digest(b"^", parts)
         if isinstance(e, sm.Function) and not isinstance(e, sm.core.function.AppliedUndef):
             fname = type(e).__name__
-            f = getattr(se, fname, None)
-            if f is not None and fname not in ("Piecewise",):
-                parts = self._children(e)
-                try:
-                    return f(*[p[0] for p in parts]), _digest(fname.encode(), parts)
-                except Exception:
-                    pass
+            if fname != "Piecewise" and getattr(se, fname, None) is not None:
+                return DESCEND
+        return self._whole(e)
+
+    def _combine(self, e, parts):
+        tag = b"+" if e.is_Add else b"*" if e.is_Mul else b"^" if e.is_Pow else None
+        if tag is not None:
+            return symengine_node(e, [p[0] for p in parts]), _digest(tag, parts)
+        fname = type(e).__name__
+        try:
+            return getattr(se, fname)(*[p[0] for p in parts]), _digest(fname.encode(), parts)
+        except Exception:
+            return self._whole(e)
+
+    def _whole(self, e):
         # anything else (Piecewise, relationals, constants like pi, unknown functions):
         # symengine's own conversion, then the argument renaming
         if self.unknown is None:
@@ -670,7 +670,7 @@ def compile_kernel(args: Sequence, exprs: Sequence, backend: str = "auto", cache
     _check_args(args)
     b = resolve_backend(backend)
     if b == "numpy" and any(_is_symengine(e) for e in exprs):
-        from ..formulation._symengine_kinematics import SympyConverter
+        from ..symengine_bridge import SympyConverter
         to_sympy = SympyConverter(dict(symengine_names or {}))
         exprs = [to_sympy(e) if _is_symengine(e) else e for e in exprs]
     exprs = [e if _is_symengine(e) else sm.sympify(e) for e in exprs]

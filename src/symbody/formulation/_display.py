@@ -15,6 +15,8 @@ import html
 
 import sympy as sm
 
+from ..symengine_bridge import DESCEND, fold_dag
+
 #: Tree nodes up to which the equations are printed in LaTeX: printing costs about
 #: 0.1 ms and 7 bytes per node, so this stays under 0.5 s and 40 kB.
 FULL_LIMIT = 4000
@@ -42,25 +44,16 @@ _BLOCKS = (
 def tree_size(exprs, cap: int = COUNT_CAP) -> int:
     """Number of nodes of the expression trees of ``exprs`` (shared subtrees counted at
     every use, as a printer writes them), computed once per distinct node; at most ``cap``."""
-    memo: dict[int, int] = {}
+    def visit(e):
+        return DESCEND if getattr(e, "args", ()) else 1
+
+    def combine(e, sizes):
+        return min(cap, 1 + sum(sizes))
+
+    memo: dict = {}
     total = 0
     for root in exprs:
-        stack = [(root, False)]
-        while stack:
-            e, done = stack.pop()
-            key = id(e)
-            if key in memo:
-                continue
-            args = getattr(e, "args", ())
-            if not args:
-                memo[key] = 1
-                continue
-            if not done:
-                stack.append((e, True))
-                stack.extend((a, False) for a in args if id(a) not in memo)
-                continue
-            memo[key] = min(cap, 1 + sum(memo[id(a)] for a in args))
-        total = min(cap, total + memo[id(root)])
+        total = min(cap, total + fold_dag([root], visit, combine, memo)[0])
         if total >= cap:
             break
     return total

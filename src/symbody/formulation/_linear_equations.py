@@ -95,7 +95,8 @@ def linear_coefficients(exprs: sm.Matrix, variables: Sequence, eq_name: str,
     Raises NonlinearityError naming the row and variable when ``A`` still
     depends on ``variables``.  The differentiation runs in symengine.
     """
-    from ._symengine_kinematics import SymbolMap, SympyConverter
+    from ..symengine_bridge import SympyConverter
+    from ._symengine_kinematics import SymbolMap
 
     variables = list(variables)
     rows = exprs.rows if isinstance(exprs, sm.MatrixBase) else len(exprs)

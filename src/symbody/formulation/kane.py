@@ -26,6 +26,7 @@ from sympy.physics.vector import Point, ReferenceFrame, Vector, dynamicsymbols
 from .._lazy_modules import lazy_module
 from ..errors import FormulationError, NonlinearityError, SingularConstraintError
 from ..progress import as_progress
+from ..symengine_bridge import SympyConverter
 from ._linear_equations import (
     as_column,
     coordinate_and_speed_lists,
@@ -33,7 +34,7 @@ from ._linear_equations import (
     solve_linear,
 )
 from ._method_attributes import MethodAttributes
-from ._symengine_kinematics import ChainRule, SymbolMap, SympyConverter
+from ._symengine_kinematics import ChainRule, SymbolMap
 from .eom import CanonicalBlocks, EquationsOfMotion, SymengineDynamics
 
 se = lazy_module("symengine")        # imported when first used (import time)

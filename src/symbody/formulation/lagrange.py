@@ -31,9 +31,9 @@ from sympy.physics.vector import Point, ReferenceFrame, Vector, dynamicsymbols
 from .._lazy_modules import lazy_module
 from ..dependent_columns import pivot_columns
 from ..errors import FormulationError, NonlinearityError, SingularConstraintError
+from ..symengine_bridge import DESCEND, SympyConverter, fold_dag, symengine_node
 from ._linear_equations import as_column, as_symbol_list
 from ._method_attributes import MethodAttributes
-from ._symengine_kinematics import SympyConverter
 from .eom import CanonicalBlocks, EquationsOfMotion
 
 np = lazy_module("numpy")            # imported when first used (import time)
@@ -118,34 +118,31 @@ class _SympyToSymengine:
 
     def __init__(self, rule: dict) -> None:
         self.rule = rule            # sympy node -> symengine expression (read live)
-        self.cache: dict = {}
+        self.cache: dict = {}       # fold_dag's memo: id(node) -> (node, symengine expression)
 
     def __call__(self, e):
         got = self.rule.get(e)
         if got is not None:
             return got
-        got = self.cache.get(e)
+        return fold_dag([e], self._visit, self._combine, self.cache)[0]
+
+    def _visit(self, e):
+        got = self.rule.get(e)
         if got is not None:
             return got
         if not e.args:
-            out = se.sympify(e)
-        elif e.is_Add:
-            out = se.Add(*[self(a) for a in e.args])
-        elif e.is_Mul:
-            out = se.Mul(*[self(a) for a in e.args])
-        elif e.is_Pow:
-            out = se.Pow(self(e.args[0]), self(e.args[1]))
-        else:
-            tpl = self._template(e)
-            if tpl is not None:
-                expr, holders = tpl
-                out = expr.xreplace({h: self(a) for h, a in zip(holders, e.args, strict=True)})
-            else:
-                # Piecewise and other structured nodes: convert whole after the replacement
-                sym_rule = {k: sm.Symbol(str(v)) for k, v in self.rule.items()}
-                out = se.sympify(_memo_xreplace(e, sym_rule, {}))
-        self.cache[e] = out
-        return out
+            return se.sympify(e)
+        if e.is_Add or e.is_Mul or e.is_Pow or self._template(e) is not None:
+            return DESCEND
+        # Piecewise and other structured nodes: convert whole after the replacement
+        sym_rule = {k: sm.Symbol(str(v)) for k, v in self.rule.items()}
+        return se.sympify(_memo_xreplace(e, sym_rule, {}))
+
+    def _combine(self, e, args):
+        if e.is_Add or e.is_Mul or e.is_Pow:
+            return symengine_node(e, args)
+        expr, holders = self._template(e)
+        return expr.xreplace(dict(zip(holders, args, strict=True)))
 
     @classmethod
     def _template(cls, e):
