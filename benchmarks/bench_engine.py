@@ -8,7 +8,12 @@ shared machine count as little as possible):
   the modes "none", "project" (rtol = atol = 1e-6 and 1e-10) and "dae" (1e-10); one
   ``linearize`` at its initial state;
 * the 20-link pendulum on a cart (formed with symbody.KanesMethod, a specified force):
-  one ``rhs`` call and a 10 s simulation.
+  one ``rhs`` call and a 10 s simulation;
+* the falling n-link chain of ``bench_scale.py`` (no input, 5 degrees off upright, PyDy's
+  numbers; ``--steps-links``, default 20): a 10 s simulation at the default options with
+  the Runge-Kutta steps in compiled code (what ``simulate`` does when every kernel is
+  generated C) and with scipy's Python steps on the same model (``native_rk`` switched
+  off), in the same process; steps and right-hand-side evaluations of each.
 
 Compare two versions of symbody by running this script with each on PYTHONPATH in the same
 session (the figures are only comparable within one session)::
@@ -44,9 +49,46 @@ def best(f, n: int, reps: int = 5) -> float:
     return b
 
 
+def compiled_steps(n: int) -> dict:
+    """10 s of the falling n-link chain: compiled Runge-Kutta steps vs scipy's Python steps."""
+    import math
+
+    import symbody.analysis.simulation.native_rk as native_rk
+    N, q, u, kd, bodies, loads, constants = n_link_pendulum_on_cart(n, specified=False)
+    km = symbody.KanesMethod(N, q, u, kd)
+    km.kanes_equations(bodies, loads)
+    model = symbody.compile(km.to_eom())
+    P = np.array([9.81 if str(c) == "g" else (0.01 / n if str(c).startswith("m") else 1.0 / n)
+                  for c in model.constants])
+    x0 = np.zeros(len(model.states))
+    for i in range(1, n + 1):
+        x0[i] = math.pi / 2 + (-1) ** (i + 1) * math.radians(5.0)
+    model.rhs(0.0, x0, P)                       # machine code made before timing
+    res, original = {}, native_rk.native_solver
+    try:
+        for name in ("compiled", "python"):
+            if name == "python":
+                native_rk.native_solver = lambda *args: None
+            sol = None
+
+            def run():
+                nonlocal sol
+                sol = symbody.simulate(model, (0.0, 10.0), x0, P)
+            res[f"{n}-link fall 10 s, {name} steps (s)"] = best(run, 1, 3)
+            res[f"{n}-link fall 10 s, {name} steps: steps"] = sol.nsteps
+            res[f"{n}-link fall 10 s, {name} steps: rhs evaluations"] = sol.nfev
+    finally:
+        native_rk.native_solver = original
+    res[f"{n}-link fall 10 s, python / compiled"] = (res[f"{n}-link fall 10 s, python steps (s)"]
+                                                    / res[f"{n}-link fall 10 s, compiled steps (s)"])
+    return res
+
+
 def main(argv: list[str] | None = None) -> dict:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--links", type=int, default=20)
+    ap.add_argument("--steps-links", type=int, nargs="*", default=[20],
+                    help="chain sizes for compiled vs Python Runge-Kutta steps")
     ap.add_argument("--json", type=str, default=None)
     args = ap.parse_args(argv)
     res: dict[str, float] = {}
@@ -74,6 +116,8 @@ def main(argv: list[str] | None = None) -> dict:
     res[f"{args.links}-link chain rhs (us)"] = 1e6 * best(lambda: chain.rhs(0.0, xc, Pc, r), 3000)
     res[f"{args.links}-link chain 10 s simulate (s)"] = best(
         lambda: symbody.simulate(chain, (0, 10), xc, Pc, specifieds=[0.0]), 1, 3)
+    for n in args.steps_links:
+        res.update(compiled_steps(n))
     for k, v in res.items():
         print(f"{k:40s} {v:10.4g}")
     if args.json:

@@ -12,9 +12,23 @@ Compared, in the same process, at the same random states:
            and ``rhs_many`` per state for a batch of 1000 states;
 * PyDy:   ``generate_ode_function(..., generator='cython')`` (build time and evaluation).
 
+Closed loops (``--closed-loop``, also run by default): one rhs call of a model with
+dependent coordinates against the book's approach on the same consistent states:
+
+* the seed-001 four-bar: the chapter's ``eval_rhs`` (``sympy.lambdify`` of Mk, gk, Md, gd,
+  here with ``cse=True``, + ``numpy.linalg.solve`` twice; derivation in
+  ``bench_constraints.book_four_bar``) against the zoo's ``four_bar()`` compiled by symbody
+  (unreduced Kane equations: dependent speeds and the augmented system solved numerically);
+* a closed chain of 4 bars (ground + 3 rigid bodies, ``symbody.testing.random_model(1,
+  n_bodies=3, kind="closed_loop", particles=False)``: 3 coordinates, 2 holonomic constraints):
+  ``sympy.lambdify((q, u, p), (M_full, F_full), cse=True)`` of the reduced SymPy forms
+  (``mass_matrix_full``, ``forcing_full``: the state carries all q and u) +
+  ``numpy.linalg.solve``, against ``symbody.compile(eom).rhs``.
+
 Usage::
 
     .venv/bin/python benchmarks/bench_rhs.py [--n 20] [--no-pydy] [--json out.json]
+    .venv/bin/python benchmarks/bench_rhs.py --closed-loop      # only the closed loops
 
 Timings are the best of 7 timed loops (each about 40 ms); compile times are cold (empty
 cache directory) and warm (on-disk cache hit, empty in-process cache).
@@ -53,14 +67,106 @@ def per_call(fn, min_time: float = 0.2, repeats: int = 7) -> float:
     return float(np.min(runs))
 
 
+def closed_loops() -> dict:
+    """One rhs call on models with dependent coordinates: the book's lambdify approach vs
+    symbody, same consistent states (see the module docstring)."""
+    import symbody
+    from symbody.models import four_bar
+    from symbody.testing import random_model
+    sys.path.insert(0, str(Path(__file__).resolve().parent))
+    from bench_constraints import P_VALS, book_four_bar
+
+    res: dict = {}
+    rng = np.random.default_rng(2)
+
+    def record(name, book_rhs, model, P, states, book_states, compare):
+        """states: symbody's [q, u_ind]; book_states: the same states in the book's layout."""
+        x, xb = states[0], book_states[0]
+        err = max(float(np.abs(compare(model.rhs(0.0, xi, P)) - compare(book_rhs(bi))).max())
+                  for xi, bi in zip(states, book_states))
+        fast = model.rhs_function(P)
+        book = ours = bound = float("inf")
+        for _ in range(3):      # interleaved rounds, the best of each: a loaded machine's
+            book = min(book, per_call(lambda: book_rhs(xb)) * 1e6)     # pauses hit one side
+            ours = min(ours, per_call(lambda: model.rhs(0.0, x, P)) * 1e6)
+            bound = min(bound, per_call(lambda: fast(0.0, x)) * 1e6)
+        res[name] = {"book_rhs_us": book, "symbody_rhs_us": ours, "symbody_bound_rhs_us": bound,
+                     "speedup_rhs": book / ours, "speedup_bound": book / bound,
+                     "max_abs_difference": err, "states": len(states),
+                     "kernels": sorted({k.backend for k in (model._k_main, model._k_vel)})}
+
+    # ---- the seed-001 four-bar
+    d = book_four_bar()
+    qN, u, p = d["qN"], d["u"], d["p"]
+    eval_k = sm.lambdify((qN, u, p), (d["Mk"], d["gk"]), cse=True)
+    eval_d = sm.lambdify((qN, u, p), (d["Md"], d["gd"]), cse=True)
+
+    def eval_rhs(x):                            # the chapter's eval_rhs(t, x, p)
+        qv, uv = x[:3], x[3:]
+        Mk, gk = eval_k(qv, uv, P_VALS)
+        qNd = -np.linalg.solve(Mk, np.squeeze(gk))
+        Md, gd = eval_d(qv, uv, P_VALS)
+        ud = -np.linalg.solve(Md, gd)[0]
+        return np.hstack((qNd, ud))
+
+    zoo = four_bar()
+    fb = symbody.compile(zoo.eom)
+    names = ["l_a", "l_b", "l_c", "l_n", "m", "g"]     # the book's p order
+    P = fb.constants_array(dict(zip(names, P_VALS)))
+    states = []
+    for _ in range(20):
+        guess = fb.state_array(zoo.initial_state)
+        guess[0] += rng.uniform(-0.3, 0.3)
+        x = fb.consistent_state(guess, P)
+        x[-1] = rng.uniform(-2, 2)
+        states.append(x)
+    record("four-bar", eval_rhs, fb, P, states, states, lambda xd: xd)
+
+    # ---- a closed chain of 4 bars (3 bodies and the ground), 2 holonomic constraints
+    rm = random_model(1, n_bodies=3, kind="closed_loop", particles=False)
+    km = rm.form()
+    eom = km.to_eom()
+    model = symbody.compile(eom)
+    consts = list(model.constants)
+    P = np.array([float(rm.constants[c]) for c in consts])
+    q, uu = list(eom.q), list(eom.u)
+    t0 = time.perf_counter()
+    eval_full = sm.lambdify((q, uu, consts), (km.mass_matrix_full, km.forcing_full), cse=True)
+    res["closed chain book lambdify (s)"] = time.perf_counter() - t0
+    N, pp = model.N, model.p
+
+    def book_full(xf):                          # x = [q (N), u (o)] -> [q', u']
+        MM, FF = eval_full(xf[:N], xf[N:], P)
+        return np.linalg.solve(MM, np.squeeze(FF))
+
+    full_states = []
+    for k in range(20):
+        st = rm.random_state(k, spread=0.5)
+        full_states.append(np.array([st[s] for s in q] + [st[s] for s in uu], dtype=float))
+    states = [np.concatenate([xf[:N], xf[N:N + pp]]) for xf in full_states]
+    record("closed chain of 4 bars", book_full, model, P, states, full_states, lambda xd: xd[:N + pp])
+    res["closed chain sizes"] = {"N": N, "M": model.M, "p": pp, "m": model.m}
+    return res
+
+
 def main(argv=None) -> dict:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--n", type=int, default=20, help="number of links (default 20)")
     ap.add_argument("--no-pydy", action="store_true", help="skip PyDy's Cython generator")
+    ap.add_argument("--closed-loop", action="store_true", help="only the closed-loop models")
     ap.add_argument("--json", type=str, default=None, help="write the results as JSON here")
     args = ap.parse_args(argv)
     n = args.n
-    res: dict = {"n_links": n, "python": sys.version.split()[0]}
+    res: dict = {"n_links": n, "python": sys.version.split()[0],
+                 "load_average_at_start": os.getloadavg()}
+    res["closed_loop"] = closed_loops()
+    for name, row in res["closed_loop"].items():
+        print(f"{name:36s} {row if not isinstance(row, float) else f'{row:.4g}'}", flush=True)
+    if args.closed_loop:
+        res["load_average_at_end"] = os.getloadavg()
+        if args.json:
+            Path(args.json).write_text(json.dumps(res, indent=2))
+        return res
 
     # ------------------------------------------------------------ formation (sympy)
     t0 = time.perf_counter()
@@ -138,8 +244,10 @@ def main(argv=None) -> dict:
         except Exception as exc:  # report, do not fail the benchmark
             res["pydy_error"] = f"{type(exc).__name__}: {exc}"
 
+    res["load_average_at_end"] = os.getloadavg()
     for k, v in res.items():
-        print(f"{k:36s} {v:.4g}" if isinstance(v, float) else f"{k:36s} {v}")
+        if k != "closed_loop":
+            print(f"{k:36s} {v:.4g}" if isinstance(v, float) else f"{k:36s} {v}")
     if args.json:
         Path(args.json).write_text(json.dumps(res, indent=2))
     return res

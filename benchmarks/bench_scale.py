@@ -113,6 +113,7 @@ def stage_chain(n: int, simulate: bool) -> dict:
         res["simulate_10s_s"] = time.perf_counter() - t5
         res["simulate_status"] = str(getattr(sol, "status", ""))
         res["simulate_steps"] = int(len(sol.t))
+        res["simulate_nfev"] = int(sol.nfev)           # right-hand-side evaluations
     res["rhs_call_us"] = per_call(lambda: model.rhs(0.0, x0, p), min_time=0.1, repeats=5) * 1e6
     res["total_s"] = sum(res[k] for k in ("formation_s", "to_eom_s", "compile_s", "first_rhs_s",
                                           "simulate_10s_s") if k in res)

@@ -113,12 +113,15 @@ def attach_outputs(traj: Trajectory, model: NumericModel, P: np.ndarray,
             except Exception:      # the input failed there (the run reports it): NaN
                 pass
     # x' at the samples (for sol(t)): q' from the kinematics, u_ind' from the dynamics
-    xdot = np.full(X.shape, np.nan)
-    for i in range(k):
-        try:
-            xdot[i] = model.rhs(T[i], X[i], P, None if R is None else R[i])
-        except Exception:          # a singular or failed sample: no derivative there
-            pass
+    try:                           # all samples at once (batch kernels, batched solves)
+        xdot = model.rhs_many(T, X, P, R) if k else np.full(X.shape, np.nan)
+    except Exception:              # a singular or failed sample: one at a time, NaN there
+        xdot = np.full(X.shape, np.nan)
+        for i in range(k):
+            try:
+                xdot[i] = model.rhs(T[i], X[i], P, None if R is None else R[i])
+            except Exception:
+                pass
     traj.xdot = xdot
     out: dict[str, np.ndarray] = {}
     udot = None

@@ -6,6 +6,7 @@ of raising, leaving the error message to the caller who knows what the matrix me
 
 - :func:`solve`:            A x = b by LU (dgesv).
 - :func:`solve_symmetric`:  A x = b for symmetric A, Cholesky of A or -A when definite (dposv).
+- :func:`in_place_solver`:  a bound solve of A x = b on preallocated buffers (the hot path).
 - :func:`determinant`:      det A, closed forms up to 3 x 3.
 - :func:`pivoted_columns`:  the best conditioned k columns of a k x l matrix (pivoted QR,
                             dgeqp3) and a rank measure, by :mod:`symbody.dependent_columns`
@@ -14,12 +15,14 @@ of raising, leaving the error message to the caller who knows what the matrix me
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import numpy as np
 from scipy.linalg import lapack
 
 from ..dependent_columns import pivot_columns
 
-__all__ = ["solve", "solve_symmetric", "determinant", "pivoted_columns"]
+__all__ = ["solve", "solve_symmetric", "in_place_solver", "determinant", "pivoted_columns"]
 
 
 def solve(A: np.ndarray, b: np.ndarray, overwrite_a: bool = True,
@@ -51,6 +54,34 @@ def solve_symmetric(A: np.ndarray, b: np.ndarray, overwrite: bool = False) -> tu
     if overwrite:
         return x, int(info)
     return solve(A.copy(), b)
+
+
+def in_place_solver(A: np.ndarray, b: np.ndarray, positive_definite: bool = False) -> Callable[[], int]:
+    """A function ``solve() -> info`` that solves A x = b in place, x written into ``b``.
+
+    ``A`` (k, k) must be Fortran-contiguous and ``b`` (k,) contiguous, both float64 and
+    preallocated (views of a kernel's output buffer): each call factorizes the current
+    contents of A (destroying them) by LU (dgesv), or by Cholesky (dposv, lower triangle)
+    when ``positive_definite``.  info != 0: singular (LU) or not positive definite
+    (Cholesky); A and b are then destroyed.
+    """
+    if not (A.flags.f_contiguous and b.flags.c_contiguous and A.dtype == b.dtype == np.float64):
+        raise ValueError("in_place_solver needs a Fortran-ordered A and a contiguous b (float64)")
+    if A.shape[0] == 0:
+        return lambda: 0
+    if positive_definite:
+        posv = lapack.dposv
+
+        def solve_cholesky() -> int:
+            return posv(A, b, lower=1, overwrite_a=1, overwrite_b=1)[2]
+
+        return solve_cholesky
+    gesv = lapack.dgesv
+
+    def solve_lu() -> int:
+        return gesv(A, b, overwrite_a=1, overwrite_b=1)[3]
+
+    return solve_lu
 
 
 def determinant(A: np.ndarray) -> float:

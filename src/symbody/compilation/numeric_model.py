@@ -49,7 +49,7 @@ from __future__ import annotations
 
 import os
 import threading
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, NamedTuple
 
@@ -62,7 +62,7 @@ from ..errors import CompilationError, InputError, SingularConstraintError, Symb
 from ..progress import as_progress
 from .codegen import Kernel, compile_kernel, resolve_backend
 from .derivative_program import BlockValues, block_program
-from .linear_algebra import pivoted_columns, solve, solve_symmetric
+from .linear_algebra import in_place_solver, pivoted_columns, solve, solve_symmetric
 from .named_values import InputValues, ParameterValues, StateValues, symbol_index, values_by_symbol
 from .workspace import Workspace
 
@@ -242,11 +242,14 @@ class NumericModel:
             # M_d alone row by row as the eom has it (the same numbers when it is symmetric,
             # and then LAPACK reads it in place as well)
             entries = [e for row in Md_rows for e in row]
-        main = list(eom.qdot_solution) + entries + rhs
+        # layout [q' (N), right-hand side (K), S (K*K)]: once the right-hand side is solved in
+        # place, out[:N + p] is [q', u_ind'], the mechanical part of x' (the independent speeds
+        # come first in u)
+        main = list(eom.qdot_solution) + rhs + entries
         self._k_main = build("dynamics", main)
         self._s_qdot = slice(0, N)
-        self._s_S = slice(N, N + K * K)
-        self._s_rhs = slice(N + K * K, N + K * K + K)
+        self._s_rhs = slice(N, N + K)
+        self._s_S = slice(N + K, N + K + K * K)
 
         # velocity constraints B u + b = 0
         self._k_vel: Kernel | None = None
@@ -530,6 +533,76 @@ class NumericModel:
         if self.m:
             self._solve_udep(z, out=ws.velocity)
         return self._rhs_z(z, ws=ws)
+
+    def rhs_function(self, p: ParameterValues) -> Callable[..., np.ndarray]:
+        """``f(t, x, r=None)``: :meth:`rhs` with the constants ``p`` bound, for ODE solvers.
+
+        The same numbers as ``rhs(t, x, p, r)`` (model layout: ``x`` a float64 array
+        (N + p + e,), ``r`` None or the specified inputs' values), with the per-call work
+        cut to the kernels and one in-place LAPACK call per linear system (u_dep from
+        B_dep u_dep = -(B_ind u_ind + b), then u' (and λ) from S y = s), on buffers of its
+        own: one function per integration, not to be shared by threads.  Anything unusual
+        (a singular system, a symmetric mass matrix that is not positive definite) is
+        handed to :meth:`rhs`, which raises or solves it the general way.
+        """
+        P = self.constants_array(p).copy()
+        sizes = {"main": self._k_main.nout}
+        if self._k_vel is not None:
+            sizes["velocity"] = self._k_vel.nout
+        ws = Workspace(self._nz, sizes)
+        z, out = ws.z, ws.main
+        z[self._ic:self._iudot] = P
+        N, K, nx, nxm, e, m = self.N, self._K, self._nx, self._nxm, self.e, self.m
+        ir, ic, ixe = self._ir, self._ic, self._ixe
+        has_r = ir != ic
+        main = self._k_main.into
+        S = out[self._s_S].reshape(K, K, order="F")       # a view of the kernel's output
+        s = out[self._s_rhs]
+        if self._augmented:
+            system = in_place_solver(S, s)
+        elif self._Md_symmetric:
+            system = in_place_solver(S, s, positive_definite=True)
+        else:          # M_d stored row by row: the general path (a copy, then LU)
+            system = None
+        if m:
+            vel, vout = self._k_vel.into, ws.velocity
+            vrhs = vout[self._s_vrhs]
+            dependent = in_place_solver(vout[self._s_Bdep].reshape(m, m, order="F"), vrhs)
+            iud = self._iud
+        extra = self._k_extra.into if e else None
+        # after the solve, out[:N + p] is [q', u_ind'] (the layout of models compiled since
+        # the kernel wrote the right-hand side before S; a saved older model assembles x')
+        contiguous = self._s_rhs.start == N
+        specifieds_array, rhs = self.specifieds_array, self.rhs
+        shape = (nx,)
+
+        def f(t: float, x: np.ndarray, r: Any = None) -> np.ndarray:
+            if system is None or x.shape != shape:
+                return rhs(t, x, P, r)                # (rhs checks the state and says what is wrong)
+            z[0] = t
+            z[1:1 + nxm] = x[:nxm]
+            if e:
+                z[ixe:] = x[nxm:]
+            if has_r:
+                z[ir:ic] = specifieds_array(r, t, x)
+            if m:
+                vel(z, vout)
+                if dependent():
+                    return rhs(t, x, P, r)            # singular B_dep: rhs raises, naming it
+                z[iud:ir] = vrhs
+            main(z, out)
+            if system():
+                return rhs(t, x, P, r)                # singular, or not definite: the general way
+            if contiguous and not e:
+                return out[:nx].copy()
+            xdot = np.empty(nx)
+            xdot[:N] = out[:N]
+            xdot[N:nxm] = s[:nxm - N]
+            if e:
+                extra(z, xdot[nxm:])
+            return xdot
+
+        return f
 
     def check_partition(self, partition: Partition) -> None:
         """Raise InputError unless ``partition`` fits this model and its dependent speeds can be used."""

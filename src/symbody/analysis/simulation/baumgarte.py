@@ -40,6 +40,9 @@ class Baumgarte(ConstraintMode):
             raise InputError(f"baumgarte={alpha} must be a non-negative number")
         self.alpha = alpha
 
+    def plain_rhs(self, run: Run) -> bool:
+        return not (run.model.M and self.alpha)
+
     def rhs(self, run: Run, part: Partition) -> Any:
         model = run.model
         if not (model.M and self.alpha):

@@ -93,6 +93,10 @@ class Run:
     nonfinite: tuple[float, str] | None = None   #: the last non-finite derivative (t, message)
     options: dict = field(default_factory=dict)
 
+    def count_evaluations(self, k: int) -> None:
+        """Add ``k`` right-hand-side evaluations made outside :func:`ode_function` (compiled steps)."""
+        self.nfev += k
+
 
 class ConstraintMode:
     """One way of handling the position-level constraints f_h(q, t) = 0 (see the module doc).
@@ -116,13 +120,28 @@ class ConstraintMode:
         """f(t, y) in the layout of ``part`` (see :func:`ode_function`)."""
         return ode_function(run, part)
 
+    def plain_rhs(self, run: Run) -> bool:
+        """True when :meth:`rhs` is the model's plain right-hand side (no correction), so that
+        a solver may evaluate it in compiled code."""
+        return type(self).rhs is ConstraintMode.rhs
+
     def start(self, run: Run, t: float, y: np.ndarray, part: Partition,
               first_step: float | None) -> Stepper:
         """A stepper for one segment from (t, y) towards run.tf."""
         kwargs: dict[str, Any] = dict(rtol=run.rtol, atol=run.atol, max_step=run.max_step)
         if first_step is not None:
             kwargs["first_step"] = min(float(first_step), abs(run.tf - t))
-        return SCIPY_METHODS[run.method](self.rhs(run, part), t, y.copy(), run.tf, **kwargs)
+        solver = SCIPY_METHODS[run.method]
+        if self.plain_rhs(run) and run.specifieds is None and \
+                part.dependent_speeds == run.model.default_partition.dependent_speeds:
+            # the plain right-hand side of a model whose kernels are all generated C: the
+            # same scipy solver with its steps taken in compiled code (see native_rk)
+            from .native_rk import native_solver
+            native = native_solver(run.model, run.constants, run.method)
+            if native is not None:
+                solver, extra = native
+                kwargs.update(extra, on_evaluations=run.count_evaluations)
+        return solver(self.rhs(run, part), t, y.copy(), run.tf, **kwargs)
 
     def accept(self, run: Run, t: float, y: np.ndarray, part: Partition) -> tuple[np.ndarray, bool]:
         """(the state to keep after an accepted step at t, True to restart the stepper from it)."""
@@ -152,12 +171,14 @@ def ode_function(run: Run, part: Partition | None = None, correction: Any = None
     model, P, r_fun = run.model, run.constants, run.specifieds
     rhs = model.rhs
     own_speeds = part is None or part.dependent_speeds == model.default_partition.dependent_speeds
+    bound = model.rhs_function(P) if own_speeds else None      # the hot path: one entry per call
+    inf = math.inf
 
     def fun(t, x):
         run.nfev += 1
         try:
-            if own_speeds:
-                xd = rhs(t, x, P, None if r_fun is None else r_fun(t, x))
+            if bound is not None:
+                xd = bound(t, x, None if r_fun is None else r_fun(t, x))
             else:        # the model calls r_fun with the state in its own layout
                 xd = rhs(t, x, P, r_fun, partition=part)
             if correction is not None:
@@ -172,7 +193,8 @@ def ode_function(run: Run, part: Partition | None = None, correction: Any = None
             if r_fun is not None:
                 raise StopIntegration(-6, f"{type(exc).__name__} at t = {t:.6g}: {exc}") from exc
             raise
-        if not np.isfinite(xd).all():
+        check = xd.dot(xd)                  # NaN or inf when an entry is (or is huge): then look
+        if (check != check or check == inf) and not np.isfinite(xd).all():
             # let the solver reject the step and retry with a smaller one; remembered so that
             # a later step-size collapse is reported as what it is
             i = int(np.argmax(~np.isfinite(xd)))

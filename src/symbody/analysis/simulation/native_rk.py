@@ -1,0 +1,241 @@
+"""scipy's explicit Runge-Kutta solvers with each step taken in compiled code.
+
+For a model whose right-hand side runs entirely in C (:mod:`symbody.compilation.native_rhs`),
+the Python left on each evaluation (scipy's wrappers, the argument checks, one LAPACK
+wrapper call per linear system) costs more than the kernels on small and medium models.
+:func:`native_solver` returns a subclass of scipy's ``RK23`` / ``RK45`` / ``DOP853`` whose
+``_step_impl`` -- the adaptive step, rejected attempts included -- runs in C: the same
+algorithm and the same coefficient tables (the class's own ``A``, ``B``, ``C``, ``E`` or
+``E3``/``E5`` arrays, read in place), the same error norm and step-size control
+(``SAFETY``, ``MIN_FACTOR``, ``MAX_FACTOR``, the error exponent), writing the stages into
+the solver's own ``K`` so that scipy's dense output (and everything else of the class:
+the first step, ``step()``, the status) works unchanged.  The results equal scipy's to
+round-off (sums in another order).
+
+When the C right-hand side cannot finish an evaluation (a singular system; a mass matrix
+that is not positive definite) the attempt is dropped and the step is taken again by
+scipy's Python code with the Python right-hand side, which raises or solves it the
+general way; a non-finite derivative is handed to the Python function too, which records
+it for the failure message.
+"""
+
+from __future__ import annotations
+
+import ctypes
+from typing import Any
+
+import numpy as np
+from scipy.integrate import DOP853, RK23, RK45
+
+from ...compilation.native_rhs import NativeRHS, build_source, native_rhs
+
+__all__ = ["native_solver", "RK_SOURCE"]
+
+RK_SOURCE = r"""
+#include <math.h>
+#include <string.h>
+typedef int (*rhs_fn)(void *, double, const double *, double *);
+typedef struct {
+    rhs_fn rhs; void *plan;
+    const double *A, *B, *C, *E, *E3, *E5, *atol;
+    double *K, *dy;
+    long n, stages, a_cols, dop853;
+    double rtol, max_step, t_bound, direction, error_exponent, safety, min_factor, max_factor;
+    /* in: t, h_abs; out: t_new, h, h_abs, failed time */
+    double t, h_abs, t_new, h, t_fail;
+    long nfev, nonfinite;
+} rk;
+
+/* one adaptive step of scipy's RungeKutta._step_impl; 0 accepted, 1 step too small,
+   2 the rhs could not evaluate (at t_fail, state in dy), 3 non-finite derivative */
+int symbody_rk_step(rk *R, const double *y, const double *f, double *y_new, double *f_new)
+{
+    long n = R->n, s, j, i, S = R->stages;
+    double t = R->t, h_abs, h, t_new, err, factor;
+    double *K = R->K, *dy = R->dy;
+    double min_step = 10.0 * fabs(nextafter(t, R->direction * INFINITY) - t);
+    int rejected = 0;
+    if (R->h_abs > R->max_step) h_abs = R->max_step;
+    else if (R->h_abs < min_step) h_abs = min_step;
+    else h_abs = R->h_abs;
+    for (;;) {
+        if (h_abs < min_step) return 1;
+        h = h_abs * R->direction;
+        t_new = t + h;
+        if (R->direction * (t_new - R->t_bound) > 0) t_new = R->t_bound;
+        h = t_new - t;
+        h_abs = fabs(h);
+        memcpy(K, f, (size_t)n * sizeof(double));
+        for (s = 1; s < S; s++) {
+            const double *a = R->A + s * R->a_cols;   /* row s of A */
+            for (i = 0; i < n; i++) {
+                double acc = 0.0;
+                for (j = 0; j < s; j++) acc += K[j * n + i] * a[j];
+                dy[i] = y[i] + acc * h;
+            }
+            R->nfev++;
+            if (R->rhs(R->plan, t + R->C[s] * h, dy, K + s * n)) { R->t_fail = t + R->C[s] * h; return 2; }
+        }
+        for (i = 0; i < n; i++) {
+            double acc = 0.0;
+            for (j = 0; j < S; j++) acc += K[j * n + i] * R->B[j];
+            y_new[i] = y[i] + h * acc;
+        }
+        R->nfev++;
+        if (R->rhs(R->plan, t + h, y_new, f_new)) {
+            memcpy(dy, y_new, (size_t)n * sizeof(double));
+            R->t_fail = t + h;
+            return 2;
+        }
+        memcpy(K + S * n, f_new, (size_t)n * sizeof(double));
+        for (s = 0; s <= S; s++)
+            for (i = 0; i < n; i++)
+                if (!isfinite(K[s * n + i])) { R->t_fail = t; return 3; }
+        if (R->dop853) {
+            double e5 = 0.0, e3 = 0.0;
+            for (i = 0; i < n; i++) {
+                double scale = R->atol[i] + fmax(fabs(y[i]), fabs(y_new[i])) * R->rtol;
+                double a5 = 0.0, a3 = 0.0;
+                for (j = 0; j <= S; j++) { a5 += K[j * n + i] * R->E5[j]; a3 += K[j * n + i] * R->E3[j]; }
+                a5 /= scale; a3 /= scale;
+                e5 += a5 * a5; e3 += a3 * a3;
+            }
+            if (e5 == 0.0 && e3 == 0.0) err = 0.0;
+            else err = h_abs * e5 / sqrt((e5 + 0.01 * e3) * (double)n);
+        } else {
+            double sum = 0.0;
+            for (i = 0; i < n; i++) {
+                double scale = R->atol[i] + fmax(fabs(y[i]), fabs(y_new[i])) * R->rtol;
+                double a = 0.0;
+                for (j = 0; j <= S; j++) a += K[j * n + i] * R->E[j];
+                a = a * h / scale;
+                sum += a * a;
+            }
+            err = sqrt(sum / (double)n);
+        }
+        if (err < 1.0) {
+            if (err == 0.0) factor = R->max_factor;
+            else factor = fmin(R->max_factor, R->safety * pow(err, R->error_exponent));
+            if (rejected) factor = fmin(1.0, factor);
+            h_abs *= factor;
+            break;
+        }
+        h_abs *= fmax(R->min_factor, R->safety * pow(err, R->error_exponent));
+        rejected = 1;
+    }
+    R->t_new = t_new; R->h = h; R->h_abs = h_abs;
+    return 0;
+}
+"""
+
+
+class _RK(ctypes.Structure):
+    _fields_ = [("rhs", ctypes.c_void_p), ("plan", ctypes.c_void_p),
+                ("A", ctypes.c_void_p), ("B", ctypes.c_void_p), ("C", ctypes.c_void_p),
+                ("E", ctypes.c_void_p), ("E3", ctypes.c_void_p), ("E5", ctypes.c_void_p),
+                ("atol", ctypes.c_void_p), ("K", ctypes.c_void_p), ("dy", ctypes.c_void_p),
+                ("n", ctypes.c_long), ("stages", ctypes.c_long), ("a_cols", ctypes.c_long),
+                ("dop853", ctypes.c_long),
+                ("rtol", ctypes.c_double), ("max_step", ctypes.c_double),
+                ("t_bound", ctypes.c_double), ("direction", ctypes.c_double),
+                ("error_exponent", ctypes.c_double), ("safety", ctypes.c_double),
+                ("min_factor", ctypes.c_double), ("max_factor", ctypes.c_double),
+                ("t", ctypes.c_double), ("h_abs", ctypes.c_double), ("t_new", ctypes.c_double),
+                ("h", ctypes.c_double), ("t_fail", ctypes.c_double),
+                ("nfev", ctypes.c_long), ("nonfinite", ctypes.c_long)]
+
+
+_SCIPY = {"RK23": RK23, "RK45": RK45, "DOP853": DOP853}
+_CLASSES: dict[str, type] = {}
+
+
+def _solver_class(method: str) -> type:
+    """The subclass of scipy's ``method`` whose steps run in C."""
+    if method in _CLASSES:
+        return _CLASSES[method]
+    from scipy.integrate._ivp import rk as scipy_rk
+
+    base = _SCIPY[method]
+
+    class NativeRungeKutta(base):
+        __doc__ = f"scipy's {method} with each adaptive step taken in compiled code."
+
+        def __init__(self, fun, t0, y0, t_bound, *, native: NativeRHS, library: Any,
+                     on_evaluations: Any = None, **options):
+            super().__init__(fun, t0, y0, t_bound, **options)
+            n = self.n
+            self._native, self._library = native, library
+            self._on_evaluations = on_evaluations
+            self._atol = np.ascontiguousarray(np.broadcast_to(np.asarray(self.atol, dtype=float), (n,)))
+            self._dy = np.empty(n)
+            def table(name):          # (DOP853 has E3 and E5, the others E; the rest unused)
+                value = getattr(self, name, None)
+                if not isinstance(value, np.ndarray):
+                    value = np.zeros(self.n_stages + 1)
+                return np.ascontiguousarray(value, dtype=float)
+
+            self._tables = [table(name) for name in ("A", "B", "C", "E", "E3", "E5")]
+            A, B, C, E, E3, E5 = self._tables
+            if not self.K.flags.c_contiguous:             # (DOP853's K is a view of K_extended)
+                raise ValueError("the stage array is not contiguous")
+            self._rk = _RK(rhs=native.function, plan=native.plan, A=A.ctypes.data, B=B.ctypes.data,
+                           C=C.ctypes.data, E=E.ctypes.data, E3=E3.ctypes.data, E5=E5.ctypes.data,
+                           atol=self._atol.ctypes.data, K=self.K.ctypes.data, dy=self._dy.ctypes.data,
+                           n=n, stages=self.n_stages, a_cols=A.shape[1], dop853=int(method == "DOP853"),
+                           rtol=float(self.rtol), max_step=float(self.max_step),
+                           t_bound=float(self.t_bound), direction=float(self.direction),
+                           error_exponent=float(self.error_exponent), safety=scipy_rk.SAFETY,
+                           min_factor=scipy_rk.MIN_FACTOR, max_factor=scipy_rk.MAX_FACTOR)
+            self._step = library.symbody_rk_step
+            self._step.restype = ctypes.c_int
+            self._step.argtypes = [ctypes.c_void_p] * 5
+            self._rk_address = ctypes.addressof(self._rk)
+
+        def _step_impl(self):
+            y = np.ascontiguousarray(self.y, dtype=float)
+            f = np.ascontiguousarray(self.f, dtype=float)
+            y_new, f_new = np.empty(self.n), np.empty(self.n)
+            rk = self._rk
+            rk.t, rk.h_abs, rk.nfev = float(self.t), float(self.h_abs), 0
+            status = self._step(self._rk_address, y.ctypes.data, f.ctypes.data,
+                                y_new.ctypes.data, f_new.ctypes.data)
+            self.nfev += rk.nfev
+            if self._on_evaluations is not None:
+                self._on_evaluations(rk.nfev)
+            if status == 1:
+                return False, self.TOO_SMALL_STEP
+            if status != 0:
+                # the Python path raises (singular), solves (not definite), or records the
+                # non-finite value; the step is then taken by scipy's own code
+                if status == 2:
+                    self.fun(rk.t_fail, self._dy.copy())
+                return super()._step_impl()
+            self.h_previous = rk.h
+            self.y_old = y
+            self.t = rk.t_new
+            self.y = y_new
+            self.h_abs = rk.h_abs
+            self.f = f_new
+            return True, None
+
+    NativeRungeKutta.__name__ = NativeRungeKutta.__qualname__ = f"Native{method}"
+    _CLASSES[method] = NativeRungeKutta
+    return NativeRungeKutta
+
+
+def native_solver(model: Any, P: np.ndarray, method: str) -> tuple[type, dict] | None:
+    """(solver class, extra constructor arguments) for ``method`` with steps in compiled
+    code, or None when the model's right-hand side or the method cannot run there."""
+    if method not in _SCIPY:
+        return None
+    native = native_rhs(model, P)
+    if native is None:
+        return None
+    try:
+        library = build_source(RK_SOURCE, "native-rk")
+        cls = _solver_class(method)
+    except (RuntimeError, ImportError, AttributeError):
+        return None
+    if library is None:
+        return None
+    return cls, {"native": native, "library": library}

@@ -1,0 +1,202 @@
+"""The right-hand side as one C function, for integrators that run in compiled code.
+
+When every kernel the right-hand side needs is generated C (``backend="c"``, or "auto" on
+large models), x' = f(t, x) needs no Python at all: a small fixed C routine (compiled
+once per machine and kept in the kernel cache) fills the argument vector z, calls the
+velocity kernel and LAPACK's dgesv for the dependent speeds, the main kernel and dgesv
+(augmented system) or dposv (symmetric mass matrix) on the kernel's output in place, and
+copies [q', u_ind'] out::
+
+    int symbody_rhs(plan *P, double t, const double *x, double *xdot)   (0: done)
+
+LAPACK is scipy's (the function pointers ``scipy.linalg.cython_lapack`` exports), so
+the numbers are those of :meth:`NumericModel.rhs_function` to round-off.  A nonzero
+return (a singular system, a mass matrix that is not positive definite) leaves the case
+to the Python path, which raises or solves it the general way.  :func:`native_rhs`
+returns None for models it cannot take (LLVM or numpy kernels, extra states, specified
+inputs, a non-symmetric reduced mass matrix, no C compiler).
+"""
+
+from __future__ import annotations
+
+import ctypes
+import hashlib
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from . import c_kernels
+from . import cache as kernel_cache
+
+if TYPE_CHECKING:
+    from .numeric_model import NumericModel
+
+__all__ = ["NativeRHS", "native_rhs", "lapack_function", "RHS_SOURCE"]
+
+#: the plan: pointers and sizes, laid out as ctypes' _Plan below
+RHS_SOURCE = r"""
+#include <string.h>
+#include <math.h>
+typedef void (*kernel_fn)(const double *, double *);
+typedef void (*gesv_fn)(int *, int *, double *, int *, int *, double *, int *, int *);
+typedef void (*posv_fn)(char *, int *, int *, double *, int *, double *, int *, int *);
+typedef struct {
+    kernel_fn main, velocity;
+    gesv_fn gesv;
+    posv_fn posv;
+    double *z, *main_out, *velocity_out;
+    int *pivots;
+    long N, p, m, K, nx, iud, s_bdep, s_vrhs, augmented;
+    long nfev;
+} plan;
+
+int symbody_rhs(plan *P, double t, const double *x, double *xdot)
+{
+    int one = 1, info = 0, k;
+    double *z = P->z;
+    P->nfev++;
+    z[0] = t;
+    memcpy(z + 1, x, (size_t)P->nx * sizeof(double));
+    if (P->m) {
+        int m = (int)P->m;
+        double *v = P->velocity_out;
+        P->velocity(z, v);
+        P->gesv(&m, &one, v + P->s_bdep, &m, P->pivots, v + P->s_vrhs, &m, &info);
+        if (info) return 1;
+        memcpy(z + P->iud, v + P->s_vrhs, (size_t)m * sizeof(double));
+    }
+    P->main(z, P->main_out);
+    k = (int)P->K;
+    if (P->augmented) {
+        P->gesv(&k, &one, P->main_out + P->N + k, &k, P->pivots, P->main_out + P->N, &k, &info);
+    } else {
+        char lower = 'L';
+        P->posv(&lower, &k, &one, P->main_out + P->N + k, &k, P->main_out + P->N, &k, &info);
+    }
+    if (info) return 2;
+    memcpy(xdot, P->main_out, (size_t)P->nx * sizeof(double));
+    return 0;
+}
+"""
+
+
+class _Plan(ctypes.Structure):
+    _fields_ = [("main", ctypes.c_void_p), ("velocity", ctypes.c_void_p),
+                ("gesv", ctypes.c_void_p), ("posv", ctypes.c_void_p),
+                ("z", ctypes.c_void_p), ("main_out", ctypes.c_void_p),
+                ("velocity_out", ctypes.c_void_p), ("pivots", ctypes.c_void_p),
+                ("N", ctypes.c_long), ("p", ctypes.c_long), ("m", ctypes.c_long),
+                ("K", ctypes.c_long), ("nx", ctypes.c_long), ("iud", ctypes.c_long),
+                ("s_bdep", ctypes.c_long), ("s_vrhs", ctypes.c_long),
+                ("augmented", ctypes.c_long), ("nfev", ctypes.c_long)]
+
+
+def lapack_function(name: str) -> int | None:
+    """The address of scipy's LAPACK routine ``name`` (``scipy.linalg.cython_lapack``), or None."""
+    try:
+        from scipy.linalg import cython_lapack
+        capsule = cython_lapack.__pyx_capi__[name]
+    except (ImportError, AttributeError, KeyError):
+        return None
+    get_name = ctypes.pythonapi.PyCapsule_GetName
+    get_name.restype, get_name.argtypes = ctypes.c_char_p, [ctypes.py_object]
+    get_pointer = ctypes.pythonapi.PyCapsule_GetPointer
+    get_pointer.restype, get_pointer.argtypes = ctypes.c_void_p, [ctypes.py_object, ctypes.c_char_p]
+    return get_pointer(capsule, get_name(capsule))
+
+
+def c_function_address(kernel: Any) -> int | None:
+    """The address of a generated-C kernel's ``symbody_kernel(z, out)``, None for other backends."""
+    real = kernel._realize() if hasattr(kernel, "_realize") else kernel
+    lib = getattr(real, "_library", None)
+    if getattr(real, "backend", None) != "c" or lib is None:
+        return None
+    return ctypes.cast(lib.symbody_kernel, ctypes.c_void_p).value
+
+
+_LIBRARIES: dict[str, Any] = {}
+
+
+def build_source(source: str, name: str) -> ctypes.CDLL | None:
+    """A fixed C source compiled once (kernel cache, digest-checked) and loaded; None
+    without a C compiler."""
+    if source in _LIBRARIES:
+        return _LIBRARIES[source]
+    cc = c_kernels.compiler_available()
+    if cc is None:
+        return None
+    digest = hashlib.sha256(source.encode()).hexdigest()
+    key = kernel_cache.cache_key(name, str(cc), digest)
+    path = kernel_cache.verified_library(key)
+    if path is None:
+        path = kernel_cache.library_path(key)
+        c_kernels.build_library([source], path, opt="-O2")
+        kernel_cache.seal_library(key)
+    lib = ctypes.CDLL(str(path))
+    _LIBRARIES[source] = lib
+    return lib
+
+
+class NativeRHS:
+    """``symbody_rhs`` bound to one model and its constants: ``function`` and ``plan`` are
+    the addresses a compiled integrator calls (``function(plan, t, x, xdot)``); the object
+    owns the buffers (one per integration: not to be shared by threads)."""
+
+    def __init__(self, model: NumericModel, P: np.ndarray, library: ctypes.CDLL, main: int,
+                 velocity: int | None, gesv: int, posv: int) -> None:
+        self.z = np.zeros(model._nz)
+        self.z[model._ic:model._iudot] = P
+        self.main_out = np.empty(model._k_main.nout)
+        self.velocity_out = np.empty(model._k_vel.nout if model.m else 1)
+        self.pivots = np.zeros(max(model._K, model.m, 1), dtype=np.intc)
+        plan = _Plan(main=main, velocity=velocity or 0, gesv=gesv, posv=posv,
+                     z=self.z.ctypes.data, main_out=self.main_out.ctypes.data,
+                     velocity_out=self.velocity_out.ctypes.data, pivots=self.pivots.ctypes.data,
+                     N=model.N, p=model.p, m=model.m, K=model._K, nx=model._nx, iud=model._iud,
+                     s_bdep=model._s_Bdep.start if model.m else 0,
+                     s_vrhs=model._s_vrhs.start if model.m else 0,
+                     augmented=int(model._augmented), nfev=0)
+        self._plan = plan
+        self.plan = ctypes.addressof(plan)
+        self.library = library
+        self.function = ctypes.cast(library.symbody_rhs, ctypes.c_void_p).value
+        fn = library.symbody_rhs
+        fn.restype = ctypes.c_int
+        fn.argtypes = [ctypes.c_void_p, ctypes.c_double, ctypes.c_void_p, ctypes.c_void_p]
+        self._call = fn
+        self.nx = model._nx
+
+    @property
+    def nfev(self) -> int:
+        """Evaluations made through this plan so far."""
+        return int(self._plan.nfev)
+
+    def __call__(self, t: float, x: np.ndarray) -> tuple[np.ndarray, int]:
+        """(x', status) at (t, x) (status 0: done; otherwise x' is not valid)."""
+        x = np.ascontiguousarray(x, dtype=float)
+        xdot = np.empty(self.nx)
+        status = self._call(self.plan, float(t), x.ctypes.data, xdot.ctypes.data)
+        return xdot, int(status)
+
+
+def native_rhs(model: NumericModel, P: np.ndarray) -> NativeRHS | None:
+    """The model's right-hand side in compiled code with the constants ``P`` bound, or None
+    when the model needs Python on its path (see the module docstring)."""
+    if model.e or model.specifieds or not (model._augmented or model._Md_symmetric):
+        return None
+    if model._s_rhs.start != model.N:          # a model saved before the current kernel layout
+        return None
+    main = c_function_address(model._k_main)
+    velocity = c_function_address(model._k_vel) if model.m else None
+    if main is None or (model.m and velocity is None):
+        return None
+    gesv, posv = lapack_function("dgesv"), lapack_function("dposv")
+    if gesv is None or posv is None:
+        return None
+    try:
+        library = build_source(RHS_SOURCE, "native-rhs")
+    except RuntimeError:
+        return None
+    if library is None:
+        return None
+    return NativeRHS(model, np.asarray(P, dtype=float), library, main, velocity, gesv, posv)

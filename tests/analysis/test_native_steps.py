@@ -1,0 +1,155 @@
+"""Runge-Kutta steps in compiled code (analysis/simulation/native_rk.py).
+
+For a model whose kernels are all generated C, ``simulate`` takes scipy's RK23 / RK45 /
+DOP853 steps in C (the same tables, error norm and step control, the stages written into
+the solver's own K).  Checked here: the compiled steppers follow scipy's to round-off over
+the first steps and give the same solution at the output times (the error estimate is a
+difference of nearly equal sums, so after many steps the step sizes drift apart at the
+level of the tolerance, no more); the hard cases go to the Python path: a mass matrix that
+is not positive definite, a singular one (the error names it), a non-finite derivative.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import sympy as sm
+import sympy.physics.mechanics as me
+from scipy.integrate import DOP853, RK23, RK45
+
+import symbody as sb
+import symbody.analysis.simulation.native_rk as native_rk
+from symbody.compilation import compile
+from symbody.models import four_bar, n_link_pendulum_on_cart
+
+t = me.dynamicsymbols._t
+
+
+# Models of their own (not the zoo's defaults): a kernel built here with backend="c" is
+# what backend="auto" finds first in the caches afterwards, and other tests pickle the zoo
+# models and expect their usual (LLVM) kernels.
+
+@pytest.fixture(scope="module")
+def chain():
+    zoo = n_link_pendulum_on_cart(5)
+    model = compile(zoo.eom, backend="c")
+    P = model.constants_array(zoo.constants)
+    x0 = model.state_array(zoo.initial_state)
+    x0[1:4] += [0.3, -0.2, 0.4]                  # off the equilibrium: it swings
+    return zoo, model, P, x0
+
+
+def _linkage_eom():
+    """A four-bar linkage with unequal particles (m at P2, 2 m at P3), by Kane's method with
+    two holonomic constraints: dependent coordinates and speeds, multipliers."""
+    q1, q2, q3 = me.dynamicsymbols("q1:4")
+    u1, u2, u3 = me.dynamicsymbols("u1:4")
+    la, lb, lc, ln, m, g = sm.symbols("l_a l_b l_c l_n m g")
+    N, A, B, C = (me.ReferenceFrame(name) for name in "NABC")
+    A.orient_axis(N, q1, N.z)
+    B.orient_axis(A, q2, A.z)
+    C.orient_axis(B, q3, B.z)
+    P1, P2, P3, P4 = (me.Point(f"P{i}") for i in range(1, 5))
+    P2.set_pos(P1, la * A.x)
+    P3.set_pos(P2, lb * B.x)
+    P4.set_pos(P3, lc * C.x)
+    P1.set_vel(N, 0)
+    for a, b, frame in ((P1, P2, A), (P2, P3, B), (P3, P4, C)):
+        b.v2pt_theory(a, N, frame)
+    loop = P4.pos_from(P1) - ln * N.x
+    fh = [2 * loop.dot(N.x), 2 * loop.dot(N.y)]    # (scaled: no kernel shared with the zoo's)
+    qd = {q.diff(t): v for q, v in ((q1, u1), (q2, u2), (q3, u3))}
+    km = sb.KanesMethod(N, [q1], [u1], kd_eqs=[q.diff(t) - v for q, v in ((q1, u1), (q2, u2), (q3, u3))],
+                        q_dependent=[q2, q3], configuration_constraints=fh, u_dependent=[u2, u3],
+                        velocity_constraints=[e.diff(t).xreplace(qd) for e in fh])
+    km.kanes_equations([me.Particle("a", P2, m), me.Particle("b", P3, 2 * m)],
+                       [(P2, -m * g * N.y), (P3, -2 * m * g * N.y)])
+    values = {la: 0.8, lb: 2.0, lc: 1.0, ln: 2.0, m: 1.0, g: 9.81}
+    x0 = {q1: np.radians(10.0), q2: 0.1147600368, q3: -2.642142840, u1: 0.0}   # on the loop
+    return km.to_eom(), values, x0
+
+
+@pytest.fixture(scope="module")
+def linkage():
+    eom, values, x0 = _linkage_eom()
+    model = compile(eom, backend="c")            # augmented system and dependent speeds in C
+    return x0, model, model.constants_array(values)
+
+
+@pytest.mark.parametrize("method,scipy_class", [("RK23", RK23), ("RK45", RK45), ("DOP853", DOP853)])
+def test_compiled_steps_follow_scipy(chain, method, scipy_class):
+    zoo, model, P, x0 = chain
+    found = native_rk.native_solver(model, P, method)
+    assert found is not None                    # every kernel is C: the compiled path exists
+    cls, extra = found
+    f = model.rhs_function(P)
+    ours = cls(f, 0.0, x0, 5.0, rtol=1e-8, atol=1e-10, **extra)
+    theirs = scipy_class(f, 0.0, x0, 5.0, rtol=1e-8, atol=1e-10)
+    for _ in range(5):
+        ours.step()
+        theirs.step()
+        # the same arithmetic in another order: the error estimate is a difference of sums
+        # that cancel to ~1e-9 of their terms, so its round-off reaches 1e-4 relative and the
+        # next step size (error^(-1/8)) moves by ~1e-5; checked to agree to 1e-4
+        assert ours.t == pytest.approx(theirs.t, rel=1e-4)
+        assert ours.nfev == theirs.nfev
+    # the two solutions at a time inside both last steps (scipy's own dense output reads
+    # the stages the C code wrote): equal within what rtol = 1e-8 allows over 5 steps
+    tm = 0.5 * (max(ours.t_old, theirs.t_old) + min(ours.t, theirs.t))
+    np.testing.assert_allclose(ours.dense_output()(tm), theirs.dense_output()(tm), rtol=1e-6, atol=1e-8)
+
+
+def test_simulate_compiled_equals_python_steps(chain, linkage, monkeypatch):
+    zoo, model, P, x0 = chain
+    fb_x0, fb, fb_P = linkage
+    runs = {}
+    for name in ("compiled", "python"):
+        if name == "python":
+            monkeypatch.setattr(native_rk, "native_solver", lambda *args: None)
+        runs[name] = (sb.simulate(model, (0.0, 2.0), x0, P, t_eval=np.linspace(0, 2, 21),
+                                  rtol=1e-10, atol=1e-12),
+                      sb.simulate(fb, (0.0, 3.0), fb_x0, fb_P, t_eval=np.linspace(0, 3, 31),
+                                  rtol=1e-10, atol=1e-12))
+    for a, b in zip(runs["compiled"], runs["python"]):
+        assert a.success and b.success
+        # two solutions at rtol 1e-10 of a non-chaotic 2-3 s swing (speeds up to ~50): each
+        # carries a global error of ~1e-9 relative; 1e-7 leaves room for both
+        np.testing.assert_allclose(a.x, b.x, rtol=1e-7, atol=1e-7)
+        assert abs(a.nfev - b.nfev) <= 0.1 * b.nfev             # the same work
+    assert np.abs(runs["compiled"][1].holonomic_residuals).max() < 1e-12   # still projected
+
+
+def test_llvm_models_keep_python_steps():
+    zoo = four_bar()
+    model = compile(zoo.eom)                    # small kernels: LLVM under "auto"
+    P = model.constants_array(zoo.constants)
+    assert native_rk.native_solver(model, P, "DOP853") is None
+    assert model._k_main.backend == "llvm"                               # (built by now)
+
+
+def _mass_crossing_zero():
+    """u' (m - t) = -k q: the mass matrix is positive, singular at t = m, then negative."""
+    q, u = me.dynamicsymbols("q u")
+    m, k = sm.symbols("m k")
+    eom = sb.EquationsOfMotion([q], [u], kinematic=[q.diff(t) - u],
+                               dynamic=(sm.Matrix([[m - t]]), sm.Matrix([k * q])), constants=[m, k])
+    return compile(eom, backend="c")
+
+
+def test_hard_cases_go_to_the_python_path(monkeypatch):
+    model = _mass_crossing_zero()
+    assert native_rk.native_solver(model, [5.0, 1.0], "RK45") is not None
+    # negative definite after t = 1 (m = 1): Cholesky fails in C, Python solves it
+    got = sb.simulate(model, (1.5, 2.5), [0.1, 0.0], [1.0, 1.0], t_eval=[2.0, 2.5], rtol=1e-10, atol=1e-12)
+    monkeypatch.setattr(native_rk, "native_solver", lambda *args: None)
+    ref = sb.simulate(model, (1.5, 2.5), [0.1, 0.0], [1.0, 1.0], t_eval=[2.0, 2.5], rtol=1e-10, atol=1e-12)
+    assert got.success and ref.success
+    np.testing.assert_allclose(got.x, ref.x, rtol=1e-8)        # (a 1 s run at rtol 1e-10)
+    monkeypatch.undo()
+    # m = 0: singular at the first evaluation; the failure says so, as without compiled steps
+    bad = sb.simulate(model, (0.0, 1.0), [0.1, 0.0], [0.0, 1.0])
+    assert bad.status == -3 and "singular" in bad.message
+    # a non-finite derivative (u' = -k q / (m - t) grows without bound towards t = m = 1):
+    # the run stops with a failure, and what was computed is kept
+    blow = sb.simulate(model, (0.0, 2.0), [0.1, 0.1], [1.0, 1.0])
+    assert blow.status != 0 and len(blow.t) > 1 and blow.t[-1] < 1.0 + 1e-6
