@@ -109,3 +109,17 @@ def test_in_place_solver_writes_the_solution_into_b():
         np.testing.assert_allclose(A0 @ b, b0, rtol=1e-12)
     with pytest.raises(ValueError):
         in_place_solver(np.zeros((3, 3)), np.zeros(3))             # C order: LAPACK would copy
+
+
+def test_trajectory_derivatives_in_batches(monkeypatch):
+    # the samples' x' come from rhs_many in batches sized by rhs_batch_outputs; batches of
+    # 3 samples here (and a last, shorter one) give what rhs gives sample by sample
+    import symbody.analysis.outputs as outputs
+    mdl = four_bar()
+    model = compile(mdl.eom)
+    monkeypatch.setattr(outputs, "BATCH_NUMBERS", 3 * model.rhs_batch_outputs)
+    P = model.constants_array(mdl.constants)
+    traj = sb.simulate(model, (0.0, 1.0), mdl.initial_state, P, t_eval=np.linspace(0.0, 1.0, 11))
+    ref = np.array([model.rhs(t_i, x_i, P) for t_i, x_i in zip(traj.t, traj.x)])
+    # batched (numpy) and single (LAPACK) solves of the same 5 x 5 systems: round-off only
+    np.testing.assert_allclose(traj.xdot, ref, rtol=1e-12, atol=1e-12 * np.abs(ref).max())

@@ -36,6 +36,10 @@ _t = dynamicsymbols._t
 BUILTIN_OUTPUTS = ("specifieds", "constraint_forces", "auxiliary_forces")
 
 
+
+#: numbers per batch of samples evaluated at once for the trajectory's x' (about 16 MB)
+BATCH_NUMBERS = 2_000_000
+
 def parse_outputs(model: NumericModel, outputs: Mapping | Sequence | None) -> tuple[dict, list[str]]:
     """(expressions by name, built-in names) from ``outputs``; checks the symbols used."""
     if outputs is None:
@@ -113,15 +117,20 @@ def attach_outputs(traj: Trajectory, model: NumericModel, P: np.ndarray,
             except Exception:      # the input failed there (the run reports it): NaN
                 pass
     # x' at the samples (for sol(t)): q' from the kinematics, u_ind' from the dynamics
-    try:                           # all samples at once (batch kernels, batched solves)
-        xdot = model.rhs_many(T, X, P, R) if k else np.full(X.shape, np.nan)
-    except Exception:              # a singular or failed sample: one at a time, NaN there
-        xdot = np.full(X.shape, np.nan)
-        for i in range(k):
-            try:
-                xdot[i] = model.rhs(T[i], X[i], P, None if R is None else R[i])
-            except Exception:
-                pass
+    xdot = np.full(X.shape, np.nan)
+    # batches of samples (batch kernels, batched solves), sized so that the kernels' output
+    # (which holds each sample's mass matrix) stays near 16 MB
+    size = max(1, BATCH_NUMBERS // max(1, model.rhs_batch_outputs))
+    for a in range(0, k, size):
+        b = min(k, a + size)
+        try:
+            xdot[a:b] = model.rhs_many(T[a:b], X[a:b], P, None if R is None else R[a:b])
+        except Exception:          # a singular or failed sample: one at a time, NaN there
+            for i in range(a, b):
+                try:
+                    xdot[i] = model.rhs(T[i], X[i], P, None if R is None else R[i])
+                except Exception:
+                    pass
     traj.xdot = xdot
     out: dict[str, np.ndarray] = {}
     udot = None

@@ -669,6 +669,12 @@ class NumericModel:
             return xdot, sol, out
         return xdot
 
+    @property
+    def rhs_batch_outputs(self) -> int:
+        """Numbers held per state by :meth:`rhs_many` (its kernels' outputs, mass matrix
+        included): k states take about 8 k times this many bytes."""
+        return self._k_main.nout + (self._k_vel.nout if self.m else 0)
+
     def rhs_many(self, t: ArrayLike, X: ArrayLike, p: ParameterValues, r: InputValues = None) -> np.ndarray:
         """x' for many states at once: X (k, N + p) -> (k, N + p).
 
