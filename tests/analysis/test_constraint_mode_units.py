@@ -26,6 +26,7 @@ from symbody.analysis.simulation import Baumgarte, Projection
 from symbody.analysis.simulation.dependent_set import DependentSetMonitor, locate_root, remap
 from symbody.analysis.simulation.strategy import Run, StopIntegration, project_state
 from symbody.compilation.numeric_model import Partition
+from systems.moving_pivot import P1, closed_form, hanging_y, pendulum_eom, pivot
 
 t = me.dynamicsymbols._t
 L = 0.8
@@ -91,6 +92,9 @@ def test_projection_accept_restarts_only_above_the_drift_tolerance(pendulum):
     kept, again = Projection(drift_tolerance=0.0).accept(run, 0.0, np.array([0.7, y0, 0.1]), OTHER)
     assert kept[1] == y0 and kept[0] == pytest.approx(math.sqrt(L**2 - y0**2), rel=RTOL)
     assert again, "drift_tolerance=0 restarts after any correction"
+    # ... but not when nothing moved (a state exactly on f_h = 0)
+    kept, again = Projection(drift_tolerance=0.0).accept(run, 0.0, np.array([0.0, -L, 0.1]), DEFAULT)
+    assert not again, "a restart without any correction (moved = 0 is not above the tolerance 0)"
 
 
 def test_projection_output_projects_and_leaves_unconstrained_models_alone(pendulum, free_particle):
@@ -98,6 +102,9 @@ def test_projection_output_projects_and_leaves_unconstrained_models_alone(pendul
     y_state = np.array([0.2, -0.7, 0.3])
     out = Projection().output(run, 0.0, y_state, DEFAULT)
     assert out == pytest.approx([0.2, _on(0.2), 0.3], rel=RTOL), "output samples are not projected"
+    out = Projection().output(run, 0.0, np.array([0.7, -0.5, 0.3]), OTHER)
+    assert out[1] == -0.5 and out[0] == pytest.approx(math.sqrt(L**2 - 0.25), rel=RTOL), \
+        "output samples are projected in the active dependent set"
     fr = _run(free_particle)
     y_free = np.array([0.2, 0.3])
     assert Projection().output(fr, 0.0, y_free, free_particle.default_partition) is y_free
@@ -114,6 +121,9 @@ def test_project_state_stops_with_the_right_status(pendulum):
     with pytest.raises(StopIntegration) as info:
         project_state(run, 0.0, np.array([0.3, -40.0, 0.0]), DEFAULT, max_iter=1)
     assert info.value.status == -4 and "did not converge" in info.value.message
+    with pytest.raises(StopIntegration) as info:      # one step from y = -0.9 leaves f_h = 0.02
+        project_state(run, 0.0, np.array([0.3, -0.9, 0.0]), DEFAULT, max_iter=1)
+    assert info.value.status == -4, "a small but unconverged residual (0.02) must stop the run"
     with pytest.raises(StopIntegration) as info:
         project_state(run, 0.25, np.array([0.3, 0.0, 0.0]), DEFAULT)
     assert info.value.status == -3 and info.value.message.startswith("projection at t = 0.25")
@@ -141,12 +151,22 @@ def test_baumgarte_corrects_the_dependent_coordinate_by_its_gain(pendulum, alpha
     assert xo[1] == pytest.approx(uy, rel=RTOL)
 
 
-def test_baumgarte_stops_where_the_jacobian_is_singular(pendulum, free_particle):
-    run = _run(pendulum)
-    f = Baumgarte(5.0).rhs(run, OTHER)      # x dependent: ∂f_h/∂x = 2x = 0 at x = 0
+def test_baumgarte_stops_where_the_jacobian_is_singular(free_particle):
+    """f_h = y^3 - x with the (deliberately independent) velocity constraint uy - ux = 0:
+    B_dep = 1 is regular everywhere, ∂f_h/∂y = 3 y^2 vanishes at y = 0."""
+    x, y, ux, uy = me.dynamicsymbols("x y u_x u_y")
+    model = sb.compile(sb.EquationsOfMotion(
+        [x], [ux], [x.diff(t) - ux, y.diff(t) - uy], [ux.diff(t), uy.diff(t)],
+        q_dep=[y], u_dep=[uy], holonomic=[y**3 - x], velocity_constraints=[uy - ux]))
+    run = Run(model, model.constants_array({}), None, 0.0, 1.0, 1e-6, 1e-9, "RK45")
+    f = Baumgarte(5.0).rhs(run, model.default_partition)
+    # y = 0.5: y' = uy - α (y^3 - x) / (3 y^2)
+    assert f(0.0, np.array([0.1, 0.5, 0.2]))[1] == pytest.approx(0.2 - 5.0 * (0.125 - 0.1) / 0.75, rel=RTOL)
     with pytest.raises(StopIntegration) as info:
-        f(0.4, np.array([0.0, -0.7, 0.1]))
-    assert info.value.status == -3
+        f(0.4, np.array([0.1, 0.0, 0.2]))
+    assert info.value.status == -3, "a singular ∂f_h/∂q_dep must stop with status -3"
+    assert info.value.message.startswith("the holonomic constraint Jacobian is singular in the dependent "
+                                         "coordinates at t = 0.4")
     fr = _run(free_particle)
     assert Baumgarte(5.0).rhs(fr, free_particle.default_partition)(0.0, np.array([0.2, 0.3])) == \
         pytest.approx([0.3, 0.0])
@@ -171,12 +191,35 @@ def test_gauge_measures_the_active_set_against_the_best_one(pendulum):
     x, y = 0.7, -0.4                       # |y| / |q| = 0.50 > 0.5 fails: ratio |y| / |x|
     assert abs(y) / math.hypot(x, y) < 0.5
     assert mon.gauge(0.0, np.array([x, y, 0.1]), DEFAULT).ratio == pytest.approx(abs(y) / x, rel=RTOL)
+    x, y = 0.6, -0.5                       # |y| / |q| = 0.64: the bound passes for both matrices
+    assert mon.gauge(0.0, np.array([x, y, 0.1]), DEFAULT).ratio == 1.0, \
+        "the cheap bound |det| >= threshold sqrt(det(A A^T)) must decide (|q| < 1 here: det(B B^T) < 1)"
+    # time-dependent constraints are measured at the given time (pivot at s(t))
+    moving = sb.compile(pendulum_eom())
+    tt, x, y = 0.7, 0.55, -0.1             # d = x - s(t) = 0.30: |y| / |(d, y)| = 0.31 < 0.5
+    d = x - pivot(tt)[0]
+    mon_t = DependentSetMonitor(moving, moving.constants_array(P1), None, threshold=0.5, rtol=1e-6)
+    g = mon_t.gauge(tt, np.array([x, y, 0.1]), DEFAULT)
+    assert g.dets == pytest.approx((2 * y, y), rel=RTOL)
+    assert g.ratio == pytest.approx(abs(y) / abs(d), rel=RTOL), "gauge not evaluated at the time t"
     # a singular active set has ratio 0
     assert mon.gauge(0.0, np.array([0.8, 0.0, 0.1]), DEFAULT).ratio == 0.0
     # switching off: no ratio, dets still reported
     off = DependentSetMonitor(pendulum, P_, None, threshold=0.0, rtol=1e-6)
     g = off.gauge(0.0, np.array([0.75, -0.2, 0.1]), DEFAULT)
     assert g.ratio == 1.0 and g.dets == pytest.approx((-0.4, -0.2), rel=RTOL)
+
+
+def test_gauge_reports_each_matrix_sign_separately():
+    """f_h = y^3 - x and ux - uy = 0: det ∂f_h/∂y = 3 y^2 > 0 but B_dep = -1 < 0."""
+    x, y, ux, uy = me.dynamicsymbols("x y u_x u_y")
+    model = sb.compile(sb.EquationsOfMotion(
+        [x], [ux], [x.diff(t) - ux, y.diff(t) - uy], [ux.diff(t), uy.diff(t)],
+        q_dep=[y], u_dep=[uy], holonomic=[y**3 - x], velocity_constraints=[ux - uy]))
+    mon = DependentSetMonitor(model, model.constants_array({}), None, 0.5, 1e-6)
+    g = mon.gauge(0.0, np.array([0.1, 0.5, 0.2]), model.default_partition)
+    assert g.signs == (1.0, -1.0) and g.dets == pytest.approx((0.75, -1.0), rel=RTOL), \
+        "gauge: the signs of det ∂f_h/∂q_dep and det B_dep mixed up"
 
 
 def test_gauge_of_an_unconstrained_model(free_particle):
@@ -193,6 +236,7 @@ def test_locate_root_finds_the_sign_change():
     assert locate_root(lambda s: s - 1000.3, 1000.0, 1001.0) == pytest.approx(1000.3, abs=1e-8)
     assert locate_root(lambda s: s - 0.5, 0.5, 1.0) == 0.5, "a root at the left end is returned as is"
     assert locate_root(lambda s: s + 1.0, 0.0, 1.0) == 1.0, "no sign change: the right end"
+    assert locate_root(lambda s: 0.1 + 0.2 * s, 0.0, 1.0) == 1.0, "no sign change (small values): the right end"
     assert locate_root(lambda s: math.nan, 0.0, 1.0) == 1.0
     assert locate_root(lambda s: math.inf if s > 0.5 else -1.0, 0.0, 1.0) == 1.0, "non-finite end: the right end"
     assert locate_root(lambda s: 1.0 - s, 0.0, 1.0) == pytest.approx(1.0, abs=1e-12)
@@ -206,6 +250,14 @@ def test_remap_carries_the_speeds_into_the_new_dependent_set(pendulum):
     assert new == pytest.approx([x, y, uy], rel=RTOL), "remap: the new independent speed is not uy"
     back = remap(pendulum, 0.0, new, P_, OTHER, DEFAULT)
     assert back == pytest.approx([x, y, ux], rel=RTOL), "remap there and back changed the state"
+    # with time-dependent constraints the speeds are solved at the given time
+    moving = sb.compile(pendulum_eom())
+    P1_ = moving.constants_array(P1)
+    tt, x, ux = 0.9, 0.2, -0.3
+    y = hanging_y(tt, x)
+    uy = closed_form(tt, x, y, ux, 0.0)[0]
+    assert remap(moving, tt, np.array([x, y, ux]), P1_, DEFAULT, OTHER) == pytest.approx([x, y, uy], rel=RTOL), \
+        "remap: the dependent speed is not solved at the time of the switch"
     with pytest.raises(StopIntegration) as info:
         remap(pendulum, 0.2, np.array([x, 0.0, ux]), P_, DEFAULT, OTHER)
     assert info.value.status == -3 and "switching the dependent set at t = 0.2" in info.value.message

@@ -73,7 +73,8 @@ def test_linearization_with_extra_states_is_exact_for_a_linear_system():
     x, ux, a = me.dynamicsymbols("x u_x a")
     F = me.dynamicsymbols("F")
     m, tau = sm.symbols("m tau")
-    eom = sb.EquationsOfMotion([x], [ux], [x.diff(t) - ux], [m * ux.diff(t) - a],
+    # a spring whose stiffness grows with time, t x: A[1, 0] = -t / m
+    eom = sb.EquationsOfMotion([x], [ux], [x.diff(t) - ux], [m * ux.diff(t) - a + t * x],
                                specifieds=[F], extra_states={a: (F - a) / tau})
     model = sb.compile(eom)
     P = {"m": 2.0, "tau": 0.1}
@@ -84,4 +85,84 @@ def test_linearization_with_extra_states_is_exact_for_a_linear_system():
     assert B == pytest.approx(np.array([[0], [0], [10.0]]), abs=1e-6), "B with an extra state wrong"
     A, B, point = sb.linearize(model, {"x": 0.3, "u_x": 0.1, "a": 0.5}, P, r=[0.2], t=1.0,
                                return_point=True)
-    assert point["xdot"] == pytest.approx([0.1, 0.25, (0.2 - 0.5) / 0.1], rel=1e-12)
+    assert A[1, 0] == pytest.approx(-0.5, abs=1e-6), "extra-state path: A not at the time t"
+    assert point["xdot"] == pytest.approx([0.1, (0.5 - 0.3) / 2.0, (0.2 - 0.5) / 0.1], rel=1e-12)
+
+
+def test_a_bad_time_is_refused_naming_it(pendulum):
+    with pytest.raises(sb.errors.InputError, match=r"^t, the time of the operating point, = nan must be finite"):
+        sb.linearize(pendulum, {"x": 0.2, "y": -0.8, "u_x": 0.0}, P1, r=[0.0], t=float("nan"))
+
+
+def test_default_constants_come_from_a_zoo_model_and_are_required_otherwise(pendulum):
+    """A zoo Model (anything with ``eom`` and a ``constants`` mapping) supplies p; a compiled
+    model with constants needs them; one without constants does not."""
+    from types import SimpleNamespace
+
+    op = {"x": 0.2, "y": -0.8, "u_x": 0.1}
+    zoo_like = SimpleNamespace(eom=pendulum_eom(), constants=dict(P1))
+    A, B = sb.linearize(zoo_like, op, r=[0.3], t=0.4)
+    A_ref, B_ref = _jacobians(0.4, 0.2, 0.1, 0.3)
+    assert A == pytest.approx(A_ref, rel=FD_TOL, abs=FD_TOL), "a zoo Model's default constants not used"
+    with pytest.raises(sb.errors.InputError, match="^give the constants p"):
+        sb.linearize(pendulum, op, r=[0.3])
+    x, ux = me.dynamicsymbols("x u_x")
+    free = sb.compile(sb.EquationsOfMotion([x], [ux], [x.diff(t) - ux], [ux.diff(t) + x]))
+    A, B = sb.linearize(free, {"x": 0.0, "u_x": 0.0})
+    assert A == pytest.approx(np.array([[0.0, 1.0], [-1.0, 0.0]])) and B.shape == (2, 0)
+
+
+def test_an_unreachable_operating_point_is_refused(pendulum):
+    """|x - s| > l: no y satisfies f_h = 0 (Newton's method stalls at y = 0, f_h = d^2 - l^2 > 0)."""
+    with pytest.raises(sb.errors.InputError, match="could not solve the holonomic constraints"):
+        sb.linearize(pendulum, {"x": 1.2, "y": -0.1, "u_x": 0.0}, P1, r=[0.0])
+
+
+def test_kinematic_and_mass_coefficients_that_depend_on_the_configuration_and_the_input():
+    """(1 + x^2)(1 + v) x' - (2 + sin x + v) ux - c = 0 and (1 + v) ux' + k x = 0, v an input:
+    K_qd, K_u and M_d depend on x and v, the kinematic rest is -c.  Oracle: SymPy's derivatives
+    of the solved right-hand side [x', ux'] (no symbody code path)."""
+    x, ux, v = me.dynamicsymbols("x u_x v")
+    c, k = sm.symbols("c k")
+    model = sb.compile(sb.EquationsOfMotion(
+        [x], [ux], [(1 + x**2) * (1 + v) * x.diff(t) - (2 + sm.sin(x) + v) * ux - c],
+        [(1 + v) * ux.diff(t) + k * x], specifieds=[v]))
+    X, U, V = sm.symbols("X U V")
+    f = sm.Matrix([((2 + sm.sin(X) + V) * U + c) / ((1 + X**2) * (1 + V)), -k * X / (1 + V)])
+    vals = {X: 0.5, U: 0.3, V: 0.4, c: 0.7, k: 2.0}
+    A_ref = np.array(f.jacobian([X, U]).subs(vals), dtype=float)
+    B_ref = np.array(f.jacobian([V]).subs(vals), dtype=float)
+    A, B, point = sb.linearize(model, {"x": 0.5, "u_x": 0.3}, {"c": 0.7, "k": 2.0}, r=[0.4], return_point=True)
+    assert point["qdot"] == pytest.approx([float(f[0].subs(vals))], rel=1e-12), "q' at the operating point"
+    assert A == pytest.approx(A_ref, rel=1e-12), "A (dK_qd/dq q', dK_u/dq u, dM_d/dq u' terms) wrong"
+    assert B == pytest.approx(B_ref, rel=1e-12), "B (dK_qd/dr q', dK_u/dr u, dM_d/dr u' terms) wrong"
+
+
+def test_kinematic_equations_with_a_rest_and_a_configuration_dependent_coefficient():
+    """(1 + x^2) x' - ux - c = 0, ux' = -k x:  x' = (ux + c) / (1 + x^2), so
+    A = [[-2 x (ux + c) / (1 + x^2)^2, 1 / (1 + x^2)], [-k, 0]] and q' at the point is (ux + c) / (1 + x^2)."""
+    x, ux = me.dynamicsymbols("x u_x")
+    c, k = sm.symbols("c k")
+    model = sb.compile(sb.EquationsOfMotion([x], [ux], [(1 + x**2) * x.diff(t) - ux - c],
+                                            [ux.diff(t) + k * x]))
+    xv, uv, cv, kv = 0.5, 0.3, 0.7, 2.0
+    A, B, point = sb.linearize(model, {"x": xv, "u_x": uv}, {"c": cv, "k": kv}, return_point=True)
+    den = 1 + xv**2
+    assert point["qdot"] == pytest.approx([(uv + cv) / den], rel=1e-12), "q' at the operating point (sign of k?)"
+    assert A == pytest.approx(np.array([[-2 * xv * (uv + cv) / den**2, 1 / den], [-kv, 0.0]]), rel=1e-12), \
+        "A with a configuration-dependent K_qd and a kinematic rest wrong"
+
+
+def test_a_reduced_block_reports_no_multipliers():
+    """The conveyor of test_numeric_core (uy = c ux + k t, reduced in ux'): λ is not available,
+    NaN as from model.accelerations (not 0, which would read as "no constraint force")."""
+    x, y, ux, uy = me.dynamicsymbols("x y u_x u_y")
+    m, g, c, k = sm.symbols("m g c k")
+    model = sb.compile(sb.EquationsOfMotion(
+        [x, y], [ux], [x.diff(t) - ux, y.diff(t) - uy], [m * (1 + c**2) * ux.diff(t) + m * c * k + m * g * c],
+        u_dep=[uy], velocity_constraints=[uy - c * ux - k * t]))
+    P = {"m": 0.8, "g": 9.81, "c": 0.6, "k": 0.3}
+    A, B, point = sb.linearize(model, {"x": 0.1, "y": 0.2, "u_x": 0.4}, P, return_point=True)
+    assert point["multipliers"].shape == (1,) and np.isnan(point["multipliers"]).all()
+    uxd = -(0.6 * 0.3 + 9.81 * 0.6) / (1 + 0.36)
+    assert point["udot"] == pytest.approx([uxd, 0.6 * uxd + 0.3], rel=1e-12), "reduced block: u_dep' at the point"

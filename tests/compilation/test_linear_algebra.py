@@ -82,6 +82,18 @@ def test_solve_symmetric_for_definite_matrices_of_either_sign(sign):
     assert info == 0 and x == pytest.approx(np.linalg.solve(A0, b0), rel=RTOL)
 
 
+def test_solve_symmetric_solves_in_place_whenever_the_matrix_is_definite():
+    """The in-place Cholesky path (what the right-hand side uses) must not depend on the size
+    of A[0, 0]: a positive definite matrix with A[0, 0] = 0.5 is solved with info == 0."""
+    A = np.array([[0.5, 0.1], [0.1, 2.0]])
+    b = np.array([1.0, -1.0])
+    for sign in (1.0, -1.0):
+        Af, bb = np.asfortranarray(sign * A), b.copy()
+        x, info = solve_symmetric(Af, bb, overwrite=True)
+        assert info == 0, "a definite matrix was not solved by Cholesky in place"
+        assert x == pytest.approx(np.linalg.solve(sign * A, b), rel=RTOL)
+
+
 def test_solve_symmetric_falls_back_to_lu_for_an_indefinite_matrix():
     A = np.array([[2.0, 1.0, 0.0], [1.0, -3.0, 1.0], [0.0, 1.0, 1.0]])     # indefinite
     b = np.array([1.0, -2.0, 0.5])

@@ -81,7 +81,7 @@ def test_another_dependent_set_gives_the_same_speeds_and_accelerations(pendulum)
             "accelerations from the independent speeds of another dependent set wrong"
 
 
-def test_accelerations_and_multiplier_have_theclosed_form(pendulum):
+def test_accelerations_and_multiplier_have_the_closed_form(pendulum):
     rng = np.random.default_rng(SEED + 2)
     for tt, x, y, ux, F in zip(*_states(rng, 4)):
         uy, uxd, uyd, lam = closed_form(tt, x, y, ux, F)
@@ -100,7 +100,7 @@ def test_accelerations_and_multiplier_have_theclosed_form(pendulum):
         "accelerations: the default time is not t = 0"
 
 
-def test_batch_evaluation_matches_theclosed_form(pendulum):
+def test_batch_evaluation_matches_the_closed_form(pendulum):
     rng = np.random.default_rng(SEED + 3)
     tt, x, y, ux, F = _states(rng, 5)
     uy, uxd, uyd, lam = closed_form(tt, x, y, ux, F)
@@ -130,7 +130,7 @@ def test_batch_evaluation_matches_theclosed_form(pendulum):
     assert Xd1[0] == pytest.approx([ux[0], uy[0], uxd[0]], rel=RTOL)
 
 
-def test_constraint_residuals_have_theclosed_form(pendulum):
+def test_constraint_residuals_have_the_closed_form(pendulum):
     x, y, ux, uy, tt = 0.35, -0.6, 0.7, -0.2, 1.3
     s, sd, _ = _pivot(tt)
     d = x - s
@@ -154,6 +154,9 @@ def test_residuals_of_an_unconstrained_model_are_empty():
     x, ux = me.dynamicsymbols("x u_x")
     k = sm.Symbol("k")
     model = sb.compile(sb.EquationsOfMotion([x], [ux], [x.diff(t) - ux], [ux.diff(t) + k * x]))
+    samples = model.evaluate_samples([0.0, 1.0], np.array([[0.3, 0.1], [0.2, 0.0]]), {"k": 2.0})
+    assert samples.holonomic.shape == (2, 0) and samples.velocity.shape == (2, 0)
+    assert samples.multipliers is None and samples.speeds == pytest.approx(np.array([[0.1], [0.0]]))
     assert model.velocity_residual([0.3], [0.1], {"k": 2.0}).shape == (0,)
     assert model.holonomic_residual([0.3], {"k": 2.0}).shape == (0,)
     ud, lam = model.accelerations([0.3], [0.1], {"k": 2.0})
@@ -231,6 +234,9 @@ def test_reduced_block_gives_the_dependent_accelerations(conveyor):
         assert ud == pytest.approx([uxd, c * uxd + k], rel=RTOL), \
             "reduced block: u_dep' = -B_a,dep^-1 (B_a,ind u_ind' + b_a) wrong"
         assert lam.shape == (1,) and np.isnan(lam).all(), "a reduced block has no multipliers (NaN)"
+        smp = conveyor.evaluate_samples([tt], np.array([[0.1, 0.2, ux]]), P2, np.array([[F]]))
+        assert smp.holonomic.shape == (1, 0) and smp.multipliers is None
+        assert smp.speeds[0] == pytest.approx([ux, uy], rel=RTOL) and abs(smp.velocity[0, 0]) < 1e-15
         xd = conveyor.rhs(tt, [0.1, 0.2, ux], P2, [F])
         assert xd == pytest.approx([ux, uy, uxd], rel=RTOL), "reduced rhs: u_dep from B u + b = 0 wrong"
 
@@ -247,6 +253,9 @@ def test_extra_states_reach_the_accelerations():
     P = {"m": 2.0, "tau": 0.1}
     ud, lam = model.accelerations([0.0], [0.3], P, r=[1.0], extra=[0.7])
     assert ud == pytest.approx([0.35], rel=RTOL), "the extra state's value did not reach the dynamics"
+    Xd = model.rhs_many([0.0, 1.0], np.array([[0.0, 0.3, 0.7], [0.1, 0.2, 0.4]]), P, [1.0])
+    assert Xd == pytest.approx(np.array([[0.3, 0.35, 3.0], [0.2, 0.2, 6.0]]), rel=RTOL), \
+        "batch path: the extra states' derivatives (F - a) / τ wrong"
     with pytest.raises(InputError, match="^the accelerations depends on the extra states a"):
         model.accelerations([0.0], [0.3], P, r=[1.0])
 
@@ -286,8 +295,44 @@ def test_solve_dependent_and_solve_dynamics_against_numpy():
         sol, info = solve_dynamics(Md, rhs_d, np.empty((0, o)), np.empty(0), symmetric=symmetric)
         assert info == 0 and Md @ sol == pytest.approx(rhs_d, abs=1e-12)
     assert (Md == Md0).all(), "solve_dynamics modified the caller's M_d"
+    # not symmetric unless told: a non-symmetric M_d (a reduced, hand-derived block) by LU
+    Mn = Md + np.triu(rng.normal(size=(o, o)), 1)
+    sol, info = solve_dynamics(Mn, rhs_d)
+    assert info == 0 and Mn @ sol == pytest.approx(rhs_d, abs=1e-12), "solve_dynamics of a non-symmetric M_d"
     # preallocated buffers give the same answer
     sys_buf, rhs_buf = np.empty((o + m, o + m), order="F"), np.empty(o + m)
     sol2, _ = solve_dynamics(Md, rhs_d, B, rhs_a, system=sys_buf, system_rhs=rhs_buf)
     assert sol2 == pytest.approx(np.concatenate([ud, lam]), rel=1e-12)
     assert solve_dynamics(Md, rhs_d, np.zeros((m, o)), rhs_a)[1] > 0, "a singular augmented system is not reported"
+
+
+def test_velocity_residual_with_two_constraints_and_an_input():
+    """uy - c ux - v = 0 (v a specified input) and uz - ux = 0: B u + b row by row.
+    (The acceleration constraints bring v' as a second specified input.)"""
+    x, y, z, ux, uy, uz = me.dynamicsymbols("x y z u_x u_y u_z")
+    v = me.dynamicsymbols("v")
+    c = sm.Symbol("c")
+    eom = sb.EquationsOfMotion(
+        [x, y, z], [ux], [x.diff(t) - ux, y.diff(t) - uy, z.diff(t) - uz],
+        [ux.diff(t) + x], u_dep=[uy, uz], velocity_constraints=[uy - c * ux - v, uz - ux])
+    model = sb.compile(eom)
+    res = model.velocity_residual([0.1, 0.2, 0.3], [0.5, 0.7, 0.4], {"c": 2.0}, r=[0.25, 0.0])
+    assert res == pytest.approx([0.7 - 1.0 - 0.25, 0.4 - 0.5], rel=RTOL), \
+        "velocity residual with two constraints / an input inside b wrong"
+    with pytest.raises(InputError, match="specified inputs v"):
+        model.velocity_residual([0.1, 0.2, 0.3], [0.5, 0.7, 0.4], {"c": 2.0})
+    assert model.full_speeds([0.1, 0.2, 0.3], [0.5], {"c": 2.0}, r=[0.25, 0.0]) == \
+        pytest.approx([0.5, 1.25, 0.5], rel=RTOL)
+
+
+def test_a_symmetric_indefinite_mass_matrix_is_solved_by_the_fallback():
+    """M_d = [[1, 2], [2, 1]] is symmetric but indefinite: Cholesky fails in place and the
+    right-hand side falls back to LU of a fresh evaluation.  u' = M_d^-1 [a, b]."""
+    x, y, ux, uy = me.dynamicsymbols("x y u_x u_y")
+    a, b = sm.symbols("a b")
+    model = sb.compile(sb.EquationsOfMotion(
+        [x, y], [ux, uy], [x.diff(t) - ux, y.diff(t) - uy],
+        [ux.diff(t) + 2 * uy.diff(t) - a, 2 * ux.diff(t) + uy.diff(t) - b]))
+    xd = model.rhs(0.0, [0.1, 0.2, 0.3, 0.4], {"a": 1.0, "b": 5.0})
+    assert xd == pytest.approx([0.3, 0.4, (-1.0 + 10.0) / 3, (2.0 - 5.0) / 3], rel=RTOL), \
+        "indefinite symmetric M_d: the LU fallback after a failed Cholesky is wrong"

@@ -161,7 +161,8 @@ def linearize(model: Any, op_point: StateValues, p: ParameterValues | None = Non
     return_point : also return the consistent operating point as a dict with
         keys "q" (N), "u" (o), "qdot" (N), "udot" (o), "multipliers" (m), "r" (s);
         the multipliers λ in ``M_d u' + g_d = B^T λ`` (the sign of SymPy's
-        ``LagrangesMethod.rhs()`` and of ``model.accelerations``).
+        ``LagrangesMethod.rhs()`` and of ``model.accelerations``; NaN for a reduced,
+        hand-derived dynamic block, which has none).
 
     Returns
     -------
@@ -243,7 +244,7 @@ def linearize(model: Any, op_point: StateValues, p: ParameterValues | None = Non
         if info != 0:
             raise SingularConstraintError("the dynamic mass matrix M_d is singular at the operating point")
         ud[:ncol] = sol
-        lam = np.zeros(m)
+        lam = np.full(m, np.nan)      # a reduced block has no multipliers (as model.accelerations)
         if m:  # reduced form: u_dep' from the acceleration constraints
             ud[p_:], info = solve_dependent(Ba, ba, ud[:p_])
             if info != 0:
