@@ -284,6 +284,56 @@ class _ToSymengine:
             digest_size=16).digest()
 
 
+class _RenameSymengine:
+    """Memoized renaming of symengine expressions' symbols to ``_a0, _a1, ...``.
+
+    For expressions the formulation formed in symengine (``EquationsOfMotion.
+    symengine_dynamics()``): no SymPy round trip.  ``index``: symengine symbol name ->
+    argument position; ``names``: symengine symbol name -> the SymPy atom (for errors).
+    Each distinct node is rebuilt once (symengine's own ``xreplace`` walks the tree, not
+    the DAG: seconds on the 100-link chain) and gets a structural digest, as in
+    :class:`_ToSymengine`.
+    """
+
+    def __init__(self, index: dict, names: dict):
+        self.index, self.names = index, names
+        self.memo: dict = {}
+        #: first symbol met that is not an argument (its SymPy atom)
+        self.unknown = None
+
+    def __call__(self, e):
+        hit = self.memo.get(e)
+        if hit is None:
+            hit = self._convert(e)
+            self.memo[e] = hit
+        return hit
+
+    def _convert(self, e):
+        args = e.args
+        if not args:
+            if e.is_Symbol:
+                k = self.index.get(e.name)
+                if k is None:
+                    if self.unknown is None:
+                        self.unknown = self.names.get(e.name) or sm.Symbol(e.name)
+                    return e, b"S" + e.name.encode()
+                return se.Symbol(f"_a{k}"), b"a%d" % k
+            text = repr(float(e)) if type(e).__name__ == "RealDouble" else str(e)
+            return e, b"N" + type(e).__name__.encode() + b":" + text.encode()
+        parts = [self(a) for a in args]
+        cls = type(e).__name__
+        new = [p[0] for p in parts]
+        if cls == "Add":
+            out = se.Add(*new)
+        elif cls == "Mul":
+            out = se.Mul(*new)
+        elif cls == "Pow":
+            out = se.Pow(*new)
+        else:
+            out = e.func(*new)
+        return out, _digest(cls.encode(), parts)
+
+
 def _digest(tag: bytes, parts) -> bytes:
     h = hashlib.blake2b(tag, digest_size=16)
     for p in parts:
@@ -291,20 +341,44 @@ def _digest(tag: bytes, parts) -> bytes:
     return h.digest()
 
 
-def _to_symengine(args: Sequence, exprs: Sequence, name: str) -> tuple[list, str]:
+def _is_symengine(e) -> bool:
+    return se is not None and isinstance(e, se.Basic)
+
+
+def _to_symengine(args: Sequence, exprs: Sequence, name: str,
+                  symengine_names: dict | None = None) -> tuple[list, str]:
     """Convert sympy ``exprs`` to symengine with ``args`` renamed ``_a0, _a1, ...``.
 
+    ``exprs`` may also hold symengine expressions, whose symbol names
+    ``symengine_names`` maps to SymPy atoms (plain Symbols go by their own name).
     Returns (expressions, structural key).  Raises CompilationError naming an
     expression that depends on something not in ``args``.
     """
     conv = _ToSymengine(args, name)
+    ren = None
     out = []
     key = hashlib.blake2b(b"exprs", digest_size=32)
     for j, e in enumerate(exprs):
-        E, dig = conv(e)
+        if _is_symengine(e):
+            if ren is None:
+                names = dict(symengine_names or {})
+                name_of = {atom: nm for nm, atom in names.items()}
+                index = {}
+                for i, a in enumerate(args):
+                    nm = name_of.get(a)
+                    if nm is None and isinstance(a, sm.Symbol):
+                        nm = a.name
+                    if nm is not None:
+                        index[nm] = i
+                ren = _RenameSymengine(index, names)
+            E, dig = ren(e)
+            unknown = ren.unknown
+        else:
+            E, dig = conv(e)
+            unknown = conv.unknown
         key.update(dig)
-        if conv.unknown is not None:
-            bad = conv.unknown
+        if unknown is not None:
+            bad = unknown
             kind = "the symbol" if bad.is_Symbol else ""
             raise CompilationError(f"{name}: expression {j} depends on {kind + ' ' if kind else ''}"
                                    f"{bad}, which is not among the arguments: {_describe(e)}")
@@ -390,8 +464,8 @@ def _pointer_cache(size: int = 8) -> Callable[[np.ndarray], int]:
 
 
 def _c_key(nargs: int, nout: int, digest: str) -> str:
-    return _cache.cache_key("c", CODEGEN_VERSION, str(_c.compiler_available()), str(nargs), str(nout),
-                            digest)
+    return _cache.cache_key("c", CODEGEN_VERSION, str(_c.compiler_available()), _c.OPT_FLAGS,
+                            str(nargs), str(nout), digest)
 
 
 def _llvm_key(backend: str, nargs: int, nout: int, digest: str) -> str:
@@ -578,11 +652,15 @@ class _LazyKernel:
 
 
 def compile_kernel(args: Sequence, exprs: Sequence, backend: str = "auto", cache: bool = True,
-                   name: str = "kernel", lazy: bool = False, progress: Any = None) -> Kernel:
+                   name: str = "kernel", lazy: bool = False, progress: Any = None,
+                   symengine_names: dict | None = None) -> Kernel:
     """Compile the flat list ``exprs`` as a function of the flat list ``args``.
 
     ``args``: Symbols, dynamicsymbols or their derivatives (each once);
-    ``exprs``: sympy expressions in them.  Returns a :class:`Kernel` mapping
+    ``exprs``: sympy expressions in them, or symengine expressions whose symbol
+    names ``symengine_names`` maps to the SymPy atoms they stand for (as
+    ``EquationsOfMotion.symengine_dynamics()`` gives them; plain Symbols go by
+    their own name).  Returns a :class:`Kernel` mapping
     ``z (len(args),) -> (len(exprs),)``.  Raises CompilationError naming an
     expression that depends on something not in ``args``.  ``lazy``: generate the
     machine code on first use.  ``progress``: as in :func:`symbody.progress.as_progress`
@@ -590,10 +668,14 @@ def compile_kernel(args: Sequence, exprs: Sequence, backend: str = "auto", cache
     """
     args = list(args)
     _check_args(args)
-    exprs = [sm.sympify(e) for e in exprs]
     b = resolve_backend(backend)
+    if b == "numpy" and any(_is_symengine(e) for e in exprs):
+        from ..symengine_bridge import SympyConverter
+        to_sympy = SympyConverter(dict(symengine_names or {}))
+        exprs = [to_sympy(e) if _is_symengine(e) else e for e in exprs]
+    exprs = [e if _is_symengine(e) else sm.sympify(e) for e in exprs]
     if b in ("auto", "c", "llvm", "lambda"):
-        se_exprs, digest = _to_symengine(args, exprs, name)
+        se_exprs, digest = _to_symengine(args, exprs, name, symengine_names)
         nargs, use_disk = len(args), bool(cache)
 
         def build():

@@ -20,6 +20,7 @@ import sympy as sm
 from sympy.physics.vector import dynamicsymbols
 
 from ..errors import CompilationError
+from . import c_kernels as _c
 
 if TYPE_CHECKING:
     from ..formulation import EquationsOfMotion
@@ -143,7 +144,11 @@ def expand_functions_in_eom(eom: EquationsOfMotion, backend: str = "llvm") -> Eq
     import copy
 
     changed = {}
+    dyn = eom.symengine_dynamics() if hasattr(eom, "symengine_dynamics") else None
+    keep_symengine = dyn is not None and backend != "numpy" and _compilable_symengine(dyn)
     for attr, where in _BLOCKS:
+        if keep_symengine and attr in ("dynamic_mass", "dynamic_rest"):
+            continue              # compiled from symengine as the formulation formed it
         blk = getattr(eom, attr, None)
         if blk is None or not len(blk):
             continue
@@ -151,9 +156,33 @@ def expand_functions_in_eom(eom: EquationsOfMotion, backend: str = "llvm") -> Eq
         new = [ex.visit(e) for e in blk]
         if any(a is not b for a, b in zip(new, blk)):
             changed[attr] = sm.ImmutableMatrix(blk.rows, blk.cols, new)
+    if dyn is not None and not keep_symengine:
+        # compiled from the SymPy blocks: the copy forgets the symengine ones
+        changed.setdefault("dynamic_mass", eom.dynamic_mass)
     if not changed:
         return eom
     out = copy.copy(eom)
     for attr, blk in changed.items():
         object.__setattr__(out, attr, blk)
     return out
+
+
+#: symengine node types that every compiled backend takes as they are (c_kernels' own list)
+_SYMENGINE_NODES = frozenset({"Add", "Mul", "Pow", "Symbol", "Integer", "Rational", "RealDouble",
+                              "Zero", "One", "NegativeOne", "Half"}
+                             | set(_c._FUNCTIONS) | set(_c._CONSTANTS) | set(_c._SPECIAL))
+
+
+def _compilable_symengine(dyn) -> bool:
+    """True when the symengine dynamic block holds only nodes every compiled backend takes."""
+    seen: set = set()
+    stack = [e for row in dyn.mass for e in row] + list(dyn.rest)
+    while stack:  # one walk over the DAG
+        e = stack.pop()
+        if e in seen:
+            continue
+        seen.add(e)
+        if type(e).__name__ not in _SYMENGINE_NODES:
+            return False
+        stack.extend(e.args)
+    return True

@@ -190,39 +190,58 @@ class NumericModel:
         self._vel_uses_r = bool(spec) and any(e.has(*spec) for blk in vel_blocks for e in blk)
         bar = as_progress(progress, "compiling", total=1.0)
 
+        # the dynamic block as the formulation formed it in symengine (no SymPy round trip),
+        # else the SymPy one (hand-built equations, the numpy backend)
+        dyn = eom.symengine_dynamics() if self.backend != "numpy" else None
+        se_names = dyn.names if dyn is not None else None
+
         def build(name, exprs):
             # big kernels take seconds to compile: say which one is being built
             bar.set(0.5, f"{name}: {len(exprs)} expressions ({self.backend})", force=len(exprs) > 200)
             return compile_kernel(args, exprs, backend=self.backend, cache=cache, name=name, lazy=True,
-                                  progress=progress)
+                                  progress=progress, symengine_names=se_names)
 
         # main kernel: q', M_d, -g_d (+ B_a, -b_a for the augmented system): the right-hand
         # sides come out of the kernel already negated
-        Md, gd = eom.dynamic_mass, eom.dynamic_rest
-        self._nd = Md.rows
+        if dyn is not None:
+            Md_rows = dyn.mass
+            shape = (len(Md_rows), len(Md_rows[0]) if Md_rows else 0)
+            if any(len(row) != shape[1] for row in Md_rows):
+                raise CompilationError("the dynamic mass matrix's rows differ in length")
+            neg_gd = [-e for e in dyn.rest]
+        else:
+            Md = eom.dynamic_mass
+            Md_rows = Md.tolist()
+            shape = Md.shape
+            neg_gd = [-e for e in eom.dynamic_rest]
+        self._nd = shape[0]
         expected = self.p if self.dynamic_reduced else o
-        if Md.rows != expected or Md.cols != expected:
-            raise CompilationError(f"the dynamic mass matrix is {Md.shape}; expected "
+        if shape != (expected, expected):
+            raise CompilationError(f"the dynamic mass matrix is {shape}; expected "
                                    f"({expected}, {expected})")
         # a symmetric mass matrix (Kane, Lagrange) is solved by Cholesky when definite
-        self._Md_symmetric = all(Md[i, j] == Md[j, i] for i in range(Md.rows) for j in range(i))
+        self._Md_symmetric = all(Md_rows[i][j] == Md_rows[j][i] for i in range(shape[0]) for j in range(i))
         self._augmented = (not self.dynamic_reduced) and self.m > 0
         # the system S y = s solved for u' (and λ) at each evaluation, written by the kernel
         # column by column so that one LAPACK call works on the kernel's output in place:
         # [[M_d, -B_a^T], [B_a, 0]] [u'; λ] = [-g_d; -b_a], or M_d u' = -g_d
         # (M_d u' + g_d = B_a^T λ: λ with the sign of SymPy's LagrangesMethod.rhs())
         if self._augmented:
-            S = sm.zeros(o + self.m, o + self.m)
-            S[:o, :o] = Md
-            S[:o, o:] = -eom.acceleration_matrix.T
-            S[o:, :o] = eom.acceleration_matrix
-            rhs = [-e for e in gd] + [-e for e in eom.acceleration_rest]
+            Ba = eom.acceleration_matrix
+            K = self._K = o + self.m
+
+            def S_at(i, j):
+                if i < o:
+                    return Md_rows[i][j] if j < o else -Ba[j - o, i]
+                return Ba[i - o, j] if j < o else sm.S.Zero
+            rhs = neg_gd + [-e for e in eom.acceleration_rest]
+            entries = [S_at(i, j) for j in range(K) for i in range(K)]
         else:
-            S, rhs = Md, [-e for e in gd]
-        K = self._K = S.rows
-        # the augmented system column by column; M_d alone row by row as the eom has it
-        # (the same numbers when it is symmetric, and then LAPACK reads it in place as well)
-        entries = [S[i, j] for j in range(K) for i in range(K)] if self._augmented else list(S)
+            K = self._K = shape[0]
+            rhs = neg_gd
+            # M_d alone row by row as the eom has it (the same numbers when it is symmetric,
+            # and then LAPACK reads it in place as well)
+            entries = [e for row in Md_rows for e in row]
         # layout [q' (N), right-hand side (K), S (K*K)]: once the right-hand side is solved in
         # place, out[:N + p] is [q', u_ind'], the mechanical part of x' (the independent speeds
         # come first in u)

@@ -109,6 +109,7 @@ class FrameVectors:
         self._omega: dict = {}         # frame -> its angular velocity in N (frame-aware dict)
         self._omega_in: dict = {}      # frame -> that angular velocity's components in the frame
         self._comp: dict = {}          # sympy component -> symengine
+        self._bfs: dict = {}           # frame -> {reachable frame: its parent in the BFS tree}
 
     # ------------------------------------------------------------ conversion
     def component(self, expr) -> se.Basic:
@@ -162,19 +163,43 @@ class FrameVectors:
             self._neighbour[(B, A)] = _transpose(got)
         return got
 
+    def _path(self, A: ReferenceFrame, B: ReferenceFrame) -> list | None:
+        """The shortest chain of orientation links from A to B (as ReferenceFrame._dict_list
+        finds it: the first one in breadth-first order), or None when there is none.
+
+        One breadth-first search per starting frame, cached: SymPy's ``_dict_list``
+        enumerates paths afresh for every pair, which made the n^2 frame pairs of an
+        n-link chain cost n^3.
+        """
+        parents = self._bfs.get(A)
+        if parents is None:
+            parents = {A: None}
+            queue = [A]
+            for F in queue:
+                for G in F._dcm_dict:
+                    if G not in parents:
+                        parents[G] = F
+                        queue.append(G)
+            self._bfs[A] = parents
+        if B not in parents:
+            return None
+        path = [B]
+        while path[-1] is not A:
+            path.append(parents[path[-1]])
+        return path[::-1]
+
     def dcm(self, A: ReferenceFrame, B: ReferenceFrame) -> list:
         """C_AB with v_A = C_AB v_B, composed along the tree of frames."""
         key = (A, B)
         got = self._dcm.get(key)
         if got is not None:
             return got
-        try:
-            path = A._dict_list(B, 0)
-        except ValueError as exc:
+        path = self._path(A, B)
+        if path is None:
             raise FormulationError(
                 f"the orientation of frame {A} relative to frame {B} is not defined, but a vector "
                 f"with components in {B} is needed in {A}; orient the frames (orient_axis, "
-                "orientnew) or give the vectors in frames whose orientation is known") from exc
+                "orientnew) or give the vectors in frames whose orientation is known")
         C = self._neighbour_dcm(path[0], path[1])
         for i in range(1, len(path) - 1):
             C = _mat_mat(C, self._neighbour_dcm(path[i], path[i + 1]))
@@ -229,7 +254,11 @@ class FrameVectors:
         """w_frame/N as the user gave it (frame-aware, q' replaced through the kinematics)."""
         got = self._omega.get(frame)
         if got is None:
-            got = self.vector(frame.ang_vel_in(self.N)) if frame is not self.N else {}
+            if frame is self.N:
+                got = {}
+            else:   # a direct link is the shortest path ang_vel_in would sum along
+                direct = frame._ang_vel_dict.get(self.N)
+                got = self.vector(direct if direct is not None else frame.ang_vel_in(self.N))
             self._omega[frame] = got
         return got
 

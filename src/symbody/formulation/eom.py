@@ -53,11 +53,46 @@ from .extra_states import ExtraStates, parse_extra_states
 
 t = dynamicsymbols._t
 
-__all__ = ["EquationsOfMotion"]
+__all__ = ["EquationsOfMotion", "SymengineDynamics"]
 
 
 def _imm(M) -> sm.ImmutableMatrix:
     return sm.ImmutableMatrix(M)
+
+
+class SymengineDynamics:
+    """The dynamic block ``M_d u' + g_d = 0`` as the formulation formed it, in symengine.
+
+    ``mass``: o rows of o symengine expressions; ``rest``: o expressions (g_d);
+    ``names``: symengine symbol name -> the SymPy atom it stands for (a function of
+    time, a derivative or a Symbol); ``to_sympy``: ``() -> (M_d, g_d)``, the SymPy
+    matrices of the same expressions.  :class:`EquationsOfMotion` converts it on the
+    first access of ``dynamic_mass`` / ``dynamic_rest``; ``compile`` reads the
+    symengine expressions directly (DESIGN.md section 5: formation -> to_eom ->
+    compile stays in symengine).
+    """
+
+    __slots__ = ("mass", "rest", "names", "to_sympy")
+
+    def __init__(self, mass: list, rest: list, names: dict, to_sympy):
+        self.mass, self.rest, self.names, self.to_sympy = mass, rest, names, to_sympy
+
+    def atoms(self) -> set:
+        """The SymPy atoms (symbols, functions of time, derivatives) the block depends on."""
+        names: set = set()
+        seen: set = set()
+        stack = [e for row in self.mass for e in row] + list(self.rest)
+        while stack:  # one walk over the symengine DAG (shared subtrees visited once)
+            e = stack.pop()
+            if e in seen:
+                continue
+            seen.add(e)
+            args = e.args
+            if args:
+                stack.extend(args)
+            elif e.is_Symbol:
+                names.add(e.name)
+        return {self.names.get(nm) or sm.Symbol(nm) for nm in names}
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -70,7 +105,8 @@ class CanonicalBlocks:
     holonomic ``f_h`` (M); velocity constraints ``B u + b = 0`` (m x o, m); acceleration
     constraints ``B_a u' + b_a = 0``; dynamic ``M_d u' + g_d = 0`` (o x o, o; ``reduced``:
     already reduced to the independent speeds); ``auxiliary`` rows and the
-    ``noncontributing`` forces they expose.
+    ``noncontributing`` forces they expose.  ``dynamic_se``: the dynamic block in
+    symengine (:class:`SymengineDynamics`), given instead of ``M_d`` and ``g_d`` (None).
     """
 
     q_ind: Sequence
@@ -87,11 +123,12 @@ class CanonicalBlocks:
     b: sm.MatrixBase
     B_a: sm.MatrixBase
     b_a: sm.MatrixBase
-    M_d: sm.MatrixBase
-    g_d: sm.MatrixBase
+    M_d: sm.MatrixBase | None
+    g_d: sm.MatrixBase | None
     reduced: bool
     auxiliary: sm.MatrixBase
     noncontributing: Sequence = ()
+    dynamic_se: SymengineDynamics | None = None
 
 
 class EquationsOfMotion:
@@ -287,6 +324,70 @@ class EquationsOfMotion:
         self._set_symbols(constants, specifieds, declared=self._extra_inputs)
         _check_accelerations_determined(self)
 
+    # ------------------------------------------- the dynamic block, SymPy on first access
+    _dynamic_mass = None
+    _dynamic_rest = None
+    _dynamic_se: SymengineDynamics | None = None
+
+    @property
+    def dynamic_mass(self) -> sm.ImmutableMatrix:
+        """M_d of ``M_d u' + g_d = 0`` (o x o, or p x p when reduced)."""
+        if self._dynamic_mass is None and self._dynamic_se is not None:
+            self._convert_dynamics()
+        return self._dynamic_mass
+
+    @dynamic_mass.setter
+    def dynamic_mass(self, value) -> None:
+        self._drop_symengine_dynamics()
+        self._dynamic_mass = value
+
+    @property
+    def dynamic_rest(self) -> sm.ImmutableMatrix:
+        """g_d of ``M_d u' + g_d = 0`` (a column)."""
+        if self._dynamic_rest is None and self._dynamic_se is not None:
+            self._convert_dynamics()
+        return self._dynamic_rest
+
+    @dynamic_rest.setter
+    def dynamic_rest(self, value) -> None:
+        self._drop_symengine_dynamics()
+        self._dynamic_rest = value
+
+    def _convert_dynamics(self) -> None:
+        M_d, g_d = self._dynamic_se.to_sympy()
+        self.__dict__["_dynamic_mass"] = _imm(M_d)
+        self.__dict__["_dynamic_rest"] = _imm(g_d)
+
+    def _drop_symengine_dynamics(self) -> None:
+        """Before a dynamic block is replaced: keep the other one (as SymPy), forget symengine's."""
+        if self._dynamic_se is not None:
+            if self._dynamic_mass is None:
+                self._convert_dynamics()
+            self.__dict__["_dynamic_se"] = None
+
+    def symengine_dynamics(self) -> SymengineDynamics | None:
+        """The dynamic block as the formulation formed it in symengine, or None (built from SymPy)."""
+        return self._dynamic_se
+
+    def __copy__(self) -> EquationsOfMotion:
+        new = type(self).__new__(type(self))
+        new.__dict__.update(self.__dict__)
+        return new
+
+    def __getstate__(self) -> dict:
+        """Pickled with the SymPy dynamic block (the symengine one holds a converter)."""
+        if self._dynamic_se is not None and self._dynamic_mass is None:
+            self._convert_dynamics()
+        state = dict(self.__dict__)
+        state.pop("_dynamic_se", None)
+        return state
+
+    def __setstate__(self, state: dict) -> None:
+        for key in ("dynamic_mass", "dynamic_rest"):     # pickles of earlier versions
+            if key in state:
+                state["_" + key] = state.pop(key)
+        self.__dict__.update(state)
+
     def _set_symbols(self, constants, specifieds, declared: Sequence = ()) -> None:
         """Detect (or check) the constants and specified functions of time.
 
@@ -298,8 +399,11 @@ class EquationsOfMotion:
         extra = list(self.extra_states)
         blocks = [self.kinematic_qdot, self.kinematic_u, self.kinematic_rest, self.holonomic,
                   self.velocity_matrix, self.velocity_rest, self.acceleration_matrix,
-                  self.acceleration_rest, self.dynamic_mass, self.dynamic_rest, self.auxiliary,
-                  self.extra_derivatives]
+                  self.acceleration_rest, self.auxiliary, self.extra_derivatives]
+        if self._dynamic_se is not None and self._dynamic_mass is None:
+            blocks.append(list(self._dynamic_se.atoms()))   # the atoms say it all
+        else:
+            blocks += [self.dynamic_mass, self.dynamic_rest]
         known = set(q) | set(u) | set(u_aux) | set(self.qdot) | set(self.udot) | set(extra)
         found_dyn: set = set()
         found_sym: set = set()
@@ -421,7 +525,11 @@ class EquationsOfMotion:
     @classmethod
     def _from_blocks(cls, blocks: CanonicalBlocks, *, constants=None, specifieds=None,
                      extra_states=None, name: str | None = None) -> EquationsOfMotion:
-        """Build from already-extracted blocks (used by the formulation classes; no parsing)."""
+        """Build from already-extracted blocks (used by the formulation classes; no parsing).
+
+        With ``blocks.dynamic_se`` the dynamic block stays in symengine and is converted
+        to SymPy on first access.
+        """
         self = cls.__new__(cls)
         self.t = t
         self.name = name
@@ -438,8 +546,11 @@ class EquationsOfMotion:
         self.velocity_rest = _imm(bl.b) if len(bl.b) else _imm(sm.zeros(0, 1))
         self.acceleration_matrix = _imm(bl.B_a) if len(bl.B_a) else _imm(sm.zeros(0, o))
         self.acceleration_rest = _imm(bl.b_a) if len(bl.b_a) else _imm(sm.zeros(0, 1))
-        self.dynamic_mass = _imm(bl.M_d)
-        self.dynamic_rest = _imm(bl.g_d)
+        if bl.dynamic_se is not None:
+            self._dynamic_se = bl.dynamic_se
+        else:
+            self.dynamic_mass = _imm(bl.M_d)
+            self.dynamic_rest = _imm(bl.g_d)
         self.dynamic_reduced = bool(bl.reduced)
         self.auxiliary = _imm(bl.auxiliary) if len(bl.auxiliary) else _imm(sm.zeros(0, 1))
         self.noncontributing = tuple(bl.noncontributing)
@@ -522,10 +633,17 @@ def _check_accelerations_determined(eom: EquationsOfMotion) -> None:
     A zero column of M_d (and of B_a) makes [[M_d, -B_a^T], [B_a, 0]] singular at
     every state: usually a speed that no velocity or angular velocity depends on.
     """
-    M_d, B_a = eom.dynamic_mass, eom.acceleration_matrix
+    B_a = eom.acceleration_matrix
+    dyn = eom.symengine_dynamics()
+    if dyn is not None:
+        rows = dyn.mass
+        nonzero_columns = {j for row in rows for j, e in enumerate(row) if e != 0}
+    else:
+        M_d = eom.dynamic_mass
+        nonzero_columns = {j for j in range(M_d.cols) if any(M_d[i, j] != 0 for i in range(M_d.rows))}
     speeds = eom.u_ind if eom.dynamic_reduced else eom.u
     for j, s in enumerate(speeds):
-        if any(M_d[i, j] != 0 for i in range(M_d.rows)):
+        if j in nonzero_columns:
             continue
         if not eom.dynamic_reduced and any(B_a[i, j] != 0 for i in range(B_a.rows)):
             continue

@@ -35,7 +35,7 @@ from ._linear_equations import (
 )
 from ._method_attributes import MethodAttributes
 from ._symengine_kinematics import ChainRule, SymbolMap
-from .eom import CanonicalBlocks, EquationsOfMotion
+from .eom import CanonicalBlocks, EquationsOfMotion, SymengineDynamics
 
 se = lazy_module("symengine")        # imported when first used (import time)
 
@@ -96,8 +96,8 @@ class KanesMethod(MethodAttributes):
         self._uaux = sm.Matrix(u_aux)
         self._q = sm.Matrix(qs)
         self._u = sm.Matrix(us)
-        self._qdot = self._q.diff(t)
-        self._udot = self._u.diff(t)
+        self._qdot = _time_derivatives(qs)
+        self._udot = _time_derivatives(us)
 
         self._smap = SymbolMap()
         self._conv = None
@@ -353,7 +353,7 @@ class KanesMethod(MethodAttributes):
         o, s_aux = len(u_se), len(ua_se)
         zero = se.Integer(0)
 
-        Fr = [zero] * (o + s_aux)
+        Fr_terms: list[list] = [[] for _ in range(o + s_aux)]
         partials_cache: dict = {}
 
         def with_partials(key, velocity):
@@ -402,10 +402,30 @@ class KanesMethod(MethodAttributes):
                 continue
             for r in range(o + s_aux):
                 if parts[r]:
-                    Fr[r] = Fr[r] + fv.dot(parts[r], F)
+                    Fr_terms[r].append(fv.dot(parts[r], F))
+        Fr = [se.Add(*terms) if terms else zero for terms in Fr_terms]
 
-        MM = [[zero] * o for _ in range(o + s_aux)]
-        nonMM = [zero] * (o + s_aux)
+        # Kane's sums over the bodies, collected.  A body enters MM_rk and nonMM_r only through
+        # its mass (inertia) and its partial velocities; bodies whose partial velocities are
+        # equal (every link below a joint of a chain has v_r = l_r b_r) share the dot product,
+        # and their masses are summed: MM_rk = sum_(v_r, v_k) (sum_i m_i) v_r . v_k, formed once
+        # per distinct pair.  This keeps the formed sums n^2 in size for an n-link chain (summed
+        # body by body they hold n^3 terms).
+        vec_ids: dict = {}         # structural key of a frame-aware vector -> its id
+        vecs: list = []            # id -> the vector
+
+        def intern(v) -> int:
+            key = tuple((f, tuple(c)) for f, c in v.items())
+            got = vec_ids.get(key)
+            if got is None:
+                got = vec_ids[key] = len(vecs)
+                vecs.append(v)
+            return got
+
+        mm_weights: dict = {}      # (r, k, id v_r, id v_k) -> [masses]
+        force_weights: dict = {}   # (r, id v_r, id f part) -> [masses or mass rates]
+        rot_mm: dict = {}          # (r, k, w_r in D, w_k in D) -> [inertia matrices in D]
+        rot_force: dict = {}       # (r, w_r in D) -> [torques in D]
         for idx, body in enumerate(bodies):
             if bar is not None:
                 bar.set(idx, f"body {idx + 1}/{len(bodies)}")
@@ -420,25 +440,32 @@ class KanesMethod(MethodAttributes):
             v0 = fv.substitute(v, uaux_zero)
             a_rest = fv.dt_rest(v0, uaux_zero)
             mdot = chain.dt_rest(mass)
-            f_rest = fv.scale(mass, a_rest)
+            # the rest of m a + m' v, frame part by frame part, each with its weight
+            f_parts = [(intern({f: c}), mass) for f, c in a_rest.items()]
             if mdot != 0:
-                f_rest = fv.add(f_rest, fv.scale(mdot, v0))
+                f_parts += [(intern({f: c}), mdot) for f, c in v0.items()]
+            ids = [intern(vr) if vr else None for vr in vparts]
             # translational: m v_r . v_k (symmetric in r, k < o)
             for r in range(o + s_aux):
-                vr = vparts[r]
-                if not vr:
+                ir = ids[r]
+                if ir is None:
                     continue
-                row = MM[r]
                 for k in range(r if r < o else 0, o):
-                    vk = vparts[k]
-                    if not vk:
-                        continue
-                    e = mass * fv.dot(vr, vk)
-                    row[k] = row[k] + e
-                    if k != r and r < o:
-                        MM[k][r] = MM[k][r] + e
-                if f_rest:
-                    nonMM[r] = nonMM[r] + fv.dot(vr, f_rest)
+                    ik = ids[k]
+                    if ik is not None:
+                        key = (r, k, ir, ik)
+                        got = mm_weights.get(key)
+                        if got is None:
+                            mm_weights[key] = [mass]
+                        else:
+                            got.append(mass)
+                for jf, weight in f_parts:
+                    key = (r, ir, jf)
+                    got = force_weights.get(key)
+                    if got is None:
+                        force_weights[key] = [weight]
+                    else:
+                        got.append(weight)
             if B is None:
                 continue
             w, wparts = frame_partials(B)
@@ -459,21 +486,72 @@ class KanesMethod(MethodAttributes):
             Idot = [[chain.dt_rest(c) for c in row] for row in I]
             if any(c != 0 for row in Idot for c in row):
                 torque = [a + dot3(Idot[i], w0) for i, a in enumerate(torque)]
-            wD = [fv.express(wp, D) if wp else None for wp in wparts]
-            IwD = [[dot3(I[i], x) for i in range(3)] if x is not None else None for x in wD[:o]]
+            # rotational: w_r . I w_k, keyed by the components of w_r, w_k in D (bodies with
+            # equal ones have their inertia matrices summed)
+            wD = [tuple(fv.express(wp, D)) if wp else None for wp in wparts]
             for r in range(o + s_aux):
                 wr = wD[r]
                 if wr is None:
                     continue
-                row = MM[r]
                 for k in range(r if r < o else 0, o):
-                    if IwD[k] is None:
-                        continue
-                    e = dot3(wr, IwD[k])
-                    row[k] = row[k] + e
-                    if k != r and r < o:
-                        MM[k][r] = MM[k][r] + e
-                nonMM[r] = nonMM[r] + dot3(wr, torque)
+                    if wD[k] is not None:
+                        rot_mm.setdefault((r, k, wr, wD[k]), []).append(I)
+                rot_force.setdefault((r, wr), []).append(torque)
+
+        weight_sums: dict = {}
+
+        def weight_sum(ws):
+            key = tuple(ws)
+            got = weight_sums.get(key)
+            if got is None:
+                got = weight_sums[key] = se.Add(*ws)
+            return got
+
+        vec_dots: dict = {}
+
+        def vec_dot(ia, ib):
+            got = vec_dots.get((ia, ib))
+            if got is None:
+                got = vec_dots[(ia, ib)] = fv.dot(vecs[ia], vecs[ib])
+            return got
+
+        def weighted(pairs) -> list:
+            """sum_j W_j d_j as sum_W W (sum of its d_j): the dot products of equal weights joined."""
+            by_weight: dict = {}
+            for weight, d in pairs:
+                if d != zero:
+                    by_weight.setdefault(weight, []).append(d)
+            return [W * (ds[0] if len(ds) == 1 else se.Add(*ds)) for W, ds in by_weight.items()]
+
+        mm_pairs: dict = {}
+        for (r, k, ir, ik), ws in mm_weights.items():
+            mm_pairs.setdefault((r, k), []).append((weight_sum(ws), vec_dot(ir, ik)))
+        mm_terms: dict = {rk: weighted(pairs) for rk, pairs in mm_pairs.items()}
+        force_pairs: dict = {}
+        for (r, ir, jf), ws in force_weights.items():
+            force_pairs.setdefault(r, []).append((weight_sum(ws), vec_dot(ir, jf)))
+        force_terms: dict = {r: weighted(pairs) for r, pairs in force_pairs.items()}
+        for (r, k, wr, wk), inertias in rot_mm.items():
+            Isum = inertias[0] if len(inertias) == 1 else [
+                [se.Add(*[In[i][j] for In in inertias]) for j in range(3)] for i in range(3)]
+            e = dot3(wr, [dot3(Isum[i], wk) for i in range(3)])
+            if e != zero:
+                mm_terms.setdefault((r, k), []).append(e)
+        for (r, wr), torques in rot_force.items():
+            T = torques[0] if len(torques) == 1 else [se.Add(*[Tb[i] for Tb in torques]) for i in range(3)]
+            e = dot3(wr, T)
+            if e != zero:
+                force_terms.setdefault(r, []).append(e)
+
+        MM = [[zero] * o for _ in range(o + s_aux)]
+        for (r, k), terms in mm_terms.items():
+            e = se.Add(*terms) if len(terms) != 1 else terms[0]
+            MM[r][k] = e
+            if k != r and r < o:
+                MM[k][r] = e
+        nonMM = [zero] * (o + s_aux)
+        for r, terms in force_terms.items():
+            nonMM[r] = se.Add(*terms) if len(terms) != 1 else terms[0]
         self._se = {"Fr": Fr, "MM": MM, "nonMM": nonMM, "o": o, "s": s_aux}
         self._unreduced = None
         self._Ars_se_cache = None
@@ -483,14 +561,22 @@ class KanesMethod(MethodAttributes):
             self._conv = SympyConverter(self._smap.names)
         return self._conv
 
+    def _unreduced_se(self):
+        """(M_d rows, g_d) of the unreduced dynamic block M_d u' + g_d = 0, in symengine."""
+        d = self._se
+        if d.get("unreduced") is None:
+            o = d["o"]
+            d["unreduced"] = ([list(row) for row in d["MM"][:o]],
+                              [d["nonMM"][r] + _negated(d["Fr"][r]) for r in range(o)])
+        return d["unreduced"]
+
     def _unreduced_sympy(self):
         """(M_d, g_d) of the unreduced dynamic block M_d u' + g_d = 0, as sympy matrices."""
         if self._unreduced is None:
-            d = self._se
-            o = d["o"]
+            mass, rest = self._unreduced_se()
             conv = self._converter()
-            M_d = conv.matrix(d["MM"][:o]) if o else sm.zeros(0, 0)
-            g_d = sm.Matrix(o, 1, [conv(d["nonMM"][r] + _negated(d["Fr"][r])) for r in range(o)])
+            M_d = conv.matrix(mass) if mass else sm.zeros(0, 0)
+            g_d = sm.Matrix(len(rest), 1, [conv(e) for e in rest])
             self._unreduced = (M_d, g_d)
         return self._unreduced
 
@@ -737,13 +823,25 @@ class KanesMethod(MethodAttributes):
         :class:`~symbody.EquationsOfMotion`).
         """
         self._require_eqs()
-        M_d, g_d = self._unreduced_sympy()
         aux = self._aux_eq if len(self._uaux) else sm.Matrix(0, 1, [])
-        if noncontributing is None and aux.rows:
-            noncontributing = self._detect_noncontributing(M_d, g_d, aux)
-        if noncontributing:
-            zero = dict.fromkeys(noncontributing, 0)
-            g_d = g_d.xreplace(zero)
+        dynamic_se = None
+        if aux.rows:
+            M_d, g_d = self._unreduced_sympy()
+            if noncontributing is None:
+                noncontributing = self._detect_noncontributing(M_d, g_d, aux)
+            if noncontributing:
+                zero = dict.fromkeys(noncontributing, 0)
+                g_d = g_d.xreplace(zero)
+        else:
+            # the dynamic block stays in symengine; SymPy's forms are made when first asked for
+            mass, rest = self._unreduced_se()
+            M_d = g_d = None
+            conv = self._converter()
+
+            def to_sympy(mass=mass, rest=rest):    # these forms, even if formed again later
+                return (conv.matrix(mass) if mass else sm.zeros(0, 0),
+                        sm.Matrix(len(rest), 1, [conv(e) for e in rest]))
+            dynamic_se = SymengineDynamics(mass, rest, self._smap.names, to_sympy)
         blocks = CanonicalBlocks(
             q_ind=list(self._qind), q_dep=list(self._qdep), u_ind=list(self._uind),
             u_dep=list(self._udep), u_aux=list(self._uaux),
@@ -751,7 +849,8 @@ class KanesMethod(MethodAttributes):
             qdot_solution=sm.Matrix([self._qdot_u_map[qd] for qd in self._qdot]).xreplace(
                 dict.fromkeys(self._uaux, 0)),
             f_h=self._f_h, B=self._k_nh, b=self._f_nh, B_a=self._k_dnh, b_a=self._f_dnh,
-            M_d=M_d, g_d=g_d, reduced=False, auxiliary=aux, noncontributing=noncontributing or ())
+            M_d=M_d, g_d=g_d, reduced=False, auxiliary=aux, noncontributing=noncontributing or (),
+            dynamic_se=dynamic_se)
         return EquationsOfMotion._from_blocks(blocks, specifieds=specifieds, extra_states=extra_states,
                                               name=name)
 
@@ -812,6 +911,14 @@ class KanesMethod(MethodAttributes):
         """Generalized speeds (independent, then dependent)."""
         return self._u
 
+
+
+def _time_derivatives(xs) -> sm.Matrix:
+    """[x'] as a column: Derivative(x(t), t) built directly for functions of time (Matrix.diff
+    costs a tenth of a second on the 20-link chain's 42 speeds and coordinates)."""
+    undef = sm.core.function.AppliedUndef
+    return sm.Matrix(len(xs), 1, [sm.Derivative(x, t) if isinstance(x, undef) and x.args == (t,)
+                                  else x.diff(t) for x in xs])
 
 
 def _negated(e):
