@@ -34,7 +34,7 @@ blocks; the ODE state is then [q, u_ind, x_e].
 from __future__ import annotations
 
 import copy
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -74,7 +74,7 @@ class SymengineDynamics:
 
     __slots__ = ("mass", "rest", "names", "to_sympy")
 
-    def __init__(self, mass: list, rest: list, names: dict, to_sympy):
+    def __init__(self, mass: list, rest: list, names: dict, to_sympy: Callable[[], tuple]) -> None:
         self.mass, self.rest, self.names, self.to_sympy = mass, rest, names, to_sympy
 
     def atoms(self) -> set:
@@ -129,6 +129,33 @@ class CanonicalBlocks:
     auxiliary: sm.MatrixBase
     noncontributing: Sequence = ()
     dynamic_se: SymengineDynamics | None = None
+
+
+def _count(name: str, doc: str) -> property:
+    """A read-only property: the length of the attribute ``name``."""
+    return property(lambda eom: len(getattr(eom, name)), doc=doc)
+
+
+class _DynamicBlock:
+    """One block of the dynamic equations (M_d or g_d): SymPy, converted from the symengine
+    forms the formulation left on first access; setting it drops those forms."""
+
+    def __init__(self, doc: str) -> None:
+        self.__doc__ = doc
+
+    def __set_name__(self, owner: type, name: str) -> None:
+        self.slot = "_" + name
+
+    def __get__(self, eom: Any, owner: type | None = None) -> Any:
+        if eom is None:
+            return self
+        if getattr(eom, self.slot) is None and eom._dynamic_se is not None:
+            eom._convert_dynamics()
+        return getattr(eom, self.slot)
+
+    def __set__(self, eom: Any, value: Any) -> None:
+        eom._drop_symengine_dynamics()
+        eom.__dict__[self.slot] = value
 
 
 class EquationsOfMotion:
@@ -329,29 +356,8 @@ class EquationsOfMotion:
     _dynamic_rest = None
     _dynamic_se: SymengineDynamics | None = None
 
-    @property
-    def dynamic_mass(self) -> sm.ImmutableMatrix:
-        """M_d of ``M_d u' + g_d = 0`` (o x o, or p x p when reduced)."""
-        if self._dynamic_mass is None and self._dynamic_se is not None:
-            self._convert_dynamics()
-        return self._dynamic_mass
-
-    @dynamic_mass.setter
-    def dynamic_mass(self, value) -> None:
-        self._drop_symengine_dynamics()
-        self._dynamic_mass = value
-
-    @property
-    def dynamic_rest(self) -> sm.ImmutableMatrix:
-        """g_d of ``M_d u' + g_d = 0`` (a column)."""
-        if self._dynamic_rest is None and self._dynamic_se is not None:
-            self._convert_dynamics()
-        return self._dynamic_rest
-
-    @dynamic_rest.setter
-    def dynamic_rest(self, value) -> None:
-        self._drop_symengine_dynamics()
-        self._dynamic_rest = value
+    dynamic_mass = _DynamicBlock("M_d of ``M_d u' + g_d = 0`` (o x o, or p x p when reduced).")
+    dynamic_rest = _DynamicBlock("g_d of ``M_d u' + g_d = 0`` (a column).")
 
     def _convert_dynamics(self) -> None:
         M_d, g_d = self._dynamic_se.to_sympy()
@@ -583,21 +589,10 @@ class EquationsOfMotion:
         """The ODE state: x = [q_ind, q_dep, u_ind, extra states]."""
         return self.q + self.u_ind + tuple(self.extra_states)
 
-    @property
-    def n(self) -> int:
-        return len(self.q_ind)
-
-    @property
-    def M(self) -> int:
-        return len(self.q_dep)
-
-    @property
-    def p(self) -> int:
-        return len(self.u_ind)
-
-    @property
-    def m(self) -> int:
-        return len(self.u_dep)
+    n = _count("q_ind", "n: the number of independent coordinates.")
+    M = _count("q_dep", "M: the number of dependent coordinates (holonomic constraints).")
+    p = _count("u_ind", "p: the number of independent speeds.")
+    m = _count("u_dep", "m: the number of dependent speeds (velocity constraints).")
 
     @property
     def kindiffdict(self) -> dict:

@@ -43,17 +43,12 @@ from ..initial_state import initial_state
 from ..inputs import specified_inputs
 from ..outputs import attach_outputs, parse_outputs
 from ..trajectory import Trajectory
-from .baumgarte import Baumgarte
-from .dae import DAE
 from .dependent_set import DependentSetMonitor, SetEvent, near_singular_note, remap, switch_note
-from .plain import Plain
-from .projection import Projection
+from .options import MODES, constraint_mode, output_times, switch_threshold_value, time_span
 from .samples import Samples, build_trajectory
 from .strategy import ConstraintMode, Run, StopIntegration
 
 __all__ = ["simulate", "MODES", "STATUS"]
-
-MODES = ("auto", "none", "baumgarte", "project", "dae")
 
 #: Trajectory.status values.
 STATUS = {
@@ -131,14 +126,14 @@ def simulate(model: NumericModel, t_span: Sequence[float], x0: Any, p: Any, *,
     if not isinstance(model, NumericModel):
         raise InputError(f"simulate() needs a NumericModel (symbody.compile(eom)), got "
                          f"{type(model).__name__}")
-    t0, tf = _t_span(t_span)
+    t0, tf = time_span(t_span)
     if not (np.isfinite(baumgarte) and baumgarte >= 0):
         raise InputError(f"baumgarte={baumgarte} must be a non-negative number")
-    mode = _constraint_mode(model, constraints, baumgarte, polish_algebraic)
+    mode = constraint_mode(model, constraints, baumgarte, polish_algebraic)
     if not (np.isfinite(rtol) and rtol > 0 and np.all(np.isfinite(atol)) and np.all(np.asarray(atol) > 0)):
         raise InputError(f"rtol and atol must be positive and finite, got rtol={rtol}, atol={atol}")
     method = mode.integrator(model, method, rtol)
-    threshold = _switch_threshold(switch_threshold)
+    threshold = switch_threshold_value(switch_threshold)
     n_states = len(model.states)
     atol_arr = np.asarray(atol, dtype=float)
     if atol_arr.ndim > 1 or (atol_arr.ndim == 1 and atol_arr.size != n_states):
@@ -152,7 +147,7 @@ def simulate(model: NumericModel, t_span: Sequence[float], x0: Any, p: Any, *,
     x = model.state_array(x0)
     r_fun = specified_inputs(model, specifieds, P, (t0, tf), x)
     x = initial_state(model, x0, P, t0, r_fun)
-    t_eval = _output_times(t_eval, t0, tf)
+    t_eval = output_times(t_eval, t0, tf)
     watcher = prepare_events(model, events, P, r_fun)
 
     run = Run(model, P, r_fun, t0, tf, rtol, atol, method=method, max_step=max_step,
@@ -185,59 +180,6 @@ def simulate(model: NumericModel, t_span: Sequence[float], x0: Any, p: Any, *,
     if status != 0 and raise_on_failure:
         raise SimulationError(message, trajectory=traj)
     return traj
-
-
-# ---------------------------------------------------------------- options
-def _constraint_mode(model: NumericModel, constraints: Any, alpha: float, polish: bool) -> ConstraintMode:
-    """The ConstraintMode object for ``constraints`` (a name or an object)."""
-    if isinstance(constraints, ConstraintMode):
-        return constraints
-    if not isinstance(constraints, str) or constraints.lower() not in MODES:
-        raise InputError(f"constraints={constraints!r}; choose one of {', '.join(map(repr, MODES))} "
-                         "or pass a constraint-mode object (e.g. Baumgarte(alpha=20.0))")
-    name = constraints.lower()
-    if name == "auto":
-        name = "project" if model.M else "none"
-    if name == "baumgarte":
-        return Baumgarte(alpha)
-    if name == "dae":
-        return DAE(polish)
-    return Projection() if name == "project" else Plain()
-
-
-def _switch_threshold(value: Any) -> float:
-    try:
-        value = float(value)
-    except (TypeError, ValueError) as exc:
-        raise InputError(f"switch_threshold={value!r} must be a number in [0, 1)") from exc
-    if not (value == 0.0 or 1e-3 <= value < 1.0):
-        raise InputError(f"switch_threshold={value} must be 0 (no switching) or in [0.001, 1): "
-                         "a smaller value would integrate too close to the singular configuration")
-    return value
-
-
-def _t_span(t_span: Any) -> tuple[float, float]:
-    try:
-        t0, tf = (float(v) for v in t_span)
-    except (TypeError, ValueError) as exc:
-        raise InputError(f"t_span must be (t0, tf), got {t_span!r}") from exc
-    if not (np.isfinite(t0) and np.isfinite(tf)) or t0 == tf:
-        raise InputError(f"t_span = ({t0}, {tf}) must be two different finite times")
-    return t0, tf
-
-
-def _output_times(t_eval: Any, t0: float, tf: float) -> np.ndarray | None:
-    if t_eval is None:
-        return None
-    t_eval = np.asarray(t_eval, dtype=float).ravel()
-    if not np.isfinite(t_eval).all():
-        raise InputError(f"t_eval contains a non-finite value ({t_eval[~np.isfinite(t_eval)][0]})")
-    d = np.sign(tf - t0)
-    if t_eval.size and (np.any(d * np.diff(t_eval) <= 0) or d * (t_eval[0] - t0) < 0
-                        or d * (t_eval[-1] - tf) > 0):
-        raise InputError("t_eval must be strictly monotonic in the direction of integration "
-                         f"and lie within t_span = ({t0}, {tf})")
-    return t_eval
 
 
 def _initial_partition(run: Run, monitor: DependentSetMonitor, x: np.ndarray,
