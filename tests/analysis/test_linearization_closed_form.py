@@ -9,7 +9,8 @@
   point: B by central differences of the closed form ux'(x, ux, r, r') (the d(B_a)/dr u' term).
 
 Written to kill the mutants of ``linearize`` (docs/testing.md): the default time, the
-operating point's dependent values, the return_point dict and the extra-state path.
+operating point's dependent values, the return_point dict, the extra-state path and the
+d(B_a)/dr u' term (#298, #299).
 """
 
 from __future__ import annotations
