@@ -4,10 +4,13 @@
   input force, y and uy dependent; A and B in [x, ux] by central differences of the closed
   form x'' = ux'(t, x, y(x), ux, uy(x, ux), F) with y, uy on the constraints;
 * a cart pushed by a force that is an extra state a (a' = (F - a) / τ):
-  A = [[0, 1, 0], [0, 0, 1/m], [0, 0, -1/τ]], B = [0, 0, 1/τ]^T exactly.
+  A = [[0, 1, 0], [0, 0, 1/m], [0, 0, -1/τ]], B = [0, 0, 1/τ]^T exactly;
+* a particle steered on a slope r(t) (uy = r ux, the input inside B) with u' != 0 at the
+  point: B by central differences of the closed form ux'(x, ux, r, r') (the d(B_a)/dr u' term).
 
 Written to kill the mutants of ``linearize`` (docs/testing.md): the default time, the
-operating point's dependent values, the return_point dict and the extra-state path.
+operating point's dependent values, the return_point dict, the extra-state path and the
+d(B_a)/dr u' term (#298, #299).
 """
 
 from __future__ import annotations
@@ -166,3 +169,39 @@ def test_a_reduced_block_reports_no_multipliers():
     assert point["multipliers"].shape == (1,) and np.isnan(point["multipliers"]).all()
     uxd = -(0.6 * 0.3 + 9.81 * 0.6) / (1 + 0.36)
     assert point["udot"] == pytest.approx([uxd, 0.6 * uxd + 0.3], rel=1e-12), "reduced block: u_dep' at the point"
+
+
+def test_an_input_inside_the_velocity_constraint_matrix_with_nonzero_accelerations():
+    """A particle steered on a slope r(t): uy = r ux (B = [-r, 1], the input inside B), a spring
+    k x along x and gravity along y, augmented (λ the constraint force).  The acceleration
+    constraint uy' - r ux' - r' ux = 0 gives
+
+        ux' = -(k x + m r (r' ux + g)) / (m (1 + r^2)),
+
+    nonzero at the point, so d(B_a)/dr u' = -ux' enters B.  Oracle: central differences of
+    this closed form in [x, y, ux] and [r, r'] (no symbody code path)."""
+    x, y, ux, uy, r = me.dynamicsymbols("x y u_x u_y r")
+    m, g, k = sm.symbols("m g k")
+    model = sb.compile(sb.EquationsOfMotion(
+        [x, y], [ux], [x.diff(t) - ux, y.diff(t) - uy], [m * ux.diff(t) + k * x, m * uy.diff(t) + m * g],
+        u_dep=[uy], velocity_constraints=[uy - r * ux], specifieds=[r, r.diff(t)]))
+    P = {"m": 1.3, "g": 9.81, "k": 2.0}
+
+    def f(z, rr):
+        xv, _, uv = z
+        rv, rd = rr
+        uxd = -(P["k"] * xv + P["m"] * rv * (rd * uv + P["g"])) / (P["m"] * (1 + rv**2))
+        return np.array([uv, rv * uv, uxd])
+
+    z0, r0, h = np.array([0.4, 0.1, 0.7]), np.array([0.5, 0.3]), 1e-5
+    eye3, eye2 = np.eye(3), np.eye(2)
+    A_fd = np.column_stack([(f(z0 + h * e, r0) - f(z0 - h * e, r0)) / (2 * h) for e in eye3])
+    B_fd = np.column_stack([(f(z0, r0 + h * e) - f(z0, r0 - h * e)) / (2 * h) for e in eye2])
+    A, B, point = sb.linearize(model, {"x": 0.4, "y": 0.1, "u_x": 0.7}, P, r=list(r0), return_point=True)
+    assert point["udot"][0] == pytest.approx(f(z0, r0)[2], rel=1e-12), "ux' at the operating point"
+    assert abs(point["udot"][0]) > 1.0, "the test needs u' != 0 at the operating point"
+    # FD_TOL: central differences of a smooth O(1) closed form (see its definition); the
+    # d(B_a)/dr u' term changes dux'/dr by ~ux' r / (1 + r^2) ~ 1.8, far above it
+    assert A == pytest.approx(A_fd, rel=FD_TOL, abs=FD_TOL), "A with an input inside B wrong"
+    assert B == pytest.approx(B_fd, rel=FD_TOL, abs=FD_TOL), \
+        "B with an input inside B wrong (the d(B_a)/dr u' term of the acceleration constraint?)"

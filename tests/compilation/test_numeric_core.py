@@ -336,3 +336,25 @@ def test_a_symmetric_indefinite_mass_matrix_is_solved_by_the_fallback():
     xd = model.rhs(0.0, [0.1, 0.2, 0.3, 0.4], {"a": 1.0, "b": 5.0})
     assert xd == pytest.approx([0.3, 0.4, (-1.0 + 10.0) / 3, (2.0 - 5.0) / 3], rel=RTOL), \
         "indefinite symmetric M_d: the LU fallback after a failed Cholesky is wrong"
+
+
+def test_projection_damps_newtons_step_where_the_full_step_diverges():
+    """f_h = atan(y) - x with y dependent: the exact y is tan(x), and Newton's method on atan
+    overshoots and diverges from |y - tan x| large (the full step from y = 3 lands at y < -3,
+    then further out).  The damped Newton step (halved until |f_h| decreases) converges."""
+    x, y, ux, uy = me.dynamicsymbols("x y u_x u_y")
+    m = sm.symbols("m")
+    model = sb.compile(sb.EquationsOfMotion(
+        [x], [ux], [x.diff(t) - ux, y.diff(t) - uy], [m * ux.diff(t), m * uy.diff(t)],
+        q_dep=[y], u_dep=[uy], holonomic=[sm.atan(y) - x],
+        velocity_constraints=[uy / (1 + y**2) - ux]))
+    xv = 0.3
+    try:
+        q, ok, norm = model.project_coordinates([xv, 3.0], {"m": 1.0})
+    except SingularConstraintError as exc:   # the undamped iterates run off to |y| ~ 1e250
+        pytest.fail(f"Newton's method diverged from y = 3 (the step not damped?): {exc}")
+    assert ok, f"damped Newton's method did not converge from y = 3 (ended at y = {q[1]}, |f_h| = {norm})"
+    # y = tan(x) is O(1) and well conditioned (dy/df_h = 1 + y^2 ~ 1.1): round-off ~1e-15
+    assert q[1] == pytest.approx(np.tan(xv), rel=1e-12), \
+        f"projected y = {q[1]} != tan(x) = {np.tan(xv)} (the undamped Newton step diverges from y = 3)"
+    assert q[0] == xv, "projection moved the independent coordinate"
