@@ -154,7 +154,6 @@ def stage_book(n: int) -> dict:
 def stage_pydy(n: int) -> dict:
     """One rhs call: symbody vs PyDy's Cython right-hand side (and PyDy's build time)."""
     import numpy as np
-    import sympy as sm
 
     import symbody as sb
     N, q, u, kd, particles, loads, constants = _system(n)
@@ -162,24 +161,15 @@ def stage_pydy(n: int) -> dict:
     km.kanes_equations(particles, loads)
     model = sb.compile(km.to_eom(), constants=constants)
     M, F = km.mass_matrix, km.forcing
-    from pydy.codegen.ode_function_generators import generate_ode_function
-    t0 = time.perf_counter()
-    with tempfile.TemporaryDirectory() as tmp:
-        cwd = os.getcwd()
-        os.chdir(tmp)
-        try:
-            f_pydy = generate_ode_function(F, q, u, constants, mass_matrix=M,
-                                           coordinate_derivatives=sm.Matrix(u), generator="cython")
-        finally:
-            os.chdir(cwd)
-        build = time.perf_counter() - t0
-        rng = np.random.default_rng(0)
-        p = np.concatenate([rng.uniform(0.5, 1.5, len(constants) - 1), [9.81]])
-        X = rng.normal(size=(10, 2 * (n + 1))) * 0.5
-        err = max(float(np.abs(model.rhs(0.0, x, p) - f_pydy(x, 0.0, p)).max()) for x in X)
-        x = X[0]
-        theirs = per_call(lambda: f_pydy(x, 0.0, p)) * 1e6
-        ours = per_call(lambda: model.rhs(0.0, x, p)) * 1e6
+    from systems.benchmark_systems import pydy_cython_rhs
+    f_pydy, build = pydy_cython_rhs(M, F, q, u, constants)
+    rng = np.random.default_rng(0)
+    p = np.concatenate([rng.uniform(0.5, 1.5, len(constants) - 1), [9.81]])
+    X = rng.normal(size=(10, 2 * (n + 1))) * 0.5
+    err = max(float(np.abs(model.rhs(0.0, x, p) - f_pydy(x, 0.0, p)).max()) for x in X)
+    x = X[0]
+    theirs = per_call(lambda: f_pydy(x, 0.0, p)) * 1e6
+    ours = per_call(lambda: model.rhs(0.0, x, p)) * 1e6
     return {"n": n, "pydy_build_s": build, "pydy_rhs_us": theirs, "symbody_rhs_us": ours,
             "speedup": theirs / ours, "max_abs_difference": err}
 
@@ -293,7 +283,7 @@ def main(argv=None) -> dict:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--quick", action="store_true", help="n = 10 20, no PyDy, no SymPy bicycle (make bench)")
     ap.add_argument("--sizes", type=int, nargs="*", default=None, help="numbers of links")
-    ap.add_argument("--book-n", type=int, default=20)
+    ap.add_argument("--book-n", type=int, default=20, help="size of the book comparison (0 skips it)")
     ap.add_argument("--backend-n", type=int, nargs="*", default=None,
                     help="sizes at which the main kernel is built by both C and LLVM (default 20 30)")
     ap.add_argument("--pydy-n", type=int, default=40, help="0 to skip PyDy")
@@ -339,8 +329,9 @@ def main(argv=None) -> dict:
     results["backends"] = [_child("backends", n) for n in args.backend_n]
     for row in results["backends"]:
         print(f"main kernel, C vs LLVM: {json.dumps(row)}", flush=True)
-    results["book"] = _child("book", args.book_n)
-    print(f"book (lambdify + solve) at n = {args.book_n}: {json.dumps(results['book'])}", flush=True)
+    if args.book_n:                                        # 0 skips the book's stage
+        results["book"] = _child("book", args.book_n)
+        print(f"book (lambdify + solve) at n = {args.book_n}: {json.dumps(results['book'])}", flush=True)
     if args.pydy_n and not args.quick:
         results["pydy"] = _child("pydy", args.pydy_n)
         print(f"PyDy Cython at n = {args.pydy_n}: {json.dumps(results['pydy'])}", flush=True)

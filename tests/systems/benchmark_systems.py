@@ -110,3 +110,24 @@ def whipple_bicycle_sympy_test_kane3():
     BL = [BodyFrame, BodyFork, BodyWR, BodyWF]
     return dict(N=N, q_ind=[q1, q2, q5], q_dep=[q4], u_ind=[u2, u3, u5], u_dep=[u1, u4, u6],
                 kd=kd, conlist_coord=conlist_coord, conlist_speed=conlist_speed, bodies=BL, loads=FL)
+
+
+def pydy_cython_rhs(M, F, q, u, constants):
+    """PyDy's Cython right-hand side f(x, t, p) of ``M u' = F`` (q' = u), built in a temporary
+    directory; returns (f, build seconds).  The anchor the benchmarks compare against."""
+    import os
+    import tempfile
+    import time
+
+    from pydy.codegen.ode_function_generators import generate_ode_function
+
+    t0 = time.perf_counter()
+    with tempfile.TemporaryDirectory() as tmp:
+        cwd = os.getcwd()
+        os.chdir(tmp)
+        try:
+            f = generate_ode_function(F, q, u, constants, mass_matrix=M,
+                                      coordinate_derivatives=sm.Matrix(u), generator="cython")
+        finally:
+            os.chdir(cwd)
+        return f, time.perf_counter() - t0
