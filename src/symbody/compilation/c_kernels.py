@@ -344,28 +344,27 @@ def c_source(program: StraightLineProgram, fname: str, segment_size: int | None 
     """C translation units for ``program``: segment functions, then the entry points.
 
     Returns a list of sources; the last one holds ``fname`` and ``fname_many``.
-    Temporaries used outside the segment that defines them are kept in a
-    workspace array ``w``; the rest are local ``const double`` values.
+    Each segment stores the outputs it computes straight into ``out``; temporaries used
+    by a later segment are kept in a workspace array ``w``, the rest are local
+    ``const double`` values.
     """
     ops, nargs = program.ops, program.nargs
     segment_size = SEGMENT_SIZE if segment_size is None else int(segment_size)
     nseg = max(1, -(-len(ops) // segment_size))
     seg_of = [i // segment_size for i in range(len(ops))]
-    # temporaries needed outside their segment (or by the outputs) go to the workspace
+    # temporaries needed outside their segment go to the workspace
     shared: dict[int, int] = {}
-
-    def need(ref, user_seg):
-        if ref[0] == "t" and ref[1] not in shared and seg_of[ref[1]] != user_seg:
-            shared[ref[1]] = len(shared)
-
     for i, (_, operands) in enumerate(ops):
         for a in operands:
-            if isinstance(a, tuple):
-                need(a, seg_of[i])
-    for ref in program.outputs:
-        need(ref, -1)
+            if isinstance(a, tuple) and a[0] == "t" and a[1] not in shared and seg_of[a[1]] != seg_of[i]:
+                shared[a[1]] = len(shared)
+    stores: dict[int, list[int]] = {}          # temporary -> the outputs that take its value
+    for j, ref in enumerate(program.outputs):
+        if ref[0] == "t":
+            stores.setdefault(ref[1], []).append(j)
     header = "#include <math.h>\n#ifndef M_PI\n#define M_PI 3.14159265358979323846\n#endif\n" \
              "#ifndef M_E\n#define M_E 2.7182818284590452354\n#endif\n"
+    signature = "(const double *restrict z, double *restrict w, double *restrict out)"
     sources = []
     for s in range(nseg):
         lo, hi = s * segment_size, min(len(ops), (s + 1) * segment_size)
@@ -380,26 +379,25 @@ def c_source(program: StraightLineProgram, fname: str, segment_size: int | None 
                 return f"w[{shared[i]}]"
             return f"t{i}"
 
-        lines = [header, f"void {fname}_s{s}(const double *restrict z, double *restrict w) {{"]
+        lines = [header, f"void {fname}_s{s}{signature} {{"]
         for i in range(lo, hi):
             kind, operands = ops[i]
             lines.append(f"  const double t{i} = {_c_op(kind, operands, name)};")
             if i in shared:
                 lines.append(f"  w[{shared[i]}] = t{i};")
+            for j in stores.get(i, ()):
+                lines.append(f"  out[{j}] = t{i};")
         lines.append("}\n")
         sources.append("\n".join(lines))
     nw = max(1, len(shared))
-    decls = "\n".join(f"void {fname}_s{s}(const double *restrict z, double *restrict w);"
-                      for s in range(nseg))
+    decls = "\n".join(f"void {fname}_s{s}{signature};" for s in range(nseg))
     outs = []
     for j, ref in enumerate(program.outputs):
-        if ref[0] == "t":
-            outs.append(f"  out[{j}] = w[{shared[ref[1]]}];")
-        elif ref[0] == "z":
+        if ref[0] == "z":
             outs.append(f"  out[{j}] = z[{ref[1]}];")
-        else:
+        elif ref[0] == "c":
             outs.append(f"  out[{j}] = {ref[1]};")
-    calls = "\n".join(f"  {fname}_s{s}(z, w);" for s in range(nseg))
+    calls = "\n".join(f"  {fname}_s{s}(z, w, out);" for s in range(nseg))
     stack_limit = 4096   # doubles: a workspace up to 32 kB lives on the stack
     alloc = (f"  double w[{nw}];" if nw <= stack_limit else
              f"  double *w = (double *)malloc({nw} * sizeof(double));\n  if (!w) return;")
