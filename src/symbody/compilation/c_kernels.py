@@ -193,7 +193,25 @@ def _dag(exprs: Sequence, nargs: int) -> tuple[list, list]:
     return ops, outputs
 
 
+#: Sums with more terms than this are not factored (greedy factoring costs
+#: O(terms^2 x factors)); their terms are still collected one level deep.
+FACTOR_MAX_TERMS = 400
+
+
 def _binary(ops: list, outputs: list, nargs: int) -> StraightLineProgram:
+    """Sums and products as binary operations, factored, ordered for sharing, hash-consed.
+
+    1. Every sum is written as a sum of products over the original values (a product
+       with one 2-term sum among its factors is distributed over it, so that the
+       factors of those two terms can be taken out of the sum), then factored greedily:
+       the factor common to the most terms is taken out, recursively
+       (``l_r cos_r Σ_s S_rs w_s + ... -> l_r (cos_r Σ_s S_rs w_s + ...)``).
+    2. The terms of each sum are added in the order of how many sums they appear in
+       (most first), so that sums over nested sets of terms (Σ_{s<=r} a_s, Σ_{s>r} b_s
+       over the rows r of Kane's equations) share their partial sums.
+    3. Products multiply their factors most-shared first, so products with common
+       factors share their prefixes.
+    """
     freq: dict = {}                      # how many products each value is a factor of
     for kind, operands in ops:
         if kind == "*":
@@ -215,57 +233,155 @@ def _binary(ops: list, outputs: list, nargs: int) -> StraightLineProgram:
     def rank(ref):
         return (-new_freq.get(ref, 0), ref)
 
-    def fold(op, operands):
-        """``op`` applied pairwise, most frequent operands first (so shared partial results recur)."""
-        ordered = sorted(operands, key=rank)
+    def product(factors):
+        """The factors multiplied pairwise, most frequent first (shared prefixes recur)."""
+        ordered = sorted(factors, key=rank)
         acc = ordered[0]
         for f in ordered[1:]:
-            acc = emit(op, (acc, f))
+            acc = emit("*", (acc, f))
         return acc
 
-    def product(factors):
-        return fold("*", factors)
-
-    def total(terms):
-        return fold("+", terms)
+    def factor_key(ref):
+        return (-freq.get(ref, 0), ref)
 
     def factors_of(ref):
         if ref[0] == "t" and ops[ref[1]][0] == "*":
-            return sorted(ops[ref[1]][1], key=lambda a: (-freq.get(a, 0), a))
+            return sorted(ops[ref[1]][1], key=factor_key)
         return [ref]
 
+    def is_small_sum(ref):
+        return ref[0] == "t" and ops[ref[1]][0] == "+" and len(ops[ref[1]][1]) == 2
+
+    def terms_of(operands):
+        """Each term of a sum as a tuple of factors; one 2-term sum factor distributed."""
+        terms = []
+        for a in operands:
+            fs = factors_of(a)
+            inner = [f for f in fs if is_small_sum(f)] if len(operands) > 1 else []
+            if len(inner) == 1:
+                rest = list(fs)
+                rest.remove(inner[0])
+                for d in ops[inner[0][1]][1]:
+                    terms.append(tuple(sorted(rest + factors_of(d), key=factor_key)))
+            else:
+                terms.append(tuple(fs))
+        return terms
+
+    # ---- pass 1: the factored form of every sum, as interned trees
+    #   ("leaf", factors) | ("mul", factor, tree id) | ("sum", (tree ids ...))
+    tree_ids: dict = {}
+    trees: list = []
+    in_sums: list[int] = []              # how many sums each tree is a term of
+
+    def intern(node):
+        tid = tree_ids.get(node)
+        if tid is None:
+            tid = len(trees)
+            tree_ids[node] = tid
+            trees.append(node)
+            in_sums.append(0)
+        return tid
+
+    def collect_one_level(terms):
+        """a*b*m1 + a*b*m2 -> a*b*(m1 + m2): for each term, take out the factor whose
+        removal leaves the most common rest (linear time, for very long sums)."""
+        counts: dict = {}
+        for fs in terms:
+            for j in range(len(fs)):
+                if j and fs[j] == fs[j - 1]:
+                    continue
+                key = fs[:j] + fs[j + 1:]
+                counts[key] = counts.get(key, 0) + 1
+        groups: dict = {}
+        for fs in terms:
+            best, best_j = None, 0
+            for j in range(len(fs)):
+                key = fs[:j] + fs[j + 1:]
+                c = counts[key]
+                if best is None or c > counts[best] or (c == counts[best] and j > best_j):
+                    best, best_j = key, j
+            groups.setdefault(best, []).append(fs[best_j])
+        items = []
+        for key, rest in groups.items():
+            inner = (intern(("leaf", (rest[0],))) if len(rest) == 1 else
+                     intern(("sum", tuple(intern(("leaf", (f,))) for f in rest))))
+            node = inner
+            for f in reversed(key):
+                node = intern(("mul", f, node))
+            items.append(node)
+        return items
+
+    def factored(terms):
+        """The id of a tree computing the sum of the products ``terms``."""
+        if len(terms) == 1:
+            return intern(("leaf", terms[0]))
+        if len(terms) > FACTOR_MAX_TERMS:
+            items = collect_one_level(terms)
+        else:
+            items = []
+            remaining = terms
+            while remaining:
+                counts: dict = {}
+                for fs in remaining:
+                    for f in set(fs):
+                        counts[f] = counts.get(f, 0) + 1
+                best = min(counts, key=lambda f: (-counts[f], factor_key(f))) if counts else None
+                if best is None or counts[best] < 2:
+                    items.extend(intern(("leaf", fs)) for fs in remaining)
+                    break
+                taken, left = [], []
+                for fs in remaining:
+                    if best in fs:
+                        rest = list(fs)
+                        rest.remove(best)
+                        taken.append(tuple(rest))
+                    else:
+                        left.append(fs)
+                items.append(intern(("mul", best, factored(taken))))
+                remaining = left
+        if len(items) == 1:
+            return items[0]
+        tid = intern(("sum", tuple(items)))
+        return tid
+
+    sum_tree: dict[int, int] = {}
+    for i, (kind, operands) in enumerate(ops):
+        if kind == "+":
+            sum_tree[i] = factored(terms_of(operands))
+    for node in trees:
+        if node[0] == "sum":
+            for c in set(node[1]):
+                in_sums[c] += 1
+
+    # ---- pass 2: emit, in one forward pass (operands are defined before their users)
     memo: dict = {}
+    emitted: dict[int, tuple] = {}
 
     def mapped(ref):
         return memo[ref[1]] if ref[0] == "t" else ref
 
-    # one forward pass: operands are always defined before their users
+    def emit_tree(tid):
+        ref = emitted.get(tid)
+        if ref is not None:
+            return ref
+        node = trees[tid]
+        if node[0] == "leaf":
+            ref = product([mapped(f) for f in node[1]]) if node[1] else ("c", "1.0")
+        elif node[0] == "mul":
+            ref = product([mapped(node[1]), emit_tree(node[2])])
+        else:
+            order = sorted(node[1], key=lambda c: (-in_sums[c], c))
+            ref = emit_tree(order[0])
+            for c in order[1:]:
+                ref = emit("+", (ref, emit_tree(c)))
+        emitted[tid] = ref
+        return ref
+
     for i, (kind, operands) in enumerate(ops):
         if kind == "*":
             r = product([mapped(a) for a in operands])
         elif kind == "+":
-            per_term = [factors_of(a) for a in operands]
-            counts: dict = {}
-            for fs in per_term:
-                for j in range(len(fs)):
-                    if j and fs[j] == fs[j - 1]:
-                        continue
-                    key = tuple(fs[:j] + fs[j + 1:])
-                    counts[key] = counts.get(key, 0) + 1
-            groups: dict = {}
-            for fs in per_term:
-                best, best_j = None, 0
-                for j in range(len(fs)):
-                    key = tuple(fs[:j] + fs[j + 1:])
-                    c = counts[key]
-                    if best is None or c > counts[best] or (c == counts[best] and j > best_j):
-                        best, best_j = key, j
-                groups.setdefault(best, []).append(fs[best_j])
-            terms = []
-            for key, rest in groups.items():
-                s = total([mapped(v) for v in rest])
-                terms.append(product([mapped(f) for f in key] + [s]) if key else s)
-            r = total(terms)
+            r = emit_tree(sum_tree[i])
         else:
             r = emit(kind, tuple(mapped(a) if isinstance(a, tuple) else a for a in operands))
         memo[i] = r
