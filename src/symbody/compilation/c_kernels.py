@@ -95,15 +95,18 @@ def _literal(value: float) -> tuple:
 def straight_line_program(exprs: Sequence, nargs: int) -> StraightLineProgram:
     """The operations computing symengine ``exprs`` of the symbols ``_a0 .. _a{nargs-1}``.
 
-    Two linear passes.  :func:`_dag` turns each distinct node of the DAG
-    (symengine's structural hash and equality) into one n-ary operation.
-    :func:`_binary` rewrites sums and products into binary operations, hash-consed:
-    the factors of a product are multiplied most-shared first (so products with
-    common factors share their prefixes), and the terms of a sum that differ in one
-    factor only are collected, ``a*b*m1 + a*b*m2 -> a*b*(m1 + m2)``, choosing for
-    each term the factor whose removal leaves the most common rest.  On the n-link
-    chain this turns Kane's sums over the links below each joint (size ~ n^3) into
-    shared partial sums (~ n^2).
+    :func:`_dag` turns each distinct node of the DAG (symengine's structural hash and
+    equality) into one n-ary operation, in one linear pass.  :func:`_binary` rewrites
+    sums and products into binary operations, hash-consed: each sum is factored
+    greedily (the factor common to the most terms comes out first; a 2-term sum among
+    a term's factors is distributed, so ``w_s (sin q_s cos q_r - cos q_s sin q_r)``
+    gives up ``cos q_r`` and ``sin q_r`` to the row), the terms of a sum are added in
+    the order of how many sums share them, and the factors of a product are
+    multiplied most-shared first.  On the n-link chain this turns Kane's forcing rows
+    (n terms each, n^2 in all) into nested partial sums shared between the rows
+    (O(n) operations: 3 900 instead of 70 900 at n = 100); a sum of more than
+    :data:`FACTOR_MAX_TERMS` terms is only collected one level deep
+    (``a*b*m1 + a*b*m2 -> a*b*(m1 + m2)``), in linear time.
     """
     ops, outputs = _dag(exprs, nargs)
     return _binary(ops, outputs, nargs)
