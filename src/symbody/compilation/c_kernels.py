@@ -36,6 +36,10 @@ from pathlib import Path
 __all__ = ["UnsupportedExpression", "StraightLineProgram", "straight_line_program", "c_source",
            "build_library", "compiler_available", "load_library"]
 
+#: Version of the generated program (factoring, ordering, C layout): part of the cache key
+#: of C kernels, so that a library built by an earlier generator is not reused.
+PROGRAM_VERSION = "2"
+
 #: Operations per generated C function: small enough that the compiler's cost per
 #: operation stays constant, large enough that calls between segments cost nothing.
 SEGMENT_SIZE = 2500
