@@ -562,7 +562,7 @@ def _auto_kernel(nargs: int, se_exprs: list, digest: str, name: str, use_disk: b
     key = _auto_key(nargs, nout, digest)
     choice = _AUTO_CHOICE.get(key)
     if choice is None and use_disk:
-        stored = _cache.load_cached(key)
+        stored = _cache.load_cached(key, "choices")
         choice = stored if stored in ("c", "llvm") else None
     program = None
     if choice is None or (choice == "llvm" and not has_llvm):
@@ -573,7 +573,7 @@ def _auto_kernel(nargs: int, se_exprs: list, digest: str, name: str, use_disk: b
         choice = "c" if program is not None and (len(program) >= C_MIN_OPERATIONS or not has_llvm) \
             else "llvm"
         if use_disk:
-            _cache.store_cached(key, choice)
+            _cache.store_cached(key, choice, "choices")
     _AUTO_CHOICE[key] = choice
     if choice == "c":
         return _c_kernel(nargs, se_exprs, digest, name, use_disk, progress, program)
