@@ -8,6 +8,8 @@ built by :func:`compile_kernel` with one of three backends:
 ``"auto"``    per kernel: small kernels by ``"llvm"`` (milliseconds), kernels
               whose straight-line program has :data:`C_MIN_OPERATIONS` or more
               operations by ``"c"`` (compile time linear in their size); the default.
+              The choice follows from the expressions alone (never from what is
+              cached), so a model gives the same numbers in every session.
 ``"c"``       generated C (:mod:`.c_kernels`): linear-time common subexpressions
               and collected sums, compiled in segments by the system's C compiler,
               in parallel; cached on disk.
