@@ -199,6 +199,38 @@ def test_projection_solves_the_holonomic_constraint(pendulum):
         pendulum.project_coordinates([x, 0.0], P1, tt)
 
 
+
+def test_projection_in_a_middle_coordinate_and_exact_steps():
+    """f_h = x + y^2 + 2 z - c with z dependent (default) or y (index 1 of 3, not 0).
+
+    z dependent: f_h is linear in z, one Newton step is exact (z = (c - x - y^2) / 2; the
+    numbers are dyadic, so the step lands on f_h = 0 exactly and max_iter = 1 suffices).
+    y dependent: y = sqrt(c - x - 2 z) (the root on the side of the guess); ∂f_h/∂y = 2 y
+    is singular at y = 0.  A configuration already on f_h = 0 is returned as it is, even
+    where the dependent set is singular (nothing to solve)."""
+    x, y, z, ux, uy, uz = me.dynamicsymbols("x y z u_x u_y u_z")
+    m, c = sm.symbols("m c")
+    model = sb.compile(sb.EquationsOfMotion(
+        [x, y], [ux, uy], [x.diff(t) - ux, y.diff(t) - uy, z.diff(t) - uz],
+        [m * ux.diff(t), m * uy.diff(t), m * uz.diff(t)], q_dep=[z], u_dep=[uz],
+        holonomic=[x + y**2 + 2 * z - c], velocity_constraints=[ux + 2 * y * uy + 2 * uz]))
+    P = {"m": 1.0, "c": 1.75}
+    q, ok, norm = model.project_coordinates([0.5, 0.5, 0.25], P, max_iter=1)
+    assert ok and norm == 0.0 and list(q) == [0.5, 0.5, 0.5], \
+        "one exact Newton step (f_h = 0 exactly) not reported as converged"
+    part = Partition((1,), (1,), 3, 3)
+    q, ok, norm = model.project_coordinates([0.1, 1.0, 0.3], P, partition=part)
+    # y = sqrt(1.05) ~ 1, well conditioned (dy/df_h = 1 / (2 y)): round-off ~1e-16
+    assert ok and q[1] == pytest.approx(np.sqrt(1.75 - 0.1 - 0.6), rel=1e-12) and q[0] == 0.1 and q[2] == 0.3, \
+        f"projection for y (index 1) with x, z held wrong: {q}"
+    with pytest.raises(SingularConstraintError, match=r"singular in the dependent coordinates y\(t\) at q"):
+        model.project_coordinates([0.1, 0.0, 0.3], P, partition=part)
+    # on the constraint (0.5 + 0 + 1.25 - 1.75 = 0 exactly) at the singular y = 0
+    q, ok, norm = model.project_coordinates([0.5, 0.0, 0.625], P, partition=part)
+    assert ok and norm == 0.0 and list(q) == [0.5, 0.0, 0.625], \
+        "a configuration already on f_h = 0 was not returned as it is"
+
+
 def test_consistent_state_solves_the_dependent_coordinate(pendulum):
     l = P1["l"]
     x0 = pendulum.consistent_state([0.2, -0.5, 0.1], P1, 0.4)
