@@ -250,7 +250,8 @@ def test_singular_velocity_constraints_name_the_dependent_speed(pendulum):
 def test_a_dependent_set_that_is_not_the_last_speed():
     """Three speeds, one constraint ux + y uy + 2 uz - k t = 0 (uz dependent by default).
     With uy dependent instead (index 1 of 3, not 0): uy = (k t - ux - 2 uz) / y, written at
-    its own place in u; at y = 0 that dependent set is singular and the error names uy."""
+    its own place in u; at y = 0 that dependent set is singular and the error names uy
+    (one state and a batch)."""
     x, y, z, ux, uy, uz = me.dynamicsymbols("x y z u_x u_y u_z")
     m, k = sm.symbols("m k")
     model = sb.compile(sb.EquationsOfMotion(
@@ -267,6 +268,8 @@ def test_a_dependent_set_that_is_not_the_last_speed():
         assert xd[:3] == pytest.approx([uxv, uyv, uzv], rel=RTOL), "q' = u in the dependent set {uy} wrong"
     with pytest.raises(SingularConstraintError, match=r"singular in the dependent speeds u_y\(t\) at t = 1\.5"):
         model.full_speeds([0.1, 0.0, 0.3], [0.4, 0.7], P, 1.5, partition=part)
+    with pytest.raises(SingularConstraintError, match=r"singular in the dependent speeds u_y\(t\) at one of"):
+        model.speeds_many([1.5], np.array([[0.1, 0.0, 0.3, 0.4, 0.7]]), P, partition=part)
 
 
 def test_a_nonsymmetric_mass_matrix_and_singular_mass_matrices(pendulum):
