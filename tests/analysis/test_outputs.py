@@ -88,6 +88,21 @@ def test_dense_output_between_steps(four_bar):
         sol(2.5)
 
 
+def test_state_derivatives_at_the_samples_are_the_models_rhs(four_bar):
+    """``sol.xdot`` (evaluated on first access, after the run) is the model's x' = f(t, x) at
+    each sample: the same function the dense output's Hermite pieces rely on."""
+    zoo, model = four_bar
+    p = model.constants_array(zoo.constants)
+    sol = sb.simulate(model, (0.0, 1.0), zoo.initial_state, zoo.constants)
+    assert sol._xdot is None                       # nothing evaluated until asked for
+    xdot = sol.xdot
+    assert xdot.shape == sol.x.shape
+    for i in (0, len(sol.t) // 2, len(sol.t) - 1):
+        # the batch path (rhs_many) against the single-sample path: round-off only
+        np.testing.assert_allclose(xdot[i], model.rhs(sol.t[i], sol.x[i], p), rtol=1e-12, atol=1e-12)
+    assert sol.xdot is xdot                        # evaluated once
+
+
 def test_to_dataframe_and_bad_outputs(four_bar):
     zoo, model = four_bar
     sol = sb.simulate(model, (0.0, 0.3), zoo.initial_state, zoo.constants, outputs={"E": zoo.energy})

@@ -164,3 +164,61 @@ def test_c_compile_reports_progress(monkeypatch):
     np.testing.assert_allclose(kernel(np.array([0.3, 0.7])),
                                [float(e.subs({x: 0.3, y: 0.7})) for e in exprs], rtol=1e-14)
     assert calls and calls[-1][0] == calls[-1][1] and calls[-1][1] > 2   # one step per unit, all done
+
+
+def _random_sums(rng, syms, count):
+    """Sums of products like Kane's rows: shared factors, 2-term sum factors (distributed by
+    the compiler), numeric coefficients, repeated and constant-only terms."""
+    funcs = [sm.sin, sm.cos, lambda a: a**2, lambda a: a]
+    atoms = [f(s) for s in syms for f in funcs]
+    pairs = [atoms[rng.integers(len(atoms))] * atoms[rng.integers(len(atoms))]
+             - atoms[rng.integers(len(atoms))] * atoms[rng.integers(len(atoms))] for _ in range(6)]
+    exprs = []
+    for _ in range(count):
+        terms = []
+        for _ in range(rng.integers(1, 12)):
+            k = rng.integers(1, 5)
+            factors = [atoms[i] for i in rng.integers(len(atoms), size=k)]
+            if rng.random() < 0.5:
+                factors.append(pairs[rng.integers(len(pairs))])
+            coeff = [1, -1, 2, sm.Rational(1, 3)][rng.integers(4)]
+            terms.append(coeff * sm.Mul(*factors))
+        if rng.random() < 0.2:
+            terms.append(sm.Integer(3))
+        exprs.append(sm.Add(*terms))
+    return exprs
+
+
+def test_factored_sums_give_the_same_numbers():
+    """The factoring of sums (common factors out, 2-term sum factors distributed, nested
+    partial sums shared) changes the order of operations, never the value: random sums
+    against the numpy backend (sympy's lambdify) at random points."""
+    rng = np.random.default_rng(2024)
+    syms = sm.symbols("a0:6")
+    exprs = _random_sums(rng, syms, 60)
+    fc = make_function([list(syms)], exprs, backend="c", cache=False)
+    fn = make_function([list(syms)], exprs, backend="numpy", cache=False)
+    pts = rng.uniform(-2, 2, size=(25, len(syms)))
+    ref = fn(pts)
+    # sums of up to 12 terms of size ~10: round-off ~1e-14 of the largest term
+    np.testing.assert_allclose(fc(pts), ref, rtol=1e-12, atol=1e-12 * np.abs(ref).max())
+    assert fc.kernel.backend == "c"
+
+
+def test_kane_rows_share_partial_sums():
+    """The forcing rows of an n-link chain, Σ_s S_max(r,s) l_r l_s u_s² sin(q_s - q_r) + ...,
+    take O(n) operations in all (common factors out, sin(q_s - q_r) distributed, nested
+    sums over s <= r and s > r shared between rows), not O(n²): doubling n must not
+    quadruple the operations outside the mass matrix."""
+    counts = {}
+    for n in (8, 16):
+        N, q, u, kd, particles, loads, constants = n_link_pendulum_on_cart(n, specified=False)
+        km = symbody.KanesMethod(N, q, u, kd_eqs=kd)
+        km.kanes_equations(particles, loads)
+        import symengine as se
+        syms = list(q) + list(u) + list(constants)
+        pos = [se.Symbol(f"_a{i}") for i in range(len(syms))]
+        sub = dict(zip([se.sympify(s) for s in syms], pos))
+        forcing = [se.sympify(e).xreplace(sub) for e in km.forcing]
+        counts[n] = len(c_kernels.straight_line_program(forcing, len(pos)))
+    assert counts[16] < 2.6 * counts[8], counts

@@ -19,6 +19,7 @@ Built-ins (``trajectory.outputs[...]``):
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable, Mapping, Sequence
 
 import numpy as np
@@ -100,23 +101,11 @@ def _accelerations(model: NumericModel, T, X, U, P, R) -> tuple[np.ndarray, np.n
     return UD, L
 
 
-def attach_outputs(traj: Trajectory, model: NumericModel, P: np.ndarray,
-                   r_fun: Callable[[float, np.ndarray], np.ndarray] | None,
-                   outputs: Mapping | Sequence | None) -> None:
-    """Evaluate ``outputs`` on the samples of ``traj`` into ``traj.outputs`` (in place), and
-    the state derivative at the samples for the dense output ``traj(t)``."""
-    exprs, builtins = parse_outputs(model, outputs)
-    T, X, U = traj.t, traj.x, traj.u
+def _state_derivatives(model: NumericModel, T: np.ndarray, X: np.ndarray, P: np.ndarray,
+                       R: np.ndarray | None) -> np.ndarray:
+    """x' (k, N + p) at the samples: q' from the kinematics, u_ind' from the dynamics; NaN
+    at a sample where the model cannot be evaluated."""
     k = len(T)
-    R = None
-    if model.specifieds:
-        R = np.full((k, len(model.specifieds)), np.nan)
-        for i in range(k):
-            try:
-                R[i] = np.asarray(r_fun(T[i], X[i]), dtype=float).ravel()
-            except Exception:      # the input failed there (the run reports it): NaN
-                pass
-    # x' at the samples (for sol(t)): q' from the kinematics, u_ind' from the dynamics
     xdot = np.full(X.shape, np.nan)
     # batches of samples (batch kernels, batched solves), sized so that the kernels' output
     # (which holds each sample's mass matrix) stays near 16 MB
@@ -131,7 +120,28 @@ def attach_outputs(traj: Trajectory, model: NumericModel, P: np.ndarray,
                     xdot[i] = model.rhs(T[i], X[i], P, None if R is None else R[i])
                 except Exception:
                     pass
-    traj.xdot = xdot
+    return xdot
+
+
+def attach_outputs(traj: Trajectory, model: NumericModel, P: np.ndarray,
+                   r_fun: Callable[[float, np.ndarray], np.ndarray] | None,
+                   outputs: Mapping | Sequence | None) -> None:
+    """Evaluate ``outputs`` on the samples of ``traj`` into ``traj.outputs`` (in place), and
+    set up the state derivative at the samples for the dense output ``traj(t)`` (evaluated
+    on first access of ``traj.xdot``)."""
+    exprs, builtins = parse_outputs(model, outputs)
+    T, X, U = traj.t, traj.x, traj.u
+    k = len(T)
+    R = None
+    if model.specifieds:
+        R = np.full((k, len(model.specifieds)), np.nan)
+        for i in range(k):
+            try:
+                R[i] = np.asarray(r_fun(T[i], X[i]), dtype=float).ravel()
+            except Exception:      # the input failed there (the run reports it): NaN
+                pass
+    # x' at the samples (for sol(t)), evaluated when first asked for
+    traj.xdot = functools.partial(_state_derivatives, model, T, X, np.array(P, dtype=float), R)
     out: dict[str, np.ndarray] = {}
     udot = None
     needs_udot = "auxiliary_forces" in builtins or any(

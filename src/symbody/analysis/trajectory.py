@@ -14,7 +14,7 @@ from __future__ import annotations
 import csv
 import html
 import json
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NamedTuple
 
@@ -102,8 +102,32 @@ class Trajectory:
         self.segments = [(float(a), float(b)) for a, b in segments]
         #: named quantities along the trajectory (simulate(..., outputs=...)), arrays over t
         self.outputs: dict[str, np.ndarray] = dict(outputs or {})
-        #: x' at the samples (for the dense output), or None
-        self.xdot = None if xdot is None else np.asarray(xdot, dtype=float)
+        #: x' at the samples (for the dense output), or None; a simulation's trajectory
+        #: evaluates it on first access (see :attr:`xdot`)
+        self._xdot = None if xdot is None else np.asarray(xdot, dtype=float)
+        self._xdot_source: Callable[[], np.ndarray] | None = None
+
+    @property
+    def xdot(self) -> np.ndarray | None:
+        """x' at the samples (k, N + p) for the dense output ``trajectory(t)``, or None.
+
+        A trajectory from :func:`symbody.simulate` evaluates it from the model at the
+        samples on first access (NaN where the model cannot be evaluated), so runs whose
+        samples are only read do not pay for it.
+        """
+        if self._xdot is None and self._xdot_source is not None:
+            source, self._xdot_source = self._xdot_source, None
+            self._xdot = np.asarray(source(), dtype=float)
+        return self._xdot
+
+    @xdot.setter
+    def xdot(self, value: ArrayLike | Callable[[], np.ndarray] | None) -> None:
+        """An array (k, N + p), None, or a function of no arguments giving the array on first use."""
+        if callable(value):
+            self._xdot, self._xdot_source = None, value
+        else:
+            self._xdot = None if value is None else np.asarray(value, dtype=float)
+            self._xdot_source = None
 
     @property
     def success(self) -> bool:

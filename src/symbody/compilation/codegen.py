@@ -464,7 +464,7 @@ def _pointer_cache(size: int = 8) -> Callable[[np.ndarray], int]:
 
 
 def _c_key(nargs: int, nout: int, digest: str) -> str:
-    return _cache.cache_key("c", CODEGEN_VERSION, str(_c.compiler_available()), _c.OPT_FLAGS,
+    return _cache.cache_key("c", CODEGEN_VERSION, _c.PROGRAM_VERSION, str(_c.compiler_available()), _c.OPT_FLAGS,
                             str(nargs), str(nout), digest)
 
 
