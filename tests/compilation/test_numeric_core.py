@@ -20,7 +20,12 @@ import sympy as sm
 import sympy.physics.mechanics as me
 
 import symbody as sb
-from symbody.compilation.numeric_model import Partition, solve_dependent, solve_dynamics
+from symbody.compilation.numeric_model import (
+    Partition,
+    SingularMassMatrixError,
+    solve_dependent,
+    solve_dynamics,
+)
 from symbody.errors import InputError, SingularConstraintError
 from systems.moving_pivot import P1, closed_form, pendulum_eom
 from systems.moving_pivot import pivot as _pivot
@@ -194,6 +199,38 @@ def test_projection_solves_the_holonomic_constraint(pendulum):
         pendulum.project_coordinates([x, 0.0], P1, tt)
 
 
+
+def test_projection_in_a_middle_coordinate_and_exact_steps():
+    """f_h = x + y^2 + 2 z - c with z dependent (default) or y (index 1 of 3, not 0).
+
+    z dependent: f_h is linear in z, one Newton step is exact (z = (c - x - y^2) / 2; the
+    numbers are dyadic, so the step lands on f_h = 0 exactly and max_iter = 1 suffices).
+    y dependent: y = sqrt(c - x - 2 z) (the root on the side of the guess); ∂f_h/∂y = 2 y
+    is singular at y = 0.  A configuration already on f_h = 0 is returned as it is, even
+    where the dependent set is singular (nothing to solve)."""
+    x, y, z, ux, uy, uz = me.dynamicsymbols("x y z u_x u_y u_z")
+    m, c = sm.symbols("m c")
+    model = sb.compile(sb.EquationsOfMotion(
+        [x, y], [ux, uy], [x.diff(t) - ux, y.diff(t) - uy, z.diff(t) - uz],
+        [m * ux.diff(t), m * uy.diff(t), m * uz.diff(t)], q_dep=[z], u_dep=[uz],
+        holonomic=[x + y**2 + 2 * z - c], velocity_constraints=[ux + 2 * y * uy + 2 * uz]))
+    P = {"m": 1.0, "c": 1.75}
+    q, ok, norm = model.project_coordinates([0.5, 0.5, 0.25], P, max_iter=1)
+    assert ok and norm == 0.0 and list(q) == [0.5, 0.5, 0.5], \
+        "one exact Newton step (f_h = 0 exactly) not reported as converged"
+    part = Partition((1,), (1,), 3, 3)
+    q, ok, norm = model.project_coordinates([0.1, 1.0, 0.3], P, partition=part)
+    # y = sqrt(1.05) ~ 1, well conditioned (dy/df_h = 1 / (2 y)): round-off ~1e-16
+    assert ok and q[1] == pytest.approx(np.sqrt(1.75 - 0.1 - 0.6), rel=1e-12) and q[0] == 0.1 and q[2] == 0.3, \
+        f"projection for y (index 1) with x, z held wrong: {q}"
+    with pytest.raises(SingularConstraintError, match=r"singular in the dependent coordinates y\(t\) at q"):
+        model.project_coordinates([0.1, 0.0, 0.3], P, partition=part)
+    # on the constraint (0.5 + 0 + 1.25 - 1.75 = 0 exactly) at the singular y = 0
+    q, ok, norm = model.project_coordinates([0.5, 0.0, 0.625], P, partition=part)
+    assert ok and norm == 0.0 and list(q) == [0.5, 0.0, 0.625], \
+        "a configuration already on f_h = 0 was not returned as it is"
+
+
 def test_consistent_state_solves_the_dependent_coordinate(pendulum):
     l = P1["l"]
     x0 = pendulum.consistent_state([0.2, -0.5, 0.1], P1, 0.4)
@@ -207,6 +244,56 @@ def test_singular_velocity_constraints_name_the_dependent_speed(pendulum):
         pendulum.rhs(0.5, [0.3, 0.0, 0.1], P1, [0.0])
     with pytest.raises(SingularConstraintError, match="dependent speeds u_y"):
         pendulum.rhs_many([0.5], np.array([[0.3, 0.0, 0.1]]), P1, [0.0])
+
+
+
+def test_a_dependent_set_that_is_not_the_last_speed():
+    """Three speeds, one constraint ux + y uy + 2 uz - k t = 0 (uz dependent by default).
+    With uy dependent instead (index 1 of 3, not 0): uy = (k t - ux - 2 uz) / y, written at
+    its own place in u; at y = 0 that dependent set is singular and the error names uy
+    (one state and a batch)."""
+    x, y, z, ux, uy, uz = me.dynamicsymbols("x y z u_x u_y u_z")
+    m, k = sm.symbols("m k")
+    model = sb.compile(sb.EquationsOfMotion(
+        [x, y, z], [ux, uy], [x.diff(t) - ux, y.diff(t) - uy, z.diff(t) - uz],
+        [m * ux.diff(t), m * uy.diff(t), m * uz.diff(t)], u_dep=[uz],
+        velocity_constraints=[ux + y * uy + 2 * uz - k * t]))
+    P = {"m": 1.0, "k": 0.6}
+    part = Partition((), (1,), 3, 3)
+    for tt, yv, uxv, uzv in ((1.5, 0.5, 0.4, 0.7), (0.3, -1.2, -0.8, 0.25)):
+        uyv = (P["k"] * tt - uxv - 2 * uzv) / yv
+        assert model.full_speeds([0.1, yv, 0.3], [uxv, uzv], P, tt, partition=part) == \
+            pytest.approx([uxv, uyv, uzv], rel=RTOL), "dependent speed uy (index 1) solved or placed wrong"
+        xd = model.rhs(tt, [0.1, yv, 0.3, uxv, uzv], P, partition=part)
+        assert xd[:3] == pytest.approx([uxv, uyv, uzv], rel=RTOL), "q' = u in the dependent set {uy} wrong"
+    with pytest.raises(SingularConstraintError, match=r"singular in the dependent speeds u_y\(t\) at t = 1\.5"):
+        model.full_speeds([0.1, 0.0, 0.3], [0.4, 0.7], P, 1.5, partition=part)
+    with pytest.raises(SingularConstraintError, match=r"singular in the dependent speeds u_y\(t\) at one of"):
+        model.speeds_many([1.5], np.array([[0.1, 0.0, 0.3, 0.4, 0.7]]), P, partition=part)
+
+
+def test_a_nonsymmetric_mass_matrix_and_singular_mass_matrices(pendulum):
+    """M_d = [[y, k], [0, m]] (a hand-written block, not symmetric): y ux' + k uy' = F,
+    m uy' = -m g, so uy' = -g and ux' = (F + k g) / y (solving with M_d^T instead would give
+    ux' = F / y); at y = 0 M_d is singular.  The augmented system of the pendulum is singular
+    where B_a = [d, y] = 0, i.e. at the pivot (x = s, y = 0).  Each error names its matrix."""
+    x, y, ux, uy = me.dynamicsymbols("x y u_x u_y")
+    F = me.dynamicsymbols("F")
+    m, g, k = sm.symbols("m g k")
+    model = sb.compile(sb.EquationsOfMotion(
+        [x, y], [ux, uy], [x.diff(t) - ux, y.diff(t) - uy],
+        [y * ux.diff(t) + k * uy.diff(t) - F, m * uy.diff(t) + m * g]))
+    P = {"m": 1.3, "g": 9.81, "k": 0.7}
+    for yv, Fv in ((0.6, 2.0), (-1.1, -0.5)):
+        xd = model.rhs(0.2, [0.1, yv, 0.3, -0.4], P, [Fv])
+        assert xd == pytest.approx([0.3, -0.4, (Fv + P["k"] * P["g"]) / yv, -P["g"]], rel=RTOL), \
+            "non-symmetric M_d: u' = M_d^-1 (F, -m g) wrong (transposed or not solved?)"
+    with pytest.raises(SingularMassMatrixError, match=r"^the dynamic mass matrix M_d is singular at t = 0\.2 "):
+        model.rhs(0.2, [0.1, 0.0, 0.3, -0.4], P, [2.0])
+    s = _pivot(0.5)[0]
+    with pytest.raises(SingularMassMatrixError,
+                       match=r"^the augmented system \[\[M_d, -B_a\^T\], \[B_a, 0\]\] is singular at t = 0\.5 "):
+        pendulum.accelerations([s, 0.0], [0.1, 0.2], P1, 0.5, [0.0])
 
 
 # --------------------------------------------------------------------------- reduced form
