@@ -25,9 +25,8 @@ from symbody.models import four_bar, n_link_pendulum_on_cart
 t = me.dynamicsymbols._t
 
 
-# Models of their own (not the zoo's defaults): a kernel built here with backend="c" is
-# what backend="auto" finds first in the caches afterwards, and other tests pickle the zoo
-# models and expect their usual (LLVM) kernels.
+# Models of their own (not the zoo's defaults), compiled with backend="c": other tests
+# pickle the zoo models and expect their usual (LLVM) kernels.
 
 @pytest.fixture(scope="module")
 def chain():
@@ -117,6 +116,38 @@ def test_simulate_compiled_equals_python_steps(chain, linkage, monkeypatch):
         np.testing.assert_allclose(a.x, b.x, rtol=1e-7, atol=1e-7)
         assert abs(a.nfev - b.nfev) <= 0.1 * b.nfev             # the same work
     assert np.abs(runs["compiled"][1].holonomic_residuals).max() < 1e-12   # still projected
+
+
+def test_constant_inputs_take_compiled_steps(monkeypatch):
+    """A model with a specified input takes its steps in C when the input is a constant
+    (the value sits in the kernels' argument vector), and in Python when it is a function
+    of time; both give the solution of the same problem."""
+    zoo = n_link_pendulum_on_cart(3, force=True)
+    model = compile(zoo.eom, backend="c")
+    P = model.constants_array(zoo.constants)
+    x0 = model.state_array(zoo.initial_state)
+    x0[1:3] += [0.3, -0.2]
+    used = []
+    real = native_rk.native_solver
+
+    def spy(*args):
+        found = real(*args)
+        used.append(found is not None)
+        return found
+
+    monkeypatch.setattr(native_rk, "native_solver", spy)
+    kw = dict(t_eval=np.linspace(0, 2, 21), rtol=1e-10, atol=1e-12)
+    const = sb.simulate(model, (0.0, 2.0), x0, P, specifieds=[0.7], **kw)
+    assert used == [True]
+    # the same force as a function of time: r(t) = 0.7 + 0 t, Python steps
+    func = sb.simulate(model, (0.0, 2.0), x0, P, specifieds={"F": lambda tt: 0.7 + 0.0 * tt}, **kw)
+    assert used == [True]                        # not asked: inputs that vary stay in Python
+    assert const.success and func.success
+    # two runs at rtol 1e-10 of a 2 s swing: each within ~1e-9 of the solution
+    np.testing.assert_allclose(const.x, func.x, rtol=1e-7, atol=1e-7)
+    # and the input acts: zero force gives another motion
+    free = sb.simulate(model, (0.0, 2.0), x0, P, specifieds=[0.0], **kw)
+    assert np.abs(free.x[-1] - const.x[-1]).max() > 1e-3
 
 
 def test_llvm_models_keep_python_steps():

@@ -91,6 +91,20 @@ def _is_table(v) -> bool:
     return False
 
 
+class ConstantInputs:
+    """Specified inputs that keep one value: ``r(t, x) -> values`` for every t and x
+    (a simulation with them may run its steps in compiled code)."""
+
+    __slots__ = ("values",)
+
+    def __init__(self, values: np.ndarray) -> None:
+        self.values = np.array(values, dtype=float)
+        self.values.setflags(write=False)
+
+    def __call__(self, t: float, x: np.ndarray) -> np.ndarray:
+        return self.values
+
+
 def specified_inputs(model: NumericModel, specifieds: Any, P: np.ndarray | None = None,
                      t_span: tuple[float, float] | None = None, x0: np.ndarray | None = None,
                      ) -> Callable[[float, np.ndarray], np.ndarray] | None:
@@ -198,7 +212,7 @@ def specified_inputs(model: NumericModel, specifieds: Any, P: np.ndarray | None 
                                [exprs[i] for i in order], name="specified inputs")
         idx = np.array(order, dtype=np.intp)
     if not funcs and kernel is None:
-        return lambda t, x, _c=constant: _c
+        return ConstantInputs(constant)
     if kernel is not None:
         Pc = model.constants_array(P) if P is not None else None
         if Pc is None and model.constants:

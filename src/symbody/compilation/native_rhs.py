@@ -14,7 +14,7 @@ the numbers are those of :meth:`NumericModel.rhs_function` to round-off.  A nonz
 return (a singular system, a mass matrix that is not positive definite) leaves the case
 to the Python path, which raises or solves it the general way.  :func:`native_rhs`
 returns None for models it cannot take (LLVM or numpy kernels, extra states, specified
-inputs, a non-symmetric reduced mass matrix, no C compiler).
+inputs that are not constant, a non-symmetric reduced mass matrix, no C compiler).
 """
 
 from __future__ import annotations
@@ -179,10 +179,13 @@ class NativeRHS:
         return xdot, int(status)
 
 
-def native_rhs(model: NumericModel, P: np.ndarray) -> NativeRHS | None:
-    """The model's right-hand side in compiled code with the constants ``P`` bound, or None
-    when the model needs Python on its path (see the module docstring)."""
-    if model.e or model.specifieds or not (model._augmented or model._Md_symmetric):
+def native_rhs(model: NumericModel, P: np.ndarray, R: np.ndarray | None = None) -> NativeRHS | None:
+    """The model's right-hand side in compiled code with the constants ``P`` (and the values
+    ``R`` of constant specified inputs) bound, or None when the model needs Python on its
+    path (see the module docstring)."""
+    if model.e or not (model._augmented or model._Md_symmetric):
+        return None
+    if model.specifieds and (R is None or np.shape(R) != (len(model.specifieds),)):
         return None
     if model._s_rhs.start != model.N:          # a model saved before the current kernel layout
         return None
@@ -199,4 +202,7 @@ def native_rhs(model: NumericModel, P: np.ndarray) -> NativeRHS | None:
         return None
     if library is None:
         return None
-    return NativeRHS(model, np.asarray(P, dtype=float), library, main, velocity, gesv, posv)
+    native = NativeRHS(model, np.asarray(P, dtype=float), library, main, velocity, gesv, posv)
+    if model.specifieds:
+        native.z[model._ir:model._ic] = np.asarray(R, dtype=float)
+    return native

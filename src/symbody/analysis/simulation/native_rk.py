@@ -223,12 +223,14 @@ def _solver_class(method: str) -> type:
     return NativeRungeKutta
 
 
-def native_solver(model: Any, P: np.ndarray, method: str) -> tuple[type, dict] | None:
+def native_solver(model: Any, P: np.ndarray, method: str,
+                  R: np.ndarray | None = None) -> tuple[type, dict] | None:
     """(solver class, extra constructor arguments) for ``method`` with steps in compiled
-    code, or None when the model's right-hand side or the method cannot run there."""
+    code, or None when the model's right-hand side or the method cannot run there.
+    ``R``: the values of the specified inputs, when they are constant."""
     if method not in _SCIPY:
         return None
-    native = native_rhs(model, P)
+    native = native_rhs(model, P, R)
     if native is None:
         return None
     try:

@@ -37,6 +37,7 @@ from scipy.integrate import BDF, DOP853, LSODA, RK23, RK45, Radau
 from ...compilation import NumericModel
 from ...compilation.numeric_model import Partition
 from ...errors import InputError, SymbodyError
+from ..inputs import ConstantInputs
 
 __all__ = ["ConstraintMode", "Stepper", "Run", "StopIntegration", "ode_function", "SCIPY_METHODS"]
 
@@ -132,12 +133,15 @@ class ConstraintMode:
         if first_step is not None:
             kwargs["first_step"] = min(float(first_step), abs(run.tf - t))
         solver = SCIPY_METHODS[run.method]
-        if self.plain_rhs(run) and run.specifieds is None and \
+        inputs = run.specifieds
+        if self.plain_rhs(run) and (inputs is None or isinstance(inputs, ConstantInputs)) and \
                 part.dependent_speeds == run.model.default_partition.dependent_speeds:
-            # the plain right-hand side of a model whose kernels are all generated C: the
-            # same scipy solver with its steps taken in compiled code (see native_rk)
+            # the plain right-hand side of a model whose kernels are all generated C (and whose
+            # inputs, if any, are constant): the same scipy solver with its steps taken in
+            # compiled code (see native_rk)
             from .native_rk import native_solver
-            native = native_solver(run.model, run.constants, run.method)
+            native = native_solver(run.model, run.constants, run.method,
+                                   None if inputs is None else inputs.values)
             if native is not None:
                 solver, extra = native
                 kwargs.update(extra, on_evaluations=run.count_evaluations)
