@@ -70,6 +70,31 @@ def test_auto_backend_uses_c_for_large_kernels(chain_eom, tmp_path, monkeypatch)
     assert make_function([[a]], sm.sin(a)).kernel.backend == "llvm"
 
 
+def test_auto_backend_does_not_depend_on_the_cache(chain_eom, tmp_path, monkeypatch):
+    """"auto" picks the backend from the kernel's size alone: a kernel built before with an
+    explicit backend (here LLVM for a large kernel, C for a small one) is not reused, so the
+    same model gives the same numbers whatever ran before in the same cache."""
+    monkeypatch.setenv("SYMBODY_CACHE_DIR", str(tmp_path))
+    monkeypatch.setattr(codegen, "_MEMORY", {})
+    monkeypatch.setattr(codegen, "_AUTO_CHOICE", {})
+    monkeypatch.setattr(codegen, "C_MIN_OPERATIONS", 500)
+    def main_backend(model):
+        model.rhs(0.0, np.zeros(len(model.states)), np.ones(len(model.constants)),
+                  r=np.zeros(len(model.specifieds)))               # builds the lazy kernels
+        return model._k_main.backend
+
+    assert main_backend(compile(chain_eom, backend="llvm")) == "llvm"   # now in memory and on disk
+    assert main_backend(compile(chain_eom)) == "c"
+    a = sm.Symbol("a")
+    make_function([[a]], sm.cos(a) + a**3, backend="c")
+    assert make_function([[a]], sm.cos(a) + a**3).kernel.backend == "llvm"
+    # the choice is remembered on disk: a new process (empty memory) makes the same one
+    monkeypatch.setattr(codegen, "_MEMORY", {})
+    monkeypatch.setattr(codegen, "_AUTO_CHOICE", {})
+    assert main_backend(compile(chain_eom)) == "c"
+    assert make_function([[a]], sm.cos(a) + a**3).kernel.backend == "llvm"
+
+
 def test_functions_and_piecewise_in_c():
     x, y = sm.symbols("x y")
     exprs = [sm.Abs(x) + sm.atan2(y, x), sm.Piecewise((x, x > 0.5), (y**3, y <= 0), (1.0, True)),

@@ -75,8 +75,8 @@ def cache_key(*parts: str) -> str:
     return h.hexdigest()
 
 
-def _path(key: str) -> Path:
-    return cache_dir() / "kernels" / key[:2] / f"{key}.pkl"
+def _path(key: str, folder: str = "kernels") -> Path:
+    return cache_dir() / folder / key[:2] / f"{key}.pkl"
 
 
 def _unlink(*paths: Path) -> None:
@@ -87,9 +87,10 @@ def _unlink(*paths: Path) -> None:
             pass
 
 
-def load_cached(key: str) -> Any | None:
-    """The object stored under ``key``, or None when absent, unreadable or failing its digest."""
-    path = _path(key)
+def load_cached(key: str, folder: str = "kernels") -> Any | None:
+    """The object stored under ``key`` (in ``folder`` of the cache), or None when absent,
+    unreadable or failing its digest."""
+    path = _path(key, folder)
     try:
         data = path.read_bytes()
     except FileNotFoundError:
@@ -107,9 +108,10 @@ def load_cached(key: str) -> Any | None:
         return None
 
 
-def store_cached(key: str, obj: Any) -> bool:
-    """Store ``obj`` under ``key``; return False (silently) if it cannot be written."""
-    path = _path(key)
+def store_cached(key: str, obj: Any, folder: str = "kernels") -> bool:
+    """Store ``obj`` under ``key`` (in ``folder`` of the cache); return False (silently) if it
+    cannot be written."""
+    path = _path(key, folder)
     try:
         payload = pickle.dumps(obj, protocol=pickle.HIGHEST_PROTOCOL)
         data = hashlib.sha256(payload).digest() + payload
@@ -168,5 +170,6 @@ def seal_library(key: str) -> bool:
 
 
 def clear_cache() -> None:
-    """Delete every cached kernel."""
+    """Delete every cached kernel (and the backend choices of ``backend="auto"``)."""
     shutil.rmtree(cache_dir() / "kernels", ignore_errors=True)
+    shutil.rmtree(cache_dir() / "choices", ignore_errors=True)

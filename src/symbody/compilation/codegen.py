@@ -8,6 +8,8 @@ built by :func:`compile_kernel` with one of three backends:
 ``"auto"``    per kernel: small kernels by ``"llvm"`` (milliseconds), kernels
               whose straight-line program has :data:`C_MIN_OPERATIONS` or more
               operations by ``"c"`` (compile time linear in their size); the default.
+              The choice follows from the expressions alone (never from what is
+              cached), so a model gives the same numbers in every session.
 ``"c"``       generated C (:mod:`.c_kernels`): linear-time common subexpressions
               and collected sums, compiled in segments by the system's C compiler,
               in parallel; cached on disk.
@@ -536,28 +538,50 @@ def _straight_line(se_exprs: list, nargs: int, name: str) -> _c.StraightLineProg
         raise CompilationError(f"{name}: {exc}; use backend='llvm' or 'numpy'") from exc
 
 
+#: ``"auto"``'s choice per kernel (digest -> "c" or "llvm") in this process
+_AUTO_CHOICE: dict[str, str] = {}
+
+
+def _auto_key(nargs: int, nout: int, digest: str) -> str:
+    return _cache.cache_key("auto-choice", CODEGEN_VERSION, _c.PROGRAM_VERSION, str(C_MIN_OPERATIONS),
+                            str(nargs), str(nout), digest)
+
+
 def _auto_kernel(nargs: int, se_exprs: list, digest: str, name: str, use_disk: bool,
                  progress=None) -> Kernel:
-    """``"auto"``: an already built kernel (memory, then disk) of either compiled backend;
-    else C for programs of at least C_MIN_OPERATIONS operations, LLVM below that."""
+    """``"auto"``: generated C for programs of at least C_MIN_OPERATIONS operations, symengine's
+    LLVM below that (C when LLVM is missing, LLVM when there is no C compiler).
+
+    The choice depends on the expressions only, never on what happens to be cached (a kernel
+    built earlier with an explicit backend is not picked up), so the same model gives the
+    same numbers in every session; it is remembered (in memory and in the kernel cache) so
+    that a warm start does not build the operation list again.
+    """
     nout = len(se_exprs)
     has_c, has_llvm = bool(_c.compiler_available()), _llvm_available()
-    if nout and has_c:
-        key = _c_key(nargs, nout, digest)
-        if key in _MEMORY or (use_disk and _cache.verified_library(key) is not None):
-            return _c_kernel(nargs, se_exprs, digest, name, use_disk, progress)
-    if nout and has_llvm:
-        key = _llvm_key("llvm", nargs, nout, digest)
-        if key in _MEMORY or (use_disk and _cache._path(key).exists()):
-            return _symengine_kernel(nargs, se_exprs, digest, "llvm", name, use_disk)
-    if nout and has_c:
+    if not nout or not has_c:
+        return _symengine_kernel(nargs, se_exprs, digest, "llvm" if has_llvm else "lambda", name, use_disk)
+    key = _auto_key(nargs, nout, digest)
+    choice = _AUTO_CHOICE.get(key)
+    if choice is None and use_disk:
+        stored = _cache.load_cached(key, "choices")
+        choice = stored if stored in ("c", "llvm") else None
+    program = None
+    if choice is None or (choice == "llvm" and not has_llvm):
         try:
             program = _c.straight_line_program(se_exprs, nargs)
         except _c.UnsupportedExpression:
             program = None
-        if program is not None and (len(program) >= C_MIN_OPERATIONS or not has_llvm):
-            return _c_kernel(nargs, se_exprs, digest, name, use_disk, progress, program)
+        choice = "c" if program is not None and (len(program) >= C_MIN_OPERATIONS or not has_llvm) \
+            else "llvm"
+        if use_disk:
+            _cache.store_cached(key, choice, "choices")
+    _AUTO_CHOICE[key] = choice
+    if choice == "c":
+        return _c_kernel(nargs, se_exprs, digest, name, use_disk, progress, program)
     return _symengine_kernel(nargs, se_exprs, digest, "llvm" if has_llvm else "lambda", name, use_disk)
+
+
 def _lambdify_kernel(nargs: int, nout: int, backend: str, name: str, lam, source: dict) -> Kernel:
     return Kernel(nargs, nout, backend, name, lam.unsafe_real,
                   lambda Z, _lam=lam, _n=nout: np.asarray(_lam(Z)).reshape(len(Z), _n), source)
