@@ -57,3 +57,18 @@ def test_ties_and_rank():
     assert pivoted_columns(np.array([[1.0, 2.0], [2.0, 4.0]]))[1] < 1e-12
     with pytest.raises(ValueError, match="ties"):
         pivot_columns(A, 2, ties="middle")
+
+
+def test_count_defaults_to_the_smaller_dimension_and_can_be_smaller():
+    """count = min(k, l) when not given (k rows or l columns, whichever is fewer); a smaller
+    count stops the greedy choice early: the first count columns of the full order."""
+    rng = np.random.default_rng(16)      # fixed: the same matrices on every run
+    for k, l in ((2, 4), (4, 3), (3, 3)):
+        A = rng.normal(size=(k, l))
+        want, want_norms = gram_schmidt_pivoting(A, min(k, l))
+        got, norms = pivot_columns(A)
+        assert got == want, f"default count of a {k} x {l} matrix: columns {got} != {want}"
+        # orthogonalized column lengths of O(1) entries: equal up to round-off
+        np.testing.assert_allclose(norms, want_norms, rtol=1e-10, atol=1e-12)
+        got, norms = pivot_columns(A, 1)
+        assert got == want[:1] and len(norms) == 1, f"count = 1 of a {k} x {l} matrix: {got}"
