@@ -64,11 +64,12 @@ CODEGEN_VERSION = "2"
 
 #: ``backend="auto"``: kernels with at least this many operations (after
 #: :func:`.c_kernels.straight_line_program`) are generated as C, smaller ones by symengine's
-#: LLVM.  Measured on the shared 2-core machine under load (benchmarks/RESULTS.md): the
-#: Whipple bicycle's main kernel (2 400 operations) builds in 0.9-1.2 s with LLVM and 3.7 s
-#: as C; the 20-link chain's (4 100) in 15 s with LLVM and 9.7 s as C, the 30-link chain's
-#: (9 200) in 156 s and 17 s: LLVM's cost grows like size^2.2, C's linearly.
-C_MIN_OPERATIONS = 4000
+#: LLVM.  Measured on the quiet 2-core machine with the factored programs (cold cache, build
+#: plus first call): the Whipple bicycle's main kernel (2 825 operations) 0.35 s with LLVM,
+#: 0.99 s as C; the 20-link chain's (1 982) 0.39 s and 0.54 s; the 30-link chain's (3 882)
+#: 1.30 s and 0.59 s.  LLVM's cost grows like size^2.2, C's linearly (plus ~0.3 s of
+#: compiler start-up); the C kernels are also 1.2-1.9x faster per call.
+C_MIN_OPERATIONS = 3500
 
 #: In-process cache: key -> Kernel (shared by all models of this process).
 _MEMORY: dict[str, Kernel] = {}
