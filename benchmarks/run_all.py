@@ -26,7 +26,7 @@ HERE = Path(__file__).resolve().parent
 QUICK: dict[str, tuple[str, list[str]]] = {
     "rhs": ("bench_rhs.py", ["--n", "20", "--no-pydy"]),
     "constraints": ("bench_constraints.py", ["--repeat", "1"]),
-    "formation": ("bench_formation.py", ["--sizes", "10", "20", "--repeat", "1"]),
+    "formation": ("bench_formation.py", ["--sizes", "10", "20", "--repeat", "1", "--warmup", "0"]),
     "lagrange": ("bench_lagrange.py", ["--n", "2", "4", "--sympy-max", "4"]),
     "linearize": ("bench_linearize.py", ["--skip-sympy"]),
     "system": ("bench_system.py", ["--repeat", "1"]),
