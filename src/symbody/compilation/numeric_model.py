@@ -955,7 +955,7 @@ class NumericModel:
         """The best conditioned dependent set at q (a :class:`Partition`).
 
         Column-pivoted QR of ∂f_h/∂q (M x N) picks the M dependent coordinates and of
-        B (m x o) the m dependent speeds (greedily maximizing |det| of the dependent
+        B (m x o) the m dependent speeds (greedily maximizing ``|det|`` of the dependent
         columns).  A model that is not ``partition_switchable`` keeps its dependent
         speeds.
         """

@@ -430,6 +430,8 @@ class LagrangesMethod(MethodAttributes):
     coneqs : old (pre sympy 1.0) keyword for ``nonhol_coneqs``, as in seed 004
         (sympy 1.14 itself rejects it).
 
+    Notes
+    -----
     :meth:`to_eom` gives the canonical EquationsOfMotion with speeds
     ``u_<q name>`` = q' (or ``speeds=``).  Bad input raises FormulationError /
     NonlinearityError naming the equation or symbol at fault.

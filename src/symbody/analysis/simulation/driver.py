@@ -71,7 +71,9 @@ def simulate(model: NumericModel, t_span: Sequence[float], x0: Any, p: Any, *,
              switch_threshold: float = 0.1, events: Any = None, outputs: Any = None) -> Trajectory:
     """Integrate ``model`` from ``t_span[0]`` to ``t_span[1]``; returns a :class:`Trajectory`.
 
-    Parameters (all but the first four are keyword-only options)
+    The options after the first four (``model``, ``t_span``, ``x0``, ``p``) are keyword-only.
+
+    Parameters
     ----------
     model : NumericModel (``symbody.compile(eom)``).
     t_span : (t0, tf).
@@ -98,12 +100,12 @@ def simulate(model: NumericModel, t_span: Sequence[float], x0: Any, p: Any, *,
         computed so far) instead of returning a trajectory with ``status != 0``.
     progress : None (a progress line on a terminal for long runs; silent when not a
         TTY or SYMBODY_QUIET=1), False, True, or a callable ``f(done, total, message)``
-        receiving |t - t0| and |tf - t0| after each step.
+        receiving ``|t - t0|`` and ``|tf - t0|`` after each step.
     baumgarte : α (1/s) of the "baumgarte" mode (the same as ``Baumgarte(alpha=α)``).
     polish_algebraic : "dae" only (the same as ``DAE(polish_algebraic=...)``): at each output
         sample solve f_h = 0 for the algebraic variables q_dep, so the samples satisfy the
         constraints to round-off; False returns IDA's values unchanged.
-    switch_threshold : the dependent coordinates/speeds are switched where |det| of their
+    switch_threshold : the dependent coordinates/speeds are switched where ``|det|`` of their
         columns of ∂f_h/∂q or B falls below this fraction of the best choice's
         (column-pivoted QR); 0.1 by default.  0 disables switching: the integration then
         stops where the set becomes singular (see :mod:`.dependent_set`).
@@ -117,11 +119,14 @@ def simulate(model: NumericModel, t_span: Sequence[float], x0: Any, p: Any, *,
         (compiled), and/or the built-ins "specifieds", "constraint_forces",
         "auxiliary_forces" (see :mod:`symbody.analysis.outputs`).
 
-    Returns a Trajectory; ``status`` 0 on success, otherwise one of :data:`STATUS`
-    (-1 step size collapse, -2 non-finite values, -3 singular matrix, -4 projection
-    failure, -5 interrupted, -6 user callable raised) with a ``message`` saying what
-    happened and when.  The switches of the dependent set are listed in
-    ``trajectory.partition_changes``; q, u and x stay in model order.
+    Returns
+    -------
+    Trajectory
+        ``status`` 0 on success, otherwise one of :data:`STATUS` (-1 step size collapse,
+        -2 non-finite values, -3 singular matrix, -4 projection failure, -5 interrupted,
+        -6 user callable raised) with a ``message`` saying what happened and when.  The
+        switches of the dependent set are listed in ``trajectory.partition_changes``; q, u
+        and x stay in model order.
     """
     if not isinstance(model, NumericModel):
         raise InputError(f"simulate() needs a NumericModel (symbody.compile(eom)), got "
