@@ -38,7 +38,7 @@ __all__ = ["UnsupportedExpression", "StraightLineProgram", "straight_line_progra
 
 #: Version of the generated program (factoring, ordering, C layout): part of the cache key
 #: of C kernels, so that a library built by an earlier generator is not reused.
-PROGRAM_VERSION = "2"
+PROGRAM_VERSION = "3"
 
 #: Operations per generated C function: small enough that the compiler's cost per
 #: operation stays constant, large enough that calls between segments cost nothing.
@@ -200,6 +200,10 @@ def _dag(exprs: Sequence, nargs: int) -> tuple[list, list]:
     return ops, outputs
 
 
+#: A factor is paired with a factor of a 2-term sum it multiplies (see :func:`_binary`)
+#: when at least this many products share the pair.
+PAIR_MIN_SHARED = 3
+
 #: Sums with more terms than this are not factored (greedy factoring costs
 #: O(terms^2 x factors)); their terms are still collected one level deep.
 FACTOR_MAX_TERMS = 400
@@ -218,6 +222,11 @@ def _binary(ops: list, outputs: list, nargs: int) -> StraightLineProgram:
        over the rows r of Kane's equations) share their partial sums.
     3. Products multiply their factors most-shared first, so products with common
        factors share their prefixes.
+    4. A product with one 2-term sum among its factors (used nowhere else) is
+       distributed over it when its factors pair with the sum's factors into products
+       that at least :data:`PAIR_MIN_SHARED` such products share:
+       ``S l_r l_s (sin_r sin_s + cos_r cos_s) -> S ((l_r sin_r)(l_s sin_s) + (l_r cos_r)(l_s cos_s))``,
+       4 operations per mass-matrix entry of a chain instead of 6.
     """
     freq: dict = {}                      # how many products each value is a factor of
     for kind, operands in ops:
@@ -360,9 +369,90 @@ def _binary(ops: list, outputs: list, nargs: int) -> StraightLineProgram:
             for c in set(node[1]):
                 in_sums[c] += 1
 
+    # ---- products with one 2-term sum among their factors, f (a b + c d): distributed
+    # over it when that lets factors pair with the sum's factors into products that many
+    # such terms share, e.g. a mass-matrix entry S l_r l_s (sin_r sin_s + cos_r cos_s) =
+    # S ((l_r sin_r)(l_s sin_s) + (l_r cos_r)(l_s cos_s)): 4 operations instead of 6
+    users: dict = {}                     # how many operations (and outputs) use each value
+    for _, operands in ops:
+        for a in operands:
+            if isinstance(a, tuple) and a[0] == "t":
+                users[a[1]] = users.get(a[1], 0) + 1
+    for ref in outputs:
+        if ref[0] == "t":
+            users[ref[1]] = users.get(ref[1], 0) + 1
+    pair_count: dict = {}
+    candidates: dict[int, tuple] = {}
+    for i, (kind, operands) in enumerate(ops):
+        if kind != "*" or len(operands) < 2:
+            continue
+        inner = [a for a in operands if is_small_sum(a)]
+        # a sum used elsewhere too is computed anyway: nothing to gain
+        if len(inner) != 1 or users.get(inner[0][1], 0) != 1:
+            continue
+        rest = list(operands)
+        rest.remove(inner[0])
+        terms = [factors_of(d) for d in ops[inner[0][1]][1]]
+        candidates[i] = (rest, terms)
+        for T in terms:
+            for f in set(rest):
+                for g in set(T):
+                    if f[0] == "c" or g[0] == "c":        # numbers pair with anything
+                        continue
+                    key = (f, g) if f <= g else (g, f)
+                    pair_count[key] = pair_count.get(key, 0) + 1
+
+    def pairing(rest, T):
+        """Greedy pairs (f from rest, g from T) shared by at least PAIR_MIN_SHARED products."""
+        rest, T, pairs = list(rest), list(T), []
+        while rest and T:
+            best, best_c = None, PAIR_MIN_SHARED - 1
+            for f in rest:
+                for g in T:
+                    c = pair_count.get((f, g) if f <= g else (g, f), 0)
+                    if c > best_c:
+                        best, best_c = (f, g), c
+            if best is None:
+                break
+            pairs.append(best)
+            rest.remove(best[0])
+            T.remove(best[1])
+        return pairs, T
+
+    plans: dict[int, tuple] = {}
+    for i, (rest, terms) in candidates.items():
+        paired = [pairing(rest, T) for T in terms]
+        if not all(pairs for pairs, _ in paired):
+            continue
+        used = [[f for f, _ in pairs] for pairs, _ in paired]
+        common = list(rest)
+        for u in used:                       # factors of rest that no term pairs stay outside
+            for f in u:
+                if f in common:
+                    common.remove(f)
+        # operations: the shared pair products are counted as free
+        cost_new = len(common) + len(terms) - 1 + sum(
+            len(pairs) + len(left) + (len(rest) - len(common) - len(u)) - 1
+            for (pairs, left), u in zip(paired, used))
+        cost_old = len(rest) + len(terms) - 1 + sum(len(T) - 1 for T in terms)
+        if cost_new < cost_old:
+            plans[i] = (common, [(pairs, left, [f for f in rest if f not in common and f not in u])
+                                 for (pairs, left), u in zip(paired, used)])
+
     # ---- pass 2: emit, in one forward pass (operands are defined before their users)
     memo: dict = {}
     emitted: dict[int, tuple] = {}
+
+    def distributed(plan):
+        common, terms = plan
+        refs = []
+        for pairs, left, unpaired in terms:
+            factors = [product([mapped(f), mapped(g)]) for f, g in pairs]
+            refs.append(product(factors + [mapped(x) for x in left + unpaired]))
+        acc = refs[0]
+        for r in refs[1:]:
+            acc = emit("+", (acc, r))
+        return product([mapped(f) for f in common] + [acc]) if common else acc
 
     def mapped(ref):
         return memo[ref[1]] if ref[0] == "t" else ref
@@ -386,7 +476,8 @@ def _binary(ops: list, outputs: list, nargs: int) -> StraightLineProgram:
 
     for i, (kind, operands) in enumerate(ops):
         if kind == "*":
-            r = product([mapped(a) for a in operands])
+            plan = plans.get(i)
+            r = distributed(plan) if plan is not None else product([mapped(a) for a in operands])
         elif kind == "+":
             r = emit_tree(sum_tree[i])
         else:
