@@ -66,10 +66,10 @@ CODEGEN_VERSION = "2"
 #: :func:`.c_kernels.straight_line_program`) are generated as C, smaller ones by symengine's
 #: LLVM.  Measured on the quiet 2-core machine with the factored programs (cold cache, build
 #: plus first call): the Whipple bicycle's main kernel (2 825 operations) 0.35 s with LLVM,
-#: 0.99 s as C; the 20-link chain's (1 982) 0.39 s and 0.54 s; the 30-link chain's (3 882)
-#: 1.30 s and 0.59 s.  LLVM's cost grows like size^2.2, C's linearly (plus ~0.3 s of
+#: 0.99 s as C; the 20-link chain's (1 640) 0.26 s and 0.29 s; the 30-link chain's (3 070)
+#: 0.94 s and 0.60 s.  LLVM's cost grows like size^2.2, C's linearly (plus ~0.25 s of
 #: compiler start-up); the C kernels are also 1.2-1.9x faster per call.
-C_MIN_OPERATIONS = 3500
+C_MIN_OPERATIONS = 3000
 
 #: In-process cache: key -> Kernel (shared by all models of this process).
 _MEMORY: dict[str, Kernel] = {}
