@@ -101,6 +101,15 @@ def test_state_derivatives_at_the_samples_are_the_models_rhs(four_bar):
         # the batch path (rhs_many) against the single-sample path: round-off only
         np.testing.assert_allclose(xdot[i], model.rhs(sol.t[i], sol.x[i], p), rtol=1e-12, atol=1e-12)
     assert sol.xdot is xdot                        # evaluated once
+    # pickled (a sweep's trajectories come back from worker processes): x' travels as
+    # numbers, without the model behind the lazy evaluation
+    import pickle
+    fresh = sb.simulate(model, (0.0, 1.0), zoo.initial_state, zoo.constants)
+    blob = pickle.dumps(fresh)
+    assert fresh._xdot is not None and fresh._xdot_source is None
+    back = pickle.loads(blob)
+    np.testing.assert_array_equal(back.xdot, xdot)
+    assert b"NumericModel" not in blob
 
 
 def test_to_dataframe_and_bad_outputs(four_bar):

@@ -120,6 +120,13 @@ class Trajectory:
             self._xdot = np.asarray(source(), dtype=float)
         return self._xdot
 
+    def __getstate__(self) -> dict:
+        # a pickled trajectory (a sweep's, sent back from a worker) carries x' itself, not
+        # the model that would compute it
+        state = self.__dict__.copy()
+        state["_xdot"], state["_xdot_source"] = self.xdot, None
+        return state
+
     @xdot.setter
     def xdot(self, value: ArrayLike | Callable[[], np.ndarray] | None) -> None:
         """An array (k, N + p), None, or a function of no arguments giving the array on first use."""

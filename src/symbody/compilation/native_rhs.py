@@ -143,9 +143,11 @@ class NativeRHS:
     owns the buffers (one per integration: not to be shared by threads)."""
 
     def __init__(self, model: NumericModel, P: np.ndarray, library: ctypes.CDLL, main: int,
-                 velocity: int | None, gesv: int, posv: int) -> None:
+                 velocity: int | None, gesv: int, posv: int, R: np.ndarray | None = None) -> None:
         self.z = np.zeros(model._nz)
         self.z[model._ic:model._iudot] = P
+        if R is not None:                  # constant specified inputs
+            self.z[model._ir:model._ic] = R
         self.main_out = np.empty(model._k_main.nout)
         self.velocity_out = np.empty(model._k_vel.nout if model.m else 1)
         self.pivots = np.zeros(max(model._K, model.m, 1), dtype=np.intc)
@@ -202,7 +204,4 @@ def native_rhs(model: NumericModel, P: np.ndarray, R: np.ndarray | None = None) 
         return None
     if library is None:
         return None
-    native = NativeRHS(model, np.asarray(P, dtype=float), library, main, velocity, gesv, posv)
-    if model.specifieds:
-        native.z[model._ir:model._ic] = np.asarray(R, dtype=float)
-    return native
+    return NativeRHS(model, np.asarray(P, dtype=float), library, main, velocity, gesv, posv, R)
