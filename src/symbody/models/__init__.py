@@ -26,6 +26,8 @@ from .four_bar import DESCRIPTION as _FOUR_BAR
 from .four_bar import four_bar
 from .musculoskeletal_arm import DESCRIPTION as _ARM
 from .musculoskeletal_arm import musculoskeletal_arm
+from .n_four_bar import DESCRIPTION as _N_FOUR_BAR
+from .n_four_bar import n_four_bar
 from .n_link_pendulum_on_cart import DESCRIPTION as _N_LINK
 from .n_link_pendulum_on_cart import n_link_pendulum_on_cart
 from .rimless_wheel import DESCRIPTION as _RIMLESS
@@ -45,7 +47,7 @@ __all__ = [
     "Model", "Drawing", "KaneSystem", "available", "get",
     "four_bar", "snakeboard", "double_rod_pendulum", "two_particle_pendulum",
     "n_link_pendulum_on_cart", "rolling_disc", "chaplygin_sleigh", "whipple_bicycle",
-    "rimless_wheel", "simplest_walker", "musculoskeletal_arm",
+    "rimless_wheel", "simplest_walker", "musculoskeletal_arm", "n_four_bar",
 ]
 
 _REGISTRY: dict[str, tuple[str, Callable[..., Model]]] = {
@@ -60,6 +62,7 @@ _REGISTRY: dict[str, tuple[str, Callable[..., Model]]] = {
     "rimless-wheel": (_RIMLESS, rimless_wheel),
     "simplest-walker": (_WALKER, simplest_walker),
     "musculoskeletal-arm": (_ARM, musculoskeletal_arm),
+    "n-four-bar": (_N_FOUR_BAR, n_four_bar),
 }
 
 

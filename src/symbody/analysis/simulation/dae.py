@@ -37,6 +37,8 @@ ALGEBRAIC_ATOL_FACTOR = 1e-2
 
 #: IDA retries non-finite residuals with ever smaller steps and never gives up: stop after
 #: this many at one time
+#: the most internal steps IDA takes in one call (between two outputs)
+IDA_STEPS_PER_CALL = 50_000
 _STALL_LIMIT = 50
 
 
@@ -116,8 +118,10 @@ class IDAStepper:
         from sksundae.ida import IDA
 
         run, part = self.run, self.part
+        # a cap on IDA's internal steps per call: near a singular configuration its Newton
+        # iteration can fail step after step without end; the run then stops with a message
         options: dict[str, Any] = dict(rtol=run.rtol, atol=run.atol, linsolver="dense",
-                                       max_num_steps=int(min(run.max_num_steps, 2**31 - 1)))
+                                       max_num_steps=int(min(run.max_num_steps, IDA_STEPS_PER_CALL)))
         qdep = list(part.dependent_coordinates)
         if run.model.M:
             options["algebraic_idx"] = qdep
@@ -137,10 +141,10 @@ class IDAStepper:
                 except Exception:
                     events[:] = 1.0
 
-            eventsfn.terminal = [True, True, True]
-            eventsfn.direction = [-1, 0, 0]
+            eventsfn.terminal = [True, True, True, True]
+            eventsfn.direction = [-1, 0, 0, -1]
             options["eventsfn"] = eventsfn
-            options["num_events"] = 3
+            options["num_events"] = 4
         self._solver = IDA(self._residual_function(qdep), **options)
         self._solver.init_step(self.t, self.y.copy(), self._fun(self.t, self.y))
         self._restart = False
@@ -189,10 +193,15 @@ class IDAStepper:
             raise self.failure[0]
         if not sol.success:
             self.status = "failed"
+            if "mxstep" in str(sol.message).lower() or "max_num_steps" in str(sol.message).lower() \
+                    or "too much work" in str(sol.message).lower():
+                return (f"IDA took {IDA_STEPS_PER_CALL} internal steps without reaching the next "
+                        f"output (near t = {float(sol.t):.6g}): the problem is stiff or singular "
+                        f"there ({sol.message})")
             return f"IDA: {sol.message}"
         self.events = []
         if sol.status == 2:            # a root of the event functions: start again from there
-            i_ev = np.asarray(sol.i_events)[-1] if sol.i_events is not None else np.zeros(3)
+            i_ev = np.asarray(sol.i_events)[-1] if sol.i_events is not None else np.zeros(4)
             self.events = [k for k in range(len(i_ev)) if i_ev[k] != 0]
             self._restart = True
         t_new = float(sol.t)

@@ -76,6 +76,8 @@ class DependentSetMonitor:
         self.switch = model.partition_switchable and self.threshold > 0
         self.active = bool(model.M or model.m)
         self.rank_tol = min(1e-2, math.sqrt(rtol))
+        #: the driver sets this where it goes on in full coordinates below a rank measure
+        self.rank_floor: float | None = None
         self.nevals = 0
 
     # -- evaluation
@@ -163,15 +165,19 @@ class DependentSetMonitor:
 
     # -- for steppers that locate roots themselves (IDA)
     def watch(self, t0: float, y0: np.ndarray, part: Partition) -> Callable[[float, np.ndarray], np.ndarray]:
-        """Event functions g(t, y) -> (3,) for a stepper with its own root finding: the ratio
-        minus the threshold (falling through 0: switch) and det A[:, D] of ∂f_h/∂q and of B,
-        scaled by their values at (t0, y0) (through 0: the active set became singular)."""
+        """Event functions g(t, y) -> (4,) for a stepper with its own root finding: the ratio
+        minus the threshold (falling through 0: switch), det A[:, D] of ∂f_h/∂q and of B,
+        scaled by their values at (t0, y0) (through 0: the active set became singular), and
+        the rank measure minus ``rank_floor`` (falling through 0: the whole Jacobian is about
+        to lose rank, by any number of singular values; 1 when ``rank_floor`` is None)."""
         scale = [abs(d) if d != 0 and np.isfinite(d) else 1.0 for d in self.gauge(t0, y0, part).dets]
+        floor = self.rank_floor
 
         def values(t: float, y: np.ndarray) -> np.ndarray:
             g = self.gauge(t, y, part)
             return np.array([g.ratio - self.threshold if self.switch else 1.0,
-                             g.dets[0] / scale[0], g.dets[1] / scale[1]])
+                             g.dets[0] / scale[0], g.dets[1] / scale[1],
+                             1.0 if floor is None else self.rank(t, y) - floor])
 
         return values
 
@@ -180,7 +186,7 @@ class DependentSetMonitor:
         """The event at a root of :meth:`watch`'s functions located by the stepper at t_b
         (``fired``: their indices); t_a: the last state known in the active set."""
         new = self.model.choose_partition(y_b[:self.model.N], self.P, t_b)
-        dets = [k - 1 for k in fired if k > 0]
+        dets = [k - 1 for k in fired if k in (1, 2)]
         if dets:
             # the active set became singular before the ratio event
             which = min(dets)

@@ -255,6 +255,8 @@ class _Segments:
         self._quiet_event: int | None = None   # the event whose action started this segment
         # where the constraint Jacobian loses rank the run goes on in full coordinates
         self.full_mode = AugmentedLagrangian() if monitor.active and monitor.switch else None
+        if self.full_mode is not None:
+            monitor.rank_floor = ENTER_RANK
 
     def mode_for(self, part: Partition) -> ConstraintMode:
         """The constraint mode of a segment in the layout ``part``."""
@@ -311,6 +313,9 @@ class _Segments:
         locates = hasattr(stepper, "events")       # finds the roots of run.watch itself
         watch = monitor.active and not locates and not full
         t_a, y_a, g_a = t, y, (monitor.gauge(t, y, part) if watch else None)
+        # Kane's form where full coordinates are possible: watch the rank by magnitude
+        rank_watch = self.full_mode is not None and monitor.active and not full
+        rank_a = monitor.rank(t, y) if rank_watch else 1.0
         user = self.watcher
         e_a = None
         if user is not None:
@@ -334,6 +339,16 @@ class _Segments:
             if not np.isfinite(y_new).all():
                 raise StopIntegration(-2, f"non-finite state at t = {t_new:.6g}")
             dense = _Dense(stepper)
+            if rank_watch:
+                # the constraint Jacobian loses rank at the step's end or inside it (where it
+                # may lose it by an even number of singular values, without a sign change):
+                # take the step again in full coordinates
+                rank_b = monitor.rank(t_new, y_new)
+                # (IDA interpolates only inside its last internal step: ends only)
+                if rank_b < ENTER_RANK or (min(rank_a, rank_b) < 10 * ENTER_RANK and not locates
+                                           and self._rank_dips(dense, t_a, t_new)):
+                    return self.to_full(t_a, y_a, part, t_new - t_a)
+                rank_a = rank_b
             g_b, event = None, None
             if watch:
                 g_b = monitor.gauge(t_new, y_new, part)
@@ -367,18 +382,24 @@ class _Segments:
             self.bar.set(abs(t_new - run.t0), f"t = {t_new:.4g}, {self.nsteps} steps")
             if stepper.status == "finished":
                 return None
-            if self.full_mode is not None and monitor.active:
+            if full:
                 rank = monitor.rank(t_new, y_kept)
                 if full and rank > LEAVE_RANK:
                     return self.to_minimal(t_new, y_kept, stepper.step_size)
-                if not full and rank < ENTER_RANK:
-                    return self.to_full(t_new, y_kept, part, stepper.step_size, sample=False)
             if self.nsteps >= run.max_num_steps:
                 raise StopIntegration(-1, f"stopped after max_num_steps = {run.max_num_steps} steps "
                                           f"at t = {t_new:.6g}")
             if again:
                 return t_new, y_kept, part, stepper.step_size
             t_a, y_a, g_a, e_a = t_new, y_kept, g_b, e_b
+
+    def _rank_dips(self, dense: _Dense, t_a: float, t_b: float, k: int = 4) -> bool:
+        """True when the rank measure falls below ENTER_RANK inside the step (k - 1 points)."""
+        for j in range(1, k):
+            tt = t_a + (t_b - t_a) * j / k
+            if self.monitor.rank(tt, dense(tt)) < ENTER_RANK:
+                return True
+        return False
 
     def to_full(self, t: float, y: np.ndarray, part: Partition, h: float | None,
                 sample: bool = True):
