@@ -29,10 +29,34 @@ def test_readme_numbers_are_what_the_code_prints():
     assert set(shown) == set(make_images.BLOCKS), "every generated block is in the README once"
     computed = make_images.compute_blocks()
     for name, text in computed.items():
-        assert shown[name] == text, (
+        difference = make_images.figures_agree(shown[name], text, make_images.TOLERANCES[name])
+        assert difference is None, (
             f"README block {name!r} differs from what `symbody {' '.join(make_images.BLOCKS[name])}` "
-            f"prints today; run `python docs/make_images.py --numbers`.\nREADME:\n{shown[name]}\n"
-            f"today:\n{text}")
+            f"prints today ({difference}); run `python docs/make_images.py --numbers`.\n"
+            f"README:\n{shown[name]}\ntoday:\n{text}")
+
+
+def test_figures_agree_to_the_integration_tolerance():
+    """The other CPU's demo (loop opening 0.0935 m, not 0.089 m, at rtol = 1e-3) passes; a
+    figure off by more than the tolerance, a changed word or a round-off bound that no longer
+    holds fails."""
+    make_images = _make_images()
+    rtol = make_images.TOLERANCES["demo-summary"]
+    here = make_images.machine_independent(
+        "demo-summary", "max |f_h| 0.089 energy 0.51 calls 1094 closed to 8.88e-16 m\n")
+    assert here == "max |f_h| 0.089 energy 0.51 calls 1094 closed to <1e-12 m\n"
+    there = make_images.machine_independent(
+        "demo-summary", "max |f_h| 0.0935 energy 0.49 calls 1101 closed to 1.33e-15 m\n")
+    assert make_images.figures_agree(here, there, rtol) is None
+    for wrong in ("max |f_h| 0.12 energy 0.51 calls 1094 closed to   <1e-12 m\n",
+                  "max |f_h| 0.089 energy 0.51 calls 1094 closed to    3e-09 m\n",
+                  "max |f_x| 0.089 energy 0.51 calls 1094 closed to   <1e-12 m\n",
+                  "max |f_h| 0.089 energy 0.51 calls 1500 closed to   <1e-12 m\n"):
+        assert make_images.figures_agree(here, wrong, rtol) is not None, wrong
+    # the linearization is exact to round-off: a change of two units in the sixth digit fails
+    assert make_images.figures_agree("-0.775342+4.46487j", "-0.775342+4.46487j", 1e-9) is None
+    assert make_images.figures_agree("-0.775342+4.46487j", "-0.775344+4.46487j", 1e-9)
+    assert make_images.figures_agree("-0.775342+4.46487j", "-0.775342+4.46485j", 1e-9)
 
 
 def test_readme_pictures_exist():
