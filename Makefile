@@ -20,8 +20,10 @@ demo: $(STAMP)
 test: $(STAMP)
 	$(PY) -m pytest -q
 
+# ruff, and the layer contract of docs/design.md ([tool.importlinter] in pyproject.toml)
 lint: $(STAMP)
 	$(VENV)/bin/ruff check src tests benchmarks examples
+	$(VENV)/bin/lint-imports
 
 bench: $(STAMP)
 	$(PY) -m pip install --quiet -e ".[test,bench]"

@@ -1,12 +1,16 @@
-"""Regenerate the README's pictures and printed numbers from the code as it is (run from the root).
+"""Regenerate the pictures and printed numbers of the README and the guides from the code as it is.
 
-    .venv/bin/python docs/make_images.py            # pictures in docs/images/ and the README blocks
-    .venv/bin/python docs/make_images.py --numbers  # the README blocks only (about 15 s)
-    .venv/bin/python docs/make_images.py --check    # exit 1 if the README's blocks are out of date
+Run from the root:
 
-The README's numbers live between ``<!-- generated: NAME -->`` and ``<!-- end generated: NAME -->``
-markers; each block is what a ``symbody`` command prints today (see ``BLOCKS``).
-``tests/integration/test_readme.py`` recomputes them and fails when the README disagrees.
+    .venv/bin/python docs/make_images.py            # pictures in docs/images/ and the blocks
+    .venv/bin/python docs/make_images.py --numbers  # the printed blocks only (about 15 s)
+    .venv/bin/python docs/make_images.py --check    # exit 1 if a block is out of date
+
+The numbers live between ``<!-- generated: NAME -->`` and ``<!-- end generated: NAME -->``
+markers in the files of ``DOCUMENTS``; each block is what a ``symbody`` command prints today
+(see ``BLOCKS``), with its figures rounded to what does not depend on the machine.
+``tests/integration/test_readme.py`` recomputes them and fails when a page disagrees beyond
+the block's tolerance (``TOLERANCES``).
 
 Pictures: ``symbody demo`` runs into a temporary directory and its drift plot and the last
 animation frames (t = 30 s) without and with constraint enforcement are kept as small palette
@@ -27,11 +31,14 @@ from pathlib import Path
 os.environ.setdefault("MPLBACKEND", "Agg")
 os.environ.setdefault("SYMBODY_QUIET", "1")
 
-from symbody.presentation.cli import main  # noqa: E402
+from symbody.cli import main  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
 IMAGES = ROOT / "docs" / "images"
 README = ROOT / "README.md"
+#: The pages that hold generated blocks (and the README, which shows pictures).
+DOCUMENTS = [README, ROOT / "docs" / "guides" / "seed_workflow.md",
+             ROOT / "docs" / "guides" / "command_line.md"]
 
 #: README block name -> the symbody command whose output it shows.
 BLOCKS = {
@@ -146,6 +153,17 @@ def readme_blocks(text: str) -> dict[str, str]:
     return {m["name"]: m["body"] for m in _BLOCK.finditer(text)}
 
 
+def document_blocks() -> dict[str, str]:
+    """{block name: text} over all ``DOCUMENTS``; a block shown twice raises ValueError."""
+    blocks: dict[str, str] = {}
+    for path in DOCUMENTS:
+        for name, body in readme_blocks(path.read_text(encoding="utf-8")).items():
+            if name in blocks:
+                raise ValueError(f"generated block {name!r} appears twice (again in {path.name})")
+            blocks[name] = body
+    return blocks
+
+
 def with_blocks(text: str, blocks: dict[str, str]) -> str:
     """The README text with its generated blocks replaced by ``blocks``."""
     return _BLOCK.sub(lambda m: m.group(1) + blocks.get(m["name"], m["body"]) + m.group(4), text)
@@ -198,20 +216,21 @@ def run(argv: list[str] | None = None) -> int:
     parser.add_argument("--numbers", action="store_true", help="update the README blocks only")
     parser.add_argument("--check", action="store_true", help="exit 1 if the README blocks are stale")
     args = parser.parse_args(argv)
-    text = README.read_text(encoding="utf-8")
     blocks = compute_blocks()
     if args.check:
-        stale = [n for n, body in readme_blocks(text).items()
+        stale = [n for n, body in document_blocks().items()
                  if n not in blocks or figures_agree(body, blocks[n], TOLERANCES[n]) is not None]
         for name in stale:
-            print(f"README block {name!r} is out of date", file=sys.stderr)
+            print(f"generated block {name!r} is out of date", file=sys.stderr)
         return 1 if stale else 0
     if not args.numbers:
         make_pictures()
-    new = with_blocks(text, blocks)
-    if new != text:
-        README.write_text(new, encoding="utf-8")
-        print(f"updated {README}")
+    for path in DOCUMENTS:
+        text = path.read_text(encoding="utf-8")
+        new = with_blocks(text, blocks)
+        if new != text:
+            path.write_text(new, encoding="utf-8")
+            print(f"updated {path}")
     return 0
 
 

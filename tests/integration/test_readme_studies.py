@@ -1,4 +1,4 @@
-"""The README's study examples run and give the numbers the README states."""
+"""The study examples of docs/guides/studies.md run and give the numbers the page states."""
 
 from __future__ import annotations
 
@@ -9,9 +9,7 @@ import pytest
 
 
 def _blocks():
-    readme = (Path(__file__).resolve().parents[2] / "README.md").read_text()
-    section = readme.split("## Studies: events, impacts, outputs, saved models, sweeps", 1)[1]
-    section = section.split("\n## ", 1)[0]
+    section = (Path(__file__).resolve().parents[2] / "docs" / "guides" / "studies.md").read_text()
     return re.findall(r"```python\n(.*?)```", section, re.S)
 
 

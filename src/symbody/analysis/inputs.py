@@ -29,7 +29,7 @@ from sympy.physics.vector import dynamicsymbols
 
 from ..compilation import NumericModel, make_function
 from ..errors import InputError
-from .trajectory import _short
+from ..formatting import symbol_name as _short
 
 __all__ = ["Tabulated", "specified_inputs"]
 

@@ -28,7 +28,8 @@ from sympy.physics.vector import dynamicsymbols
 
 from ..compilation import NumericModel, make_function
 from ..errors import InputError, SymbodyError
-from .trajectory import Trajectory, _short
+from ..formatting import symbol_name as _short
+from .trajectory import Trajectory
 
 __all__ = ["BUILTIN_OUTPUTS", "parse_outputs", "attach_outputs"]
 

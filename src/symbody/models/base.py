@@ -32,7 +32,7 @@ from sympy.physics.vector import Point, ReferenceFrame, dynamicsymbols
 from ..compilation.named_values import finite_number
 from ..errors import InputError
 from ..formulation import EquationsOfMotion, KanesMethod
-from ..presentation.scene import Scene
+from ..scene import Scene
 
 __all__ = ["Drawing", "Model", "KaneSystem", "point_coordinates", "solve_dependent_coordinates", "rotated_frame",
            "energy_fields"]

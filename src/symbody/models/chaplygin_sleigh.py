@@ -18,7 +18,7 @@ import sympy as sm
 from sympy.physics.mechanics import RigidBody, outer
 from sympy.physics.vector import Point, ReferenceFrame, dynamicsymbols
 
-from ..presentation.scene import Box, Scene, Sphere, VisualizationFrame
+from ..scene import Box, Scene, Sphere, VisualizationFrame
 from .base import Drawing, KaneSystem, Model, point_coordinates, rotated_frame
 
 __all__ = ["chaplygin_sleigh", "chaplygin_sleigh_system"]

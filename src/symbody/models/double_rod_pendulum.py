@@ -19,7 +19,7 @@ import sympy as sm
 from sympy.physics.mechanics import Particle, RigidBody, outer
 from sympy.physics.vector import Point, ReferenceFrame, dynamicsymbols
 
-from ..presentation.scene import Scene, Segment, Sphere, VisualizationFrame
+from ..scene import Scene, Segment, Sphere, VisualizationFrame
 from .base import Drawing, KaneSystem, Model, energy_fields, point_coordinates, rotated_frame
 
 __all__ = ["double_rod_pendulum", "double_rod_pendulum_system"]

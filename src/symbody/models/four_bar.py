@@ -18,7 +18,7 @@ import sympy as sm
 from sympy.physics.mechanics import Particle
 from sympy.physics.vector import Point, ReferenceFrame, dynamicsymbols
 
-from ..presentation.scene import Scene, Segment, Sphere, VisualizationFrame
+from ..scene import Scene, Segment, Sphere, VisualizationFrame
 from .base import (
     Drawing,
     KaneSystem,

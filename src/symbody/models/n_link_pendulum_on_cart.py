@@ -17,7 +17,7 @@ from sympy.physics.mechanics import Particle
 from sympy.physics.vector import Point, ReferenceFrame, dynamicsymbols
 
 from ..errors import InputError
-from ..presentation.scene import Box, Scene, Segment, Sphere, VisualizationFrame
+from ..scene import Box, Scene, Segment, Sphere, VisualizationFrame
 from .base import Drawing, KaneSystem, Model
 
 __all__ = ["n_link_pendulum_on_cart", "n_link_pendulum_on_cart_system"]

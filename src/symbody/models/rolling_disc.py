@@ -23,7 +23,7 @@ import sympy as sm
 from sympy.physics.mechanics import RigidBody, inertia
 from sympy.physics.vector import Point, ReferenceFrame, cross, dynamicsymbols
 
-from ..presentation.scene import Cylinder, Scene, Segment, Sphere, Torus, VisualizationFrame
+from ..scene import Cylinder, Scene, Segment, Sphere, Torus, VisualizationFrame
 from .base import Drawing, KaneSystem, Model, energy_fields, point_coordinates, rotated_frame
 
 __all__ = ["rolling_disc", "rolling_disc_system"]

@@ -19,7 +19,7 @@ import sympy as sm
 from sympy.physics.mechanics import RigidBody, outer
 from sympy.physics.vector import Point, ReferenceFrame, dynamicsymbols
 
-from ..presentation.scene import Box, Cylinder, Scene, Segment, VisualizationFrame
+from ..scene import Box, Cylinder, Scene, Segment, VisualizationFrame
 from .base import Drawing, KaneSystem, Model, point_coordinates, rotated_frame
 
 __all__ = ["snakeboard", "snakeboard_system"]

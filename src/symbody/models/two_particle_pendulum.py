@@ -19,7 +19,7 @@ import sympy as sm
 from sympy.physics.mechanics import Particle
 from sympy.physics.vector import Point, ReferenceFrame, cross, dynamicsymbols
 
-from ..presentation.scene import Scene, Segment, Sphere, VisualizationFrame
+from ..scene import Scene, Segment, Sphere, VisualizationFrame
 from .base import Drawing, KaneSystem, Model, energy_fields, point_coordinates, rotated_frame
 
 __all__ = ["two_particle_pendulum", "two_particle_pendulum_system"]

@@ -42,7 +42,7 @@ from sympy.physics.mechanics import RigidBody, inertia
 from sympy.physics.vector import Point, ReferenceFrame, dot, dynamicsymbols
 
 from ..errors import InputError
-from ..presentation.scene import Cylinder, Scene, Segment, Sphere, Torus, VisualizationFrame
+from ..scene import Cylinder, Scene, Segment, Sphere, Torus, VisualizationFrame
 from .base import Drawing, KaneSystem, Model, solve_dependent_coordinates
 
 if TYPE_CHECKING:
