@@ -24,6 +24,7 @@ from sympy.physics.mechanics import Particle, RigidBody
 from sympy.physics.vector import Point, ReferenceFrame, Vector, dynamicsymbols
 
 from .._lazy_modules import lazy_module
+from ..compat.sympy import add_from_args, mul_from_args
 from ..errors import FormulationError, NonlinearityError, SingularConstraintError
 from ..progress import as_progress
 from ..symengine_bridge import SympyConverter
@@ -690,7 +691,7 @@ class KanesMethod(MethodAttributes):
                 continue
             cs = conv(c)
             if cs.is_Add:
-                terms.append(sm.Mul._from_args(sorted([cs, udot[k]], key=conv.key)))
+                terms.append(mul_from_args(sorted([cs, udot[k]], key=conv.key)))
             else:
                 terms.append(cs * udot[k])
         nm = conv(non_mm)
@@ -706,7 +707,7 @@ class KanesMethod(MethodAttributes):
             terms.sort(key=conv.key)
         except TypeError:
             return -sm.Add(*terms)
-        return sm.Mul(sm.S.NegativeOne, sm.Add._from_args(terms), evaluate=False)
+        return sm.Mul(sm.S.NegativeOne, add_from_args(terms), evaluate=False)
 
     def _aux_reduction(self, rows: list) -> list:
         """Rows of the auxiliary speeds with the dependent speeds' rows folded in.
