@@ -27,17 +27,16 @@ from typing import Any
 import sympy as sm
 from sympy.core.basic import Basic, ordering_of_classes
 from sympy.core.function import AppliedUndef
-from sympy.physics.vector import dynamicsymbols
 
 from ._lazy_modules import lazy_module
-from .compat.sympy import add_from_args, add_sort, hashable_content, mul_from_args, mul_sort
+from .compat.sympy import TIME, add_from_args, add_sort, hashable_content, mul_from_args, mul_sort
 from .errors import FormulationError
 
 se = lazy_module("symengine")        # imported when first used (import time)
 
 __all__ = ["fold_dag", "DESCEND", "to_symengine", "symengine_node", "SympyConverter", "SymbolTable"]
 
-t = dynamicsymbols._t
+t = TIME
 
 _SE_FUNCTION_NAMES = (
     "sin", "cos", "tan", "cot", "sec", "csc", "asin", "acos", "atan", "acot", "asec", "acsc",

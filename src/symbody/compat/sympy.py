@@ -13,6 +13,8 @@ Why each is used (and why no public API does the same job at the same cost):
 - ``Symbol._assumptions_orig``: the assumptions a symbol was created with (``Symbol("m",
   positive=True)`` -> ``{"positive": True}``), which saved models store; the public
   ``assumptions0`` holds the derived ones too.
+- ``dynamicsymbols._t``: the time symbol every ``dynamicsymbols`` function is applied to
+  (:data:`TIME`); SymPy documents it under this name and offers no other.
 - ``ReferenceFrame._dcm_dict`` / ``_ang_vel_dict``: the orientations and angular velocities
   the user gave between neighbouring frames.  ``dcm()`` and ``ang_vel_in()`` are public but
   compose along a path (and simplify nothing), which is the work the frame-vector code does
@@ -27,13 +29,18 @@ from typing import Any
 import sympy as sm
 from sympy.core.add import _addsort
 from sympy.core.mul import _mulsort
+from sympy.physics.vector import dynamicsymbols
 
-__all__ = ["CHECKED_ON", "add_sort", "mul_sort", "add_from_args", "mul_from_args",
+__all__ = ["CHECKED_ON", "TIME", "add_sort", "mul_sort", "add_from_args", "mul_from_args",
            "hashable_content", "original_assumptions", "neighbour_dcms",
            "neighbour_angular_velocities"]
 
-#: SymPy versions these helpers were checked on (tests/compat/test_sympy.py).
+#: SymPy versions these helpers were checked on (tests/compat/test_compat_sympy.py).
 CHECKED_ON = ("1.14.0",)
+
+#: The time symbol of ``dynamicsymbols`` (``q1(t)``'s ``t``): ``dynamicsymbols._t``, the name
+#: SymPy's own documentation uses for it.
+TIME: sm.Symbol = dynamicsymbols._t
 
 
 def add_sort(args: list) -> None:
