@@ -15,7 +15,7 @@ def _blocks():
 
 def test_bicycle_fall_detection_example():
     ns: dict = {}
-    exec(compile(_blocks()[0], "README.md", "exec"), ns)
+    exec(compile(_blocks()[0], "docs/guides/studies.md", "exec"), ns)
     sol = ns["sol"]
     assert sol.status == 0 and len(sol.events) == 1
     assert sol.events[0].t == pytest.approx(1.47, abs=0.01)          # "about 1.47 s"
@@ -24,7 +24,7 @@ def test_bicycle_fall_detection_example():
 
 def test_walker_example():
     ns: dict = {}
-    exec(compile(_blocks()[1], "README.md", "exec"), ns)
+    exec(compile(_blocks()[1], "docs/guides/studies.md", "exec"), ns)
     assert abs(ns["gait"]["theta"] - 0.2003109005) < 1e-9
     assert abs(ns["gait"]["theta_dot"] + 0.1998324729) < 1e-9
     times = [e.t for e in ns["sol"].events]

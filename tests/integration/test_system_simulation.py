@@ -168,7 +168,7 @@ def test_readme_system_example_runs():
     code = re.search(r"```python\n(.*?)```", section, re.S).group(1)
     code = code.replace("(0.0, 3.0)", "(0.0, 0.6)")
     namespace: dict = {}
-    exec(compile(code, "README.md", "exec"), namespace)
+    exec(compile(code, "docs/guides/models.md", "exec"), namespace)
     sol, model = namespace["sol"], namespace["model"]
     assert sol.success and model.states[-2:] == tuple(model.extra_states)
     assert sol["a_biceps"][-1] > 0.1 and sol["e_biceps"][-1] == 0.8   # the biceps was excited

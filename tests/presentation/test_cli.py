@@ -185,7 +185,7 @@ def test_readme_example_runs(tmp_path, monkeypatch):
                                                                "np.linspace(0.0, 3.0, 61)")
     monkeypatch.chdir(tmp_path)
     namespace: dict = {}
-    exec(compile(code, "README.md", "exec"), namespace)
+    exec(compile(code, "docs/guides/seed_workflow.md", "exec"), namespace)
     assert namespace["sol"].max_holonomic_residual < 1e-10
     assert (tmp_path / "four_bar.png").stat().st_size > 0
     assert (tmp_path / "four_bar.html").stat().st_size > 0

@@ -306,7 +306,7 @@ def test_readme_viewer_example_runs(tmp_path, monkeypatch):
     assert "(0, 10)" in code and "np.linspace(0, 10, 601)" in code
     code = code.replace("(0, 10)", "(0, 1)").replace("np.linspace(0, 10, 601)", "np.linspace(0, 1, 61)")
     monkeypatch.chdir(tmp_path)
-    exec(compile(code, "README.md", "exec"), {})
+    exec(compile(code, "docs/guides/command_line.md", "exec"), {})
     data = payload_of((tmp_path / "bike.html").read_text(encoding="utf-8"))
     assert len(np.frombuffer(base64.b64decode(data["t"]), "<f8")) == 61
     assert "rear_hub" in data["points"]
