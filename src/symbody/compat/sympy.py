@@ -23,7 +23,7 @@ Why each is used (and why no public API does the same job at the same cost):
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable
 from typing import Any
 
 import sympy as sm
@@ -43,31 +43,32 @@ CHECKED_ON = ("1.14.0",)
 TIME: sm.Symbol = dynamicsymbols._t
 
 
-def add_sort(args: list) -> None:
-    """Sort the terms of a sum in place into SymPy's canonical order (``_addsort``)."""
-    _addsort(args)
+# The hot ones are SymPy's own callables under public names (no wrapper call: the
+# symengine -> SymPy conversion calls them once per node of every expression).
 
+#: ``add_sort(args)``: sort the terms of a sum in place into SymPy's canonical order
+#: (``sympy.core.add._addsort``).
+add_sort: Callable[[list], None] = _addsort
 
-def mul_sort(args: list) -> None:
-    """Sort the factors of a product in place into SymPy's canonical order (``_mulsort``)."""
-    _mulsort(args)
+#: ``mul_sort(args)``: sort the factors of a product in place into SymPy's canonical order
+#: (``sympy.core.mul._mulsort``).
+mul_sort: Callable[[list], None] = _mulsort
 
+#: ``add_from_args(args, commutative=None)``: the sum of ``args``, which must be flat,
+#: canonical and sorted (``Add._from_args``); ``commutative=True`` when every term is known to
+#: commute (skips SymPy's check).
+add_from_args: Callable[..., sm.Expr] = sm.Add._from_args
 
-def add_from_args(args: Sequence[Any], commutative: bool | None = None) -> sm.Expr:
-    """The sum of ``args``, which must be flat, canonical and sorted (``Add._from_args``).
-
-    ``commutative``: True when every term is known to commute (skips SymPy's check).
-    """
-    return sm.Add._from_args(args, commutative)
-
-
-def mul_from_args(args: Sequence[Any], commutative: bool | None = None) -> sm.Expr:
-    """The product of ``args``, which must be flat, canonical and sorted (``Mul._from_args``)."""
-    return sm.Mul._from_args(args, commutative)
-
+#: ``mul_from_args(args, commutative=None)``: the product of ``args``, flat, canonical and
+#: sorted (``Mul._from_args``).
+mul_from_args: Callable[..., sm.Expr] = sm.Mul._from_args
 
 def hashable_content(expr: sm.Basic) -> tuple:
-    """What SymPy compares two expressions of one class by (``Basic._hashable_content``)."""
+    """What SymPy compares two expressions of one class by (``Basic._hashable_content``).
+
+    (A function, not ``operator.methodcaller``: on CPython 3.11 the call costs about 45 ns
+    more than the method call itself, methodcaller's about 130 ns.)
+    """
     return expr._hashable_content()
 
 
