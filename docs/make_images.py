@@ -48,7 +48,7 @@ BLOCKS = {
 }
 
 #: Relative tolerance to which a block's numbers are reproducible on another machine
-#: (docs/reproducibility.md).  Compiled kernels do not give the same last bits everywhere
+#: (docs/guides/reproducibility.md).  Compiled kernels do not give the same last bits everywhere
 #: (FMA contraction, vector width), so a figure computed by an integration at ``rtol`` is
 #: only known to about ``100 rtol`` relative: the demo's loop opening at rtol = 1e-3 is
 #: 0.089 m on one CPU and 0.0935 m on another with the same 1094 rhs calls.  The bicycle's
