@@ -4,7 +4,7 @@ VENV   := .venv
 PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed
 
-.PHONY: demo test venv bench lint docs clean mutants
+.PHONY: demo test test-latest venv bench lint docs clean mutants
 
 $(STAMP): pyproject.toml
 	test -d $(VENV) || $(PYTHON) -m venv $(VENV)
@@ -20,8 +20,25 @@ demo: $(STAMP)
 test: $(STAMP)
 	$(PY) -m pytest -q
 
+# the suite against the newest releases of every dependency, ignoring the upper bounds of
+# pyproject.toml, in a separate venv (.venv-latest); a failure in tests/compat/ names the
+# third-party internal that changed (src/symbody/compat/)
+LATEST := .venv-latest
+test-latest:
+	rm -rf $(LATEST)
+	$(PYTHON) -m venv $(LATEST)
+	$(LATEST)/bin/python -m pip install --quiet --upgrade pip
+	$(LATEST)/bin/python -m pip install --quiet --no-deps -e .
+	$(LATEST)/bin/python -m pip install --quiet --upgrade sympy numpy scipy symengine \
+		scikit-sundae matplotlib pytest hypothesis pandas "dask[distributed]" tqdm playwright \
+		import-linter ruff
+	$(LATEST)/bin/python -m pip list --format=freeze | grep -iE '^(sympy|numpy|scipy|symengine|matplotlib|scikit-sundae)=='
+	$(LATEST)/bin/python -m pytest -q
+
+# ruff, and the layer contract of docs/design.md ([tool.importlinter] in pyproject.toml)
 lint: $(STAMP)
 	$(VENV)/bin/ruff check src tests benchmarks examples
+	$(VENV)/bin/lint-imports
 
 bench: $(STAMP)
 	$(PY) -m pip install --quiet -e ".[test,bench]"
@@ -40,7 +57,7 @@ docs: $(DOCS_STAMP)
 	@echo "documentation: docs/_build/html/index.html"
 
 clean:
-	rm -rf $(VENV) build *.egg-info src/*.egg-info .pytest_cache docs/_build docs/generated
+	rm -rf $(VENV) $(LATEST) build *.egg-info src/*.egg-info .pytest_cache docs/_build docs/generated
 
 # mutation testing of the numeric core (docs/testing.md): the dependent-speed solve, the
 # augmented solve and its multipliers, projection, Baumgarte, the dependent-set switch, the

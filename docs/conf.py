@@ -57,7 +57,8 @@ napoleon_google_docstring = False
 # Pages other parts of the project write (the design map, the testing guide) are linked
 # when they exist: generated/project.md holds their toctree.
 _PROJECT_PAGES = [("design", "Design: layers, the canonical form, strategies"),
-                  ("testing", "Testing: oracles, invariants, mutation testing")]
+                  ("testing", "Testing: oracles, invariants, mutation testing"),
+                  ("testing_log", "Testing log: planted bugs and mutation runs")]
 (ROOT / "docs" / "generated").mkdir(exist_ok=True)
 _present = [name for name, _ in _PROJECT_PAGES if (ROOT / "docs" / f"{name}.md").is_file()]
 _project_page = ["# The project", "",

@@ -25,20 +25,18 @@ from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
 import sympy as sm
-from sympy.core.add import _addsort
 from sympy.core.basic import Basic, ordering_of_classes
 from sympy.core.function import AppliedUndef
-from sympy.core.mul import _mulsort
-from sympy.physics.vector import dynamicsymbols
 
 from ._lazy_modules import lazy_module
+from .compat.sympy import TIME, add_from_args, add_sort, hashable_content, mul_from_args, mul_sort
 from .errors import FormulationError
 
 se = lazy_module("symengine")        # imported when first used (import time)
 
 __all__ = ["fold_dag", "DESCEND", "to_symengine", "symengine_node", "SympyConverter", "SymbolTable"]
 
-t = dynamicsymbols._t
+t = TIME
 
 _SE_FUNCTION_NAMES = (
     "sin", "cos", "tan", "cot", "sec", "csc", "asin", "acos", "atan", "acot", "asec", "acsc",
@@ -184,7 +182,7 @@ class CanonicalKey:
         memo = self.memo
         k = memo.get(e)
         if k is None:
-            hc = e._hashable_content()
+            hc = hashable_content(e)
             items = []
             for x in hc:
                 if isinstance(x, Basic):
@@ -248,8 +246,8 @@ class SympyConverter:
             args = [self(a) for a in e.args]
             if any(a.is_Add for a in args):
                 return sm.Add(*args)
-            _canonical_sort(args, self.key, _addsort)
-            return sm.Add._from_args(args, True if self.commutative else None)
+            _canonical_sort(args, self.key, add_sort)
+            return add_from_args(args, True if self.commutative else None)
         if isinstance(e, se.Mul):
             args = [self(a) for a in e.args]
             nums = [a for a in args if a.is_Number]
@@ -260,13 +258,13 @@ class SympyConverter:
                     # c*x*(a + b): sympy keeps the rational coefficient first and distributes
                     # it only over a lone Add (2 arguments), so the rest is just sorted
                     rest = [a for a in args if not a.is_Number]
-                    _canonical_sort(rest, self.key, _mulsort)
-                    return sm.Mul._from_args([nums[0]] + rest, True if self.commutative else None)
+                    _canonical_sort(rest, self.key, mul_sort)
+                    return mul_from_args([nums[0]] + rest, True if self.commutative else None)
                 return sm.Mul(*args)
             if len(nums) > 1 or (nums and nums[0] is sm.S.One):
                 return sm.Mul(*args)
-            _canonical_sort(args, self.key, _mulsort)
-            return sm.Mul._from_args(args, True if self.commutative else None)
+            _canonical_sort(args, self.key, mul_sort)
+            return mul_from_args(args, True if self.commutative else None)
         if isinstance(e, se.Pow):
             b, x = e.args
             bs = self(b)

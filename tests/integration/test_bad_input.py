@@ -15,6 +15,7 @@ import sympy as sm
 import sympy.physics.mechanics as me
 
 import symbody as sb
+from symbody.cli import main as cli_main
 from symbody.errors import (
     CompilationError,
     FormulationError,
@@ -23,7 +24,6 @@ from symbody.errors import (
     SimulationError,
     SingularConstraintError,
 )
-from symbody.presentation.cli import main as cli_main
 from symbody.testing import random_model
 
 t = me.dynamicsymbols._t

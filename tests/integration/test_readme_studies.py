@@ -1,4 +1,4 @@
-"""The README's study examples run and give the numbers the README states."""
+"""The study examples of docs/guides/studies.md run and give the numbers the page states."""
 
 from __future__ import annotations
 
@@ -9,15 +9,13 @@ import pytest
 
 
 def _blocks():
-    readme = (Path(__file__).resolve().parents[2] / "README.md").read_text()
-    section = readme.split("## Studies: events, impacts, outputs, saved models, sweeps", 1)[1]
-    section = section.split("\n## ", 1)[0]
+    section = (Path(__file__).resolve().parents[2] / "docs" / "guides" / "studies.md").read_text()
     return re.findall(r"```python\n(.*?)```", section, re.S)
 
 
 def test_bicycle_fall_detection_example():
     ns: dict = {}
-    exec(compile(_blocks()[0], "README.md", "exec"), ns)
+    exec(compile(_blocks()[0], "docs/guides/studies.md", "exec"), ns)
     sol = ns["sol"]
     assert sol.status == 0 and len(sol.events) == 1
     assert sol.events[0].t == pytest.approx(1.47, abs=0.01)          # "about 1.47 s"
@@ -26,7 +24,7 @@ def test_bicycle_fall_detection_example():
 
 def test_walker_example():
     ns: dict = {}
-    exec(compile(_blocks()[1], "README.md", "exec"), ns)
+    exec(compile(_blocks()[1], "docs/guides/studies.md", "exec"), ns)
     assert abs(ns["gait"]["theta"] - 0.2003109005) < 1e-9
     assert abs(ns["gait"]["theta_dot"] + 0.1998324729) < 1e-9
     times = [e.t for e in ns["sol"].events]

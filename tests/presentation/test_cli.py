@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 
 from symbody.analysis.trajectory import Trajectory
-from symbody.presentation.cli import main
+from symbody.cli import main
 
 pytestmark = pytest.mark.filterwarnings("ignore:Animation was deleted without rendering")
 
@@ -25,7 +25,7 @@ MODELS = ["four-bar", "snakeboard", "double-rod-pendulum", "two-particle-pendulu
 def run_cli(*args: str) -> subprocess.CompletedProcess:
     """Run the installed console script (or ``python -m`` when it is not on disk)."""
     script = Path(sys.executable).parent / "symbody"
-    command = [str(script)] if script.exists() else [sys.executable, "-m", "symbody.presentation.cli"]
+    command = [str(script)] if script.exists() else [sys.executable, "-m", "symbody"]
     env = dict(os.environ, MPLBACKEND="Agg", SYMBODY_QUIET="1")
     return subprocess.run(command + list(args), capture_output=True, text=True, env=env, timeout=300)
 
@@ -177,15 +177,15 @@ def test_unknown_parameter_and_list_in_a_subprocess():
 
 
 def test_readme_example_runs(tmp_path, monkeypatch):
-    """The Python example of the README (the seed workflow) runs and keeps the loop closed."""
-    readme = (Path(__file__).resolve().parents[2] / "README.md").read_text()
-    section = readme.split("## The seed workflow with symbody", 1)[1]
+    """The Python example of the seed-workflow guide runs and keeps the loop closed."""
+    guide = Path(__file__).resolve().parents[2] / "docs" / "guides" / "seed_workflow.md"
+    section = guide.read_text().split("## The seed workflow with symbody", 1)[1]
     code = re.search(r"```python\n(.*?)```", section, re.S).group(1)
     code = code.replace("(0.0, 30.0)", "(0.0, 3.0)").replace("np.linspace(0.0, 30.0, 601)",
                                                                "np.linspace(0.0, 3.0, 61)")
     monkeypatch.chdir(tmp_path)
     namespace: dict = {}
-    exec(compile(code, "README.md", "exec"), namespace)
+    exec(compile(code, "docs/guides/seed_workflow.md", "exec"), namespace)
     assert namespace["sol"].max_holonomic_residual < 1e-10
     assert (tmp_path / "four_bar.png").stat().st_size > 0
     assert (tmp_path / "four_bar.html").stat().st_size > 0

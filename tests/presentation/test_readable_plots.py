@@ -23,8 +23,8 @@ import sympy.physics.mechanics as me  # noqa: E402
 from matplotlib.backends.backend_agg import FigureCanvasAgg  # noqa: E402
 
 import symbody as sb  # noqa: E402
+from symbody.cli import main  # noqa: E402
 from symbody.errors import InputError  # noqa: E402
-from symbody.presentation.cli import main  # noqa: E402
 from symbody.presentation.plot import plot_eigenvalues  # noqa: E402
 from symbody.presentation.units import quantity_kinds, residual_units  # noqa: E402
 

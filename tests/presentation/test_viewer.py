@@ -18,6 +18,7 @@ from scipy.spatial.transform import Rotation
 from sympy.physics.vector import Point, ReferenceFrame, dynamicsymbols
 
 import symbody as sb
+from symbody.cli import main
 from symbody.errors import InputError
 from symbody.models.base import Drawing
 from symbody.presentation import (
@@ -33,7 +34,6 @@ from symbody.presentation import (
     VisualizationFrame,
     view,
 )
-from symbody.presentation.cli import main
 from symbody.presentation.viewer import rotation_to_quaternion, scene_samples
 
 MODELS = list(sb.models.available())
@@ -297,16 +297,16 @@ def test_cli_view_writes_a_page(tmp_path, capsys):
 
 
 def test_readme_viewer_example_runs(tmp_path, monkeypatch):
-    """The README's viewer example (shortened to 1 s) writes a page with the bicycle's samples."""
+    """The viewer example of docs/guides/command_line.md (shortened to 1 s) writes a page with the bicycle's samples."""
     from pathlib import Path
 
-    readme = (Path(__file__).resolve().parents[2] / "README.md").read_text(encoding="utf-8")
-    section = readme.split("## Watching it move: the 3D viewer", 1)[1]
+    guide = Path(__file__).resolve().parents[2] / "docs" / "guides" / "command_line.md"
+    section = guide.read_text(encoding="utf-8").split("## Watching it move: the 3D viewer", 1)[1]
     code = re.search(r"```python\n(.*?)```", section, re.S).group(1)
     assert "(0, 10)" in code and "np.linspace(0, 10, 601)" in code
     code = code.replace("(0, 10)", "(0, 1)").replace("np.linspace(0, 10, 601)", "np.linspace(0, 1, 61)")
     monkeypatch.chdir(tmp_path)
-    exec(compile(code, "README.md", "exec"), {})
+    exec(compile(code, "docs/guides/command_line.md", "exec"), {})
     data = payload_of((tmp_path / "bike.html").read_text(encoding="utf-8"))
     assert len(np.frombuffer(base64.b64decode(data["t"]), "<f8")) == 61
     assert "rear_hub" in data["points"]

@@ -33,7 +33,7 @@ from sympy.physics.vector import dynamicsymbols
 
 from ..compilation import NumericModel, make_function
 from ..errors import InputError
-from .trajectory import _short
+from ..formatting import symbol_name as _short
 
 __all__ = ["Event", "EventRecord", "PreparedEvents", "prepare_events"]
 

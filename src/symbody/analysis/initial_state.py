@@ -16,7 +16,7 @@ from collections.abc import Callable, Mapping
 import numpy as np
 
 from ..compilation import NumericModel
-from .trajectory import _short
+from ..formatting import symbol_name as _short
 
 __all__ = ["InitialStateWarning", "initial_state"]
 

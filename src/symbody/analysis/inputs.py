@@ -25,15 +25,15 @@ from typing import Any
 
 import numpy as np
 import sympy as sm
-from sympy.physics.vector import dynamicsymbols
 
+from ..compat.sympy import TIME
 from ..compilation import NumericModel, make_function
 from ..errors import InputError
-from .trajectory import _short
+from ..formatting import symbol_name as _short
 
 __all__ = ["Tabulated", "specified_inputs"]
 
-_t = dynamicsymbols._t
+_t = TIME
 
 
 @dataclass(frozen=True)

@@ -24,15 +24,16 @@ from collections.abc import Callable, Mapping, Sequence
 
 import numpy as np
 import sympy as sm
-from sympy.physics.vector import dynamicsymbols
 
+from ..compat.sympy import TIME
 from ..compilation import NumericModel, make_function
 from ..errors import InputError, SymbodyError
-from .trajectory import Trajectory, _short
+from ..formatting import symbol_name as _short
+from .trajectory import Trajectory
 
 __all__ = ["BUILTIN_OUTPUTS", "parse_outputs", "attach_outputs"]
 
-_t = dynamicsymbols._t
+_t = TIME
 
 BUILTIN_OUTPUTS = ("specifieds", "constraint_forces", "auxiliary_forces")
 

@@ -36,9 +36,10 @@ import numpy as np
 
 from ..compilation import NumericModel
 from ..errors import InputError
+from ..formatting import symbol_name as _short
 from ..progress import as_progress
 from .simulation import simulate
-from .trajectory import Trajectory, _short
+from .trajectory import Trajectory
 
 if TYPE_CHECKING:
     import pandas

@@ -23,6 +23,7 @@ import sympy as sm
 from sympy.physics.vector import dynamicsymbols
 
 from ..errors import InputError
+from ..formatting import symbol_name as _short
 
 if TYPE_CHECKING:
     import pandas
@@ -353,10 +354,3 @@ class Trajectory:
                        f"<td style='text-align:left'>{html.escape(str(v))}</td></tr>"
                        for k, v in self.summary().items())
         return f"<table><caption>symbody Trajectory</caption>{rows}</table>"
-
-
-def _short(sym) -> str:
-    """'q1' for q1(t); str otherwise."""
-    if isinstance(sym, sm.core.function.AppliedUndef):
-        return sym.func.__name__
-    return str(sym)

@@ -66,6 +66,10 @@ _SPECIAL = {"StrictLessThan": "lt", "LessThan": "le", "Equality": "eq", "Unequal
             "Max": "max", "Min": "min"}
 _COMPARE = {"lt": "<", "le": "<=", "eq": "==", "ne": "!="}
 
+#: symengine class names of the functions, constants, comparisons and logic that the C code
+#: writes directly (:mod:`.function_expansion` expands every other function first)
+NATIVE_NODES = frozenset(_FUNCTIONS) | frozenset(_CONSTANTS) | frozenset(_SPECIAL)
+
 
 class UnsupportedExpression(ValueError):
     """An expression node that the C emitter cannot translate (e.g. Piecewise)."""

@@ -141,7 +141,8 @@ class Kernel:
 
     def __init__(self, nargs: int, nout: int, backend: str, name: str,
                  into: Callable[[np.ndarray, np.ndarray], Any],
-                 batch: Callable[[np.ndarray], np.ndarray], source: dict | None = None):
+                 batch: Callable[[np.ndarray], np.ndarray], source: dict | None = None,
+                 library: Any = None):
         self.nargs, self.nout, self.backend, self.name = nargs, nout, backend, name
         self.into = into
         self._batch = batch
@@ -150,7 +151,12 @@ class Kernel:
         #:  "serialized": bytes or None}
         self.source = source
         #: the loaded shared library of a "c" kernel (kept alive with the kernel)
-        self._library = None
+        self._library = library
+
+    def renamed(self, name: str, source: dict | None = None) -> Kernel:
+        """The same compiled functions under another name (and ``source``, default this one's)."""
+        return Kernel(self.nargs, self.nout, self.backend, name, self.into, self._batch,
+                      self.source if source is None else source, library=self._library)
 
     def __call__(self, z) -> np.ndarray:
         z = np.ascontiguousarray(z, dtype=float)
@@ -420,7 +426,7 @@ def _symengine_kernel(nargs: int, se_exprs: list, digest: str, backend: str, nam
     key = _llvm_key(backend, nargs, nout, digest)
     hit = _MEMORY.get(key)
     if hit is not None:
-        return Kernel(nargs, nout, backend, name, hit.into, hit._batch, hit.source)
+        return hit.renamed(name)
     lam = None
     if backend == "llvm" and use_disk and nout:
         lam = _cache.load_cached(key)
@@ -489,8 +495,8 @@ def _c_kernel(nargs: int, se_exprs: list, digest: str, name: str, use_disk: bool
     key = _c_key(nargs, nout, digest)
     hit = _MEMORY.get(key)
     if hit is not None:
-        return Kernel(nargs, nout, "c", name, hit.into, hit._batch,
-                      {"kind": "symengine", "exprs": se_exprs, "serialized": None, "lambdify": None})
+        return hit.renamed(name, {"kind": "symengine", "exprs": se_exprs, "serialized": None,
+                                  "lambdify": None})
     path = _cache.verified_library(key) if use_disk else None
     scratch = None
     if path is None:
@@ -525,9 +531,9 @@ def _c_kernel(nargs: int, se_exprs: list, digest: str, name: str, use_disk: bool
         _f(Z.ctypes.data, out.ctypes.data, Z.shape[0])
         return out
 
-    kern = Kernel(nargs, nout, "c", name, into, batch,
-                  {"kind": "symengine", "exprs": se_exprs, "serialized": None, "lambdify": None})
-    kern._library = lib            # keep the library loaded as long as the kernel lives
+    kern = Kernel(nargs, nout, "c", name, into, batch,       # the library lives with the kernel
+                  {"kind": "symengine", "exprs": se_exprs, "serialized": None, "lambdify": None},
+                  library=lib)
     _MEMORY[key] = kern
     return kern
 

@@ -19,8 +19,8 @@ from typing import TYPE_CHECKING, NamedTuple
 
 import numpy as np
 import symengine as se
-from sympy.physics.vector import dynamicsymbols
 
+from ..compat.sympy import TIME
 from ..errors import CompilationError, InputError
 from ..symengine_bridge import SymbolTable
 
@@ -30,7 +30,7 @@ if TYPE_CHECKING:
 
 __all__ = ["ForwardProgram", "BlockProgram", "BlockValues", "BLOCKS", "block_program"]
 
-_t = dynamicsymbols._t
+_t = TIME
 
 _NAMESPACE = {
     "sin": math.sin, "cos": math.cos, "tan": math.tan, "asin": math.asin, "acos": math.acos,

@@ -17,8 +17,8 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 import sympy as sm
-from sympy.physics.vector import dynamicsymbols
 
+from ..compat.sympy import TIME
 from ..errors import CompilationError
 from . import c_kernels as _c
 
@@ -28,7 +28,7 @@ if TYPE_CHECKING:
 
 __all__ = ["expand_functions", "expand_functions_in_eom"]
 
-_t = dynamicsymbols._t
+_t = TIME
 _AppliedUndef = sm.core.function.AppliedUndef
 
 
@@ -170,7 +170,7 @@ def expand_functions_in_eom(eom: EquationsOfMotion, backend: str = "llvm") -> Eq
 #: symengine node types that every compiled backend takes as they are (c_kernels' own list)
 _SYMENGINE_NODES = frozenset({"Add", "Mul", "Pow", "Symbol", "Integer", "Rational", "RealDouble",
                               "Zero", "One", "NegativeOne", "Half"}
-                             | set(_c._FUNCTIONS) | set(_c._CONSTANTS) | set(_c._SPECIAL))
+                             | _c.NATIVE_NODES)
 
 
 def _compilable_symengine(dyn) -> bool:

@@ -25,6 +25,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from ..compat.scipy import lapack_function
 from . import c_kernels
 from . import cache as kernel_cache
 
@@ -89,20 +90,6 @@ class _Plan(ctypes.Structure):
                 ("K", ctypes.c_long), ("nx", ctypes.c_long), ("iud", ctypes.c_long),
                 ("s_bdep", ctypes.c_long), ("s_vrhs", ctypes.c_long),
                 ("augmented", ctypes.c_long), ("nfev", ctypes.c_long)]
-
-
-def lapack_function(name: str) -> int | None:
-    """The address of scipy's LAPACK routine ``name`` (``scipy.linalg.cython_lapack``), or None."""
-    try:
-        from scipy.linalg import cython_lapack
-        capsule = cython_lapack.__pyx_capi__[name]
-    except (ImportError, AttributeError, KeyError):
-        return None
-    get_name = ctypes.pythonapi.PyCapsule_GetName
-    get_name.restype, get_name.argtypes = ctypes.c_char_p, [ctypes.py_object]
-    get_pointer = ctypes.pythonapi.PyCapsule_GetPointer
-    get_pointer.restype, get_pointer.argtypes = ctypes.c_void_p, [ctypes.py_object, ctypes.c_char_p]
-    return get_pointer(capsule, get_name(capsule))
 
 
 def c_function_address(kernel: Any) -> int | None:

@@ -49,6 +49,7 @@ import numpy as np
 import sympy as sm
 from sympy.physics.vector import dynamicsymbols
 
+from ..compat.sympy import original_assumptions
 from ..errors import InputError
 
 if TYPE_CHECKING:
@@ -206,9 +207,9 @@ def _unjson(v):
 
 def _encode_symbol(s, where: str) -> dict:
     if isinstance(s, sm.Dummy):
-        return {"dummy": s.name, "index": s.dummy_index, "assumptions": dict(s._assumptions_orig)}
+        return {"dummy": s.name, "index": s.dummy_index, "assumptions": original_assumptions(s)}
     if isinstance(s, sm.Symbol):
-        return {"symbol": s.name, "assumptions": {k: bool(v) for k, v in s._assumptions_orig.items()}}
+        return {"symbol": s.name, "assumptions": {k: bool(v) for k, v in original_assumptions(s).items()}}
     if isinstance(s, sm.core.function.AppliedUndef) and s.args == (_t,):
         return {"function": s.func.__name__}
     if isinstance(s, sm.Derivative) and s.variables and all(v == _t for v in s.variables):

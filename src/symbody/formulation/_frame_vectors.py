@@ -23,6 +23,7 @@ from __future__ import annotations
 import symengine as se
 from sympy.physics.vector import Dyadic, ReferenceFrame, Vector
 
+from ..compat.sympy import neighbour_angular_velocities, neighbour_dcms
 from ..errors import FormulationError
 from ._symengine_kinematics import ChainRule, SymbolMap, _sub_qdot
 
@@ -157,7 +158,7 @@ class FrameVectors:
         key = (A, B)
         got = self._neighbour.get(key)
         if got is None:
-            C = A._dcm_dict[B]
+            C = neighbour_dcms(A)[B]
             got = [[self.component(C[i, j]) for j in range(3)] for i in range(3)]
             self._neighbour[key] = got
             self._neighbour[(B, A)] = _transpose(got)
@@ -176,7 +177,7 @@ class FrameVectors:
             parents = {A: None}
             queue = [A]
             for F in queue:
-                for G in F._dcm_dict:
+                for G in neighbour_dcms(F):
                     if G not in parents:
                         parents[G] = F
                         queue.append(G)
@@ -257,7 +258,7 @@ class FrameVectors:
             if frame is self.N:
                 got = {}
             else:   # a direct link is the shortest path ang_vel_in would sum along
-                direct = frame._ang_vel_dict.get(self.N)
+                direct = neighbour_angular_velocities(frame).get(self.N)
                 got = self.vector(direct if direct is not None else frame.ang_vel_in(self.N))
             self._omega[frame] = got
         return got

@@ -10,14 +10,14 @@ from collections.abc import Iterable, Sequence
 
 import sympy as sm
 from sympy.physics.mechanics.functions import find_dynamicsymbols
-from sympy.physics.vector import dynamicsymbols
 
 from .._lazy_modules import lazy_module
+from ..compat.sympy import TIME
 from ..errors import FormulationError, NonlinearityError
 
 se = lazy_module("symengine")        # imported when first used (import time)
 
-t = dynamicsymbols._t
+t = TIME
 
 
 def as_column(exprs, name: str = "equations") -> sm.Matrix:

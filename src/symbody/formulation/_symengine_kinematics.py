@@ -16,13 +16,14 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 import sympy as sm
-from sympy.physics.vector import Dyadic, ReferenceFrame, Vector, dynamicsymbols
+from sympy.physics.vector import Dyadic, ReferenceFrame, Vector
 
 from .._lazy_modules import lazy_module
+from ..compat.sympy import TIME
 
 se = lazy_module("symengine")        # imported when first used (import time)
 
-t = dynamicsymbols._t
+t = TIME
 
 
 class SymbolMap:

@@ -39,8 +39,8 @@ from dataclasses import dataclass
 from typing import Any
 
 import sympy as sm
-from sympy.physics.vector import dynamicsymbols
 
+from ..compat.sympy import TIME
 from ..errors import FormulationError
 from ._linear_equations import (
     as_column,
@@ -51,7 +51,7 @@ from ._linear_equations import (
 )
 from .extra_states import ExtraStates, parse_extra_states
 
-t = dynamicsymbols._t
+t = TIME
 
 __all__ = ["EquationsOfMotion", "SymengineDynamics"]
 
@@ -98,7 +98,7 @@ class SymengineDynamics:
 @dataclass(frozen=True, kw_only=True)
 class CanonicalBlocks:
     """The variables and blocks of the canonical form as a formulation class extracted them
-    (no parsing, no checks): what :meth:`EquationsOfMotion._from_blocks` is built from.
+    (no parsing, no checks): what :meth:`EquationsOfMotion.from_blocks` is built from.
 
     Variables ``q_ind`` (n), ``q_dep`` (M), ``u_ind`` (p), ``u_dep`` (m), ``u_aux``;
     kinematic ``K_qd q' + K_u u + k = 0`` and its solution ``qdot_solution`` (N);
@@ -529,8 +529,8 @@ class EquationsOfMotion:
         return new
 
     @classmethod
-    def _from_blocks(cls, blocks: CanonicalBlocks, *, constants=None, specifieds=None,
-                     extra_states=None, name: str | None = None) -> EquationsOfMotion:
+    def from_blocks(cls, blocks: CanonicalBlocks, *, constants=None, specifieds=None,
+                    extra_states=None, name: str | None = None) -> EquationsOfMotion:
         """Build from already-extracted blocks (used by the formulation classes; no parsing).
 
         With ``blocks.dynamic_se`` the dynamic block stays in symengine and is converted

@@ -20,11 +20,11 @@ from dataclasses import dataclass
 from typing import Any
 
 import sympy as sm
-from sympy.physics.vector import dynamicsymbols
 
+from ..compat.sympy import TIME
 from ..errors import FormulationError
 
-t = dynamicsymbols._t
+t = TIME
 
 __all__ = ["ExtraStates", "parse_extra_states"]
 

@@ -21,9 +21,10 @@ from typing import Any
 
 import sympy as sm
 from sympy.physics.mechanics import Particle, RigidBody
-from sympy.physics.vector import Point, ReferenceFrame, Vector, dynamicsymbols
+from sympy.physics.vector import Point, ReferenceFrame, Vector
 
 from .._lazy_modules import lazy_module
+from ..compat.sympy import TIME, add_from_args, mul_from_args
 from ..errors import FormulationError, NonlinearityError, SingularConstraintError
 from ..progress import as_progress
 from ..symengine_bridge import SympyConverter
@@ -39,7 +40,7 @@ from .eom import CanonicalBlocks, EquationsOfMotion, SymengineDynamics
 
 se = lazy_module("symengine")        # imported when first used (import time)
 
-t = dynamicsymbols._t
+t = TIME
 
 __all__ = ["KanesMethod"]
 
@@ -697,7 +698,7 @@ class KanesMethod(MethodAttributes):
                 continue
             cs = conv(c)
             if cs.is_Add:
-                terms.append(sm.Mul._from_args(sorted([cs, udot[k]], key=conv.key)))
+                terms.append(mul_from_args(sorted([cs, udot[k]], key=conv.key)))
             else:
                 terms.append(cs * udot[k])
         nm = conv(non_mm)
@@ -713,7 +714,7 @@ class KanesMethod(MethodAttributes):
             terms.sort(key=conv.key)
         except TypeError:
             return -sm.Add(*terms)
-        return sm.Mul(sm.S.NegativeOne, sm.Add._from_args(terms), evaluate=False)
+        return sm.Mul(sm.S.NegativeOne, add_from_args(terms), evaluate=False)
 
     def _aux_reduction(self, rows: list) -> list:
         """Rows of the auxiliary speeds with the dependent speeds' rows folded in.
@@ -858,7 +859,7 @@ class KanesMethod(MethodAttributes):
             f_h=self._f_h, B=self._k_nh, b=self._f_nh, B_a=self._k_dnh, b_a=self._f_dnh,
             M_d=M_d, g_d=g_d, reduced=False, auxiliary=aux, noncontributing=noncontributing or (),
             dynamic_se=dynamic_se)
-        return EquationsOfMotion._from_blocks(blocks, specifieds=specifieds, extra_states=extra_states,
+        return EquationsOfMotion.from_blocks(blocks, specifieds=specifieds, extra_states=extra_states,
                                               name=name)
 
     def _detect_noncontributing(self, M_d, g_d, aux) -> list:

@@ -29,6 +29,7 @@ import sympy as sm
 from sympy.physics.vector import Point, ReferenceFrame, Vector, dynamicsymbols
 
 from .._lazy_modules import lazy_module
+from ..compat.sympy import TIME
 from ..dependent_columns import pivot_columns
 from ..errors import FormulationError, NonlinearityError, SingularConstraintError
 from ..symengine_bridge import DESCEND, SympyConverter, fold_dag, symengine_node
@@ -39,7 +40,7 @@ from .eom import CanonicalBlocks, EquationsOfMotion
 np = lazy_module("numpy")            # imported when first used (import time)
 se = lazy_module("symengine")        # imported when first used (import time)
 
-t = dynamicsymbols._t
+t = TIME
 
 __all__ = ["LagrangesMethod"]
 
@@ -963,7 +964,7 @@ class LagrangesMethod(MethodAttributes):
             K_qd=sm.eye(N_all), K_u=K_u, k=sm.zeros(N_all, 1), qdot_solution=qdot_solution,
             f_h=self._hol_coneqs if n_hol else sm.zeros(0, 1), B=B, b=b, B_a=B, b_a=b_a,
             M_d=M_d, g_d=g_d, reduced=False, auxiliary=sm.zeros(0, 1))
-        return EquationsOfMotion._from_blocks(blocks, specifieds=specifieds, extra_states=extra_states,
+        return EquationsOfMotion.from_blocks(blocks, specifieds=specifieds, extra_states=extra_states,
                                               name=name)
 
     def _speed_clashes(self, u: list):

@@ -53,8 +53,8 @@ import numpy as np
 import symengine as se
 import sympy as sm
 from sympy import default_sort_key
-from sympy.physics.vector import dynamicsymbols
 
+from ..compat.sympy import TIME
 from ..errors import FormulationError, SingularConstraintError
 from ..symengine_bridge import SymbolTable as _Symbols
 from ..symengine_bridge import to_symengine
@@ -65,7 +65,7 @@ if TYPE_CHECKING:
     from .lagrange import LagrangesMethod
 
 
-t = dynamicsymbols._t
+t = TIME
 
 __all__ = ["linearize_kane", "linearize_lagrange", "linearize_eom", "to_symengine"]
 

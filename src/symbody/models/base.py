@@ -27,17 +27,18 @@ from typing import Any
 
 import numpy as np
 import sympy as sm
-from sympy.physics.vector import Point, ReferenceFrame, dynamicsymbols
+from sympy.physics.vector import Point, ReferenceFrame
 
+from ..compat.sympy import TIME
 from ..compilation.named_values import finite_number
 from ..errors import InputError
 from ..formulation import EquationsOfMotion, KanesMethod
-from ..presentation.scene import Scene
+from ..scene import Scene
 
 __all__ = ["Drawing", "Model", "KaneSystem", "point_coordinates", "solve_dependent_coordinates", "rotated_frame",
            "energy_fields"]
 
-t = dynamicsymbols._t
+t = TIME
 
 
 @dataclass(frozen=True)

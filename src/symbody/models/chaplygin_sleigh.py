@@ -18,12 +18,13 @@ import sympy as sm
 from sympy.physics.mechanics import RigidBody, outer
 from sympy.physics.vector import Point, ReferenceFrame, dynamicsymbols
 
-from ..presentation.scene import Box, Scene, Sphere, VisualizationFrame
+from ..compat.sympy import TIME
+from ..scene import Box, Scene, Sphere, VisualizationFrame
 from .base import Drawing, KaneSystem, Model, point_coordinates, rotated_frame
 
 __all__ = ["chaplygin_sleigh", "chaplygin_sleigh_system"]
 
-t = dynamicsymbols._t
+t = TIME
 
 DESCRIPTION = "Chaplygin sleigh: rigid body on a knife edge, 2 dof, 1 nonholonomic constraint"
 REFERENCES = ("Chaplygin (1911); Neimark & Fufaev, Dynamics of Nonholonomic Systems (1972). "

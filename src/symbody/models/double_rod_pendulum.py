@@ -19,12 +19,13 @@ import sympy as sm
 from sympy.physics.mechanics import Particle, RigidBody, outer
 from sympy.physics.vector import Point, ReferenceFrame, dynamicsymbols
 
-from ..presentation.scene import Scene, Segment, Sphere, VisualizationFrame
+from ..compat.sympy import TIME
+from ..scene import Scene, Segment, Sphere, VisualizationFrame
 from .base import Drawing, KaneSystem, Model, energy_fields, point_coordinates, rotated_frame
 
 __all__ = ["double_rod_pendulum", "double_rod_pendulum_system"]
 
-t = dynamicsymbols._t
+t = TIME
 
 DESCRIPTION = "double-rod pendulum with a particle sliding on the second rod, 3 dof (seed 002)"
 REFERENCES = ("Moore, Learn Multibody Dynamics, 'Equations of Motion' (seed 002) and the simulation "

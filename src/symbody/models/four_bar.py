@@ -18,7 +18,8 @@ import sympy as sm
 from sympy.physics.mechanics import Particle
 from sympy.physics.vector import Point, ReferenceFrame, dynamicsymbols
 
-from ..presentation.scene import Scene, Segment, Sphere, VisualizationFrame
+from ..compat.sympy import TIME
+from ..scene import Scene, Segment, Sphere, VisualizationFrame
 from .base import (
     Drawing,
     KaneSystem,
@@ -31,7 +32,7 @@ from .base import (
 
 __all__ = ["four_bar", "four_bar_system"]
 
-t = dynamicsymbols._t
+t = TIME
 
 DESCRIPTION = "four-bar linkage, 1 dof, 2 holonomic loop constraints (seed 001)"
 REFERENCES = ("Moore, Learn Multibody Dynamics, 'Equations of Motion with Holonomic Constraints' "

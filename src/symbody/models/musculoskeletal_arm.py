@@ -37,12 +37,13 @@ import sympy.physics.biomechanics as bm
 import sympy.physics.mechanics as me
 from sympy.physics.vector import Point, Vector, dynamicsymbols
 
+from ..compat.sympy import TIME
 from ..formulation import KanesMethod
 from .base import Drawing, Model, point_coordinates
 
 __all__ = ["musculoskeletal_arm", "musculoskeletal_arm_system", "ElbowExtensorPathway"]
 
-t = dynamicsymbols._t
+t = TIME
 
 DESCRIPTION = "elbow with biceps and triceps (DeGroote 2016 muscles, activation dynamics), SymPy System"
 REFERENCES = ("De Groote, Kinney, Rao, Fregly, Ann. Biomed. Eng. 44 (2016) 2922-2936; geometry and "

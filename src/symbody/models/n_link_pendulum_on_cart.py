@@ -16,13 +16,14 @@ import sympy as sm
 from sympy.physics.mechanics import Particle
 from sympy.physics.vector import Point, ReferenceFrame, dynamicsymbols
 
+from ..compat.sympy import TIME
 from ..errors import InputError
-from ..presentation.scene import Box, Scene, Segment, Sphere, VisualizationFrame
+from ..scene import Box, Scene, Segment, Sphere, VisualizationFrame
 from .base import Drawing, KaneSystem, Model
 
 __all__ = ["n_link_pendulum_on_cart", "n_link_pendulum_on_cart_system"]
 
-t = dynamicsymbols._t
+t = TIME
 
 DESCRIPTION = "n-link pendulum on a sliding cart (option n, default 3; force=True adds F(t))"
 REFERENCES = ("PyDy example n_link_pendulum_on_cart (Moore et al.): links of length 1/n m, "

@@ -29,11 +29,12 @@ from sympy.physics.mechanics import Particle
 from sympy.physics.vector import Point, ReferenceFrame, dynamicsymbols
 
 from ..analysis.events import Event
+from ..compat.sympy import TIME
 from .base import Drawing, KaneSystem, Model, point_coordinates
 
 __all__ = ["rimless_wheel", "rimless_wheel_system", "steady_speed"]
 
-t = dynamicsymbols._t
+t = TIME
 
 DESCRIPTION = "rimless wheel rolling down a slope: pendulum + spoke impacts (events), 1 dof"
 REFERENCES = ("McGeer, Passive dynamic walking, Int. J. Robotics Research 9(2), 1990; Coleman, "

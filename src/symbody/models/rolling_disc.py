@@ -23,12 +23,13 @@ import sympy as sm
 from sympy.physics.mechanics import RigidBody, inertia
 from sympy.physics.vector import Point, ReferenceFrame, cross, dynamicsymbols
 
-from ..presentation.scene import Cylinder, Scene, Segment, Sphere, Torus, VisualizationFrame
+from ..compat.sympy import TIME
+from ..scene import Cylinder, Scene, Segment, Sphere, Torus, VisualizationFrame
 from .base import Drawing, KaneSystem, Model, energy_fields, point_coordinates, rotated_frame
 
 __all__ = ["rolling_disc", "rolling_disc_system"]
 
-t = dynamicsymbols._t
+t = TIME
 
 DESCRIPTION = "thin disc rolling without slip on a plane, 3D, 3 dof, 2 nonholonomic constraints"
 REFERENCES = ("Kane & Levinson (1985) rolling disc; SymPy mechanics rolling-disc examples. Defaults "

@@ -32,13 +32,14 @@ import sympy as sm
 from sympy.physics.vector import dynamicsymbols
 
 from ..analysis.events import Event
+from ..compat.sympy import TIME
 from ..formulation import EquationsOfMotion
 from .base import Drawing, Model
 
 __all__ = ["simplest_walker", "simplest_walker_equations", "stride", "period_one_gait", "heelstrike_map",
            "gait_state"]
 
-t = dynamicsymbols._t
+t = TIME
 
 DESCRIPTION = "simplest walker (Garcia et al. 1998): passive compass gait with heelstrike impacts"
 REFERENCES = ("Garcia, Chatterjee, Ruina & Coleman, The simplest walking model: stability, complexity, "

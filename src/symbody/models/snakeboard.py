@@ -19,12 +19,13 @@ import sympy as sm
 from sympy.physics.mechanics import RigidBody, outer
 from sympy.physics.vector import Point, ReferenceFrame, dynamicsymbols
 
-from ..presentation.scene import Box, Cylinder, Scene, Segment, VisualizationFrame
+from ..compat.sympy import TIME
+from ..scene import Box, Cylinder, Scene, Segment, VisualizationFrame
 from .base import Drawing, KaneSystem, Model, point_coordinates, rotated_frame
 
 __all__ = ["snakeboard", "snakeboard_system"]
 
-t = dynamicsymbols._t
+t = TIME
 
 DESCRIPTION = "snakeboard, 3 dof, 2 nonholonomic wheel constraints, u3 = l q3'/2 (seed 000)"
 REFERENCES = ("Moore, Learn Multibody Dynamics, 'Equations of Motion with Nonholonomic Constraints' "

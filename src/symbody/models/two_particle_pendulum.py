@@ -19,12 +19,13 @@ import sympy as sm
 from sympy.physics.mechanics import Particle
 from sympy.physics.vector import Point, ReferenceFrame, cross, dynamicsymbols
 
-from ..presentation.scene import Scene, Segment, Sphere, VisualizationFrame
+from ..compat.sympy import TIME
+from ..scene import Scene, Segment, Sphere, VisualizationFrame
 from .base import Drawing, KaneSystem, Model, energy_fields, point_coordinates, rotated_frame
 
 __all__ = ["two_particle_pendulum", "two_particle_pendulum_system"]
 
-t = dynamicsymbols._t
+t = TIME
 
 DESCRIPTION = "two-particle double pendulum with rod tensions via auxiliary speeds, 2 dof"
 REFERENCES = ("Moore, Learn Multibody Dynamics, 'Exposing Noncontributing Forces': m1=1.2, m2=5.6 kg, "

@@ -41,8 +41,9 @@ import sympy as sm
 from sympy.physics.mechanics import RigidBody, inertia
 from sympy.physics.vector import Point, ReferenceFrame, dot, dynamicsymbols
 
+from ..compat.sympy import TIME
 from ..errors import InputError
-from ..presentation.scene import Cylinder, Scene, Segment, Sphere, Torus, VisualizationFrame
+from ..scene import Cylinder, Scene, Segment, Sphere, Torus, VisualizationFrame
 from .base import Drawing, KaneSystem, Model, solve_dependent_coordinates
 
 if TYPE_CHECKING:
@@ -52,7 +53,7 @@ if TYPE_CHECKING:
 __all__ = ["whipple_bicycle", "whipple_bicycle_system", "benchmark_parameters",
            "benchmark_to_constants", "lean_steer_states"]
 
-t = dynamicsymbols._t
+t = TIME
 
 DESCRIPTION = "Whipple bicycle, Meijaard et al. (2007) benchmark parameters (option v = forward speed)"
 REFERENCES = ("Meijaard, Papadopoulos, Ruina, Schwab (2007), Linearized dynamics equations for the "

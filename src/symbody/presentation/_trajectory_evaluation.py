@@ -13,11 +13,11 @@ from typing import Any
 import numpy as np
 import sympy as sm
 from sympy.core.function import AppliedUndef
-from sympy.physics.vector import dynamicsymbols
 
+from ..compat.sympy import TIME
 from ..errors import InputError
 
-_t = dynamicsymbols._t
+_t = TIME
 
 
 def constants_by_symbol(trajectory: Any, constants: Mapping | Sequence | None,

@@ -28,6 +28,7 @@ from typing import Any
 
 import numpy as np
 
+from ..compat.matplotlib import animation_figure, mark_rendered
 from ..progress import as_progress
 
 __all__ = ["render_frames", "to_html", "save_html", "save_gif", "pillow_available"]
@@ -66,7 +67,7 @@ def render_frames(anim: Any, progress: Any = None) -> list[np.ndarray]:
     ``anim.camera_moved()`` says so); when ``animated_artists`` is None every frame is drawn
     in full.  ``progress``: see :func:`as_progress`.
     """
-    fig = anim._fig
+    fig = animation_figure(anim)
     canvas = _agg_canvas(fig)
     count = len(anim.times)
     with as_progress(progress, "rendering frames", total=count) as bar:
@@ -78,14 +79,14 @@ def render_frames(anim: Any, progress: Any = None) -> list[np.ndarray]:
                 frames.append(np.asarray(canvas.buffer_rgba())[..., :3].copy())
                 bar.update()
             anim.update_frame(0)
-            anim._draw_was_started = True
+            mark_rendered(anim)
             return frames
         return _blitted_frames(anim, canvas, bar)
 
 
 def _blitted_frames(anim: Any, canvas, bar) -> list[np.ndarray]:
     """Frames with the static background drawn once and the moving artists blitted on it."""
-    fig = anim._fig
+    fig = animation_figure(anim)
     artists = list(anim.animated_artists)
     previous = [a.get_animated() for a in artists]
     frames = []
@@ -105,7 +106,7 @@ def _blitted_frames(anim: Any, canvas, bar) -> list[np.ndarray]:
             frames.append(np.asarray(canvas.buffer_rgba())[..., :3].copy())
             bar.update()
     finally:
-        anim._draw_was_started = True   # tell matplotlib it was rendered (no warning on deletion)
+        mark_rendered(anim)   # tell matplotlib it was rendered (no warning on deletion)
         for a, flag in zip(artists, previous, strict=True):
             a.set_animated(flag)
         anim.update_frame(0)

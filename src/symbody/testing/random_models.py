@@ -54,6 +54,7 @@ import sympy as sm
 from sympy.physics.mechanics import Particle, RigidBody, inertia
 from sympy.physics.vector import Point, ReferenceFrame, Vector, dynamicsymbols
 
+from ..compat.sympy import TIME
 from ..errors import InputError
 
 if TYPE_CHECKING:
@@ -62,7 +63,7 @@ if TYPE_CHECKING:
 
 __all__ = ["RandomModel", "random_model", "KINDS"]
 
-t = dynamicsymbols._t
+t = TIME
 
 KINDS = ("tree", "nonholonomic", "closed_loop")
 

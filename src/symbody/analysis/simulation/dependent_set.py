@@ -29,7 +29,7 @@ from ...compilation import NumericModel
 from ...compilation.linear_algebra import determinant, pivoted_columns
 from ...compilation.numeric_model import Partition
 from ...errors import SymbodyError
-from ..trajectory import _short
+from ...formatting import symbol_name as _short
 from .strategy import StopIntegration
 
 __all__ = ["DependentSetMonitor", "Gauge", "SetEvent", "locate_root", "remap", "near_singular_note",

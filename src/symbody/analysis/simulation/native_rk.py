@@ -27,6 +27,7 @@ from typing import Any
 import numpy as np
 from scipy.integrate import DOP853, RK23, RK45
 
+from ...compat.scipy import runge_kutta_step_control
 from ...compilation.native_rhs import NativeRHS, build_source, native_rhs
 
 __all__ = ["native_solver", "RK_SOURCE"]
@@ -153,8 +154,6 @@ def _solver_class(method: str) -> type:
     """The subclass of scipy's ``method`` whose steps run in C."""
     if method in _CLASSES:
         return _CLASSES[method]
-    from scipy.integrate._ivp import rk as scipy_rk
-
     base = _SCIPY[method]
 
     class NativeRungeKutta(base):
@@ -184,8 +183,7 @@ def _solver_class(method: str) -> type:
                            n=n, stages=self.n_stages, a_cols=A.shape[1], dop853=int(method == "DOP853"),
                            rtol=float(self.rtol), max_step=float(self.max_step),
                            t_bound=float(self.t_bound), direction=float(self.direction),
-                           error_exponent=float(self.error_exponent), safety=scipy_rk.SAFETY,
-                           min_factor=scipy_rk.MIN_FACTOR, max_factor=scipy_rk.MAX_FACTOR)
+                           error_exponent=float(self.error_exponent), **runge_kutta_step_control())
             self._step = library.symbody_rk_step
             self._step.restype = ctypes.c_int
             self._step.argtypes = [ctypes.c_void_p] * 5

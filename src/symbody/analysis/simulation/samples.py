@@ -13,7 +13,8 @@ import numpy as np
 from ...compilation import NumericModel
 from ...compilation.numeric_model import Partition, SampleValues
 from ...errors import SymbodyError
-from ..trajectory import PartitionChange, Trajectory, _short
+from ...formatting import symbol_name as _short
+from ..trajectory import PartitionChange, Trajectory
 from .strategy import Run
 
 __all__ = ["Samples", "build_trajectory"]

@@ -29,7 +29,7 @@ from typing import Any
 
 import numpy as np
 
-from ..errors import InputError, SymbodyError
+from .errors import InputError, SymbodyError
 
 __all__ = ["main", "build_parser"]
 
@@ -72,7 +72,7 @@ class _Timer:
 
 # ----------------------------------------------------------------------------- parsing helpers
 def _known_models() -> dict[str, str]:
-    from .. import models
+    from . import models
 
     return models.available()
 
@@ -89,7 +89,7 @@ def _model_key(name: str) -> str:
 
 def _factory_parameters(key: str) -> dict[str, inspect.Parameter]:
     """Explicit keyword options of the model function (e.g. n for the n-link pendulum)."""
-    from .. import models
+    from . import models
 
     factory = getattr(models, key.replace("-", "_"), None)
     if factory is None:
@@ -145,7 +145,7 @@ def _build_model(key: str, sets: Sequence[tuple[str, str]], console: Console):
 
     Returns (model, inputs): inputs {name: value} for the specified inputs r(t), held constant.
     """
-    from .. import models
+    from . import models
 
     parameters = _factory_parameters(key)
     options = {name: _parse_option(name, text, parameters[name]) for name, text in sets
@@ -202,7 +202,7 @@ def _positive(text: str) -> float:
 
 # ----------------------------------------------------------------------------- numerics
 def _compile(model, console: Console, quiet: bool):
-    from ..compilation import compile as compile_eom
+    from .compilation import compile as compile_eom
 
     console.step("compiling ...")
     with _Timer() as timer:
@@ -218,7 +218,7 @@ def _output_times(t0: float, tf: float) -> np.ndarray:
 
 def _simulate(model, numeric, tf: float, mode: str, quiet: bool, rtol: float | None = None,
               atol: float | None = None, inputs: dict | None = None):
-    from ..analysis import simulate
+    from .analysis import simulate
 
     t0 = float(model.t_span[0])
     p = numeric.constants_array(model.constants)
@@ -254,7 +254,7 @@ def _drift_numbers(trajectory, energy_values: np.ndarray | None) -> dict[str, fl
 def _energy_values(model, trajectory) -> np.ndarray | None:
     if model.energy is None:
         return None
-    from ._trajectory_evaluation import evaluate_along
+    from .presentation._trajectory_evaluation import evaluate_along
 
     return evaluate_along(trajectory, [model.energy], None, "energy")[:, 0]
 
@@ -275,8 +275,8 @@ def _save_figure(fig, path: Path, written: list[Path], dpi: float = 100) -> None
 
 def _save_animation(trajectory, model, out: Path, stem: str, fps: float | None, written: list[Path],
                     title: str | None = None, max_frames: int = 200) -> None:
-    from .animate import animate
-    from .export import pillow_available, save_gif, save_html
+    from .presentation.animate import animate
+    from .presentation.export import pillow_available, save_gif, save_html
 
     anim = animate(trajectory, model.drawing, fps=fps, max_frames=max_frames, title=title, close=True)
     written.append(save_html(anim, out / f"{stem}.html", title=title or model.name))
@@ -322,7 +322,7 @@ def _model_and_time_span(args: argparse.Namespace, console: Console):
 
 
 def cmd_simulate(args: argparse.Namespace, console: Console) -> int:
-    from .plot import plot
+    from .presentation.plot import plot
 
     key, model, inputs, t0, tf = _model_and_time_span(args, console)
     out = Path(args.out) if args.out else Path("symbody-output") / key
@@ -412,7 +412,7 @@ def _operating_point(model) -> tuple[dict, str]:
 
 
 def _linearize(numeric, point: dict, p: np.ndarray, inputs: dict | None = None):
-    from ..analysis import linearize
+    from .analysis import linearize
 
     r = np.array([inputs[_symbol_name(s)] for s in numeric.specifieds]) if inputs else None
     A, _ = linearize(numeric, point, p, r=r)
@@ -500,7 +500,7 @@ def cmd_linearize(args: argparse.Namespace, console: Console) -> int:
             console.always(f"{largest} (not an equilibrium: {moving}; no stability verdict)")
         return 0
 
-    from .plot import plot_eigenvalues
+    from .presentation.plot import plot_eigenvalues
 
     name = next(iter(model.op_parameters))
     table = []
@@ -549,8 +549,8 @@ VIEW_FPS = 60.0    # samples per simulated second sent to the 3D viewer page
 
 def cmd_view(args: argparse.Namespace, console: Console) -> int:
     """Simulate a model and write its 3D viewer page (one self-contained HTML file)."""
-    from ..analysis import simulate
-    from .viewer import view
+    from .analysis import simulate
+    from .presentation.viewer import view
 
     key, model, inputs, t0, tf = _model_and_time_span(args, console)
     names = [item.name for item in model.scene.visualization_frames]
@@ -584,7 +584,7 @@ def cmd_view(args: argparse.Namespace, console: Console) -> int:
 
 
 def cmd_demo(args: argparse.Namespace, console: Console) -> int:
-    from .plot import plot, plot_comparison
+    from .presentation.plot import plot, plot_comparison
 
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)

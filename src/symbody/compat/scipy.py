@@ -1,0 +1,59 @@
+"""SciPy internals symbody relies on, in one place (checked on the versions in ``CHECKED_ON``).
+
+- The step-size control constants of SciPy's explicit Runge-Kutta solvers
+  (``scipy.integrate._ivp.rk``: ``SAFETY``, ``MIN_FACTOR``, ``MAX_FACTOR``), which the
+  compiled steps of :mod:`symbody.analysis.simulation.native_rk` repeat so that their steps
+  equal SciPy's.  Those steps also read the solver's coefficient tables and state (``A``,
+  ``B``, ``C``, ``E``/``E3``/``E5``, ``K``, ``n_stages``, ``error_exponent``, ``h_abs``,
+  ``h_previous``, ``y_old``; :data:`RUNGE_KUTTA_ATTRIBUTES`), and override
+  ``_step_impl``, the method SciPy's ``OdeSolver`` documentation asks a new solver to
+  implement.
+- LAPACK function pointers from ``scipy.linalg.cython_lapack``: its routines are a public
+  Cython API (``cimport``); from Python the addresses are only reachable through the
+  module's ``__pyx_capi__`` capsules, which Cython generates.
+"""
+
+from __future__ import annotations
+
+import ctypes
+
+__all__ = ["CHECKED_ON", "RUNGE_KUTTA_ATTRIBUTES", "runge_kutta_step_control",
+           "lapack_function"]
+
+#: SciPy versions these helpers were checked on (tests/compat/test_scipy.py).
+CHECKED_ON = ("1.17.1",)
+
+#: Attributes of an RK23/RK45/DOP853 instance that the compiled steps read or write.
+RUNGE_KUTTA_ATTRIBUTES = ("A", "B", "C", "K", "n_stages", "error_exponent", "h_abs",
+                          "h_previous", "y_old", "rtol", "atol", "max_step", "direction",
+                          "t_bound", "f", "TOO_SMALL_STEP")
+
+
+def runge_kutta_step_control() -> dict[str, float]:
+    """{"safety", "min_factor", "max_factor"} of SciPy's adaptive Runge-Kutta step control.
+
+    The new step is ``h * min(max_factor, max(min_factor, safety * err**(-1/(order+1))))``
+    (``scipy.integrate._ivp.rk``).
+    """
+    from scipy.integrate._ivp import rk
+
+    return {"safety": float(rk.SAFETY), "min_factor": float(rk.MIN_FACTOR),
+            "max_factor": float(rk.MAX_FACTOR)}
+
+
+def lapack_function(name: str) -> int | None:
+    """The address of SciPy's LAPACK routine ``name`` (``"dgesv"``, ``"dposv"``...), or None.
+
+    Read from the capsule ``scipy.linalg.cython_lapack.__pyx_capi__[name]``; None when SciPy
+    has no such routine or no such table.
+    """
+    try:
+        from scipy.linalg import cython_lapack
+        capsule = cython_lapack.__pyx_capi__[name]
+    except (ImportError, AttributeError, KeyError):
+        return None
+    get_name = ctypes.pythonapi.PyCapsule_GetName
+    get_name.restype, get_name.argtypes = ctypes.c_char_p, [ctypes.py_object]
+    get_pointer = ctypes.pythonapi.PyCapsule_GetPointer
+    get_pointer.restype, get_pointer.argtypes = ctypes.c_void_p, [ctypes.py_object, ctypes.c_char_p]
+    return get_pointer(capsule, get_name(capsule))

@@ -1,0 +1,69 @@
+"""symbody.compat.scipy: the SciPy internals symbody relies on still behave as relied on.
+
+Checked on SciPy 1.17.1 (``CHECKED_ON``).  A failure here means a SciPy release changed a
+private name or its behaviour: fix ``src/symbody/compat/scipy.py`` and the compiled
+Runge-Kutta steps (``analysis/simulation/native_rk.py``), then add the version to
+``CHECKED_ON``.
+"""
+
+from __future__ import annotations
+
+import ctypes
+
+import numpy as np
+import pytest
+import scipy
+from scipy.integrate import DOP853, RK23, RK45
+
+from symbody.compat import scipy as compat
+
+
+def _changed(what: str) -> str:
+    return (f"SciPy {scipy.__version__} changed {what} (symbody.compat.scipy was checked on "
+            f"SciPy {', '.join(compat.CHECKED_ON)})")
+
+
+def test_checked_versions_are_named():
+    assert compat.CHECKED_ON and all(v.count(".") >= 1 for v in compat.CHECKED_ON)
+
+
+def test_step_control_constants():
+    control = compat.runge_kutta_step_control()
+    assert control == {"safety": 0.9, "min_factor": 0.2, "max_factor": 10.0}, \
+        _changed("the Runge-Kutta step control (scipy.integrate._ivp.rk SAFETY/MIN_FACTOR/MAX_FACTOR)")
+
+
+@pytest.mark.parametrize("cls", [RK23, RK45, DOP853])
+def test_runge_kutta_solvers_have_what_the_compiled_steps_read(cls):
+    solver = cls(lambda t, y: -y, 0.0, np.array([1.0, 2.0]), 1.0, rtol=1e-6, atol=1e-9)
+    missing = [a for a in compat.RUNGE_KUTTA_ATTRIBUTES if not hasattr(solver, a)]
+    if cls is DOP853:
+        missing += [a for a in ("E3", "E5") if not hasattr(solver, a)]
+    else:
+        missing += [a for a in ("E",) if not hasattr(solver, a)]
+    assert not missing, _changed(f"{cls.__name__}'s attributes {missing}")
+    assert callable(getattr(cls, "_step_impl", None)), _changed("OdeSolver._step_impl")
+    assert solver.K.shape == (solver.n_stages + 1, 2) and solver.K.flags.c_contiguous, \
+        _changed(f"{cls.__name__}.K (stages x n, contiguous)")
+    assert solver.A.shape[0] == solver.n_stages and len(solver.C) == solver.n_stages, \
+        _changed(f"{cls.__name__}'s tableau shapes")
+    solver.step()
+    assert solver.status == "running" and solver.y_old is not None and solver.h_previous > 0
+
+
+def test_lapack_function_pointers():
+    for name in ("dgesv", "dposv"):
+        address = compat.lapack_function(name)
+        assert isinstance(address, int) and address != 0, \
+            _changed(f"scipy.linalg.cython_lapack.__pyx_capi__[{name!r}]")
+    assert compat.lapack_function("no_such_routine") is None
+    # the pointer is LAPACK's dposv: solve a 2x2 symmetric positive definite system with it
+    fn = ctypes.CFUNCTYPE(None, *[ctypes.c_void_p] * 8)(compat.lapack_function("dposv"))
+    a = np.array([[4.0, 1.0], [1.0, 3.0]], order="F")
+    b = np.array([1.0, 2.0])
+    uplo, n, nrhs, lda, ldb, info = (ctypes.c_char(b"L"), ctypes.c_int(2), ctypes.c_int(1),
+                                     ctypes.c_int(2), ctypes.c_int(2), ctypes.c_int(-1))
+    fn(ctypes.addressof(uplo), ctypes.addressof(n), ctypes.addressof(nrhs), a.ctypes.data,
+       ctypes.addressof(lda), b.ctypes.data, ctypes.addressof(ldb), ctypes.addressof(info))
+    assert info.value == 0
+    np.testing.assert_allclose(b, np.linalg.solve([[4.0, 1.0], [1.0, 3.0]], [1.0, 2.0]), rtol=1e-14)
