@@ -34,12 +34,13 @@ import sympy as sm
 from sympy.physics.mechanics import RigidBody, inertia
 from sympy.physics.vector import Point, ReferenceFrame, dynamicsymbols
 
+from ..compat.sympy import TIME
 from ..errors import InputError
 from .base import Drawing, KaneSystem, Model, energy_fields, point_coordinates, rotated_frame
 
 __all__ = ["n_four_bar", "n_four_bar_system", "parallelogram_reduction"]
 
-t = dynamicsymbols._t
+t = TIME
 
 DESCRIPTION = ("N-four-bar mechanism (IFToMM benchmark A02), 1 dof, 2N loop constraints, passes "
                "flat positions where the constraint Jacobian loses rank by N (n=40)")
