@@ -78,15 +78,21 @@ class _Factor:
 
 
 def augmented_solve(W: np.ndarray, F: np.ndarray, A: np.ndarray, c: np.ndarray, *,
-                    penalty: float = PENALTY, tol: float = 1e-13,
+                    penalty: float = PENALTY, tol: float = 1e-14,
                     max_iter: int = 40) -> tuple[np.ndarray, np.ndarray, float]:
     """x minimizing ½ xᵀ W x - Fᵀ x subject to A x = c, and its multipliers λ.
 
-    ``W x = F + Aᵀ λ``, ``A x = c``, by the augmented Lagrangian iteration
-    ``(W + α AᵀA) x_{k+1} = F + Aᵀ λ_k + α Aᵀ c``, ``λ_{k+1} = λ_k + α (c - A x_{k+1})``
+    ``W x = F + Aᵀ λ``, ``A x = c``, by the augmented Lagrangian iteration in residual form
+    (each correction from the residuals of both equations, so that the round-off of the
+    ill-conditioned matrix H = W + α AᵀA is corrected as well)::
+
+        x_{k+1} = x_k + H⁻¹ [F + Aᵀ λ_k - W x_k + α Aᵀ (c - A x_k)],
+        λ_{k+1} = λ_k + α (c - A x_{k+1}),
+
     with α = ``penalty`` |W| / |A|²: W (n, n) symmetric positive definite, A (m, n) of any
-    rank, c (m,).  Stops when |A x - c| <= tol (|c| + |A| |x|) or after ``max_iter``
-    iterations.  Returns (x (n,), λ (m,), the final constraint residual max |A x - c|).
+    rank, c (m,).  Stops when the correction is below tol |x| and |A x - c| below
+    tol (|c| + |A| |x|), when it no longer decreases, or after ``max_iter`` iterations.
+    Returns (x (n,), λ (m,), the final constraint residual max |A x - c|).
     """
     m = A.shape[0]
     lam = np.zeros(m)
@@ -98,21 +104,24 @@ def augmented_solve(W: np.ndarray, F: np.ndarray, A: np.ndarray, c: np.ndarray, 
     alpha = penalty * (w if w > 0 else 1.0) / (a2 if a2 > 0 else 1.0)
     fac = _Factor(W + alpha * (A.T @ A))
     a_norm = math.sqrt(a2)
-    base = F + alpha * (A.T @ c)
-    x = fac.solve(base)
-    res = A @ x - c
+    x = fac.solve(F + alpha * (A.T @ c))
+    res = c - A @ x
+    lam += alpha * res
     err = float(np.max(np.abs(res)))
+    last = math.inf
     for _ in range(max_iter):
-        if err <= tol * (float(np.max(np.abs(c))) + a_norm * float(np.max(np.abs(x))) + 1e-300):
+        dx = fac.solve(F + A.T @ lam - W @ x + alpha * (A.T @ res))
+        x += dx
+        res = c - A @ x
+        lam += alpha * res
+        err = float(np.max(np.abs(res)))
+        step = float(np.max(np.abs(dx)))
+        size = float(np.max(np.abs(x))) + 1e-300
+        if step <= tol * size and err <= tol * (float(np.max(np.abs(c))) + a_norm * size):
             break
-        lam -= alpha * res
-        x = fac.solve(base + A.T @ lam)
-        res = A @ x - c
-        new = float(np.max(np.abs(res)))
-        if new >= err:          # no more progress (rank-deficient, inconsistent part)
-            err = new
+        if step >= last:        # no more progress (round-off, or an inconsistent part)
             break
-        err = new
+        last = step
     return x, lam, err
 
 

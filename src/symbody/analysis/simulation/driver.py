@@ -344,6 +344,9 @@ class _Segments:
                 # may lose it by an even number of singular values, without a sign change):
                 # take the step again in full coordinates
                 rank_b = monitor.rank(t_new, y_new)
+                if locates and 3 in stepper.events:
+                    # IDA stopped where the rank measure fell to the floor: on from there
+                    return self.to_full(t_new, y_new, part, t_new - t_a)
                 # (IDA interpolates only inside its last internal step: ends only)
                 if rank_b < ENTER_RANK or (min(rank_a, rank_b) < 10 * ENTER_RANK and not locates
                                            and self._rank_dips(dense, t_a, t_new)):
