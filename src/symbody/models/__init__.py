@@ -18,12 +18,16 @@ from typing import Any
 
 from ..errors import InputError
 from .base import Drawing, KaneSystem, Model
+from .bricard import DESCRIPTION as _BRICARD
+from .bricard import bricard
 from .chaplygin_sleigh import DESCRIPTION as _SLEIGH
 from .chaplygin_sleigh import chaplygin_sleigh
 from .double_rod_pendulum import DESCRIPTION as _DOUBLE_ROD
 from .double_rod_pendulum import double_rod_pendulum
 from .four_bar import DESCRIPTION as _FOUR_BAR
 from .four_bar import four_bar
+from .iftomm_pendulum import DESCRIPTION as _IFTOMM_PENDULUM
+from .iftomm_pendulum import iftomm_pendulum
 from .musculoskeletal_arm import DESCRIPTION as _ARM
 from .musculoskeletal_arm import musculoskeletal_arm
 from .n_link_pendulum_on_cart import DESCRIPTION as _N_LINK
@@ -46,6 +50,7 @@ __all__ = [
     "four_bar", "snakeboard", "double_rod_pendulum", "two_particle_pendulum",
     "n_link_pendulum_on_cart", "rolling_disc", "chaplygin_sleigh", "whipple_bicycle",
     "rimless_wheel", "simplest_walker", "musculoskeletal_arm",
+    "iftomm_pendulum", "bricard",
 ]
 
 _REGISTRY: dict[str, tuple[str, Callable[..., Model]]] = {
@@ -60,6 +65,8 @@ _REGISTRY: dict[str, tuple[str, Callable[..., Model]]] = {
     "rimless-wheel": (_RIMLESS, rimless_wheel),
     "simplest-walker": (_WALKER, simplest_walker),
     "musculoskeletal-arm": (_ARM, musculoskeletal_arm),
+    "iftomm-pendulum": (_IFTOMM_PENDULUM, iftomm_pendulum),
+    "bricard": (_BRICARD, bricard),
 }
 
 
