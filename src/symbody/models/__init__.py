@@ -25,6 +25,8 @@ from .chaplygin_sleigh import chaplygin_sleigh
 from .double_rod_pendulum import DESCRIPTION as _DOUBLE_ROD
 from .double_rod_pendulum import double_rod_pendulum
 from .four_bar import DESCRIPTION as _FOUR_BAR
+from .flyball_governor import DESCRIPTION as _FLYBALL
+from .flyball_governor import flyball_governor
 from .four_bar import four_bar
 from .iftomm_pendulum import DESCRIPTION as _IFTOMM_PENDULUM
 from .iftomm_pendulum import iftomm_pendulum
@@ -50,7 +52,7 @@ __all__ = [
     "four_bar", "snakeboard", "double_rod_pendulum", "two_particle_pendulum",
     "n_link_pendulum_on_cart", "rolling_disc", "chaplygin_sleigh", "whipple_bicycle",
     "rimless_wheel", "simplest_walker", "musculoskeletal_arm",
-    "iftomm_pendulum", "bricard",
+    "iftomm_pendulum", "bricard", "flyball_governor",
 ]
 
 _REGISTRY: dict[str, tuple[str, Callable[..., Model]]] = {
@@ -67,6 +69,7 @@ _REGISTRY: dict[str, tuple[str, Callable[..., Model]]] = {
     "musculoskeletal-arm": (_ARM, musculoskeletal_arm),
     "iftomm-pendulum": (_IFTOMM_PENDULUM, iftomm_pendulum),
     "bricard": (_BRICARD, bricard),
+    "flyball-governor": (_FLYBALL, flyball_governor),
 }
 
 
