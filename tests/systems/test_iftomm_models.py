@@ -11,11 +11,16 @@ import numpy as np
 import pytest
 import sympy as sm
 from scipy.integrate import quad, solve_ivp
-from systems.iftomm_reference import (a01_exact, a02_exact, a02_parameter, a04_reference,
-                                      a05_reference)
 
 import symbody as sb
 from symbody.errors import FormulationError
+from systems.iftomm_reference import (
+    a01_exact,
+    a02_exact,
+    a02_parameter,
+    a04_reference,
+    a05_reference,
+)
 
 DATA = json.loads((Path(__file__).resolve().parents[1] / "data" / "iftomm_group_a.json").read_text())
 

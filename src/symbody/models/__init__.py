@@ -24,9 +24,9 @@ from .chaplygin_sleigh import DESCRIPTION as _SLEIGH
 from .chaplygin_sleigh import chaplygin_sleigh
 from .double_rod_pendulum import DESCRIPTION as _DOUBLE_ROD
 from .double_rod_pendulum import double_rod_pendulum
-from .four_bar import DESCRIPTION as _FOUR_BAR
 from .flyball_governor import DESCRIPTION as _FLYBALL
 from .flyball_governor import flyball_governor
+from .four_bar import DESCRIPTION as _FOUR_BAR
 from .four_bar import four_bar
 from .iftomm_pendulum import DESCRIPTION as _IFTOMM_PENDULUM
 from .iftomm_pendulum import iftomm_pendulum
