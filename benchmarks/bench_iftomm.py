@@ -272,7 +272,8 @@ def main() -> None:
         sym = {str(prec): run_symbody(problem, prec) for prec in PRECISIONS}
         for prec in PRECISIONS:
             e, s = best[str(prec)], sym[str(prec)]
-            e_txt = f"h = {e['h']:g}: {e['cpu']:.3f} s (error {e['error']:.2g})" if e else "not reached"
+            e_txt = (f"h = {e['h']:g}: {e['cpu']:.3f} s (error {e['error']:.2g})" if e
+                     else "not reached" if problem in H_STEPS else "not run")
             s_txt = (f"rtol = {s['rtol']:g}: {s['cpu']:.3f} s (error {s['error']:.2g}, setup {s['setup']:.1f} s)"
                      if "rtol" in s and "failed" not in s else str(s))
             ratio = (f"{e['cpu'] / s['cpu']:.1f}x" if e and "rtol" in s and "failed" not in s and s["cpu"] > 0

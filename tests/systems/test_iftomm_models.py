@@ -184,3 +184,19 @@ def test_flyball_governor_matches_the_lagrange_reference_with_an_implicit_integr
     assert np.max(np.abs(q[:, 1] - ref["s"])) < 1e-7
     assert np.max(np.abs(np.asarray(sol.u)[:, 0] - ref["phi_dot"])) < 1e-6
     assert np.ptp(ref["s"]) > 0.2                   # the slider rises and falls
+
+
+# ------------------------------------------------------------------ A03
+def test_andrews_squeezer_reaches_the_test_set_reference_at_t_003():
+    data = DATA["A03"]
+    zoo = sb.models.get("andrews-squeezer")
+    assert [zoo.initial_state[c] for c in zoo.eom.q] == data["initial_angles"]
+    model = sb.compile(zoo.eom)
+    sol = sb.simulate(model, (0.0, 0.03), zoo.initial_state, zoo.constants, rtol=1e-10, atol=1e-10,
+                      t_eval=[0.0, 0.03])
+    assert sol.success, sol.message
+    q_end = np.asarray(sol.q)[-1]
+    assert np.max(np.abs(q_end - data["reference_angles_t003"])) < 1e-8
+    u_end = np.asarray(sol.u)[-1]
+    assert u_end[0] == pytest.approx(data["reference_rates_t003"][0], rel=1e-7)
+    assert sol.max_holonomic_residual < 1e-12

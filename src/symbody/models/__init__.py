@@ -17,6 +17,8 @@ from collections.abc import Callable
 from typing import Any
 
 from ..errors import InputError
+from .andrews_squeezer import DESCRIPTION as _ANDREWS
+from .andrews_squeezer import andrews_squeezer
 from .base import Drawing, KaneSystem, Model
 from .bricard import DESCRIPTION as _BRICARD
 from .bricard import bricard
@@ -52,7 +54,7 @@ __all__ = [
     "four_bar", "snakeboard", "double_rod_pendulum", "two_particle_pendulum",
     "n_link_pendulum_on_cart", "rolling_disc", "chaplygin_sleigh", "whipple_bicycle",
     "rimless_wheel", "simplest_walker", "musculoskeletal_arm",
-    "iftomm_pendulum", "bricard", "flyball_governor",
+    "iftomm_pendulum", "bricard", "flyball_governor", "andrews_squeezer",
 ]
 
 _REGISTRY: dict[str, tuple[str, Callable[..., Model]]] = {
@@ -70,6 +72,7 @@ _REGISTRY: dict[str, tuple[str, Callable[..., Model]]] = {
     "iftomm-pendulum": (_IFTOMM_PENDULUM, iftomm_pendulum),
     "bricard": (_BRICARD, bricard),
     "flyball-governor": (_FLYBALL, flyball_governor),
+    "andrews-squeezer": (_ANDREWS, andrews_squeezer),
 }
 
 
