@@ -110,7 +110,7 @@ def n_four_bar(n: int = 40) -> Model:
     km, eom = system.form(name=f"N-four-bar (n={n})")
     s = ex["symbols"]
     constants = {s["L"]: 1.0, s["d"]: 1.0, s["m"]: 1.0, s["g"]: 9.81}
-    th, ph, q, u = ex["theta"], ex["phi"], ex["q"], ex["u"]
+    th, ph, u = ex["theta"], ex["phi"], ex["u"]
 
     def initial_state(values: dict) -> dict:
         L = values[s["L"]]
