@@ -70,7 +70,7 @@ if TYPE_CHECKING:
     from ..formulation import EquationsOfMotion
 
 __all__ = ["NumericModel", "compile", "SingularMassMatrixError", "Partition", "SampleValues",
-           "solve_dynamics"]
+           "AugmentedBlocks", "solve_dynamics"]
 
 _t = dynamicsymbols._t
 
@@ -932,6 +932,46 @@ class NumericModel:
         x[:self.N] = q
         return x
 
+    # ------------------------------------------------------------ full coordinates
+    def augmented_blocks(self, t: float, q: ArrayLike, u: ArrayLike, p: ParameterValues,
+                         r: InputValues = None, extra: ArrayLike | None = None) -> AugmentedBlocks:
+        """The unreduced equations at (t, q, u) for all o speeds, without solving them.
+
+        ``M_d u' = forcing + B_a^T λ`` (forcing = -g_d) with ``B_a u' = acc_rest``
+        (acc_rest = -b_a): q' (N,), M_d (o, o), forcing (o,), B_a (m, o), acc_rest (m,),
+        and the extra states' derivatives x_e' (e,) (None without extra states).  Needs an
+        unreduced dynamic block (``partition_switchable``); used by the full-coordinate
+        integration through singular configurations.
+        """
+        if not self._augmented:
+            raise InputError("the full-coordinate blocks need unreduced dynamic equations with "
+                             "velocity constraints (dependent speeds); these equations are "
+                             + ("in reduced form" if self.dynamic_reduced else "unconstrained"))
+        u = np.asarray(u, dtype=float)
+        if u.shape != (self.o,):
+            raise InputError(f"u must have all {self.o} speeds, got shape {u.shape}")
+        z = self._z(t, q, u, p, r, extra=extra if self.e else None)
+        out = np.empty(self._k_main.nout)
+        self._k_main.into(z, out)
+        K, o, N = self._K, self.o, self.N
+        S = out[self._s_S].reshape(K, K, order="F")
+        rhs = out[self._s_rhs]
+        xe = None
+        if self.e:
+            xe = np.empty(self.e)
+            self._k_extra.into(z, xe)
+        return AugmentedBlocks(out[:N], S[:o, :o], rhs[:o], S[o:, :o], rhs[o:], xe)
+
+    def velocity_constraints(self, q: ArrayLike, p: ParameterValues, t: float = 0.0,
+                             r: InputValues = None) -> tuple[np.ndarray, np.ndarray]:
+        """(B (m, o), b (m,)) of the velocity constraints B u + b = 0 at (t, q)."""
+        if not self.m:
+            return np.empty((0, self.o)), np.empty(0)
+        z = self._z(t, q, None, p, r, need_r=self._kin_uses_r)
+        out = np.empty(self._k_vel.nout)
+        self._k_vel.into(z, out)
+        return out[self._s_B].reshape(self.m, self.o), out[self._s_b]
+
     # ------------------------------------------------------------ partitions
     def constraint_matrices(self, q: ArrayLike, p: ParameterValues, t: float = 0.0, r: InputValues = None) -> tuple[np.ndarray, np.ndarray]:
         """(∂f_h/∂q (M, N), B (m, o)) at the configuration q: the matrices whose columns a
@@ -1045,6 +1085,17 @@ class NumericModel:
             z[program.ir] = np.zeros(len(self.specifieds)) if r is None else np.asarray(r, dtype=float)
         z[program.ic] = self._p(p)
         return program(z)
+
+
+class AugmentedBlocks(NamedTuple):
+    """The unreduced equations at one state (see :meth:`NumericModel.augmented_blocks`)."""
+
+    qdot: np.ndarray          #: q' (N,)
+    mass: np.ndarray          #: M_d (o, o)
+    forcing: np.ndarray       #: -g_d (o,)
+    acc_matrix: np.ndarray    #: B_a (m, o)
+    acc_rest: np.ndarray      #: -b_a (m,)
+    extra: np.ndarray | None  #: x_e' (e,) or None
 
 
 class SampleValues(NamedTuple):

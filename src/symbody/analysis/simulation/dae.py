@@ -71,6 +71,8 @@ class DAE(ConstraintMode):
             return " (IDA, index-1 DAE)"
         raw = 0.0
         for t, y, part in zip(times, states, parts):
+            if not part.dependent_coordinates:
+                continue      # full coordinates: already projected (augmented Lagrangian)
             raw = max(raw, float(np.abs(model.holonomic_residual(y[:model.N], run.constants, t)).max()))
             try:
                 q, ok, _ = model.project_coordinates(y[:model.N], run.constants, t, max_iter=10,

@@ -119,6 +119,18 @@ class DependentSetMonitor:
         A = self.matrices(t, y)[which]
         return determinant(A[:, self.columns(part)[which]])
 
+    def rank(self, t: float, y: np.ndarray) -> float:
+        """The smaller rank measure |R_kk| / |R_11| of ∂f_h/∂q and B at the state y (any
+        layout: only q = y[:N] is read): 0 where either loses rank, by magnitude, whatever
+        the number of singular values that vanish."""
+        value = 1.0
+        for A in self.matrices(t, y):
+            if A.shape[0]:
+                if not np.isfinite(A).all():
+                    return 0.0
+                value = min(value, pivoted_columns(A)[1])
+        return value
+
     def rank_measure(self, t: float, y: np.ndarray, which: int) -> float:
         """|R_kk| / |R_11| of the pivoted QR of the constraint matrix (0: rank lost)."""
         return pivoted_columns(self.matrices(t, y)[which])[1]
@@ -229,13 +241,18 @@ def remap(model: NumericModel, t: float, y: np.ndarray, P: np.ndarray, old: Part
            new: Partition) -> np.ndarray:
     """The state y (layout of ``old``) in the layout of ``new``: q unchanged, the new
     independent speeds taken from all speeds (the dependent ones solved in ``old``)."""
-    r = np.zeros(len(model.specifieds)) if model.specifieds else None
-    try:
-        u = model.full_speeds(y[:model.N], y[model.N:model.N + model.p], P, t, r, partition=old)
-    except SymbodyError as exc:
-        raise StopIntegration(-3, f"switching the dependent set at t = {t:.6g}: {exc}") from exc
+    N = model.N
+    width = len(old.independent_speeds)      # o in full coordinates, p otherwise
+    if not old.dependent_speeds:             # full coordinates: all speeds are in y
+        u = y[N:N + width]
+    else:
+        r = np.zeros(len(model.specifieds)) if model.specifieds else None
+        try:
+            u = model.full_speeds(y[:N], y[N:N + width], P, t, r, partition=old)
+        except SymbodyError as exc:
+            raise StopIntegration(-3, f"switching the dependent set at t = {t:.6g}: {exc}") from exc
     # the extra states (after the speeds) do not depend on the dependent set
-    return np.concatenate([y[:model.N], u[list(new.independent_speeds)], y[model.N + model.p:]])
+    return np.concatenate([y[:N], u[list(new.independent_speeds)], y[N + width:]])
 
 
 def near_singular_note(monitor: DependentSetMonitor, samples: Any, at: tuple | None, part: Partition, status: int,
@@ -267,9 +284,20 @@ def near_singular_note(monitor: DependentSetMonitor, samples: Any, at: tuple | N
 
 
 def switch_note(samples: Any, message: str) -> str:
+    """The message with the switches of the dependent set and the spans integrated in full
+    coordinates (a change with no dependent coordinates or speeds starts such a span)."""
     if not samples.changes:
         return message
-    n = len(samples.changes)
-    return f"{message} ({n} switch{'es' if n > 1 else ''} of the dependent set: trajectory.partition_changes)"
+    full = [c.t for c in samples.changes if not c.dependent_coordinates and not c.dependent_speeds]
+    n = len(samples.changes) - len(full)
+    notes = []
+    if full:
+        times = ", ".join(f"{t:.4g}" for t in full[:6]) + (", ..." if len(full) > 6 else "")
+        notes.append(f"{len(full)} span{'s' if len(full) > 1 else ''} in full coordinates where the "
+                     f"constraint Jacobian loses rank, from t = {times} (augmented Lagrangian with "
+                     "mass-orthogonal projections)")
+    if n:
+        notes.append(f"{n} switch{'es' if n > 1 else ''} of the dependent set")
+    return f"{message} ({'; '.join(notes)}: trajectory.partition_changes)"
 
 

@@ -33,6 +33,7 @@ from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
+from threadpoolctl import threadpool_limits
 
 from ...compilation import NumericModel
 from ...compilation.numeric_model import Partition
@@ -43,6 +44,7 @@ from ..initial_state import initial_state
 from ..inputs import specified_inputs
 from ..outputs import attach_outputs, parse_outputs
 from ..trajectory import Trajectory
+from .augmented import ENTER_RANK, LEAVE_RANK, AugmentedLagrangian, full_partition, is_full
 from .dependent_set import DependentSetMonitor, SetEvent, near_singular_note, remap, switch_note
 from .options import MODES, constraint_mode, output_times, switch_threshold_value, time_span
 from .samples import Samples, build_trajectory
@@ -167,7 +169,10 @@ def simulate(model: NumericModel, t_span: Sequence[float], x0: Any, p: Any, *,
     except StopIntegration as stop:
         raise InputError(f"initial state: {stop.message}") from None
     segments = _Segments(run, mode, monitor, samples, t_eval, bar, watcher)
-    status, message = segments.integrate(y, first_step)
+    # the linear algebra here is on small matrices, where BLAS threads only wait for each
+    # other (and for other processes on a busy machine): one thread while integrating
+    with threadpool_limits(limits=1, user_api="blas"):
+        status, message = segments.integrate(y, first_step)
     note = mode.finish(run, samples.T, samples.Y, [samples.partitions[i] for i in samples.pid])
     if status == 0:
         message = (f"{segments.stopped_by}{note}" if segments.stopped_by
@@ -194,6 +199,12 @@ def _initial_partition(run: Run, monitor: DependentSetMonitor, x: np.ndarray,
     part = model.default_partition
     if not (monitor.active and monitor.switch):
         return x
+    if monitor.rank(t0, x) < ENTER_RANK:
+        # the constraint Jacobian has (nearly) lost rank here: start in full coordinates
+        full = full_partition(model)
+        y = remap(model, t0, x, run.constants, part, full)
+        samples.switch(t0, full)
+        return y
     if monitor.gauge(t0, x, part).ratio >= monitor.threshold:
         return x
     new = model.choose_partition(x[:model.N], run.constants, t0)
@@ -242,6 +253,14 @@ class _Segments:
         self.impacts: list[float] = []   # times of the impact maps (segment boundaries)
         self.stopped_by = ""           # message of a terminal event
         self._quiet_event: int | None = None   # the event whose action started this segment
+        # where the constraint Jacobian loses rank the run goes on in full coordinates
+        self.full_mode = AugmentedLagrangian() if monitor.active and monitor.switch else None
+
+    def mode_for(self, part: Partition) -> ConstraintMode:
+        """The constraint mode of a segment in the layout ``part``."""
+        if self.full_mode is not None and is_full(self.run.model, part):
+            return self.full_mode
+        return self.mode
 
     def spans(self, samples: Samples) -> list[tuple[float, float]]:
         """(t_start, t_end) of the segments between impacts."""
@@ -253,7 +272,8 @@ class _Segments:
     def _model_state(self, t: float, y: np.ndarray, part: Partition) -> np.ndarray:
         """y (layout of ``part``) in the model's layout [q, u_ind] (model.states order)."""
         model = self.run.model
-        if part.dependent_speeds == model.default_partition.dependent_speeds:
+        if part.dependent_speeds == model.default_partition.dependent_speeds and \
+                not is_full(model, part):
             return np.array(y, dtype=float)
         return remap(model, t, y, self.run.constants, part, model.default_partition)
 
@@ -284,10 +304,12 @@ class _Segments:
 
     def segment(self, t: float, y: np.ndarray, part: Partition, h: float | None):
         """One stepper from (t, y); returns None at tf, else (t, y, partition, step) to restart."""
-        run, mode, monitor = self.run, self.mode, self.monitor
+        run, monitor = self.run, self.monitor
+        mode = self.mode_for(part)
+        full = mode is self.full_mode
         stepper = mode.start(run, t, y, part, h)
         locates = hasattr(stepper, "events")       # finds the roots of run.watch itself
-        watch = monitor.active and not locates
+        watch = monitor.active and not locates and not full
         t_a, y_a, g_a = t, y, (monitor.gauge(t, y, part) if watch else None)
         user = self.watcher
         e_a = None
@@ -331,6 +353,10 @@ class _Segments:
                 if restart is not None:
                     return restart
             if event is not None:
+                if event.kind == "rank" and self.full_mode is not None:
+                    # the whole Jacobian loses rank inside this step: take it again in full
+                    # coordinates from its start
+                    return self.to_full(t_a, y_a, part, t_new - t_a)
                 restart = self.step_events(event, dense, part, t_new - t_a, (t_a, y_a))
                 if restart is not None:
                     return restart
@@ -341,12 +367,39 @@ class _Segments:
             self.bar.set(abs(t_new - run.t0), f"t = {t_new:.4g}, {self.nsteps} steps")
             if stepper.status == "finished":
                 return None
+            if self.full_mode is not None and monitor.active:
+                rank = monitor.rank(t_new, y_kept)
+                if full and rank > LEAVE_RANK:
+                    return self.to_minimal(t_new, y_kept, stepper.step_size)
+                if not full and rank < ENTER_RANK:
+                    return self.to_full(t_new, y_kept, part, stepper.step_size, sample=False)
             if self.nsteps >= run.max_num_steps:
                 raise StopIntegration(-1, f"stopped after max_num_steps = {run.max_num_steps} steps "
                                           f"at t = {t_new:.6g}")
             if again:
                 return t_new, y_kept, part, stepper.step_size
             t_a, y_a, g_a, e_a = t_new, y_kept, g_b, e_b
+
+    def to_full(self, t: float, y: np.ndarray, part: Partition, h: float | None,
+                sample: bool = True):
+        """Restart at (t, y) (layout ``part``) in full coordinates."""
+        model = self.run.model
+        full = full_partition(model)
+        y_full = remap(model, t, y, self.run.constants, part, full)
+        y_full = self.full_mode.accept(self.run, t, y_full, full)[0]
+        if sample and self.t_eval is None and t != self.samples.last_t:
+            self.samples.add(t, y)
+        self.samples.switch(t, full)
+        return t, y_full, full, None if h is None else max(0.5 * abs(h), 1e-12 * max(1.0, abs(t)))
+
+    def to_minimal(self, t: float, y: np.ndarray, h: float | None):
+        """Restart at (t, y) (full coordinates) in Kane's minimal form, best dependent set."""
+        run = self.run
+        model = run.model
+        new = model.choose_partition(y[:model.N], run.constants, t)
+        y_new = remap(model, t, y, run.constants, full_partition(model), new)
+        self.samples.switch(t, new)
+        return t, y_new, new, h
 
     def _next_output_time(self) -> float | None:
         if self.t_eval is None or self.next_output >= self.t_eval.size:
@@ -358,7 +411,7 @@ class _Segments:
         """An event inside the step just taken (from ``start`` = (t, y)): stop (raises),
         restart in a new dependent set (returns (t, y, partition, step)), or None to accept
         the step as it is."""
-        run, mode, samples = self.run, self.mode, self.samples
+        run, mode, samples = self.run, self.mode_for(part), self.samples
         t_e = event.t
         y_e = start[1] if t_e == start[0] else dense(t_e)
         if event.kind != "switch":
@@ -382,7 +435,7 @@ class _Segments:
         """The user's events in the step just taken, in time order: record each; stop at a
         terminal one (raises _Terminal); restart after an action (returns (t, y, partition,
         step)); None when none of them interrupts the step."""
-        run, mode, samples, watcher = self.run, self.mode, self.samples, self.watcher
+        run, mode, samples, watcher = self.run, self.mode_for(part), self.samples, self.watcher
         model = run.model
         for t_e, i in hits:
             event = watcher.events[i]
@@ -428,7 +481,7 @@ class _Segments:
             j += 1
         for te in t_eval[self.next_output:j]:
             try:
-                ye = self.mode.output(self.run, te, dense(te), part)
+                ye = self.mode_for(part).output(self.run, te, dense(te), part)
             except StopIntegration:
                 if strict:
                     raise

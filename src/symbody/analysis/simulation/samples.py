@@ -55,7 +55,10 @@ def build_trajectory(run: Run, samples: Samples, status: int, message: str, mode
     model, P, r_fun = run.model, run.constants, run.specifieds
     k = len(samples.T)
     T = np.array(samples.T, dtype=float)
-    Y = np.array(samples.Y) if k else np.empty((0, len(model.states)))
+    widths = {len(y) for y in samples.Y}
+    Y = np.array(samples.Y) if k and len(widths) == 1 else None
+    if not k:
+        Y = np.empty((0, len(model.states)))
     U = None
     if k and any(samples.partitions[i] != model.default_partition for i in set(samples.pid)):
         # samples taken in other dependent sets: all speeds from each sample's own set, then
@@ -65,15 +68,22 @@ def build_trajectory(run: Run, samples: Samples, status: int, message: str, mode
         r0 = np.zeros(len(model.specifieds)) if model.specifieds else None
         for j in set(samples.pid):
             rows = np.nonzero(pid == j)[0]
+            if not samples.partitions[j].dependent_speeds:
+                # full coordinates: the samples hold all speeds
+                U[rows] = np.array([samples.Y[i][model.N:model.N + model.o] for i in rows])
+                continue
             for chunk in (rows,) + tuple(rows[i:i + 1] for i in range(len(rows))):
                 try:
-                    U[chunk] = model.speeds_many(T[chunk], Y[chunk], P, r0, partition=samples.partitions[j])
+                    Yc = np.array([samples.Y[i] for i in chunk])
+                    U[chunk] = model.speeds_many(T[chunk], Yc, P, r0, partition=samples.partitions[j])
                 except SymbodyError:
                     continue
                 if len(chunk) == len(rows):
                     break
         # (the extra states, after q and the independent speeds, keep their place)
-        X = np.concatenate([Y[:, :model.N], U[:, :model.p], Y[:, model.N + model.p:]], axis=1)
+        # (samples of different widths: full coordinates hold all speeds)
+        E = np.array([y[len(y) - model.e:] for y in samples.Y]) if model.e else np.empty((k, 0))
+        X = np.concatenate([np.array([y[:model.N] for y in samples.Y]), U[:, :model.p], E], axis=1)
     else:
         X = Y
     if k:

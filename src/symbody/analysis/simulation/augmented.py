@@ -1,0 +1,250 @@
+"""Full coordinates through singular configurations: an augmented Lagrangian formulation
+with mass-orthogonal projections (Bayo & Ledesma 1996).
+
+Kane's minimal form integrates [q, u_ind] and solves the dependent speeds from
+``B_dep u_dep = -(B_ind u_ind + b)``; where the constraint Jacobian loses rank (a
+parallelogram linkage lying flat, a redundant loop-closure equation) no choice of
+dependent set is regular and that solve fails.  This module integrates all coordinates
+and all speeds instead, y = [q (N), u (o), x_e (e)], with
+
+- accelerations by the augmented Lagrangian iteration (Bayo, García de Jalón & Serna
+  1988; Bayo & Ledesma 1996) on ``M u' = F + B_aᵀ λ``, ``B_a u' = c``::
+
+      (M + α B_aᵀ B_a) u'_{k+1} = F + B_aᵀ λ_k + α B_aᵀ c,   λ_{k+1} = λ_k + α (c - B_a u'_{k+1}),
+
+  whose matrix stays positive definite when B_a loses rank, so u' is defined at the
+  singular configuration itself (the multipliers are then not unique; the iteration
+  returns one of them);
+- after each accepted step, mass-orthogonal projections onto the constraint manifold:
+  positions ``min ||Δq||_W  s.t.  f_h(q + Δq) = 0`` (W = M_d when q' = u, otherwise the
+  identity scaled to M_d), then velocities ``min ||Δu||_M  s.t.  B u + b = 0``, each solved
+  by the same iteration.  Because the correction is the smallest in the kinetic-energy
+  metric, the state keeps the momentum it had and continues on the branch it was moving
+  along (a parallelogram stays a parallelogram through its flat positions).
+
+The driver switches a segment to these coordinates where the constraint Jacobian's
+rank measure (column-pivoted QR, |R_kk| / |R_11|) falls below ``ENTER_RANK`` and back to
+Kane's minimal form (with the best dependent set) where it exceeds ``LEAVE_RANK``.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any, ClassVar
+
+import numpy as np
+from scipy.linalg import LinAlgError, cho_factor, cho_solve, lu_factor, lu_solve
+
+from ...compilation import NumericModel
+from ...compilation.numeric_model import Partition
+from ...errors import SymbodyError
+from .strategy import SCIPY_METHODS, ConstraintMode, Run, StopIntegration
+
+__all__ = ["FullCoordinates", "AugmentedLagrangian", "full_partition", "is_full", "augmented_solve",
+           "ENTER_RANK", "LEAVE_RANK"]
+
+#: switch to full coordinates below this rank measure of ∂f_h/∂q or B ...
+ENTER_RANK = 0.02
+#: ... and back to Kane's minimal form above this one
+LEAVE_RANK = 0.04
+#: penalty α relative to |M| / |B|²
+PENALTY = 1e7
+
+
+def full_partition(model: NumericModel) -> Partition:
+    """The layout of a full-coordinate segment: no dependent coordinates or speeds, so
+    that y = [q (N), u (all o), x_e]."""
+    return Partition((), (), model.N, model.o)
+
+
+def is_full(model: NumericModel, part: Partition) -> bool:
+    """True for the full-coordinate layout of a constrained model."""
+    return bool(model.m) and not part.dependent_speeds and not part.dependent_coordinates
+
+
+class _Factor:
+    """A factorization of the SPD matrix W + α AᵀA (LU when Cholesky fails)."""
+
+    def __init__(self, A: np.ndarray) -> None:
+        try:
+            self.f, self.chol = cho_factor(A, check_finite=False), True
+        except LinAlgError:
+            self.f, self.chol = lu_factor(A, check_finite=False), False
+
+    def solve(self, b: np.ndarray) -> np.ndarray:
+        if self.chol:
+            return cho_solve(self.f, b, check_finite=False)
+        return lu_solve(self.f, b, check_finite=False)
+
+
+def augmented_solve(W: np.ndarray, F: np.ndarray, A: np.ndarray, c: np.ndarray, *,
+                    penalty: float = PENALTY, tol: float = 1e-13,
+                    max_iter: int = 40) -> tuple[np.ndarray, np.ndarray, float]:
+    """x minimizing ½ xᵀ W x - Fᵀ x subject to A x = c, and its multipliers λ.
+
+    ``W x = F + Aᵀ λ``, ``A x = c``, by the augmented Lagrangian iteration
+    ``(W + α AᵀA) x_{k+1} = F + Aᵀ λ_k + α Aᵀ c``, ``λ_{k+1} = λ_k + α (c - A x_{k+1})``
+    with α = ``penalty`` |W| / |A|²: W (n, n) symmetric positive definite, A (m, n) of any
+    rank, c (m,).  Stops when |A x - c| <= tol (|c| + |A| |x|) or after ``max_iter``
+    iterations.  Returns (x (n,), λ (m,), the final constraint residual max |A x - c|).
+    """
+    m = A.shape[0]
+    lam = np.zeros(m)
+    if m == 0:
+        x = _Factor(W).solve(F)
+        return x, lam, 0.0
+    w = float(np.max(np.abs(np.diag(W))))
+    a2 = float(np.max(np.einsum("ij,ij->j", A, A)))
+    alpha = penalty * (w if w > 0 else 1.0) / (a2 if a2 > 0 else 1.0)
+    fac = _Factor(W + alpha * (A.T @ A))
+    a_norm = math.sqrt(a2)
+    base = F + alpha * (A.T @ c)
+    x = fac.solve(base)
+    res = A @ x - c
+    err = float(np.max(np.abs(res)))
+    for _ in range(max_iter):
+        if err <= tol * (float(np.max(np.abs(c))) + a_norm * float(np.max(np.abs(x))) + 1e-300):
+            break
+        lam -= alpha * res
+        x = fac.solve(base + A.T @ lam)
+        res = A @ x - c
+        new = float(np.max(np.abs(res)))
+        if new >= err:          # no more progress (rank-deficient, inconsistent part)
+            err = new
+            break
+        err = new
+    return x, lam, err
+
+
+class FullCoordinates:
+    """Evaluation and projection in full coordinates y = [q (N), u (o), x_e (e)] for one run."""
+
+    def __init__(self, run: Run) -> None:
+        self.run = run
+        self.model = model = run.model
+        self.N, self.o, self.e = model.N, model.o, model.e
+        rng = np.random.default_rng(0)
+        q = rng.uniform(-1.0, 1.0, model.N)
+        u = rng.uniform(-1.0, 1.0, model.o)
+        # q' = u (the kinematic map is the identity)?  Then the position metric is M_d.
+        self.identity_kinematics = False
+        if model.N == model.o:
+            try:
+                qd = model.augmented_blocks(run.t0, q, u, run.constants, self._r(run.t0, q, u, None)).qdot
+                self.identity_kinematics = bool(np.allclose(qd, u, rtol=1e-12, atol=1e-12))
+            except (SymbodyError, FloatingPointError, ValueError):
+                pass
+
+    def _r(self, t: float, q: np.ndarray, u: np.ndarray, xe: np.ndarray | None) -> Any:
+        r_fun = self.run.specifieds
+        if r_fun is None:
+            return None
+        x = np.concatenate([q, u[:self.model.p]] + ([] if xe is None else [xe]))
+        return r_fun(t, x)
+
+    def split(self, y: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray | None]:
+        N, o = self.N, self.o
+        return y[:N], y[N:N + o], (y[N + o:] if self.e else None)
+
+    # -- the right-hand side
+    def rhs(self, t: float, y: np.ndarray) -> np.ndarray:
+        """y' = [q', u', x_e'] with u' from the augmented Lagrangian iteration."""
+        q, u, xe = self.split(y)
+        blk = self.model.augmented_blocks(t, q, u, self.run.constants, self._r(t, q, u, xe), xe)
+        udot, _, _ = augmented_solve(blk.mass, blk.forcing, blk.acc_matrix, blk.acc_rest)
+        parts = [blk.qdot, udot] + ([blk.extra] if self.e else [])
+        return np.concatenate(parts)
+
+    def accelerations(self, t: float, y: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """(u' (o,), λ (m,)) at y (λ: one multiplier vector; not unique at a rank loss)."""
+        q, u, xe = self.split(y)
+        blk = self.model.augmented_blocks(t, q, u, self.run.constants, self._r(t, q, u, xe), xe)
+        udot, lam, _ = augmented_solve(blk.mass, blk.forcing, blk.acc_matrix, blk.acc_rest)
+        return udot, lam
+
+    # -- projections
+    def _mass(self, t: float, q: np.ndarray, u: np.ndarray, xe: np.ndarray | None) -> np.ndarray:
+        P = self.run.constants
+        return np.array(self.model.augmented_blocks(t, q, u, P, self._r(t, q, u, xe), xe).mass)
+
+    def project(self, t: float, y: np.ndarray, tol: float = 1e-12, max_iter: int = 30) -> np.ndarray:
+        """y with q moved onto f_h = 0 and u onto B u + b = 0, both mass-orthogonally."""
+        model, P = self.model, self.run.constants
+        q, u, xe = (a.copy() if a is not None else None for a in self.split(y))
+        Mq = self._mass(t, q, u, xe)
+        if model.M:
+            W = Mq if self.identity_kinematics else np.eye(self.N) * float(np.mean(np.diag(Mq)))
+            scale = 1.0 + float(np.max(np.abs(q)))
+            norm = math.inf
+            for _ in range(max_iter):
+                f, J = model.holonomic(q, P, t)
+                norm = float(np.max(np.abs(f)))
+                if norm <= tol * scale:
+                    break
+                dq, _, _ = augmented_solve(W, np.zeros(self.N), J, -f)
+                q += dq
+                if float(np.max(np.abs(dq))) <= 1e-15 * scale:
+                    break
+            if not norm <= 1e-9 * scale:
+                raise StopIntegration(-4, f"projection onto the holonomic constraints in full coordinates "
+                                          f"did not converge at t = {t:.6g} (residual {norm:.3g})",
+                                      (t, y))
+        r = self._r(t, q, u, xe) if model.velocity_constraints_use_specifieds else None
+        B, b = model.velocity_constraints(q, P, t, r)
+        M = Mq if model.M == 0 else self._mass(t, q, u, xe)
+        u_new, _, _ = augmented_solve(M, M @ u, B, -b)
+        return np.concatenate([q, u_new] + ([xe] if self.e else []))
+
+
+class AugmentedLagrangian(ConstraintMode):
+    """The full-coordinate segment mode (see the module doc); the driver uses it where the
+    constraint Jacobian loses rank, between segments of the run's own mode."""
+
+    name: ClassVar[str] = "augmented-lagrangian"
+
+    def __init__(self) -> None:
+        self._full: FullCoordinates | None = None
+
+    def coordinates(self, run: Run) -> FullCoordinates:
+        if self._full is None or self._full.run is not run:
+            self._full = FullCoordinates(run)
+        return self._full
+
+    def start(self, run: Run, t: float, y: np.ndarray, part: Partition, first_step: float | None):
+        full = self.coordinates(run)
+        method = run.method if run.method in SCIPY_METHODS and run.method != "LSODA" else "DOP853"
+        kwargs: dict[str, Any] = dict(rtol=run.rtol, max_step=run.max_step,
+                                      atol=_full_atol(run, full))
+        if first_step is not None:
+            kwargs["first_step"] = min(float(first_step), abs(run.tf - t))
+
+        def fun(tt, yy):
+            run.nfev += 1
+            try:
+                return full.rhs(tt, yy)
+            except SymbodyError as exc:
+                raise StopIntegration(-3, f"{exc}") from exc
+            except (FloatingPointError, ZeroDivisionError, OverflowError) as exc:
+                raise StopIntegration(-2, f"floating point error at t = {tt:.6g}: {exc}") from exc
+
+        return SCIPY_METHODS[method](fun, t, y.copy(), run.tf, **kwargs)
+
+    def accept(self, run: Run, t: float, y: np.ndarray, part: Partition) -> tuple[np.ndarray, bool]:
+        projected = self.coordinates(run).project(t, y)
+        scale = 1.0 + float(np.max(np.abs(y)))
+        moved = float(np.max(np.abs(projected - y)))
+        return projected, moved > 10.0 * (run.rtol + float(np.min(run.atol))) * scale
+
+    def output(self, run: Run, t: float, y: np.ndarray, part: Partition) -> np.ndarray:
+        return self.coordinates(run).project(t, y)
+
+
+def _full_atol(run: Run, full: FullCoordinates) -> Any:
+    """The run's atol for [q, u_ind, x_e] stretched to [q, u, x_e]."""
+    atol = np.asarray(run.atol, dtype=float)
+    if atol.ndim == 0:
+        return float(atol)
+    model = run.model
+    N, p = model.N, model.p
+    u_tol = np.full(model.o, float(np.min(atol[N:N + p])) if p else float(np.min(atol)))
+    return np.concatenate([atol[:N], u_tol, atol[N + p:]])
