@@ -303,7 +303,8 @@ def main() -> None:
                      else "-")
             print(f"{problem} precision {prec:g}: Exudyn {e_txt} | symbody {s_txt} | Exudyn/symbody {ratio}",
                   flush=True)
-        results[problem] = {"exudyn_runs": runs, "exudyn_best": best, "symbody": sym}
+        results[problem] = {"exudyn_runs": runs, "exudyn_best": best, "symbody": sym,
+                            "symbody_runs": [r for (p, _), r in _SYMBODY_RUNS.items() if p == problem]}
     if args.json:
         args.json.write_text(json.dumps(results, indent=1, default=str))
 
