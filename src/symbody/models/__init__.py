@@ -70,9 +70,9 @@ _REGISTRY: dict[str, tuple[str, Callable[..., Model]]] = {
     "simplest-walker": (_WALKER, simplest_walker),
     "musculoskeletal-arm": (_ARM, musculoskeletal_arm),
     "iftomm-pendulum": (_IFTOMM_PENDULUM, iftomm_pendulum),
+    "andrews-squeezer": (_ANDREWS, andrews_squeezer),
     "bricard": (_BRICARD, bricard),
     "flyball-governor": (_FLYBALL, flyball_governor),
-    "andrews-squeezer": (_ANDREWS, andrews_squeezer),
 }
 
 
