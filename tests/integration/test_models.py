@@ -130,7 +130,8 @@ def assert_close(actual, expected, rtol=1e-10, what=""):
 def test_registry_lists_every_model():
     names = sb.models.available()
     assert set(NAMES + ["whipple-bicycle", "rimless-wheel", "simplest-walker", "musculoskeletal-arm",
-                        "n-four-bar"]) == set(names)
+                        "n-four-bar", "iftomm-pendulum", "andrews-squeezer", "bricard",
+                        "flyball-governor"]) == set(names)
     assert all(isinstance(d, str) and d for d in names.values())
 
 

@@ -17,13 +17,21 @@ from collections.abc import Callable
 from typing import Any
 
 from ..errors import InputError
+from .andrews_squeezer import DESCRIPTION as _ANDREWS
+from .andrews_squeezer import andrews_squeezer
 from .base import Drawing, KaneSystem, Model
+from .bricard import DESCRIPTION as _BRICARD
+from .bricard import bricard
 from .chaplygin_sleigh import DESCRIPTION as _SLEIGH
 from .chaplygin_sleigh import chaplygin_sleigh
 from .double_rod_pendulum import DESCRIPTION as _DOUBLE_ROD
 from .double_rod_pendulum import double_rod_pendulum
+from .flyball_governor import DESCRIPTION as _FLYBALL
+from .flyball_governor import flyball_governor
 from .four_bar import DESCRIPTION as _FOUR_BAR
 from .four_bar import four_bar
+from .iftomm_pendulum import DESCRIPTION as _IFTOMM_PENDULUM
+from .iftomm_pendulum import iftomm_pendulum
 from .musculoskeletal_arm import DESCRIPTION as _ARM
 from .musculoskeletal_arm import musculoskeletal_arm
 from .n_four_bar import DESCRIPTION as _N_FOUR_BAR
@@ -48,6 +56,7 @@ __all__ = [
     "four_bar", "snakeboard", "double_rod_pendulum", "two_particle_pendulum",
     "n_link_pendulum_on_cart", "rolling_disc", "chaplygin_sleigh", "whipple_bicycle",
     "rimless_wheel", "simplest_walker", "musculoskeletal_arm", "n_four_bar",
+    "iftomm_pendulum", "bricard", "flyball_governor", "andrews_squeezer",
 ]
 
 _REGISTRY: dict[str, tuple[str, Callable[..., Model]]] = {
@@ -63,6 +72,10 @@ _REGISTRY: dict[str, tuple[str, Callable[..., Model]]] = {
     "simplest-walker": (_WALKER, simplest_walker),
     "musculoskeletal-arm": (_ARM, musculoskeletal_arm),
     "n-four-bar": (_N_FOUR_BAR, n_four_bar),
+    "iftomm-pendulum": (_IFTOMM_PENDULUM, iftomm_pendulum),
+    "andrews-squeezer": (_ANDREWS, andrews_squeezer),
+    "bricard": (_BRICARD, bricard),
+    "flyball-governor": (_FLYBALL, flyball_governor),
 }
 
 

@@ -104,6 +104,10 @@ class Model:
     #: ``simulate(..., events=model.events)``
     events: tuple = ()
     scene: Scene | None = None
+    #: holonomic equations (name -> expression in q and the constants, = 0 in the motion) left
+    #: out of the formed equations because they depend on the kept ones (e.g. the Bricard
+    #: loop's sixth closure equation)
+    redundant_constraints: dict[str, sm.Expr] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         if self.scene is None:
