@@ -24,11 +24,12 @@ import sympy as sm
 from sympy.physics.mechanics import RigidBody, inertia
 from sympy.physics.vector import Point, ReferenceFrame, dynamicsymbols
 
+from ..compat.sympy import TIME
 from .base import Drawing, KaneSystem, Model, energy_fields, point_coordinates, rotated_frame
 
 __all__ = ["andrews_squeezer", "andrews_squeezer_system", "INITIAL_ANGLES"]
 
-t = dynamicsymbols._t
+t = TIME
 
 DESCRIPTION = "IFToMM benchmark A03: Andrews' squeezer, 7 bodies, 1 dof, 6 loop equations"
 REFERENCES = ("IFToMM multibody benchmark library, problem A03 "

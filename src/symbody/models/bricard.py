@@ -28,12 +28,13 @@ import sympy as sm
 from sympy.physics.mechanics import RigidBody, outer
 from sympy.physics.vector import Point, ReferenceFrame, dynamicsymbols
 
-from ..presentation.scene import Scene, Segment, Sphere, VisualizationFrame
+from ..compat.sympy import TIME
+from ..scene import Scene, Segment, Sphere, VisualizationFrame
 from .base import Drawing, KaneSystem, Model, energy_fields, point_coordinates, rotated_frame
 
 __all__ = ["bricard", "bricard_system", "REDUNDANT"]
 
-t = dynamicsymbols._t
+t = TIME
 
 DESCRIPTION = "IFToMM benchmark A04: Bricard 6R loop, 1 dof, one redundant loop equation"
 REFERENCES = ("IFToMM multibody benchmark library, problem A04 "

@@ -23,12 +23,13 @@ import sympy as sm
 from sympy.physics.mechanics import Particle, RigidBody, outer
 from sympy.physics.vector import Point, ReferenceFrame, dynamicsymbols
 
-from ..presentation.scene import Scene, Segment, Sphere, VisualizationFrame
+from ..compat.sympy import TIME
+from ..scene import Scene, Segment, Sphere, VisualizationFrame
 from .base import Drawing, KaneSystem, Model, point_coordinates, rotated_frame
 
 __all__ = ["flyball_governor", "flyball_governor_system"]
 
-t = dynamicsymbols._t
+t = TIME
 
 DESCRIPTION = "IFToMM benchmark A05: stiff flyball governor, 4 dof, spring-damper couplers"
 REFERENCES = ("IFToMM multibody benchmark library, problem A05 "

@@ -14,12 +14,13 @@ import sympy as sm
 from sympy.physics.mechanics import Particle
 from sympy.physics.vector import Point, ReferenceFrame, dynamicsymbols
 
-from ..presentation.scene import Scene, Segment, Sphere, VisualizationFrame
+from ..compat.sympy import TIME
+from ..scene import Scene, Segment, Sphere, VisualizationFrame
 from .base import Drawing, KaneSystem, Model, energy_fields, point_coordinates, rotated_frame
 
 __all__ = ["iftomm_pendulum", "iftomm_pendulum_system"]
 
-t = dynamicsymbols._t
+t = TIME
 
 DESCRIPTION = "IFToMM benchmark A01: simple pendulum released from the horizontal, 1 dof"
 REFERENCES = ("IFToMM multibody benchmark library, problem A01 "

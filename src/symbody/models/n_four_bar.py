@@ -42,8 +42,7 @@ __all__ = ["n_four_bar", "n_four_bar_system", "parallelogram_reduction"]
 
 t = TIME
 
-DESCRIPTION = ("N-four-bar mechanism (IFToMM benchmark A02), 1 dof, 2N loop constraints, passes "
-               "flat positions where the constraint Jacobian loses rank by N (n=40)")
+DESCRIPTION = "IFToMM benchmark A02: N-four-bar (option n, default 40), 1 dof, flat positions"
 REFERENCES = ("IFToMM Technical Committee for Multibody Dynamics, Library of Computational "
               "Benchmark Problems, problem A02 'N four-bar mechanism' "
               "(lim.ii.udc.es/mbsbenchmark/dist/A02/A02_specification.xml): N = 40, links 1 m, 1 kg, "

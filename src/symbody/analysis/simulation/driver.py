@@ -70,7 +70,8 @@ def simulate(model: NumericModel, t_span: Sequence[float], x0: Any, p: Any, *,
              specifieds: Any = None, raise_on_failure: bool = False, progress: Any = None,
              max_step: float = math.inf, first_step: float | None = None, baumgarte: float = 10.0,
              max_num_steps: int = 10_000_000, polish_algebraic: bool = True,
-             switch_threshold: float = 0.1, events: Any = None, outputs: Any = None) -> Trajectory:
+             switch_threshold: float = 0.1, events: Any = None, outputs: Any = None,
+             jacobian: str = "exact") -> Trajectory:
     """Integrate ``model`` from ``t_span[0]`` to ``t_span[1]``; returns a :class:`Trajectory`.
 
     The options after the first four (``model``, ``t_span``, ``x0``, ``p``) are keyword-only.
@@ -116,6 +117,9 @@ def simulate(model: NumericModel, t_span: Sequence[float], x0: Any, p: Any, *,
         stops the run (status 0), an action (impact map) restarts it from the new state.
         The trajectory lists them in ``events`` and its pieces between impacts in
         ``segments``.
+    jacobian : for the implicit methods ("Radau", "BDF", "LSODA"): "exact" (default), the
+        Jacobian ∂f/∂x from the compiled derivatives of the equations
+        (:mod:`.jacobian`), or "finite-differences", scipy's own estimate.
     outputs : quantities to evaluate along the trajectory into ``trajectory.outputs``:
         ``{name: SymPy expression}`` in t, q, u, u', constants and specified inputs
         (compiled), and/or the built-ins "specifieds", "constraint_forces",
@@ -157,8 +161,11 @@ def simulate(model: NumericModel, t_span: Sequence[float], x0: Any, p: Any, *,
     t_eval = output_times(t_eval, t0, tf)
     watcher = prepare_events(model, events, P, r_fun)
 
+    if jacobian not in ("exact", "finite-differences"):
+        raise InputError(f"jacobian={jacobian!r}; choose 'exact' or 'finite-differences'")
     run = Run(model, P, r_fun, t0, tf, rtol, atol, method=method, max_step=max_step,
               max_num_steps=max_num_steps)
+    run.options["exact_jacobian"] = jacobian == "exact"
     bar = as_progress(progress, f"simulate ({mode.name})", total=abs(tf - t0))
     start = time.perf_counter()
     monitor = DependentSetMonitor(model, P, r_fun, threshold, rtol)
@@ -173,20 +180,20 @@ def simulate(model: NumericModel, t_span: Sequence[float], x0: Any, p: Any, *,
     # other (and for other processes on a busy machine): one thread while integrating
     with threadpool_limits(limits=1, user_api="blas"):
         status, message = segments.integrate(y, first_step)
-    note = mode.finish(run, samples.T, samples.Y, [samples.partitions[i] for i in samples.pid])
-    if status == 0:
-        message = (f"{segments.stopped_by}{note}" if segments.stopped_by
-                   else f"success: integrated to t = {tf:.6g}{note}")
-        if segments.records:
-            n = len(segments.records)
-            message += f" ({n} event{'s' if n > 1 else ''}: trajectory.events)"
-    message = switch_note(samples, message)
-    wall = time.perf_counter() - start
-    bar.close(message if status else "")
-    traj = build_trajectory(run, samples, status, message, mode.name, segments.nsteps, wall)
-    traj.events = list(segments.records)
-    traj.segments = segments.spans(samples)
-    attach_outputs(traj, model, P, r_fun, outputs)
+        note = mode.finish(run, samples.T, samples.Y, [samples.partitions[i] for i in samples.pid])
+        if status == 0:
+            message = (f"{segments.stopped_by}{note}" if segments.stopped_by
+                       else f"success: integrated to t = {tf:.6g}{note}")
+            if segments.records:
+                n = len(segments.records)
+                message += f" ({n} event{'s' if n > 1 else ''}: trajectory.events)"
+        message = switch_note(samples, message)
+        wall = time.perf_counter() - start
+        bar.close(message if status else "")
+        traj = build_trajectory(run, samples, status, message, mode.name, segments.nsteps, wall)
+        traj.events = list(segments.records)
+        traj.segments = segments.spans(samples)
+        attach_outputs(traj, model, P, r_fun, outputs)
     if status != 0 and raise_on_failure:
         raise SimulationError(message, trajectory=traj)
     return traj

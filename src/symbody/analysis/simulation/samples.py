@@ -15,6 +15,7 @@ from ...compilation.numeric_model import Partition, SampleValues
 from ...errors import SymbodyError
 from ...formatting import symbol_name as _short
 from ..trajectory import PartitionChange, Trajectory
+from .augmented import augmented_solve, is_full
 from .strategy import Run
 
 __all__ = ["Samples", "build_trajectory"]
@@ -99,6 +100,8 @@ def build_trajectory(run: Run, samples: Samples, status: int, message: str, mode
     else:
         R = None
         post = SampleValues(np.empty((0, model.o)), np.empty((0, model.M)), np.empty((0, model.m)), None)
+    if k and post.multipliers is not None:
+        _full_span_multipliers(model, samples, T, X, U, P, R, post.multipliers)
     return Trajectory(
         t=T, x=X, q=X[:, :model.N], u=post.speeds, coordinates=model.coordinates,
         speeds=model.speeds, states=model.states, specifieds=model.specifieds,
@@ -108,6 +111,24 @@ def build_trajectory(run: Run, samples: Samples, status: int, message: str, mode
         method=run.method, nfev=run.nfev, nsteps=nsteps, wall_time=wall,
         partition_changes=samples.changes,
         specified_values=R if R is not None and len(model.specifieds) else None)
+
+
+def _full_span_multipliers(model: NumericModel, samples: Samples, T, X, U, P, R, L) -> None:
+    """λ (in place) at the samples taken in full coordinates: from the augmented Lagrangian
+    iteration started at λ = 0, which keeps λ in the range of B_a, so it is the
+    minimum-norm multiplier vector where B_a loses rank (where the split of the constraint
+    forces is not unique)."""
+    rows = [i for i, j in enumerate(samples.pid) if is_full(model, samples.partitions[j])]
+    for i in rows:
+        u = U[i] if U is not None else None
+        if u is None or not np.isfinite(u).all():
+            continue
+        try:
+            blk = model.augmented_blocks(T[i], X[i, :model.N], u, P, None if R is None else R[i],
+                                         X[i, model.N + model.p:] if model.e else None)
+        except SymbodyError:
+            continue
+        L[i] = augmented_solve(blk.mass, blk.forcing, blk.acc_matrix, blk.acc_rest)[1]
 
 
 def _evaluate_rowwise(model: NumericModel, T, X, P, R, U=None) -> SampleValues:

@@ -134,6 +134,15 @@ class ConstraintMode:
             kwargs["first_step"] = min(float(first_step), abs(run.tf - t))
         solver = SCIPY_METHODS[run.method]
         inputs = run.specifieds
+        if run.method in ("Radau", "BDF", "LSODA") and \
+                part.dependent_speeds == run.model.default_partition.dependent_speeds:
+            # implicit solvers: the exact Jacobian from the compiled derivative program
+            if "jac" not in run.options:
+                from .jacobian import jacobian_function
+                run.options["jac"] = (jacobian_function(run.model, run.constants, inputs)
+                                      if run.options.get("exact_jacobian", True) else None)
+            if run.options["jac"] is not None:
+                kwargs["jac"] = run.options["jac"]
         if self.plain_rhs(run) and (inputs is None or isinstance(inputs, ConstantInputs)) and \
                 part.dependent_speeds == run.model.default_partition.dependent_speeds:
             # the plain right-hand side of a model whose kernels are all generated C (and whose
