@@ -7,6 +7,7 @@ computed optima are checked in the tests, not stored here.
 from __future__ import annotations
 
 import math
+from typing import Any
 
 import numpy as np
 import sympy as sm
@@ -15,7 +16,8 @@ from sympy.physics.vector import dynamicsymbols
 from ..formulation import EquationsOfMotion
 from .problem import OptimalControlProblem
 
-__all__ = ["pendulum_swing_up", "cart_pole_swing_up", "pendulum_equations", "n_link_cart_swing_up"]
+__all__ = ["pendulum_swing_up", "cart_pole_swing_up", "pendulum_equations", "n_link_cart_swing_up",
+           "sleigh_equations", "sleigh_parking"]
 
 _t = dynamicsymbols._t
 
@@ -101,3 +103,62 @@ def cart_pole_swing_up(transcription: str = "midpoint", num_nodes: int = 101,
     """
     return n_link_cart_swing_up(1, transcription=transcription, num_nodes=num_nodes,
                                 quadrature=quadrature, **kwargs)
+
+
+def sleigh_equations() -> tuple[Any, dict]:
+    """A Chaplygin sleigh (:mod:`symbody.models.chaplygin_sleigh`) driven by a thrust F(t)
+    along its blade at the knife-edge contact P and a yaw torque T(t), formed by symbody's
+    KanesMethod with the sideways speed u2 dependent (the knife-edge constraint
+    ``v_P · A.y = 0``): the unreduced dynamic block with its multiplier.  Returns
+    (EquationsOfMotion, constants m = 1 kg, I = 0.1 kg m², a = 0.3 m)."""
+    from sympy.physics.mechanics import RigidBody, outer
+    from sympy.physics.vector import Point, ReferenceFrame
+
+    from ..formulation import KanesMethod
+    q1, q2, q3 = dynamicsymbols("q1, q2, q3")
+    u1, u2, u3 = dynamicsymbols("u1, u2, u3")
+    F, T = dynamicsymbols("F, T")
+    m, I, a = sm.symbols("m, I, a")
+    N = ReferenceFrame("N")
+    A = N.orientnew("A", "Axis", (q3, N.z))
+    A.set_ang_vel(N, u3 * N.z)
+    O, P, G = Point("O"), Point("P"), Point("G")
+    O.set_vel(N, 0)
+    P.set_pos(O, q1 * N.x + q2 * N.y)
+    P.set_vel(N, u1 * A.x + u2 * A.y)
+    G.set_pos(P, a * A.x)
+    G.v2pt_theory(P, N, A)
+    kd = [q1.diff(_t) - (u1 * sm.cos(q3) - u2 * sm.sin(q3)),
+          q2.diff(_t) - (u1 * sm.sin(q3) + u2 * sm.cos(q3)),
+          q3.diff(_t) - u3]
+    body = RigidBody("A", G, A, m, (I * outer(A.z, A.z), G))
+    km = KanesMethod(N, q_ind=[q1, q2, q3], u_ind=[u1, u3], kd_eqs=kd, u_dependent=[u2],
+                     velocity_constraints=[P.vel(N).dot(A.y)])
+    km.kanes_equations([body], [(P, F * A.x), (A, T * N.z)])
+    return km.to_eom(name="driven Chaplygin sleigh"), {m: 1.0, I: 0.1, a: 0.3}
+
+
+def sleigh_parking(transcription: str = "hermite-simpson", num_nodes: int = 51,
+                   duration: float = 4.0, offset: float = 0.5,
+                   **kwargs) -> tuple[OptimalControlProblem, dict]:
+    """Parallel parking of the driven Chaplygin sleigh: from rest at the origin heading along x
+    to rest at (0, ``offset``) with the same heading in ``duration`` seconds, minimizing
+    ``∫ (F² + T²) dt``.  A sleigh cannot move sideways: it must turn, drive, and turn back.
+
+    The initial guess: a lateral S-curve, q2 rising smoothly, the heading following the path.
+    """
+    eom, constants = sleigh_equations()
+    q1, q2, q3 = eom.q
+    u = eom.u
+    F, T = eom.specifieds
+    inst = [q1.func(0.0), q2.func(0.0), q3.func(0.0), q1.func(duration),
+            q2.func(duration) - offset, q3.func(duration)]
+    inst += [ui.func(0.0) for ui in u] + [ui.func(duration) for ui in u]
+    problem = OptimalControlProblem(eom, num_nodes=num_nodes, duration=duration,
+                                    objective=F ** 2 + T ** 2, instance_constraints=inst,
+                                    known_parameters=constants, transcription=transcription,
+                                    **kwargs)
+    s = np.linspace(0.0, 1.0, num_nodes)
+    guess = {q1: 0.3 * np.sin(2 * np.pi * s), q2: offset * (s - np.sin(2 * np.pi * s) / (2 * np.pi)),
+             q3: 0.5 * np.sin(2 * np.pi * s)}
+    return problem, guess
