@@ -242,5 +242,7 @@ def test_bad_input_names_the_argument():
         OptimalControlProblem(eom, objective=sm.Symbol("zz") * T, **kw)
     with pytest.raises(InputError, match="lower bound"):
         OptimalControlProblem(eom, bounds={T: (1, -1)}, **kw)
+    with pytest.raises(InputError, match="known_parameters"):
+        OptimalControlProblem(eom, num_nodes=11, duration=1.0, known_parameters={"zz": 1.0})
     with pytest.raises(InputError, match="initial_guess"):
         OptimalControlProblem(eom, **kw).solve(np.zeros(3), progress=False)

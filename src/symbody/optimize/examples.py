@@ -17,7 +17,7 @@ from ..formulation import EquationsOfMotion
 from .problem import OptimalControlProblem
 
 __all__ = ["pendulum_swing_up", "cart_pole_swing_up", "pendulum_equations", "n_link_cart_swing_up",
-           "sleigh_equations", "sleigh_parking"]
+           "sleigh_equations", "sleigh_parking", "arm_reaching"]
 
 _t = dynamicsymbols._t
 
@@ -161,4 +161,37 @@ def sleigh_parking(transcription: str = "hermite-simpson", num_nodes: int = 51,
     s = np.linspace(0.0, 1.0, num_nodes)
     guess = {q1: 0.3 * np.sin(2 * np.pi * s), q2: offset * (s - np.sin(2 * np.pi * s) / (2 * np.pi)),
              q3: 0.5 * np.sin(2 * np.pi * s)}
+    return problem, guess
+
+
+def arm_reaching(transcription: str = "hermite-simpson", num_nodes: int = 51,
+                 duration: float = 1.0, target_deg: float = 120.0,
+                 **kwargs) -> tuple[OptimalControlProblem, dict]:
+    """Elbow flexion with the musculoskeletal arm (:func:`symbody.models.musculoskeletal_arm`:
+    biceps and triceps with DeGroote 2016 muscle and activation dynamics): from the model's
+    initial state (75 deg, at rest, both muscles inactive) to ``target_deg`` at rest in
+    ``duration`` seconds with the least ``∫ (e_biceps² + e_triceps²) dt``; excitations and
+    activations in [0, 1], the elbow within [0, 150] deg.
+
+    The initial guess: the elbow angle linear in time, activations and excitations 0.2.
+    """
+    from ..models import musculoskeletal_arm
+    model = musculoskeletal_arm()
+    eom = model.eom
+    q, = eom.q
+    u, = eom.u
+    a_b, a_t = eom.extra_states
+    e_b, e_t = eom.specifieds
+    q0 = model.initial_state[q]
+    q1 = math.radians(target_deg)
+    inst = [q.func(0.0) - q0, u.func(0.0), a_b.func(0.0) - model.initial_state[a_b],
+            a_t.func(0.0) - model.initial_state[a_t], q.func(duration) - q1, u.func(duration)]
+    problem = OptimalControlProblem(
+        model, num_nodes=num_nodes, duration=duration, objective=e_b ** 2 + e_t ** 2,
+        instance_constraints=inst,
+        bounds={e_b: (0.0, 1.0), e_t: (0.0, 1.0), a_b: (0.0, 1.0), a_t: (0.0, 1.0),
+                q: (0.0, math.radians(150.0))},
+        transcription=transcription, **kwargs)
+    s = np.linspace(0.0, 1.0, num_nodes)
+    guess = {q: q0 + (q1 - q0) * s, a_b: 0.2, a_t: 0.2, e_b: 0.2, e_t: 0.2}
     return problem, guess

@@ -185,18 +185,17 @@ class OptimalControlProblem:
         known = dict(defaults)
         for k, v in dict(known_parameters or {}).items():
             sym = k if isinstance(k, sm.Basic) else sm.Symbol(str(k))
+            if sym not in set(constants):
+                raise InputError(f"known_parameters: {sym} is not a constant of the model "
+                                 f"(constants: {', '.join(map(str, constants))})")
             known[sym] = v
         self.known_parameters: dict[sm.Symbol, float] = {}
         for c in constants:
             if c in known:
-                self.known_parameters[c] = float(known[c])
-        extra_known = [k for k in known if k not in set(constants)]
-        if extra_known and known_parameters:
-            bad = [k for k in dict(known_parameters) if (k if isinstance(k, sm.Basic) else sm.Symbol(str(k)))
-                   not in set(constants)]
-            if bad:
-                raise InputError(f"known_parameters: {bad[0]} is not a constant of the model "
-                                 f"(constants: {', '.join(map(str, constants))})")
+                try:
+                    self.known_parameters[c] = float(known[c])
+                except (TypeError, ValueError) as exc:
+                    raise InputError(f"known_parameters[{c}] must be a number, got {known[c]!r}") from exc
         self.unknown_parameters = tuple(c for c in constants if c not in self.known_parameters)
 
         self.objective = sm.sympify(objective)

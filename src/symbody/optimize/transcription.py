@@ -43,6 +43,7 @@ import sympy as sm
 from sympy.core.function import AppliedUndef
 from sympy.physics.vector import dynamicsymbols
 
+from ..compilation.function_expansion import expand_functions
 from ..errors import InputError
 from .derivatives import BlockDerivatives, BlockPlacement
 
@@ -192,6 +193,8 @@ class _Model:
             out = []
             for i, ex in enumerate(exprs):
                 ex = sm.sympify(ex).xreplace(dot_repl).xreplace(repl)
+                # functions the kernels do not know (muscle curves) by their definitions
+                ex, = expand_functions([ex], where=f"{what}[{i}]")
                 self.check(ex, f"{what}[{i}]")
                 out.append(ex)
             return out
@@ -240,6 +243,7 @@ class _Model:
             raise InputError(f"{what}: {derivs[0]} is not allowed; use the speeds u instead of q'")
         ex = ex.xreplace(self.repl)
         self.check(ex, what)
+        ex, = expand_functions([ex], where=what)
         return ex
 
 
