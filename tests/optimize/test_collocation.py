@@ -246,3 +246,27 @@ def test_bad_input_names_the_argument():
         OptimalControlProblem(eom, num_nodes=11, duration=1.0, known_parameters={"zz": 1.0})
     with pytest.raises(InputError, match="initial_guess"):
         OptimalControlProblem(eom, **kw).solve(np.zeros(3), progress=False)
+
+
+def test_limited_memory_hessian_and_progress_reach_the_same_optimum():
+    problem, guess = examples.cart_pole_swing_up(hessian="limited-memory")
+    calls = []
+    res = problem.solve(guess, progress=lambda done, total, message: calls.append(message))
+    assert res.success, res.message
+    assert res.objective == pytest.approx(DATA["cart_pole_midpoint_101"]["opty_casadi"], rel=1e-6)
+    assert calls and "objective" in calls[-1]
+
+
+def test_infeasible_problem_reports_ipopt_status_in_words():
+    """Rest to rest over 1 m in 1 s needs |F| >= 4: with |F| <= 1 IPOPT cannot succeed."""
+    x, v, F = dynamicsymbols("x v F")
+    eom = sb.EquationsOfMotion([x], [v], kinematic=[x.diff(t) - v], dynamic=[v.diff(t) - F])
+    problem = OptimalControlProblem(
+        eom, num_nodes=21, duration=1.0, objective=F ** 2,
+        instance_constraints=[x.func(0.0), v.func(0.0), x.func(1.0) - 1, v.func(1.0)],
+        bounds={F: (-1, 1)}, transcription="midpoint")
+    res = problem.solve(progress=False, max_iter=200)
+    assert not res.success
+    assert res.status in (2, -1, -2)
+    assert res.message and res.message[0].isalpha()
+    assert "FAILED" in repr(res)
