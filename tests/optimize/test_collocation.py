@@ -270,3 +270,20 @@ def test_infeasible_problem_reports_ipopt_status_in_words():
     assert res.status in (2, -1, -2)
     assert res.message and res.message[0].isalpha()
     assert "FAILED" in repr(res)
+
+
+def test_numeric_model_and_zoo_model_inputs_give_the_same_nlp():
+    eom, constants = examples.pendulum_equations()
+    theta, = eom.q
+    T, = eom.specifieds
+    kw = dict(num_nodes=11, duration=1.0, objective=T ** 2, known_parameters=constants,
+              instance_constraints=[theta.func(0.0) - 0.1])
+    a = OptimalControlProblem(eom, **kw)
+    b = OptimalControlProblem(sb.compile(eom), **kw)
+    w = np.linspace(-1, 1, a.nlp.n)
+    np.testing.assert_array_equal(a.nlp.constraints(w), b.nlp.constraints(w))
+    assert a.nlp.objective(w) == b.nlp.objective(w)
+    zoo = sb.models.n_link_pendulum_on_cart(1, force=True)
+    c = OptimalControlProblem(zoo, num_nodes=5, duration=1.0)
+    assert c.known_parameters == {k: float(v) for k, v in zoo.constants.items()}
+    assert c.unknown_parameters == ()

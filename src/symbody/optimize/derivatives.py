@@ -135,6 +135,8 @@ class BlockPlacement:
         hr = self.idx[:, block.hess_rows]
         hc = self.idx[:, block.hess_cols]
         self.hess_mask = (hr < n_w) & (hc < n_w)
+        self._jac_all = bool(self.jac_mask.all())
+        self._hess_all = bool(self.hess_mask.all())
         a, b = hr[self.hess_mask], hc[self.hess_mask]
         self.hess_global_rows = np.maximum(a, b)
         self.hess_global_cols = np.minimum(a, b)
@@ -148,7 +150,9 @@ class BlockPlacement:
 
     def jacobian(self, w_ext: np.ndarray) -> np.ndarray:
         """The Jacobian nonzeros at NLP unknowns, in ``jac_global_rows/cols`` order."""
-        return self.block.jacobian(self.gather(w_ext))[self.jac_mask]
+        J = self.block.jacobian(self.gather(w_ext))
+        return J.ravel() if self._jac_all else J[self.jac_mask]
 
     def hessian(self, w_ext: np.ndarray, MU: np.ndarray) -> np.ndarray:
-        return self.block.hessian(self.gather(w_ext), MU)[self.hess_mask]
+        H = self.block.hessian(self.gather(w_ext), MU)
+        return H.ravel() if self._hess_all else H[self.hess_mask]
