@@ -287,3 +287,26 @@ def test_numeric_model_and_zoo_model_inputs_give_the_same_nlp():
     c = OptimalControlProblem(zoo, num_nodes=5, duration=1.0)
     assert c.known_parameters == {k: float(v) for k, v in zoo.constants.items()}
     assert c.unknown_parameters == ()
+
+
+def test_simulation_as_initial_guess_and_saved_result(tmp_path):
+    """A simulation (Trajectory from sb.simulate) seeds the problem; the result saves and loads."""
+    problem, _ = examples.cart_pole_swing_up(num_nodes=41)
+    model = sb.models.n_link_pendulum_on_cart(1, force=True)
+    numeric = sb.compile(model.eom)
+    F = problem.specifieds[0]
+    sim = sb.simulate(numeric, (0.0, 2.0), [0.0, -math.pi / 2 + 0.3, 0.0, 0.0],
+                      dict(problem.known_parameters), specifieds={F: lambda tt: 2.0 * math.sin(3 * tt)},
+                      t_eval=np.linspace(0, 2, 81))
+    from symbody.optimize.solve import initial_vector
+    w0 = initial_vector(problem, sim)
+    nodes = problem.nlp.node_points
+    np.testing.assert_allclose(w0[problem.nlp.iX[nodes]][:, :2], sim.q[::2], atol=1e-12)
+    assert sim.specified_values is not None          # the inputs the simulation used
+    np.testing.assert_allclose(w0[problem.nlp.iR[nodes, 0]], 2 * np.sin(3 * sim.t[::2]), atol=1e-9)
+    res = problem.solve(sim, progress=False)
+    assert res.success, res.message          # a local optimum (the swing-up has several)
+    path = res.trajectory.save(tmp_path / "swing")
+    back = sb.Trajectory.load(path)
+    np.testing.assert_array_equal(back.x, res.trajectory.x)
+    np.testing.assert_array_equal(back.t, res.trajectory.t)
