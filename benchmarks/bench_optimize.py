@@ -13,7 +13,9 @@ kernels — cold kernel cache unless ``--warm`` —, opty's Cython compilation, 
 Hessians; opty has none (IPOPT's limited-memory quasi-Newton).  All three call the same IPOPT
 (cyipopt-wheels' bundled 3.14 with MUMPS for symbody and opty; CasADi's own build).
 
-Usage::
+Usage (opty declares a dependency on ``cyipopt``, whose source build needs a system IPOPT:
+install it with ``--no-deps`` next to cyipopt-wheels, which provides the same ``cyipopt``
+module)::
 
     .venv/bin/python -m pip install --pre cyipopt-wheels
     .venv/bin/python -m pip install casadi opty cython --no-deps

@@ -14,7 +14,6 @@ from symbody.optimize import examples
 pytest.importorskip("cyipopt", reason="symbody[optimize] (cyipopt-wheels) is not installed")
 
 
-@pytest.mark.slow
 def test_arm_reaching_solves_and_satisfies_the_model_at_every_point():
     problem, guess = examples.arm_reaching(num_nodes=41)
     res = problem.solve(guess, progress=False)
