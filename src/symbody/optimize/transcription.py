@@ -432,7 +432,7 @@ def build_transcription(problem: OptimalControlProblem, backend: str = "auto",
             nlp.objective_blocks.append(BlockPlacement(blk, idx_iv, kap_iv, None, n))
 
     # ---- instance constraints and the Mayer term
-    inst = _instances(problem, mdl, nlp)
+    inst = _Instances(problem, mdl, nlp)
     inst_exprs = [inst.convert(e, f"instance_constraints[{i}]")
                   for i, (e, _, _) in enumerate(problem.instance_constraints)]
     mayer = inst.convert(problem.mayer, "mayer") if problem.mayer != 0 else None
@@ -448,7 +448,7 @@ def build_transcription(problem: OptimalControlProblem, backend: str = "auto",
     return nlp
 
 
-class _instances:
+class _Instances:
     """Instance values ``x_i(t_k)`` in user expressions -> local unknowns of one global block."""
 
     def __init__(self, problem: OptimalControlProblem, mdl: _Model, nlp: NLP) -> None:
