@@ -49,6 +49,8 @@ _LAZY: dict[str, tuple[str, str | None]] = {
     "SweepResult": (".analysis.sweep", "SweepResult"),
     "grid_cases": (".analysis.sweep", "grid_cases"),
     "sample_cases": (".analysis.sweep", "sample_cases"),
+    "optimize": (".optimize", None),
+    "OptimalControlProblem": (".optimize", "OptimalControlProblem"),
 }
 
 if TYPE_CHECKING:  # for type checkers and IDEs: the names __getattr__ provides
@@ -61,6 +63,10 @@ if TYPE_CHECKING:  # for type checkers and IDEs: the names __getattr__ provides
     from .compilation import NumericModel, compile, make_function
     from .compilation.persistence import load_model
     from .presentation import animate, plot, view
+
+if TYPE_CHECKING:  # trajectory optimization (symbody.optimize)
+    from . import optimize
+    from .optimize import OptimalControlProblem
 
 __all__ = [
     "models",
@@ -90,6 +96,8 @@ __all__ = [
     "CompilationError",
     "InputError",
     "SimulationError",
+    "optimize",
+    "OptimalControlProblem",
 ]
 
 

@@ -1,0 +1,15 @@
+"""Trajectory optimization by direct collocation on symbody models.
+
+:class:`OptimalControlProblem` states the problem with the model's own symbols (costs,
+instance and path constraints as SymPy expressions, bounds); the dynamics, kinematic equations
+and constraints are stacked automatically; exact sparse Jacobians and Hessians come from the
+symbolic differentiation of one block per kind of constraint, compiled once and evaluated for
+all nodes in one call; IPOPT (``pip install symbody[optimize]``) solves the NLP and the result
+is a :class:`~symbody.Trajectory`.
+"""
+
+from .problem import TRANSCRIPTIONS, OptimalControlProblem, periodic
+from .solve import IPOPT_STATUS, OptimalControlResult, OptimizationDependencyError
+
+__all__ = ["OptimalControlProblem", "OptimalControlResult", "OptimizationDependencyError",
+           "TRANSCRIPTIONS", "IPOPT_STATUS", "periodic"]

@@ -1,0 +1,197 @@
+"""Standard optimal control problems on symbody models (docs, tests and benchmarks).
+
+Each function returns ``(problem, initial_guess)``; the published or independently
+computed optima are checked in the tests, not stored here.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import numpy as np
+import sympy as sm
+from sympy.physics.vector import dynamicsymbols
+
+from ..formulation import EquationsOfMotion
+from .problem import OptimalControlProblem
+
+__all__ = ["pendulum_swing_up", "cart_pole_swing_up", "pendulum_equations", "n_link_cart_swing_up",
+           "sleigh_equations", "sleigh_parking", "arm_reaching"]
+
+_t = dynamicsymbols._t
+
+
+def pendulum_equations() -> tuple[EquationsOfMotion, dict]:
+    """opty's compound pendulum, ``I ω' + m g d sin θ - T = 0``, θ' = ω, and its constants."""
+    theta, omega, T = dynamicsymbols("theta omega T")
+    I, m, g, d = sm.symbols("I m g d")
+    eom = EquationsOfMotion([theta], [omega], kinematic=[theta.diff(_t) - omega],
+                            dynamic=[I * omega.diff(_t) + m * g * d * sm.sin(theta) - T],
+                            name="torque-driven pendulum")
+    return eom, {I: 1.0, m: 1.0, g: 9.81, d: 1.0}
+
+
+def pendulum_swing_up(transcription: str = "backward-euler", num_nodes: int = 501,
+                      duration: float = 10.0, **kwargs) -> tuple[OptimalControlProblem, dict]:
+    """opty's gallery problem "fixed duration pendulum swing up": from hanging (θ = 0) at rest
+    to upright (θ = π) at rest in 10 s, |T| <= 2 N m, minimizing ∫ T² dt.
+
+    The initial guess: hanging at rest, no torque (all zeros).  (θ rising linearly from 0 to
+    π is a worse start: IPOPT ends at a point of locally minimal infeasibility from it.)
+    """
+    eom, constants = pendulum_equations()
+    theta, = eom.q
+    omega, = eom.u
+    T, = eom.specifieds
+    problem = OptimalControlProblem(
+        eom, num_nodes=num_nodes, duration=duration, objective=T ** 2,
+        instance_constraints=[theta.func(0.0), theta.func(duration) - math.pi,
+                              omega.func(0.0), omega.func(duration)],
+        bounds={T: (-2.0, 2.0)}, known_parameters=constants, transcription=transcription, **kwargs)
+    guess = {theta: 0.0, omega: 0.0, T: 0.0}
+    return problem, guess
+
+
+def n_link_cart_swing_up(n: int = 1, transcription: str = "midpoint", num_nodes: int = 101,
+                         duration: float = 2.0, distance: float = 1.0, force_limit: float = 20.0,
+                         track: float = 2.0, cart_mass: float = 1.0, pole_mass: float = 0.3,
+                         pole_length: float = 0.5, **kwargs) -> tuple[OptimalControlProblem, dict]:
+    """Swing-up of the n-link pendulum on a cart (:func:`symbody.models.n_link_pendulum_on_cart`
+    with the force F(t)) from hanging (q_i = -π/2) to upright (q_i = π/2), the cart moving
+    ``distance``, at rest at both ends, |F| <= ``force_limit``, |q0| <= ``track``, minimizing
+    ∫ F² dt.  With n = 1 and the defaults this is Kelly's (2017) cart-pole swing-up: cart
+    1 kg, pole 0.3 kg at 0.5 m, 2 s, 1 m, 20 N.  With n links each has length
+    ``pole_length / n`` and a bob of ``pole_mass / n``.
+
+    The initial guess: all coordinates linear in time between the end conditions.
+    """
+    from ..models import n_link_pendulum_on_cart
+    model = n_link_pendulum_on_cart(n, force=True)
+    eom = model.eom
+    q, u = eom.q, eom.u
+    F, = eom.specifieds
+    m = sm.symbols(f"m:{n + 1}")
+    l = sm.symbols(f"l:{n}")
+    g = sm.Symbol("g")
+    constants = {g: 9.81, m[0]: cart_mass}
+    for i in range(n):
+        constants[m[i + 1]] = pole_mass / n
+        constants[l[i]] = pole_length / n
+    inst = [q[0].func(0.0), q[0].func(duration) - distance]
+    inst += [qi.func(0.0) + math.pi / 2 for qi in q[1:]]
+    inst += [qi.func(duration) - math.pi / 2 for qi in q[1:]]
+    inst += [ui.func(0.0) for ui in u] + [ui.func(duration) for ui in u]
+    problem = OptimalControlProblem(
+        model, num_nodes=num_nodes, duration=duration, objective=F ** 2,
+        instance_constraints=inst, bounds={F: (-force_limit, force_limit), q[0]: (-track, track)},
+        known_parameters=constants, transcription=transcription, **kwargs)
+    tt = np.linspace(0.0, 1.0, num_nodes)
+    guess = {q[0]: distance * tt}
+    for qi in q[1:]:
+        guess[qi] = -math.pi / 2 + math.pi * tt
+    return problem, guess
+
+
+def cart_pole_swing_up(transcription: str = "midpoint", num_nodes: int = 101,
+                       quadrature: str = "rectangle", **kwargs) -> tuple[OptimalControlProblem, dict]:
+    """Kelly's (2017) cart-pole swing-up: :func:`n_link_cart_swing_up` with n = 1.
+
+    The cost ``∫ F² dt`` is summed by the rectangle rule over all nodes, ``h Σ_k F_k²``, as an
+    opty user writes it (``interval * np.sum(F**2)``); ``quadrature="transcription"`` sums
+    the midpoint values instead.
+    """
+    return n_link_cart_swing_up(1, transcription=transcription, num_nodes=num_nodes,
+                                quadrature=quadrature, **kwargs)
+
+
+def sleigh_equations() -> tuple[Any, dict]:
+    """A Chaplygin sleigh (:mod:`symbody.models.chaplygin_sleigh`) driven by a thrust F(t)
+    along its blade at the knife-edge contact P and a yaw torque T(t), formed by symbody's
+    KanesMethod with the sideways speed u2 dependent (the knife-edge constraint
+    ``v_P · A.y = 0``): the unreduced dynamic block with its multiplier.  Returns
+    (EquationsOfMotion, constants m = 1 kg, I = 0.1 kg m², a = 0.3 m)."""
+    from sympy.physics.mechanics import RigidBody, outer
+    from sympy.physics.vector import Point, ReferenceFrame
+
+    from ..formulation import KanesMethod
+    q1, q2, q3 = dynamicsymbols("q1, q2, q3")
+    u1, u2, u3 = dynamicsymbols("u1, u2, u3")
+    F, T = dynamicsymbols("F, T")
+    m, I, a = sm.symbols("m, I, a")
+    N = ReferenceFrame("N")
+    A = N.orientnew("A", "Axis", (q3, N.z))
+    A.set_ang_vel(N, u3 * N.z)
+    O, P, G = Point("O"), Point("P"), Point("G")
+    O.set_vel(N, 0)
+    P.set_pos(O, q1 * N.x + q2 * N.y)
+    P.set_vel(N, u1 * A.x + u2 * A.y)
+    G.set_pos(P, a * A.x)
+    G.v2pt_theory(P, N, A)
+    kd = [q1.diff(_t) - (u1 * sm.cos(q3) - u2 * sm.sin(q3)),
+          q2.diff(_t) - (u1 * sm.sin(q3) + u2 * sm.cos(q3)),
+          q3.diff(_t) - u3]
+    body = RigidBody("A", G, A, m, (I * outer(A.z, A.z), G))
+    km = KanesMethod(N, q_ind=[q1, q2, q3], u_ind=[u1, u3], kd_eqs=kd, u_dependent=[u2],
+                     velocity_constraints=[P.vel(N).dot(A.y)])
+    km.kanes_equations([body], [(P, F * A.x), (A, T * N.z)])
+    return km.to_eom(name="driven Chaplygin sleigh"), {m: 1.0, I: 0.1, a: 0.3}
+
+
+def sleigh_parking(transcription: str = "hermite-simpson", num_nodes: int = 51,
+                   duration: float = 4.0, offset: float = 0.5,
+                   **kwargs) -> tuple[OptimalControlProblem, dict]:
+    """Parallel parking of the driven Chaplygin sleigh: from rest at the origin heading along x
+    to rest at (0, ``offset``) with the same heading in ``duration`` seconds, minimizing
+    ``∫ (F² + T²) dt``.  A sleigh cannot move sideways: it must turn, drive, and turn back.
+
+    The initial guess: a lateral S-curve, q2 rising smoothly, the heading following the path.
+    """
+    eom, constants = sleigh_equations()
+    q1, q2, q3 = eom.q
+    u = eom.u
+    F, T = eom.specifieds
+    inst = [q1.func(0.0), q2.func(0.0), q3.func(0.0), q1.func(duration),
+            q2.func(duration) - offset, q3.func(duration)]
+    inst += [ui.func(0.0) for ui in u] + [ui.func(duration) for ui in u]
+    problem = OptimalControlProblem(eom, num_nodes=num_nodes, duration=duration,
+                                    objective=F ** 2 + T ** 2, instance_constraints=inst,
+                                    known_parameters=constants, transcription=transcription,
+                                    **kwargs)
+    s = np.linspace(0.0, 1.0, num_nodes)
+    guess = {q1: 0.3 * np.sin(2 * np.pi * s), q2: offset * (s - np.sin(2 * np.pi * s) / (2 * np.pi)),
+             q3: 0.5 * np.sin(2 * np.pi * s)}
+    return problem, guess
+
+
+def arm_reaching(transcription: str = "hermite-simpson", num_nodes: int = 51,
+                 duration: float = 1.0, target_deg: float = 120.0,
+                 **kwargs) -> tuple[OptimalControlProblem, dict]:
+    """Elbow flexion with the musculoskeletal arm (:func:`symbody.models.musculoskeletal_arm`:
+    biceps and triceps with DeGroote 2016 muscle and activation dynamics): from the model's
+    initial state (75 deg, at rest, both muscles inactive) to ``target_deg`` at rest in
+    ``duration`` seconds with the least ``∫ (e_biceps² + e_triceps²) dt``; excitations and
+    activations in [0, 1], the elbow within [0, 150] deg.
+
+    The initial guess: the elbow angle linear in time, activations and excitations 0.2.
+    """
+    from ..models import musculoskeletal_arm
+    model = musculoskeletal_arm()
+    eom = model.eom
+    q, = eom.q
+    u, = eom.u
+    a_b, a_t = eom.extra_states
+    e_b, e_t = eom.specifieds
+    q0 = model.initial_state[q]
+    q1 = math.radians(target_deg)
+    inst = [q.func(0.0) - q0, u.func(0.0), a_b.func(0.0) - model.initial_state[a_b],
+            a_t.func(0.0) - model.initial_state[a_t], q.func(duration) - q1, u.func(duration)]
+    problem = OptimalControlProblem(
+        model, num_nodes=num_nodes, duration=duration, objective=e_b ** 2 + e_t ** 2,
+        instance_constraints=inst,
+        bounds={e_b: (0.0, 1.0), e_t: (0.0, 1.0), a_b: (0.0, 1.0), a_t: (0.0, 1.0),
+                q: (0.0, math.radians(150.0))},
+        transcription=transcription, **kwargs)
+    s = np.linspace(0.0, 1.0, num_nodes)
+    guess = {q: q0 + (q1 - q0) * s, a_b: 0.2, a_t: 0.2, e_b: 0.2, e_t: 0.2}
+    return problem, guess

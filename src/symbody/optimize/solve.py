@@ -1,0 +1,268 @@
+"""Solving the collocation NLP with IPOPT (the ``cyipopt`` module of the ``cyipopt-wheels``
+distribution, which bundles IPOPT: ``pip install symbody[optimize]``)."""
+
+from __future__ import annotations
+
+import time as _time
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from ..errors import InputError, SymbodyError
+from ..progress import as_progress
+
+if TYPE_CHECKING:
+    from ..analysis.trajectory import Trajectory
+    from .problem import OptimalControlProblem
+
+__all__ = ["OptimalControlResult", "solve_nlp", "IPOPT_STATUS"]
+
+#: IPOPT's ApplicationReturnStatus -> what it means for the user
+IPOPT_STATUS = {
+    0: "solved: optimal to the requested tolerance",
+    1: "solved to an acceptable level (not to the requested tolerance)",
+    2: "infeasible: IPOPT converged to a point of locally minimal constraint violation; check "
+       "the constraints and bounds for contradictions or try another initial guess",
+    3: "search direction became too small (the problem may be badly scaled)",
+    4: "iterates diverged: some unknowns grew without bound; add bounds",
+    5: "stopped by the user callback",
+    6: "feasible point found (stopped at the first feasible point as asked)",
+    -1: "maximum number of iterations reached: raise max_iter or improve the initial guess",
+    -2: "restoration phase failed: the constraints may be degenerate or the start far off",
+    -3: "error in the step computation (singular or badly conditioned KKT system)",
+    -4: "maximum CPU time exceeded",
+    -5: "maximum wall time exceeded",
+    -10: "not enough degrees of freedom: more equality constraints than unknowns",
+    -11: "invalid problem definition",
+    -12: "invalid option",
+    -13: "invalid number: a NaN or Inf was evaluated (check the model and the bounds)",
+    -100: "unrecoverable exception",
+    -101: "non-IPOPT exception",
+    -102: "insufficient memory",
+    -199: "internal error",
+}
+
+
+class OptimizationDependencyError(SymbodyError, ImportError):
+    """cyipopt (the optional ``symbody[optimize]`` extra) is not installed."""
+
+
+@dataclass
+class OptimalControlResult:
+    """What IPOPT found.
+
+    ``trajectory``: a :class:`~symbody.Trajectory` at the nodes (states, speeds, inputs in
+    ``specified_values``, multipliers with Hermite–Simpson, the unknown parameters in
+    ``constants``); ``objective``; ``parameters`` {Symbol: value} of the unknown parameters;
+    ``duration``; ``status`` (IPOPT's code), ``message``; ``success``; ``iterations``;
+    ``solve_time`` (s); ``w`` the NLP solution vector; ``constraint_violation`` (max |c|
+    outside its bounds); ``inputs`` (num_nodes, s).
+    """
+
+    trajectory: Trajectory
+    objective: float
+    parameters: dict
+    duration: float
+    status: int
+    message: str
+    iterations: int
+    solve_time: float
+    w: np.ndarray
+    constraint_violation: float
+    inputs: np.ndarray
+    info: dict = field(default_factory=dict)
+
+    @property
+    def success(self) -> bool:
+        return self.status in (0, 1)
+
+    def __repr__(self) -> str:
+        return (f"<OptimalControlResult {'success' if self.success else 'FAILED'}: objective "
+                f"{self.objective:.8g}, {self.iterations} iterations, {self.solve_time:.3f} s: "
+                f"{self.message}>")
+
+
+def _import_cyipopt():
+    try:
+        import cyipopt
+    except ImportError as exc:
+        raise OptimizationDependencyError(
+            "trajectory optimization needs IPOPT through cyipopt: pip install 'symbody[optimize]' "
+            "(the cyipopt-wheels distribution bundles IPOPT; pip install --pre cyipopt-wheels)"
+        ) from exc
+    return cyipopt
+
+
+def initial_vector(problem: OptimalControlProblem, guess: Any) -> np.ndarray:
+    """The NLP vector from an initial guess (see :meth:`OptimalControlProblem.solve`)."""
+    from ..analysis.trajectory import Trajectory
+    nlp = problem.nlp
+    n = nlp.n
+    if guess is None:
+        w = np.zeros(n)
+    elif isinstance(guess, np.ndarray) or (isinstance(guess, (list, tuple)) and len(guess) == n):
+        w = np.asarray(guess, dtype=float).ravel()
+        if w.shape != (n,):
+            raise InputError(f"initial_guess: the NLP has {n} unknowns, got an array of shape "
+                             f"{np.shape(guess)}")
+        return w.copy()
+    else:
+        w = np.zeros(n)
+        T = problem.duration
+        if problem.duration_symbol is not None:
+            T = None
+            if isinstance(guess, Mapping) and problem.duration_symbol in guess:
+                T = float(guess[problem.duration_symbol])
+            elif isinstance(guess, Trajectory):
+                T = float(guess.t[-1] - guess.t[0])
+            if T is None:
+                raise InputError("initial_guess: give the free duration's value, "
+                                 f"{{{problem.duration_symbol}: value}}")
+            w[nlp.ih] = T / (problem.num_nodes - 1)
+        tp = problem.t0 + np.arange(nlp.layout["P"]) * (T / (nlp.layout["P"] - 1))
+        if isinstance(guess, Trajectory):
+            ts = guess.t - guess.t[0] + problem.t0
+            cols = {}
+            for j, c in enumerate(guess.coordinates):
+                cols[c] = guess.q[:, j]
+            for j, c in enumerate(guess.speeds):
+                cols[c] = guess.u[:, j]
+            for j, c in enumerate(guess.states):
+                cols.setdefault(c, guess.x[:, j])
+            if guess.specified_values is not None:
+                for j, c in enumerate(guess.specifieds):
+                    cols[c] = guess.specified_values[:, j]
+            for c, v in guess.constants.items():
+                if c in problem.unknown_parameters:
+                    w[nlp.ip[problem.unknown_parameters.index(c)]] = v
+            for j, c in enumerate(problem.states):
+                if c in cols:
+                    w[nlp.iX[:, j]] = np.interp(tp, ts, cols[c])
+            for j, c in enumerate(problem.specifieds):
+                if c in cols:
+                    w[nlp.iR[:, j]] = np.interp(tp, ts, cols[c])
+        elif isinstance(guess, Mapping):
+            tn = np.linspace(tp[0], tp[-1], problem.num_nodes)
+            for c, v in guess.items():
+                if c == problem.duration_symbol:
+                    continue
+                if c in problem.states or c in problem.specifieds:
+                    v = np.asarray(v, dtype=float)
+                    if v.ndim == 1 and v.shape[0] == problem.num_nodes:
+                        v = np.interp(tp, tn, v)
+                    elif v.ndim != 0:
+                        raise InputError(f"initial_guess[{c}]: give a number or num_nodes = "
+                                         f"{problem.num_nodes} values, got shape {v.shape}")
+                    if c in problem.states:
+                        w[nlp.iX[:, problem.states.index(c)]] = v
+                    else:
+                        w[nlp.iR[:, problem.specifieds.index(c)]] = v
+                elif c in problem.unknown_parameters:
+                    w[nlp.ip[problem.unknown_parameters.index(c)]] = float(v)
+                else:
+                    raise InputError(f"initial_guess: {c} is not a state, input, unknown parameter "
+                                     "or the duration of this problem")
+        else:
+            raise InputError("initial_guess must be None, a Trajectory, a mapping or an array of "
+                             f"{n} values, got {type(guess).__name__}")
+        if nlp.layout["hs"] and nlp.iV.size:
+            # derivative unknowns from the guessed differential states
+            h = w[nlp.ih] if problem.duration_symbol is not None else nlp.w_ext[nlp.n]
+            D = w[nlp.iX[:, nlp.model.D]]
+            w[nlp.iV] = np.gradient(D, h / 2.0, axis=0) if len(D) > 1 else 0.0
+    return np.clip(w, nlp.lb, nlp.ub)
+
+
+def solve_nlp(problem: OptimalControlProblem, initial_guess: Any = None, *, progress: Any = None,
+              print_level: int = 0, max_iter: int = 3000, tol: float = 1e-8,
+              options: Mapping | None = None) -> OptimalControlResult:
+    """Run IPOPT on ``problem.nlp`` from ``initial_guess``."""
+    cyipopt = _import_cyipopt()
+    nlp = problem.nlp
+    w0 = initial_vector(problem, initial_guess)
+    bar = as_progress(progress, "IPOPT", total=float(max_iter))
+    history: list = []
+
+    class _Callbacks:
+        objective = staticmethod(nlp.objective)
+        gradient = staticmethod(nlp.gradient)
+        constraints = staticmethod(nlp.constraints)
+        jacobian = staticmethod(nlp.jacobian)
+        jacobianstructure = staticmethod(nlp.jacobianstructure)
+        hessianstructure = staticmethod(nlp.hessianstructure)
+        hessian = staticmethod(nlp.hessian)
+
+        @staticmethod
+        def intermediate(alg_mod, iter_count, obj_value, inf_pr, inf_du, mu, d_norm,
+                         regularization_size, alpha_du, alpha_pr, ls_trials):
+            history.append((iter_count, obj_value, inf_pr, inf_du))
+            bar.set(iter_count, f"it {iter_count}: objective {obj_value:.6g}, "
+                                f"infeasibility {inf_pr:.2e}")
+            return True
+
+    prob = cyipopt.Problem(n=nlp.n, m=nlp.m, problem_obj=_Callbacks(), lb=nlp.lb, ub=nlp.ub,
+                           cl=nlp.cl, cu=nlp.cu)
+    prob.add_option("print_level", int(print_level))
+    prob.add_option("max_iter", int(max_iter))
+    prob.add_option("tol", float(tol))
+    prob.add_option("sb", "yes")
+    if problem.hessian == "limited-memory":
+        prob.add_option("hessian_approximation", "limited-memory")
+    for k, v in dict(options or {}).items():
+        prob.add_option(str(k), v)
+    t_start = _time.perf_counter()
+    with bar:
+        w, info = prob.solve(w0)
+    solve_time = _time.perf_counter() - t_start
+    status = int(info["status"])
+    message = IPOPT_STATUS.get(status, info.get("status_msg", b"").decode()
+                               if isinstance(info.get("status_msg"), bytes) else str(info.get("status_msg")))
+    c = nlp.constraints(w)
+    viol = float(np.max(np.maximum(nlp.cl - c, c - nlp.cu), initial=0.0))
+    iterations = history[-1][0] if history else 0
+    return _result(problem, w, float(info["obj_val"]), status, message, iterations, solve_time,
+                   viol, {"history": history, "ipopt": info})
+
+
+def _result(problem: OptimalControlProblem, w: np.ndarray, objective: float, status: int,
+            message: str, iterations: int, solve_time: float, viol: float,
+            info: dict) -> OptimalControlResult:
+    from ..analysis.trajectory import Trajectory
+    nlp, mdl = problem.nlp, problem.nlp.model
+    nodes = nlp.node_points
+    X = w[nlp.iX[nodes]]
+    Rv = w[nlp.iR[nodes]]
+    h = w[nlp.ih] if problem.duration_symbol is not None else nlp.w_ext[nlp.n]
+    T = h * (problem.num_nodes - 1)
+    t = problem.t0 + h * np.arange(problem.num_nodes)
+    N, o, p = mdl.N, mdl.o, mdl.p
+    q, u, xe = X[:, :N], X[:, N:N + o], X[:, N + o:]
+    x = np.hstack([q, u[:, :p], xe])
+    params = {c: float(w[nlp.ip[j]]) for j, c in enumerate(problem.unknown_parameters)}
+    constants = dict(problem.known_parameters)
+    constants.update(params)
+    hol = np.zeros((len(t), mdl.M))
+    vel = np.zeros((len(t), mdl.m))
+    if nlp.G_block is not None:
+        we = nlp.w_ext.copy()
+        we[:nlp.n] = w
+        G = nlp.G_block.values(we)[nodes]
+        hol, vel = G[:, :mdl.M], G[:, mdl.M:]
+    mult = w[nlp.iL[nodes]] if (nlp.layout["hs"] and mdl.mm) else None
+    xdot = None
+    if nlp.layout["hs"] and mdl.M == 0 and mdl.m == 0:
+        xdot = w[nlp.iV[nodes]]            # D = all states then
+    traj = Trajectory(t, x, q, u, coordinates=problem.coordinates, speeds=problem.speeds,
+                      constants=constants, holonomic_residuals=hol, velocity_residuals=vel,
+                      multipliers=mult, status=0 if status in (0, 1) else -1, message=message,
+                      constraints="collocation", method=f"collocation ({problem.transcription})",
+                      states=problem.coordinates + problem.speeds[:p] + problem.extra_states,
+                      specifieds=problem.specifieds, specified_values=Rv if Rv.size else None,
+                      wall_time=solve_time, xdot=xdot)
+    return OptimalControlResult(trajectory=traj, objective=objective, parameters=params,
+                                duration=float(T), status=status, message=message,
+                                iterations=int(iterations), solve_time=solve_time, w=w,
+                                constraint_violation=viol, inputs=Rv, info=info)
+

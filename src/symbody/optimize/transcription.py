@@ -1,0 +1,526 @@
+"""Transcriptions of an optimal control problem into a sparse NLP.
+
+Notation: ``N_n`` nodes ``t_k = t0 + k h``; the state at a point ``X = [q (N), u (o), x_e (e)]``,
+inputs ``R (s)``, unknown parameters ``P``; the differential states ``D = [q_ind, u_ind, x_e]``
+(``n_D`` of them) with derivatives ``V``; with an unreduced constrained dynamic block also the
+dependent accelerations ``A (m)`` and multipliers ``Λ (m)``.  The pointwise residual
+(one row block per collocation point)::
+
+    Φ(X, V, A, Λ, R, P, t) = [ V_q - qdot_solution_ind(X, R, t)             (n)
+                               M_d [V_u; A] + g_d - B_a^T Λ                 (o, or p reduced)
+                               B_a [V_u; A] + b_a                           (m, unreduced only)
+                               V_e - f_e(X, R, t)                           (e) ]
+
+and the configuration/velocity constraints ``G(X, t) = [f_h(q, t); B u + b]`` (M + m).
+
+``backward-euler`` (as opty): per interval k, ``Φ(X_{k+1}, (D_{k+1} - D_k)/h, A_k, Λ_k,
+R_{k+1}, P, t_{k+1}) = 0``; cost ``h Σ_{k=1}^{N_n-1} L_k``.
+
+``midpoint`` (as opty): ``Φ((X_k + X_{k+1})/2, (D_{k+1} - D_k)/h, A_k, Λ_k,
+(R_k + R_{k+1})/2, P, t_k + h/2) = 0``; cost ``h Σ_k L(midpoint)``.
+
+``hermite-simpson`` (separated form): unknowns X, R, V, A, Λ at the nodes and the interval
+midpoints c; ``Φ = 0`` at every point and per interval the defects
+``D_c - (D_k + D_{k+1})/2 - h/8 (V_k - V_{k+1}) = 0`` and
+``D_{k+1} - D_k - h/6 (V_k + 4 V_c + V_{k+1}) = 0``; cost Simpson's rule
+``h/6 Σ_k (L_k + 4 L_c + L_{k+1})``.
+
+With ``quadrature="rectangle"`` the cost is ``h Σ_{k=0}^{N_n-1} L(t_k)`` over all nodes (as
+opty's examples write it by hand, ``interval * sum(F**2)``), with ``"trapezoidal"`` the
+trapezoidal rule over the nodes, whatever the transcription.
+
+``G = 0`` holds at every point with a state.  Every block is a :class:`.BlockDerivatives`
+(symbolic Jacobian and Hessian, compiled once) evaluated for all its rows in one call.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+import symengine as se
+import sympy as sm
+from sympy.core.function import AppliedUndef
+from sympy.physics.vector import dynamicsymbols
+
+from ..compilation.function_expansion import expand_functions
+from ..errors import InputError
+from .derivatives import BlockDerivatives, BlockPlacement
+
+if TYPE_CHECKING:
+    from .problem import OptimalControlProblem
+
+__all__ = ["NLP", "build_transcription"]
+
+_t = dynamicsymbols._t
+_INF = 1e20
+
+
+def _syms(prefix: str, n: int) -> list:
+    return [se.Symbol(f"{prefix}{i}") for i in range(n)]
+
+
+class NLP:
+    """The sparse NLP ``min f(w)  s.t.  cl <= c(w) <= cu,  lb <= w <= ub`` (IPOPT's form).
+
+    ``n`` unknowns, ``m`` constraints; layout arrays ``iX`` (P, nx), ``iR`` (P, s), ``iV``,
+    ``iA``, ``iL``, ``ip`` (unknown parameters), ``ih`` (the interval; ``n`` when fixed).
+    """
+
+    def __init__(self) -> None:
+        self.constraint_blocks: list[tuple[BlockPlacement, int]] = []   # (placement, first row)
+        self.objective_blocks: list[BlockPlacement] = []
+        self.m = 0
+
+    # ------------------------------------------------------------- evaluation
+    def _ext(self, w: np.ndarray) -> np.ndarray:
+        self.w_ext[:self.n] = w
+        return self.w_ext
+
+    def objective(self, w: np.ndarray) -> float:
+        we = self._ext(w)
+        return float(sum(pl.values(we).sum() for pl in self.objective_blocks))
+
+    def gradient(self, w: np.ndarray) -> np.ndarray:
+        we = self._ext(w)
+        if not self.objective_blocks:
+            return np.zeros(self.n)
+        vals = np.concatenate([pl.jacobian(we) for pl in self.objective_blocks])
+        return np.bincount(self._grad_cols, weights=vals, minlength=self.n)
+
+    def constraints(self, w: np.ndarray) -> np.ndarray:
+        we = self._ext(w)
+        out = np.empty(self.m)
+        for pl, start in self.constraint_blocks:
+            out[start:start + pl.R * pl.block.n_f] = pl.values(we).ravel()
+        return out
+
+    def jacobianstructure(self) -> tuple[np.ndarray, np.ndarray]:
+        return self._jac_rows, self._jac_cols
+
+    def jacobian(self, w: np.ndarray) -> np.ndarray:
+        we = self._ext(w)
+        if not self.constraint_blocks:
+            return np.zeros(0)
+        return np.concatenate([pl.jacobian(we) for pl, _ in self.constraint_blocks])
+
+    def hessianstructure(self) -> tuple[np.ndarray, np.ndarray]:
+        return self._hess_rows, self._hess_cols
+
+    def hessian(self, w: np.ndarray, lagrange: np.ndarray, obj_factor: float) -> np.ndarray:
+        we = self._ext(w)
+        parts = []
+        for pl, start in self.constraint_blocks:
+            MU = lagrange[start:start + pl.R * pl.block.n_f].reshape(pl.R, pl.block.n_f)
+            parts.append(pl.hessian(we, MU))
+        for pl in self.objective_blocks:
+            parts.append(pl.hessian(we, np.full((pl.R, 1), obj_factor)))
+        vals = np.concatenate(parts) if parts else np.zeros(0)
+        return np.bincount(self._hess_inverse, weights=vals, minlength=len(self._hess_rows))
+
+    # ------------------------------------------------------------- assembly
+    def add_constraints(self, pl: BlockPlacement, lower: Any = 0.0, upper: Any = 0.0) -> None:
+        start = self.m
+        k = pl.R * pl.block.n_f
+        pl.rows = start + np.arange(k, dtype=np.intp).reshape(pl.R, pl.block.n_f)
+        pl.jac_global_rows = pl.rows[:, pl.block.jac_rows][pl.jac_mask]
+        self.constraint_blocks.append((pl, start))
+        self._cl.append(np.broadcast_to(np.asarray(lower, float), (pl.R, pl.block.n_f)).ravel())
+        self._cu.append(np.broadcast_to(np.asarray(upper, float), (pl.R, pl.block.n_f)).ravel())
+        self.m += k
+
+    def finish(self) -> None:
+        self.cl = np.concatenate(self._cl) if self._cl else np.zeros(0)
+        self.cu = np.concatenate(self._cu) if self._cu else np.zeros(0)
+        cb = [pl for pl, _ in self.constraint_blocks]
+        self._jac_rows = (np.concatenate([pl.jac_global_rows for pl in cb]) if cb
+                          else np.zeros(0, np.intp))
+        self._jac_cols = (np.concatenate([pl.jac_global_cols for pl in cb]) if cb
+                          else np.zeros(0, np.intp))
+        self._grad_cols = (np.concatenate([pl.jac_global_cols for pl in self.objective_blocks])
+                           if self.objective_blocks else np.zeros(0, np.intp))
+        allp = cb + self.objective_blocks
+        hr = np.concatenate([pl.hess_global_rows for pl in allp]) if allp else np.zeros(0, np.intp)
+        hc = np.concatenate([pl.hess_global_cols for pl in allp]) if allp else np.zeros(0, np.intp)
+        key = hr.astype(np.int64) * self.n + hc
+        uniq, inverse = np.unique(key, return_inverse=True)
+        self._hess_rows = (uniq // self.n).astype(np.intp)
+        self._hess_cols = (uniq % self.n).astype(np.intp)
+        self._hess_inverse = inverse.ravel()
+
+
+class _Model:
+    """The model's blocks Φ and G in placeholder symbols (symengine)."""
+
+    def __init__(self, problem: OptimalControlProblem) -> None:
+        eom = problem.eom
+        q, u = list(eom.q), list(eom.u)
+        xe = list(problem.extra_states)
+        self.N, self.o, self.e = len(q), len(u), len(xe)
+        self.n, self.p = len(eom.q_ind), len(eom.u_ind)
+        self.M, self.m = self.N - self.n, self.o - self.p
+        self.reduced = bool(eom.dynamic_reduced)
+        self.mm = self.m if (not self.reduced and self.m) else 0
+        self.nx = self.N + self.o + self.e
+        self.s = len(problem.specifieds)
+        self.np = len(problem.unknown_parameters)
+        self.D = (list(range(self.n)) + list(range(self.N, self.N + self.p))
+                  + list(range(self.N + self.o, self.nx)))
+        self.nD = len(self.D)
+        # placeholders (SymPy, for the substitution) and their symengine twins
+        X = [sm.Symbol(f"sbX{i}") for i in range(self.nx)]
+        V = [sm.Symbol(f"sbV{i}") for i in range(self.nD)]
+        A = [sm.Symbol(f"sbA{i}") for i in range(self.mm)]
+        L = [sm.Symbol(f"sbL{i}") for i in range(self.mm)]
+        R = [sm.Symbol(f"sbR{i}") for i in range(self.s)]
+        P = [sm.Symbol(f"sbP{i}") for i in range(self.np)]
+        T = sm.Symbol("sbT")
+        self.ph = {"X": X, "V": V, "A": A, "L": L, "R": R, "P": P, "T": T}
+        repl: dict = {}
+        repl.update(zip(q + u + xe, X))
+        repl.update(zip(problem.specifieds, R))
+        repl.update(zip(problem.unknown_parameters, P))
+        repl.update({k: sm.Float(v) for k, v in problem.known_parameters.items()})
+        repl[_t] = T
+        self.repl = repl
+        udot = [ui.diff(_t) for ui in u]
+        dot_repl = dict(zip(udot[:self.p], V[self.n:self.n + self.p]))
+        dot_repl.update(zip(udot[self.p:], A))
+        allowed = set(X) | set(V) | set(A) | set(L) | set(R) | set(P) | {T}
+        self.allowed = allowed
+
+        def conv(exprs, what):
+            out = []
+            for i, ex in enumerate(exprs):
+                ex = sm.sympify(ex).xreplace(dot_repl).xreplace(repl)
+                # functions the kernels do not know (muscle curves) by their definitions
+                ex, = expand_functions([ex], where=f"{what}[{i}]")
+                self.check(ex, f"{what}[{i}]")
+                out.append(ex)
+            return out
+
+        qd = list(eom.qdot_solution)[:self.n]
+        kin = [V[i] - qd[i] for i in range(self.n)]
+        Md, gd = sm.Matrix(eom.dynamic_mass), sm.Matrix(eom.dynamic_rest)
+        if self.reduced:
+            ud = sm.Matrix(udot[:self.p])
+            dyn = list(Md * ud + gd)
+        else:
+            ud = sm.Matrix(udot)
+            dyn = Md * ud + gd
+            if self.mm:
+                Ba = sm.Matrix(eom.acceleration_matrix)
+                dyn = dyn - Ba.T * sm.Matrix(L)
+                acc = list(Ba * ud + sm.Matrix(eom.acceleration_rest))
+            dyn = list(dyn)
+        if not self.mm:
+            acc = []
+        ext = []
+        if self.e:
+            fe = list(eom.extra_derivatives)
+            ext = [V[self.n + self.p + i] - fe[i] for i in range(self.e)]
+        self.phi = conv(kin, "kinematic") + conv(dyn, "dynamic") + conv(acc, "acceleration") + \
+            conv(ext, "extra states")
+        G = list(eom.holonomic)
+        if self.m:
+            G += list(sm.Matrix(eom.velocity_matrix) * sm.Matrix(u) + sm.Matrix(eom.velocity_rest))
+        self.G = conv(G, "constraints")
+
+    def check(self, ex: sm.Expr, what: str) -> None:
+        bad = [s for s in ex.free_symbols if s not in self.allowed]
+        if bad:
+            raise InputError(f"{what} depends on {bad[0]}, which is neither a state, an input, a "
+                             "constant of the model nor the time")
+        fun = [f for f in ex.atoms(AppliedUndef, sm.Derivative)]
+        if fun:
+            raise InputError(f"{what} contains {fun[0]}: only the model's states, inputs, constants "
+                             "and t may appear")
+
+    def user(self, ex: sm.Expr, what: str) -> sm.Expr:
+        ex = sm.sympify(ex)
+        derivs = [d for d in ex.atoms(sm.Derivative)]
+        if derivs:
+            raise InputError(f"{what}: {derivs[0]} is not allowed; use the speeds u instead of q'")
+        ex = ex.xreplace(self.repl)
+        self.check(ex, what)
+        ex, = expand_functions([ex], where=what)
+        return ex
+
+
+def _to_se(exprs: list, mapping: dict) -> list:
+    """SymPy expressions in placeholders -> symengine with the placeholders substituted."""
+    out = []
+    se_map = {se.Symbol(k.name): v for k, v in mapping.items()}
+    for ex in exprs:
+        out.append(se.sympify(ex).xreplace(se_map) if se_map else se.sympify(ex))
+    return out
+
+
+def build_transcription(problem: OptimalControlProblem, backend: str = "auto",
+                        cache: bool = True) -> NLP:
+    """Lay out the unknowns, build and compile the blocks; returns the :class:`NLP`."""
+    mdl = _Model(problem)
+    ph = mdl.ph
+    Nn = problem.num_nodes
+    tr = problem.transcription
+    hs = tr == "hermite-simpson"
+    nx, s, nD, mm, npar = mdl.nx, mdl.s, mdl.nD, mdl.mm, mdl.np
+    nlp = NLP()
+    nlp.model = mdl
+    nlp._cl, nlp._cu = [], []
+    hess = problem.hessian == "exact"
+
+    # ---- layout
+    P = 2 * Nn - 1 if hs else Nn
+    width = nx + s + ((nD + 2 * mm) if hs else 0)
+    base = np.arange(P * width, dtype=np.intp).reshape(P, width)
+    iX, iR = base[:, :nx], base[:, nx:nx + s]
+    pos = P * width
+    if hs:
+        iV = base[:, nx + s:nx + s + nD]
+        iA = base[:, nx + s + nD:nx + s + nD + mm]
+        iL = base[:, nx + s + nD + mm:]
+    else:
+        C = Nn - 1
+        colloc = pos + np.arange(C * 2 * mm, dtype=np.intp).reshape(C, 2 * mm)
+        iV = np.zeros((0, nD), np.intp)
+        iA, iL = colloc[:, :mm], colloc[:, mm:]
+        pos += C * 2 * mm
+    ip = pos + np.arange(npar, dtype=np.intp)
+    pos += npar
+    free_time = problem.duration_symbol is not None
+    if free_time:
+        ih = pos
+        pos += 1
+    n = pos
+    if not free_time:
+        ih = n                   # the fixed interval lives after w in the extended vector
+    nlp.n = n
+    nlp.w_ext = np.zeros(n + 1)
+    h_fixed = (problem.duration / (Nn - 1)) if not free_time else 0.0
+    nlp.w_ext[n] = h_fixed
+    nlp.layout = dict(P=P, iX=iX, iR=iR, iV=iV, iA=iA, iL=iL, ip=ip, ih=ih, free_time=free_time,
+                      hs=hs)
+    nlp.iX, nlp.iR, nlp.iV, nlp.iA, nlp.iL, nlp.ip, nlp.ih = iX, iR, iV, iA, iL, ip, ih
+    node_points = np.arange(0, P, 2) if hs else np.arange(Nn)
+    nlp.node_points = node_points
+
+    # ---- bounds on the unknowns
+    lb, ub = np.full(n, -_INF), np.full(n, _INF)
+    states = list(problem.states)
+    for k, (lo, hi) in problem.bounds.items():
+        if k in states:
+            j = states.index(k)
+            lb[iX[:, j]], ub[iX[:, j]] = lo, hi
+        elif k in problem.specifieds:
+            j = problem.specifieds.index(k)
+            lb[iR[:, j]], ub[iR[:, j]] = lo, hi
+        elif k in problem.unknown_parameters:
+            j = problem.unknown_parameters.index(k)
+            lb[ip[j]], ub[ip[j]] = lo, hi
+    if free_time:
+        lo, hi = problem.bounds.get(problem.duration_symbol, (0.0, _INF))
+        lb[ih] = max(lo, 0.0) / (Nn - 1) if lo > 0 else 1e-9
+        ub[ih] = hi / (Nn - 1) if hi < _INF else _INF
+    nlp.lb, nlp.ub = lb, ub
+
+    t0 = problem.t0
+    backend_kw = dict(backend=backend, cache=cache, hessian=hess)
+    Pv, Hv = _syms("p", npar), se.Symbol("h")
+    kappa = se.Symbol("kappa")
+
+    def common(mapping):
+        mapping.update(zip(ph["P"], Pv))
+        mapping[ph["T"]] = t0 + kappa * Hv
+        return mapping
+
+    cols_PH = list(ip) + [ih]
+
+    # ---- the dynamics
+    if hs:
+        Xv, Rv, Vv = _syms("x", nx), _syms("r", s), _syms("v", nD)
+        Av, Lv = _syms("a", mm), _syms("l", mm)
+        mp = common({})
+        mp.update(zip(ph["X"], Xv))
+        mp.update(zip(ph["R"], Rv))
+        mp.update(zip(ph["V"], Vv))
+        mp.update(zip(ph["A"], Av))
+        mp.update(zip(ph["L"], Lv))
+        vars_pt = Xv + Rv + Vv + Av + Lv + Pv + [Hv]
+        idx_pt = np.hstack([iX, iR, iV, iA, iL, np.tile(cols_PH, (P, 1))])
+        kap_pt = (np.arange(P) / 2.0)[:, None]
+        blk = BlockDerivatives("collocation_point", vars_pt, [kappa], _to_se(mdl.phi, mp), **backend_kw)
+        nlp.add_constraints(BlockPlacement(blk, idx_pt, kap_pt, None, n))
+        # defects
+        Dk, Dc, D1 = _syms("dk", nD), _syms("dc", nD), _syms("dn", nD)
+        Vk, Vc, V1 = _syms("vk", nD), _syms("vc", nD), _syms("vn", nD)
+        out = [Dc[i] - (Dk[i] + D1[i]) / 2 - Hv / 8 * (Vk[i] - V1[i]) for i in range(nD)]
+        out += [D1[i] - Dk[i] - Hv / 6 * (Vk[i] + 4 * Vc[i] + V1[i]) for i in range(nD)]
+        Dcols = np.array(mdl.D, dtype=np.intp)
+        k0, kc, k1 = np.arange(0, P - 1, 2), np.arange(1, P, 2), np.arange(2, P, 2)
+        idx_def = np.hstack([iX[k0][:, Dcols], iX[kc][:, Dcols], iX[k1][:, Dcols],
+                             iV[k0], iV[kc], iV[k1], np.full((Nn - 1, 1), ih)])
+        blk = BlockDerivatives("hermite_simpson_defects", Dk + Dc + D1 + Vk + Vc + V1 + [Hv], [], out,
+                               **backend_kw)
+        nlp.add_constraints(BlockPlacement(blk, idx_def, np.zeros((Nn - 1, 0)), None, n))
+    else:
+        Xa, Xb = _syms("xa", nx), _syms("xb", nx)
+        Ra, Rb = _syms("ra", s), _syms("rb", s)
+        Av, Lv = _syms("a", mm), _syms("l", mm)
+        be = tr == "backward-euler"
+        mp = common({})
+        for i in range(nx):
+            mp[ph["X"][i]] = Xb[i] if be else (Xa[i] + Xb[i]) / 2
+        for i in range(s):
+            mp[ph["R"][i]] = Rb[i] if be else (Ra[i] + Rb[i]) / 2
+        for i, d in enumerate(mdl.D):
+            mp[ph["V"][i]] = (Xb[d] - Xa[d]) / Hv
+        mp.update(zip(ph["A"], Av))
+        mp.update(zip(ph["L"], Lv))
+        vars_iv = Xa + Xb + Ra + Rb + Av + Lv + Pv + [Hv]
+        C = Nn - 1
+        idx_iv = np.hstack([iX[:-1], iX[1:], iR[:-1], iR[1:], iA, iL, np.tile(cols_PH, (C, 1))])
+        kap_iv = (np.arange(C) + (1.0 if be else 0.5))[:, None]
+        blk = BlockDerivatives(f"collocation_{tr.replace('-', '_')}", vars_iv, [kappa],
+                               _to_se(mdl.phi, mp), **backend_kw)
+        nlp.add_constraints(BlockPlacement(blk, idx_iv, kap_iv, None, n))
+
+    # ---- pointwise constraints G and path constraints (X, R, P, h at a point)
+    Xv, Rv = _syms("x", nx), _syms("r", s)
+    mp_pt = common({})
+    mp_pt.update(zip(ph["X"], Xv))
+    mp_pt.update(zip(ph["R"], Rv))
+    vars_xr = Xv + Rv + Pv + [Hv]
+    idx_xr = np.hstack([iX, iR, np.tile(cols_PH, (P, 1))])
+    kap_all = (np.arange(P) / (2.0 if hs else 1.0))[:, None]
+    if mdl.G:
+        blk = BlockDerivatives("configuration_constraints", vars_xr, [kappa], _to_se(mdl.G, mp_pt),
+                               **backend_kw)
+        nlp.add_constraints(BlockPlacement(blk, idx_xr, kap_all, None, n))
+    nlp.G_block = nlp.constraint_blocks[-1][0] if mdl.G else None
+    if problem.path_constraints:
+        exprs = [mdl.user(e, f"path_constraints[{i}]") for i, (e, _, _) in enumerate(problem.path_constraints)]
+        lo = np.array([c[1] for c in problem.path_constraints])
+        hi = np.array([c[2] for c in problem.path_constraints])
+        blk = BlockDerivatives("path_constraints", vars_xr, [kappa], _to_se(exprs, mp_pt), **backend_kw)
+        nlp.add_constraints(BlockPlacement(blk, idx_xr[node_points], kap_all[node_points], None, n),
+                            lo, hi)
+
+    # ---- the Lagrange term
+    if problem.objective != 0:
+        L = mdl.user(problem.objective, "objective")
+        c = se.Symbol("c")
+        if problem.quadrature != "transcription":
+            wts = np.ones(Nn)
+            if problem.quadrature == "trapezoidal":
+                wts[0] = wts[-1] = 0.5
+            out = [c * Hv * _to_se([L], mp_pt)[0]]
+            blk = BlockDerivatives("objective_nodes", vars_xr, [kappa, c], out, **backend_kw)
+            nlp.objective_blocks.append(BlockPlacement(
+                blk, idx_xr[node_points], np.hstack([kap_all[node_points], wts[:, None]]), None, n))
+        elif hs:
+            wts = np.full(P, 4.0 / 6.0)
+            wts[0::2] = 2.0 / 6.0
+            wts[0] = wts[-1] = 1.0 / 6.0
+            out = [c * Hv * _to_se([L], mp_pt)[0]]
+            blk = BlockDerivatives("objective_points", vars_xr, [kappa, c], out, **backend_kw)
+            nlp.objective_blocks.append(BlockPlacement(blk, idx_xr, np.hstack([kap_all, wts[:, None]]),
+                                                       None, n))
+        else:
+            out = [Hv * _to_se([L], mp)[0]]
+            blk = BlockDerivatives("objective_intervals", vars_iv, [kappa], out, **backend_kw)
+            nlp.objective_blocks.append(BlockPlacement(blk, idx_iv, kap_iv, None, n))
+
+    # ---- instance constraints and the Mayer term
+    inst = _Instances(problem, mdl, nlp)
+    inst_exprs = [inst.convert(e, f"instance_constraints[{i}]")
+                  for i, (e, _, _) in enumerate(problem.instance_constraints)]
+    mayer = inst.convert(problem.mayer, "mayer") if problem.mayer != 0 else None
+    if inst_exprs:
+        lo = np.array([c[1] for c in problem.instance_constraints])
+        hi = np.array([c[2] for c in problem.instance_constraints])
+        blk = BlockDerivatives("instance_constraints", inst.variables(), [], inst_exprs, **backend_kw)
+        nlp.add_constraints(BlockPlacement(blk, inst.idx(), np.zeros((1, 0)), None, n), lo, hi)
+    if mayer is not None:
+        blk = BlockDerivatives("mayer", inst.variables(), [], [mayer], **backend_kw)
+        nlp.objective_blocks.append(BlockPlacement(blk, inst.idx(), np.zeros((1, 0)), None, n))
+    nlp.finish()
+    return nlp
+
+
+class _Instances:
+    """Instance values ``x_i(t_k)`` in user expressions -> local unknowns of one global block."""
+
+    def __init__(self, problem: OptimalControlProblem, mdl: _Model, nlp: NLP) -> None:
+        self.problem, self.mdl, self.nlp = problem, mdl, nlp
+        self.funcs = {f.func: ("X", j) for j, f in enumerate(problem.states)}
+        self.funcs.update({f.func: ("R", j) for j, f in enumerate(problem.specifieds)})
+        self.slots: dict = {}          # (kind, j, k) -> symengine symbol
+        self.cols: list = []
+        self.exprs: list = []
+        self._pending: list = []
+
+    def _node(self, arg: sm.Expr, what: str) -> int:
+        pr = self.problem
+        Nn = pr.num_nodes
+        T = pr.duration_symbol
+        if T is not None and arg.has(T):
+            if sm.simplify(arg - (pr.t0 + T)) == 0:
+                return Nn - 1
+            raise InputError(f"{what}: with a free duration an instance time must be t0 or t0 + "
+                             f"{T}, got {arg}")
+        try:
+            val = float(arg)
+        except TypeError as exc:
+            raise InputError(f"{what}: the instance time {arg} is not a number") from exc
+        if T is not None:
+            if abs(val - pr.t0) > 1e-12 * max(1.0, abs(pr.t0)):
+                raise InputError(f"{what}: with a free duration an instance time must be t0 or "
+                                 f"t0 + {T}, got {arg}")
+            return 0
+        k = (val - pr.t0) / pr.duration * (Nn - 1)
+        kr = int(round(k))
+        if abs(k - kr) > 1e-6 or not 0 <= kr <= Nn - 1:
+            raise InputError(f"{what}: the instance time {val} is not a node time "
+                             f"(nodes every {pr.duration / (Nn - 1):.6g} from {pr.t0})")
+        return kr
+
+    def convert(self, ex: Any, what: str) -> Any:
+        ex = sm.sympify(ex)
+        rep = {}
+        for f in ex.atoms(AppliedUndef):
+            if f.args == (_t,):
+                raise InputError(f"{what}: {f} is a function of t; give its value at an instant, "
+                                 f"e.g. {f.func}(0.0)")
+            if f.func not in self.funcs:
+                raise InputError(f"{what}: {f.func} is not a state or input of the model")
+            kind, j = self.funcs[f.func]
+            k = self._node(f.args[0], what)
+            key = (kind, j, k)
+            if key not in self.slots:
+                self.slots[key] = sm.Symbol(f"sbI{len(self.slots)}")
+                pt = int(self.nlp.node_points[k])
+                self.cols.append(int((self.nlp.iX if kind == "X" else self.nlp.iR)[pt, j]))
+            rep[f] = self.slots[key]
+        ex = ex.xreplace(rep)
+        pr = self.problem
+        sub = dict(zip(pr.unknown_parameters, self.mdl.ph["P"]))
+        sub.update({k: sm.Float(v) for k, v in pr.known_parameters.items()})
+        H = sm.Symbol("sbH")
+        if pr.duration_symbol is not None:
+            sub[pr.duration_symbol] = (pr.num_nodes - 1) * H
+        ex = ex.xreplace(sub)
+        allowed = set(self.slots.values()) | set(self.mdl.ph["P"]) | {H}
+        bad = [s for s in ex.free_symbols if s not in allowed]
+        if bad:
+            raise InputError(f"{what} depends on {bad[0]}, which is not an instance value, an "
+                             "unknown parameter or the duration")
+        return ex
+
+    def variables(self) -> list:
+        self._frozen = (list(self.slots.values()), list(self.cols))
+        return [se.Symbol(s.name) for s in self._frozen[0]] + \
+            [se.Symbol(p.name) for p in self.mdl.ph["P"]] + [se.Symbol("sbH")]
+
+    def idx(self) -> np.ndarray:
+        return np.array(self._frozen[1] + list(self.nlp.ip) + [self.nlp.ih], dtype=np.intp)[None, :]
