@@ -13,13 +13,14 @@ import numpy as np
 import sympy as sm
 from sympy.physics.vector import dynamicsymbols
 
+from ..compat.sympy import TIME
 from ..formulation import EquationsOfMotion
 from .problem import OptimalControlProblem
 
 __all__ = ["pendulum_swing_up", "cart_pole_swing_up", "pendulum_equations", "n_link_cart_swing_up",
            "sleigh_equations", "sleigh_parking", "arm_reaching"]
 
-_t = dynamicsymbols._t
+_t = TIME
 
 
 def pendulum_equations() -> tuple[EquationsOfMotion, dict]:

@@ -39,13 +39,13 @@ from typing import Any
 import numpy as np
 import sympy as sm
 from sympy.core.function import AppliedUndef
-from sympy.physics.vector import dynamicsymbols
 
+from ..compat.sympy import TIME
 from ..errors import InputError
 
 __all__ = ["OptimalControlProblem", "TRANSCRIPTIONS", "periodic"]
 
-_t = dynamicsymbols._t
+_t = TIME
 
 TRANSCRIPTIONS = ("backward-euler", "midpoint", "hermite-simpson")
 _ALIASES = {"backward euler": "backward-euler", "be": "backward-euler", "backward_euler": "backward-euler",

@@ -41,8 +41,8 @@ import numpy as np
 import symengine as se
 import sympy as sm
 from sympy.core.function import AppliedUndef
-from sympy.physics.vector import dynamicsymbols
 
+from ..compat.sympy import TIME
 from ..compilation.function_expansion import expand_functions
 from ..errors import InputError
 from .derivatives import BlockDerivatives, BlockPlacement
@@ -52,7 +52,7 @@ if TYPE_CHECKING:
 
 __all__ = ["NLP", "build_transcription"]
 
-_t = dynamicsymbols._t
+_t = TIME
 _INF = 1e20
 
 
@@ -71,6 +71,12 @@ class NLP:
         self.constraint_blocks: list[tuple[BlockPlacement, int]] = []   # (placement, first row)
         self.objective_blocks: list[BlockPlacement] = []
         self.m = 0
+        self.reset_bounds()
+
+    def reset_bounds(self) -> None:
+        """Start the constraint bounds cl, cu afresh (filled block by block)."""
+        self._cl: list[np.ndarray] = []
+        self._cu: list[np.ndarray] = []
 
     # ------------------------------------------------------------- evaluation
     def _ext(self, w: np.ndarray) -> np.ndarray:
@@ -267,7 +273,7 @@ def build_transcription(problem: OptimalControlProblem, backend: str = "auto",
     nx, s, nD, mm, npar = mdl.nx, mdl.s, mdl.nD, mdl.mm, mdl.np
     nlp = NLP()
     nlp.model = mdl
-    nlp._cl, nlp._cu = [], []
+    nlp.reset_bounds()
     hess = problem.hessian == "exact"
 
     # ---- layout
