@@ -21,10 +21,14 @@ from .errors import (
     CompilationError,
     FormulationError,
     InputError,
+    ModelFileError,
     NonlinearityError,
     SimulationError,
+    SimulationFailedWarning,
     SingularConstraintError,
     SymbodyError,
+    SymbodyFileError,
+    TrajectoryFileError,
 )
 from .formulation import EquationsOfMotion, KanesMethod, LagrangesMethod
 
@@ -90,6 +94,10 @@ __all__ = [
     "CompilationError",
     "InputError",
     "SimulationError",
+    "SimulationFailedWarning",
+    "SymbodyFileError",
+    "ModelFileError",
+    "TrajectoryFileError",
 ]
 
 
