@@ -73,12 +73,17 @@ class Event:
 
 class EventRecord(NamedTuple):
     """One event that happened: its ``name``, time ``t``, state ``x`` (``model.states``
-    order) at the crossing and, after an action, ``x_after`` (else None)."""
+    order) at the crossing and, after an action, ``x_after`` (else None); for an impact
+    also x' just before and just after it (``xdot``, ``xdot_after``: the knots of the
+    dense output ``trajectory(t)`` at the impact when the samples do not hold it, e.g.
+    with ``t_eval``), else None."""
 
     name: str
     t: float
     x: np.ndarray
     x_after: np.ndarray | None = None
+    xdot: np.ndarray | None = None
+    xdot_after: np.ndarray | None = None
 
 
 class PreparedEvents:

@@ -148,22 +148,23 @@ class Trajectory:
     def __call__(self, t) -> np.ndarray:
         """The state x (model.states order) at time(s) ``t`` in the span: (N + p,) or (len(t), N + p).
 
-        Piecewise cubic Hermite interpolation between consecutive samples with the state
-        derivative at each sample (C1, error O(h^4) in the sample spacing h); never across
-        an impact (a time with two samples, before and after, gives the state after).
+        Piecewise cubic Hermite interpolation between consecutive knots with the state
+        derivative at each (C1, error O(h^4) in the knot spacing h), segment by segment:
+        never across an impact.  The knots are the samples and, where the samples do not
+        hold an impact (``t_eval``), the states just before and after it from
+        ``trajectory.events``; at an impact's time the state after it is returned.
         """
         ts = np.asarray(t, dtype=float)
         scalar = ts.ndim == 0
         ts = np.atleast_1d(ts)
-        T, X = self.t, self.x
-        if len(T) == 0:
+        if len(self.t) == 0:
             raise InputError("the trajectory has no samples")
+        T, X, D = self.knots()
         lo, hi = min(T[0], T[-1]), max(T[0], T[-1])
         bad = (ts < lo - 1e-12 * max(1.0, abs(lo))) | (ts > hi + 1e-12 * max(1.0, abs(hi)))
         if bad.any():
             raise InputError(f"t = {ts[bad][0]:.6g} is outside the trajectory's span [{lo:.6g}, {hi:.6g}]")
         sign = 1.0 if T[-1] >= T[0] else -1.0
-        D = self.xdot if self.xdot is not None else np.full(X.shape, np.nan)
         out = np.empty((ts.size, X.shape[1]))
         for j, tj in enumerate(ts):
             i = int(np.searchsorted(sign * T, sign * tj, side="right")) - 1
@@ -186,6 +187,37 @@ class Trajectory:
             h11 = s_ ** 2 * (s_ - 1)
             out[j] = h00 * X[i] + h10 * h * d0 + h01 * X[i + 1] + h11 * h * d1
         return out[0] if scalar else out
+
+    def knots(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """(T (n,), X (n, N + p), X' (n, N + p)): the knots of the dense output ``trajectory(t)``.
+
+        The samples, plus for each impact (an event with ``x_after``) whose time is not a
+        repeated sample time the states just before and just after it (a repeated time:
+        the interpolation restarts there).  X' is NaN where unknown (linear there).
+        """
+        T, X = self.t, self.x
+        D = self.xdot if self.xdot is not None else np.full(X.shape, np.nan)
+        extra = []
+        repeated = set(T[1:][np.diff(T) == 0.0].tolist()) if len(T) > 1 else set()
+        lo, hi = (min(T[0], T[-1]), max(T[0], T[-1])) if len(T) else (0.0, -1.0)
+        for e in self.events:
+            if e.x_after is None or e.t in repeated or not lo < e.t < hi:
+                continue
+            nan = np.full(X.shape[1], np.nan)
+            extra.append((e.t, 0, np.asarray(e.x, float), nan if e.xdot is None else e.xdot))
+            extra.append((e.t, 1, np.asarray(e.x_after, float),
+                          nan if e.xdot_after is None else e.xdot_after))
+        if not extra:
+            return T, X, D
+        sign = 1.0 if T[-1] >= T[0] else -1.0
+        rows = [(float(T[i]), -1, i) for i in range(len(T))]
+        rows += [(te, side, len(T) + k) for k, (te, side, _, _) in enumerate(extra)]
+        # samples at an impact's time: the event's two states around them
+        rows.sort(key=lambda r: (sign * r[0], r[1] if r[1] == 0 else (1 if r[1] == 1 else 0.5)))
+        XX = np.vstack([X, np.array([e[2] for e in extra])])
+        DD = np.vstack([D, np.array([e[3] for e in extra], dtype=float)])
+        order = [r[2] for r in rows]
+        return np.array([r[0] for r in rows]), XX[order], DD[order]
 
     def to_dataframe(self) -> pandas.DataFrame:
         """A pandas DataFrame indexed by t: coordinates, speeds, extra states, specified
@@ -281,6 +313,11 @@ class Trajectory:
         arrays["event_x_after"] = np.array(
             [np.full(np.shape(e.x), np.nan) if e.x_after is None else np.asarray(e.x_after, dtype=float)
              for e in ev]).reshape(len(ev), -1) if ev else np.empty((0, n_x))
+        for field, label in (("xdot", "event_xdot"), ("xdot_after", "event_xdot_after")):
+            arrays[label] = np.array(
+                [np.full(np.shape(e.x), np.nan) if getattr(e, field) is None
+                 else np.asarray(getattr(e, field), dtype=float) for e in ev]).reshape(len(ev), -1) \
+                if ev else np.empty((0, n_x))
         meta = {
             "format": _FORMAT,
             "coordinates": [_symbol_record(s) for s in self.coordinates],
@@ -295,7 +332,8 @@ class Trajectory:
                                   for c in self.partition_changes],
             "segments": [[a, b] for a, b in self.segments],
             "outputs": outputs,
-            "events": [[str(e.name), e.x_after is not None] for e in ev],
+            "events": [[str(e.name), e.x_after is not None, e.xdot is not None,
+                        e.xdot_after is not None] for e in ev],
         }
         arrays["meta"] = np.array(json.dumps(meta))
         np.savez_compressed(path, **arrays)
@@ -530,15 +568,18 @@ def _load_arrays(cls, path: Path, data) -> Trajectory:
     ev_meta = field("events", list, [])
     if ev_meta:
         et, ex, ea = array("event_t", 1), array("event_x", 2), array("event_x_after", 2)
+        ed, eda = array("event_xdot", 2), array("event_xdot_after", 2)
         n = len(ev_meta)
-        if et.shape != (n,) or ex.shape != (n, shapes["x"]) or ea.shape != ex.shape:
+        if et.shape != (n,) or ex.shape != (n, shapes["x"]) or any(
+                a.shape != ex.shape for a in (ea, ed, eda)):
             fail("damaged trajectory file (the event arrays do not match the event list)")
         for j, item in enumerate(ev_meta):
-            if not (isinstance(item, list) and len(item) == 2 and isinstance(item[0], str)
-                    and isinstance(item[1], bool)):
+            if not (isinstance(item, list) and len(item) == 4 and isinstance(item[0], str)
+                    and all(isinstance(v, bool) for v in item[1:])):
                 fail(f"damaged trajectory file (event entry {item!r})")
             events.append(EventRecord(item[0], float(et[j]), ex[j].copy(),
-                                      ea[j].copy() if item[1] else None))
+                                      *(a[j].copy() if flag else None
+                                        for a, flag in zip((ea, ed, eda), item[1:], strict=True))))
     segments = field("segments", list, None) if "segments" in meta else None
     if segments is not None and not all(
             isinstance(sg, list) and len(sg) == 2 and all(isinstance(v, (int, float))

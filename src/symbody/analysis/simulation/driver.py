@@ -433,7 +433,8 @@ class _Segments:
             except SymbodyError as exc:
                 raise StopIntegration(-6, f"event {watcher.names[i]!r} at t = {t_e:.6g}: {exc}",
                                       (t_e, y_e)) from exc
-            self.records.append(EventRecord(watcher.names[i], t_e, x_e, x_new.copy()))
+            self.records.append(EventRecord(watcher.names[i], t_e, x_e, x_new.copy(),
+                                            self._derivative(t_e, x_e), self._derivative(t_e, x_new)))
             self.impacts.append(t_e)
             y_new = x_new if part == model.default_partition else \
                 remap(model, t_e, x_new, run.constants, model.default_partition, part)
@@ -445,6 +446,15 @@ class _Segments:
             self._quiet_event = i
             return t_e, y_new, part, max(0.5 * abs(h), 1e-12 * max(1.0, abs(t_e)))
         return None
+
+    def _derivative(self, t: float, x: np.ndarray) -> np.ndarray | None:
+        """x' at (t, x) in the model's layout (an impact's knot for the dense output), or None."""
+        run = self.run
+        try:
+            d = np.asarray(run.model.rhs(t, x, run.constants, run.specifieds), dtype=float)
+        except Exception:       # noqa: BLE001 - only the interpolant's knot is lost
+            return None
+        return d if d.shape == x.shape and np.isfinite(d).all() else None
 
     def _check_accumulation(self, i: int, t_e: float, y_e: np.ndarray) -> None:
         """Stop with status -7 when the impacts of event ``i`` accumulate (Zeno).
