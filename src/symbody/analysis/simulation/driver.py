@@ -265,6 +265,7 @@ class _Segments:
         self.stopped_by = ""           # message of a terminal event
         self._quiet_event: int | None = None   # the event whose action started this segment
         self._impact_times: dict[int, list[float]] = {}   # event index -> times of its impacts
+        self._resting: int | None = None   # the impact that started this segment left g' = 0
 
     def spans(self, samples: Samples) -> list[tuple[float, float]]:
         """(t_start, t_end) of the segments between impacts."""
@@ -314,7 +315,7 @@ class _Segments:
         t_a, y_a, g_a = t, y, (monitor.gauge(t, y, part) if watch else None)
         user = self.watcher
         e_a = None
-        landed = self._quiet_event        # the impact event that started this segment (or None)
+        landed, self._resting = self._resting, None   # an impact that left g' = 0 (or None)
         if user is not None:
             e_a = user.values(t, self._model_state(t, y, part))
             if self._quiet_event is not None:
@@ -433,8 +434,13 @@ class _Segments:
             except SymbodyError as exc:
                 raise StopIntegration(-6, f"event {watcher.names[i]!r} at t = {t_e:.6g}: {exc}",
                                       (t_e, y_e)) from exc
-            self.records.append(EventRecord(watcher.names[i], t_e, x_e, x_new.copy(),
-                                            self._derivative(t_e, x_e), self._derivative(t_e, x_new)))
+            xd_before, xd_after = self._derivative(t_e, x_e), self._derivative(t_e, x_new)
+            self.records.append(EventRecord(watcher.names[i], t_e, x_e, x_new.copy(), xd_before,
+                                            xd_after))
+            rate_before = self._condition_rate(i, t_e, x_e, xd_before)
+            rate_after = self._condition_rate(i, t_e, x_new, xd_after)
+            if rate_before and rate_after is not None and abs(rate_after) <= 1e-6 * abs(rate_before):
+                self._resting = i       # the map stopped the approach: g' = 0 after it
             self.impacts.append(t_e)
             y_new = x_new if part == model.default_partition else \
                 remap(model, t_e, x_new, run.constants, model.default_partition, part)
@@ -492,11 +498,27 @@ class _Segments:
                 "continue from the resting state in a model with the contact as a constraint)",
             (t_e, y_e))
 
+    def _condition_rate(self, i: int, t: float, x: np.ndarray, xdot: np.ndarray | None) -> float | None:
+        """g_i' at (t, x) along x' (a forward difference), or None when x' is unknown."""
+        if xdot is None:
+            return None
+        h = 1e-7 * max(1.0, abs(t))
+        try:
+            g0 = self.watcher.values(t, x)[i]
+            g1 = self.watcher.values(t + self.direction * h, x + self.direction * h * xdot)[i]
+        except Exception:       # noqa: BLE001 - no rate, no resting-contact check
+            return None
+        rate = self.direction * (g1 - g0) / h
+        return float(rate) if np.isfinite(rate) else None
+
     def _check_separation(self, i: int, e_b: np.ndarray, hits: list, t_a: float) -> None:
-        """After event ``i``'s impact map at t_a, the first step must leave its condition on
-        the side the event comes from; a state already past it again (the condition crossed
-        in its direction without a located event: e.g. a plastic impact u -> 0 under gravity)
-        means the impacts accumulate at t_a: status -7 rather than falling through."""
+        """Event ``i``'s impact map at t_a left its condition with g' = 0 (the approach
+        stopped: a plastic impact, u -> 0): when the first step then finds the state past
+        the condition again (crossed in the event's direction without a located event: the
+        ball pulled through the floor by gravity), the contact is resting and the impacts
+        accumulate at t_a: status -7 rather than falling through.  (An impact that leaves
+        g' != 0 towards the far side, like the simplest walker's swing foot scuffing the
+        ground just after heelstrike, is the model's business and goes on.)"""
         d = self.watcher.events[i].direction
         if d == 0 or any(j == i for _, j in hits) or not d * e_b[i] > 0:
             return
