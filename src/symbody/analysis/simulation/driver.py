@@ -261,11 +261,11 @@ class _Segments:
         self.nsteps = 0
         self.watcher = watcher         # the user's events, or None
         self.records: list[EventRecord] = []
+        self._impact_times: dict[int, list[float]] = {}   # event index -> times of its impacts
+        self._resting: int | None = None   # the impact that started this segment left g' = 0
         self.impacts: list[float] = []   # times of the impact maps (segment boundaries)
         self.stopped_by = ""           # message of a terminal event
         self._quiet_event: int | None = None   # the event whose action started this segment
-        self._impact_times: dict[int, list[float]] = {}   # event index -> times of its impacts
-        self._resting: int | None = None   # the impact that started this segment left g' = 0
 
     def spans(self, samples: Samples) -> list[tuple[float, float]]:
         """(t_start, t_end) of the segments between impacts."""
