@@ -194,3 +194,14 @@ def test_format_1_files_still_load(tmp_path):
     tr = Trajectory.load(path)
     assert tr.coordinates == (me.dynamicsymbols("q"),) and tr.segments == [(0.0, 3.0)]
     assert tr.constants == {sm.Symbol("g"): 9.81} and tr.events == [] and tr.xdot is None
+
+
+def test_load_finds_the_name_given_to_save_and_columns_are_unique(ball, tmp_path):
+    ball.save(tmp_path / "run")                       # writes run.npz
+    assert len(Trajectory.load(tmp_path / "run").t) == len(ball.t)
+    with pytest.raises(sb.TrajectoryFileError, match="run2"):
+        Trajectory.load(tmp_path / "run2")
+    tr = _full_trajectory()
+    tr.outputs["r"] = tr.specified_values[:, 0]       # as the built-in "specifieds" output names it
+    header = list(csv.reader(open(tr.to_csv(tmp_path / "dup.csv"))))[0]
+    assert len(header) == len(set(header))

@@ -349,6 +349,8 @@ class Trajectory:
         Nothing in the file is executed (no pickles are accepted).
         """
         path = Path(path)
+        if not path.exists() and path.suffix != ".npz" and Path(f"{path}.npz").exists():
+            path = Path(f"{path}.npz")             # the name given to save()
         try:
             with open(path, "rb") as fh:
                 head = fh.read(4)
@@ -406,7 +408,14 @@ class Trajectory:
                 cols.append((name, a[:, 0]))
             else:
                 cols += [(f"{name}[{j}]", a[:, j]) for j in range(a.shape[1])]
-        return cols
+        # an output may repeat a column (the built-in "specifieds" output: the inputs again)
+        taken = {_short(s) for s in self.coordinates + self.speeds}
+        unique = []
+        for name, values in cols:
+            if name not in taken:
+                taken.add(name)
+                unique.append((name, values))
+        return unique
 
     # ------------------------------------------------------------ display
     def summary(self) -> dict[str, Any]:
