@@ -113,3 +113,16 @@ def test_animation_and_viewer_frames_follow_each_segment(ball):
         assert len(near) == 2
     page = sb.view(ball, drawing, fps=10)
     assert len(page.data["t"]) == 31 + 2 * len(ball.events)
+
+
+def test_sample_panels_break_at_the_impacts(ball):
+    """The energy and output panels are drawn at the samples; their lines stop at each
+    impact (a NaN between the segments) instead of joining the two sides."""
+    g = sm.Symbol("g")
+    q, u = ball.coordinates[0], ball.speeds[0]
+    fig = sb.plot(ball, panels=["energy", "outputs"], energy=u ** 2 / 2 + g * q,
+                  outputs={"height": q})
+    for ax in fig.axes:
+        (line,) = ax.get_lines()
+        t = np.asarray(line.get_data()[0], dtype=float)
+        assert np.isnan(t).sum() == len(ball.events)

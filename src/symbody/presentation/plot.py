@@ -186,8 +186,9 @@ def plot(trajectory: Any, model: Any = None, *, energy: Any = None,
 
     kinds = _kinds(trajectory, model)
     unit_of = units_for(coordinates + speed_symbols, kinds, units, angles)
+    bounds = segment_starts(trajectory)
     t_fine, q_fine, u_fine = _curves(t, q, u, smooth, dense=_dense_output(trajectory, q.shape[1]),
-                                     boundaries=segment_starts(trajectory))
+                                     boundaries=bounds)
     states = set(getattr(trajectory, "states", ()) or ())
     # one axis per (panel, unit): [(panel, unit, [(column, symbol, dashed)])]
     rows: list[tuple[str, Any, list]] = []
@@ -215,7 +216,7 @@ def plot(trajectory: Any, model: Any = None, *, energy: Any = None,
         elif panel == "extra":
             # extra first-order states (e.g. muscle activations), at the samples
             for sym in extra_states:
-                ax.plot(t, trajectory.column(sym), label=symbol_label(sym))
+                ax.plot(*_gapped(t, trajectory.column(sym), bounds), label=symbol_label(sym))
             ax.set_ylabel("extra states")
             _legend(ax, len(extra_states))
         elif panel == "residuals":
@@ -224,12 +225,13 @@ def plot(trajectory: Any, model: Any = None, *, energy: Any = None,
         elif panel == "energy":
             # at the samples (an interpolant would add its own error to a small drift); few
             # samples are marked so that straight segments are not read as the solution
-            ax.plot(t, energy_values - energy_values[0], ".-" if k < 200 else "-", color="C3")
+            ax.plot(*_gapped(t, energy_values - energy_values[0], bounds), ".-" if k < 200 else "-",
+                    color="C3")
             ax.set_ylabel(r"$E(t) - E(t_0)$ [J]")
             ax.ticklabel_format(axis="y", style="sci", scilimits=(-3, 3))
         elif panel == "outputs":
             for j, name in enumerate(names):
-                ax.plot(t, output_values[:, j], label=name)
+                ax.plot(*_gapped(t, output_values[:, j], bounds), label=name)
             ax.set_ylabel("outputs [SI units]")
             _legend(ax, len(names))
         ax.grid(True, alpha=0.3)
@@ -290,6 +292,17 @@ def _dense_output(trajectory: Any, n_coordinates: int):
         return x[:, :n_coordinates], {i: x[:, col] for i, col in columns.items()}
 
     return evaluate
+
+
+def _gapped(t: np.ndarray, values: np.ndarray, bounds: Sequence[float]) -> tuple[np.ndarray, np.ndarray]:
+    """(t, values) at the samples with a NaN between samples of different segments, so that
+    a line drawn through them is not continued across an impact."""
+    if not len(bounds) or len(t) < 2:
+        return t, values
+    seg = sample_segments(t, bounds)
+    cut = np.flatnonzero(np.diff(seg) != 0) + 1
+    return (np.insert(np.asarray(t, dtype=float), cut, np.nan),
+            np.insert(np.asarray(values, dtype=float), cut, np.nan))
 
 
 def _segment_curves(t, q, u, dense, boundaries, smooth):
