@@ -53,6 +53,9 @@ def test_zeno_bouncing_ball_stops_at_the_accumulation_time(ball, e, kw):
     assert sol.t[-1] <= t_star + 1e-9
     if "t_eval" not in kw:
         assert sol.t[-1] == pytest.approx(t_star, abs=1e-5)
+    # the segments tile the samples' span, also when the run stopped between output times
+    assert sol.segments[0][0] == 0.0 and sol.segments[-1][1] == sol.t[-1]
+    assert all(a < b for a, b in sol.segments)
     assert sb.analysis.simulation.driver.STATUS[-7].startswith("events accumulate")
 
 

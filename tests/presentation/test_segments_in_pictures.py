@@ -126,3 +126,21 @@ def test_sample_panels_break_at_the_impacts(ball):
         (line,) = ax.get_lines()
         t = np.asarray(line.get_data()[0], dtype=float)
         assert np.isnan(t).sum() == len(ball.events)
+
+
+def test_a_run_stopped_by_accumulating_impacts_plots_and_views(model):
+    """Stopped (status -7) between two output times: the impacts after the last sample
+    start no segment, and every picture stays inside the samples' span."""
+    m, bounce = model
+    with pytest.warns(sb.SimulationFailedWarning):
+        sol = sb.simulate(m, (0.0, 6.0), [1.0, 0.0], {"g": G, "e": E}, events=[bounce],
+                          t_eval=np.linspace(0.0, 6.0, 601))
+    assert sol.status == -7 and sol.segments[-1][1] == sol.t[-1] == pytest.approx(4.06)
+    (line,) = sb.plot(sol, panels=["q"]).axes[0].get_lines()
+    t, y = (np.asarray(a, dtype=float) for a in line.get_data())
+    ok = np.isfinite(t)
+    assert t[ok].max() <= sol.t[-1] and np.nanmin(y) > -1e-9
+    drawing = sb.models.Drawing(points={"ball": sm.Matrix([0, sol.coordinates[0], 0])}, lines=[],
+                                traces=(), view="2d")
+    page = sb.view(sol, drawing)
+    assert page.data["t"][-1] == sol.t[-1]

@@ -193,9 +193,13 @@ def evaluate_along(trajectory: Any, exprs: Sequence[sm.Expr], constants: Mapping
 
 def segment_starts(trajectory: Any) -> list[float]:
     """The times the trajectory restarts (impacts: the starts of ``trajectory.segments``
-    after the first), in time order; [] without segments."""
+    after the first) inside its samples' span, in time order; [] without segments."""
     segments = list(getattr(trajectory, "segments", None) or [])
-    return [float(a) for a, _ in segments[1:]]
+    t = np.asarray(getattr(trajectory, "t", ()), dtype=float)
+    if len(t) < 2:
+        return []
+    lo, hi = min(t[0], t[-1]), max(t[0], t[-1])
+    return [float(a) for a, _ in segments[1:] if lo < a <= hi]
 
 
 def sample_segments(t: np.ndarray, boundaries: Sequence[float]) -> np.ndarray:

@@ -271,7 +271,10 @@ class _Segments:
         """(t_start, t_end) of the segments between impacts."""
         if not samples.T:
             return []
-        bounds = [self.run.t0] + self.impacts + [samples.T[-1]]
+        end = samples.T[-1]
+        # an impact at or after the last sample (a run stopped there, or between output
+        # times) starts no segment
+        bounds = [self.run.t0] + [t for t in self.impacts if self.direction * (end - t) > 0] + [end]
         return [(bounds[i], bounds[i + 1]) for i in range(len(bounds) - 1)]
 
     def _model_state(self, t: float, y: np.ndarray, part: Partition) -> np.ndarray:
