@@ -21,10 +21,14 @@ from .errors import (
     CompilationError,
     FormulationError,
     InputError,
+    ModelFileError,
     NonlinearityError,
     SimulationError,
+    SimulationFailedWarning,
     SingularConstraintError,
     SymbodyError,
+    SymbodyFileError,
+    TrajectoryFileError,
 )
 from .formulation import EquationsOfMotion, KanesMethod, LagrangesMethod
 
@@ -98,6 +102,10 @@ __all__ = [
     "SimulationError",
     "optimize",
     "OptimalControlProblem",
+    "SimulationFailedWarning",
+    "SymbodyFileError",
+    "ModelFileError",
+    "TrajectoryFileError",
 ]
 
 

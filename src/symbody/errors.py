@@ -39,3 +39,26 @@ class SimulationError(SymbodyError, RuntimeError):
     def __init__(self, message: str, trajectory: Any = None) -> None:
         super().__init__(message)
         self.trajectory = trajectory
+
+
+class SimulationFailedWarning(UserWarning):
+    """:func:`symbody.simulate` returned a trajectory with ``status != 0`` (not raised:
+    ``raise_on_failure=False``); ``.status`` is the trajectory's status."""
+
+    def __init__(self, message: str, status: int | None = None) -> None:
+        super().__init__(message)
+        self.status = status
+
+
+class SymbodyFileError(InputError, ValueError):
+    """A file given to a symbody loader is missing, damaged, of another kind or version;
+    the message names the file and what is wrong.  Base of :class:`ModelFileError` and
+    :class:`TrajectoryFileError`."""
+
+
+class ModelFileError(SymbodyFileError):
+    """A saved model (``symbody.load_model``) or a kernel-cache entry cannot be used."""
+
+
+class TrajectoryFileError(SymbodyFileError):
+    """A saved trajectory (``Trajectory.load``) cannot be read."""

@@ -94,7 +94,7 @@ def test_project_with_every_solver(fb, method):
 def test_lsoda_and_backward_integration(fb):
     tr = simulate(fb, (0, 2), X4, P4, constraints="none", method="LSODA")
     assert tr.success and tr.method == "LSODA"
-    back = simulate(fb, (2, 0), tr.x[-1], P4, rtol=1e-10, atol=1e-10)
+    back = simulate(fb, (2, 0), tr.x[-1], P4, rtol=1e-10, atol=1e-10, backwards=True)
     assert back.success and back.t[-1] == 0.0
     np.testing.assert_allclose(back.x[-1], tr.x[0], atol=1e-3)
 

@@ -29,15 +29,15 @@ from typing import NamedTuple
 import numpy as np
 import sympy as sm
 from scipy.optimize import brentq
-from sympy.physics.vector import dynamicsymbols
 
+from ..compat.sympy import TIME
 from ..compilation import NumericModel, make_function
 from ..errors import InputError
 from ..formatting import symbol_name as _short
 
 __all__ = ["Event", "EventRecord", "PreparedEvents", "prepare_events"]
 
-_t = dynamicsymbols._t
+_t = TIME
 
 
 @dataclass(frozen=True)
@@ -73,12 +73,17 @@ class Event:
 
 class EventRecord(NamedTuple):
     """One event that happened: its ``name``, time ``t``, state ``x`` (``model.states``
-    order) at the crossing and, after an action, ``x_after`` (else None)."""
+    order) at the crossing and, after an action, ``x_after`` (else None); for an impact
+    also x' just before and just after it (``xdot``, ``xdot_after``: the knots of the
+    dense output ``trajectory(t)`` at the impact when the samples do not hold it, e.g.
+    with ``t_eval``), else None."""
 
     name: str
     t: float
     x: np.ndarray
     x_after: np.ndarray | None = None
+    xdot: np.ndarray | None = None
+    xdot_after: np.ndarray | None = None
 
 
 class PreparedEvents:
@@ -103,9 +108,10 @@ class PreparedEvents:
                        if a not in allowed]
                 derivs = list(e.condition.atoms(sm.Derivative))
                 if bad or derivs:
-                    what = sorted(map(str, derivs + bad))[0]
+                    what = sorted(derivs + bad, key=str)[0]
                     raise InputError(f"event {self.names[i]!r}: the condition {e.condition} depends on "
-                                     f"{what}, which is not t, a coordinate, a speed or a constant")
+                                     f"{what}, which is not t, a coordinate, a speed or a constant"
+                                     f"{_declare_hint(what)}")
                 exprs[i] = e.condition
             else:
                 self._callables[i] = e.condition
@@ -140,9 +146,9 @@ class PreparedEvents:
             e = sm.sympify(expr)
             bad = [a for a in e.free_symbols | set(e.atoms(sm.core.function.AppliedUndef)) if a not in allowed]
             if bad or e.atoms(sm.Derivative):
-                what = sorted(map(str, list(e.atoms(sm.Derivative)) + bad))[0]
+                what = sorted(list(e.atoms(sm.Derivative)) + bad, key=str)[0]
                 raise InputError(f"event {name!r}: the action for {key} depends on {what}, which is not "
-                                 "t, a coordinate, a speed or a constant")
+                                 f"t, a coordinate, a speed or a constant{_declare_hint(what)}")
             idx.append(index[k])
             exprs.append(e)
         f = make_function([_t, list(m.coordinates), list(m.speeds), list(m.constants)], exprs,
@@ -253,6 +259,16 @@ class PreparedEvents:
             found.append((float(tr), i))
         found.sort(key=lambda e: (sign * e[0], e[1]))
         return found
+
+
+def _declare_hint(what) -> str:
+    """How to declare an unknown plain symbol used by an event: as a constant of the model."""
+    if isinstance(what, sm.Symbol):
+        return (f" of the model (its constants are those of the equations of motion).  Declare "
+                f"{what} as a constant: model = symbody.compile(eom.with_constants({what})) (or "
+                f"EquationsOfMotion(..., constants=[..., {what}])), then give its value in p, "
+                f"e.g. {{'{what}': 0.8}}")
+    return ""
 
 
 def _bisect_interpolant(f, a: float, b: float, gb: float) -> float:

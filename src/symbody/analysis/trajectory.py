@@ -22,7 +22,8 @@ import numpy as np
 import sympy as sm
 from sympy.physics.vector import dynamicsymbols
 
-from ..errors import InputError
+from ..compat.sympy import function_assumptions, original_assumptions
+from ..errors import InputError, TrajectoryFileError
 from ..formatting import symbol_name as _short
 
 if TYPE_CHECKING:
@@ -31,7 +32,8 @@ if TYPE_CHECKING:
 
 __all__ = ["Trajectory", "PartitionChange"]
 
-_FORMAT = "symbody-trajectory-1"
+_FORMAT = "symbody-trajectory-2"
+_FORMATS = ("symbody-trajectory-1", _FORMAT)     # what load() reads
 
 
 class PartitionChange(NamedTuple):
@@ -148,22 +150,23 @@ class Trajectory:
     def __call__(self, t) -> np.ndarray:
         """The state x (model.states order) at time(s) ``t`` in the span: (N + p,) or (len(t), N + p).
 
-        Piecewise cubic Hermite interpolation between consecutive samples with the state
-        derivative at each sample (C1, error O(h^4) in the sample spacing h); never across
-        an impact (a time with two samples, before and after, gives the state after).
+        Piecewise cubic Hermite interpolation between consecutive knots with the state
+        derivative at each (C1, error O(h^4) in the knot spacing h), segment by segment:
+        never across an impact.  The knots are the samples and, where the samples do not
+        hold an impact (``t_eval``), the states just before and after it from
+        ``trajectory.events``; at an impact's time the state after it is returned.
         """
         ts = np.asarray(t, dtype=float)
         scalar = ts.ndim == 0
         ts = np.atleast_1d(ts)
-        T, X = self.t, self.x
-        if len(T) == 0:
+        if len(self.t) == 0:
             raise InputError("the trajectory has no samples")
+        T, X, D = self.knots()
         lo, hi = min(T[0], T[-1]), max(T[0], T[-1])
         bad = (ts < lo - 1e-12 * max(1.0, abs(lo))) | (ts > hi + 1e-12 * max(1.0, abs(hi)))
         if bad.any():
             raise InputError(f"t = {ts[bad][0]:.6g} is outside the trajectory's span [{lo:.6g}, {hi:.6g}]")
         sign = 1.0 if T[-1] >= T[0] else -1.0
-        D = self.xdot if self.xdot is not None else np.full(X.shape, np.nan)
         out = np.empty((ts.size, X.shape[1]))
         for j, tj in enumerate(ts):
             i = int(np.searchsorted(sign * T, sign * tj, side="right")) - 1
@@ -187,8 +190,40 @@ class Trajectory:
             out[j] = h00 * X[i] + h10 * h * d0 + h01 * X[i + 1] + h11 * h * d1
         return out[0] if scalar else out
 
+    def knots(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """(T (n,), X (n, N + p), X' (n, N + p)): the knots of the dense output ``trajectory(t)``.
+
+        The samples, plus for each impact (an event with ``x_after``) whose time is not a
+        repeated sample time the states just before and just after it (a repeated time:
+        the interpolation restarts there).  X' is NaN where unknown (linear there).
+        """
+        T, X = self.t, self.x
+        D = self.xdot if self.xdot is not None else np.full(X.shape, np.nan)
+        extra = []
+        repeated = set(T[1:][np.diff(T) == 0.0].tolist()) if len(T) > 1 else set()
+        lo, hi = (min(T[0], T[-1]), max(T[0], T[-1])) if len(T) else (0.0, -1.0)
+        for e in self.events:
+            if e.x_after is None or e.t in repeated or not lo < e.t < hi:
+                continue
+            nan = np.full(X.shape[1], np.nan)
+            extra.append((e.t, 0, np.asarray(e.x, float), nan if e.xdot is None else e.xdot))
+            extra.append((e.t, 1, np.asarray(e.x_after, float),
+                          nan if e.xdot_after is None else e.xdot_after))
+        if not extra:
+            return T, X, D
+        sign = 1.0 if T[-1] >= T[0] else -1.0
+        rows = [(float(T[i]), -1, i) for i in range(len(T))]
+        rows += [(te, side, len(T) + k) for k, (te, side, _, _) in enumerate(extra)]
+        # samples at an impact's time: the event's two states around them
+        rows.sort(key=lambda r: (sign * r[0], r[1] if r[1] == 0 else (1 if r[1] == 1 else 0.5)))
+        XX = np.vstack([X, np.array([e[2] for e in extra])])
+        DD = np.vstack([D, np.array([e[3] for e in extra], dtype=float)])
+        order = [r[2] for r in rows]
+        return np.array([r[0] for r in rows]), XX[order], DD[order]
+
     def to_dataframe(self) -> pandas.DataFrame:
-        """A pandas DataFrame indexed by t: coordinates, speeds, outputs (one column each;
+        """A pandas DataFrame indexed by t: coordinates, speeds, extra states, specified
+        inputs, outputs (one column each;
         vector outputs as name[0], name[1], ...), residuals and multipliers.  Needs pandas."""
         try:
             import pandas as pd
@@ -198,13 +233,8 @@ class Trajectory:
         for syms, arr in ((self.coordinates, self.q), (self.speeds, self.u)):
             for i, s in enumerate(syms):
                 cols[_short(s)] = arr[:, i]
-        for name, arr in self.outputs.items():
-            a = np.asarray(arr)
-            if a.ndim == 1:
-                cols[name] = a
-            else:
-                for j in range(a.shape[1]):
-                    cols[f"{name}[{j}]"] = a[:, j]
+        for name, arr in self._extra_columns():
+            cols[name] = arr
         for j in range(self.holonomic_residuals.shape[1] if self.holonomic_residuals.ndim == 2 else 0):
             cols[f"holonomic_residual[{j}]"] = self.holonomic_residuals[:, j]
         for j in range(self.velocity_residuals.shape[1] if self.velocity_residuals.ndim == 2 else 0):
@@ -256,61 +286,100 @@ class Trajectory:
 
     # ------------------------------------------------------------ persistence
     def save(self, path: str | Path) -> Path:
-        """Save to a ``.npz`` file (arrays plus names; no pickles)."""
+        """Save everything the trajectory holds to a ``.npz`` file (arrays plus a JSON header;
+        no pickles): samples, x' (for the dense output), residuals, multipliers, specified
+        inputs, outputs, events (times, states before and after), segments, dependent-set
+        switches, symbols (names and assumptions), constants, status, message and counters.
+        :meth:`load` gives back an equal trajectory; ``trajectory(t)`` after loading is the
+        same piecewise interpolant (never across an impact).  Returns the path written
+        (``.npz`` appended when missing).
+        """
         path = Path(path)
         if path.suffix != ".npz":
             path = path.with_suffix(path.suffix + ".npz") if path.suffix else path.with_suffix(".npz")
+        arrays: dict[str, np.ndarray] = dict(
+            t=self.t, x=self.x, q=self.q, u=self.u, holonomic_residuals=self.holonomic_residuals,
+            velocity_residuals=self.velocity_residuals)
+        for name in ("multipliers", "xdot", "specified_values"):
+            value = getattr(self, name)
+            if value is not None:
+                arrays[name] = np.asarray(value, dtype=float)
+        outputs = list(self.outputs)
+        for i, name in enumerate(outputs):
+            arrays[f"output_{i}"] = np.asarray(self.outputs[name])
+        n_x = self.x.shape[1] if self.x.ndim == 2 else 0
+        ev = self.events
+        arrays["event_t"] = np.array([float(e.t) for e in ev], dtype=float)
+        arrays["event_x"] = np.array([np.asarray(e.x, dtype=float) for e in ev]).reshape(len(ev), -1) \
+            if ev else np.empty((0, n_x))
+        arrays["event_x_after"] = np.array(
+            [np.full(np.shape(e.x), np.nan) if e.x_after is None else np.asarray(e.x_after, dtype=float)
+             for e in ev]).reshape(len(ev), -1) if ev else np.empty((0, n_x))
+        for field, label in (("xdot", "event_xdot"), ("xdot_after", "event_xdot_after")):
+            arrays[label] = np.array(
+                [np.full(np.shape(e.x), np.nan) if getattr(e, field) is None
+                 else np.asarray(getattr(e, field), dtype=float) for e in ev]).reshape(len(ev), -1) \
+                if ev else np.empty((0, n_x))
         meta = {
             "format": _FORMAT,
-            "coordinates": [_short(s) for s in self.coordinates],
-            "speeds": [_short(s) for s in self.speeds],
-            "states": [_short(s) for s in self.states],
-            "specifieds": [_short(s) for s in self.specifieds],
-            "constants": [[str(k), float(v)] for k, v in self.constants.items()],
+            "coordinates": [_symbol_record(s) for s in self.coordinates],
+            "speeds": [_symbol_record(s) for s in self.speeds],
+            "states": [_symbol_record(s) for s in self.states],
+            "specifieds": [_symbol_record(s) for s in self.specifieds],
+            "constants": [[_symbol_record(k), float(v)] for k, v in self.constants.items()],
             "status": self.status, "message": self.message, "constraints": self.constraints,
             "method": self.method, "nfev": self.nfev, "nsteps": self.nsteps,
-            "wall_time": self.wall_time, "has_multipliers": self.multipliers is not None,
+            "wall_time": self.wall_time,
             "partition_changes": [[c.t, list(c.dependent_coordinates), list(c.dependent_speeds)]
                                   for c in self.partition_changes],
+            "segments": [[a, b] for a, b in self.segments],
+            "outputs": outputs,
+            "events": [[str(e.name), e.x_after is not None, e.xdot is not None,
+                        e.xdot_after is not None] for e in ev],
         }
-        arrays = dict(t=self.t, x=self.x, q=self.q, u=self.u,
-                      holonomic_residuals=self.holonomic_residuals,
-                      velocity_residuals=self.velocity_residuals,
-                      meta=np.array(json.dumps(meta)))
-        if self.multipliers is not None:
-            arrays["multipliers"] = self.multipliers
+        arrays["meta"] = np.array(json.dumps(meta))
         np.savez_compressed(path, **arrays)
         return path
 
     @classmethod
     def load(cls, path: str | Path) -> Trajectory:
-        """Load a trajectory written by :meth:`save` (symbols are rebuilt from their names)."""
-        with np.load(Path(path), allow_pickle=False) as data:
-            try:
-                meta = json.loads(str(data["meta"]))
-            except KeyError as exc:
-                raise InputError(f"{path} is not a symbody trajectory file") from exc
-            if meta.get("format") != _FORMAT:
-                raise InputError(f"{path}: unknown trajectory format {meta.get('format')!r}")
-            return cls(
-                t=data["t"], x=data["x"], q=data["q"], u=data["u"],
-                coordinates=[dynamicsymbols(n) for n in meta["coordinates"]],
-                speeds=[dynamicsymbols(n) for n in meta["speeds"]],
-                states=[dynamicsymbols(n) for n in meta["states"]],
-                specifieds=[dynamicsymbols(n) for n in meta["specifieds"]],
-                constants={sm.Symbol(k): v for k, v in meta["constants"]},
-                holonomic_residuals=data["holonomic_residuals"],
-                velocity_residuals=data["velocity_residuals"],
-                multipliers=data["multipliers"] if meta["has_multipliers"] else None,
-                status=meta["status"], message=meta["message"], constraints=meta["constraints"],
-                method=meta["method"], nfev=meta["nfev"], nsteps=meta["nsteps"],
-                wall_time=meta["wall_time"], partition_changes=meta.get("partition_changes", ()))
+        """Load a trajectory written by :meth:`save` (this version's files and those of the
+        first format, which held the samples only).
+
+        Raises :class:`~symbody.TrajectoryFileError` (an InputError) naming the file and what
+        is wrong: missing, not a symbody trajectory file, damaged, or of an unknown format.
+        Nothing in the file is executed (no pickles are accepted).
+        """
+        path = Path(path)
+        if not path.exists() and path.suffix != ".npz" and Path(f"{path}.npz").exists():
+            path = Path(f"{path}.npz")             # the name given to save()
+        try:
+            with open(path, "rb") as fh:
+                head = fh.read(4)
+        except OSError as exc:
+            raise TrajectoryFileError(f"{path}: cannot read the trajectory file "
+                                      f"({exc.strerror or exc})") from None
+        if head != b"PK\x03\x04":
+            raise TrajectoryFileError(f"{path} is not a symbody trajectory file (not a .npz archive: "
+                                      "Trajectory.save writes one)")
+        try:
+            with np.load(path, allow_pickle=False) as data:
+                return _load_arrays(cls, path, data)
+        except TrajectoryFileError:
+            raise
+        except Exception as exc:       # zipfile, zlib, numpy header errors: a damaged file
+            raise TrajectoryFileError(f"{path}: damaged trajectory file ({_describe(exc)})") from None
 
     def to_csv(self, path: str | Path) -> Path:
-        """Write t, all coordinates, all speeds, residuals (and multipliers) as CSV columns."""
+        """Write t, all coordinates, all speeds, extra states, specified inputs, outputs
+        (vector outputs as name[0], name[1], ...), residuals and multipliers as CSV columns
+        (the events and segments are not in a CSV file: :meth:`save` keeps them)."""
         path = Path(path)
         header = ["t"] + [_short(s) for s in self.coordinates] + [_short(s) for s in self.speeds]
         cols = [self.t[:, None], self.q, self.u]
+        for name, arr in self._extra_columns():
+            header.append(name)
+            cols.append(arr)
         header += [f"holonomic_residual_{i}" for i in range(self.holonomic_residuals.shape[1])]
         cols.append(self.holonomic_residuals)
         header += [f"velocity_residual_{i}" for i in range(self.velocity_residuals.shape[1])]
@@ -318,13 +387,37 @@ class Trajectory:
         if self.multipliers is not None:
             header += [f"multiplier_{i}" for i in range(self.multipliers.shape[1])]
             cols.append(self.multipliers)
-        table = np.hstack([c.reshape(len(self.t), -1) for c in cols])
+        table = np.hstack([np.asarray(c, dtype=float).reshape(len(self.t), -1) for c in cols])
         with open(path, "w", newline="") as fh:
             w = csv.writer(fh)
             w.writerow(header)
             for row in table:
                 w.writerow([repr(float(v)) for v in row])
         return path
+
+    def _extra_columns(self) -> list[tuple[str, np.ndarray]]:
+        """(name, samples) of the extra states, the specified inputs and the outputs."""
+        cols = []
+        extra = self.extra_states
+        if extra:
+            block = self.x[:, self.x.shape[1] - len(extra):]
+            cols += [(_short(s), block[:, i]) for i, s in enumerate(extra)]
+        if self.specified_values is not None:
+            cols += [(_short(s), self.specified_values[:, i]) for i, s in enumerate(self.specifieds)]
+        for name, arr in self.outputs.items():
+            a = np.asarray(arr, dtype=float).reshape(len(self.t), -1)
+            if np.ndim(arr) == 1:
+                cols.append((name, a[:, 0]))
+            else:
+                cols += [(f"{name}[{j}]", a[:, j]) for j in range(a.shape[1])]
+        # an output may repeat a column (the built-in "specifieds" output: the inputs again)
+        taken = {_short(s) for s in self.coordinates + self.speeds}
+        unique = []
+        for name, values in cols:
+            if name not in taken:
+                taken.add(name)
+                unique.append((name, values))
+        return unique
 
     # ------------------------------------------------------------ display
     def summary(self) -> dict[str, Any]:
@@ -354,3 +447,164 @@ class Trajectory:
                        f"<td style='text-align:left'>{html.escape(str(v))}</td></tr>"
                        for k, v in self.summary().items())
         return f"<table><caption>symbody Trajectory</caption>{rows}</table>"
+
+
+# ---------------------------------------------------------------- file helpers
+def _symbol_record(sym) -> dict:
+    """A JSON description of a symbol that rebuilds an equal one (no eval): a Symbol's name
+    and the assumptions it was made with, or an undefined function's name, assumptions and
+    arguments (q1(t))."""
+    if isinstance(sym, sm.core.function.AppliedUndef):
+        kwargs = function_assumptions(sym.func)
+        return {"function": sym.func.__name__, "args": [_symbol_record(a) for a in sym.args],
+                "assumptions": {k: bool(v) for k, v in kwargs.items() if v is not None}}
+    if isinstance(sym, sm.Symbol):
+        try:
+            orig = original_assumptions(sym)
+        except AttributeError:
+            orig = None
+        if orig is None:
+            orig = {k: v for k, v in sym.assumptions0.items() if k != "commutative"}
+        return {"symbol": sym.name, "assumptions": {k: bool(v) for k, v in orig.items() if v is not None}}
+    return {"symbol": str(sym), "assumptions": {}}
+
+
+def _symbol_from(record, what: str):
+    """The symbol :func:`_symbol_record` described (or a format-1 name: a dynamic symbol)."""
+    if isinstance(record, str):
+        return dynamicsymbols(record) if what != "constants" else sm.Symbol(record)
+    if not isinstance(record, dict):
+        raise ValueError(f"{what}: {record!r} is not a symbol description")
+    assumptions = record.get("assumptions", {})
+    if not (isinstance(assumptions, dict) and all(isinstance(k, str) and isinstance(v, bool)
+                                                  for k, v in assumptions.items())):
+        raise ValueError(f"{what}: bad assumptions {assumptions!r}")
+    if "function" in record:
+        name, args = record["function"], record.get("args", [])
+        if not (isinstance(name, str) and name and isinstance(args, list) and args):
+            raise ValueError(f"{what}: bad function {record!r}")
+        return sm.Function(name, **assumptions)(*[_symbol_from(a, what) for a in args])
+    name = record.get("symbol")
+    if not (isinstance(name, str) and name):
+        raise ValueError(f"{what}: bad symbol {record!r}")
+    return sm.Symbol(name, **assumptions)
+
+
+def _describe(exc: BaseException) -> str:
+    """An exception as 'Type: message', without numpy's advice to load pickles."""
+    text = str(exc)
+    if "pickle" in text:
+        text = "an array holds Python objects (pickled data), which a symbody file never does"
+    return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
+
+
+def _load_arrays(cls, path: Path, data) -> Trajectory:
+    """The Trajectory in an open .npz archive (checked: TrajectoryFileError naming ``path``)."""
+    from .events import EventRecord
+
+    def fail(what: str):
+        raise TrajectoryFileError(f"{path}: {what}")
+
+    if "meta" not in data.files:
+        fail("not a symbody trajectory file (no 'meta' header; Trajectory.save writes one)")
+    try:
+        meta = json.loads(str(data["meta"]))
+    except ValueError:
+        fail("damaged trajectory file (its header is not valid JSON)")
+    if not isinstance(meta, dict):
+        fail("damaged trajectory file (its header is not a JSON object)")
+    fmt = meta.get("format")
+    if fmt not in _FORMATS:
+        fail(f"unknown trajectory format {fmt!r} (this symbody reads {', '.join(_FORMATS)})")
+
+    def array(name: str, ndim: int | None = None, required: bool = True):
+        if name not in data.files:
+            if required:
+                fail(f"damaged trajectory file (the array {name!r} is missing)")
+            return None
+        a = data[name]
+        if a.dtype.kind not in "fiub":
+            fail(f"damaged trajectory file (the array {name!r} is not numeric: {a.dtype})")
+        if ndim is not None and a.ndim != ndim:
+            fail(f"damaged trajectory file (the array {name!r} has {a.ndim} dimensions, "
+                 f"expected {ndim})")
+        return a.astype(float)
+
+    def field(name: str, kind, default=None):
+        value = meta.get(name, default)
+        if not isinstance(value, kind) or isinstance(value, bool) and kind is not bool:
+            fail(f"damaged trajectory file (header field {name!r} = {value!r})")
+        return value
+
+    try:
+        symbols = {k: [_symbol_from(r, k) for r in field(k, list)]
+                   for k in ("coordinates", "speeds", "states", "specifieds")}
+        constants = {}
+        for item in field("constants", list):
+            if not (isinstance(item, list) and len(item) == 2 and isinstance(item[1], (int, float))):
+                fail(f"damaged trajectory file (constant entry {item!r})")
+            constants[_symbol_from(item[0], "constants")] = float(item[1])
+    except ValueError as exc:
+        fail(f"damaged trajectory file (header: {exc})")
+    t = array("t", 1)
+    k = len(t)
+    shapes = {"x": len(symbols["states"]), "q": len(symbols["coordinates"]),
+              "u": len(symbols["speeds"])}
+    arr = {name: array(name, 2) for name in ("x", "q", "u", "holonomic_residuals",
+                                            "velocity_residuals")}
+    for name, a in arr.items():
+        if a.shape[0] != k or (name in shapes and a.shape[1] != shapes[name]):
+            fail(f"damaged trajectory file (the array {name!r} has shape {a.shape}, "
+                 f"expected ({k}, {shapes.get(name, '...')}))")
+    extra = {}
+    for name, width in (("multipliers", None), ("xdot", shapes["x"]),
+                        ("specified_values", len(symbols["specifieds"]))):
+        a = array(name, 2, required=False)
+        if a is not None and (a.shape[0] != k or (width is not None and a.shape[1] != width)):
+            fail(f"damaged trajectory file (the array {name!r} has shape {a.shape})")
+        extra[name] = a
+    if fmt == _FORMATS[0] and meta.get("has_multipliers") and extra["multipliers"] is None:
+        fail("damaged trajectory file (the array 'multipliers' is missing)")
+    outputs = {}
+    for i, name in enumerate(field("outputs", list, [])):
+        a = array(f"output_{i}")
+        if not isinstance(name, str) or a.ndim == 0 or a.shape[0] != k:
+            fail(f"damaged trajectory file (output {name!r})")
+        outputs[name] = a
+    events = []
+    ev_meta = field("events", list, [])
+    if ev_meta:
+        et, ex, ea = array("event_t", 1), array("event_x", 2), array("event_x_after", 2)
+        ed, eda = array("event_xdot", 2), array("event_xdot_after", 2)
+        n = len(ev_meta)
+        if et.shape != (n,) or ex.shape != (n, shapes["x"]) or any(
+                a.shape != ex.shape for a in (ea, ed, eda)):
+            fail("damaged trajectory file (the event arrays do not match the event list)")
+        for j, item in enumerate(ev_meta):
+            if not (isinstance(item, list) and len(item) == 4 and isinstance(item[0], str)
+                    and all(isinstance(v, bool) for v in item[1:])):
+                fail(f"damaged trajectory file (event entry {item!r})")
+            events.append(EventRecord(item[0], float(et[j]), ex[j].copy(),
+                                      *(a[j].copy() if flag else None
+                                        for a, flag in zip((ea, ed, eda), item[1:], strict=True))))
+    segments = field("segments", list, None) if "segments" in meta else None
+    if segments is not None and not all(
+            isinstance(sg, list) and len(sg) == 2 and all(isinstance(v, (int, float))
+                                                        and not isinstance(v, bool) for v in sg)
+            for sg in segments):
+        fail("damaged trajectory file (header field 'segments')")
+    changes = field("partition_changes", list, [])
+    if not all(isinstance(c, list) and len(c) == 3 and isinstance(c[0], (int, float))
+               and all(isinstance(c[j], list) for j in (1, 2)) for c in changes):
+        fail("damaged trajectory file (header field 'partition_changes')")
+    return cls(
+        t=t, x=arr["x"], q=arr["q"], u=arr["u"], coordinates=symbols["coordinates"],
+        speeds=symbols["speeds"], states=symbols["states"], specifieds=symbols["specifieds"],
+        constants=constants, holonomic_residuals=arr["holonomic_residuals"],
+        velocity_residuals=arr["velocity_residuals"], multipliers=extra["multipliers"],
+        status=field("status", int), message=field("message", str),
+        constraints=field("constraints", str), method=field("method", str),
+        nfev=field("nfev", int), nsteps=field("nsteps", int),
+        wall_time=field("wall_time", (int, float)), partition_changes=changes, events=events,
+        segments=segments, outputs=outputs, xdot=extra["xdot"],
+        specified_values=extra["specified_values"])

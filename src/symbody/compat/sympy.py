@@ -77,6 +77,12 @@ def original_assumptions(symbol: sm.Symbol) -> dict[str, Any]:
     return dict(symbol._assumptions_orig)
 
 
+def function_assumptions(func: Any) -> dict[str, Any]:
+    """The assumptions an undefined function (``dynamicsymbols('q1').func``) was made with
+    (``UndefinedFunction._kwargs``), a new dict; empty when it has none."""
+    return dict(getattr(func, "_kwargs", None) or {})
+
+
 def neighbour_dcms(frame: Any) -> dict:
     """{neighbouring frame: direction cosine matrix} as oriented (``ReferenceFrame._dcm_dict``).
 

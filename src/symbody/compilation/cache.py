@@ -23,15 +23,19 @@ What is stored:
 Location: ``$SYMBODY_CACHE_DIR`` if set, else ``~/.cache/symbody``.  Entries
 are written atomically (temporary file + rename), so concurrent processes can
 share a cache; an entry whose digest does not match (truncated, corrupt) is
-ignored, deleted and rebuilt.  The digests catch damage, not malice: the files
-are Python pickles and shared libraries, i.e. code, so only point
-``SYMBODY_CACHE_DIR`` at a directory you trust.  Remove the directory (or call
+ignored, deleted and rebuilt.  Entries are unpickled by a restricted unpickler that
+accepts only symengine's LLVM kernels and plain data, and machine code is parsed
+(:mod:`.object_code`: object files and shared libraries well formed, for this machine)
+before it is mapped, so a malformed entry is rebuilt rather than aborting the
+interpreter.  The digests and checks catch damage, not malice: the entries hold machine
+code that runs, so only point ``SYMBODY_CACHE_DIR`` at a directory you trust.  Remove the directory (or call
 :func:`clear_cache`) to empty the cache.
 """
 
 from __future__ import annotations
 
 import hashlib
+import io
 import os
 import pickle
 import platform
@@ -102,10 +106,38 @@ def load_cached(key: str, folder: str = "kernels") -> Any | None:
         _unlink(path)                      # corrupt or truncated entry: rebuild it
         return None
     try:
-        return pickle.loads(payload)
-    except Exception:  # incompatible entry: rebuild it
+        return _EntryUnpickler(io.BytesIO(payload)).load()
+    except Exception:  # incompatible, foreign or malformed entry: rebuild it
         _unlink(path)
         return None
+
+
+def _checked_llvm_loading_func(*args):
+    """symengine's ``llvm_loading_func`` after :func:`.object_code.check_object_code` has
+    parsed the object code (its last argument): a malformed object is a ModelFileError (the
+    entry is rebuilt), not an LLVM abort of the interpreter."""
+    from symengine.lib.symengine_wrapper import llvm_loading_func
+
+    from .object_code import check_object_code
+
+    if not args:
+        raise pickle.UnpicklingError("an LLVM kernel entry without arguments")
+    check_object_code(args[-1], "kernel cache entry")
+    return llvm_loading_func(*args)
+
+
+class _EntryUnpickler(pickle.Unpickler):
+    """Unpickles only what the cache stores: symengine LLVM kernels (``LLVMDouble``, whose
+    pickle calls ``llvm_loading_func`` with the object code, checked first) and plain
+    data (the backend choices are strings).  Any other global is refused."""
+
+    def find_class(self, module: str, name: str) -> Any:
+        if (module, name) == ("symengine.lib.symengine_wrapper", "llvm_loading_func"):
+            return _checked_llvm_loading_func
+        if (module, name) == ("numpy", "float64"):
+            import numpy
+            return numpy.float64
+        raise pickle.UnpicklingError(f"{module}.{name} is not allowed in a kernel cache entry")
 
 
 def store_cached(key: str, obj: Any, folder: str = "kernels") -> bool:
@@ -152,10 +184,23 @@ def verified_library(key: str) -> Path | None:
         if lib.exists():
             _unlink(lib, sig)
         return None
-    if actual != expected:
+    if actual != expected or not _valid_library(lib):
         _unlink(lib, sig)
         return None
     return lib
+
+
+def _valid_library(lib: Path) -> bool:
+    """The library parses as an ELF shared library for this machine (Linux; see
+    :func:`.object_code.check_shared_library`)."""
+    from ..errors import SymbodyError
+    from .object_code import check_shared_library
+
+    try:
+        check_shared_library(lib.read_bytes(), str(lib))
+    except (SymbodyError, OSError):
+        return False
+    return True
 
 
 def seal_library(key: str) -> bool:

@@ -113,6 +113,9 @@ def values_by_symbol(given: Any, symbols: Sequence, what: str, *, optional: Sequ
                     continue
                 raise InputError(f"unknown {what} {key!r}; the model's {words['plural']} are "
                                  f"{index.names()}")
+            if isinstance(val, (str, bytes)):
+                raise InputError(f"{what} {symbols[i]} = {val!r} is not a number (strings are not "
+                                 "converted: give 0.7, not '0.7')")
             try:
                 arr[i] = float(val)
             except (TypeError, ValueError) as exc:
@@ -127,6 +130,14 @@ def values_by_symbol(given: Any, symbols: Sequence, what: str, *, optional: Sequ
             raise InputError(f"{missing}{words['hint']} (needed: {index.names()})")
         bad = ~np.isfinite(arr)
     else:
+        if isinstance(given, (str, bytes)) or (
+                isinstance(given, Sequence) and any(isinstance(v, (str, bytes)) for v in given)):
+            raise InputError(f"{what} values must be numbers (a string is not a number; strings "
+                             f"are not converted): {given!r}")
+        if isinstance(given, np.ndarray) and given.dtype.kind in "USO" and any(
+                isinstance(v, (str, bytes, np.str_, np.bytes_)) for v in given.ravel()):
+            raise InputError(f"{what} values must be numbers (a string is not a number; strings "
+                             f"are not converted): {given!r}")
         try:
             arr = np.array(given, dtype=float).ravel()
         except (TypeError, ValueError) as exc:

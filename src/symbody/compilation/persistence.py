@@ -15,7 +15,10 @@ are kept for reference only.  This module turns a model into a *portable state*:
 ``allow_pickle=False``: no Python object is unpickled), with the SHA-256 of every blob in
 the JSON header and the versions it was built with (symbody, symengine, Python, machine,
 OS).  :func:`load_model` refuses a file written by other versions or another platform
-(machine code is not portable) and a file whose blobs do not match their hashes.
+(machine code is not portable) and a file whose blobs do not match their hashes, and parses
+each machine-code blob as an object file before LLVM maps it
+(:mod:`.object_code`): every problem is a :class:`~symbody.ModelFileError` naming the
+file, never a KeyError from deep inside or an interpreter abort.
 
 Trust.  The ``llvm`` blobs are native machine code that runs when the model is
 evaluated, exactly like a shared library: **load only files you trust** (that you wrote
@@ -40,17 +43,16 @@ import pickle
 import platform
 import sys
 import threading
-import zipfile
 from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import sympy as sm
-from sympy.physics.vector import dynamicsymbols
 
-from ..compat.sympy import original_assumptions
-from ..errors import InputError
+from ..compat.sympy import TIME, original_assumptions
+from ..errors import InputError, ModelFileError
+from .object_code import check_object_code
 
 if TYPE_CHECKING:
     from ..formulation import EquationsOfMotion
@@ -69,7 +71,7 @@ __all__ = ["save_model", "load_model", "dumps", "loads", "model_state", "model_f
 #: file format tag; bumped when the layout of the state changes
 FORMAT = "symbody-model-1"
 
-_t = dynamicsymbols._t
+_t = TIME
 
 #: attributes that hold per-process caches or work buffers: recreated empty, never stored
 _TRANSIENT: dict[str, Callable[[], Any]] = {"_local": threading.local, "_derivatives": dict}
@@ -232,7 +234,7 @@ def _decode_symbol(d: dict, dummies: dict):
         if key not in dummies:
             dummies[key] = sm.Dummy(d["dummy"], **d["assumptions"])
         return dummies[key]
-    raise InputError(f"unknown symbol description {d}")
+    raise ModelFileError(f"unknown symbol description {d}")
 
 
 # ----------------------------------------------------------------- state
@@ -260,11 +262,15 @@ def model_state(model: NumericModel, machine_code: bool = True,
 def model_from_state(header: dict, arrays: dict, blobs: dict, machine_code: bool = True,
                      eom: EquationsOfMotion | None = None, source: str = "the saved model",
                      allow_pickle: bool = False) -> NumericModel:
-    """A NumericModel from the pieces :func:`model_state` made (hashes and versions checked)."""
+    """A NumericModel from the pieces :func:`model_state` made (hashes and versions checked,
+    machine code parsed before it is mapped: :func:`.object_code.check_object_code`).
+
+    Raises :class:`~symbody.ModelFileError` naming ``source`` and what is wrong.
+    """
     from .numeric_model import NumericModel, Partition
 
     if header.get("format") != FORMAT:
-        raise InputError(f"{source} is not a symbody model file of format {FORMAT!r} "
+        raise ModelFileError(f"{source} is not a symbody model file of format {FORMAT!r} "
                          f"(found {header.get('format')!r})")
     mine, theirs = versions(), header.get("versions", {})
     use_code = machine_code
@@ -272,10 +278,10 @@ def model_from_state(header: dict, arrays: dict, blobs: dict, machine_code: bool
         if theirs.get(key) != mine[key]:
             if key in ("symbody",) or not machine_code:
                 if key == "symbody":
-                    raise InputError(f"{source} was written by symbody {theirs.get(key)}; this is symbody "
+                    raise ModelFileError(f"{source} was written by symbody {theirs.get(key)}; this is symbody "
                                      f"{mine[key]}: compile the model again from its equations")
                 continue
-            raise InputError(
+            raise ModelFileError(
                 f"{source} was built with {key} {theirs.get(key)!r}, but this is {key} {mine[key]!r}: its "
                 "machine code cannot be used here.  Compile the model again from its equations, or "
                 "load it with machine_code=False to rebuild its kernels from the stored expressions")
@@ -285,7 +291,7 @@ def model_from_state(header: dict, arrays: dict, blobs: dict, machine_code: bool
     def blob(desc: dict) -> bytes:
         data = blobs.get(desc["blob"])
         if data is None or len(data) != desc["size"] or hashlib.sha256(data).hexdigest() != desc["sha256"]:
-            raise InputError(f"{source} is damaged: the data of a compiled kernel does not match "
+            raise ModelFileError(f"{source} is damaged: the data of a compiled kernel does not match "
                              "its SHA-256 hash")
         return data
 
@@ -300,14 +306,17 @@ def model_from_state(header: dict, arrays: dict, blobs: dict, machine_code: bool
             k = Kernel(nargs, 0, backend, name, lambda z, out: None, lambda Z: np.empty((len(Z), 0)))
         elif "sympy" in desc:
             if not allow_pickle:
-                raise InputError(f"{source} holds a pickled kernel, which is not loaded from files")
+                raise ModelFileError(f"{source} holds a pickled kernel, which is not loaded from files")
             from .codegen import _numpy_kernel
             k = _numpy_kernel(nargs, pickle.loads(blob(desc["sympy"])), name)
         else:
             exprs_data = blob(desc["expressions"])
             lam = None
             if use_code and "llvm" in desc:
-                args = list(_unjson(desc["llvm"]["args"])) + [np.float64, blob(desc["llvm"]["code"])]
+                code = blob(desc["llvm"]["code"])
+                # parsed before LLVM maps it: a malformed object aborts the interpreter there
+                check_object_code(code, f"{source}, kernel {name!r}")
+                args = list(_unjson(desc["llvm"]["args"])) + [np.float64, code]
                 lam = llvm_loading_func(*args)
             k = kernel_from_lambdify(nargs, nout, backend, name, lam, exprs_data,
                                      lambda: [load_basic(b) for b in _unframe(exprs_data)])
@@ -338,10 +347,10 @@ def model_from_state(header: dict, arrays: dict, blobs: dict, machine_code: bool
             return _decode_symbol(val, dummies)
         if tag == "kernel":
             return kernel(val)
-        raise InputError(f"{source}: unknown value tag {tag!r}")
+        raise ModelFileError(f"{source}: unknown value tag {tag!r}")
 
     if header.get("class") != NumericModel.__name__:
-        raise InputError(f"{source} holds a {header.get('class')!r}, not a NumericModel")
+        raise ModelFileError(f"{source} holds a {header.get('class')!r}, not a NumericModel")
     model = NumericModel.__new__(NumericModel)
     for name, value in header["attributes"].items():
         object.__setattr__(model, name, dec(value))
@@ -381,34 +390,63 @@ def save_model(model: NumericModel, path: str | Path, machine_code: bool = True)
 def load_model(path: str | Path, machine_code: bool = True) -> NumericModel:
     """Read a model written by ``model.save(path)``; nothing is compiled (``machine_code=True``).
 
-    Raises InputError when the file is not a symbody model, was written by other
-    versions of symbody / symengine / Python or on another platform, or is damaged (a
-    blob's SHA-256 differs).  The returned model has ``eom = None``.
+    Raises :class:`~symbody.ModelFileError` (a :class:`~symbody.SymbodyFileError`, an
+    InputError) naming the file and what is wrong: missing, not a symbody model, written by
+    other versions of symbody / symengine / Python or on another platform, or damaged (a
+    zip member failing its CRC, a blob failing its SHA-256, an attribute that does not
+    decode, machine code that is not a well-formed object file for this machine -- parsed
+    before it is mapped, so a damaged object is an error, not an interpreter abort).  The
+    returned model has ``eom = None``.
 
     The file's machine code runs when the model is evaluated: **load only files you
-    trust.**  ``machine_code=False`` ignores it and compiles the kernels again from the
-    stored expressions (symengine only; nothing in the file can run), which also opens
+    trust.**  The checks catch damage, not malice: valid machine code that does something
+    else passes them.  ``machine_code=False`` ignores it and compiles the kernels again from
+    the stored expressions (symengine only; nothing in the file can run), which also opens
     files from another platform or symengine version.
     """
     path = Path(path)
     if not path.exists() and path.with_name(path.name + ".symbody.npz").exists():
         path = path.with_name(path.name + ".symbody.npz")
     try:
-        data = np.load(path, allow_pickle=False)
+        with open(path, "rb") as fh:
+            head = fh.read(4)
     except FileNotFoundError:
-        raise InputError(f"no such model file: {path}") from None
-    except (zipfile.BadZipFile, ValueError, OSError) as exc:
-        raise InputError(f"{path} is not a symbody model file ({exc})") from None
-    with data:
-        if "header" not in data.files:
-            raise InputError(f"{path} is not a symbody model file (no header)")
-        try:
-            header = json.loads(data["header"].tobytes().decode())
-        except (ValueError, UnicodeDecodeError) as exc:
-            raise InputError(f"{path}: unreadable header ({exc})") from None
-        arrays = {k[len("array_"):]: data[k] for k in data.files if k.startswith("array_")}
-        blobs = {k[len("blob_"):]: data[k].tobytes() for k in data.files if k.startswith("blob_")}
-    return model_from_state(header, arrays, blobs, machine_code=machine_code, source=str(path))
+        raise ModelFileError(f"no such model file: {path}") from None
+    except OSError as exc:
+        raise ModelFileError(f"{path}: cannot read the model file ({exc.strerror or exc})") from None
+    if head != b"PK\x03\x04":
+        raise ModelFileError(f"{path} is not a symbody model file (not an .npz archive: "
+                             "model.save writes one)")
+    try:
+        with np.load(path, allow_pickle=False) as data:
+            if "header" not in data.files:
+                raise ModelFileError(f"{path} is not a symbody model file (no header)")
+            try:
+                header = json.loads(data["header"].tobytes().decode())
+            except (ValueError, UnicodeDecodeError) as exc:
+                raise ModelFileError(f"{path}: unreadable header ({exc})") from None
+            if not isinstance(header, dict):
+                raise ModelFileError(f"{path}: unreadable header (not a JSON object)")
+            arrays = {k[len("array_"):]: data[k] for k in data.files if k.startswith("array_")}
+            blobs = {k[len("blob_"):]: data[k].tobytes() for k in data.files if k.startswith("blob_")}
+    except ModelFileError:
+        raise
+    except Exception as exc:        # zipfile, zlib, numpy header errors: a damaged archive
+        raise ModelFileError(f"{path}: damaged model file ({_describe(exc)})") from None
+    try:
+        return model_from_state(header, arrays, blobs, machine_code=machine_code, source=str(path))
+    except ModelFileError:
+        raise
+    except Exception as exc:        # an attribute or kernel description that does not decode
+        raise ModelFileError(f"{path}: damaged model file ({_describe(exc)})") from None
+
+
+def _describe(exc: BaseException) -> str:
+    """An exception as 'Type: message' (numpy's advice to load pickles left out)."""
+    text = str(exc)
+    if "pickle" in text:
+        text = "a member holds Python objects (pickled data), which a symbody file never does"
+    return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
 
 
 # ----------------------------------------------------------------- pickling

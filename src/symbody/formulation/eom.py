@@ -528,6 +528,25 @@ class EquationsOfMotion:
         new._set_symbols(None, specifieds, declared=new._extra_inputs)
         return new
 
+    def with_constants(self, *constants: sm.Symbol) -> EquationsOfMotion:
+        """A copy whose ``constants`` also list ``constants`` (appended, in order; symbols
+        already listed are kept where they are).
+
+        For symbols the equations do not contain but an event condition, an impact map or
+        an output uses (e.g. a coefficient of restitution ``e``): compile the copy and give
+        the new constants' values in ``p`` like the others.
+        """
+        new_syms = []
+        for c in constants:
+            if not isinstance(c, sm.Symbol):
+                raise FormulationError(f"with_constants: {c!r} is not a SymPy Symbol "
+                                       "(constants are plain symbols, e.g. sympy.Symbol('e'))")
+            if c not in self.constants and c not in new_syms:
+                new_syms.append(c)
+        new = copy.copy(self)
+        new.constants = tuple(self.constants) + tuple(new_syms)
+        return new
+
     @classmethod
     def from_blocks(cls, blocks: CanonicalBlocks, *, constants=None, specifieds=None,
                     extra_states=None, name: str | None = None) -> EquationsOfMotion:

@@ -191,6 +191,96 @@ def evaluate_along(trajectory: Any, exprs: Sequence[sm.Expr], constants: Mapping
     return out
 
 
+def segment_starts(trajectory: Any) -> list[float]:
+    """The times the trajectory restarts (impacts: the starts of ``trajectory.segments``
+    after the first) inside its samples' span, in time order; [] without segments."""
+    segments = list(getattr(trajectory, "segments", None) or [])
+    t = np.asarray(getattr(trajectory, "t", ()), dtype=float)
+    if len(t) < 2:
+        return []
+    lo, hi = min(t[0], t[-1]), max(t[0], t[-1])
+    return [float(a) for a, _ in segments[1:] if lo < a <= hi]
+
+
+def sample_segments(t: np.ndarray, boundaries: Sequence[float]) -> np.ndarray:
+    """The segment index (k,) of each sample: segment j runs from boundaries[j - 1] to
+    boundaries[j]; a sample at a boundary belongs to the next segment unless the time is
+    repeated (the state before and after the jump), when the first of the pair belongs to
+    the segment before."""
+    t = np.asarray(t, dtype=float)
+    if not len(boundaries):
+        return np.zeros(len(t), dtype=int)
+    sign = 1.0 if len(t) < 2 or t[-1] >= t[0] else -1.0
+    b = sign * np.asarray(boundaries, dtype=float)
+    seg = np.searchsorted(b, sign * t, side="right")
+    for i in range(len(t) - 1):
+        if t[i + 1] == t[i] and seg[i] > 0 and b[seg[i] - 1] == sign * t[i]:
+            seg[i] -= 1
+    return seg
+
+
+def resample(trajectory: Any, times: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(q (n, N), u (n, o)) of ``trajectory`` at ``times`` (n,), segment by segment.
+
+    A frame time belongs to the segment (between impacts, ``trajectory.segments``) it
+    falls in (an impact's time: the one after); q and u there come from that segment's
+    samples only, never across an impact: the trajectory's dense output ``trajectory(t)``
+    (cubic Hermite with x') for q and the independent speeds when it has one, linear
+    interpolation of the samples otherwise and for the dependent speeds.
+    """
+    t = np.asarray(trajectory.t, dtype=float)
+    times = np.asarray(times, dtype=float)
+    q = np.asarray(trajectory.q, dtype=float).reshape(len(t), -1)
+    u = getattr(trajectory, "u", None)
+    u = np.zeros((len(t), 0)) if u is None else np.asarray(u, dtype=float).reshape(len(t), -1)
+    if len(t) == 1:
+        return np.repeat(q[:1], len(times), axis=0), np.repeat(u[:1], len(times), axis=0)
+    bounds = segment_starts(trajectory)
+    seg = sample_segments(t, bounds)
+    sign = 1.0 if t[-1] >= t[0] else -1.0
+    frame_seg = (np.searchsorted(sign * np.asarray(bounds, dtype=float), sign * times, side="right")
+                 if bounds else np.zeros(len(times), dtype=int))
+    q_out = np.full((len(times), q.shape[1]), np.nan)
+    u_out = np.full((len(times), u.shape[1]), np.nan)
+    for j in np.unique(frame_seg):
+        frames = frame_seg == j
+        mine = np.flatnonzero(seg == j)
+        if not len(mine):
+            mine = np.arange(len(t))
+        ts = sign * t[mine]
+        for a, out in ((q, q_out), (u, u_out)):
+            for c in range(a.shape[1]):
+                out[frames, c] = np.interp(sign * times[frames], ts, a[mine, c])
+    if callable(trajectory) and getattr(trajectory, "xdot", None) is not None:
+        x = np.asarray(trajectory(times), dtype=float).reshape(len(times), -1)
+        n = q.shape[1]
+        q_out = x[:, :n]
+        speeds = list(getattr(trajectory, "speeds", ()))
+        for k, s in enumerate(list(getattr(trajectory, "states", ()))[n:]):
+            if s in speeds:
+                u_out[:, speeds.index(s)] = x[:, n + k]
+    return q_out, u_out
+
+
+def with_impact_times(trajectory: Any, times: np.ndarray) -> np.ndarray:
+    """``times`` (sorted in the trajectory's direction) with each impact inside them added
+    twice: 1 ulp before it (the state before the jump) and at it (the state after), so that
+    a player interpolating linearly between the times never blends across an impact."""
+    times = np.asarray(times, dtype=float)
+    bounds = segment_starts(trajectory)
+    if not bounds or len(times) < 2:
+        return times
+    t0, t1 = times[0], times[-1]
+    sign = 1.0 if t1 >= t0 else -1.0
+    extra = []
+    for b in bounds:
+        if sign * (b - t0) > 0 and sign * (t1 - b) >= 0:
+            extra += [np.nextafter(b, t0), b]
+    merged = np.concatenate([times, extra])
+    merged = sign * np.unique(sign * merged)
+    return merged
+
+
 def position_matrix(expr: Any, what: str) -> sm.Matrix:
     """A point's position as a 3x1 SymPy matrix; (x, y) gets z = 0.
 

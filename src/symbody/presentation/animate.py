@@ -5,8 +5,8 @@ and constants.  They are compiled once and evaluated for every frame::
 
     positions[f, i, :] = r_i(q(t_f), constants)      (frames, points, 3)
 
-Frames are taken at ``fps`` per simulated second (q interpolated linearly between the
-trajectory's samples), at most ``max_frames`` of them, so that playback runs in real time
+Frames are taken at ``fps`` per simulated second (q from the trajectory's dense output, or
+linearly between its samples, segment by segment: never across an impact), at most ``max_frames`` of them, so that playback runs in real time
 and the self-contained HTML stays small.
 
 ``animate`` returns a :class:`TrajectoryAnimation` (a matplotlib ``FuncAnimation``) that
@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from ..errors import InputError
-from ._trajectory_evaluation import TrajectoryEvaluator, free_constants, position_matrix
+from ._trajectory_evaluation import TrajectoryEvaluator, free_constants, position_matrix, resample
 from .export import save_gif, save_html, to_html
 from .scene import check_point_names
 
@@ -64,19 +64,10 @@ def frame_times(t: np.ndarray, fps: float | None = None, max_frames: int = DEFAU
 
 
 def _resample(trajectory: Any, times: np.ndarray) -> SimpleNamespace:
-    """A trajectory-like object with q and u interpolated linearly at ``times``."""
-    t = np.asarray(trajectory.t, dtype=float)
-    q = np.asarray(trajectory.q, dtype=float).reshape(len(t), -1)
-    u = getattr(trajectory, "u", None)
-    u = np.zeros((len(t), 0)) if u is None else np.asarray(u, dtype=float).reshape(len(t), -1)
-
-    def interp(a: np.ndarray) -> np.ndarray:
-        if len(t) == 1:
-            return np.repeat(a[:1], len(times), axis=0)
-        return np.column_stack([np.interp(times, t, a[:, j]) for j in range(a.shape[1])]) \
-            if a.shape[1] else np.zeros((len(times), 0))
-
-    return SimpleNamespace(t=times, q=interp(q), u=interp(u), coordinates=trajectory.coordinates,
+    """A trajectory-like object with q and u at ``times``, segment by segment (never
+    interpolated across an impact; see :func:`._trajectory_evaluation.resample`)."""
+    q, u = resample(trajectory, times)
+    return SimpleNamespace(t=times, q=q, u=u, coordinates=trajectory.coordinates,
                            speeds=getattr(trajectory, "speeds", ()),
                            constants=getattr(trajectory, "constants", None))
 

@@ -24,7 +24,7 @@ import numpy as np
 import sympy as sm
 
 from ..errors import InputError
-from ._trajectory_evaluation import evaluate_along
+from ._trajectory_evaluation import evaluate_along, sample_segments, segment_starts
 from .units import quantity_kinds, residual_units, units_for
 
 if TYPE_CHECKING:
@@ -186,7 +186,9 @@ def plot(trajectory: Any, model: Any = None, *, energy: Any = None,
 
     kinds = _kinds(trajectory, model)
     unit_of = units_for(coordinates + speed_symbols, kinds, units, angles)
-    t_fine, q_fine, u_fine = _curves(t, q, u, smooth, dense=_dense_output(trajectory, q.shape[1]))
+    bounds = segment_starts(trajectory)
+    t_fine, q_fine, u_fine = _curves(t, q, u, smooth, dense=_dense_output(trajectory, q.shape[1]),
+                                     boundaries=bounds)
     states = set(getattr(trajectory, "states", ()) or ())
     # one axis per (panel, unit): [(panel, unit, [(column, symbol, dashed)])]
     rows: list[tuple[str, Any, list]] = []
@@ -214,7 +216,7 @@ def plot(trajectory: Any, model: Any = None, *, energy: Any = None,
         elif panel == "extra":
             # extra first-order states (e.g. muscle activations), at the samples
             for sym in extra_states:
-                ax.plot(t, trajectory.column(sym), label=symbol_label(sym))
+                ax.plot(*_gapped(t, trajectory.column(sym), bounds), label=symbol_label(sym))
             ax.set_ylabel("extra states")
             _legend(ax, len(extra_states))
         elif panel == "residuals":
@@ -223,12 +225,13 @@ def plot(trajectory: Any, model: Any = None, *, energy: Any = None,
         elif panel == "energy":
             # at the samples (an interpolant would add its own error to a small drift); few
             # samples are marked so that straight segments are not read as the solution
-            ax.plot(t, energy_values - energy_values[0], ".-" if k < 200 else "-", color="C3")
+            ax.plot(*_gapped(t, energy_values - energy_values[0], bounds), ".-" if k < 200 else "-",
+                    color="C3")
             ax.set_ylabel(r"$E(t) - E(t_0)$ [J]")
             ax.ticklabel_format(axis="y", style="sci", scilimits=(-3, 3))
         elif panel == "outputs":
             for j, name in enumerate(names):
-                ax.plot(t, output_values[:, j], label=name)
+                ax.plot(*_gapped(t, output_values[:, j], bounds), label=name)
             ax.set_ylabel("outputs [SI units]")
             _legend(ax, len(names))
         ax.grid(True, alpha=0.3)
@@ -291,16 +294,78 @@ def _dense_output(trajectory: Any, n_coordinates: int):
     return evaluate
 
 
-def _curves(t: np.ndarray, q: np.ndarray, u: np.ndarray, smooth: bool | None, dense=None):
+def _gapped(t: np.ndarray, values: np.ndarray, bounds: Sequence[float]) -> tuple[np.ndarray, np.ndarray]:
+    """(t, values) at the samples with a NaN between samples of different segments, so that
+    a line drawn through them is not continued across an impact."""
+    if not len(bounds) or len(t) < 2:
+        return t, values
+    seg = sample_segments(t, bounds)
+    cut = np.flatnonzero(np.diff(seg) != 0) + 1
+    return (np.insert(np.asarray(t, dtype=float), cut, np.nan),
+            np.insert(np.asarray(values, dtype=float), cut, np.nan))
+
+
+def _segment_curves(t, q, u, dense, boundaries, smooth):
+    """One fine curve per segment from the dense output (q, independent speeds) and a spline
+    through the segment's own samples (dependent speeds); NaN gaps at the impacts."""
+    from scipy.interpolate import CubicSpline
+
+    seg = sample_segments(t, boundaries)
+    t0, t1 = float(t[0]), float(t[-1])
+    edges = [t0, *boundaries, t1]
+    span = max(abs(t1 - t0), 1e-300)
+    ts, qs, us = [], [], []
+    for j in range(len(edges) - 1):
+        a, b = edges[j], edges[j + 1]
+        if a == b:
+            continue
+        mine = np.flatnonzero(seg == j)
+        if smooth is False:
+            fine = t[mine]
+            q_fine, u_fine = q[mine], u[mine]
+        else:
+            count = max(int(_FINE_SAMPLES * abs(b - a) / span), 4 * len(mine), 8)
+            fine = np.linspace(a, b, count)
+            if j < len(edges) - 2:
+                fine[-1] = np.nextafter(b, a)      # the state before the jump, not after
+            q_fine, u_dense = dense(fine)
+            u_fine = np.full((count, u.shape[1]), np.nan)
+            for i, values in u_dense.items():
+                u_fine[:, i] = values
+            rest = [i for i in range(u.shape[1]) if i not in u_dense]
+            if rest and len(mine):
+                ts_j = t[mine]
+                keep = np.r_[True, np.diff(ts_j) != 0]
+                ts_j, u_j = ts_j[keep], u[mine][keep][:, rest]
+                if len(ts_j) >= 4:
+                    u_fine[:, rest] = CubicSpline(ts_j, u_j, axis=0)(fine)
+                else:
+                    u_fine[:, rest] = np.column_stack([np.interp(fine, ts_j, u_j[:, c])
+                                                       for c in range(len(rest))])
+        ts.append(fine), qs.append(q_fine), us.append(u_fine)
+        if j < len(edges) - 2:       # a gap in the line at the jump
+            ts.append([np.nan]), qs.append(np.full((1, q.shape[1]), np.nan))
+            us.append(np.full((1, u.shape[1]), np.nan))
+    return np.concatenate(ts), np.concatenate(qs), np.concatenate(us)
+
+
+def _curves(t: np.ndarray, q: np.ndarray, u: np.ndarray, smooth: bool | None, dense=None,
+            boundaries: Sequence[float] = ()):
     """(t, q, u) to draw: the samples, or interpolants of them on a fine grid.
 
-    Between repeated times (impacts, restarts) each stretch is interpolated on its own.
+    Between repeated times (impacts, restarts) each stretch is interpolated on its own;
+    with ``boundaries`` (the impact times, :func:`segment_starts`) and ``dense``, each
+    segment is drawn from the dense output on its own fine grid however few samples it
+    has (a bouncing ball's apexes are the true ones), with a gap at each impact.
     With ``dense`` (see ``_dense_output``) the trajectory's dense output gives q and the
     independent speeds inside each stretch; otherwise, and for dependent speeds, scipy's
     ``CubicSpline`` through the samples (the solver's steps are accurate to its tolerance;
     the spline adds an O(h^4) error between them, far below the line width for the step
     sizes an accurate solver takes).
     """
+    if dense is not None and len(boundaries) and len(t) >= 2:
+        # segments between impacts, each drawn on its own, whatever their number of samples
+        return _segment_curves(t, q, u, dense, list(boundaries), smooth)
     if len(t) < 4 or smooth is False:
         return t, q, u
     dt = np.diff(t)

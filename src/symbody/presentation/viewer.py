@@ -359,29 +359,39 @@ def view(trajectory: Any, scene: Any, *, constants: Mapping | Sequence | None = 
     """A 3D view of ``trajectory`` in ``scene`` (a :class:`Scene`, a zoo Model or a Drawing).
 
     ``constants``: values for the constants in the scene (default: the trajectory's).
-    ``fps``: resample at this many samples per simulated second (q interpolated linearly);
-    default: the trajectory's own samples, at most ``max_samples`` (resampled beyond).
+    ``fps``: resample at this many samples per simulated second (q from the trajectory's
+    dense output, or linearly between samples, segment by segment); default: the
+    trajectory's own samples, at most ``max_samples`` (resampled beyond).  Each impact
+    (a start of ``trajectory.segments``) is kept as two samples, just before and at it,
+    so the player never blends the states on its two sides.
     ``follow``: the visualization frame the camera follows (default: the scene's).
     ``axes``: show every frame's axes.  Returns a :class:`Viewer`.
     """
+    from ._trajectory_evaluation import segment_starts, with_impact_times
     from .animate import _resample
 
     sc = _scene_of(scene)
     t = np.asarray(trajectory.t, dtype=float)
     if t.size == 0:
         raise InputError("the trajectory has no samples to view")
+    times = None
     if fps is not None:
         fps = float(fps)
         if not (np.isfinite(fps) and fps > 0):
             raise InputError(f"fps must be a positive number, got {fps!r}")
         count = int(np.floor((t[-1] - t[0]) * fps + 1e-9)) + 1
-        trajectory = _resample(trajectory, np.linspace(t[0], t[0] + (count - 1) / fps, count)
-                               if count > 1 else t[:1])
+        times = np.linspace(t[0], t[0] + (count - 1) / fps, count) if count > 1 else t[:1]
+        if len(times) > max_samples:
+            raise InputError(f"{len(times)} samples at fps={fps:g} exceed max_samples={max_samples}; "
+                             "lower fps or raise max_samples")
     elif len(t) > max_samples:
-        trajectory = _resample(trajectory, np.linspace(t[0], t[-1], int(max_samples)))
-    if fps is not None and len(trajectory.t) > max_samples:
-        raise InputError(f"{len(trajectory.t)} samples at fps={fps:g} exceed max_samples={max_samples}; "
-                         "lower fps or raise max_samples")
+        times = np.linspace(t[0], t[-1], int(max_samples))
+    elif len(segment_starts(trajectory)):
+        times = t
+    if times is not None:
+        # the impacts (segment starts) are kept as a pair of samples: the player never
+        # blends the states before and after one
+        trajectory = _resample(trajectory, with_impact_times(trajectory, times))
     samples = scene_samples(trajectory, sc, constants)
     pose, points = samples["pose"], samples["points"]
     bounds_first = _bounds(pose[:1], points[:1])

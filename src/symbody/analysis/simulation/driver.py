@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import math
 import time
+import warnings
 from collections.abc import Sequence
 from typing import Any
 
@@ -37,7 +38,7 @@ from threadpoolctl import threadpool_limits
 
 from ...compilation import NumericModel
 from ...compilation.numeric_model import Partition
-from ...errors import InputError, SimulationError, SymbodyError
+from ...errors import InputError, SimulationError, SimulationFailedWarning, SymbodyError
 from ...progress import as_progress
 from ..events import EventRecord, PreparedEvents, prepare_events
 from ..initial_state import initial_state
@@ -61,7 +62,14 @@ STATUS = {
     -4: "projection onto the constraints did not converge",
     -5: "interrupted",
     -6: "error raised by a user callable (specifieds)",
+    -7: "events accumulate (Zeno): impacts ever closer together",
 }
+
+#: events accumulate (Zeno) when an impact event's last intervals shrink geometrically and the
+#: predicted accumulation time is this fraction of |tf - t0| (or less) away
+ZENO_TIME_FRACTION = 1e-6
+#: impacts of one event (intervals between them: one fewer) judged for accumulation
+ZENO_IMPACTS = 6
 
 
 def simulate(model: NumericModel, t_span: Sequence[float], x0: Any, p: Any, *,
@@ -71,7 +79,7 @@ def simulate(model: NumericModel, t_span: Sequence[float], x0: Any, p: Any, *,
              max_step: float = math.inf, first_step: float | None = None, baumgarte: float = 10.0,
              max_num_steps: int = 10_000_000, polish_algebraic: bool = True,
              switch_threshold: float = 0.1, events: Any = None, outputs: Any = None,
-             jacobian: str = "exact") -> Trajectory:
+             jacobian: str = "exact", backwards: bool = False) -> Trajectory:
     """Integrate ``model`` from ``t_span[0]`` to ``t_span[1]``; returns a :class:`Trajectory`.
 
     The options after the first four (``model``, ``t_span``, ``x0``, ``p``) are keyword-only.
@@ -79,7 +87,7 @@ def simulate(model: NumericModel, t_span: Sequence[float], x0: Any, p: Any, *,
     Parameters
     ----------
     model : NumericModel (``symbody.compile(eom)``).
-    t_span : (t0, tf).
+    t_span : (t0, tf); tf < t0 (integrating backwards in time) only with ``backwards=True``.
     x0 : initial state as a dict keyed by symbol or name, or an array in
         ``model.states`` order [q (N), u_ind (p)] (or [q (N), u (o)]).  Dependent
         coordinates are solved from f_h = 0 by Newton's method (q_ind held) and dependent
@@ -100,7 +108,9 @@ def simulate(model: NumericModel, t_span: Sequence[float], x0: Any, p: Any, *,
         (and states, constants; compiled), :class:`~symbody.Tabulated` ``(t, values)``
         data (interpolated), or a dict mixing these per input.
     raise_on_failure : raise SimulationError (with ``.trajectory``, the samples
-        computed so far) instead of returning a trajectory with ``status != 0``.
+        computed so far) instead of returning a trajectory with ``status != 0``.  Without
+        it a failed run returns its trajectory and warns with
+        :class:`~symbody.SimulationFailedWarning` (the message and status).
     progress : None (a progress line on a terminal for long runs; silent when not a
         TTY or SYMBODY_QUIET=1), False, True, or a callable ``f(done, total, message)``
         receiving ``|t - t0|`` and ``|tf - t0|`` after each step.
@@ -116,7 +126,9 @@ def simulate(model: NumericModel, t_span: Sequence[float], x0: Any, p: Any, *,
         crossings of conditions located on each step's dense output; a terminal event
         stops the run (status 0), an action (impact map) restarts it from the new state.
         The trajectory lists them in ``events`` and its pieces between impacts in
-        ``segments``.
+        ``segments``.  Impacts that accumulate (Zeno: a ball bouncing ever lower, the
+        intervals shrinking geometrically) stop the run with status -7 at the accumulation
+        time; no resting contact is switched to (see docs/guides/events.md).
     jacobian : for the implicit methods ("Radau", "BDF", "LSODA"): "exact" (default), the
         Jacobian ∂f/∂x from the compiled derivatives of the equations
         (:mod:`.jacobian`), or "finite-differences", scipy's own estimate.
@@ -124,13 +136,16 @@ def simulate(model: NumericModel, t_span: Sequence[float], x0: Any, p: Any, *,
         ``{name: SymPy expression}`` in t, q, u, u', constants and specified inputs
         (compiled), and/or the built-ins "specifieds", "constraint_forces",
         "auxiliary_forces" (see :mod:`symbody.analysis.outputs`).
+    backwards : allow ``t_span`` with tf < t0 (integrate backwards in time); without it a
+        reversed span is refused (InputError), so a swapped pair is not integrated silently.
 
     Returns
     -------
     Trajectory
         ``status`` 0 on success, otherwise one of :data:`STATUS` (-1 step size collapse,
         -2 non-finite values, -3 singular matrix, -4 projection failure, -5 interrupted,
-        -6 user callable raised) with a ``message`` saying what happened and when.  The
+        -6 user callable raised, -7 events accumulate) with a ``message`` saying what
+        happened and when.  The
         switches of the dependent set are listed in ``trajectory.partition_changes``; q, u
         and x stay in model order.
     """
@@ -138,6 +153,9 @@ def simulate(model: NumericModel, t_span: Sequence[float], x0: Any, p: Any, *,
         raise InputError(f"simulate() needs a NumericModel (symbody.compile(eom)), got "
                          f"{type(model).__name__}")
     t0, tf = time_span(t_span)
+    if tf < t0 and not backwards:
+        raise InputError(f"t_span = ({t0:g}, {tf:g}) ends before it starts: integrating backwards in "
+                         "time needs backwards=True (or give t_span in increasing order)")
     if not (np.isfinite(baumgarte) and baumgarte >= 0):
         raise InputError(f"baumgarte={baumgarte} must be a non-negative number")
     mode = constraint_mode(model, constraints, baumgarte, polish_algebraic)
@@ -194,8 +212,11 @@ def simulate(model: NumericModel, t_span: Sequence[float], x0: Any, p: Any, *,
         traj.events = list(segments.records)
         traj.segments = segments.spans(samples)
         attach_outputs(traj, model, P, r_fun, outputs)
-    if status != 0 and raise_on_failure:
-        raise SimulationError(message, trajectory=traj)
+        if status != 0:
+            if raise_on_failure:
+                raise SimulationError(message, trajectory=traj)
+            warnings.warn(SimulationFailedWarning(f"simulate failed (status {status}): {message}", status),
+                          stacklevel=2)
     return traj
 
 
@@ -257,6 +278,8 @@ class _Segments:
         self.nsteps = 0
         self.watcher = watcher         # the user's events, or None
         self.records: list[EventRecord] = []
+        self._impact_times: dict[int, list[float]] = {}   # event index -> times of its impacts
+        self._resting: int | None = None   # the impact that started this segment left g' = 0
         self.impacts: list[float] = []   # times of the impact maps (segment boundaries)
         self.stopped_by = ""           # message of a terminal event
         self._quiet_event: int | None = None   # the event whose action started this segment
@@ -275,7 +298,10 @@ class _Segments:
         """(t_start, t_end) of the segments between impacts."""
         if not samples.T:
             return []
-        bounds = [self.run.t0] + self.impacts + [samples.T[-1]]
+        end = samples.T[-1]
+        # an impact at or after the last sample (a run stopped there, or between output
+        # times) starts no segment
+        bounds = [self.run.t0] + [t for t in self.impacts if self.direction * (end - t) > 0] + [end]
         return [(bounds[i], bounds[i + 1]) for i in range(len(bounds) - 1)]
 
     def _model_state(self, t: float, y: np.ndarray, part: Partition) -> np.ndarray:
@@ -325,6 +351,7 @@ class _Segments:
         rank_a = monitor.rank(t, y) if rank_watch else 1.0
         user = self.watcher
         e_a = None
+        landed, self._resting = self._resting, None   # an impact that left g' = 0 (or None)
         if user is not None:
             e_a = user.values(t, self._model_state(t, y, part))
             if self._quiet_event is not None:
@@ -373,6 +400,9 @@ class _Segments:
                 hits = user.locate(t_a, t_new, e_a, e_b, state_at)
                 if event is not None:        # the dependent-set event first when it is earlier
                     hits = [hit for hit in hits if self.direction * (hit[0] - event.t) < 0]
+            if landed is not None:
+                self._check_separation(landed, e_b, hits, t_a)
+                landed = None
             if hits:
                 restart = self.user_events(hits, dense, part, t_new - t_a, (t_a, y_a))
                 if restart is not None:
@@ -490,17 +520,100 @@ class _Segments:
             except SymbodyError as exc:
                 raise StopIntegration(-6, f"event {watcher.names[i]!r} at t = {t_e:.6g}: {exc}",
                                       (t_e, y_e)) from exc
-            self.records.append(EventRecord(watcher.names[i], t_e, x_e, x_new.copy()))
+            xd_before, xd_after = self._derivative(t_e, x_e), self._derivative(t_e, x_new)
+            self.records.append(EventRecord(watcher.names[i], t_e, x_e, x_new.copy(), xd_before,
+                                            xd_after))
+            rate_before = self._condition_rate(i, t_e, x_e, xd_before)
+            rate_after = self._condition_rate(i, t_e, x_new, xd_after)
+            if rate_before and rate_after is not None and abs(rate_after) <= 1e-6 * abs(rate_before):
+                self._resting = i       # the map stopped the approach: g' = 0 after it
             self.impacts.append(t_e)
             y_new = x_new if part == model.default_partition else \
                 remap(model, t_e, x_new, run.constants, model.default_partition, part)
             if self.t_eval is None:
                 samples.add(t_e, y_new)
+            self._check_accumulation(i, t_e, y_new)
             if self.direction * (run.tf - t_e) <= 0:
                 return None
             self._quiet_event = i
             return t_e, y_new, part, max(0.5 * abs(h), 1e-12 * max(1.0, abs(t_e)))
         return None
+
+    def _derivative(self, t: float, x: np.ndarray) -> np.ndarray | None:
+        """x' at (t, x) in the model's layout (an impact's knot for the dense output), or None."""
+        run = self.run
+        try:
+            d = np.asarray(run.model.rhs(t, x, run.constants, run.specifieds), dtype=float)
+        except Exception:       # noqa: BLE001 - only the interpolant's knot is lost
+            return None
+        return d if d.shape == x.shape and np.isfinite(d).all() else None
+
+    def _check_accumulation(self, i: int, t_e: float, y_e: np.ndarray) -> None:
+        """Stop with status -7 when the impacts of event ``i`` accumulate (Zeno).
+
+        With impact times t_k and intervals d_k = t_k - t_{k-1}: when the last
+        ZENO_IMPACTS - 1 intervals shrink (ratios r_k = d_k / d_{k-1} < 1), the impacts
+        accumulate at about t* = t_n + d_n r / (1 - r) (a geometric series, r the largest
+        recent ratio: a bouncing ball's r is its coefficient of restitution e, and
+        t* = t_1 (1 + e) / (1 - e) from rest).  Once t* - t_n is below ZENO_TIME_FRACTION
+        |tf - t0| the run stops there: integrating on would step through the condition
+        (the state falls through the floor) with ever smaller segments.
+        """
+        times = self._impact_times.setdefault(i, [])
+        times.append(t_e)
+        if len(times) < ZENO_IMPACTS:
+            return
+        d = np.abs(np.diff(times[-ZENO_IMPACTS:]))
+        if not (d > 0).all():
+            r = 0.0
+        else:
+            ratios = d[1:] / d[:-1]
+            if not (ratios < 1.0).all():
+                return
+            r = float(ratios.max())
+        remaining = d[-1] * r / (1.0 - r)
+        run = self.run
+        if remaining > ZENO_TIME_FRACTION * abs(run.tf - run.t0):
+            return
+        t_star = t_e + self.direction * remaining
+        name = self.watcher.names[i]
+        raise StopIntegration(
+            -7, f"events accumulate (Zeno): {name!r} fired {len(times)} times at intervals shrinking "
+                f"by a factor {r:.3g}, accumulating at t = {t_star:.8g}; stopped at t = {t_e:.8g} "
+                "(no resting contact is modelled: end the run there with a terminal event, or "
+                "continue from the resting state in a model with the contact as a constraint)",
+            (t_e, y_e))
+
+    def _condition_rate(self, i: int, t: float, x: np.ndarray, xdot: np.ndarray | None) -> float | None:
+        """g_i' at (t, x) along x' (a forward difference), or None when x' is unknown."""
+        if xdot is None:
+            return None
+        h = 1e-7 * max(1.0, abs(t))
+        try:
+            g0 = self.watcher.values(t, x)[i]
+            g1 = self.watcher.values(t + self.direction * h, x + self.direction * h * xdot)[i]
+        except Exception:       # noqa: BLE001 - no rate, no resting-contact check
+            return None
+        rate = self.direction * (g1 - g0) / h
+        return float(rate) if np.isfinite(rate) else None
+
+    def _check_separation(self, i: int, e_b: np.ndarray, hits: list, t_a: float) -> None:
+        """Event ``i``'s impact map at t_a left its condition with g' = 0 (the approach
+        stopped: a plastic impact, u -> 0): when the first step then finds the state past
+        the condition again (crossed in the event's direction without a located event: the
+        ball pulled through the floor by gravity), the contact is resting and the impacts
+        accumulate at t_a: status -7 rather than falling through.  (An impact that leaves
+        g' != 0 towards the far side, like the simplest walker's swing foot scuffing the
+        ground just after heelstrike, is the model's business and goes on.)"""
+        d = self.watcher.events[i].direction
+        if d == 0 or any(j == i for _, j in hits) or not d * e_b[i] > 0:
+            return
+        name = self.watcher.names[i]
+        raise StopIntegration(
+            -7, f"events accumulate (Zeno): after the impact of {name!r} at t = {t_a:.6g} the state "
+                "moves through its condition again at once (the impact map does not separate "
+                f"it: a resting contact); stopped at t = {t_a:.6g} (no resting contact is modelled)",
+            None)
 
     def emit(self, dense: _Dense, t_end: float, part: Partition, strict: bool = True) -> None:
         """Output samples t_eval[next_output:] up to t_end from the step's dense output."""
