@@ -33,7 +33,7 @@ import math
 from typing import Any, ClassVar
 
 import numpy as np
-from scipy.linalg import LinAlgError, cho_factor, cho_solve, lu_factor, lu_solve
+from scipy.linalg import LinAlgError, lapack, lu_factor, lu_solve
 
 from ...compilation import NumericModel
 from ...compilation.numeric_model import Partition
@@ -63,22 +63,27 @@ def is_full(model: NumericModel, part: Partition) -> bool:
 
 
 class _Factor:
-    """A factorization of the SPD matrix W + α AᵀA (LU when Cholesky fails)."""
+    """A factorization of the SPD matrix W + α AᵀA (LAPACK's Cholesky, LU when that fails)."""
 
     def __init__(self, A: np.ndarray) -> None:
-        try:
-            self.f, self.chol = cho_factor(A, check_finite=False), True
-        except LinAlgError:
-            self.f, self.chol = lu_factor(A, check_finite=False), False
+        c, info = lapack.dpotrf(A, lower=1, clean=0, overwrite_a=0)
+        self.chol = info == 0
+        if self.chol:
+            self.f = c
+        else:
+            try:
+                self.f = lu_factor(A, check_finite=False)
+            except LinAlgError as exc:          # pragma: no cover - W is definite
+                raise np.linalg.LinAlgError(str(exc)) from exc
 
     def solve(self, b: np.ndarray) -> np.ndarray:
         if self.chol:
-            return cho_solve(self.f, b, check_finite=False)
+            return lapack.dpotrs(self.f, b, lower=1)[0]
         return lu_solve(self.f, b, check_finite=False)
 
 
 def augmented_solve(W: np.ndarray, F: np.ndarray, A: np.ndarray, c: np.ndarray, *,
-                    penalty: float = PENALTY, tol: float = 1e-14,
+                    penalty: float = PENALTY, tol: float = 1e-13,
                     max_iter: int = 40) -> tuple[np.ndarray, np.ndarray, float]:
     """x minimizing ½ xᵀ W x - Fᵀ x subject to A x = c, and its multipliers λ.
 
@@ -96,6 +101,7 @@ def augmented_solve(W: np.ndarray, F: np.ndarray, A: np.ndarray, c: np.ndarray, 
     """
     m = A.shape[0]
     lam = np.zeros(m)
+    A = np.asarray(A)
     if m == 0:
         x = _Factor(W).solve(F)
         return x, lam, 0.0
