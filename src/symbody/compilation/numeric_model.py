@@ -928,9 +928,39 @@ class NumericModel:
                 "could not solve the holonomic constraints for the dependent coordinates "
                 f"{', '.join(map(str, self.dependent_coordinates))} from the guess "
                 f"{np.array2string(x[self.n:self.N], precision=4)} (residual {norm:.3g}); "
-                "give a better guess")
+                + self._assembly_diagnosis(x[:self.N], p, t))
         x[:self.N] = q
         return x
+
+    def _assembly_diagnosis(self, q0: np.ndarray, p: ParameterValues, t: float) -> str:
+        """Why the constraints could not be solved: the least-squares configuration (scipy's
+        least_squares over q_dep from q0) and each equation's residual there."""
+        from scipy.optimize import least_squares
+
+        n, N = self.n, self.N
+        q = np.array(q0, dtype=float)
+
+        def f(qd):
+            q[n:N] = qd
+            return self.holonomic_residual(q, p, t)
+
+        try:
+            sol = least_squares(f, q0[n:N], method="lm", xtol=1e-14, ftol=1e-14, max_nfev=200 * N)
+        except (ValueError, SymbodyError):
+            return "give a better guess"
+        res = f(sol.x)
+        if float(np.max(np.abs(res))) < 1e-8:
+            return ("a solution exists nearby (least squares found q_dep = "
+                    f"{np.array2string(sol.x, precision=6)}): give that as the guess")
+        exprs = list(self.eom.holonomic) if self.eom is not None else [None] * self.M
+        parts = []
+        for i in np.argsort(-np.abs(res))[:6]:
+            e = exprs[i]
+            text = "" if e is None else " " + (str(e) if len(str(e)) <= 60 else str(e)[:57] + "...")
+            parts.append(f"f_h[{i}]{text}: {res[i]:.3g}")
+        return ("the configuration cannot be assembled with these constants and independent "
+                "coordinates: the smallest residuals least squares reaches over the dependent "
+                "coordinates are " + "; ".join(parts))
 
     # ------------------------------------------------------------ full coordinates
     def augmented_blocks(self, t: float, q: ArrayLike, u: ArrayLike, p: ParameterValues,
