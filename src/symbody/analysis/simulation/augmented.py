@@ -83,8 +83,8 @@ class _Factor:
 
 
 def augmented_solve(W: np.ndarray, F: np.ndarray, A: np.ndarray, c: np.ndarray, *,
-                    penalty: float = PENALTY, tol: float = 1e-13,
-                    max_iter: int = 40) -> tuple[np.ndarray, np.ndarray, float]:
+                    penalty: float = PENALTY, tol: float = 1e-13, max_iter: int = 40,
+                    lam0: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray, float]:
     """x minimizing ½ xᵀ W x - Fᵀ x subject to A x = c, and its multipliers λ.
 
     ``W x = F + Aᵀ λ``, ``A x = c``, by the augmented Lagrangian iteration in residual form
@@ -97,10 +97,12 @@ def augmented_solve(W: np.ndarray, F: np.ndarray, A: np.ndarray, c: np.ndarray, 
     with α = ``penalty`` |W| / |A|²: W (n, n) symmetric positive definite, A (m, n) of any
     rank, c (m,).  Stops when the correction is below tol |x| and |A x - c| below
     tol (|c| + |A| |x|), when it no longer decreases, or after ``max_iter`` iterations.
+    ``lam0``: a starting λ (e.g. the last evaluation's: fewer iterations; the result is the
+    same to round-off, except that λ is then not the minimum-norm one where A loses rank).
     Returns (x (n,), λ (m,), the final constraint residual max |A x - c|).
     """
     m = A.shape[0]
-    lam = np.zeros(m)
+    lam = np.zeros(m) if lam0 is None or lam0.shape != (m,) else np.array(lam0, dtype=float)
     A = np.asarray(A)
     if m == 0:
         x = _Factor(W).solve(F)
@@ -110,7 +112,7 @@ def augmented_solve(W: np.ndarray, F: np.ndarray, A: np.ndarray, c: np.ndarray, 
     alpha = penalty * (w if w > 0 else 1.0) / (a2 if a2 > 0 else 1.0)
     fac = _Factor(W + alpha * (A.T @ A))
     a_norm = math.sqrt(a2)
-    x = fac.solve(F + alpha * (A.T @ c))
+    x = fac.solve(F + A.T @ (lam + alpha * c))
     res = c - A @ x
     lam += alpha * res
     err = float(np.max(np.abs(res)))
@@ -138,6 +140,7 @@ class FullCoordinates:
         self.run = run
         self.model = model = run.model
         self.N, self.o, self.e = model.N, model.o, model.e
+        self._lam: np.ndarray | None = None
         rng = np.random.default_rng(0)
         q = rng.uniform(-1.0, 1.0, model.N)
         u = rng.uniform(-1.0, 1.0, model.o)
@@ -163,10 +166,12 @@ class FullCoordinates:
 
     # -- the right-hand side
     def rhs(self, t: float, y: np.ndarray) -> np.ndarray:
-        """y' = [q', u', x_e'] with u' from the augmented Lagrangian iteration."""
+        """y' = [q', u', x_e'] with u' from the augmented Lagrangian iteration (started from
+        the last evaluation's multipliers)."""
         q, u, xe = self.split(y)
         blk = self.model.augmented_blocks(t, q, u, self.run.constants, self._r(t, q, u, xe), xe)
-        udot, _, _ = augmented_solve(blk.mass, blk.forcing, blk.acc_matrix, blk.acc_rest)
+        udot, self._lam, _ = augmented_solve(blk.mass, blk.forcing, blk.acc_matrix, blk.acc_rest,
+                                             lam0=self._lam)
         parts = [blk.qdot, udot] + ([blk.extra] if self.e else [])
         return np.concatenate(parts)
 
