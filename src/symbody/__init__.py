@@ -49,6 +49,7 @@ _LAZY: dict[str, tuple[str, str | None]] = {
     "SweepResult": (".analysis.sweep", "SweepResult"),
     "grid_cases": (".analysis.sweep", "grid_cases"),
     "sample_cases": (".analysis.sweep", "sample_cases"),
+    "AssemblyBranchWarning": (".analysis.initial_state", "AssemblyBranchWarning"),
 }
 
 if TYPE_CHECKING:  # for type checkers and IDEs: the names __getattr__ provides
@@ -57,6 +58,7 @@ if TYPE_CHECKING:  # for type checkers and IDEs: the names __getattr__ provides
     from .analysis.events import Event
     from .analysis.inputs import Tabulated
     from .analysis.linearization import linearize
+    from .analysis.initial_state import AssemblyBranchWarning
     from .analysis.sweep import SweepResult, grid_cases, sample_cases, sweep
     from .compilation import NumericModel, compile, make_function
     from .compilation.persistence import load_model
@@ -80,6 +82,7 @@ __all__ = [
     "SweepResult",
     "grid_cases",
     "sample_cases",
+    "AssemblyBranchWarning",
     "EquationsOfMotion",
     "KanesMethod",
     "LagrangesMethod",
