@@ -56,9 +56,9 @@ if TYPE_CHECKING:  # for type checkers and IDEs: the names __getattr__ provides
     from . import models
     from .analysis import Trajectory, simulate
     from .analysis.events import Event
+    from .analysis.initial_state import AssemblyBranchWarning
     from .analysis.inputs import Tabulated
     from .analysis.linearization import linearize
-    from .analysis.initial_state import AssemblyBranchWarning
     from .analysis.sweep import SweepResult, grid_cases, sample_cases, sweep
     from .compilation import NumericModel, compile, make_function
     from .compilation.persistence import load_model

@@ -705,6 +705,8 @@ def _read_checkpoint(path: str, key: str, n: int) -> dict[int, dict]:
             done[int(row["case"])] = row["record"]
         except (json.JSONDecodeError, KeyError, TypeError, ValueError):
             if k == len(lines):           # a row cut short when the sweep was killed: redone
+                with open(path, "w", encoding="utf-8") as fh:
+                    fh.write("\n".join(lines[:-1]) + "\n")
                 continue
             raise InputError(f"checkpoint={path!r}: line {k} is not a sweep row") from None
     return done
@@ -866,7 +868,10 @@ def sweep(model: NumericModel, t_span: Sequence[float], cases: Sequence[Mapping]
             serial_est = rest * t_run
             w_eff = max(1, min(workers, rest))
             if kind == "processes":
-                overhead = 0.03 + 0.02 * w_eff + 2e-4 * rest
+                # fork: a copy of this process; spawn/forkserver: a new interpreter imports
+                # symbody and unpickles the model
+                overhead = (0.03 + 0.02 * w_eff if _start_method() == "fork" else 1.0 + 0.3 * w_eff)
+                overhead += 2e-4 * rest
             else:
                 overhead = 0.1 + 2e-3 * rest
             parallel_est = overhead + serial_est / w_eff
