@@ -872,8 +872,8 @@ def sweep(model: NumericModel, t_span: Sequence[float], cases: Sequence[Mapping]
                 # symbody and unpickles the model
                 overhead = (0.03 + 0.02 * w_eff if _start_method() == "fork" else 1.0 + 0.3 * w_eff)
                 overhead += 2e-4 * rest
-            else:
-                overhead = 0.1 + 2e-3 * rest
+            else:       # scatter of model and settings, per-task latency, results' transfer
+                overhead = 0.1 + 5e-4 * rest
             parallel_est = overhead + serial_est / w_eff
             probe = (f"{len(times)} run{'s' if len(times) != 1 else ''} timed here first "
                      f"({t_run * 1e3:.3g} ms each, {time.perf_counter() - probe_start:.2g} s)")
