@@ -209,3 +209,22 @@ def test_spawn_without_main_guard_is_refused_before_anything_starts(tmp_path):
     ok = _run_script(tmp_path, 'if __name__ == "__main__":\n    run()')
     assert ok.returncode == 0, ok.stderr[-2000:]
     assert "2 processes 2 processes (spawn) 0" in ok.stdout
+
+
+def test_lambdas_on_a_dask_cluster():
+    distributed = pytest.importorskip("dask.distributed")
+    zoo = sb.models.n_link_pendulum_on_cart(1, force=True)
+    model = sb.compile(zoo.eom)
+    amp = 0.3
+    push = lambda t, x: [amp * np.sin(3 * t)]                       # noqa: E731 - a closure
+    bump = sb.Event(lambda t, x, p: t - 0.25, name="bump",
+                    action=lambda t, x, p: np.concatenate([x[:-1], [x[-1] + 0.1]]))
+    cases = sb.grid_cases(q1=np.linspace(0.0, 0.2, 8))
+    kw = dict(specifieds=push, events=[bump], progress=False, rtol=1e-8)
+    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
+                                  dashboard_address=None) as cluster, distributed.Client(cluster) as client:
+        res = sb.sweep(model, (0, 0.5), cases, zoo.constants, x0=zoo.initial_state, client=client,
+                       parallel=True, **kw)
+    assert res.runner == "dask" and not res.failed and "Dask" in res.parallel
+    for x0, traj in zip(res.initial_states, res.trajectories):
+        assert _same(sb.simulate(model, (0, 0.5), x0, zoo.constants, **kw), traj)

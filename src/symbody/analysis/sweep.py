@@ -583,9 +583,13 @@ def _run_processes(model: NumericModel, settings: _SweepSettings, queue: collect
     pool: list[_Worker] = []
 
     def feed(w: _Worker) -> None:
-        while queue and len(w.pending) < 2 * chunk:
-            items = [queue.popleft() for _ in range(min(chunk, len(queue)))]
-            w.send(items)
+        # up to two chunks queued per worker; the chunks shrink towards the end (guided
+        # scheduling) so that the workers finish together
+        while queue:
+            size = max(1, min(chunk, len(queue), math.ceil(len(queue) / (2 * workers))))
+            if len(w.pending) > size:
+                break
+            w.send([queue.popleft() for _ in range(size)])
 
     try:
         for _ in range(min(workers, len(queue))):
@@ -659,7 +663,7 @@ def _run_dask(client: Any, model: NumericModel, settings: _SweepSettings, items:
             if len(c) > 1:
                 for item in c:
                     f = client.submit(_run_chunk, [item], remote_settings, remote_model,
-                                      pure=False, retries=1)
+                                      pure=False)
                     owner[f] = [item]
                     pending.add(f)
             else:
