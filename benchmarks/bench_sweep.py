@@ -13,8 +13,10 @@ anchor), ``sweep(processes=workers)`` and ``sweep(client=...)`` on a
 sweep's trajectories are checked equal to the serial loop's to the last bit before any
 time is printed.  Printed: min and median wall times, the speed-up min(serial) /
 min(sweep), the parallel efficiency speed-up / workers, what the sweep decided
-(``result.parallel``), and the CPU seconds used by this process and its children (on a
-machine shared with other jobs the wall times of the parallel runs suffer first).
+(``result.parallel``), the CPU seconds used by this process, its worker processes and the
+Dask workers (the work the parallel runners add), and the load average.  On a machine
+shared with other jobs the wall times mean little: Linux's autogroup scheduler gives each
+session one share of the cores, however many processes it runs.
 """
 
 from __future__ import annotations
@@ -30,9 +32,13 @@ import numpy as np
 import symbody as sb
 
 
-def _cpu() -> float:
+def _cpu(client=None) -> float:
+    """CPU seconds of this process, its finished children and the Dask workers."""
     a, b = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
-    return a.ru_utime + a.ru_stime + b.ru_utime + b.ru_stime
+    total = a.ru_utime + a.ru_stime + b.ru_utime + b.ru_stime
+    if client is not None:
+        total += sum(client.run(time.process_time).values())
+    return total
 
 
 def main() -> None:
@@ -57,8 +63,9 @@ def main() -> None:
     print(f"four-bar sweeps, t in [0, 2] s, rtol 1e-8, {args.workers} workers, "
           f"{os.cpu_count()} CPUs (load average before: {os.getloadavg()[0]:.2f}); "
           f"Dask LocalCluster start-up {t_start:.2f} s (not in the times)")
-    print("| runs | runner | wall min | wall median | speed-up (min) | efficiency | CPU s | decided |")
-    print("|---|---|---|---|---|---|---|---|")
+    print("| runs | runner | wall min | wall median | speed-up (min) | efficiency | CPU s (median) "
+          "| load | decided |")
+    print("|---|---|---|---|---|---|---|---|---|")
     try:
         for runs in args.runs:
             cases = sb.grid_cases(q1=np.radians(np.linspace(0.0, 60.0, runs)))
@@ -68,7 +75,8 @@ def main() -> None:
             ref = None
             for _ in range(args.repeat):
                 for name in walls:
-                    c0, w0 = _cpu(), time.perf_counter()
+                    dc = client if name == "dask" else None
+                    c0, w0 = _cpu(dc), time.perf_counter()
                     if name == "serial loop":
                         if ref is None:
                             res0 = sb.sweep(model, t_span, cases, zoo.constants, x0=zoo.initial_state,
@@ -86,7 +94,7 @@ def main() -> None:
                         trajs = res.trajectories
                         decided[name] = res.parallel.split(";")[0]
                     walls[name].append(time.perf_counter() - w0)
-                    cpus[name].append(_cpu() - c0)
+                    cpus[name].append(_cpu(dc) - c0)
                     same = all(np.array_equal(a.t, b.t) and np.array_equal(a.x, b.x)
                                for a, b in zip(ref, trajs))
                     assert same, f"{name}: results differ from the serial loop"
@@ -97,7 +105,7 @@ def main() -> None:
                     else f"{speed / args.workers:.0%}"
                 print(f"| {runs} | {name} | {min(w):.2f} s | {statistics.median(w):.2f} s | "
                       f"{speed:.2f}x | {eff} | {statistics.median(cpus[name]):.2f} | "
-                      f"{decided.get(name, '')} |")
+                      f"{os.getloadavg()[0]:.1f} | {decided.get(name, '')} |")
     finally:
         client.close()
         cluster.close()
