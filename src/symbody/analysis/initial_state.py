@@ -139,7 +139,8 @@ def _newton(model: NumericModel, q: np.ndarray, P: np.ndarray, t: float,
 
 def continue_assembly(model: NumericModel, q_from: np.ndarray, P_from: np.ndarray,
                       q_ind_to: np.ndarray, P_to: np.ndarray, t: float = 0.0, *,
-                      max_halvings: int = 12, max_jump: float = 0.5) -> np.ndarray | None:
+                      max_halvings: int = 12, max_jump: float = 0.5,
+                      branch: int | None = None) -> np.ndarray | None:
     """q_dep for (q_ind_to, P_to) on the branch of the solved configuration ``q_from``
     (N,) at constants ``P_from``: continuation in the homotopy parameter s in [0, 1].
 
@@ -148,14 +149,16 @@ def continue_assembly(model: NumericModel, q_from: np.ndarray, P_from: np.ndarra
     converges, the branch (sign det ∂f_h/∂q_dep, see :func:`assembly_branch`) is kept
     and q_dep moved by at most ``max_jump (1 + |q_dep|)`` (max norms); otherwise the step
     is halved (at most ``max_halvings`` times in a row: the path then crosses a singular
-    configuration and None is returned).  Returns the configuration q (N,).
+    configuration and None is returned).  ``branch``: the branch of ``q_from`` when known.
+    Returns the configuration q (N,).
     """
     n, N = model.n, model.N
     q = np.array(q_from, dtype=float)
     P0, P1 = np.asarray(P_from, dtype=float), np.asarray(P_to, dtype=float)
     a0, a1 = q[:n].copy(), np.asarray(q_ind_to, dtype=float)
     same_p = P0.shape == P1.shape and bool(np.array_equal(P0, P1))
-    branch = assembly_branch(model, q, P0, t)
+    if branch is None:
+        branch = assembly_branch(model, q, P0, t)
     s, h, halvings = 0.0, 1.0, 0
     while s < 1.0:
         s_new = 1.0 if h >= 1.0 - s else s + h

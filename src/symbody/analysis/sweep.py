@@ -314,6 +314,7 @@ def _assemble(model: NumericModel, cases: list, settings: _SweepSettings, t0: fl
                     raise InputError(f"assembly_branch: the state could not be assembled: {exc}") from exc
     method = ["none"] * n_cases
     qs: list = [None] * n_cases
+    signs: list = [None] * n_cases
 
     def by_newton(i: int) -> None:
         pr = prepared[i]
@@ -339,7 +340,7 @@ def _assemble(model: NumericModel, cases: list, settings: _SweepSettings, t0: fl
         v_root = np.concatenate([root[0][:n], root[1]])
         span = np.ptp(np.vstack([V, v_root]), axis=0)
         w = np.where(span > 0, 1.0 / np.where(span > 0, span, 1.0), 0.0)
-        seeds: list = [root]
+        seeds: list = [(root[0], root[1], _branch_sign(model, root[0], root[1], t0))]
         dist = np.sqrt((((V - v_root) * w) ** 2).sum(axis=1))
         parent = np.zeros(len(follow), dtype=int)
         left = np.ones(len(follow), dtype=bool)
@@ -347,21 +348,22 @@ def _assemble(model: NumericModel, cases: list, settings: _SweepSettings, t0: fl
             k = int(np.argmin(np.where(left, dist, np.inf)))
             left[k] = False
             i = follow[k]
-            q_from, P_from = seeds[parent[k]]
-            q = continue_assembly(model, q_from, P_from, prepared[i].x[:n], prepared[i].P, t0)
+            q_from, P_from, sign_from = seeds[parent[k]]
+            q = continue_assembly(model, q_from, P_from, prepared[i].x[:n], prepared[i].P, t0,
+                                  branch=sign_from)
             if q is None:
                 by_newton(i)
                 if method[i] == "given":
                     method[i] = "fallback"
                 continue
             qs[i], method[i] = q, "continued"
-            seeds.append((q, prepared[i].P))
+            signs[i] = _branch_sign(model, q, prepared[i].P, t0)
+            seeds.append((q, prepared[i].P, signs[i]))
             d_new = np.sqrt((((V - V[k]) * w) ** 2).sum(axis=1))
             closer = left & (d_new < dist)
             dist[closer] = d_new[closer]
             parent[closer] = len(seeds) - 1
     ref_branch = _branch_sign(model, root[0], root[1], t0) if root is not None else None
-    signs: list = [None] * n_cases
     ok: list = [None] * n_cases
     for i in range(n_cases):
         if qs[i] is None:
@@ -371,7 +373,8 @@ def _assemble(model: NumericModel, cases: list, settings: _SweepSettings, t0: fl
         x = prepared[i].x.copy()
         x[:model.N] = qs[i]
         states[i] = x
-        signs[i] = _branch_sign(model, qs[i], prepared[i].P, t0)
+        if signs[i] is None:
+            signs[i] = _branch_sign(model, qs[i], prepared[i].P, t0)
         if ref_branch is None:
             ref_branch = signs[i]
         ok[i] = bool(signs[i] == ref_branch and method[i] != "fallback")
@@ -463,10 +466,11 @@ def _dumps(obj: Any) -> bytes:
         return cloudpickle.dumps(obj)
 
 
-def _worker_main(conn: Any, model: NumericModel, settings_blob: bytes) -> None:
-    """A worker process: runs the chunks it receives, sending one result per case."""
+def _worker_main(conn: Any, model: NumericModel, settings_blob: bytes | _SweepSettings) -> None:
+    """A worker process: runs the chunks it receives, sending one result per case.
+    ``settings_blob``: the settings (inherited by a forked worker) or their cloudpickle."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)         # the parent stops the sweep
-    settings = cloudpickle.loads(settings_blob)
+    settings = cloudpickle.loads(settings_blob) if isinstance(settings_blob, bytes) else settings_blob
     while True:
         try:
             items = pickle.loads(conn.recv_bytes())
@@ -495,7 +499,7 @@ def _exit_reason(code: int | None) -> str:
 
 
 class _Worker:
-    def __init__(self, ctx: Any, model: NumericModel, settings_blob: bytes) -> None:
+    def __init__(self, ctx: Any, model: NumericModel, settings_blob: bytes | _SweepSettings) -> None:
         self.conn, child = ctx.Pipe()
         self.proc = ctx.Process(target=_worker_main, args=(child, model, settings_blob), daemon=True)
         self.proc.start()
@@ -578,7 +582,8 @@ def _run_processes(model: NumericModel, settings: _SweepSettings, queue: collect
     ``on_result(i, traj, record)`` for each.  A worker that dies loses only the case it
     was running: retried once, then recorded as failed (status -101)."""
     ctx = multiprocessing.get_context(_start_method())
-    blob = cloudpickle.dumps(settings)
+    # forked workers inherit the settings; spawned ones get them once, by cloudpickle
+    blob = settings if ctx.get_start_method() == "fork" else cloudpickle.dumps(settings)
     attempts: collections.Counter = collections.Counter()
     pool: list[_Worker] = []
 
