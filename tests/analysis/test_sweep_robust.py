@@ -228,3 +228,23 @@ def test_lambdas_on_a_dask_cluster():
     assert res.runner == "dask" and not res.failed and "Dask" in res.parallel
     for x0, traj in zip(res.initial_states, res.trajectories):
         assert _same(sb.simulate(model, (0, 0.5), x0, zoo.constants, **kw), traj)
+
+
+def test_killed_dask_worker_loses_only_its_own_case(four_bar):
+    distributed = pytest.importorskip("dask.distributed")
+    import dask
+
+    zoo, model = four_bar
+    cases = sb.grid_cases(q1=np.linspace(0.1, 0.4, 8))
+    cases.insert(5, {"q1": 0.2, "m": 1.25})
+    # one failure per task (Dask's default is to try a task on 4 workers before giving up)
+    with dask.config.set({"distributed.scheduler.allowed-failures": 0}), \
+            distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
+                                     dashboard_address=None) as cluster, \
+            distributed.Client(cluster) as client:
+        res = sb.sweep(model, (0, 0.2), cases, zoo.constants, x0=zoo.initial_state, client=client,
+                       parallel=True, progress=False, events=[_killer_event(None)])
+    assert res.failed == [5] and res.records[5]["status"] == -101
+    assert "KilledWorker" in res.records[5]["message"]
+    for i in (0, 4, 6, 8):
+        assert res.trajectories[i] is not None and res.records[i]["success"]

@@ -26,8 +26,8 @@ bit, in the order of the cases.  The first runs are timed in this process; when 
 would gain from workers, they go in chunks of about 0.1 s of work (0.25 s on Dask) to
 local worker processes (``fork`` on Linux: the model and the inputs are inherited, never
 pickled; elsewhere ``spawn`` with the settings sent once by cloudpickle, so lambdas work)
-or, given a ``dask.distributed.Client``, to its workers (model and settings scattered
-once).  A sweep too small to gain runs serially; ``result.parallel`` says which and why.
+or, given a ``dask.distributed.Client``, to its workers (model and settings sent once
+per worker by a worker plugin, which also reaches workers restarted later).  A sweep too small to gain runs serially; ``result.parallel`` says which and why.
 A run that fails does not stop the sweep: its row of ``result.table`` has the status and
 message.  A worker process that dies loses only the case it was running, which is retried
 once and then recorded with status -101.  ``checkpoint="file.jsonl"`` appends each finished
@@ -647,35 +647,75 @@ def _run_processes(model: NumericModel, settings: _SweepSettings, queue: collect
             w.stop()
 
 
+#: per Dask worker process: sweep id -> (model, settings), set by _SweepPlugin
+_DASK_STATE: dict[str, tuple] = {}
+
+
+class _SweepPlugin:
+    """A Dask worker plugin carrying the model and the settings of one sweep to every
+    worker once -- also to workers started later (a nanny restarting a dead worker)."""
+
+    def __init__(self, key: str, model: NumericModel, settings: _SweepSettings) -> None:
+        self.key = key
+        self.name = key
+        self.model = model
+        self.settings_blob = cloudpickle.dumps(settings)
+
+    def setup(self, worker: Any = None) -> None:
+        _DASK_STATE[self.key] = (self.model, cloudpickle.loads(self.settings_blob))
+
+    def teardown(self, worker: Any = None) -> None:
+        _DASK_STATE.pop(self.key, None)
+
+
+def _run_chunk_on_worker(items: list, key: str) -> list:
+    model, settings = _DASK_STATE[key]
+    return _run_chunk(items, settings, model)
+
+
 def _run_dask(client: Any, model: NumericModel, settings: _SweepSettings, items: list,
               chunk: int, cases: list, on_result: Callable) -> None:
-    """Chunks of cases as Dask tasks (model and settings scattered once to every worker).
-    A chunk lost with its worker is split into single cases; a single case that still
-    fails is recorded with status -101."""
-    from dask.distributed import as_completed
-    remote_model = client.scatter(model, broadcast=True, hash=False)
-    remote_settings = client.scatter(settings, broadcast=True, hash=False)
-    chunks = [items[k:k + chunk] for k in range(0, len(items), chunk)]
-    owner = {}
-    for c in chunks:
-        owner[client.submit(_run_chunk, c, remote_settings, remote_model, pure=False)] = c
-    pending = as_completed(list(owner))
-    for fut in pending:
-        c = owner.pop(fut)
+    """Chunks of cases as Dask tasks; the model and the settings reach every worker once,
+    by a worker plugin.  The cases of a chunk lost with its worker are run again one at a
+    time (so that a death is the running case's own); a case lost twice is recorded with
+    status -101."""
+    from dask.distributed import WorkerPlugin, as_completed
+
+    key = f"symbody-sweep-{os.getpid()}-{time.time_ns()}"
+    plugin_cls = type("SymbodySweepPlugin", (_SweepPlugin, WorkerPlugin), {})
+    client.register_plugin(plugin_cls(key, model, settings), name=key)
+    try:
+        owner = {}
+        for k in range(0, len(items), chunk):
+            c = items[k:k + chunk]
+            owner[client.submit(_run_chunk_on_worker, c, key, pure=False)] = c
+        suspects: list = []
+        for fut in as_completed(list(owner)):
+            c = owner.pop(fut)
+            try:
+                out = fut.result()
+            except Exception:            # its worker died (or the task could not run)
+                suspects.extend(c)
+                continue
+            for i, traj, rec in out:
+                on_result(i, traj, rec)
+        # the cases of lost chunks, one at a time: a death is then this case's own
+        for item in suspects:
+            for attempt in (1, 2):
+                try:
+                    out = client.submit(_run_chunk_on_worker, [item], key, pure=False).result()
+                except Exception as exc:
+                    if attempt == 2:
+                        on_result(item[0], None,
+                                  _died_record(cases[item[0]], f"{type(exc).__name__}: {exc}"))
+                    continue
+                on_result(*out[0])
+                break
+    finally:
         try:
-            out = fut.result()
-        except Exception as exc:
-            if len(c) > 1:
-                for item in c:
-                    f = client.submit(_run_chunk, [item], remote_settings, remote_model,
-                                      pure=False)
-                    owner[f] = [item]
-                    pending.add(f)
-            else:
-                on_result(c[0][0], None, _died_record(cases[c[0][0]], f"{type(exc).__name__}: {exc}"))
-            continue
-        for i, traj, rec in out:
-            on_result(i, traj, rec)
+            client.unregister_worker_plugin(key)
+        except Exception:     # pragma: no cover - a cluster already gone
+            pass
 
 
 # ----------------------------------------------------------------- checkpoint file
@@ -881,7 +921,7 @@ def sweep(model: NumericModel, t_span: Sequence[float], cases: Sequence[Mapping]
                 # symbody and unpickles the model
                 overhead = (0.03 + 0.02 * w_eff if _start_method() == "fork" else 1.0 + 0.3 * w_eff)
                 overhead += 2e-4 * rest
-            else:       # scatter of model and settings, per-task latency, results' transfer
+            else:       # plugin with model and settings, per-task latency, results' transfer
                 overhead = 0.1 + 5e-4 * rest
             parallel_est = overhead + serial_est / w_eff
             probe = (f"{len(times)} run{'s' if len(times) != 1 else ''} timed here first "
