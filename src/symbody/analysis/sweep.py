@@ -27,7 +27,8 @@ would gain from workers, they go in chunks of about 0.1 s of work (0.25 s on Das
 local worker processes (``fork`` on Linux: the model and the inputs are inherited, never
 pickled; elsewhere ``spawn`` with the settings sent once by cloudpickle, so lambdas work)
 or, given a ``dask.distributed.Client``, to its workers (model and settings sent once
-per worker by a worker plugin, which also reaches workers restarted later).  A sweep too small to gain runs serially; ``result.parallel`` says which and why.
+per worker by a worker plugin, which also reaches workers restarted later).  A sweep
+too small to gain runs serially; ``result.parallel`` says which and why.
 A run that fails does not stop the sweep: its row of ``result.table`` has the status and
 message.  A worker process that dies loses only the case it was running, which is retried
 once and then recorded with status -101.  ``checkpoint="file.jsonl"`` appends each finished
