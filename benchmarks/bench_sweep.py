@@ -11,7 +11,10 @@ anchor), ``sweep(processes=workers)`` and ``sweep(client=...)`` on a
 ``LocalCluster(n_workers=workers, threads_per_worker=1)`` started once before timing
 (its start-up is printed separately), repeated ``--repeat`` times, alternating.  Every
 sweep's trajectories are checked equal to the serial loop's to the last bit before any
-time is printed.  Printed: min and median wall times, the speed-up min(serial) /
+time is printed.  The row "ceiling" is what the machine allows at that moment: ``workers``
+forked copies of this process each running its share of the serial loop, with nothing
+sent back (no sweep machinery); "ceiling / runner" compares a runner with it.  Printed:
+min and median wall times, the speed-up min(serial) /
 min(sweep), the parallel efficiency speed-up / workers, what the sweep decided
 (``result.parallel``), the CPU seconds used by this process, its worker processes and the
 Dask workers (the work the parallel runners add), and the load average.  On a machine
@@ -22,6 +25,7 @@ session one share of the cores, however many processes it runs.
 from __future__ import annotations
 
 import argparse
+import multiprocessing
 import os
 import resource
 import statistics
@@ -39,6 +43,23 @@ def _cpu(client=None) -> float:
     if client is not None:
         total += sum(client.run(time.process_time).values())
     return total
+
+
+def _loop(model, t_span, states, p, opts) -> None:
+    for x in states:
+        sb.simulate(model, t_span, x, p, progress=False, **opts)
+
+
+def _ceiling(model, t_span, states, p, opts, workers: int) -> None:
+    """What the machine allows now: ``workers`` forked copies of this process, each running
+    its share of the serial loop, nothing sent back (no sweep machinery at all)."""
+    ctx = multiprocessing.get_context("fork")
+    procs = [ctx.Process(target=_loop, args=(model, t_span, states[k::workers], p, opts))
+             for k in range(workers)]
+    for pr in procs:
+        pr.start()
+    for pr in procs:
+        pr.join()
 
 
 def main() -> None:
@@ -63,13 +84,14 @@ def main() -> None:
     print(f"four-bar sweeps, t in [0, 2] s, rtol 1e-8, {args.workers} workers, "
           f"{os.cpu_count()} CPUs (load average before: {os.getloadavg()[0]:.2f}); "
           f"Dask LocalCluster start-up {t_start:.2f} s (not in the times)")
-    print("| runs | runner | wall min | wall median | speed-up (min) | efficiency | CPU s (median) "
-          "| load | decided |")
-    print("|---|---|---|---|---|---|---|---|---|")
+    print("| runs | runner | wall min | wall median | speed-up (min) | efficiency | ceiling / runner "
+          "(min, median) | CPU s (median) | load | decided |")
+    print("|---|---|---|---|---|---|---|---|---|---|")
     try:
         for runs in args.runs:
             cases = sb.grid_cases(q1=np.radians(np.linspace(0.0, 60.0, runs)))
-            walls: dict[str, list[float]] = {"serial loop": [], "processes": [], "dask": []}
+            walls: dict[str, list[float]] = {"serial loop": [], "ceiling": [], "processes": [],
+                                             "dask": []}
             cpus: dict[str, list[float]] = {k: [] for k in walls}
             decided = {}
             ref = None
@@ -87,6 +109,9 @@ def main() -> None:
                         trajs = [sb.simulate(model, t_span, x, zoo.constants, progress=False, **opts)
                                  for x in states]
                         ref = ref or trajs
+                    elif name == "ceiling":
+                        trajs = ref
+                        _ceiling(model, t_span, states, zoo.constants, opts, args.workers)
                     else:
                         kw = {"processes": args.workers} if name == "processes" else {"client": client}
                         res = sb.sweep(model, t_span, cases, zoo.constants, x0=zoo.initial_state,
@@ -103,8 +128,11 @@ def main() -> None:
                 speed = base / min(w)
                 eff = "" if name == "serial loop" or decided.get(name, "").startswith("serial") \
                     else f"{speed / args.workers:.0%}"
+                ceil = walls["ceiling"]
+                vs = "" if name in ("serial loop", "ceiling") else \
+                    f"{min(ceil) / min(w):.0%}, {statistics.median(ceil) / statistics.median(w):.0%}"
                 print(f"| {runs} | {name} | {min(w):.2f} s | {statistics.median(w):.2f} s | "
-                      f"{speed:.2f}x | {eff} | {statistics.median(cpus[name]):.2f} | "
+                      f"{speed:.2f}x | {eff} | {vs} | {statistics.median(cpus[name]):.2f} | "
                       f"{os.getloadavg()[0]:.1f} | {decided.get(name, '')} |")
     finally:
         client.close()
