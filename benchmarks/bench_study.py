@@ -55,6 +55,10 @@ def sweep_benchmark(runs: int, workers: int) -> None:
                       dashboard_address=None) as cluster, Client(cluster) as client:
         client.run(lambda: __import__("symbody"))           # workers import symbody once
         t_start = time.perf_counter() - t0
+        # a fresh worker's first run loads the integrator and the kernels (~1-3 s): warm
+        # the workers with a small sweep first, as a kept-running cluster would be
+        sb.sweep(model, t_span, cases[:4], zoo.constants, x0=zoo.initial_state, client=client,
+                 parallel=True, progress=False, **opts)
         t0 = time.perf_counter()
         dask = sb.sweep(model, t_span, cases, zoo.constants, x0=zoo.initial_state, client=client,
                         progress=False, **opts)
