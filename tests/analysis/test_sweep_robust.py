@@ -248,3 +248,17 @@ def test_killed_dask_worker_loses_only_its_own_case(four_bar):
     assert "KilledWorker" in res.records[5]["message"]
     for i in (0, 4, 6, 8):
         assert res.trajectories[i] is not None and res.records[i]["success"]
+
+
+def test_branch_without_a_base_state(four_bar):
+    # the base x0 cannot be assembled (q1 unknown): the first case that assembles defines the
+    # branch; the first case cannot close the loop at all (l_b = 0.1 m)
+    zoo, model = four_bar
+    q1 = model.states[0]
+    x0 = {**zoo.initial_state, q1: float("nan")}
+    cases = [{"q1": 0.2, "l_b": 0.1}] + [{"q1": a} for a in (0.1, 0.2, 0.3)]
+    with pytest.warns(sb.AssemblyBranchWarning, match="cases 0 were not"):
+        res = sb.sweep(model, (0, 0.1), cases, zoo.constants, x0=x0, processes=1, progress=False)
+    assert res.failed == [0] and res.records[0]["branch_ok"] is False
+    assert [r["branch_ok"] for r in res.records[1:]] == [True] * 3
+    assert len({r["branch"] for r in res.records[1:]}) == 1

@@ -329,11 +329,11 @@ def _assemble(model: NumericModel, cases: list, settings: _SweepSettings, t0: fl
     follow = [i for i in todo if not prepared[i].own_guess] if not independent else []
     for i in set(todo) - set(follow):
         by_newton(i)
-    if follow and root is None:          # no base state: the first case defines the branch
-        by_newton(follow[0])
-        if qs[follow[0]] is not None:
-            root = (qs[follow[0]], prepared[follow[0]].P)
-        follow = follow[1:]
+    while follow and root is None:       # no base state: the first case solved defines it
+        i = follow.pop(0)
+        by_newton(i)
+        if qs[i] is not None:
+            root = (qs[i], prepared[i].P)
     if follow:
         # Prim's order: always the unsolved case nearest (in scaled q_ind and constants) to a
         # solved one, continued from that one
