@@ -55,12 +55,14 @@ _LAZY: dict[str, tuple[str, str | None]] = {
     "sample_cases": (".analysis.sweep", "sample_cases"),
     "optimize": (".optimize", None),
     "OptimalControlProblem": (".optimize", "OptimalControlProblem"),
+    "AssemblyBranchWarning": (".analysis.initial_state", "AssemblyBranchWarning"),
 }
 
 if TYPE_CHECKING:  # for type checkers and IDEs: the names __getattr__ provides
     from . import models
     from .analysis import Trajectory, simulate
     from .analysis.events import Event
+    from .analysis.initial_state import AssemblyBranchWarning
     from .analysis.inputs import Tabulated
     from .analysis.linearization import linearize
     from .analysis.sweep import SweepResult, grid_cases, sample_cases, sweep
@@ -90,6 +92,7 @@ __all__ = [
     "SweepResult",
     "grid_cases",
     "sample_cases",
+    "AssemblyBranchWarning",
     "EquationsOfMotion",
     "KanesMethod",
     "LagrangesMethod",

@@ -37,13 +37,14 @@ def serial(four_bar):
 def test_serial_sweep_is_a_loop_of_simulate_calls(four_bar, serial):
     zoo, model = four_bar
     assert serial.runner == "serial" and len(serial) == 5
-    for q1, traj in zip(np.linspace(0.1, 0.4, 3), serial.trajectories[:3]):
-        ref = sb.simulate(model, (0.0, 0.5), {**zoo.initial_state, model.states[0]: q1}, zoo.constants,
-                          rtol=1e-8, atol=1e-9)
-        assert _same(ref, traj)
+    assert "processes=1" in serial.parallel and serial.table.attrs["parallel"] == serial.parallel
+    for i, q1 in enumerate(np.linspace(0.1, 0.4, 3)):
+        x0 = serial.initial_states[i]
+        assert x0[0] == q1 and np.abs(model.holonomic_residual(x0[:3], zoo.constants)).max() < 1e-12
+        ref = sb.simulate(model, (0.0, 0.5), x0, zoo.constants, rtol=1e-8, atol=1e-9)
+        assert _same(ref, serial.trajectories[i])
     p2 = {**zoo.constants, zoo.constant("m"): 2.0}
-    ref = sb.simulate(model, (0.0, 0.5), {**zoo.initial_state, model.states[0]: 0.2}, p2,
-                      rtol=1e-8, atol=1e-9)
+    ref = sb.simulate(model, (0.0, 0.5), serial.initial_states[3], p2, rtol=1e-8, atol=1e-9)
     assert _same(ref, serial.trajectories[3])
     table = serial.table
     assert list(table["success"]) == [True, True, True, True, False]
@@ -52,14 +53,15 @@ def test_serial_sweep_is_a_loop_of_simulate_calls(four_bar, serial):
     assert table["final_q1"][0] == serial.trajectories[0].q[-1, 0]
     assert table["final_t"][1] == 0.5
     assert table["m"][3] == 2.0
-    # the base x0's dependent angles are guesses for the other crank angles: reported per run
-    assert "misses the holonomic constraints" in table["warnings"][2]
+    # the dependent angles are assembled on the base state's branch: no per-run warning
+    assert list(table["warnings"][:4]) == [""] * 4
+    assert list(table["branch"][:4]) == [-1] * 4 and table["branch_ok"][:4].all()
 
 
 def test_local_processes_equal_serial(four_bar, serial):
     zoo, model = four_bar
     par = sb.sweep(model, (0.0, 0.5), _cases(), zoo.constants, x0=zoo.initial_state, processes=2,
-                   final=["q1", "u1"], rtol=1e-8, atol=1e-9)
+                   parallel=True, final=["q1", "u1"], rtol=1e-8, atol=1e-9)
     assert par.runner.endswith("processes")
     for a, b in zip(serial.trajectories[:4], par.trajectories[:4]):
         assert _same(a, b)
@@ -76,7 +78,7 @@ def test_dask_local_cluster_equals_serial(four_bar, serial):
     with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
                                   dashboard_address=None) as cluster, distributed.Client(cluster) as client:
         res = sb.sweep(model, (0.0, 0.5), _cases(), zoo.constants, x0=zoo.initial_state, client=client,
-                       final=["q1"], rtol=1e-8, atol=1e-9)
+                       parallel=True, final=["q1"], rtol=1e-8, atol=1e-9)
     assert res.runner == "dask"
     for a, b in zip(serial.trajectories[:4], res.trajectories[:4]):
         assert _same(a, b)

@@ -10,34 +10,60 @@ of a constant that entry of ``p``, a name of a specified input its (constant) va
 :func:`grid_cases` builds the Cartesian product of value lists, :func:`sample_cases` a
 seeded uniform sample from ranges.
 
-The runs go to local worker processes (``spawn``: safe on every OS; the model is pickled
-once per worker, without its SymPy equations) or, given a ``dask.distributed.Client``, to
-its workers (the model is scattered once).  Every run is the same deterministic
-``simulate`` call as a serial loop would make, so the results equal the serial ones to
-the last bit, and they come back in the order of the cases.  A run that fails (an
-integration failure, or a bad value in its case) does not stop the sweep: its row of
-``result.table`` has the status and message.
+**Assembly branch.** With holonomic constraints f_h(q, t) = 0 each case's dependent
+coordinates are solved on the branch (assembly mode) of the base state: by continuation
+from the nearest case already solved (Newton's method from its q_dep while the case's
+independent coordinates and constants move to their values in sub-steps; see
+:func:`~symbody.analysis.initial_state.continue_assembly`), starting from the base ``x0``
+or from ``assembly_branch=`` (a state on the wanted branch).  A case that could only be
+assembled elsewhere (a different sign of det ∂f_h/∂q_dep than the base, or not reached by
+continuation) has ``branch_ok = False`` in the table and an :class:`AssemblyBranchWarning`
+names it; ``result.initial_states`` holds the states the runs started from.
+
+**Runs.** Every run is the same deterministic ``simulate`` call as a serial loop from
+``result.initial_states`` would make, so the results equal the serial ones to the last
+bit, in the order of the cases.  The first runs are timed in this process; when the rest
+would gain from workers, they go in chunks of about 0.1 s of work (0.25 s on Dask) to
+local worker processes (``fork`` on Linux: the model and the inputs are inherited, never
+pickled; elsewhere ``spawn`` with the settings sent once by cloudpickle, so lambdas work)
+or, given a ``dask.distributed.Client``, to its workers (model and settings sent once
+per worker by a worker plugin, which also reaches workers restarted later).  A sweep
+too small to gain runs serially; ``result.parallel`` says which and why.
+A run that fails does not stop the sweep: its row of ``result.table`` has the status and
+message.  A worker process that dies loses only the case it was running, which is retried
+once and then recorded with status -101.  ``checkpoint="file.jsonl"`` appends each finished
+row to the file and, run again, skips the cases already there.
 """
 
 from __future__ import annotations
 
+import ast
+import collections
+import hashlib
 import itertools
+import json
 import math
 import multiprocessing
+import multiprocessing.connection
 import os
+import pickle
+import signal
+import sys
 import time
 import warnings
 from collections.abc import Callable, Mapping, Sequence
-from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+import cloudpickle
 import numpy as np
 
 from ..compilation import NumericModel
 from ..errors import InputError
 from ..formatting import symbol_name as _short
 from ..progress import as_progress
+from .initial_state import AssemblyBranchWarning, continue_assembly
+from .initial_state import assembly_branch as _branch_sign
 from .simulation import simulate
 from .trajectory import Trajectory
 
@@ -45,9 +71,13 @@ if TYPE_CHECKING:
     import pandas
 
 
-__all__ = ["sweep", "SweepResult", "grid_cases", "sample_cases"]
+__all__ = ["sweep", "SweepResult", "grid_cases", "sample_cases", "AssemblyBranchWarning"]
 
 _GROUPS = ("x0", "p", "specifieds")
+#: seconds of work per chunk sent to a local process / a Dask worker
+_CHUNK_SECONDS = {"processes": 0.1, "dask": 0.25}
+#: status of a case whose worker process died twice while running it
+WORKER_DIED = -101
 
 
 # ----------------------------------------------------------------- building cases
@@ -92,11 +122,17 @@ class SweepResult:
     """What :func:`sweep` returns.
 
     ``trajectories``: one :class:`Trajectory` per case, in the order of the cases (None
-    where a case could not start, or for all when ``keep_trajectories=False``);
+    where a case could not start, for cases read back from a checkpoint, or for all when
+    ``keep_trajectories=False``);
     ``records``: one dict per case (the case's values, ``status``, ``success``,
-    ``message``, ``nsteps``, ``wall_time``, ``warnings`` (the run's warnings, e.g. an
-    initial state made consistent) and the ``final`` quantities);
-    ``table``: the records as a pandas DataFrame (pandas is an optional dependency);
+    ``message``, ``nsteps``, ``wall_time``, ``warnings`` (the run's warnings), with
+    holonomic constraints ``branch`` (sign det ∂f_h/∂q_dep of the initial state) and
+    ``branch_ok`` (assembled on the base state's branch), and the ``final`` quantities);
+    ``table``: the records as a pandas DataFrame (pandas is an optional dependency), with
+    ``table.attrs["parallel"]``;
+    ``initial_states``: per case the consistent state ``[q (N), u_ind (p), ...]`` the run
+    started from (None where the case could not be assembled);
+    ``parallel``: how the runs were spread and why (e.g. why a small sweep ran serially);
     ``wall_time``: seconds for the whole sweep.
     """
 
@@ -105,6 +141,8 @@ class SweepResult:
     records: list[dict]
     wall_time: float = 0.0
     runner: str = "processes"
+    initial_states: list[np.ndarray | None] = field(default_factory=list)
+    parallel: str = ""
     _table: Any = field(default=None, repr=False)
 
     @property
@@ -118,12 +156,18 @@ class SweepResult:
                                  "result.records holds the same rows as dicts") from exc
             self._table = pd.DataFrame.from_records(self.records)
             self._table.index.name = "case"
+            self._table.attrs["parallel"] = self.parallel
         return self._table
 
     @property
     def failed(self) -> list[int]:
         """Indices of the cases whose run did not succeed."""
         return [i for i, r in enumerate(self.records) if not r["success"]]
+
+    @property
+    def off_branch(self) -> list[int]:
+        """Indices of the cases not assembled on the base state's branch (``branch_ok`` False)."""
+        return [i for i, r in enumerate(self.records) if r.get("branch_ok") is False]
 
     def __len__(self) -> int:
         return len(self.records)
@@ -134,21 +178,232 @@ class SweepResult:
 
 
 # ----------------------------------------------------------------- one run (also in workers)
-_WORKER_MODEL: NumericModel | None = None
+
+@dataclass(frozen=True)
+class _SweepSettings:
+    """What every run of one sweep shares (sent once to each worker)."""
+
+    t_span: Any
+    x0: Any
+    p: Any
+    specifieds: Any
+    options: dict
+    final: Any
+    keep: bool
 
 
-def _init_worker(model: NumericModel) -> None:
-    global _WORKER_MODEL
-    _WORKER_MODEL = model
+def _case_values(case: Mapping) -> dict:
+    out = {}
+    for key, val in case.items():
+        name = key if isinstance(key, str) else _short(key)
+        if name not in _GROUPS:
+            out[name] = val
+    return out
+
+
+def _run_case(index: int, case: Mapping, settings: _SweepSettings, model: NumericModel,
+              x_run: np.ndarray | None = None) -> tuple[int, Trajectory | None, dict]:
+    """One run of the sweep: (index, trajectory or None, record).  ``x_run``: the case's
+    assembled initial state (else the case's values merged into the base x0).  Never
+    raises for the case's own problems: they go into the record."""
+    t_span, x0, p, specifieds = settings.t_span, settings.x0, settings.p, settings.specifieds
+    options, final, keep = settings.options, settings.final, settings.keep
+    record: dict[str, Any] = _case_values(case)
+    traj = None
+    try:
+        xs, ps, rs, groups = _split_case(model, case)
+        if x_run is not None:
+            x_case = x_run
+        else:
+            x_case = _merge(model, groups.get("x0", x0), xs, "initial state x0", model.states)
+        p_case = _merge(model, groups.get("p", p), ps, "constants p", model.constants)
+        r_case = groups.get("specifieds", specifieds)
+        if rs:
+            if callable(r_case):
+                raise InputError("a case sets a specified input by name, but specifieds is a callable")
+            r_case = _merge(model, r_case, rs, "specified inputs", model.specifieds)
+        with warnings.catch_warnings(record=True) as caught:
+            # kept in the table (one line per run) instead of a warning per run
+            warnings.simplefilter("always")
+            traj = simulate(model, t_span, x_case, p_case, specifieds=r_case, progress=False, **options)
+        record.update(status=traj.status, success=traj.success, message=traj.message,
+                      nsteps=traj.nsteps, wall_time=traj.wall_time,
+                      warnings="; ".join(str(w.message) for w in caught))
+        if final is not None:
+            record.update(_final_values(final, traj))
+    except Exception as exc:       # a bad case: recorded, the sweep goes on
+        record.update(status=-100, success=False, message=f"{type(exc).__name__}: {exc}",
+                      nsteps=0, wall_time=0.0, warnings="")
+    return index, (traj if keep else None), record
+
+
+def _run_chunk(items: list, settings: _SweepSettings, model: NumericModel) -> list:
+    """Runs of several cases (a Dask task): [(index, trajectory, record), ...]."""
+    return [_run_case(i, case, settings, model, x_run) for i, case, x_run in items]
+
+
+def _died_record(case: Mapping, why: str) -> dict:
+    record = _case_values(case)
+    record.update(status=WORKER_DIED, success=False,
+                  message=f"the worker running this case died ({why}), also when retried once",
+                  nsteps=0, wall_time=0.0, warnings="")
+    return record
+
+
+# ----------------------------------------------------------------- assembly on one branch
+@dataclass
+class _Prepared:
+    x: np.ndarray          # the case's state guess (state_array)
+    P: np.ndarray          # its constants
+    own_guess: bool        # the case gives its own dependent coordinates (or a whole x0)
+
+
+def _prepare(model: NumericModel, case: Mapping, settings: _SweepSettings,
+             base: tuple | None) -> _Prepared | None:
+    """The case's state guess and constants as arrays (None when they are not valid: the
+    run then reports why).  ``base``: (x, P) arrays of the base x0 and p, when valid."""
+    try:
+        xs, ps, _, groups = _split_case(model, case)
+        if base is not None and "x0" not in groups and "p" not in groups:
+            x, P = base[0].copy(), base[1].copy()
+            index = base[2]
+            for sym, v in xs.items():
+                x[index[sym]] = float(v)
+            for sym, v in ps.items():
+                P[index[sym]] = float(v)
+            if not (np.isfinite(x).all() and np.isfinite(P).all()):
+                return None
+        else:
+            x_case = _merge(model, groups.get("x0", settings.x0), xs, "initial state x0", model.states)
+            p_case = _merge(model, groups.get("p", settings.p), ps, "constants p", model.constants)
+            x = model.state_array(x_case)
+            P = model.constants_array(p_case)
+    except Exception:      # the run reports it (with the same message) in the table
+        return None
+    dep = set(model.dependent_coordinates)
+    own = "x0" in groups or any(s in dep for s in xs)
+    return _Prepared(x, P, own)
+
+
+def _assemble(model: NumericModel, cases: list, settings: _SweepSettings, t0: float,
+              branch_from: Any) -> tuple[list, list, list]:
+    """(initial states, branch signs, branch_ok flags) per case; see the module docstring."""
+    n_cases = len(cases)
+    try:
+        index = {s: k for k, s in enumerate(model.states)}
+        index.update({s: k for k, s in enumerate(model.constants)})
+        base = (model.state_array(settings.x0), model.constants_array(settings.p), index)
+    except Exception:
+        base = None
+    prepared = [_prepare(model, c, settings, base) for c in cases]
+    states: list = [None if pr is None else pr.x for pr in prepared]
+    if not model.M:
+        return states, [None] * n_cases, [None] * n_cases
+    n = model.n
+    root = None                          # (q, P) of the branch's defining state
+    independent = isinstance(branch_from, str) and branch_from == "independent"
+    if not independent:
+        ref = settings.x0 if branch_from is None or isinstance(branch_from, str) else branch_from
+        try:
+            P_root = model.constants_array(settings.p)
+        except Exception:
+            P_root = next((pr.P for pr in prepared if pr is not None), None)
+        if ref is not None and P_root is not None:
+            try:
+                root = (model.consistent_state(ref, P_root, t0)[:model.N], P_root)
+            except Exception as exc:
+                if branch_from is not None and not isinstance(branch_from, str):
+                    raise InputError(f"assembly_branch: the state could not be assembled: {exc}") from exc
+    method = ["none"] * n_cases
+    qs: list = [None] * n_cases
+    signs: list = [None] * n_cases
+
+    def by_newton(i: int) -> None:
+        pr = prepared[i]
+        try:
+            qs[i] = model.consistent_state(pr.x, pr.P, t0)[:model.N]
+            method[i] = "given"
+        except Exception:
+            pass
+
+    todo = [i for i, pr in enumerate(prepared) if pr is not None]
+    follow = [i for i in todo if not prepared[i].own_guess] if not independent else []
+    for i in set(todo) - set(follow):
+        by_newton(i)
+    while follow and root is None:       # no base state: the first case solved defines it
+        i = follow.pop(0)
+        by_newton(i)
+        if qs[i] is not None:
+            root = (qs[i], prepared[i].P)
+    if follow:
+        # Prim's order: always the unsolved case nearest (in scaled q_ind and constants) to a
+        # solved one, continued from that one
+        V = np.array([np.concatenate([prepared[i].x[:n], prepared[i].P]) for i in follow])
+        v_root = np.concatenate([root[0][:n], root[1]])
+        span = np.ptp(np.vstack([V, v_root]), axis=0)
+        w = np.where(span > 0, 1.0 / np.where(span > 0, span, 1.0), 0.0)
+        seeds: list = [(root[0], root[1], _branch_sign(model, root[0], root[1], t0))]
+        dist = np.sqrt((((V - v_root) * w) ** 2).sum(axis=1))
+        parent = np.zeros(len(follow), dtype=int)
+        left = np.ones(len(follow), dtype=bool)
+        for _ in range(len(follow)):
+            k = int(np.argmin(np.where(left, dist, np.inf)))
+            left[k] = False
+            i = follow[k]
+            q_from, P_from, sign_from = seeds[parent[k]]
+            q = continue_assembly(model, q_from, P_from, prepared[i].x[:n], prepared[i].P, t0,
+                                  branch=sign_from)
+            if q is None:
+                by_newton(i)
+                if method[i] == "given":
+                    method[i] = "fallback"
+                continue
+            qs[i], method[i] = q, "continued"
+            signs[i] = _branch_sign(model, q, prepared[i].P, t0)
+            seeds.append((q, prepared[i].P, signs[i]))
+            d_new = np.sqrt((((V - V[k]) * w) ** 2).sum(axis=1))
+            closer = left & (d_new < dist)
+            dist[closer] = d_new[closer]
+            parent[closer] = len(seeds) - 1
+    ref_branch = _branch_sign(model, root[0], root[1], t0) if root is not None else None
+    ok: list = [None] * n_cases
+    for i in range(n_cases):
+        if qs[i] is None:
+            if prepared[i] is not None:
+                ok[i] = False
+            continue
+        x = prepared[i].x.copy()
+        x[:model.N] = qs[i]
+        states[i] = x
+        if signs[i] is None:
+            signs[i] = _branch_sign(model, qs[i], prepared[i].P, t0)
+        if ref_branch is None:
+            ref_branch = signs[i]
+        ok[i] = bool(signs[i] == ref_branch and method[i] != "fallback")
+    return states, signs, ok
+
+
+_NAMES: dict[int, tuple] = {}
+
+
+def _name_maps(model: NumericModel) -> tuple[dict, dict, dict]:
+    """name -> symbol of the states, constants and specified inputs (cached per model)."""
+    hit = _NAMES.get(id(model))
+    if hit is not None and hit[0] is model:
+        return hit[1]
+    maps = ({_short(s): s for s in model.states}, {str(s): s for s in model.constants},
+            {_short(s): s for s in model.specifieds})
+    if len(_NAMES) > 8:
+        _NAMES.clear()
+    _NAMES[id(model)] = (model, maps)
+    return maps
 
 
 def _split_case(model: NumericModel, case: Mapping) -> tuple[dict, dict, dict, dict]:
     """(state overrides, constant overrides, specified overrides, whole groups) of one case."""
     if not isinstance(case, Mapping):
         raise InputError(f"a case must be a dict of names and values, got {type(case).__name__}")
-    states = {_short(s): s for s in model.states}
-    consts = {str(s): s for s in model.constants}
-    specs = {_short(s): s for s in model.specifieds}
+    states, consts, specs = _name_maps(model)
     xs, ps, rs, groups = {}, {}, {}, {}
     for key, val in case.items():
         name = key if isinstance(key, str) else _short(key)
@@ -191,57 +446,6 @@ def _merge(model: NumericModel, base, over: dict, what: str, names: Sequence):
     return arr
 
 
-@dataclass(frozen=True)
-class _SweepSettings:
-    """What every run of one sweep shares (sent once per case to a worker, so picklable)."""
-
-    t_span: Any
-    x0: Any
-    p: Any
-    specifieds: Any
-    options: dict
-    final: Any
-    keep: bool
-
-
-def _run_case(index: int, case: Mapping, settings: _SweepSettings,
-              model: NumericModel | None = None) -> tuple[int, Trajectory | None, dict]:
-    """One run of the sweep: (index, trajectory or None, record).  Never raises for the
-    case's own problems: they go into the record."""
-    model = _WORKER_MODEL if model is None else model
-    t_span, x0, p, specifieds = settings.t_span, settings.x0, settings.p, settings.specifieds
-    options, final, keep = settings.options, settings.final, settings.keep
-    record: dict[str, Any] = {}
-    for key, val in case.items():
-        name = key if isinstance(key, str) else _short(key)
-        if name not in _GROUPS:
-            record[name] = val
-    traj = None
-    try:
-        xs, ps, rs, groups = _split_case(model, case)
-        x_case = _merge(model, groups.get("x0", x0), xs, "initial state x0", model.states)
-        p_case = _merge(model, groups.get("p", p), ps, "constants p", model.constants)
-        r_case = groups.get("specifieds", specifieds)
-        if rs:
-            if callable(r_case):
-                raise InputError("a case sets a specified input by name, but specifieds is a callable")
-            r_case = _merge(model, r_case, rs, "specified inputs", model.specifieds)
-        with warnings.catch_warnings(record=True) as caught:
-            # e.g. the base x0's dependent coordinates, now guesses for the case's q_ind: kept
-            # in the table (one line per run) instead of a warning per run
-            warnings.simplefilter("always")
-            traj = simulate(model, t_span, x_case, p_case, specifieds=r_case, progress=False, **options)
-        record.update(status=traj.status, success=traj.success, message=traj.message,
-                      nsteps=traj.nsteps, wall_time=traj.wall_time,
-                      warnings="; ".join(str(w.message) for w in caught))
-        if final is not None:
-            record.update(_final_values(final, traj))
-    except Exception as exc:       # a bad case: recorded, the sweep goes on
-        record.update(status=-100, success=False, message=f"{type(exc).__name__}: {exc}",
-                      nsteps=0, wall_time=0.0, warnings="")
-    return index, (traj if keep else None), record
-
-
 def _final_values(final, traj: Trajectory) -> dict:
     if callable(final):
         vals = final(traj)
@@ -255,12 +459,325 @@ def _final_values(final, traj: Trajectory) -> dict:
     return out
 
 
+# ----------------------------------------------------------------- local worker processes
+def _dumps(obj: Any) -> bytes:
+    """pickle (fast), else cloudpickle (lambdas, closures, objects defined in ``__main__``)."""
+    try:
+        return pickle.dumps(obj, protocol=pickle.HIGHEST_PROTOCOL)
+    except Exception:
+        return cloudpickle.dumps(obj)
+
+
+def _worker_main(conn: Any, model: NumericModel, settings_blob: bytes | _SweepSettings) -> None:
+    """A worker process: runs the chunks it receives, sending one result per case.
+    ``settings_blob``: the settings (inherited by a forked worker) or their cloudpickle."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)         # the parent stops the sweep
+    settings = cloudpickle.loads(settings_blob) if isinstance(settings_blob, bytes) else settings_blob
+    while True:
+        try:
+            items = pickle.loads(conn.recv_bytes())
+        except (EOFError, OSError):
+            return
+        if items is None:
+            return
+        for i, case, x_run in items:
+            out = _run_case(i, case, settings, model, x_run)
+            try:
+                blob = _dumps(out)
+            except Exception as exc:      # a trajectory that does not pickle: keep the row
+                rec = dict(out[2])
+                rec["warnings"] = (rec.get("warnings", "") + f"; trajectory not sent back: {exc}").lstrip("; ")
+                blob = _dumps((i, None, rec))
+            conn.send_bytes(blob)
+
+
+def _exit_reason(code: int | None) -> str:
+    if code is not None and code < 0:
+        try:
+            return f"killed by signal {signal.Signals(-code).name}"
+        except ValueError:
+            return f"killed by signal {-code}"
+    return f"exit code {code}"
+
+
+class _Worker:
+    def __init__(self, ctx: Any, model: NumericModel, settings_blob: bytes | _SweepSettings) -> None:
+        self.conn, child = ctx.Pipe()
+        self.proc = ctx.Process(target=_worker_main, args=(child, model, settings_blob), daemon=True)
+        self.proc.start()
+        child.close()
+        self.pending: collections.deque = collections.deque()     # items sent, in order
+
+    def send(self, items: list) -> None:
+        self.conn.send_bytes(_dumps(items))
+        self.pending.extend(items)
+
+    def stop(self) -> None:
+        try:
+            self.conn.send_bytes(_dumps(None))
+        except (OSError, ValueError):
+            pass
+        self.proc.join(timeout=2.0)
+        if self.proc.is_alive():
+            self.proc.terminate()
+            self.proc.join()
+        self.conn.close()
+
+
+def _start_method() -> str:
+    """fork on Linux (nothing pickled, no ``__main__`` guard needed) unless the user chose
+    another start method; spawn elsewhere."""
+    chosen = multiprocessing.get_start_method(allow_none=True)
+    if chosen is not None:
+        return chosen
+    if sys.platform.startswith("linux") and "fork" in multiprocessing.get_all_start_methods():
+        return "fork"
+    return "spawn"
+
+
+def _is_main_guard(node: ast.AST) -> bool:
+    test = getattr(node, "test", None)
+    if not isinstance(node, ast.If) or not isinstance(test, ast.Compare) or len(test.comparators) != 1:
+        return False
+    sides = [test.left, test.comparators[0]]
+    names = [s.id for s in sides if isinstance(s, ast.Name)]
+    consts = [s.value for s in sides if isinstance(s, ast.Constant)]
+    return names == ["__name__"] and consts == ["__main__"]
+
+
+def _check_main_guard() -> None:
+    """With spawn/forkserver every worker imports the main script again: a script that calls
+    sweep() at its top level, outside ``if __name__ == "__main__":``, would run again in each
+    worker.  Raise InputError before any process starts."""
+    main = sys.modules.get("__main__")
+    path = getattr(main, "__file__", None)
+    if main is None or not path or not os.path.isfile(path):
+        return                                   # interactive, -c, notebooks: nothing re-runs
+    frame = sys._getframe(1)
+    line = None
+    while frame is not None:
+        if frame.f_globals is main.__dict__ and frame.f_code.co_name == "<module>":
+            line = frame.f_lineno
+            break
+        frame = frame.f_back
+    if line is None:
+        return                                   # called from a function: the guard is the user's
+    try:
+        with open(path, encoding="utf-8") as fh:
+            tree = ast.parse(fh.read())
+    except (OSError, SyntaxError, UnicodeDecodeError):
+        return
+    for node in ast.walk(tree):
+        if _is_main_guard(node) and node.lineno <= line <= (node.end_lineno or node.lineno):
+            return
+    raise InputError(
+        f"sweep() on local processes started by {_start_method()!r} imports the main script "
+        f"{path} again in every worker, and the script calls sweep() at its top level (line "
+        f"{line}), outside `if __name__ == \"__main__\":` -- each worker would run the whole "
+        "script again.  Put the script's work under that guard (see docs/guides/sweeps.md), or pass "
+        "processes=1 / parallel=False")
+
+
+def _run_processes(model: NumericModel, settings: _SweepSettings, queue: collections.deque,
+                   workers: int, chunk: int, cases: list, on_result: Callable) -> None:
+    """Run the items of ``queue`` on ``workers`` local processes, ``chunk`` cases per message;
+    ``on_result(i, traj, record)`` for each.  A worker that dies loses only the case it
+    was running: retried once, then recorded as failed (status -101)."""
+    ctx = multiprocessing.get_context(_start_method())
+    # forked workers inherit the settings; spawned ones get them once, by cloudpickle
+    blob = settings if ctx.get_start_method() == "fork" else cloudpickle.dumps(settings)
+    attempts: collections.Counter = collections.Counter()
+    pool: list[_Worker] = []
+
+    def feed(w: _Worker) -> None:
+        # up to two chunks queued per worker; the chunks shrink towards the end (guided
+        # scheduling) so that the workers finish together
+        while queue:
+            size = max(1, min(chunk, len(queue), math.ceil(len(queue) / (2 * workers))))
+            if len(w.pending) > size:
+                break
+            w.send([queue.popleft() for _ in range(size)])
+
+    try:
+        for _ in range(min(workers, len(queue))):
+            pool.append(_Worker(ctx, model, blob))
+        for w in pool:
+            feed(w)
+        while any(w.pending for w in pool):
+            ready = multiprocessing.connection.wait(
+                [w.conn for w in pool if w.pending] + [w.proc.sentinel for w in pool if w.pending])
+            for w in list(pool):
+                if w.conn not in ready and w.proc.sentinel not in ready:
+                    continue
+                dead = False
+                try:
+                    while w.pending and w.conn.poll():
+                        i, traj, rec = pickle.loads(w.conn.recv_bytes())
+                        item = w.pending.popleft()
+                        assert item[0] == i, "results out of order"
+                        on_result(i, traj, rec)
+                except (EOFError, OSError):
+                    dead = True
+                if dead or not w.proc.is_alive():
+                    w.proc.join()
+                    why = _exit_reason(w.proc.exitcode)
+                    lost = list(w.pending)
+                    w.pending.clear()
+                    w.conn.close()
+                    pool.remove(w)
+                    if lost:
+                        first = lost[0]                       # the case it was running
+                        attempts[first[0]] += 1
+                        rest = lost[1:]
+                        if attempts[first[0]] >= 2:
+                            on_result(first[0], None, _died_record(cases[first[0]], why))
+                        else:
+                            rest = [first] + rest
+                        queue.extendleft(reversed(rest))
+                    if queue and len(pool) < workers:
+                        pool.append(_Worker(ctx, model, blob))
+                        feed(pool[-1])
+                    if not pool and queue:                   # pragma: no cover - defensive
+                        pool.append(_Worker(ctx, model, blob))
+                        feed(pool[-1])
+                else:
+                    feed(w)
+            for w in pool:
+                feed(w)
+    finally:
+        for w in pool:
+            w.stop()
+
+
+#: per Dask worker process: sweep id -> (model, settings), set by _SweepPlugin
+_DASK_STATE: dict[str, tuple] = {}
+
+
+class _SweepPlugin:
+    """A Dask worker plugin carrying the model and the settings of one sweep to every
+    worker once -- also to workers started later (a nanny restarting a dead worker)."""
+
+    def __init__(self, key: str, model: NumericModel, settings: _SweepSettings) -> None:
+        self.key = key
+        self.name = key
+        self.model = model
+        self.settings_blob = cloudpickle.dumps(settings)
+
+    def setup(self, worker: Any = None) -> None:
+        _DASK_STATE[self.key] = (self.model, cloudpickle.loads(self.settings_blob))
+
+    def teardown(self, worker: Any = None) -> None:
+        _DASK_STATE.pop(self.key, None)
+
+
+def _run_chunk_on_worker(items: list, key: str) -> list:
+    model, settings = _DASK_STATE[key]
+    return _run_chunk(items, settings, model)
+
+
+def _run_dask(client: Any, model: NumericModel, settings: _SweepSettings, items: list,
+              chunk: int, cases: list, on_result: Callable) -> None:
+    """Chunks of cases as Dask tasks; the model and the settings reach every worker once,
+    by a worker plugin.  The cases of a chunk lost with its worker are run again one at a
+    time (so that a death is the running case's own); a case lost twice is recorded with
+    status -101."""
+    from dask.distributed import WorkerPlugin, as_completed
+
+    key = f"symbody-sweep-{os.getpid()}-{time.time_ns()}"
+    plugin_cls = type("SymbodySweepPlugin", (_SweepPlugin, WorkerPlugin), {})
+    client.register_plugin(plugin_cls(key, model, settings), name=key)
+    try:
+        owner = {}
+        for k in range(0, len(items), chunk):
+            c = items[k:k + chunk]
+            owner[client.submit(_run_chunk_on_worker, c, key, pure=False)] = c
+        suspects: list = []
+        for fut in as_completed(list(owner)):
+            c = owner.pop(fut)
+            try:
+                out = fut.result()
+            except Exception:            # its worker died (or the task could not run)
+                suspects.extend(c)
+                continue
+            for i, traj, rec in out:
+                on_result(i, traj, rec)
+        # the cases of lost chunks, one at a time: a death is then this case's own
+        for item in suspects:
+            for attempt in (1, 2):
+                try:
+                    out = client.submit(_run_chunk_on_worker, [item], key, pure=False).result()
+                except Exception as exc:
+                    if attempt == 2:
+                        on_result(item[0], None,
+                                  _died_record(cases[item[0]], f"{type(exc).__name__}: {exc}"))
+                    continue
+                on_result(*out[0])
+                break
+    finally:
+        try:
+            client.unregister_worker_plugin(key)
+        except Exception:     # pragma: no cover - a cluster already gone
+            pass
+
+
+# ----------------------------------------------------------------- checkpoint file
+def _json_default(obj: Any) -> Any:
+    if hasattr(obj, "tolist"):
+        return obj.tolist()
+    return str(obj)
+
+
+def _checkpoint_key(cases: list, t_span: Any) -> str:
+    text = json.dumps({"t_span": t_span, "cases": [{str(k): v for k, v in c.items()} for c in cases]},
+                      sort_keys=True, default=_json_default)
+    return hashlib.sha256(text.encode()).hexdigest()
+
+
+def _read_checkpoint(path: str, key: str, n: int) -> dict[int, dict]:
+    """Records already in the checkpoint file (case index -> record); {} when it is new."""
+    if not os.path.exists(path) or os.path.getsize(path) == 0:
+        return {}
+    done: dict[int, dict] = {}
+    with open(path, encoding="utf-8") as fh:
+        lines = fh.read().splitlines()
+    try:
+        header = json.loads(lines[0])
+    except (json.JSONDecodeError, IndexError):
+        header = None
+    if not isinstance(header, dict) or "symbody_sweep" not in header:
+        raise InputError(f"checkpoint={path!r} exists and is not a symbody sweep checkpoint; "
+                         "remove it or choose another file")
+    if header.get("key") != key or header.get("n_cases") != n:
+        raise InputError(f"checkpoint={path!r} was written by a sweep with other cases or t_span "
+                         f"({header.get('n_cases')} cases); remove it or choose another file")
+    for k, line in enumerate(lines[1:], start=2):
+        try:
+            row = json.loads(line)
+            done[int(row["case"])] = row["record"]
+        except (json.JSONDecodeError, KeyError, TypeError, ValueError):
+            if k == len(lines):           # a row cut short when the sweep was killed: redone
+                with open(path, "w", encoding="utf-8") as fh:
+                    fh.write("\n".join(lines[:-1]) + "\n")
+                continue
+            raise InputError(f"checkpoint={path!r}: line {k} is not a sweep row") from None
+    return done
+
+
 # ----------------------------------------------------------------- driver
+def _workers_available() -> int:
+    try:
+        return len(os.sched_getaffinity(0))
+    except AttributeError:      # pragma: no cover - not Linux
+        return os.cpu_count() or 1
+
+
 def sweep(model: NumericModel, t_span: Sequence[float], cases: Sequence[Mapping],
           p: np.ndarray | Mapping | None = None, *, x0: np.ndarray | Mapping | None = None,
           specifieds: Any = None, client: Any = None, processes: int | None = None,
+          parallel: bool | None = None,
           final: Sequence[str] | Callable[[Trajectory], dict] | None = None,
           keep_trajectories: bool = True, progress: Any = None,
+          assembly_branch: Any = None, checkpoint: str | os.PathLike | None = None,
           **simulate_options: Any) -> SweepResult:
     """Simulate ``model`` once per case (see the module docstring); returns a :class:`SweepResult`.
 
@@ -270,19 +787,30 @@ def sweep(model: NumericModel, t_span: Sequence[float], cases: Sequence[Mapping]
     t_span : (t0, tf) for every run.
     cases : list of dicts (names of states / constants / specified inputs -> value, or the
         groups "x0", "p", "specifieds"), e.g. from :func:`grid_cases` or :func:`sample_cases`.
-    p, x0, specifieds : the base constants, initial state and inputs the cases change.
+    p, x0, specifieds : the base constants, initial state and inputs the cases change
+        (callables, lambdas and closures included).
     client : a ``dask.distributed.Client``: run on its cluster.  Default: local processes.
-    processes : number of local worker processes (default: the number of CPUs); 1 runs
-        the cases one after another in this process.
+    processes : number of local worker processes (default: the CPUs this process may
+        use); 1 runs the cases one after another in this process.
+    parallel : None (default) decides from the measured time of the first runs whether
+        workers would gain (the reason is in ``result.parallel``); True always uses them;
+        False runs serially in this process.
     final : names of coordinates/speeds whose final values become table columns
         ``final_<name>`` (with ``final_t``), or a callable ``f(trajectory) -> dict``.
     keep_trajectories : False returns only the table (less data sent back by workers).
     progress : None (a progress bar on a terminal: tqdm when installed), False, True or
         a callable ``f(done, total, message)``.
+    assembly_branch : with holonomic constraints, which branch the cases' dependent
+        coordinates are solved on: None (the base ``x0``'s), a state (dict or array) on
+        the wanted branch, or "independent" (each case by Newton's method from its own
+        guess, as a single ``simulate`` call would; cases on another branch are flagged).
+    checkpoint : a ``.jsonl`` file: each finished row is appended to it; a sweep with the
+        same cases and t_span run again skips the cases already there (their
+        trajectories are then None).
     simulate_options : passed to :func:`symbody.simulate` (``constraints``, ``rtol``, ...).
 
-    Each run is exactly ``simulate(model, t_span, x0_case, p_case, ...)``: the results
-    equal a serial loop's to the last bit, in the order of the cases.
+    Each run is exactly ``simulate(model, t_span, result.initial_states[i], p_case, ...)``:
+    the results equal a serial loop's to the last bit, in the order of the cases.
     """
     if not isinstance(model, NumericModel):
         raise InputError(f"sweep() needs a NumericModel (symbody.compile(eom)), got {type(model).__name__}")
@@ -296,66 +824,153 @@ def sweep(model: NumericModel, t_span: Sequence[float], cases: Sequence[Mapping]
     for bad in ("progress", "raise_on_failure"):
         if bad in simulate_options:
             raise InputError(f"sweep() does not pass {bad}= to the runs (failed runs are recorded)")
+    if parallel not in (None, True, False):
+        raise InputError(f"parallel must be None, True or False, got {parallel!r}")
+    if processes is not None and (not isinstance(processes, (int, np.integer)) or processes < 1):
+        raise InputError(f"processes={processes!r} must be a positive integer")
+    if isinstance(assembly_branch, str) and assembly_branch != "independent":
+        raise InputError(f"assembly_branch={assembly_branch!r}: give None, a state (dict or array) "
+                         "or \"independent\"")
     if final is not None and not callable(final):
         final = [str(f) if not hasattr(f, "func") else _short(f) for f in final]
+    try:
+        t0 = float(t_span[0])
+    except (TypeError, ValueError, IndexError):
+        raise InputError(f"t_span must be (t0, tf), got {t_span!r}") from None
     n = len(cases)
-    args = (_SweepSettings(t_span, x0, p, specifieds, dict(simulate_options), final, bool(keep_trajectories)),)
+    settings = _SweepSettings(t_span, x0, p, specifieds, dict(simulate_options), final,
+                              bool(keep_trajectories))
+    start = time.perf_counter()
+
+    states, signs, branch_ok = _assemble(model, cases, settings, t0, assembly_branch)
+
+    results: list[Any] = [None] * n
+    ckpt_file = None
+    if checkpoint is not None:
+        path = os.fspath(checkpoint)
+        key = _checkpoint_key(cases, t_span)
+        for i, rec in _read_checkpoint(path, key, n).items():
+            if 0 <= i < n:
+                results[i] = (None, rec)
+        new = not os.path.exists(path) or os.path.getsize(path) == 0
+        ckpt_file = open(path, "a", encoding="utf-8")     # noqa: SIM115 - closed below
+        if new:
+            ckpt_file.write(json.dumps({"symbody_sweep": 1, "key": key, "n_cases": n}) + "\n")
+            ckpt_file.flush()
+    queue = collections.deque((i, cases[i], states[i]) for i in range(n) if results[i] is None)
+    resumed = n - len(queue)
+
     bar = as_progress(progress, "sweep", total=n)
     tq = None
     if bar.enabled and bar.callback is None:
         try:
             from tqdm.auto import tqdm
-            tq = tqdm(total=n, desc="sweep", unit="run")
+            tq = tqdm(total=n, desc="sweep", unit="run", initial=resumed)
             bar.enabled = False
         except ImportError:   # pragma: no cover - tqdm is optional
             tq = None
-    results: list[Any] = [None] * n
-    done = 0
+    done = resumed
+    times: list[float] = []
 
-    def tick(rec):
+    def on_result(i: int, traj: Any, rec: dict) -> None:
         nonlocal done
+        if model.M:
+            rec["branch"] = signs[i]
+            rec["branch_ok"] = branch_ok[i]
+        results[i] = (traj, rec)
+        if ckpt_file is not None:
+            ckpt_file.write(json.dumps({"case": i, "record": rec}, default=_json_default) + "\n")
+            ckpt_file.flush()
         done += 1
-        msg = f"{done}/{n} runs" + ("" if rec.get("success") else " (a run failed)")
-        bar.set(done, msg)
+        bar.set(done, f"{done}/{n} runs" + ("" if rec.get("success") else " (a run failed)"))
         if tq is not None:
             tq.update(1)
 
-    start = time.perf_counter()
+    def run_here(item) -> None:
+        t_a = time.perf_counter()
+        i, traj, rec = _run_case(item[0], item[1], settings, model, item[2])
+        times.append(time.perf_counter() - t_a)
+        on_result(i, traj, rec)
+
     try:
         if client is not None:
-            runner = "dask"
-            from dask.distributed import as_completed
-            remote_model = client.scatter(model, broadcast=True)
-            futures = [client.submit(_run_case, i, c, *args, model=remote_model, pure=False)
-                       for i, c in enumerate(cases)]
-            for fut in as_completed(futures):
-                i, traj, rec = fut.result()
-                results[i] = (traj, rec)
-                tick(rec)
-        elif processes == 1 or n <= 1:
-            runner = "serial"
-            for i, c in enumerate(cases):
-                _, traj, rec = _run_case(i, c, *args, model=model)
-                results[i] = (traj, rec)
-                tick(rec)
+            runner, kind = "dask", "dask"
+            workers = max(1, sum(client.nthreads().values()))
         else:
-            workers = processes or os.cpu_count() or 1
-            if not isinstance(workers, int) or workers < 1:
-                raise InputError(f"processes={processes!r} must be a positive integer")
-            runner = f"{min(workers, n)} processes"
-            ctx = multiprocessing.get_context("spawn")
-            with ProcessPoolExecutor(max_workers=min(workers, n), mp_context=ctx,
-                                     initializer=_init_worker, initargs=(model,)) as pool:
-                futures = [pool.submit(_run_case, i, c, *args) for i, c in enumerate(cases)]
-                from concurrent.futures import as_completed as cf_completed
-                for fut in cf_completed(futures):
-                    i, traj, rec = fut.result()
-                    results[i] = (traj, rec)
-                    tick(rec)
+            kind = "processes"
+            workers = processes or _workers_available()
+            runner = "serial"
+        if parallel is False or (client is None and workers == 1) or len(queue) <= 1:
+            why = ("parallel=False" if parallel is False else
+                   "processes=1" if client is None and processes == 1 else
+                   "one CPU available" if client is None and workers == 1 else
+                   f"{len(queue)} run{'s' if len(queue) != 1 else ''} to do")
+            how = f"serial in this process ({why})"
+            runner = "serial"
+            while queue:
+                run_here(queue.popleft())
+        else:
+            # time the first runs here (they are results too) to size the chunks
+            probe_start = time.perf_counter()
+            while queue and len(times) < 3 and (not times or max(times) < 0.05):
+                run_here(queue.popleft())
+            t_run = float(np.median(times)) if times else 0.0
+            rest = len(queue)
+            serial_est = rest * t_run
+            w_eff = max(1, min(workers, rest))
+            if kind == "processes":
+                # fork: a copy of this process; spawn/forkserver: a new interpreter imports
+                # symbody and unpickles the model
+                overhead = (0.03 + 0.02 * w_eff if _start_method() == "fork" else 1.0 + 0.3 * w_eff)
+                overhead += 2e-4 * rest
+            else:       # plugin with model and settings, per-task latency, results' transfer
+                overhead = 0.1 + 5e-4 * rest
+            parallel_est = overhead + serial_est / w_eff
+            probe = (f"{len(times)} run{'s' if len(times) != 1 else ''} timed here first "
+                     f"({t_run * 1e3:.3g} ms each, {time.perf_counter() - probe_start:.2g} s)")
+            if rest and (parallel is True or parallel_est < 0.9 * serial_est):
+                target = _CHUNK_SECONDS[kind]
+                chunk = max(1, min(int(round(target / max(t_run, 1e-6))), math.ceil(rest / (2 * w_eff))))
+                if kind == "processes":
+                    method = _start_method()
+                    if method != "fork":
+                        _check_main_guard()
+                    runner = f"{w_eff} processes"
+                    how = (f"{w_eff} processes ({method}), chunks of {chunk} run"
+                           f"{'s' if chunk != 1 else ''} (~{chunk * t_run:.2g} s); {probe}")
+                    _run_processes(model, settings, queue, w_eff, chunk, cases, on_result)
+                else:
+                    how = (f"Dask, {workers} worker threads, chunks of {chunk} run"
+                           f"{'s' if chunk != 1 else ''} (~{chunk * t_run:.2g} s); {probe}")
+                    items = list(queue)
+                    queue.clear()
+                    _run_dask(client, model, settings, items, chunk, cases, on_result)
+                if parallel is True and parallel_est >= 0.9 * serial_est:
+                    how += f"; forced by parallel=True (serial estimate {serial_est:.2g} s)"
+            else:
+                runner = "serial"
+                where = f"{workers} {'Dask worker threads' if kind == 'dask' else 'processes'}"
+                how = (f"serial in this process: {rest} more runs of ~{t_run * 1e3:.3g} ms "
+                       f"({serial_est:.2g} s) would not gain from {where} (start-up and transfer "
+                       f"~{overhead:.2g} s); {probe}" if rest else f"serial in this process ({probe})")
+                while queue:
+                    run_here(queue.popleft())
     finally:
         if tq is not None:
             tq.close()
         bar.close()
+        if ckpt_file is not None:
+            ckpt_file.close()
+    if resumed:
+        how += f"; {resumed} cases read back from {os.fspath(checkpoint)}"
     wall = time.perf_counter() - start
+    off = [i for i in range(n) if branch_ok[i] is False and results[i] is not None]
+    if off:
+        names = ", ".join(map(str, off[:10])) + (f" ... ({len(off)} of {n})" if len(off) > 10 else "")
+        warnings.warn(f"sweep: cases {names} were not assembled on the branch of the base state "
+                      "(another assembly mode of the holonomic constraints, or not reached by "
+                      "continuation from it); see the table's columns branch and branch_ok",
+                      AssemblyBranchWarning, stacklevel=2)
     return SweepResult(cases=cases, trajectories=[r[0] for r in results],
-                       records=[r[1] for r in results], wall_time=wall, runner=runner)
+                       records=[r[1] for r in results], wall_time=wall, runner=runner,
+                       initial_states=states, parallel=how)
