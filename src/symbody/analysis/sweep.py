@@ -40,6 +40,7 @@ from __future__ import annotations
 import ast
 import collections
 import hashlib
+import inspect
 import itertools
 import json
 import math
@@ -553,7 +554,8 @@ def _check_main_guard() -> None:
     path = getattr(main, "__file__", None)
     if main is None or not path or not os.path.isfile(path):
         return                                   # interactive, -c, notebooks: nothing re-runs
-    frame = sys._getframe(1)
+    frame = inspect.currentframe()
+    frame = frame.f_back if frame is not None else None
     line = None
     while frame is not None:
         if frame.f_globals is main.__dict__ and frame.f_code.co_name == "<module>":
