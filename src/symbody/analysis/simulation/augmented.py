@@ -140,7 +140,6 @@ class FullCoordinates:
         self.run = run
         self.model = model = run.model
         self.N, self.o, self.e = model.N, model.o, model.e
-        self._lam: np.ndarray | None = None
         rng = np.random.default_rng(0)
         q = rng.uniform(-1.0, 1.0, model.N)
         u = rng.uniform(-1.0, 1.0, model.o)
@@ -166,12 +165,12 @@ class FullCoordinates:
 
     # -- the right-hand side
     def rhs(self, t: float, y: np.ndarray) -> np.ndarray:
-        """y' = [q', u', x_e'] with u' from the augmented Lagrangian iteration (started from
-        the last evaluation's multipliers)."""
+        """y' = [q', u', x_e'] with u' from the augmented Lagrangian iteration."""
         q, u, xe = self.split(y)
         blk = self.model.augmented_blocks(t, q, u, self.run.constants, self._r(t, q, u, xe), xe)
-        udot, self._lam, _ = augmented_solve(blk.mass, blk.forcing, blk.acc_matrix, blk.acc_rest,
-                                             lam0=self._lam)
+        # (from λ = 0 at every call: a start from the last call's λ saves iterations but
+        # makes f depend on the history, and the step-size control then collapses)
+        udot, _, _ = augmented_solve(blk.mass, blk.forcing, blk.acc_matrix, blk.acc_rest)
         parts = [blk.qdot, udot] + ([blk.extra] if self.e else [])
         return np.concatenate(parts)
 
