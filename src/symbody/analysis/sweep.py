@@ -803,7 +803,7 @@ def sweep(model: NumericModel, t_span: Sequence[float], cases: Sequence[Mapping]
     progress : None (a progress bar on a terminal: tqdm when installed), False, True or
         a callable ``f(done, total, message)``.
     assembly_branch : with holonomic constraints, which branch the cases' dependent
-        coordinates are solved on: None (the base ``x0``'s), a state (dict or array) on
+        coordinates are solved on: None (that of the base ``x0``), a state (dict or array) on
         the wanted branch, or "independent" (each case by Newton's method from its own
         guess, as a single ``simulate`` call would; cases on another branch are flagged).
     checkpoint : a ``.jsonl`` file: each finished row is appended to it; a sweep with the

@@ -36,7 +36,7 @@ def pendulum_equations() -> tuple[EquationsOfMotion, dict]:
 def pendulum_swing_up(transcription: str = "backward-euler", num_nodes: int = 501,
                       duration: float = 10.0, **kwargs) -> tuple[OptimalControlProblem, dict]:
     """opty's gallery problem "fixed duration pendulum swing up": from hanging (θ = 0) at rest
-    to upright (θ = π) at rest in 10 s, |T| <= 2 N m, minimizing ∫ T² dt.
+    to upright (θ = π) at rest in 10 s, abs(T) <= 2 N m, minimizing ∫ T² dt.
 
     The initial guess: hanging at rest, no torque (all zeros).  (θ rising linearly from 0 to
     π is a worse start: IPOPT ends at a point of locally minimal infeasibility from it.)
@@ -60,7 +60,7 @@ def n_link_cart_swing_up(n: int = 1, transcription: str = "midpoint", num_nodes:
                          pole_length: float = 0.5, **kwargs) -> tuple[OptimalControlProblem, dict]:
     """Swing-up of the n-link pendulum on a cart (:func:`symbody.models.n_link_pendulum_on_cart`
     with the force F(t)) from hanging (q_i = -π/2) to upright (q_i = π/2), the cart moving
-    ``distance``, at rest at both ends, |F| <= ``force_limit``, |q0| <= ``track``, minimizing
+    ``distance``, at rest at both ends, abs(F) <= ``force_limit``, abs(q0) <= ``track``, minimizing
     ∫ F² dt.  With n = 1 and the defaults this is Kelly's (2017) cart-pole swing-up: cart
     1 kg, pole 0.3 kg at 0.5 m, 2 s, 1 m, 20 N.  With n links each has length
     ``pole_length / n`` and a bob of ``pole_mass / n``.

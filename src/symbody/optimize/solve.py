@@ -57,7 +57,7 @@ class OptimalControlResult:
     ``specified_values``, multipliers with Hermite–Simpson, the unknown parameters in
     ``constants``); ``objective``; ``parameters`` {Symbol: value} of the unknown parameters;
     ``duration``; ``status`` (IPOPT's code), ``message``; ``success``; ``iterations``;
-    ``solve_time`` (s); ``w`` the NLP solution vector; ``constraint_violation`` (max |c|
+    ``solve_time`` (s); ``w`` the NLP solution vector; ``constraint_violation`` (max abs(c)
     outside its bounds); ``inputs`` (num_nodes, s).
     """
 

@@ -44,9 +44,9 @@ __all__ = ["FullCoordinates", "AugmentedLagrangian", "full_partition", "is_full"
            "ENTER_RANK", "LEAVE_RANK"]
 
 #: switch to full coordinates below this rank measure of ∂f_h/∂q or B ...
-ENTER_RANK = 0.02
+ENTER_RANK = 0.05
 #: ... and back to Kane's minimal form above this one
-LEAVE_RANK = 0.04
+LEAVE_RANK = 0.1
 #: penalty α relative to |M| / |B|²
 PENALTY = 1e7
 
