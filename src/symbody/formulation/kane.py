@@ -156,9 +156,15 @@ class KanesMethod(MethodAttributes):
         m = len(self._udep)
         config = as_column(config, "configuration_constraints")
         if len(self._qdep) != config.rows:
+            more = config.rows > len(self._qdep)
             raise FormulationError(
                 f"there are {len(self._qdep)} dependent coordinates but {config.rows} configuration "
-                "constraints; the numbers must be equal")
+                "constraints; the numbers must be equal"
+                + ("; if some equations are redundant (a closed loop whose closure equations are "
+                   "dependent, as in Bricard's mechanism), leave those out: symbody cannot take "
+                   "redundant configuration constraints yet (at a configuration, the rows of "
+                   "∂f_h/∂q that column-pivoted QR of its transpose does not select are the "
+                   "redundant ones)" if more else ""))
         for i, e in enumerate(config):
             bad = [d for d in e.atoms(sm.Derivative)] + [x for x in self._u if e.has(x)]
             if bad:
@@ -170,7 +176,9 @@ class KanesMethod(MethodAttributes):
         if vel.rows != m:
             raise FormulationError(
                 f"there are {m} dependent speeds but {vel.rows} velocity constraints; "
-                "the numbers must be equal")
+                "the numbers must be equal"
+                + ("; leave redundant equations out (symbody cannot take them yet)"
+                   if vel.rows > m else ""))
         if acc.rows and acc.rows != m:
             raise FormulationError(
                 f"there are {m} dependent speeds but {acc.rows} acceleration constraints; "
