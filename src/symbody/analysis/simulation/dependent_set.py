@@ -240,7 +240,11 @@ def locate_root(f: Callable[[float], float], a: float, b: float) -> float:
         return a
     if not (np.isfinite(fa) and np.isfinite(fb)) or fa * fb > 0:
         return b
-    return float(brentq(f, a, b, xtol=1e-12 * max(1.0, abs(a), abs(b)), rtol=4e-15, maxiter=100))
+    # (disp=False: a function that is noisy at round-off near its root, a determinant next to a
+    # rank loss, may keep Brent from meeting xtol; its last bracket is then good enough)
+    root, _ = brentq(f, a, b, xtol=1e-12 * max(1.0, abs(a), abs(b)), rtol=4e-15, maxiter=100,
+                     full_output=True, disp=False)
+    return float(root)
 
 
 def remap(model: NumericModel, t: float, y: np.ndarray, P: np.ndarray, old: Partition,
