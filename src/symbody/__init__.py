@@ -56,6 +56,7 @@ _LAZY: dict[str, tuple[str, str | None]] = {
     "optimize": (".optimize", None),
     "OptimalControlProblem": (".optimize", "OptimalControlProblem"),
     "AssemblyBranchWarning": (".analysis.initial_state", "AssemblyBranchWarning"),
+    "redundant_constraints": (".formulation.constraint_rank", "redundant_constraints"),
 }
 
 if TYPE_CHECKING:  # for type checkers and IDEs: the names __getattr__ provides
@@ -68,6 +69,7 @@ if TYPE_CHECKING:  # for type checkers and IDEs: the names __getattr__ provides
     from .analysis.sweep import SweepResult, grid_cases, sample_cases, sweep
     from .compilation import NumericModel, compile, make_function
     from .compilation.persistence import load_model
+    from .formulation.constraint_rank import redundant_constraints
     from .presentation import animate, plot, view
 
 if TYPE_CHECKING:  # trajectory optimization (symbody.optimize)
@@ -93,6 +95,7 @@ __all__ = [
     "grid_cases",
     "sample_cases",
     "AssemblyBranchWarning",
+    "redundant_constraints",
     "EquationsOfMotion",
     "KanesMethod",
     "LagrangesMethod",

@@ -162,9 +162,8 @@ class KanesMethod(MethodAttributes):
                 "constraints; the numbers must be equal"
                 + ("; if some equations are redundant (a closed loop whose closure equations are "
                    "dependent, as in Bricard's mechanism), leave those out: symbody cannot take "
-                   "redundant configuration constraints yet (at a configuration, the rows of "
-                   "∂f_h/∂q that column-pivoted QR of its transpose does not select are the "
-                   "redundant ones)" if more else ""))
+                   "redundant configuration constraints yet (symbody.redundant_constraints names "
+                   "them at an assembled configuration)" if more else ""))
         for i, e in enumerate(config):
             bad = [d for d in e.atoms(sm.Derivative)] + [x for x in self._u if e.has(x)]
             if bad:
