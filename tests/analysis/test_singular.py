@@ -360,3 +360,18 @@ def test_switch_threshold_is_checked(zoo, bad):
     x0 = _state(model, CRANK_ROCKER, 1.2, 3.0)
     with pytest.raises(InputError, match="switch_threshold"):
         simulate(model, (0.0, 0.1), x0, CRANK_ROCKER, switch_threshold=bad)
+
+
+def test_multipliers_at_the_change_point_are_the_minimum_norm_ones(zoo):
+    """At q1 = pi the augmented system is singular; the sample there gets the multipliers of
+    the augmented Lagrangian iteration (minimum norm), not the 1e15 of a singular LU solve."""
+    _, model, _ = zoo
+    x0 = np.array([math.pi / 2, -math.pi / 2, -math.pi / 2, 2.0])
+    t_eval = np.sort(np.r_[np.linspace(0.0, 1.5, 31), math.pi / 4])
+    tr = simulate(model, (0.0, 1.5), x0, PARALLELOGRAM, t_eval=t_eval, **TIGHT)
+    assert tr.status == 0
+    lam = tr.multipliers
+    assert np.isfinite(lam).all()
+    assert np.abs(lam).max() < 10.0                      # about 4 N elsewhere on this run
+    i = int(np.argmin(np.abs(tr.t - math.pi / 4)))
+    assert np.abs(lam[i]).max() < 1e-2                   # min-norm where the rows vanish

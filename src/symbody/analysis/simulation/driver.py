@@ -441,14 +441,13 @@ class _Segments:
                 return True
         return False
 
-    def to_full(self, t: float, y: np.ndarray, part: Partition, h: float | None,
-                sample: bool = True):
+    def to_full(self, t: float, y: np.ndarray, part: Partition, h: float | None):
         """Restart at (t, y) (layout ``part``) in full coordinates."""
         model = self.run.model
         full = full_partition(model)
         y_full = remap(model, t, y, self.run.constants, part, full)
         y_full = self.full_mode.accept(self.run, t, y_full, full)[0]
-        if sample and self.t_eval is None and t != self.samples.last_t:
+        if self.t_eval is None and t != self.samples.last_t:
             self.samples.add(t, y)
         self.samples.switch(t, full)
         return t, y_full, full, None if h is None else max(0.5 * abs(h), 1e-12 * max(1.0, abs(t)))
