@@ -16,7 +16,13 @@ import symbody as sb
 from symbody.analysis.linearization import linearize as num_linearize
 from symbody.compilation import compile as sb_compile
 from symbody.errors import InputError, SingularConstraintError
+from symbody.formulation.linearization_data import (
+    KaneLinearizationData,
+    LagrangeLinearizationData,
+)
 from symbody.formulation.symbolic_linearization import (
+    kane_data_from_sympy,
+    lagrange_data_from_sympy,
     linearize_eom,
     linearize_kane,
     linearize_lagrange,
@@ -408,6 +414,56 @@ def test_lagrange_unconstrained_defaults_and_input():
     np.testing.assert_allclose(_num(A_, vals), [[0, 1], [-9.81 / 2.0, 0]], rtol=1e-14)
     np.testing.assert_allclose(_num(B_, vals), [[0], [1 / (0.5 * 4.0)]], rtol=1e-14)
     assert list(r) == [T]
+
+
+def test_lagrange_linearizer_on_sympys_own_method_object():
+    """SymPy's LagrangesMethod (public attributes, hol_coneqs through compat) linearizes as SymPy."""
+    lm, c = pendulum_lagrange(me)
+    x, y, L, g, m = c["x"], c["y"], c["L"], c["g"], c["m"]
+    kw = dict(q_ind=[x], qd_ind=[x.diff(t)], q_dep=[y], qd_dep=[y.diff(t)])
+    op = {x: 0.3, y: -sm.sqrt(L**2 - sm.Rational(9, 100)), x.diff(t): 0.2,
+          y.diff(t): 0.06 / sm.sqrt(L**2 - sm.Rational(9, 100)), x.diff(t, 2): 0.1,
+          y.diff(t, 2): -0.3}
+    op.update({lam: 1.7 for lam in lm.lam_vec})
+    vals = {L: 1.2, g: 9.81, m: 0.8}
+    lm_sb, _ = pendulum_lagrange(sb)
+    data = lagrange_data_from_sympy(lm)
+    ours = lm_sb.to_linearizer_data()
+    assert isinstance(data, LagrangeLinearizationData) and isinstance(ours, LagrangeLinearizationData)
+    assert data.m_cd.shape == ours.m_cd.shape == (1, 2) and data.hol_coneqs.shape == (1, 1)
+    assert (data.m_d - ours.m_d).applyfunc(sm.simplify) == sm.zeros(2, 2)
+    for got in (linearize_lagrange(lm, op_point=op, **kw), linearize_lagrange(data, op_point=op, **kw)):
+        for mine, theirs in zip(got[:3], lm.linearize(op_point=op, **kw)[:3]):
+            assert mine.shape == theirs.shape
+            if mine.shape != (0, 0):
+                np.testing.assert_allclose(_num(mine, vals), _num(theirs, vals), rtol=1e-12, atol=1e-12)
+    with pytest.raises(ValueError, match="equations of motion first"):
+        linearize_lagrange(me.LagrangesMethod(me.Lagrangian(me.ReferenceFrame("N")), [x]))
+
+
+def test_linearization_data_is_frozen_public_data():
+    """The methods hand the linearizer frozen data; the data alone linearizes the same."""
+    km, c = pendulum_cartesian(sb)
+    data = km.to_linearizer_data()
+    assert isinstance(data, KaneLinearizationData) and not data.dynamic_reduced
+    assert data.q == (c["x"], c["y"]) and data.u == (c["ux"], c["uy"])
+    with pytest.raises(AttributeError):
+        data.q_ind = ()
+    op = {c["x"]: 0.0, c["y"]: -c["L"], c["ux"]: 0.0, c["uy"]: 0.0, c["ux"].diff(t): 0,
+          c["uy"].diff(t): 0}
+    vals = {c["L"]: 1.5, c["g"]: 9.81, c["m"]: 2.0, c["T"]: 0.0}
+    A1, B1, r1 = linearize_kane(data, op_point=op, A_and_B=True)
+    A2, B2, r2 = km.linearize(op_point=op, A_and_B=True)
+    assert A1 == A2 and B1 == B2 and r1 == r2
+    np.testing.assert_allclose(_num(A1, vals), [[0, 1], [-9.81 / 1.5, 0]], rtol=1e-13, atol=1e-13)
+    ref, _ = pendulum_cartesian(me)
+    sympy_data = kane_data_from_sympy(ref)
+    assert sympy_data.dynamic_reduced and sympy_data.dynamic_mass.shape == (1, 2)
+    assert sympy_data.q_dep == (c["y"],) and sympy_data.u_dep == (c["uy"],)
+    unformed = me.KanesMethod(me.ReferenceFrame("N"), [c["x"]], [c["ux"]],
+                              kd_eqs=[c["x"].diff(t) - c["ux"]])
+    with pytest.raises(ValueError, match="Need to compute Fr, Fr"):
+        linearize_kane(unformed)
 
 
 # --------------------------------------------------------------------------- bad input

@@ -67,3 +67,37 @@ def test_neighbour_frames_and_angular_velocities():
     omega = compat.neighbour_angular_velocities(A)
     assert omega[N] == A.ang_vel_in(N), _changed("ReferenceFrame._ang_vel_dict")
     assert N not in compat.neighbour_angular_velocities(B), _changed("ReferenceFrame._ang_vel_dict")
+
+
+def test_kanes_method_constraints_are_the_ones_given():
+    t = me.dynamicsymbols._t
+    x, y, ux, uy, ua = me.dynamicsymbols("x y u_x u_y u_a")
+    L, m = sm.symbols("L m")
+    N = me.ReferenceFrame("N")
+    O = me.Point("O")
+    O.set_vel(N, 0)
+    P = O.locatenew("P", x * N.x + y * N.y)
+    P.set_vel(N, ux * N.x + uy * N.y + ua * N.z)
+    km = me.KanesMethod(N, [x], [ux], kd_eqs=[x.diff(t) - ux, y.diff(t) - uy], q_dependent=[y],
+                        configuration_constraints=[x**2 + y**2 - L**2], u_dependent=[uy],
+                        velocity_constraints=[x * ux + y * uy], u_auxiliary=[ua])
+    got = compat.kanes_method_constraints(km)
+    assert got["q_dep"] == [y] and got["u_dep"] == [uy] and got["u_aux"] == [ua], \
+        _changed("KanesMethod._qdep/_udep/_uaux")
+    assert got["f_h"] == sm.Matrix([x**2 + y**2 - L**2]), _changed("KanesMethod._f_h")
+    assert got["k_nh"] == sm.Matrix([[x, y]]) and got["f_nh"] == sm.Matrix([0]), \
+        _changed("KanesMethod._k_nh/_f_nh (velocity constraints k_nh u + f_nh = 0)")
+    plain = compat.kanes_method_constraints(me.KanesMethod(N, [x], [ux], kd_eqs=[x.diff(t) - ux]))
+    assert plain["q_dep"] == plain["u_dep"] == plain["u_aux"] == []
+    assert plain["f_h"].shape[0] == plain["k_nh"].shape[0] == plain["f_nh"].shape[0] == 0
+
+
+def test_lagranges_method_holonomic_constraints():
+    x, y = me.dynamicsymbols("x y")
+    L = sm.Symbol("L")
+    N = me.ReferenceFrame("N")
+    lag = me.Lagrangian(N)
+    lm = me.LagrangesMethod(lag, [x, y], hol_coneqs=[x**2 + y**2 - L**2], frame=N)
+    assert compat.lagranges_method_holonomic(lm) == sm.Matrix([x**2 + y**2 - L**2]), \
+        _changed("LagrangesMethod._hol_coneqs")
+    assert compat.lagranges_method_holonomic(me.LagrangesMethod(lag, [x], frame=N)).shape[0] == 0

@@ -37,6 +37,7 @@ from ._linear_equations import (
 from ._method_attributes import MethodAttributes
 from ._symengine_kinematics import ChainRule, SymbolMap
 from .eom import CanonicalBlocks, EquationsOfMotion, SymengineDynamics
+from .linearization_data import KaneLinearizationData
 
 se = lazy_module("symengine")        # imported when first used (import time)
 
@@ -331,7 +332,7 @@ class KanesMethod(MethodAttributes):
         self._sympy_forms = None
         with as_progress(progress, "forming Kane's equations", total=len(bodies) + 1) as bar:
             self._form_unreduced(bodies, loads, bar)
-        return KaneEquations(self)
+        return KaneEquations(self._fr_frstar)
 
     def _form_eoms(self) -> sm.Matrix:
         """Fr + Fr* with the bodies and loads given at construction (``System.form_eoms`` calls this)."""
@@ -638,9 +639,9 @@ class KanesMethod(MethodAttributes):
         if key == "k_d":
             k_d = se_forms["k_d"]
             got = conv.matrix(k_d) if k_d else sm.zeros(0, o)
-        elif key in ("forcing_d", "f_d"):
+        elif key == "forcing_d":
             rows = se_forms["neg_f_d"]
-            got = sm.Matrix(len(rows), 1, [conv(_negated(e) if key == "f_d" else e) for e in rows])
+            got = sm.Matrix(len(rows), 1, [conv(e) for e in rows])
         elif key == "fr":
             got = sm.Matrix(len(se_forms["fr"]), 1, [conv(e) for e in se_forms["fr"]])
             if s_aux:
@@ -659,6 +660,10 @@ class KanesMethod(MethodAttributes):
         forms[key] = got
         return got
 
+    def _fr_frstar(self) -> tuple:
+        """(Fr, Fr*) as SymPy matrices (what :class:`KaneEquations` shows)."""
+        return self._fr, self._frstar
+
     @property
     def _fr(self):
         return self._form("fr") if self._se is not None else None
@@ -670,10 +675,6 @@ class KanesMethod(MethodAttributes):
     @property
     def _k_d(self):
         return self._form("k_d")
-
-    @property
-    def _f_d(self):
-        return self._form("f_d")
 
     @property
     def _aux_eq(self):
@@ -914,11 +915,17 @@ class KanesMethod(MethodAttributes):
                 out.append(c)
         return out
 
+    def to_linearizer_data(self) -> KaneLinearizationData:
+        """The equations as the symbolic linearizer reads them: those of :meth:`to_eom`
+        (unreduced dynamic block), as a frozen :class:`KaneLinearizationData` (the role of
+        SymPy's ``to_linearizer()``)."""
+        return KaneLinearizationData.from_eom(self.to_eom())
+
     def linearize(self, *, new_method: Any = None, linear_solver: str | Callable = "LU",
                   **kwargs: Any) -> tuple:
         """Linearize about an operating point; SymPy's conventions (see symbody.formulation.symbolic_linearization)."""
-        from .symbolic_linearization import linearize_kane
-        return linearize_kane(self, linear_solver=linear_solver, **kwargs)
+        from .symbolic_linearization import linearize_kane  # loads symengine: not at import
+        return linearize_kane(self.to_linearizer_data(), linear_solver=linear_solver, **kwargs)
 
     # ------------------------------------------------------------ accessors
     @property
@@ -951,14 +958,15 @@ class KaneEquations(Sequence):
     looked at, so formation -> ``to_eom()`` -> ``compile`` never builds them.
     """
 
-    def __init__(self, method: KanesMethod):
-        self._method = method
+    def __init__(self, pair: Callable[[], tuple]):
+        """``pair``: ``() -> (Fr, Fr*)``, called on each access (the method builds them once)."""
+        self._pair = pair
 
     def __len__(self) -> int:
         return 2
 
     def __getitem__(self, i):
-        return (self._method._fr, self._method._frstar)[i]
+        return self._pair()[i]
 
     def __eq__(self, other) -> bool:
         try:

@@ -36,6 +36,7 @@ from ..symengine_bridge import DESCEND, SympyConverter, fold_dag, symengine_node
 from ._linear_equations import as_column, as_symbol_list
 from ._method_attributes import MethodAttributes
 from .eom import CanonicalBlocks, EquationsOfMotion
+from .linearization_data import LagrangeLinearizationData
 
 np = lazy_module("numpy")            # imported when first used (import time)
 se = lazy_module("symengine")        # imported when first used (import time)
@@ -794,10 +795,21 @@ class LagrangesMethod(MethodAttributes):
         ``A_and_B=True`` ``[q_ind'; qd_ind'] = A [q_ind; qd_ind] + B r`` -> ``(A, B, r)``
         (see symbody.formulation.symbolic_linearization).
         """
-        from .symbolic_linearization import linearize_lagrange
-        self._need_eom()
-        return linearize_lagrange(self, q_ind=q_ind, qd_ind=qd_ind, q_dep=q_dep, qd_dep=qd_dep,
+        from .symbolic_linearization import linearize_lagrange  # loads symengine: not at import
+        return linearize_lagrange(self.to_linearizer_data(), q_ind=q_ind, qd_ind=qd_ind, q_dep=q_dep, qd_dep=qd_dep,
                                   linear_solver=linear_solver, **kwargs)
+
+    def to_linearizer_data(self) -> LagrangeLinearizationData:
+        """The equations as the symbolic linearizer reads them, as a frozen
+        :class:`LagrangeLinearizationData` (the role of SymPy's ``to_linearizer()``)."""
+        self._need_eom()
+        n = len(self._q)
+        k = len(self.coneqs) if self.coneqs is not None else 0
+        return LagrangeLinearizationData(
+            q=tuple(self._q), hol_coneqs=self._hol_coneqs,
+            coneqs=self.coneqs if k else sm.Matrix(), lam_vec=tuple(self.lam_vec),
+            lam_coeffs=self.lam_coeffs if k else sm.zeros(0, n), m_d=self._m_d, f_d=self._f_d,
+            m_cd=self._m_cd if k else sm.zeros(0, n), f_cd=self._f_cd if k else sm.zeros(0, 1))
 
     # ------------------------------------------------------------ attributes
     @property

@@ -47,27 +47,28 @@ from __future__ import annotations
 
 import random
 from collections.abc import Callable, Iterable, Sequence
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import symengine as se
 import sympy as sm
 from sympy import default_sort_key
 
-from ..compat.sympy import TIME
+from ..compat.sympy import TIME, kanes_method_constraints, lagranges_method_holonomic
 from ..errors import FormulationError, SingularConstraintError
 from ..symengine_bridge import SymbolTable as _Symbols
 from ..symengine_bridge import to_symengine
+from .linearization_data import KaneLinearizationData, LagrangeLinearizationData
 
 if TYPE_CHECKING:
     from .eom import EquationsOfMotion
-    from .kane import KanesMethod
-    from .lagrange import LagrangesMethod
 
 
 t = TIME
 
-__all__ = ["linearize_kane", "linearize_lagrange", "linearize_eom", "to_symengine"]
+__all__ = ["linearize_kane", "linearize_lagrange", "linearize_eom", "kane_data_from_sympy",
+           "lagrange_data_from_sympy", "KaneLinearizationData", "LagrangeLinearizationData",
+           "to_symengine"]
 
 _ZERO = se.Integer(0)
 _ONE = se.Integer(1)
@@ -577,12 +578,12 @@ def _op_se(syms: _Symbols, op: dict) -> dict:
 
 
 # --------------------------------------------------------------------------- Kane
-def _kane_form_from_eom(eom, op: dict, syms: _Symbols | None = None) -> _Form:
-    """Blocks for Kane's equations from a canonical EquationsOfMotion (unreduced or reduced)."""
-    q, u = list(eom.q), list(eom.u)
+def _kane_form(data: KaneLinearizationData, op: dict, syms: _Symbols | None = None) -> _Form:
+    """Blocks for Kane's equations from their data (unreduced or reduced dynamic block)."""
+    q, u = list(data.q), list(data.u)
     qd_atoms = [a.diff(t) for a in q]
     ud_atoms = [a.diff(t) for a in u]
-    N, o, p, m = len(q), len(u), len(eom.u_ind), len(eom.u_dep)
+    N, o, p, m = len(q), len(u), len(data.u_ind), len(data.u_dep)
     if syms is None:
         syms = _Symbols()
     qs = [syms.add(a) for a in q]
@@ -590,12 +591,12 @@ def _kane_form_from_eom(eom, op: dict, syms: _Symbols | None = None) -> _Form:
     for a in qd_atoms:
         syms.add(a)
     uds = [syms.add(a) for a in ud_atoms]
-    uaux = set(eom.u_aux) | {a.diff(t) for a in eom.u_aux}
+    uaux = set(data.u_aux) | {a.diff(t) for a in data.u_aux}
     known = set(q) | set(u) | set(qd_atoms) | set(ud_atoms) | uaux
-    names = ("qdot_solution", "holonomic", "velocity_matrix", "velocity_rest",
+    names = ("qdot", "holonomic", "velocity_matrix", "velocity_rest",
              "acceleration_matrix", "acceleration_rest", "dynamic_mass", "dynamic_rest")
-    conv = dict(zip(names, syms.matrices([getattr(eom, name) for name in names])))
-    for name in ("qdot_solution", "holonomic", "velocity_matrix", "velocity_rest",
+    conv = dict(zip(names, syms.matrices([getattr(data, name) for name in names])))
+    for name in ("qdot", "holonomic", "velocity_matrix", "velocity_rest",
                  "acceleration_matrix", "acceleration_rest"):
         extra = [a for a in syms.atoms_in(e for row in conv[name] for e in row) if a not in known]
         if extra:
@@ -611,15 +612,15 @@ def _kane_form_from_eom(eom, op: dict, syms: _Symbols | None = None) -> _Form:
     rs = [syms.add(a) for a in r]
     ops = _op_se(syms, op)
 
-    form = _Form(syms, q, u, [], r, q_split=(eom.q_ind, eom.q_dep), u_split=(eom.u_ind, eom.u_dep))
+    form = _Form(syms, q, u, [], r, q_split=(data.q_ind, data.q_dep), u_split=(data.u_ind, data.u_dep))
     b = form.blocks
     # kinematic: q' - qdot(q, u, t) = 0 (SymPy's explicit form: M_qq = I)
-    qdot = [row[0] for row in conv["qdot_solution"]]
+    qdot = [row[0] for row in conv["qdot"]]
     b["M_qq"] = _eye(N)
     b["A_qq"] = _jac_at(qdot, qs, ops)
     b["A_qu"] = _jac_at(qdot, us, ops)
     # configuration constraints
-    if eom.holonomic.rows:
+    if data.holonomic.rows:
         b["fc_q"] = _jac_at([row[0] for row in conv["holonomic"]], qs, ops)
     # velocity and acceleration constraints
     if m:
@@ -644,7 +645,7 @@ def _kane_form_from_eom(eom, op: dict, syms: _Symbols | None = None) -> _Form:
     Eq = _jac_at(E, qs, ops)
     Eu = _jac_at(E, us, ops)
     Er = _jac_at(E, rs, ops) if rs else [[] for _ in E]
-    if m and not eom.dynamic_reduced:
+    if m and not data.dynamic_reduced:
         # reduced rows D = -T E with T = [I_p, A_rs^T]; A_rs and dA_rs/dq at the operating point
         Bv_op = b["fv_u"]
         Bi = _cols(Bv_op, range(p))
@@ -689,71 +690,39 @@ def _kane_form_from_eom(eom, op: dict, syms: _Symbols | None = None) -> _Form:
     return form
 
 
-def _kane_form_from_attributes(km, op: dict) -> _Form:
-    """Blocks from SymPy-style KanesMethod attributes (reduced k_d, f_d): the general fallback."""
+def kane_data_from_sympy(km: Any) -> KaneLinearizationData:
+    """The linearization data of SymPy's own ``KanesMethod`` (after ``kanes_equations``).
+
+    From its public ``q``, ``u``, ``kindiffdict()``, ``mass_matrix`` = [k_d; k_dnh] and
+    ``forcing`` = -[f_d; f_dnh], and the constraints it keeps private
+    (:func:`symbody.compat.sympy.kanes_method_constraints`).  The dynamic block is SymPy's
+    reduced one, k_d u' + f_d = 0 (o - m rows over all o speeds).
+    """
+    mass, forcing = km.mass_matrix, km.forcing      # ValueError when Fr, Fr* are not formed
+    parts = kanes_method_constraints(km)
     q, u = list(km.q), list(km.u)
-    qdep = list(km._qdep) if km._qdep is not None else []
-    udep = list(km._udep) if km._udep is not None else []
-    q_i = q[:len(q) - len(qdep)]
-    u_i = u[:len(u) - len(udep)]
-    N, o, m = len(q), len(u), len(udep)
-    k_d, f_d = km._k_d, km._f_d
-    syms = _Symbols()
-    qs = [syms.add(a) for a in q]
-    us = [syms.add(a) for a in u]
-    for a in q:
-        syms.add(a.diff(t))
-    uds = [syms.add(a.diff(t)) for a in u]
-    uaux = list(km._uaux) if km._uaux is not None else []
-    known = set(q) | set(u) | {a.diff(t) for a in q + u + uaux} | set(uaux)
-    Kd = syms.matrix(k_d)
-    fd = syms.column(f_d)
-    if uaux:
-        aux_zero = {syms.add(a): _ZERO for a in uaux}
-        fd = _subv(fd, aux_zero)
-        Kd = _sub(Kd, aux_zero)
-    r_atoms = {a for a in syms.atoms_in(fd) if a not in known}
-    r = sorted(r_atoms, key=default_sort_key)
-    rs = [syms.add(a) for a in r]
-    ops = _op_se(syms, op)
-    form = _Form(syms, q, u, [], r, q_split=(q_i, qdep), u_split=(u_i, udep))
-    b = form.blocks
-    qmap = km._qdot_u_map
-    qdot = syms.column([qmap[a.diff(t)] for a in q]) if qmap else []
-    qdot = _subv(qdot, {syms.se_of[a]: _ZERO for a in uaux}) if uaux else qdot
-    b["M_qq"] = _eye(N)
-    b["A_qq"] = _jac_at(qdot, qs, ops)
-    b["A_qu"] = _jac_at(qdot, us, ops)
-    if len(qdep):
-        b["fc_q"] = _jac_at(syms.column(km._f_h), qs, ops)
-    if m:
-        Bv = syms.matrix(km._k_nh)
-        bv = syms.column(km._f_nh)
-        fv = [sum((Bv[i][j] * us[j] for j in range(o)), bv[i]) for i in range(m)]
-        b["fv_q"] = _jac_at(fv, qs, ops)
-        b["fv_u"] = _sub(Bv, ops)
-        Ba = syms.matrix(km._k_dnh)
-        ba = syms.column(km._f_dnh)
-        fa = [sum((Ba[i][j] * uds[j] for j in range(o)), ba[i]) for i in range(m)]
-        b["M_uqc"] = _zeros(m, N)
-        b["A_uqc"] = _neg(_jac_at(fa, qs, ops))
-        b["M_uuc"] = _sub(Ba, ops)
-        b["A_uuc"] = _neg(_jac_at(ba, us, ops))
-    E = [sum((Kd[i][j] * uds[j] for j in range(o)), fd[i]) for i in range(len(fd))]
-    d = len(E)
-    b["M_uqd"] = _zeros(d, N)
-    b["A_uqd"] = _jac_at(E, qs, ops)
-    b["M_uud"] = _neg(_sub(Kd, ops))
-    b["A_uud"] = _jac_at(E, us, ops)
-    b["M_uld"] = [[] for _ in range(d)]
-    b["B_u"] = _jac_at(E, rs, ops) if rs else [[] for _ in range(d)]
-    return form
+    q_dep, u_dep, u_aux = parts["q_dep"], parts["u_dep"], parts["u_aux"]
+    d = len(u) - len(u_dep)
+    qmap = km.kindiffdict()
+    qdot = sm.Matrix(len(q), 1, [qmap[a.diff(t)] for a in q])
+    k_d, f_d = mass[:d, :], -forcing[:d, :]
+    if u_aux:
+        aux_zero = dict.fromkeys(u_aux, 0)
+        qdot, k_d, f_d = qdot.xreplace(aux_zero), k_d.xreplace(aux_zero), f_d.xreplace(aux_zero)
+    return KaneLinearizationData(
+        q_ind=tuple(q[:len(q) - len(q_dep)]), q_dep=tuple(q_dep), u_ind=tuple(u[:d]),
+        u_dep=tuple(u_dep), u_aux=tuple(u_aux), qdot=qdot, holonomic=parts["f_h"],
+        velocity_matrix=parts["k_nh"], velocity_rest=parts["f_nh"],
+        acceleration_matrix=mass[d:, :], acceleration_rest=-forcing[d:, :],
+        dynamic_mass=k_d, dynamic_rest=f_d, dynamic_reduced=bool(u_dep))
 
 
-def linearize_kane(km: KanesMethod, *, op_point: dict | Sequence[dict] | None = None, A_and_B: bool = False,
+def linearize_kane(km: Any, *, op_point: dict | Sequence[dict] | None = None, A_and_B: bool = False,
                    linear_solver: str | Callable = "LU", simplify: bool = False) -> tuple:
     """Linearize Kane's equations about an operating point, as SymPy's ``KanesMethod.linearize``.
 
+    ``km``: symbody's ``KanesMethod`` (its :class:`KaneLinearizationData` from
+    ``to_linearizer_data()``), SymPy's (:func:`kane_data_from_sympy`), or the data itself.
     Returns ``(M, A, B, r)`` for ``M [q'; u'] = A [q_ind; u_ind] + B r`` (M square
     of size N + o, A of shape (N + o, n + p)), or with ``A_and_B=True``
     ``(A, B, r)`` for ``[q_ind'; u_ind'] = A [q_ind; u_ind] + B r`` (A of shape
@@ -762,18 +731,13 @@ def linearize_kane(km: KanesMethod, *, op_point: dict | Sequence[dict] | None = 
     constants; what is not given stays symbolic.  B is an empty Matrix when
     there are no inputs.
     """
-    if hasattr(km, "_se"):            # symbody's KanesMethod: formed, SymPy forms not needed
-        formed = km._se is not None
+    if isinstance(km, KaneLinearizationData):
+        data = km
+    elif hasattr(km, "to_linearizer_data"):
+        data = km.to_linearizer_data()
     else:
-        formed = getattr(km, "_fr", None) is not None and getattr(km, "_frstar", None) is not None
-    if not formed:
-        raise ValueError("Need to compute Fr, Fr* first.")
-    op = _op_dict(op_point)
-    to_eom = getattr(km, "to_eom", None)
-    if to_eom is not None:
-        form = _kane_form_from_eom(to_eom(), op)
-    else:
-        form = _kane_form_from_attributes(km, op)
+        data = kane_data_from_sympy(km)
+    form = _kane_form(data, _op_dict(op_point))
     out = _assemble(form, A_and_B, linear_solver, simplify)
     return out + (sm.Matrix(form.r),)
 
@@ -785,33 +749,62 @@ def linearize_eom(eom: EquationsOfMotion, *, op_point: dict | Sequence[dict] | N
     Same returns as :func:`linearize_kane`, with q = eom.q, u = eom.u and the
     state [q_ind, u_ind].  Works for unreduced and reduced dynamic blocks.
     """
-    form = _kane_form_from_eom(eom, _op_dict(op_point))
-    out = _assemble(form, A_and_B, linear_solver, simplify)
-    return out + (sm.Matrix(form.r),)
+    return linearize_kane(KaneLinearizationData.from_eom(eom), op_point=op_point, A_and_B=A_and_B,
+                          linear_solver=linear_solver, simplify=simplify)
 
 
 # --------------------------------------------------------------------------- Lagrange
-def linearize_lagrange(lm: LagrangesMethod, *, q_ind: Sequence | None = None,
+def lagrange_data_from_sympy(lm: Any) -> LagrangeLinearizationData:
+    """The linearization data of SymPy's own ``LagrangesMethod`` (after ``form_lagranges_equations``).
+
+    From its public ``q``, ``coneqs``, ``lam_vec``, ``lam_coeffs``, ``mass_matrix`` =
+    [m_d, lam_coeffs^T], ``forcing`` = f_d, ``mass_matrix_full`` and ``forcing_full`` (whose
+    last k rows hold m_cd and f_cd), and the configuration constraints it keeps private
+    (:func:`symbody.compat.sympy.lagranges_method_holonomic`).
+    """
+    mass, f_d = lm.mass_matrix, lm.forcing          # ValueError before the equations are formed
+    q = tuple(lm.q)
+    n = len(q)
+    coneqs = sm.Matrix(lm.coneqs) if lm.coneqs is not None else sm.Matrix()
+    k = len(coneqs)
+    if k:
+        m_cd, f_cd = lm.mass_matrix_full[2 * n:, n:2 * n], lm.forcing_full[2 * n:, :]
+        lam_coeffs = sm.Matrix(lm.lam_coeffs)
+    else:
+        m_cd, f_cd, lam_coeffs = sm.zeros(0, n), sm.zeros(0, 1), sm.zeros(0, n)
+    return LagrangeLinearizationData(
+        q=q, hol_coneqs=lagranges_method_holonomic(lm), coneqs=coneqs,
+        lam_vec=tuple(lm.lam_vec) if lm.lam_vec is not None else (), lam_coeffs=lam_coeffs,
+        m_d=mass[:, :n], f_d=sm.Matrix(f_d), m_cd=m_cd, f_cd=f_cd)
+
+
+def linearize_lagrange(lm: Any, *, q_ind: Sequence | None = None,
                        qd_ind: Sequence | None = None, q_dep: Sequence | None = None,
                        qd_dep: Sequence | None = None, op_point: dict | Sequence[dict] | None = None,
                        A_and_B: bool = False, linear_solver: str | Callable = "LU",
                        simplify: bool = False) -> tuple:
     """Linearize Lagrange's equations, as SymPy's ``LagrangesMethod.linearize``.
 
+    ``lm``: symbody's ``LagrangesMethod`` (its :class:`LagrangeLinearizationData` from
+    ``to_linearizer_data()``), SymPy's (:func:`lagrange_data_from_sympy`), or the data.
     The speeds are u = q' (``qd_ind``/``qd_dep`` are derivatives of coordinates)
     and the multipliers lam enter the unknowns: ``M [q'; q''; lam] = A [q_ind; qd_ind] + B r``
     (M square of size 2n + k), or with ``A_and_B=True`` ``[q_ind'; qd_ind'] = A [q_ind; qd_ind] + B r``.
     Returns ``(M, A, B, r)`` or ``(A, B, r)``.  Without constraints ``q_ind`` and
     ``qd_ind`` default to all coordinates and their derivatives.
     """
-    if getattr(lm, "eom", None) is None:
-        raise ValueError("Need to compute the equations of motion first")
-    q = list(lm.q)
+    if isinstance(lm, LagrangeLinearizationData):
+        data = lm
+    elif hasattr(lm, "to_linearizer_data"):
+        data = lm.to_linearizer_data()
+    else:
+        data = lagrange_data_from_sympy(lm)
+    q = list(data.q)
     qd_atoms = [a.diff(t) for a in q]
     qdd_atoms = [a.diff(t, 2) for a in q]
-    coneqs = sm.Matrix(lm.coneqs) if lm.coneqs is not None else sm.Matrix()
-    hol = sm.Matrix(getattr(lm, "_hol_coneqs", sm.Matrix()))
-    lams = list(lm.lam_vec) if lm.lam_vec is not None else []
+    coneqs = sm.Matrix(data.coneqs)
+    hol = sm.Matrix(data.hol_coneqs)
+    lams = list(data.lam_vec)
     n_c, n_h = len(coneqs), len(hol)
     q_i = list(q_ind) if q_ind is not None else ([] if n_h else list(q))
     q_d = list(q_dep) if q_dep is not None else []
@@ -824,9 +817,9 @@ def linearize_lagrange(lm: LagrangesMethod, *, q_ind: Sequence | None = None,
     if set(u_i + u_d) != set(qd_atoms) or len(u_i) + len(u_d) != len(q):
         raise ValueError("Must partition qd into qd_ind and qd_dep, with no extra or missing symbols.")
 
-    m_d = sm.Matrix(lm._m_d)
-    f_d = sm.Matrix(lm._f_d)
-    lam_coeffs = sm.Matrix(lm.lam_coeffs) if n_c else sm.zeros(0, len(q))
+    m_d = sm.Matrix(data.m_d)
+    f_d = sm.Matrix(data.f_d)
+    lam_coeffs = sm.Matrix(data.lam_coeffs) if n_c else sm.zeros(0, len(q))
     syms = _Symbols()
     qs = [syms.add(a) for a in q]
     us = [syms.add(a) for a in qd_atoms]          # u = q'
@@ -854,8 +847,8 @@ def linearize_lagrange(lm: LagrangesMethod, *, q_ind: Sequence | None = None,
         fv = syms.column(coneqs)
         b["fv_q"] = _jac_at(fv, qs, ops)
         b["fv_u"] = _jac_at(fv, us, ops)
-        m_cd = syms.matrix(lm._m_cd)
-        f_cd = syms.column(lm._f_cd)
+        m_cd = syms.matrix(data.m_cd)
+        f_cd = syms.column(data.f_cd)
         fa = [sum((m_cd[i][j] * uds[j] for j in range(o) if m_cd[i][j] != 0), -f_cd[i])
               for i in range(n_c)]
         b["M_uqc"] = _zeros(n_c, N)
