@@ -21,7 +21,7 @@ from typing import Any
 
 import sympy as sm
 from sympy.physics.mechanics import Particle, RigidBody
-from sympy.physics.vector import Point, ReferenceFrame, Vector
+from sympy.physics.vector import ReferenceFrame
 
 from .._lazy_modules import lazy_module
 from ..compat.sympy import TIME, add_from_args, mul_from_args
@@ -70,6 +70,7 @@ class KanesMethod(MethodAttributes):
     ``kd_eqs_solver`` and ``constraint_solver``.
     """
 
+    # 15 parameters: exactly the signature of sympy.physics.mechanics.KanesMethod (drop-in use)
     def __init__(self, frame: ReferenceFrame, q_ind: Sequence, u_ind: Sequence,
                  kd_eqs: Sequence | None = None, q_dependent: Sequence | None = None,
                  configuration_constraints: Sequence | None = None, u_dependent: Sequence | None = None,
@@ -340,21 +341,10 @@ class KanesMethod(MethodAttributes):
         return fr + frstar
 
     def _form_unreduced(self, bodies, loads, bar=None):
-        """Fr, and Fr* split as MM u' + nonMM, frame by frame (see _frame_vectors).
+        """Fr, and Fr* split as MM u' + nonMM, frame by frame (the sums: :mod:`._kane_sums`)."""
+        from ._frame_vectors import FrameVectors  # loads symengine: not at import
+        from ._kane_sums import KaneSums
 
-        For a body of mass m with mass centre velocity v = sum_r v_r u_r + v_t and
-        angular velocity w = sum_r w_r u_r + w_t, central inertia I (components in
-        its own frame D, which turns with w_D/N)::
-
-            MM_rk  = m v_r . v_k + w_r . (I w_k)
-            nonMM_r = v_r . (m a_rest + m' v) + w_r . T_rest
-            T_rest = I' w + I (alpha_rest - w_D x w) + w_D x (I w)     (in D)
-
-        where a_rest and alpha_rest are the accelerations with u' = 0.
-        """
-        from ._frame_vectors import FrameVectors, cross3, dot3  # loads symengine: not at import
-
-        N = self._inertial
         smap = self._smap
         q_se = [smap.add(x) for x in self._q]
         u_se = [smap.add(x) for x in self._u]
@@ -363,212 +353,16 @@ class KanesMethod(MethodAttributes):
         qdot_map = self._qdot_u_map
         qdot_se = [smap.to_se(qdot_map[qd].xreplace(dict.fromkeys(self._uaux, 0))) for qd in self._qdot]
         chain = ChainRule(q_se, qdot_se, t_se, symmap=smap, speeds=u_se + ua_se)
-        fv = FrameVectors(N, smap, qdot_map, chain)
-        speeds = u_se + ua_se
+        fv = FrameVectors(self._inertial, smap, qdot_map, chain)
         uaux_zero = {s: se.Integer(0) for s in ua_se}
-        o, s_aux = len(u_se), len(ua_se)
-        zero = se.Integer(0)
-
-        Fr_terms: list[list] = [[] for _ in range(o + s_aux)]
-        partials_cache: dict = {}
-
-        def with_partials(key, velocity):
-            """(velocity in N, its partials along the speeds) of a point or frame, once each."""
-            got = partials_cache.get(key)
-            if got is None:
-                v = velocity(key)
-                got = partials_cache[key] = (v, fv.partials(v, speeds))
-            return got
-
-        def point_velocity(P):
-            try:
-                vel = P.vel(N)
-            except ValueError as exc:
-                raise FormulationError(f"the velocity of point {P} in {N} is not defined: {exc}") from exc
-            return fv.vector(vel)
-
-        def frame_velocity(F):
-            try:
-                return fv.angular_velocity(F)
-            except ValueError as exc:
-                raise FormulationError(f"the angular velocity of frame {F} in {N} is not defined: "
-                                       f"{exc}") from exc
-
-        def point_partials(P):
-            return with_partials(P, point_velocity)
-
-        def frame_partials(F):
-            return with_partials(F, frame_velocity)
-
-        for idx, load in enumerate(loads):
-            try:
-                where, what = load
-            except (TypeError, ValueError) as exc:
-                raise FormulationError(f"loads[{idx}] = {load!r} is not a (Point or ReferenceFrame, Vector) pair") from exc
-            if not isinstance(what, Vector) and what != 0:
-                raise FormulationError(f"loads[{idx}]: the force/torque {what!r} is not a Vector")
-            if isinstance(where, Point):
-                _, parts = point_partials(where)
-            elif isinstance(where, ReferenceFrame):
-                _, parts = frame_partials(where)
-            else:
-                raise FormulationError(f"loads[{idx}] acts on {where!r}, which is neither a Point nor a ReferenceFrame")
-            F = fv.substitute(fv.vector(what), uaux_zero)
-            if not F:
-                continue
-            for r in range(o + s_aux):
-                if parts[r]:
-                    Fr_terms[r].append(fv.dot(parts[r], F))
-        Fr = [se.Add(*terms) if terms else zero for terms in Fr_terms]
-
-        # Kane's sums over the bodies, collected.  A body enters MM_rk and nonMM_r only through
-        # its mass (inertia) and its partial velocities; bodies whose partial velocities are
-        # equal (every link below a joint of a chain has v_r = l_r b_r) share the dot product,
-        # and their masses are summed: MM_rk = sum_(v_r, v_k) (sum_i m_i) v_r . v_k, formed once
-        # per distinct pair.  This keeps the formed sums n^2 in size for an n-link chain (summed
-        # body by body they hold n^3 terms).
-        vec_ids: dict = {}         # structural key of a frame-aware vector -> its id
-        vecs: list = []            # id -> the vector
-
-        def intern(v) -> int:
-            key = tuple((f, tuple(c)) for f, c in v.items())
-            got = vec_ids.get(key)
-            if got is None:
-                got = vec_ids[key] = len(vecs)
-                vecs.append(v)
-            return got
-
-        mm_weights: dict = {}      # (r, k, id v_r, id v_k) -> [masses]
-        force_weights: dict = {}   # (r, id v_r, id f part) -> [masses or mass rates]
-        rot_mm: dict = {}          # (r, k, w_r in D, w_k in D) -> [inertia matrices in D]
-        rot_force: dict = {}       # (r, w_r in D) -> [torques in D]
+        sums = KaneSums(self._inertial, fv, chain, smap, u_se + ua_se, len(u_se), uaux_zero)
+        Fr = sums.active_forces(loads)
         for idx, body in enumerate(bodies):
             if bar is not None:
                 bar.set(idx, f"body {idx + 1}/{len(bodies)}")
-            if isinstance(body, RigidBody):
-                P, B = body.masscenter, body.frame
-            elif isinstance(body, Particle):
-                P, B = body.point, None
-            else:
-                raise FormulationError(f"bodies[{idx}] = {body!r} is neither a RigidBody nor a Particle")
-            mass = smap.to_se(sm.sympify(body.mass))
-            v, vparts = point_partials(P)
-            v0 = fv.substitute(v, uaux_zero)
-            a_rest = fv.dt_rest(v0, uaux_zero)
-            mdot = chain.dt_rest(mass)
-            # the rest of m a + m' v, frame part by frame part, each with its weight
-            f_parts = [(intern({f: c}), mass) for f, c in a_rest.items()]
-            if mdot != 0:
-                f_parts += [(intern({f: c}), mdot) for f, c in v0.items()]
-            ids = [intern(vr) if vr else None for vr in vparts]
-            # translational: m v_r . v_k (symmetric in r, k < o)
-            for r in range(o + s_aux):
-                ir = ids[r]
-                if ir is None:
-                    continue
-                for k in range(r if r < o else 0, o):
-                    ik = ids[k]
-                    if ik is not None:
-                        key = (r, k, ir, ik)
-                        got = mm_weights.get(key)
-                        if got is None:
-                            mm_weights[key] = [mass]
-                        else:
-                            got.append(mass)
-                for jf, weight in f_parts:
-                    key = (r, ir, jf)
-                    got = force_weights.get(key)
-                    if got is None:
-                        force_weights[key] = [weight]
-                    else:
-                        got.append(weight)
-            if B is None:
-                continue
-            w, wparts = frame_partials(B)
-            D, I = fv.dyadic(body.central_inertia)
-            w0 = fv.express(fv.substitute(w, uaux_zero), D)
-            Iw = [dot3(I[i], w0) for i in range(3)]
-            alpha = fv.express(fv.dt_rest(fv.substitute(w, uaux_zero), uaux_zero), D)
-            if D is B:
-                inner = alpha
-                Omega = w0
-            else:
-                Omega = fv.angular_velocity_in(D)
-                if uaux_zero:
-                    Omega = [c.subs(uaux_zero) for c in Omega]
-                inner = [a - b for a, b in zip(alpha, cross3(Omega, w0))]
-            torque = [dot3(I[i], inner) for i in range(3)]
-            torque = [a + b for a, b in zip(torque, cross3(Omega, Iw))]
-            Idot = [[chain.dt_rest(c) for c in row] for row in I]
-            if any(c != 0 for row in Idot for c in row):
-                torque = [a + dot3(Idot[i], w0) for i, a in enumerate(torque)]
-            # rotational: w_r . I w_k, keyed by the components of w_r, w_k in D (bodies with
-            # equal ones have their inertia matrices summed)
-            wD = [tuple(fv.express(wp, D)) if wp else None for wp in wparts]
-            for r in range(o + s_aux):
-                wr = wD[r]
-                if wr is None:
-                    continue
-                for k in range(r if r < o else 0, o):
-                    if wD[k] is not None:
-                        rot_mm.setdefault((r, k, wr, wD[k]), []).append(I)
-                rot_force.setdefault((r, wr), []).append(torque)
-
-        weight_sums: dict = {}
-
-        def weight_sum(ws):
-            key = tuple(ws)
-            got = weight_sums.get(key)
-            if got is None:
-                got = weight_sums[key] = se.Add(*ws)
-            return got
-
-        vec_dots: dict = {}
-
-        def vec_dot(ia, ib):
-            got = vec_dots.get((ia, ib))
-            if got is None:
-                got = vec_dots[(ia, ib)] = fv.dot(vecs[ia], vecs[ib])
-            return got
-
-        def weighted(pairs) -> list:
-            """sum_j W_j d_j as sum_W W (sum of its d_j): the dot products of equal weights joined."""
-            by_weight: dict = {}
-            for weight, d in pairs:
-                if d != zero:
-                    by_weight.setdefault(weight, []).append(d)
-            return [W * (ds[0] if len(ds) == 1 else se.Add(*ds)) for W, ds in by_weight.items()]
-
-        mm_pairs: dict = {}
-        for (r, k, ir, ik), ws in mm_weights.items():
-            mm_pairs.setdefault((r, k), []).append((weight_sum(ws), vec_dot(ir, ik)))
-        mm_terms: dict = {rk: weighted(pairs) for rk, pairs in mm_pairs.items()}
-        force_pairs: dict = {}
-        for (r, ir, jf), ws in force_weights.items():
-            force_pairs.setdefault(r, []).append((weight_sum(ws), vec_dot(ir, jf)))
-        force_terms: dict = {r: weighted(pairs) for r, pairs in force_pairs.items()}
-        for (r, k, wr, wk), inertias in rot_mm.items():
-            Isum = inertias[0] if len(inertias) == 1 else [
-                [se.Add(*[In[i][j] for In in inertias]) for j in range(3)] for i in range(3)]
-            e = dot3(wr, [dot3(Isum[i], wk) for i in range(3)])
-            if e != zero:
-                mm_terms.setdefault((r, k), []).append(e)
-        for (r, wr), torques in rot_force.items():
-            T = torques[0] if len(torques) == 1 else [se.Add(*[Tb[i] for Tb in torques]) for i in range(3)]
-            e = dot3(wr, T)
-            if e != zero:
-                force_terms.setdefault(r, []).append(e)
-
-        MM = [[zero] * o for _ in range(o + s_aux)]
-        for (r, k), terms in mm_terms.items():
-            e = se.Add(*terms) if len(terms) != 1 else terms[0]
-            MM[r][k] = e
-            if k != r and r < o:
-                MM[k][r] = e
-        nonMM = [zero] * (o + s_aux)
-        for r, terms in force_terms.items():
-            nonMM[r] = se.Add(*terms) if len(terms) != 1 else terms[0]
-        self._se = {"Fr": Fr, "MM": MM, "nonMM": nonMM, "o": o, "s": s_aux}
+            sums.add_body(idx, body)
+        MM, nonMM = sums.inertia_forces()
+        self._se = {"Fr": Fr, "MM": MM, "nonMM": nonMM, "o": len(u_se), "s": len(ua_se)}
         self._unreduced = None
         self._Ars_se_cache = None
 
