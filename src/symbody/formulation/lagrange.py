@@ -867,24 +867,29 @@ class LagrangesMethod(MethodAttributes):
         if self.eom is None:
             self.form_lagranges_equations()
         q = list(self._q)
-        n_all = len(q)
         u = self.speed_symbols(speeds)
         clash = self._speed_clashes(u)
         if clash:
             raise FormulationError(
                 f"the speed symbol {clash} chosen for to_eom already appears in the equations; "
                 "pass other names with speeds=[...]")
-        u_of_q = dict(zip(q, u, strict=True))
-        qd_to_u = dict(zip(self._qdots, u, strict=True))
-        qdd_to_ud = {a: ui.diff(t) for a, ui in zip(self._qdoubledots, u, strict=True)}
-        n_hol = self._hol_coneqs.rows
-        m_all = self.coneqs.rows if self.coneqs else 0
+        qi_list, qd_list = self._coordinate_split(q_ind, q_dep, q)
+        ui_list, ud_list = self._speed_split(u_ind, u_dep, u, qd_list)
+        blocks = self._canonical_blocks(q, u, qi_list + qd_list, ui_list + ud_list)
+        blocks = CanonicalBlocks(q_ind=qi_list, q_dep=qd_list, u_ind=ui_list, u_dep=ud_list,
+                                 u_aux=[], **blocks)
+        return EquationsOfMotion.from_blocks(blocks, specifieds=specifieds, extra_states=extra_states,
+                                              name=name)
 
-        # ---- coordinates
+    def _coordinate_split(self, q_ind: Sequence | None, q_dep: Sequence | None,
+                          q: list) -> tuple[list, list]:
+        """(q_ind, q_dep) of :meth:`to_eom`: as given, completed, or chosen automatically."""
+        n_all = len(q)
+        n_hol = self._hol_coneqs.rows
         qi_list = as_symbol_list(q_ind, "q_ind")
         qd_list = as_symbol_list(q_dep, "q_dep")
         for s in qi_list + qd_list:
-            if s not in u_of_q:
+            if s not in set(q):
                 raise FormulationError(f"{s} given in q_ind/q_dep is not one of the coordinates {q}")
         if q_ind is None and q_dep is None:
             if n_hol:
@@ -907,8 +912,17 @@ class LagrangesMethod(MethodAttributes):
         if len(qd_list) != n_hol:
             raise FormulationError(f"there are {n_hol} holonomic constraints but {len(qd_list)} "
                                    "dependent coordinates; the numbers must be equal")
+        return qi_list, qd_list
 
-        # ---- speeds
+    def _speed_split(self, u_ind: Sequence | None, u_dep: Sequence | None, u: list,
+                     qd_list: list) -> tuple[list, list]:
+        """(u_ind, u_dep) of :meth:`to_eom` (speeds or q'): as given, completed, or chosen
+        automatically (the speeds of the dependent coordinates are dependent)."""
+        q = list(self._q)
+        n_all = len(q)
+        m_all = self.coneqs.rows if self.coneqs else 0
+        qd_to_u = dict(zip(self._qdots, u, strict=True))
+
         def as_speed(s):
             if s in qd_to_u:
                 return qd_to_u[s]
@@ -947,10 +961,17 @@ class LagrangesMethod(MethodAttributes):
                 raise SingularConstraintError(
                     f"the constraint Jacobian is singular in the dependent speeds "
                     f"{list(map(str, ud_list))} (at a random configuration); choose other u_dep")
+        return ui_list, ud_list
 
-        u_order = ui_list + ud_list
+    def _canonical_blocks(self, q: list, u: list, q_order_list: list, u_order: list) -> dict:
+        """The blocks of :class:`CanonicalBlocks` but the variables, with the coordinates in
+        ``q_order_list`` = [q_ind, q_dep] and the speeds in ``u_order`` = [u_ind, u_dep]."""
+        m_all = self.coneqs.rows if self.coneqs else 0
+        n_hol = self._hol_coneqs.rows
+        qd_to_u = dict(zip(self._qdots, u, strict=True))
+        qdd_to_ud = {a: ui.diff(t) for a, ui in zip(self._qdoubledots, u, strict=True)}
         order = [u.index(s) for s in u_order]            # coordinate index of each speed
-        q_order = [q.index(s) for s in qi_list + qd_list]
+        q_order = [q.index(s) for s in q_order_list]
         col_of = {ci: k for k, ci in enumerate(order)}
         N_all = len(q_order)
         K_u = sm.zeros(N_all, N_all)
@@ -971,13 +992,9 @@ class LagrangesMethod(MethodAttributes):
         else:
             B, b = sm.zeros(0, N_all), sm.zeros(0, 1)
             b_a = sm.zeros(0, 1)
-        blocks = CanonicalBlocks(
-            q_ind=qi_list, q_dep=qd_list, u_ind=ui_list, u_dep=ud_list, u_aux=[],
-            K_qd=sm.eye(N_all), K_u=K_u, k=sm.zeros(N_all, 1), qdot_solution=qdot_solution,
-            f_h=self._hol_coneqs if n_hol else sm.zeros(0, 1), B=B, b=b, B_a=B, b_a=b_a,
-            M_d=M_d, g_d=g_d, reduced=False, auxiliary=sm.zeros(0, 1))
-        return EquationsOfMotion.from_blocks(blocks, specifieds=specifieds, extra_states=extra_states,
-                                              name=name)
+        return dict(K_qd=sm.eye(N_all), K_u=K_u, k=sm.zeros(N_all, 1), qdot_solution=qdot_solution,
+                    f_h=self._hol_coneqs if n_hol else sm.zeros(0, 1), B=B, b=b, B_a=B, b_a=b_a,
+                    M_d=M_d, g_d=g_d, reduced=False, auxiliary=sm.zeros(0, 1))
 
     def _speed_clashes(self, u: list):
         present = {a.expr if isinstance(a, sm.Derivative) else a for a in self._calc.sym_of}
