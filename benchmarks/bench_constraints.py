@@ -176,7 +176,9 @@ def main(argv=None) -> dict:
     run("book: IDA index-1 (rtol = atol = 1e-10)", book_ida, lambda y: y)
 
     eom = symbody.EquationsOfMotion(q_ind=[q1], u_ind=list(u), kinematic=d["Mk"] * d["qdN"] + d["gk"],
-                                    dynamic=(d["Md"], d["gd"]), q_dep=list(d["qr"]), holonomic=d["fh"],
+                                    dynamic=(d["Md"], d["gd"]),
+                                    constraints=symbody.ConstraintEquations(q_dep=list(d["qr"]),
+                                                                            holonomic=d["fh"]),
                                     constants=list(p))
     model = symbody.compile(eom)
     cases = [("none", 1e-3, 1e-6, True), ("baumgarte", 1e-3, 1e-6, True),

@@ -101,7 +101,8 @@ gd = Frs.xreplace(dict.fromkeys(usd, 0))
 # define them. No numerical function is written by hand.
 
 eom_by_hand = sb.EquationsOfMotion(q_ind=q, u_ind=us, kinematic=fk, dynamic=(Md, gd),
-                                   u_dep=ur, velocity_constraints=fn, constants=[l, I, m],
+                                   constraints=sb.ConstraintEquations(u_dep=ur, velocity=fn),
+                                   constants=[l, I, m],
                                    name="snakeboard (by hand)")
 model_by_hand = sb.compile(eom_by_hand)
 

@@ -30,7 +30,13 @@ from .errors import (
     SymbodyFileError,
     TrajectoryFileError,
 )
-from .formulation import EquationsOfMotion, KanesMethod, LagrangesMethod
+from .formulation import (
+    AuxiliaryEquations,
+    ConstraintEquations,
+    EquationsOfMotion,
+    KanesMethod,
+    LagrangesMethod,
+)
 
 __version__ = "0.1.0"
 
@@ -112,6 +118,8 @@ __all__ = [
     "SymbodyFileError",
     "ModelFileError",
     "TrajectoryFileError",
+    "ConstraintEquations",
+    "AuxiliaryEquations",
 ]
 
 

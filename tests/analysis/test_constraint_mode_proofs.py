@@ -40,7 +40,8 @@ def drifting():
     k, c, m = sm.symbols("k c m")
     eom = sb.EquationsOfMotion(
         [q1], [u1], [q1.diff(t) - u1, q2.diff(t) - u2], [m * u1.diff(t) - F, m * u2.diff(t)],
-        q_dep=[q2], u_dep=[u2], holonomic=[q2 - q1 - c - k * t], velocity_constraints=[u2 - u1])
+        constraints=sb.ConstraintEquations(q_dep=[q2], u_dep=[u2], holonomic=[q2 - q1 - c - k * t],
+                                           velocity=[u2 - u1]))
     return sb.compile(eom, constants=[k, c, m])
 
 

@@ -44,8 +44,9 @@ def pendulum():
     m, g, l = sm.symbols("m g l")
     eom = sb.EquationsOfMotion([x], [ux], [x.diff(t) - ux, y.diff(t) - uy],
                                [m * ux.diff(t), m * uy.diff(t) + m * g],
-                               q_dep=[y], u_dep=[uy], holonomic=[x**2 + y**2 - l**2],
-                               velocity_constraints=[x * ux + y * uy])
+                               constraints=sb.ConstraintEquations(q_dep=[y], u_dep=[uy],
+                                                                  holonomic=[x**2 + y**2 - l**2],
+                                                                  velocity=[x * ux + y * uy]))
     return sb.compile(eom)
 
 
@@ -157,7 +158,8 @@ def test_baumgarte_stops_where_the_jacobian_is_singular(free_particle):
     x, y, ux, uy = me.dynamicsymbols("x y u_x u_y")
     model = sb.compile(sb.EquationsOfMotion(
         [x], [ux], [x.diff(t) - ux, y.diff(t) - uy], [ux.diff(t), uy.diff(t)],
-        q_dep=[y], u_dep=[uy], holonomic=[y**3 - x], velocity_constraints=[uy - ux]))
+        constraints=sb.ConstraintEquations(q_dep=[y], u_dep=[uy], holonomic=[y**3 - x],
+                                           velocity=[uy - ux])))
     run = Run(model, model.constants_array({}), None, 0.0, 1.0, 1e-6, 1e-9, "RK45")
     f = Baumgarte(5.0).rhs(run, model.default_partition)
     # y = 0.5: y' = uy - α (y^3 - x) / (3 y^2)
@@ -215,7 +217,8 @@ def test_gauge_reports_each_matrix_sign_separately():
     x, y, ux, uy = me.dynamicsymbols("x y u_x u_y")
     model = sb.compile(sb.EquationsOfMotion(
         [x], [ux], [x.diff(t) - ux, y.diff(t) - uy], [ux.diff(t), uy.diff(t)],
-        q_dep=[y], u_dep=[uy], holonomic=[y**3 - x], velocity_constraints=[ux - uy]))
+        constraints=sb.ConstraintEquations(q_dep=[y], u_dep=[uy], holonomic=[y**3 - x],
+                                           velocity=[ux - uy])))
     mon = DependentSetMonitor(model, model.constants_array({}), None, 0.5, 1e-6)
     g = mon.gauge(0.0, np.array([0.1, 0.5, 0.2]), model.default_partition)
     assert g.signs == (1.0, -1.0) and g.dets == pytest.approx((0.75, -1.0), rel=RTOL), \

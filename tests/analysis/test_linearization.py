@@ -291,8 +291,9 @@ def test_symbolic_linearize_eom_of_hand_derived_reduced_equations():
     M_red = k_d[:, :p] + k_d[:, p:] * km._Ars
     g_red = f_d - k_d[:, p:] * Bd_inv_ba
     eom = sb.EquationsOfMotion([x], [ux], [x.diff(t) - ux, y.diff(t) - uy], (M_red, g_red),
-                               q_dep=[y], u_dep=[uy], holonomic=[x**2 + y**2 - L**2],
-                               velocity_constraints=[x * ux + y * uy])
+                               constraints=sb.ConstraintEquations(q_dep=[y], u_dep=[uy],
+                                                                  holonomic=[x**2 + y**2 - L**2],
+                                                                  velocity=[x * ux + y * uy]))
     op = {x: 0.0, y: -L, ux: 0.0, uy: 0.0, ux.diff(t): 0, uy.diff(t): 0}
     A, B, r = linearize_eom(eom, op_point=op, A_and_B=True)
     vals = {L: 1.5, g: 9.81, c["m"]: 2.0}

@@ -163,7 +163,7 @@ def test_a_reduced_block_reports_no_multipliers():
     m, g, c, k = sm.symbols("m g c k")
     model = sb.compile(sb.EquationsOfMotion(
         [x, y], [ux], [x.diff(t) - ux, y.diff(t) - uy], [m * (1 + c**2) * ux.diff(t) + m * c * k + m * g * c],
-        u_dep=[uy], velocity_constraints=[uy - c * ux - k * t]))
+        constraints=sb.ConstraintEquations(u_dep=[uy], velocity=[uy - c * ux - k * t])))
     P = {"m": 0.8, "g": 9.81, "c": 0.6, "k": 0.3}
     A, B, point = sb.linearize(model, {"x": 0.1, "y": 0.2, "u_x": 0.4}, P, return_point=True)
     assert point["multipliers"].shape == (1,) and np.isnan(point["multipliers"]).all()
@@ -184,7 +184,8 @@ def test_an_input_inside_the_velocity_constraint_matrix_with_nonzero_acceleratio
     m, g, k = sm.symbols("m g k")
     model = sb.compile(sb.EquationsOfMotion(
         [x, y], [ux], [x.diff(t) - ux, y.diff(t) - uy], [m * ux.diff(t) + k * x, m * uy.diff(t) + m * g],
-        u_dep=[uy], velocity_constraints=[uy - r * ux], specifieds=[r, r.diff(t)]))
+        constraints=sb.ConstraintEquations(u_dep=[uy], velocity=[uy - r * ux]),
+        specifieds=[r, r.diff(t)]))
     P = {"m": 1.3, "g": 9.81, "k": 2.0}
 
     def f(z, rr):

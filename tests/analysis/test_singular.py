@@ -255,13 +255,16 @@ def _reduced_by_hand(eom, eliminate_dependent_speeds=False):
         qdot = sm.Matrix(eom.qdot_solution).xreplace(u_dep)
         return symbody.EquationsOfMotion(
             eom.q_ind, eom.u_ind, kinematic=sm.Matrix(eom.qdot) - qdot,
-            dynamic=(T.T * Md * T, (T.T * (Md * c + gd)).xreplace(u_dep)), q_dep=eom.q_dep,
-            holonomic=eom.holonomic, name="four-bar, seed 001 form")
+            dynamic=(T.T * Md * T, (T.T * (Md * c + gd)).xreplace(u_dep)),
+            constraints=symbody.ConstraintEquations(q_dep=eom.q_dep, holonomic=eom.holonomic),
+            name="four-bar, seed 001 form")
     return symbody.EquationsOfMotion(
         eom.q_ind, eom.u_ind, kinematic=sm.Matrix(eom.qdot) - sm.Matrix(eom.qdot_solution),
-        dynamic=(T.T * Md * T, T.T * (Md * c + gd)), q_dep=eom.q_dep, u_dep=eom.u_dep,
-        holonomic=eom.holonomic,
-        velocity_constraints=sm.Matrix(eom.velocity_matrix) * sm.Matrix(eom.u) + sm.Matrix(eom.velocity_rest),
+        dynamic=(T.T * Md * T, T.T * (Md * c + gd)),
+        constraints=symbody.ConstraintEquations(q_dep=eom.q_dep, u_dep=eom.u_dep,
+                                                holonomic=eom.holonomic,
+                                                velocity=sm.Matrix(eom.velocity_matrix) * sm.Matrix(eom.u)
+                                                + sm.Matrix(eom.velocity_rest)),
         name="four-bar reduced by hand")
 
 

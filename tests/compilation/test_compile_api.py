@@ -153,7 +153,8 @@ def test_consistent_state_errors():
     # q2 = q1**2 ... constraint q2**2 - q1 = 0 : d/dq2 = 2 q2 (singular at q2 = 0)
     eom = symbody.EquationsOfMotion(
         [q1], [u1], kinematic=[q1.diff(t) - u1, q2.diff(t) - u1 / (2 * q2)],
-        dynamic=(sm.Matrix([[1]]), sm.Matrix([r * q1])), q_dep=[q2], holonomic=[q2**2 - q1])
+        dynamic=(sm.Matrix([[1]]), sm.Matrix([r * q1])),
+        constraints=symbody.ConstraintEquations(q_dep=[q2], holonomic=[q2**2 - q1]))
     model = compile(eom)
     x = model.consistent_state([4.0, 1.0, 0.0], [1.0])
     np.testing.assert_allclose(x, [4.0, 2.0, 0.0])

@@ -212,8 +212,9 @@ def test_projection_in_a_middle_coordinate_and_exact_steps():
     m, c = sm.symbols("m c")
     model = sb.compile(sb.EquationsOfMotion(
         [x, y], [ux, uy], [x.diff(t) - ux, y.diff(t) - uy, z.diff(t) - uz],
-        [m * ux.diff(t), m * uy.diff(t), m * uz.diff(t)], q_dep=[z], u_dep=[uz],
-        holonomic=[x + y**2 + 2 * z - c], velocity_constraints=[ux + 2 * y * uy + 2 * uz]))
+        [m * ux.diff(t), m * uy.diff(t), m * uz.diff(t)],
+        constraints=sb.ConstraintEquations(q_dep=[z], u_dep=[uz], holonomic=[x + y**2 + 2 * z - c],
+                                           velocity=[ux + 2 * y * uy + 2 * uz])))
     P = {"m": 1.0, "c": 1.75}
     q, ok, norm = model.project_coordinates([0.5, 0.5, 0.25], P, max_iter=1)
     assert ok and norm == 0.0 and list(q) == [0.5, 0.5, 0.5], \
@@ -256,8 +257,8 @@ def test_a_dependent_set_that_is_not_the_last_speed():
     m, k = sm.symbols("m k")
     model = sb.compile(sb.EquationsOfMotion(
         [x, y, z], [ux, uy], [x.diff(t) - ux, y.diff(t) - uy, z.diff(t) - uz],
-        [m * ux.diff(t), m * uy.diff(t), m * uz.diff(t)], u_dep=[uz],
-        velocity_constraints=[ux + y * uy + 2 * uz - k * t]))
+        [m * ux.diff(t), m * uy.diff(t), m * uz.diff(t)],
+        constraints=sb.ConstraintEquations(u_dep=[uz], velocity=[ux + y * uy + 2 * uz - k * t])))
     P = {"m": 1.0, "k": 0.6}
     part = Partition((), (1,), 3, 3)
     for tt, yv, uxv, uzv in ((1.5, 0.5, 0.4, 0.7), (0.3, -1.2, -0.8, 0.25)):
@@ -308,7 +309,8 @@ def conveyor():
     eom = sb.EquationsOfMotion(
         [x, y], [ux], [x.diff(t) - ux, y.diff(t) - uy],
         [m * (1 + c**2) * ux.diff(t) + m * c * k + m * g * c - F],
-        u_dep=[uy], velocity_constraints=[uy - c * ux - k * t], name="conveyor (reduced)")
+        constraints=sb.ConstraintEquations(u_dep=[uy], velocity=[uy - c * ux - k * t]),
+        name="conveyor (reduced)")
     return sb.compile(eom)
 
 
@@ -401,7 +403,8 @@ def test_velocity_residual_with_two_constraints_and_an_input():
     c = sm.Symbol("c")
     eom = sb.EquationsOfMotion(
         [x, y, z], [ux], [x.diff(t) - ux, y.diff(t) - uy, z.diff(t) - uz],
-        [ux.diff(t) + x], u_dep=[uy, uz], velocity_constraints=[uy - c * ux - v, uz - ux])
+        [ux.diff(t) + x],
+        constraints=sb.ConstraintEquations(u_dep=[uy, uz], velocity=[uy - c * ux - v, uz - ux]))
     model = sb.compile(eom)
     res = model.velocity_residual([0.1, 0.2, 0.3], [0.5, 0.7, 0.4], {"c": 2.0}, r=[0.25, 0.0])
     assert res == pytest.approx([0.7 - 1.0 - 0.25, 0.4 - 0.5], rel=RTOL), \
@@ -433,8 +436,8 @@ def test_projection_damps_newtons_step_where_the_full_step_diverges():
     m = sm.symbols("m")
     model = sb.compile(sb.EquationsOfMotion(
         [x], [ux], [x.diff(t) - ux, y.diff(t) - uy], [m * ux.diff(t), m * uy.diff(t)],
-        q_dep=[y], u_dep=[uy], holonomic=[sm.atan(y) - x],
-        velocity_constraints=[uy / (1 + y**2) - ux]))
+        constraints=sb.ConstraintEquations(q_dep=[y], u_dep=[uy], holonomic=[sm.atan(y) - x],
+                                           velocity=[uy / (1 + y**2) - ux])))
     xv = 0.3
     try:
         q, ok, norm = model.project_coordinates([xv, 3.0], {"m": 1.0})

@@ -63,8 +63,10 @@ def test_extra_state_in_a_constraint_is_refused():
     q2, u2 = me.dynamicsymbols("q2 u2")
     with pytest.raises(FormulationError, match=r"holonomic.*a\(t\)"):
         sb.EquationsOfMotion([q], [u], [q.diff(t) - u, q2.diff(t) - u2],
-                             [m * u.diff(t) + k * q, m * u2.diff(t)], q_dep=[q2], u_dep=[u2],
-                             holonomic=[q2 - q - a], extra_states={a: -a})
+                             [m * u.diff(t) + k * q, m * u2.diff(t)],
+                             constraints=sb.ConstraintEquations(q_dep=[q2], u_dep=[u2],
+                                                                holonomic=[q2 - q - a]),
+                             extra_states={a: -a})
 
 
 def test_without_declarations_functions_of_time_stay_specified_inputs():

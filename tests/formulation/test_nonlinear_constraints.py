@@ -38,7 +38,8 @@ CASES = {
 
 def _eom(vc):
     return sb.EquationsOfMotion([q1, q2], [u1], [q1.diff(t) - u1, q2.diff(t) - u2],
-                                [m * u1.diff(t), m * u2.diff(t)], u_dep=[u2], velocity_constraints=[vc])
+                                [m * u1.diff(t), m * u2.diff(t)],
+                                constraints=sb.ConstraintEquations(u_dep=[u2], velocity=[vc]))
 
 
 def _kane(vc):

@@ -40,8 +40,9 @@ def pendulum_eom() -> sb.EquationsOfMotion:
     return sb.EquationsOfMotion(
         [x], [ux], [x.diff(t) - ux, y.diff(t) - uy],
         [m * ux.diff(t) - F, m * uy.diff(t) + m * g],
-        q_dep=[y], u_dep=[uy], holonomic=[d**2 + y**2 - l**2],
-        velocity_constraints=[d * (ux - s.diff(t)) + y * uy], name="moving-support pendulum")
+        constraints=sb.ConstraintEquations(q_dep=[y], u_dep=[uy], holonomic=[d**2 + y**2 - l**2],
+                                           velocity=[d * (ux - s.diff(t)) + y * uy]),
+        name="moving-support pendulum")
 
 
 def closed_form(tt, x, y, ux, F, p=P1, uy=None):

@@ -83,7 +83,8 @@ def four_bar(form: str = "reduced") -> dict:
         gd = Frs.xreplace({udi: 0 for udi in ud}) + Fr
         eom = symbody.EquationsOfMotion(
             q_ind=[q1], u_ind=[u1], kinematic=Mk * qdN + gk, dynamic=(Md, gd),
-            q_dep=[q2, q3], holonomic=fh, constants=p, name="four-bar (book, reduced)")
+            constraints=symbody.ConstraintEquations(q_dep=[q2, q3], holonomic=fh),
+            constants=p, name="four-bar (book, reduced)")
         KE = m / 2 * (P2.vel(N).dot(P2.vel(N)) + P3.vel(N).dot(P3.vel(N)))
     elif form == "unreduced":
         A.set_ang_vel(N, u1 * N.z)
@@ -102,7 +103,8 @@ def four_bar(form: str = "reduced") -> dict:
                        + v3.dot(-m * P3.acc(N).xreplace(qd_repl)))
         eom = symbody.EquationsOfMotion(
             q_ind=[q1], u_ind=[u1], kinematic=fk, dynamic=sm.Matrix(Fr) + sm.Matrix(Frs),
-            q_dep=[q2, q3], u_dep=[u2, u3], holonomic=fh, constants=p,
+            constraints=symbody.ConstraintEquations(q_dep=[q2, q3], u_dep=[u2, u3], holonomic=fh),
+            constants=p,
             name="four-bar (unreduced, u_dep = [u2, u3])")
         KE = m / 2 * (P2.vel(N).dot(P2.vel(N)) + P3.vel(N).dot(P3.vel(N)))
     else:
@@ -186,7 +188,8 @@ def snakeboard() -> dict:
 
     eom = symbody.EquationsOfMotion(
         q_ind=list(q), u_ind=list(us), kinematic=fk, dynamic=(Md, gd),
-        u_dep=list(ur), velocity_constraints=fn, constants=p, name="snakeboard (book)")
+        constraints=symbody.ConstraintEquations(u_dep=list(ur), velocity=fn),
+        constants=p, name="snakeboard (book)")
     # kinetic energy in terms of q and all five speeds (dependent ones from the trajectory)
     vA = Ao.vel(N).xreplace(qd_repl)
     vB = Bo.vel(N).xreplace(qd_repl)

@@ -34,6 +34,7 @@ blocks; the ODE state is then [q, u_ind, x_e].
 from __future__ import annotations
 
 import copy
+import warnings
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -53,7 +54,7 @@ from .extra_states import ExtraStates, parse_extra_states
 
 t = TIME
 
-__all__ = ["EquationsOfMotion", "SymengineDynamics"]
+__all__ = ["EquationsOfMotion", "ConstraintEquations", "AuxiliaryEquations", "SymengineDynamics"]
 
 
 def _imm(M) -> sm.ImmutableMatrix:
@@ -93,6 +94,40 @@ class SymengineDynamics:
             elif e.is_Symbol:
                 names.add(e.name)
         return {self.names.get(nm) or sm.Symbol(nm) for nm in names}
+
+
+@dataclass(frozen=True, kw_only=True)
+class AuxiliaryEquations:
+    """Kane's auxiliary equations, which bring noncontributing (constraint) forces into evidence.
+
+    ``speeds``: the auxiliary speeds u_aux (s; zero in the motion); ``equations``: s
+    expressions a(q, u, u', r, t, F_nc) = 0; ``noncontributing``: the unknown forces
+    F_nc they determine (symbols the equations are linear in).
+    """
+
+    speeds: Sequence | None = None
+    equations: sm.MatrixBase | Sequence | None = None
+    noncontributing: Sequence | None = None
+
+
+@dataclass(frozen=True, kw_only=True)
+class ConstraintEquations:
+    """The constraints of an :class:`EquationsOfMotion`, with the variables they make dependent.
+
+    ``q_dep``: the dependent coordinates (M) and ``holonomic``: the configuration
+    constraints f_h(q, t) = 0 (M expressions).  ``u_dep``: the dependent speeds (m) and
+    ``velocity``: m expressions = 0 linear in u (q' is replaced through the kinematic
+    equations; by default d/dt f_h when ``holonomic`` is given).  ``acceleration``:
+    optional m expressions linear in u' (by default d/dt of the velocity constraints).
+    ``auxiliary``: optional :class:`AuxiliaryEquations`.
+    """
+
+    q_dep: Sequence | None = None
+    holonomic: sm.MatrixBase | Sequence | None = None
+    u_dep: Sequence | None = None
+    velocity: sm.MatrixBase | Sequence | None = None
+    acceleration: sm.MatrixBase | Sequence | None = None
+    auxiliary: AuxiliaryEquations | None = None
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -136,28 +171,6 @@ def _count(name: str, doc: str) -> property:
     return property(lambda eom: len(getattr(eom, name)), doc=doc)
 
 
-class _DynamicBlock:
-    """One block of the dynamic equations (M_d or g_d): SymPy, converted from the symengine
-    forms the formulation left on first access; setting it drops those forms."""
-
-    def __init__(self, doc: str) -> None:
-        self.__doc__ = doc
-
-    def __set_name__(self, owner: type, name: str) -> None:
-        self.slot = "_" + name
-
-    def __get__(self, eom: Any, owner: type | None = None) -> Any:
-        if eom is None:
-            return self
-        if getattr(eom, self.slot) is None and eom._dynamic_se is not None:
-            eom._convert_dynamics()
-        return getattr(eom, self.slot)
-
-    def __set__(self, eom: Any, value: Any) -> None:
-        eom._drop_symengine_dynamics()
-        eom.__dict__[self.slot] = value
-
-
 class EquationsOfMotion:
     """Constrained equations of motion in canonical form.
 
@@ -165,7 +178,7 @@ class EquationsOfMotion:
     ``LagrangesMethod.to_eom()``) or directly from hand-derived equations::
 
         eom = EquationsOfMotion(q_ind, u_ind, kinematic=fk, dynamic=Fr + Frs,
-                                u_dep=ur, velocity_constraints=fn)
+                                constraints=ConstraintEquations(u_dep=ur, velocity=fn))
 
     Parameters
     ----------
@@ -177,17 +190,12 @@ class EquationsOfMotion:
         ``M_d u' + g_d = 0``.  Either ``o = p + m`` rows over all speeds'
         derivatives (unreduced), or ``p`` rows over u_ind' only (reduced, as the
         seed chapters derive by hand).
-    q_dep, holonomic : dependent coordinates (M) and the configuration
-        constraints f_h(q, t) = 0 (M expressions).
-    u_dep, velocity_constraints : dependent speeds (m) and m expressions = 0
-        linear in u (q' is replaced through the kinematic equations).  When
-        ``velocity_constraints`` is omitted and ``holonomic`` is given they are
-        the time derivative of f_h.
-    acceleration_constraints : optional m expressions linear in u'; by default
-        the time derivative of the velocity constraints.
-    u_auxiliary, auxiliary, noncontributing : auxiliary speeds, the auxiliary
-        equations (expressions = 0) and the unknown noncontributing forces they
-        determine (symbols the equations are linear in).
+    constraints : optional :class:`ConstraintEquations`: the dependent coordinates
+        (M) with the configuration constraints f_h(q, t) = 0, the dependent speeds (m)
+        with the velocity (and acceleration) constraints, and the auxiliary equations.
+        The old flat keywords ``q_dep``, ``holonomic``, ``u_dep``,
+        ``velocity_constraints``, ``acceleration_constraints``, ``u_auxiliary``,
+        ``auxiliary`` and ``noncontributing`` still work and warn (DeprecationWarning).
     constants, specifieds : optional explicit orderings; by default all free
         symbols (sorted by name) and all functions of time other than q, u.
     extra_states : optional extra first-order states x_e with their derivatives:
@@ -196,142 +204,32 @@ class EquationsOfMotion:
         ``specifieds`` or ``extra_states`` given, every function of time in the
         equations must be declared: one that is neither a coordinate, a speed,
         an extra state nor a specified input is an error naming it.
+    name : optional name shown in the repr.
     """
 
     def __init__(self, q_ind: Sequence, u_ind: Sequence, kinematic: sm.MatrixBase | Sequence,
-                 dynamic: sm.MatrixBase | Sequence, *,
-                 q_dep: Sequence | None = None, u_dep: Sequence | None = None,
-                 holonomic: sm.MatrixBase | Sequence | None = None, velocity_constraints: sm.MatrixBase | Sequence | None = None,
-                 acceleration_constraints: sm.MatrixBase | Sequence | None = None,
-                 u_auxiliary: Sequence | None = None, auxiliary: sm.MatrixBase | Sequence | None = None,
-                 noncontributing: Sequence | None = None, constants: Sequence | None = None,
-                 specifieds: Sequence | None = None, extra_states: Any = None,
-                 name: str | None = None) -> None:
+                 dynamic: sm.MatrixBase | Sequence, *, constraints: ConstraintEquations | None = None,
+                 constants: Sequence | None = None, specifieds: Sequence | None = None,
+                 extra_states: Any = None, name: str | None = None, **old_keywords: Any) -> None:
+        c = _constraint_equations(constraints, old_keywords)
+        aux = c.auxiliary if c.auxiliary is not None else AuxiliaryEquations()
         self.t = t
         self.name = name
-        q_ind, q_dep, u_ind, u_dep, u_aux = coordinate_and_speed_lists(q_ind, q_dep, u_ind, u_dep, u_auxiliary)
+        q_ind, q_dep, u_ind, u_dep, u_aux = coordinate_and_speed_lists(q_ind, c.q_dep, u_ind, c.u_dep,
+                                                                       aux.speeds)
         self.q_ind, self.q_dep = tuple(q_ind), tuple(q_dep)
         self.u_ind, self.u_dep = tuple(u_ind), tuple(u_dep)
         self.u_aux = tuple(u_aux)
         q, u = q_ind + q_dep, u_ind + u_dep
-        qdot = [qi.diff(t) for qi in q]
-        udot = [ui.diff(t) for ui in u]
 
-        # kinematic: K_qd q' + K_u u + k = 0
-        fk = as_column(kinematic, "kinematic")
-        if fk.rows != len(q):
-            raise FormulationError(
-                f"there are {len(q)} coordinates but {fk.rows} kinematic differential equations; "
-                "give one kinematic equation per coordinate (q_ind and q_dep)")
-        fk = fk.xreplace(dict.fromkeys(u_aux, 0))
-        K_qd, rest = linear_coefficients(fk, qdot, "kinematic", "q'")
-        K_u, k = linear_coefficients(rest, u, "kinematic", "u")
-        for i, e in enumerate(k):
-            bad = [d for d in dynamic_symbols_in(e) if d in set(udot) or isinstance(d, sm.Derivative)]
-            if bad:
-                raise FormulationError(f"kinematic[{i}] = {fk[i]} contains {bad[0]}; kinematic "
-                                       "equations may contain only q, q', u and t")
-        qdot_solution = solve_linear(K_qd, -(K_u * sm.Matrix(u) + k), "kinematic equations (solving for q')")
-        qdot_map = dict(zip(qdot, qdot_solution))
-
-        # holonomic
-        fh = as_column(holonomic, "holonomic")
-        if fh.rows != len(q_dep):
-            raise FormulationError(
-                f"there are {len(q_dep)} dependent coordinates (q_dep) but {fh.rows} holonomic "
-                "constraints; the numbers must be equal")
-        for i, e in enumerate(fh):
-            derivs = [d for d in dynamic_symbols_in(e) if isinstance(d, sm.Derivative) or d in set(u)]
-            if derivs:
-                raise FormulationError(f"holonomic[{i}] = {e} depends on {derivs[0]}; configuration "
-                                       "constraints may depend only on q and t")
-
-        # velocity constraints
-        vc = as_column(velocity_constraints, "velocity_constraints")
-        if vc.rows == 0 and fh.rows and u_dep:
-            vc = fh.diff(t)
-        vc = vc.xreplace(qdot_map).xreplace(dict.fromkeys(u_aux, 0))
-        if vc.rows != len(u_dep):
-            raise FormulationError(
-                f"there are {len(u_dep)} dependent speeds (u_dep) but {vc.rows} velocity constraints; "
-                "the numbers must be equal")
-        B, b_neg = linear_coefficients(vc, u, "velocity_constraints", "u")
-        b = b_neg
-        if u_dep:
-            _check_dependent_columns(B, len(u_ind), u_dep, "velocity_constraints", "dependent speeds")
-
-        # acceleration constraints
-        if acceleration_constraints is None:
-            if vc.rows:
-                vdot = vc.diff(t)
-                udot_zero = dict.fromkeys(udot, 0)
-                B_a = B
-                b_a = vdot.xreplace(udot_zero).xreplace(qdot_map)
-            else:
-                B_a, b_a = sm.zeros(0, len(u)), sm.zeros(0, 1)
-        else:
-            ac = as_column(acceleration_constraints, "acceleration_constraints").xreplace(qdot_map)
-            if ac.rows != len(u_dep):
-                raise FormulationError(
-                    f"there are {len(u_dep)} dependent speeds but {ac.rows} acceleration constraints")
-            B_a, b_a = linear_coefficients(ac, udot, "acceleration_constraints", "u'")
-            b_a = b_a.xreplace(qdot_map)
-
-        # dynamic
-        if isinstance(dynamic, tuple) and len(dynamic) == 2:
-            M_d = sm.Matrix(dynamic[0])
-            g_d = as_column(dynamic[1], "dynamic forcing")
-            if M_d.rows != g_d.rows:
-                raise FormulationError(f"dynamic mass matrix has {M_d.rows} rows but the forcing has {g_d.rows}")
-            g_d = g_d.xreplace(qdot_map)
-            if M_d.cols == len(u):
-                reduced = M_d.rows == len(u_ind) and len(u_dep) > 0
-            elif M_d.cols == len(u_ind):
-                reduced = True
-            else:
-                raise FormulationError(f"dynamic mass matrix has {M_d.cols} columns; expected {len(u)} "
-                                       f"(all speeds) or {len(u_ind)} (independent speeds)")
-            if reduced and M_d.cols == len(u):
-                dep_cols = [j for j in range(len(u_ind), len(u))
-                            if any(M_d[i, j] != 0 for i in range(M_d.rows))]
-                if dep_cols:
-                    raise FormulationError(
-                        f"the dynamic mass matrix has {M_d.rows} rows (reduced form) but nonzero "
-                        f"coefficients of the dependent acceleration {udot[dep_cols[0]]}; eliminate "
-                        f"the dependent accelerations or give all {len(u)} unreduced rows")
-                M_d = M_d[:, :len(u_ind)]
-        else:
-            fd = as_column(dynamic, "dynamic").xreplace(qdot_map)
-            if fd.rows == len(u):
-                reduced = False
-                M_d, g_d = linear_coefficients(fd, udot, "dynamic", "u'")
-            elif fd.rows == len(u_ind):
-                reduced = True
-                dep_dots = [d for d in udot[len(u_ind):] if any(e.has(d) for e in fd)]
-                if dep_dots:
-                    raise FormulationError(
-                        f"the dynamic equations have {fd.rows} rows (reduced form) but contain the "
-                        f"dependent acceleration {dep_dots[0]}; eliminate it or give {len(u)} rows")
-                M_d, g_d = linear_coefficients(fd, udot[:len(u_ind)], "dynamic", "u'")
-            else:
-                raise FormulationError(
-                    f"there are {fd.rows} dynamic equations; expected {len(u)} (one per speed) or "
-                    f"{len(u_ind)} (one per independent speed)")
-        if M_d.rows != M_d.cols:
-            raise FormulationError(f"the dynamic mass matrix must be square, got {M_d.shape}")
-        for i, e in enumerate(g_d):
-            for d in e.atoms(sm.Derivative):
-                if d.expr in set(u) or d.expr in set(q):
-                    raise FormulationError(
-                        f"dynamic[{i}] contains {d}; the dynamic equations must be linear in u' "
-                        "and free of q'' (replace q' and q'' through the kinematic equations)")
-
-        # auxiliary equations
-        aux = as_column(auxiliary, "auxiliary")
-        aux = aux.xreplace(qdot_map)
-        if noncontributing is None:
-            noncontributing = []
-        self.noncontributing = tuple(noncontributing)
+        K_qd, K_u, k, qdot_solution = _kinematic_block(kinematic, q, u, u_aux)
+        qdot_map = dict(zip([qi.diff(t) for qi in q], qdot_solution))
+        fh = _holonomic_block(c.holonomic, q_dep, u)
+        vc, B, b = _velocity_block(c.velocity, fh, qdot_map, u_aux, u, len(u_ind), u_dep)
+        B_a, b_a = _acceleration_block(c.acceleration, vc, B, qdot_map, u, u_dep)
+        M_d, g_d, reduced = _dynamic_block(dynamic, qdot_map, q, u, len(u_ind))
+        aux_eqs = as_column(aux.equations, "auxiliary").xreplace(qdot_map)
+        self.noncontributing = tuple(aux.noncontributing if aux.noncontributing is not None else [])
 
         self.kinematic_qdot = _imm(K_qd)
         self.kinematic_u = _imm(K_u)
@@ -345,7 +243,7 @@ class EquationsOfMotion:
         self.dynamic_mass = _imm(M_d)
         self.dynamic_rest = _imm(g_d)
         self.dynamic_reduced = bool(reduced)
-        self.auxiliary = _imm(aux)
+        self.auxiliary = _imm(aux_eqs)
 
         self._attach_extra_states(parse_extra_states(extra_states))
         self._set_symbols(constants, specifieds, declared=self._extra_inputs)
@@ -356,8 +254,34 @@ class EquationsOfMotion:
     _dynamic_rest = None
     _dynamic_se: SymengineDynamics | None = None
 
-    dynamic_mass = _DynamicBlock("M_d of ``M_d u' + g_d = 0`` (o x o, or p x p when reduced).")
-    dynamic_rest = _DynamicBlock("g_d of ``M_d u' + g_d = 0`` (a column).")
+    def _sympy_dynamic_block(self, slot: str) -> Any:
+        """The SymPy block in ``slot``, converted from the symengine forms on first access."""
+        if getattr(self, slot) is None and self._dynamic_se is not None:
+            self._convert_dynamics()
+        return getattr(self, slot)
+
+    def _set_dynamic_block(self, slot: str, value: Any) -> None:
+        """Replace one SymPy dynamic block (the symengine forms are dropped)."""
+        self._drop_symengine_dynamics()
+        self.__dict__[slot] = value
+
+    @property
+    def dynamic_mass(self) -> Any:
+        """M_d of ``M_d u' + g_d = 0`` (o x o, or p x p when reduced)."""
+        return self._sympy_dynamic_block("_dynamic_mass")
+
+    @dynamic_mass.setter
+    def dynamic_mass(self, value: Any) -> None:
+        self._set_dynamic_block("_dynamic_mass", value)
+
+    @property
+    def dynamic_rest(self) -> Any:
+        """g_d of ``M_d u' + g_d = 0`` (a column)."""
+        return self._sympy_dynamic_block("_dynamic_rest")
+
+    @dynamic_rest.setter
+    def dynamic_rest(self, value: Any) -> None:
+        self._set_dynamic_block("_dynamic_rest", value)
 
     def _convert_dynamics(self) -> None:
         M_d, g_d = self._dynamic_se.to_sympy()
@@ -524,9 +448,13 @@ class EquationsOfMotion:
         if specifieds is None and self._specifieds_declared:
             specifieds = self.specifieds
         new = copy.copy(self)
-        new._attach_extra_states(parsed)
-        new._set_symbols(None, specifieds, declared=new._extra_inputs)
+        EquationsOfMotion._add_extra_states(new, parsed, specifieds)   # the copy: same class
         return new
+
+    def _add_extra_states(self, parsed: ExtraStates, specifieds: Sequence | None) -> None:
+        """Attach ``parsed`` extra states and detect the symbols again (on a fresh copy)."""
+        self._attach_extra_states(parsed)
+        self._set_symbols(None, specifieds, declared=self._extra_inputs)
 
     def with_constants(self, *constants: sm.Symbol) -> EquationsOfMotion:
         """A copy whose ``constants`` also list ``constants`` (appended, in order; symbols
@@ -639,6 +567,181 @@ class EquationsOfMotion:
         """The summary table in Markdown for large systems (None for small ones)."""
         from . import _display
         return _display.markdown(self)
+
+
+# --------------------------------------------------------------- the constructor's parts
+#: the constraint keywords of EquationsOfMotion before ConstraintEquations -> (group, field)
+_OLD_KEYWORDS = {"q_dep": ("constraints", "q_dep"), "u_dep": ("constraints", "u_dep"),
+                 "holonomic": ("constraints", "holonomic"),
+                 "velocity_constraints": ("constraints", "velocity"),
+                 "acceleration_constraints": ("constraints", "acceleration"),
+                 "u_auxiliary": ("auxiliary", "speeds"), "auxiliary": ("auxiliary", "equations"),
+                 "noncontributing": ("auxiliary", "noncontributing")}
+
+
+def _constraint_equations(constraints: ConstraintEquations | None,
+                          old_keywords: dict) -> ConstraintEquations:
+    """``constraints``, or the same built from the old flat keywords (with a DeprecationWarning)."""
+    unknown = [key for key in old_keywords if key not in _OLD_KEYWORDS]
+    if unknown:
+        raise TypeError(f"EquationsOfMotion() got an unexpected keyword argument {unknown[0]!r}")
+    if constraints is not None and not isinstance(constraints, ConstraintEquations):
+        raise FormulationError(f"constraints must be a ConstraintEquations(...), got {constraints!r}")
+    if not old_keywords:
+        return constraints if constraints is not None else ConstraintEquations()
+    if constraints is not None:
+        raise FormulationError(
+            f"give the constraints either as constraints=ConstraintEquations(...) or with the old "
+            f"keywords ({', '.join(old_keywords)}), not both")
+    groups: dict = {"constraints": {}, "auxiliary": {}}
+    for key, value in old_keywords.items():
+        group, field = _OLD_KEYWORDS[key]
+        groups[group][field] = value
+    new = ", ".join(f"{_OLD_KEYWORDS[key][1]}=..." for key in old_keywords)
+    warnings.warn(
+        f"EquationsOfMotion({', '.join(f'{key}=...' for key in old_keywords)}) is deprecated: give "
+        f"constraints=ConstraintEquations(...) (q_dep, holonomic, u_dep, velocity, acceleration, "
+        f"auxiliary=AuxiliaryEquations(speeds, equations, noncontributing)); here: {new}",
+        DeprecationWarning, stacklevel=3)
+    if groups["auxiliary"]:
+        groups["constraints"]["auxiliary"] = AuxiliaryEquations(**groups["auxiliary"])
+    return ConstraintEquations(**groups["constraints"])
+
+
+def _kinematic_block(kinematic: Any, q: list, u: list, u_aux: list) -> tuple:
+    """(K_qd, K_u, k, q'): ``kinematic`` = K_qd q' + K_u u + k (N rows) and its solution for q'."""
+    qdot = [qi.diff(t) for qi in q]
+    udot = [ui.diff(t) for ui in u]
+    fk = as_column(kinematic, "kinematic")
+    if fk.rows != len(q):
+        raise FormulationError(
+            f"there are {len(q)} coordinates but {fk.rows} kinematic differential equations; "
+            "give one kinematic equation per coordinate (q_ind and q_dep)")
+    fk = fk.xreplace(dict.fromkeys(u_aux, 0))
+    K_qd, rest = linear_coefficients(fk, qdot, "kinematic", "q'")
+    K_u, k = linear_coefficients(rest, u, "kinematic", "u")
+    for i, e in enumerate(k):
+        bad = [d for d in dynamic_symbols_in(e) if d in set(udot) or isinstance(d, sm.Derivative)]
+        if bad:
+            raise FormulationError(f"kinematic[{i}] = {fk[i]} contains {bad[0]}; kinematic "
+                                   "equations may contain only q, q', u and t")
+    qdot_solution = solve_linear(K_qd, -(K_u * sm.Matrix(u) + k), "kinematic equations (solving for q')")
+    return K_qd, K_u, k, qdot_solution
+
+
+def _holonomic_block(holonomic: Any, q_dep: list, u: list) -> sm.Matrix:
+    """f_h (M x 1), checked to depend on q and t only."""
+    fh = as_column(holonomic, "holonomic")
+    if fh.rows != len(q_dep):
+        raise FormulationError(
+            f"there are {len(q_dep)} dependent coordinates (q_dep) but {fh.rows} holonomic "
+            "constraints; the numbers must be equal")
+    for i, e in enumerate(fh):
+        derivs = [d for d in dynamic_symbols_in(e) if isinstance(d, sm.Derivative) or d in set(u)]
+        if derivs:
+            raise FormulationError(f"holonomic[{i}] = {e} depends on {derivs[0]}; configuration "
+                                   "constraints may depend only on q and t")
+    return fh
+
+
+def _velocity_block(velocity: Any, fh: sm.Matrix, qdot_map: dict, u_aux: list, u: list, p: int,
+                    u_dep: list) -> tuple:
+    """(the velocity constraints with q' replaced, B, b): B u + b = 0 (m rows); by default
+    d/dt f_h when f_h is given."""
+    vc = as_column(velocity, "velocity_constraints")
+    if vc.rows == 0 and fh.rows and u_dep:
+        vc = fh.diff(t)
+    vc = vc.xreplace(qdot_map).xreplace(dict.fromkeys(u_aux, 0))
+    if vc.rows != len(u_dep):
+        raise FormulationError(
+            f"there are {len(u_dep)} dependent speeds (u_dep) but {vc.rows} velocity constraints; "
+            "the numbers must be equal")
+    B, b = linear_coefficients(vc, u, "velocity_constraints", "u")
+    if u_dep:
+        _check_dependent_columns(B, p, u_dep, "velocity_constraints", "dependent speeds")
+    return vc, B, b
+
+
+def _acceleration_block(acceleration: Any, vc: sm.Matrix, B: sm.Matrix, qdot_map: dict, u: list,
+                        u_dep: list) -> tuple:
+    """(B_a, b_a): B_a u' + b_a = 0, given or by default d/dt of the velocity constraints."""
+    udot = [ui.diff(t) for ui in u]
+    if acceleration is None:
+        if vc.rows:
+            vdot = vc.diff(t)
+            udot_zero = dict.fromkeys(udot, 0)
+            return B, vdot.xreplace(udot_zero).xreplace(qdot_map)
+        return sm.zeros(0, len(u)), sm.zeros(0, 1)
+    ac = as_column(acceleration, "acceleration_constraints").xreplace(qdot_map)
+    if ac.rows != len(u_dep):
+        raise FormulationError(
+            f"there are {len(u_dep)} dependent speeds but {ac.rows} acceleration constraints")
+    B_a, b_a = linear_coefficients(ac, udot, "acceleration_constraints", "u'")
+    return B_a, b_a.xreplace(qdot_map)
+
+
+def _dynamic_block(dynamic: Any, qdot_map: dict, q: list, u: list, p: int) -> tuple:
+    """(M_d, g_d, reduced): ``dynamic`` as M_d u' + g_d = 0, unreduced (o rows over all u') or
+    reduced (p rows over u_ind'), checked to be linear in u' and free of q''."""
+    if isinstance(dynamic, tuple) and len(dynamic) == 2:
+        M_d, g_d, reduced = _dynamic_pair(dynamic, qdot_map, u, p)
+    else:
+        M_d, g_d, reduced = _dynamic_expressions(dynamic, qdot_map, u, p)
+    if M_d.rows != M_d.cols:
+        raise FormulationError(f"the dynamic mass matrix must be square, got {M_d.shape}")
+    for i, e in enumerate(g_d):
+        for d in e.atoms(sm.Derivative):
+            if d.expr in set(u) or d.expr in set(q):
+                raise FormulationError(
+                    f"dynamic[{i}] contains {d}; the dynamic equations must be linear in u' "
+                    "and free of q'' (replace q' and q'' through the kinematic equations)")
+    return M_d, g_d, reduced
+
+
+def _dynamic_pair(dynamic: tuple, qdot_map: dict, u: list, p: int) -> tuple:
+    """(M_d, g_d, reduced) of a pair ``(M_d, g_d)`` (o or p columns)."""
+    udot = [ui.diff(t) for ui in u]
+    M_d = sm.Matrix(dynamic[0])
+    g_d = as_column(dynamic[1], "dynamic forcing")
+    if M_d.rows != g_d.rows:
+        raise FormulationError(f"dynamic mass matrix has {M_d.rows} rows but the forcing has {g_d.rows}")
+    g_d = g_d.xreplace(qdot_map)
+    if M_d.cols == len(u):
+        reduced = M_d.rows == p and len(u) > p
+    elif M_d.cols == p:
+        reduced = True
+    else:
+        raise FormulationError(f"dynamic mass matrix has {M_d.cols} columns; expected {len(u)} "
+                               f"(all speeds) or {p} (independent speeds)")
+    if reduced and M_d.cols == len(u):
+        dep_cols = [j for j in range(p, len(u)) if any(M_d[i, j] != 0 for i in range(M_d.rows))]
+        if dep_cols:
+            raise FormulationError(
+                f"the dynamic mass matrix has {M_d.rows} rows (reduced form) but nonzero "
+                f"coefficients of the dependent acceleration {udot[dep_cols[0]]}; eliminate "
+                f"the dependent accelerations or give all {len(u)} unreduced rows")
+        M_d = M_d[:, :p]
+    return M_d, g_d, reduced
+
+
+def _dynamic_expressions(dynamic: Any, qdot_map: dict, u: list, p: int) -> tuple:
+    """(M_d, g_d, reduced) of expressions = 0 linear in u' (o or p rows)."""
+    udot = [ui.diff(t) for ui in u]
+    fd = as_column(dynamic, "dynamic").xreplace(qdot_map)
+    if fd.rows == len(u):
+        M_d, g_d = linear_coefficients(fd, udot, "dynamic", "u'")
+        return M_d, g_d, False
+    if fd.rows == p:
+        dep_dots = [d for d in udot[p:] if any(e.has(d) for e in fd)]
+        if dep_dots:
+            raise FormulationError(
+                f"the dynamic equations have {fd.rows} rows (reduced form) but contain the "
+                f"dependent acceleration {dep_dots[0]}; eliminate it or give {len(u)} rows")
+        M_d, g_d = linear_coefficients(fd, udot[:p], "dynamic", "u'")
+        return M_d, g_d, True
+    raise FormulationError(
+        f"there are {fd.rows} dynamic equations; expected {len(u)} (one per speed) or "
+        f"{p} (one per independent speed)")
 
 
 def _check_accelerations_determined(eom: EquationsOfMotion) -> None:
