@@ -211,15 +211,19 @@ EOM_CASES = {
     "dynamic not an expression": (lambda: E([q1], [u1], [qd1 - u1], ["abc def"]), FormulationError,
                                   ("dynamic[0]", "abc def")),
     "velocity constraint nonlinear in u": (
-        lambda: E([q1, q2], [u1], [qd1 - u1, qd2 - u2], [ud1, ud2], u_dep=[u2], velocity_constraints=[u1 * u2]),
+        lambda: E([q1, q2], [u1], [qd1 - u1, qd2 - u2], [ud1, ud2],
+                  constraints=sb.ConstraintEquations(u_dep=[u2], velocity=[u1 * u2])),
         NonlinearityError, ("velocity_constraints[0]", "u2(t)")),
     "dependent speed absent from the constraints": (
-        lambda: E([q1, q2], [u1], [qd1 - u1, qd2 - u2], [ud1, ud2], u_dep=[u2], velocity_constraints=[u1]),
+        lambda: E([q1, q2], [u1], [qd1 - u1, qd2 - u2], [ud1, ud2],
+                  constraints=sb.ConstraintEquations(u_dep=[u2], velocity=[u1])),
         FormulationError, ("dependent speed u2(t)",)),
-    "holonomic count": (lambda: E([q1], [u1, u2], [qd1 - u1, qd2 - u2], [ud1, ud2], q_dep=[q2]),
+    "holonomic count": (lambda: E([q1], [u1, u2], [qd1 - u1, qd2 - u2], [ud1, ud2],
+                                  constraints=sb.ConstraintEquations(q_dep=[q2])),
                         FormulationError, ("1 dependent coordinates", "0 holonomic")),
     "holonomic with a speed": (
-        lambda: E([q1], [u1], [qd1 - u1, qd2 - u2], [ud1, ud2], q_dep=[q2], holonomic=[q2 - u1], u_dep=[u2]),
+        lambda: E([q1], [u1], [qd1 - u1, qd2 - u2], [ud1, ud2],
+                  constraints=sb.ConstraintEquations(q_dep=[q2], holonomic=[q2 - u1], u_dep=[u2])),
         FormulationError, ("holonomic[0]", "u1(t)")),
     "unknown constant": (lambda: E([q1], [u1], [qd1 - u1], [m * ud1 + g], constants=[m]), FormulationError,
                          ("symbol g",)),
