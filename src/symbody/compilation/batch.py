@@ -10,18 +10,16 @@ interface.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import TYPE_CHECKING, NamedTuple
+from typing import NamedTuple
 
 import numpy as np
 from numpy.typing import ArrayLike
 
 from ..errors import InputError, SingularConstraintError
+from .kernel_layout import CompiledModel
 from .named_values import InputValues, ParameterValues
 from .partition import Partition
 from .solves import SingularMassMatrixError
-
-if TYPE_CHECKING:
-    from .numeric_model import NumericModel
 
 __all__ = ["SampleValues", "rhs_many", "arguments_many", "solve_dependent_speeds_many",
            "rhs_many_at", "speeds_many", "evaluate_samples"]
@@ -36,7 +34,7 @@ class SampleValues(NamedTuple):
     multipliers: np.ndarray | None     #: λ (k, m) of the augmented system, or None
 
 
-def rhs_many(model: NumericModel, t: ArrayLike, X: ArrayLike, p: ParameterValues,
+def rhs_many(model: CompiledModel, t: ArrayLike, X: ArrayLike, p: ParameterValues,
              r: InputValues = None) -> np.ndarray:
     """x' for many states at once: X (k, N + p + e) -> (k, N + p + e).
 
@@ -45,7 +43,7 @@ def rhs_many(model: NumericModel, t: ArrayLike, X: ArrayLike, p: ParameterValues
     return rhs_many_at(model, arguments_many(model, t, X, p, r))[0]
 
 
-def _specifieds_many(model: NumericModel, r: InputValues, Z: np.ndarray, X: np.ndarray) -> np.ndarray:
+def _specifieds_many(model: CompiledModel, r: InputValues, Z: np.ndarray, X: np.ndarray) -> np.ndarray:
     k, s = Z.shape[0], model.layout.s
     if callable(r):
         return np.array([model.specifieds_array(r, Z[i, 0], X[i]) for i in range(k)]).reshape(k, s)
@@ -55,7 +53,7 @@ def _specifieds_many(model: NumericModel, r: InputValues, Z: np.ndarray, X: np.n
     return np.broadcast_to(R, (k, s))
 
 
-def arguments_many(model: NumericModel, t: ArrayLike, X: ArrayLike, p: ParameterValues,
+def arguments_many(model: CompiledModel, t: ArrayLike, X: ArrayLike, p: ParameterValues,
                    r: InputValues = None, U: ArrayLike | None = None,
                    partition: Partition | None = None) -> np.ndarray:
     """Z (k, nz): the argument vectors of the states X (k, N + p + e) at times t (scalar or
@@ -86,7 +84,7 @@ def arguments_many(model: NumericModel, t: ArrayLike, X: ArrayLike, p: Parameter
     return Z
 
 
-def solve_dependent_speeds_many(model: NumericModel, Z: np.ndarray,
+def solve_dependent_speeds_many(model: CompiledModel, Z: np.ndarray,
                                 partition: Partition | None = None) -> None:
     """Write the dependent speeds (of ``partition``, default the model's) into each row of Z
     from B u + b = 0."""
@@ -111,7 +109,7 @@ def solve_dependent_speeds_many(model: NumericModel, Z: np.ndarray,
     Z[:, L.iu:L.ir] = U
 
 
-def rhs_many_at(model: NumericModel, Z: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+def rhs_many_at(model: CompiledModel, Z: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """(x' (k, nx), solution of S y = s (k, K), main kernel outputs (k, main size)) at the
     filled argument vectors Z (k, nz)."""
     L = model.layout
@@ -132,7 +130,7 @@ def rhs_many_at(model: NumericModel, Z: np.ndarray) -> tuple[np.ndarray, np.ndar
     return Xd, sol, out
 
 
-def speeds_many(model: NumericModel, t: ArrayLike, X: ArrayLike, p: ParameterValues,
+def speeds_many(model: CompiledModel, t: ArrayLike, X: ArrayLike, p: ParameterValues,
                 r: InputValues = None, partition: Partition | None = None) -> np.ndarray:
     """All speeds u (k, o), model order, for states X (k, N + p) in the layout of ``partition``.
 
@@ -142,7 +140,7 @@ def speeds_many(model: NumericModel, t: ArrayLike, X: ArrayLike, p: ParameterVal
     return Z[:, model.layout.z_u].copy()
 
 
-def evaluate_samples(model: NumericModel, t: ArrayLike, X: ArrayLike, p: ParameterValues,
+def evaluate_samples(model: CompiledModel, t: ArrayLike, X: ArrayLike, p: ParameterValues,
                      r: InputValues = None, *, speeds: ArrayLike | None = None,
                      multipliers: bool = True) -> SampleValues:
     """Speeds, constraint residuals and multipliers for states X (k, N + p) at times t (k,).

@@ -10,23 +10,19 @@ their first argument (``model.project_coordinates(...)`` calls
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 import numpy as np
 from numpy.typing import ArrayLike
 
 from ..errors import InputError, SingularConstraintError, SymbodyError
+from .kernel_layout import CompiledModel
 from .linear_algebra import solve
 from .named_values import InputValues, ParameterValues, StateValues
 from .partition import Partition
 
-if TYPE_CHECKING:
-    from .numeric_model import NumericModel
-
 __all__ = ["project_coordinates", "project_arguments", "consistent_state", "assembly_diagnosis"]
 
 
-def project_coordinates(model: NumericModel, q: ArrayLike, p: ParameterValues, t: float = 0.0,
+def project_coordinates(model: CompiledModel, q: ArrayLike, p: ParameterValues, t: float = 0.0,
                         tol: float = 1e-10, max_iter: int = 50, r: InputValues = None,
                         partition: Partition | None = None) -> tuple[np.ndarray, bool, float]:
     """q (N,) with q_dep solved from f_h(q, t) = 0 by damped Newton's method (q_ind held).
@@ -42,7 +38,7 @@ def project_coordinates(model: NumericModel, q: ArrayLike, p: ParameterValues, t
     return project_arguments(model, z, tol, max_iter, partition)
 
 
-def project_arguments(model: NumericModel, z: np.ndarray, tol: float = 1e-10, max_iter: int = 50,
+def project_arguments(model: CompiledModel, z: np.ndarray, tol: float = 1e-10, max_iter: int = 50,
                       partition: Partition | None = None) -> tuple[np.ndarray, bool, float]:
     """Damped Newton on q_dep (of ``partition``, default the model's) inside the argument
     vector z (nz,), modified in place.
@@ -90,7 +86,7 @@ def project_arguments(model: NumericModel, z: np.ndarray, tol: float = 1e-10, ma
     return z[1:1 + N].copy(), converged, norm
 
 
-def consistent_state(model: NumericModel, x_guess: StateValues, p: ParameterValues,
+def consistent_state(model: CompiledModel, x_guess: StateValues, p: ParameterValues,
                      t: float = 0.0) -> np.ndarray:
     """x (N + p + e,) with q_dep solved from f_h = 0 by Newton's method from the guess (q_ind held).
 
@@ -113,7 +109,7 @@ def consistent_state(model: NumericModel, x_guess: StateValues, p: ParameterValu
     return x
 
 
-def assembly_diagnosis(model: NumericModel, q0: np.ndarray, p: ParameterValues, t: float) -> str:
+def assembly_diagnosis(model: CompiledModel, q0: np.ndarray, p: ParameterValues, t: float) -> str:
     """Why the constraints could not be solved at q0 (N,): the least-squares configuration
     (scipy's least_squares over q_dep from q0) and each equation's residual there."""
     from scipy.optimize import least_squares

@@ -12,7 +12,10 @@ partition helpers of this package, the right-hand side in C (:mod:`.native_rhs`,
 plan struct is filled from it) and the saved-file format (:mod:`.persistence`, which
 stores its fields).  :class:`ModelKernels` holds the kernels, :class:`ModelSymbols` the
 names of the numbers, and :class:`CompiledParts` the three together: everything a
-NumericModel is made of besides its optional SymPy equations.
+NumericModel is made of besides its optional SymPy equations.  :class:`CompiledModel` is
+the interface of a NumericModel that the helper modules (partitions, projection, batch
+evaluation, multipliers, the fast and the native right-hand side) are written against, so
+that they depend on this module and not on the class that calls them.
 
 The argument vector (length ``nz``)::
 
@@ -42,9 +45,11 @@ The kernels' outputs (flat float64 arrays; matrices row by row unless said other
 from __future__ import annotations
 
 from dataclasses import dataclass, field, fields
-from typing import Any
+from typing import Any, Protocol
 
-__all__ = ["KernelLayout", "ModelKernels", "ModelSymbols", "CompiledParts"]
+import numpy as np
+
+__all__ = ["KernelLayout", "ModelKernels", "ModelSymbols", "CompiledParts", "CompiledModel"]
 
 
 @dataclass(frozen=True)
@@ -230,3 +235,52 @@ class CompiledParts:
     kernels: ModelKernels
     symbols: ModelSymbols
     backend: str
+
+
+class CompiledModel(Protocol):
+    """What the helper modules use of a :class:`~symbody.NumericModel` (its public interface):
+    the layout and kernels, the names, and the evaluation steps on the argument vector z."""
+
+    layout: KernelLayout
+    kernels: ModelKernels
+    eom: Any
+    coordinates: tuple
+    speeds: tuple
+    dependent_coordinates: tuple
+    independent_speeds: tuple
+    dependent_speeds: tuple
+    default_partition: Any
+
+    def arguments(self, t: float, q: Any, u: Any, p: Any, r: Any = None, need_r: bool = True,
+                  partition: Any = None, extra: Any = None) -> np.ndarray:
+        """The argument vector z (nz,) (``NumericModel.arguments``)."""
+        ...
+
+    def solve_dependent_speeds(self, z: np.ndarray, partition: Any = None,
+                               out: np.ndarray | None = None) -> None:
+        """u_dep written into z (``NumericModel.solve_dependent_speeds``)."""
+        ...
+
+    def rhs(self, t: float, x: Any, p: Any, r: Any = None, partition: Any = None) -> np.ndarray:
+        """x' (``NumericModel.rhs``)."""
+        ...
+
+    def constants_array(self, p: Any) -> np.ndarray:
+        """The constants as an array (c,)."""
+        ...
+
+    def specifieds_array(self, r: Any, t: float = 0.0, x: Any = None) -> np.ndarray:
+        """The specified inputs as an array (s,)."""
+        ...
+
+    def state_array(self, x0: Any) -> np.ndarray:
+        """The state as an array (nx,)."""
+        ...
+
+    def holonomic_residual(self, q: Any, p: Any, t: float = 0.0) -> np.ndarray:
+        """f_h (M,)."""
+        ...
+
+    def require_extra(self, extra: Any, what: str) -> None:
+        """InputError when extra states are needed and not given."""
+        ...

@@ -13,17 +13,15 @@ the model as their first argument and use only its public evaluation interface.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, NamedTuple
+from typing import NamedTuple
 
 import numpy as np
 from numpy.typing import ArrayLike
 
 from ..errors import InputError
+from .kernel_layout import CompiledModel
 from .linear_algebra import solve
 from .named_values import InputValues, ParameterValues
-
-if TYPE_CHECKING:
-    from .numeric_model import NumericModel
 
 __all__ = ["AugmentedBlocks", "augmented_blocks", "auxiliary_forces"]
 
@@ -39,7 +37,7 @@ class AugmentedBlocks(NamedTuple):
     extra: np.ndarray | None  #: x_e' (e,) or None
 
 
-def augmented_blocks(model: NumericModel, t: float, q: ArrayLike, u: ArrayLike, p: ParameterValues,
+def augmented_blocks(model: CompiledModel, t: float, q: ArrayLike, u: ArrayLike, p: ParameterValues,
                      r: InputValues = None, extra: ArrayLike | None = None) -> AugmentedBlocks:
     """The unreduced equations at (t, q, u) for all o speeds, without solving them.
 
@@ -69,7 +67,7 @@ def augmented_blocks(model: NumericModel, t: float, q: ArrayLike, u: ArrayLike, 
     return AugmentedBlocks(out[:N], S[:o, :o], rhs[:o], S[o:, :o], rhs[o:], xe)
 
 
-def auxiliary_forces(model: NumericModel, q: ArrayLike, u: ArrayLike, udot: ArrayLike,
+def auxiliary_forces(model: CompiledModel, q: ArrayLike, u: ArrayLike, udot: ArrayLike,
                      p: ParameterValues, t: float = 0.0, r: InputValues = None,
                      extra: ArrayLike | None = None) -> np.ndarray:
     """Values (nnc,) of ``model.noncontributing`` from the auxiliary equations (least squares);

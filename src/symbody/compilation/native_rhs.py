@@ -31,7 +31,7 @@ from . import c_kernels
 from . import cache as kernel_cache
 
 if TYPE_CHECKING:
-    from .numeric_model import NumericModel
+    from .kernel_layout import CompiledModel
 
 __all__ = ["NativeRHS", "native_rhs", "lapack_function", "RHS_SOURCE"]
 
@@ -130,7 +130,7 @@ class NativeRHS:
     the addresses a compiled integrator calls (``function(plan, t, x, xdot)``); the object
     owns the buffers (one per integration: not to be shared by threads)."""
 
-    def __init__(self, model: NumericModel, P: np.ndarray, library: ctypes.CDLL, main: int,
+    def __init__(self, model: CompiledModel, P: np.ndarray, library: ctypes.CDLL, main: int,
                  velocity: int | None, gesv: int, posv: int, R: np.ndarray | None = None) -> None:
         L, kernels = model.layout, model.kernels
         self.z = np.zeros(L.nz)
@@ -170,7 +170,7 @@ class NativeRHS:
         return xdot, int(status)
 
 
-def native_rhs(model: NumericModel, P: np.ndarray, R: np.ndarray | None = None) -> NativeRHS | None:
+def native_rhs(model: CompiledModel, P: np.ndarray, R: np.ndarray | None = None) -> NativeRHS | None:
     """The model's right-hand side in compiled code with the constants ``P`` (and the values
     ``R`` of constant specified inputs) bound, or None when the model needs Python on its
     path (see the module docstring)."""

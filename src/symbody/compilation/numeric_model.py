@@ -104,7 +104,7 @@ class NumericModel:
         """A model of compiled ``parts`` (layout, kernels, symbols, backend), e.g. loaded from a
         file; ``eom``: the SymPy equations for reference (None when not at hand)."""
         model = cls.__new__(cls)
-        model._set_parts(parts, eom)
+        cls._set_parts(model, parts, eom)
         return model
 
     def _set_parts(self, parts: CompiledParts, eom: EquationsOfMotion | None) -> None:

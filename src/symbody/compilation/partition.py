@@ -16,17 +16,14 @@ calls :func:`choose_partition`) and use only its public evaluation interface.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
 
 import numpy as np
 from numpy.typing import ArrayLike
 
 from ..errors import InputError
+from .kernel_layout import CompiledModel
 from .linear_algebra import pivoted_columns
 from .named_values import InputValues, ParameterValues
-
-if TYPE_CHECKING:
-    from .numeric_model import NumericModel
 
 __all__ = ["Partition", "check_partition", "choose_partition", "constraint_matrices",
            "partition_names"]
@@ -77,7 +74,7 @@ class Partition:
         return tuple(int(i) for i in self.u_ind_index)
 
 
-def check_partition(model: NumericModel, partition: Partition) -> None:
+def check_partition(model: CompiledModel, partition: Partition) -> None:
     """Raise InputError unless ``partition`` fits ``model`` and its dependent speeds can be used."""
     L = model.layout
     if (partition.N, partition.o) != (L.N, L.o) or len(partition.dependent_coordinates) != L.M \
@@ -93,7 +90,7 @@ def check_partition(model: NumericModel, partition: Partition) -> None:
                          f"{', '.join(str(model.speeds[i]) for i in partition.dependent_speeds)}: {why}")
 
 
-def constraint_matrices(model: NumericModel, q: ArrayLike, p: ParameterValues, t: float = 0.0,
+def constraint_matrices(model: CompiledModel, q: ArrayLike, p: ParameterValues, t: float = 0.0,
                         r: InputValues = None) -> tuple[np.ndarray, np.ndarray]:
     """(∂f_h/∂q (M, N), B (m, o)) at the configuration q: the matrices whose columns a
     :class:`Partition` splits into independent and dependent ones."""
@@ -114,7 +111,7 @@ def constraint_matrices(model: NumericModel, q: ArrayLike, p: ParameterValues, t
     return J, B
 
 
-def choose_partition(model: NumericModel, q: ArrayLike, p: ParameterValues, t: float = 0.0,
+def choose_partition(model: CompiledModel, q: ArrayLike, p: ParameterValues, t: float = 0.0,
                      r: InputValues = None) -> Partition:
     """The best conditioned dependent set at q (a :class:`Partition`).
 
@@ -129,7 +126,7 @@ def choose_partition(model: NumericModel, q: ArrayLike, p: ParameterValues, t: f
     return Partition(qdep, udep, model.layout.N, model.layout.o)
 
 
-def partition_names(model: NumericModel, partition: Partition) -> tuple[tuple, tuple]:
+def partition_names(model: CompiledModel, partition: Partition) -> tuple[tuple, tuple]:
     """(dependent coordinates, dependent speeds) of ``partition`` as symbols."""
     return (tuple(model.coordinates[i] for i in partition.dependent_coordinates),
             tuple(model.speeds[i] for i in partition.dependent_speeds))

@@ -48,7 +48,6 @@ import json
 import pickle
 import platform
 import sys
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -59,7 +58,6 @@ from ..compat.sympy import TIME, original_assumptions
 from ..errors import InputError, ModelFileError
 from .kernel_layout import CompiledParts, KernelLayout, ModelKernels, ModelSymbols
 from .object_code import check_object_code
-
 
 try:
     import symengine as se

@@ -18,16 +18,14 @@ it the general way.
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
 
+from .kernel_layout import CompiledModel
 from .linear_algebra import in_place_solver
 from .named_values import ParameterValues
 from .workspace import Workspace
-
-if TYPE_CHECKING:
-    from .numeric_model import NumericModel
 
 __all__ = ["rhs_function"]
 
@@ -40,7 +38,7 @@ def _system_solver(L: Any, S: np.ndarray, s: np.ndarray) -> Callable[[], int] | 
     return None          # M_d stored row by row: the general path (a copy, then LU)
 
 
-def rhs_function(model: NumericModel, p: ParameterValues) -> Callable[..., np.ndarray]:
+def rhs_function(model: CompiledModel, p: ParameterValues) -> Callable[..., np.ndarray]:
     """``f(t, x, r=None)``: ``model.rhs`` with the constants ``p`` bound (see the module
     docstring); ``x`` a float64 array (N + p + e,), ``r`` None or the specified inputs'
     values.  One function per integration: not to be shared by threads."""
