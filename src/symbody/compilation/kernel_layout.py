@@ -249,6 +249,7 @@ class CompiledModel(Protocol):
     dependent_coordinates: tuple
     independent_speeds: tuple
     dependent_speeds: tuple
+    extra_states: tuple
     default_partition: Any
 
     def arguments(self, t: float, q: Any, u: Any, p: Any, r: Any = None, need_r: bool = True,
@@ -259,6 +260,11 @@ class CompiledModel(Protocol):
     def solve_dependent_speeds(self, z: np.ndarray, partition: Any = None,
                                out: np.ndarray | None = None) -> None:
         """u_dep written into z (``NumericModel.solve_dependent_speeds``)."""
+        ...
+
+    def rhs_at(self, z: np.ndarray, states: Any = None, workspace: Any = None,
+               full: bool = False) -> Any:
+        """x' at a filled z (``NumericModel.rhs_at``)."""
         ...
 
     def rhs(self, t: float, x: Any, p: Any, r: Any = None, partition: Any = None) -> np.ndarray:

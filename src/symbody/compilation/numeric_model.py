@@ -1,51 +1,38 @@
 """NumericModel: compiled, purely numeric evaluation of EquationsOfMotion.
 
-State layout (the ODE state)::
+The ODE state is ``x = [q_ind (n), q_dep (M), u_ind (p), x_e (e)]`` (N + p + e values; x_e
+are extra first-order states, x_e' = f_e(t, q, u, x_e, r), e.g. muscle activations).  The
+right-hand side, at each call:
 
-    x = [q_ind (n), q_dep (M), u_ind (p), x_e (e)]          len N + p + e
+1. the dependent speeds from ``B u + b = 0``: ``u_dep = -B_dep^{-1} (B_ind u_ind + b)``;
+2. ``q' = qdot_solution(q, u, t)`` (the kinematic equations solved for q');
+3. u' from the dynamic equations ``M_d u' + g_d = 0``; unreduced (o rows) with
+   constraints, the augmented system ``[[M_d, -B_a^T], [B_a, 0]] [u'; λ] = [-g_d; -b_a]``;
+   reduced (p rows, the hand-derived book form) or unconstrained, ``u_ind' = -M_d^{-1} g_d``.
 
-x_e are the extra first-order states of the equations (e.g. muscle activations),
-x_e' = f_e(t, q, u, x_e, r) evaluated after the dependent speeds are known.
-
-Right-hand side, evaluated numerically at each call:
-
-1. dependent speeds from the velocity constraints ``B u + b = 0``:
-   ``u_dep = -B_dep^{-1} (B_ind u_ind + b)``                      (m x m solve)
-2. ``q' = qdot_solution(q, u, t)``  (the kinematic equations solved for q')
-3. accelerations from the dynamic equations ``M_d u' + g_d = 0``:
-   unreduced (o rows) with constraints, the augmented system::
-
-       [ M_d  -B_a^T ] [ u' ]   [ -g_d ]
-       [ B_a    0    ] [ λ  ] = [ -b_a ]          ((o + m) square solve)
-
-   Sign of λ (the one convention everywhere in symbody): ``B^T λ`` is the generalized
-   constraint force, added to the applied forces, ``M_d u' + g_d = B^T λ``.  This is
-   the sign of ``sympy.physics.mechanics.LagrangesMethod``'s ``mass_matrix_full``,
-   ``forcing_full``, ``rhs()`` and ``linearize()`` (so compiled λ equal the λ of
-   ``lm.rhs()``), and for Kane's equations a constraint force exposed by an auxiliary
-   speed along B's row equals λ.  (SymPy's ``LagrangesMethod.eom`` expression and
-   ``solve_multipliers`` carry the opposite sign; sympy issue #30215.)
-
-   reduced (p rows over u_ind', the hand-derived book form) or unconstrained:
-   ``u_ind' = -M_d^{-1} g_d``.
+Sign of λ (the one convention everywhere in symbody): ``B^T λ`` is the generalized
+constraint force, added to the applied forces, ``M_d u' + g_d = B^T λ``: the sign of
+``sympy.physics.mechanics.LagrangesMethod``'s ``mass_matrix_full``, ``forcing_full``,
+``rhs()`` and ``linearize()``; for Kane's equations a constraint force exposed by an
+auxiliary speed along B's row equals λ.  (SymPy's ``LagrangesMethod.eom`` and
+``solve_multipliers`` carry the opposite sign; sympy issue #30215.)
 
 A NumericModel is its :class:`~.kernel_layout.KernelLayout` (``model.layout``: where every
-number sits in the flat argument vector ``z = [t, q (N), u (o), r (s), constants (c),
-u' (o), x_e (e)]`` and in each kernel's output), its compiled kernels (``model.kernels``,
-built by :mod:`.kernel_assembly`) and the evaluation on top of them; the linear algebra is
-done by LAPACK on small dense matrices.  It holds no sympy state used at run time
-(``model.eom`` is kept for reference only).  Partitions (:mod:`.partition`), projection
-(:mod:`.coordinate_projection`), batch evaluation (:mod:`.batch`), the unreduced blocks and
-auxiliary forces (:mod:`.multipliers`), the fast right-hand side (:mod:`.rhs_function`) and
-saving (:mod:`.persistence`) are functions over the model; its methods of the same names
-call them.
+number sits in the argument vector ``z = [t, q, u, r, constants, u', x_e]`` and in each
+kernel's output), its kernels (``model.kernels``, built by :mod:`.kernel_assembly`) and the
+evaluation on top of them, with LAPACK on small dense matrices; ``model.eom`` is kept for
+reference only.  Partitions (:mod:`.partition`), projection (:mod:`.coordinate_projection`),
+batch evaluation (:mod:`.batch`), the unreduced blocks and auxiliary forces
+(:mod:`.multipliers`), the argument vector (:mod:`.arguments`), the fast right-hand side
+(:mod:`.rhs_function`) and saving (:mod:`.persistence`) are functions over the model, which
+its methods of the same names call.
 """
 
 from __future__ import annotations
 
 import os
 import threading
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -53,6 +40,7 @@ import numpy as np
 from numpy.typing import ArrayLike
 
 from ..errors import InputError, SingularConstraintError
+from . import arguments as _arguments
 from . import batch, persistence
 from . import coordinate_projection as projection
 from . import multipliers as forces
@@ -60,7 +48,14 @@ from . import partition as partitions
 from .derivative_program import BlockValues, block_program
 from .kernel_layout import CompiledParts
 from .linear_algebra import solve, solve_symmetric
-from .named_values import InputValues, ParameterValues, StateValues, symbol_index, values_by_symbol
+from .named_values import (
+    InputValues,
+    ParameterValues,
+    StateValues,
+    constants_values,
+    state_values,
+    values_by_symbol,
+)
 from .partition import Partition
 from .rhs_function import rhs_function
 from .solves import SingularMassMatrixError, solve_dependent, solve_dynamics
@@ -199,25 +194,9 @@ class NumericModel:
         return constants_values(self.constants, p)
 
     def state_array(self, x0: StateValues) -> np.ndarray:
-        """The state x = [q (N), u_ind (p), x_e (e)] as an array.
-
-        ``x0``: dict keyed by symbol or name (values for dependent speeds are
-        accepted and ignored: they follow from the constraints), or an array of
-        length N + p + e (or N + o + e: the dependent speeds are then dropped).
-        """
-        if not isinstance(x0, Mapping):
-            try:
-                x0 = np.array(x0, dtype=float).ravel()
-            except (TypeError, ValueError) as exc:
-                raise InputError(f"state must be numbers or a dict keyed by symbol: {x0!r}") from exc
-            if x0.size == self.N + self.o + self.e and self.m:
-                # the dependent speeds follow from the constraints
-                x0 = np.concatenate([x0[:self.N + self.p], x0[self.N + self.o:]])
-        dep = symbol_index(self.dependent_speeds)
-        return values_by_symbol(
-            x0, self.states, "state", ignore=lambda key: key in dep,
-            wording={"missing": "missing initial value for state {symbol}",
-                     "hint": " (for a dependent coordinate give a guess; it is solved by Newton's method)"})
+        """The state x = [q (N), u_ind (p), x_e (e)] as an array from a dict keyed by symbol or
+        name (dependent speeds ignored) or an array of N + p + e (or N + o + e) values."""
+        return state_values(x0, self.states, self.dependent_speeds, self.N + self.p, self.m)
 
     def specifieds_array(self, r: InputValues, t: float = 0.0, x: ArrayLike | None = None) -> np.ndarray:
         """Values of the specified inputs: array, dict keyed by symbol/name, or callable r(t, x)."""
@@ -235,86 +214,23 @@ class NumericModel:
             "length": "{n} specified values given but the model has {c}: {names}",
             "missing": "the value of the specified input {symbol} is missing"})
 
-    def extra_values(self, extra: Any) -> np.ndarray:
-        """Extra-state values (e,) from an array or a dict keyed by symbol or name."""
-        return values_by_symbol(extra, self.extra_states, "extra state")
-
     def require_extra(self, extra: Any, what: str) -> None:
         """Raise InputError (naming ``what``) when the model has extra states and ``extra`` is None."""
         if self.e and extra is None:
             raise InputError(f"{what} depends on the extra states "
                              f"{', '.join(map(str, self.extra_states))}: pass their values as extra=")
 
-    # ------------------------------------------------------------ argument vector
+    # ------------------------------------------------------------ argument vector (arguments.py)
     def arguments(self, t: float, q: ArrayLike, u: ArrayLike | None, p: ParameterValues,
                   r: InputValues = None, need_r: bool = True, partition: Partition | None = None,
                   extra: Any = None) -> np.ndarray:
-        """The kernels' argument vector z (nz,) with t, q (N,), u, r, constants filled; u' zero.
-
-        ``u``: all o speeds, or the p independent ones (of ``partition`` when given: the
-        dependent ones are then solved), or None (left zero).  When ``need_r`` is False and
-        ``r`` is None the specifieds are left at zero; the extra states are NaN unless given.
-        """
-        L = self.layout
-        z = np.zeros(L.nz)
-        z[0] = t
-        if L.e:
-            z[L.ixe:] = np.nan if extra is None else self.extra_values(extra)
-        q = np.asarray(q, dtype=float)
-        if q.shape != (L.N,):
-            raise InputError(f"q must have {L.N} values ({', '.join(map(str, self.coordinates))}), "
-                             f"got shape {q.shape}")
-        z[L.z_q] = q
-        z[L.ic:L.iudot] = self.constants_array(p)
-        if L.s and (need_r or r is not None):
-            z[L.ir:L.ic] = self.specifieds_array(r, t, None)
-        if u is not None:
-            u = np.asarray(u, dtype=float)
-            if u.shape == (L.o,):
-                z[L.iu:L.ir] = u
-            elif u.shape == (L.p,):
-                if partition is None or partition == self.default_partition:
-                    z[L.iu:L.iud] = u
-                    if L.m:
-                        self.solve_dependent_speeds(z)
-                else:
-                    z[L.iu + partition.u_ind_index] = u
-                    self.solve_dependent_speeds(z, partition)
-            else:
-                raise InputError(f"u must have {L.o} values ({', '.join(map(str, self.speeds))}) "
-                                 f"or the {L.p} independent ones, got shape {u.shape}")
-        return z
+        """The kernels' argument vector z (nz,) (:func:`.arguments.arguments`)."""
+        return _arguments.arguments(self, t, q, u, p, r, need_r, partition, extra)
 
     def solve_dependent_speeds(self, z: np.ndarray, partition: Partition | None = None,
                                out: np.ndarray | None = None) -> None:
-        """Write u_dep = -B_dep^{-1} (B_ind u_ind + b) into z (the dependent speeds of
-        ``partition``, default the model's); ``out``: a buffer for the velocity kernel."""
-        L = self.layout
-        m, o = L.m, L.o
-        if not m:
-            return
-        if out is None:
-            out = np.empty(self.kernels.velocity.nout)
-        self.kernels.velocity.into(z, out)
-        if partition is None:
-            # B_dep u_dep = -(B_ind u_ind + b), both from the kernel: solved in place
-            sol, info = solve(out[L.velocity_Bdep].reshape(m, m, order="F"), out[L.velocity_rest],
-                              overwrite_b=True)
-            dep_names = self.dependent_speeds
-        else:
-            ind, dep = partition.u_ind_index, partition.u_dep_index
-            B = out[L.velocity_B].reshape(m, o)
-            sol, info = solve_dependent(B, out[L.velocity_b], z[L.iu + ind], ind, dep)
-            dep_names = [self.speeds[i] for i in dep]
-        if info != 0:
-            raise SingularConstraintError(
-                f"the velocity constraints are singular in the dependent speeds "
-                f"{', '.join(map(str, dep_names))} at t = {z[0]:.6g} "
-                f"(q = {np.array2string(z[L.z_q], precision=4)})")
-        if partition is None:
-            z[L.iud:L.ir] = sol
-        else:
-            z[L.iu + partition.u_dep_index] = sol
+        """u_dep written into z (:func:`.arguments.solve_dependent_speeds`)."""
+        _arguments.solve_dependent_speeds(self, z, partition, out)
 
     # ------------------------------------------------------------ right-hand side
     def rhs(self, t: float, x: ArrayLike, p: ParameterValues, r: InputValues = None, partition: Partition | None = None) -> np.ndarray:
@@ -326,7 +242,7 @@ class NumericModel:
         and x' in the same layout (needs ``partition_switchable`` unless it is the default).
         """
         if partition is not None and partition.dependent_speeds != self.default_partition.dependent_speeds:
-            return self._rhs_partition(t, x, p, r, partition)
+            return partitions.rhs_in_partition(self, t, x, p, r, partition)
         L = self.layout
         if type(x) is not np.ndarray or x.shape != (L.nx,) or x.dtype != float:
             x = np.asarray(x, dtype=float)
@@ -348,33 +264,13 @@ class NumericModel:
         if rv is not None:
             z[L.ir:L.ic] = rv
         if L.m:
-            self.solve_dependent_speeds(z, out=ws.velocity)
+            _arguments.solve_dependent_speeds(self, z, None, ws.velocity)
         return self.rhs_at(z, workspace=ws)
 
     def rhs_function(self, p: ParameterValues) -> Callable[..., np.ndarray]:
         """``f(t, x, r=None)``: :meth:`rhs` with the constants ``p`` bound, for ODE solvers
         (one function per integration; see :func:`.rhs_function.rhs_function`)."""
         return rhs_function(self, p)
-
-    def _rhs_partition(self, t: float, x, p, r, partition: Partition) -> np.ndarray:
-        self.check_partition(partition)
-        L = self.layout
-        N = L.N
-        x = np.asarray(x, dtype=float)
-        if x.shape != (L.nx,):
-            raise InputError(f"the state has {L.nx} values, got shape {x.shape}")
-        z = np.zeros(L.nz)
-        z[0] = t
-        z[1:1 + N] = x[:N]
-        z[L.ic:L.iudot] = self.constants_array(p)
-        z[L.iu + partition.u_ind_index] = x[N:L.nxm]
-        if L.e:
-            z[L.ixe:] = x[L.nxm:]
-        self.solve_dependent_speeds(z, partition)
-        if L.s:
-            xm = np.concatenate([x[:N], z[L.iu:L.iud], x[L.nxm:]]) if callable(r) else None
-            z[L.ir:L.ic] = self.specifieds_array(r, t, xm)
-        return self.rhs_at(z, states=partition.u_ind_index)
 
     def rhs_at(self, z: np.ndarray, states: np.ndarray | None = None,
                workspace: Workspace | None = None, full: bool = False):
@@ -599,13 +495,3 @@ def compile(eom: EquationsOfMotion, constants: Sequence | None = None, specified
     return NumericModel(eom, constants=constants, specifieds=specifieds, backend=backend,
                         cache=cache, progress=progress)
 
-
-def constants_values(constants: Sequence, p: Any) -> np.ndarray:
-    """Constants ``p`` (dict keyed by Symbol/name, or sequence) as an array in ``constants`` order.
-
-    Raises InputError naming a missing, unknown, ambiguous or non-finite constant.
-    """
-    if isinstance(p, np.ndarray) and p.dtype == float and p.shape == (len(constants),) \
-            and np.isfinite(p).all():
-        return p
-    return values_by_symbol(p, constants, "constant")

@@ -26,7 +26,7 @@ from .linear_algebra import pivoted_columns
 from .named_values import InputValues, ParameterValues
 
 __all__ = ["Partition", "check_partition", "choose_partition", "constraint_matrices",
-           "partition_names"]
+           "partition_names", "rhs_in_partition"]
 
 
 @dataclass(frozen=True)
@@ -130,3 +130,27 @@ def partition_names(model: CompiledModel, partition: Partition) -> tuple[tuple, 
     """(dependent coordinates, dependent speeds) of ``partition`` as symbols."""
     return (tuple(model.coordinates[i] for i in partition.dependent_coordinates),
             tuple(model.speeds[i] for i in partition.dependent_speeds))
+
+
+def rhs_in_partition(model: CompiledModel, t: float, x: ArrayLike, p: ParameterValues,
+                     r: InputValues, partition: Partition) -> np.ndarray:
+    """x' (N + p + e,) in the layout of ``partition``: x = [q, u[partition.independent_speeds],
+    x_e] (``model.rhs(..., partition=partition)``)."""
+    check_partition(model, partition)
+    L = model.layout
+    N = L.N
+    x = np.asarray(x, dtype=float)
+    if x.shape != (L.nx,):
+        raise InputError(f"the state has {L.nx} values, got shape {x.shape}")
+    z = np.zeros(L.nz)
+    z[0] = t
+    z[1:1 + N] = x[:N]
+    z[L.ic:L.iudot] = model.constants_array(p)
+    z[L.iu + partition.u_ind_index] = x[N:L.nxm]
+    if L.e:
+        z[L.ixe:] = x[L.nxm:]
+    model.solve_dependent_speeds(z, partition)
+    if L.s:
+        xm = np.concatenate([x[:N], z[L.iu:L.iud], x[L.nxm:]]) if callable(r) else None
+        z[L.ir:L.ic] = model.specifieds_array(r, t, xm)
+    return model.rhs_at(z, states=partition.u_ind_index)
