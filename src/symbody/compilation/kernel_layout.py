@@ -49,6 +49,8 @@ from typing import Any, Protocol
 
 import numpy as np
 
+from ..errors import InputError
+
 __all__ = ["KernelLayout", "ModelKernels", "ModelSymbols", "CompiledParts", "CompiledModel"]
 
 
@@ -117,7 +119,10 @@ class KernelLayout:
         for name in ("n", "M", "p", "m", "e", "s", "c", "K", "naux", "nnc"):
             value = getattr(self, name)
             if not isinstance(value, int) or isinstance(value, bool) or value < 0:
-                raise ValueError(f"KernelLayout.{name} must be a non-negative int, got {value!r}")
+                raise InputError(f"KernelLayout.{name} must be a non-negative int, got {value!r}")
+        for name in ("main_rhs", "main_system"):
+            if not isinstance(getattr(self, name), slice):
+                raise InputError(f"KernelLayout.{name} must be a slice, got {getattr(self, name)!r}")
         N, o, m = self.n + self.M, self.p + self.m, self.m
         ir = 1 + N + o
         ic = ir + self.s
