@@ -456,14 +456,7 @@ class NumericModel:
         if program is None:
             program = self._derivatives["program"] = block_program(
                 self.eom, self.coordinates, self.speeds, self.specifieds, self.constants)
-        z = np.zeros(program.nz)
-        z[0] = t
-        z[program.iq] = np.asarray(q, dtype=float)
-        z[program.iu] = np.asarray(u, dtype=float)
-        if len(self.specifieds):
-            z[program.ir] = np.zeros(len(self.specifieds)) if r is None else np.asarray(r, dtype=float)
-        z[program.ic] = self.constants_array(p)
-        return program(z)
+        return program.at(t, q, u, r if self.specifieds else None, self.constants_array(p))
 
 
 
