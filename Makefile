@@ -67,16 +67,16 @@ clean:
 NM := symbody.compilation.numeric_model
 SIM := symbody.analysis.simulation
 MUTANT_FUNCTIONS := \
-	'$(NM).xǁNumericModelǁ_solve_udep__mutmut_*' \
-	'$(NM).xǁNumericModelǁ_solve_udep_many__mutmut_*' \
-	'$(NM).x_solve_dependent__mutmut_*' \
-	'$(NM).x_solve_dynamics__mutmut_*' \
-	'$(NM).xǁNumericModelǁ_rhs_z__mutmut_*' \
-	'$(NM).xǁNumericModelǁ_rhs_many_Z__mutmut_*' \
+	'symbody.compilation.arguments.x_solve_dependent_speeds__mutmut_*' \
+	'symbody.compilation.batch.x_solve_dependent_speeds_many__mutmut_*' \
+	'symbody.compilation.solves.x_solve_dependent__mutmut_*' \
+	'symbody.compilation.solves.x_solve_dynamics__mutmut_*' \
+	'$(NM).xǁNumericModelǁrhs_at__mutmut_*' \
+	'symbody.compilation.batch.x_rhs_many_at__mutmut_*' \
 	'$(NM).xǁNumericModelǁaccelerations__mutmut_*' \
-	'$(NM).xǁNumericModelǁevaluate_samples__mutmut_*' \
-	'$(NM).xǁNumericModelǁ_project_z__mutmut_*' \
-	'$(NM).xǁNumericModelǁholonomic_residual__mutmut_*' \
+	'symbody.compilation.batch.x_evaluate_samples__mutmut_*' \
+	'symbody.compilation.coordinate_projection.x_project_arguments__mutmut_*' \
+	'$(NM).xǁNumericModelǁholonomic__mutmut_*' \
 	'$(NM).xǁNumericModelǁvelocity_residual__mutmut_*' \
 	'symbody.compilation.linear_algebra.x_solve__mutmut_*' \
 	'symbody.compilation.linear_algebra.x_solve_symmetric__mutmut_*' \

@@ -93,7 +93,7 @@ def closed_loops() -> dict:
         res[name] = {"book_rhs_us": book, "symbody_rhs_us": ours, "symbody_bound_rhs_us": bound,
                      "speedup_rhs": book / ours, "speedup_bound": book / bound,
                      "max_abs_difference": err, "states": len(states),
-                     "kernels": sorted({k.backend for k in (model._k_main, model._k_vel)})}
+                     "kernels": sorted({k.backend for k in (model.kernels.main, model.kernels.velocity)})}
 
     # ---- the seed-001 four-bar
     d = book_four_bar()

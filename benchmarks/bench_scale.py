@@ -105,7 +105,7 @@ def stage_chain(n: int, simulate: bool) -> dict:
     res["cpu_to_first_rhs_s"] = time.process_time() - cpu0
     res["compiler_cpu_s"] = (children1.children_user + children1.children_system
                              - children0.children_user - children0.children_system)
-    res["kernel_backend"] = model._k_main.backend
+    res["kernel_backend"] = model.kernels.main.backend
     res["rhs_finite"] = bool(np.isfinite(xd).all())
     if simulate:
         t5 = time.perf_counter()

@@ -52,7 +52,7 @@ _LAZY: dict[str, tuple[str, str | None]] = {
     "compile": (".compilation", "compile"),
     "NumericModel": (".compilation", "NumericModel"),
     "make_function": (".compilation", "make_function"),
-    "load_model": (".compilation.persistence", "load_model"),
+    "load_model": (".compilation.numeric_model", "load_model"),
     "Event": (".analysis.events", "Event"),
     "Tabulated": (".analysis.inputs", "Tabulated"),
     "sweep": (".analysis.sweep", "sweep"),
@@ -74,7 +74,7 @@ if TYPE_CHECKING:  # for type checkers and IDEs: the names __getattr__ provides
     from .analysis.linearization import linearize
     from .analysis.sweep import SweepResult, grid_cases, sample_cases, sweep
     from .compilation import NumericModel, compile, make_function
-    from .compilation.persistence import load_model
+    from .compilation.numeric_model import load_model
     from .formulation.constraint_rank import redundant_constraints
     from .presentation import animate, plot, view
 

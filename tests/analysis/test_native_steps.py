@@ -155,7 +155,7 @@ def test_llvm_models_keep_python_steps():
     model = compile(zoo.eom)                    # small kernels: LLVM under "auto"
     P = model.constants_array(zoo.constants)
     assert native_rk.native_solver(model, P, "DOP853") is None
-    assert model._k_main.backend == "llvm"                               # (built by now)
+    assert model.kernels.main.backend == "llvm"                               # (built by now)
 
 
 def _mass_crossing_zero():

@@ -33,7 +33,7 @@ def test_c_kernels_equal_numpy_backend_on_mid_size_model(chain_eom, tmp_path, mo
     monkeypatch.setattr(c_kernels, "SEGMENT_SIZE", 500)
     c_model = compile(chain_eom, backend="c")
     np_model = compile(chain_eom, backend="numpy", cache=False)
-    assert c_model._k_main.nout == np_model._k_main.nout
+    assert c_model.kernels.main.nout == np_model.kernels.main.nout
     rng = np.random.default_rng(7)
     nc, ns = len(c_model.constants), len(c_model.specifieds)
     X = rng.normal(size=(20, len(c_model.states)))
@@ -45,12 +45,12 @@ def test_c_kernels_equal_numpy_backend_on_mid_size_model(chain_eom, tmp_path, mo
         # differences are round-off, relative to the size of the accelerations
         np.testing.assert_allclose(a, b, rtol=1e-10, atol=1e-10 * np.abs(b).max())
     # every entry of the main kernel (q', M_d, -g_d), single and batched
-    Z = rng.uniform(-2, 2, size=(5, c_model._nz))
-    kc = c_model._k_main.many(Z)
-    kn = np_model._k_main.many(Z)
+    Z = rng.uniform(-2, 2, size=(5, c_model.layout.nz))
+    kc = c_model.kernels.main.many(Z)
+    kn = np_model.kernels.main.many(Z)
     np.testing.assert_allclose(kc, kn, rtol=1e-11, atol=1e-11 * np.abs(kn).max())
-    np.testing.assert_allclose(c_model._k_main(Z[0]), kn[0], rtol=1e-11, atol=1e-11 * np.abs(kn).max())
-    assert c_model._k_main.backend == "c"
+    np.testing.assert_allclose(c_model.kernels.main(Z[0]), kn[0], rtol=1e-11, atol=1e-11 * np.abs(kn).max())
+    assert c_model.kernels.main.backend == "c"
 
 
 def test_auto_backend_uses_c_for_large_kernels(chain_eom, tmp_path, monkeypatch):
@@ -62,7 +62,7 @@ def test_auto_backend_uses_c_for_large_kernels(chain_eom, tmp_path, monkeypatch)
     p = np.ones(len(model.constants))
     r = np.zeros(len(model.specifieds))
     xd = model.rhs(0.0, x, p, r=r)
-    assert model._k_main.backend == "c"                  # big kernel: generated C
+    assert model.kernels.main.backend == "c"                  # big kernel: generated C
     ref = compile(chain_eom, backend="llvm", cache=False).rhs(0.0, x, p, r=r)
     np.testing.assert_allclose(xd, ref, rtol=1e-10, atol=1e-10 * np.abs(ref).max())
     # a small function stays with LLVM
@@ -81,7 +81,7 @@ def test_auto_backend_does_not_depend_on_the_cache(chain_eom, tmp_path, monkeypa
     def main_backend(model):
         model.rhs(0.0, np.zeros(len(model.states)), np.ones(len(model.constants)),
                   r=np.zeros(len(model.specifieds)))               # builds the lazy kernels
-        return model._k_main.backend
+        return model.kernels.main.backend
 
     assert main_backend(compile(chain_eom, backend="llvm")) == "llvm"   # now in memory and on disk
     assert main_backend(compile(chain_eom)) == "c"
@@ -175,7 +175,7 @@ def test_saved_model_with_c_kernels_loads(chain_eom, tmp_path, monkeypatch):
     # the sums are evaluated in another order, equal to round-off
     np.testing.assert_allclose(loaded.rhs(0.0, x, p, r=r), expected, rtol=1e-11,
                                atol=1e-11 * np.abs(expected).max())
-    assert loaded._k_main.backend == "c"
+    assert loaded.kernels.main.backend == "c"
 
 
 def test_c_compile_reports_progress(monkeypatch):

@@ -120,8 +120,8 @@ def test_damaged_model_files_name_the_file(saved, tmp_path, damage):
         elif damage == "json list":
             header = [1, 2]
         elif damage == "bad attribute":
-            name = next(iter(header["attributes"]))
-            header["attributes"][name] = {"tuple": 3}
+            name = next(iter(header["layout"]))
+            header["layout"][name] = {"tuple": 3}
         elif damage == "missing blob":
             del arrays[next(k for k in arrays if k.startswith("blob_"))]
         if damage != "no header":

@@ -139,3 +139,21 @@ def test_numpy_backend_pickles_but_is_not_saved(four_bar, tmp_path):
     assert np.array_equal(copy.rhs(0.0, x, zoo.constants), model.rhs(0.0, x, zoo.constants))
     with pytest.raises(InputError, match="backend='llvm' or 'lambda'"):
         model.save(tmp_path / "np")
+
+
+def test_a_format_1_file_still_loads(four_bar):
+    """tests/data/four_bar_model_format1.npz: ``sb.models.four_bar()`` compiled and saved
+    with ``machine_code=False`` by symbody at commit 04d6d96 (format symbody-model-1, every
+    attribute of the model by name), before the kernel layout had a class of its own."""
+    from pathlib import Path
+    zoo, model = four_bar
+    path = Path(__file__).parents[1] / "data" / "four_bar_model_format1.npz"
+    with np.load(path, allow_pickle=False) as data:
+        assert json.loads(data["header"].tobytes().decode())["format"] == "symbody-model-1"
+    old = sb.load_model(path)
+    assert old.layout == model.layout and old.states == model.states
+    assert old.constants == model.constants
+    x = model.state_array(zoo.initial_state) + 0.1
+    np.testing.assert_allclose(old.rhs(0.3, x, zoo.constants), model.rhs(0.3, x, zoo.constants),
+                               rtol=1e-13, atol=1e-13)
+    assert persistence.FORMAT == "symbody-model-2"

@@ -153,6 +153,15 @@ class Kernel:
         #: the loaded shared library of a "c" kernel (kept alive with the kernel)
         self._library = library
 
+    @property
+    def library(self) -> Any:
+        """The loaded shared library of a "c" kernel (ctypes.CDLL), None for other backends."""
+        return self._library
+
+    def realize(self) -> Kernel:
+        """This kernel (a lazy one generates its machine code first)."""
+        return self
+
     def renamed(self, name: str, source: dict | None = None) -> Kernel:
         """The same compiled functions under another name (and ``source``, default this one's)."""
         return Kernel(self.nargs, self.nout, self.backend, name, self.into, self._batch,
@@ -623,7 +632,7 @@ def kernel_from_lambdify(nargs: int, nout: int, backend: str, name: str, lam: An
                              "lambdify": lam if backend == "llvm" else None})
 
 
-def _numpy_kernel(nargs: int, sp_exprs: list, name: str) -> Kernel:
+def numpy_kernel(nargs: int, sp_exprs: list, name: str) -> Kernel:
     nout = len(sp_exprs)
     pos = _positional(nargs)
     if nout == 0:
@@ -661,7 +670,8 @@ class _LazyKernel:
         self._build = build
         self._kernel = None
 
-    def _realize(self) -> Kernel:
+    def realize(self) -> Kernel:
+        """The real kernel, its machine code generated now if not yet."""
         if self._kernel is None:
             self._kernel = self._build()
             self.backend = self._kernel.backend
@@ -671,11 +681,11 @@ class _LazyKernel:
 
     def __getattr__(self, attr):
         if attr in ("into", "many"):
-            return getattr(self._realize(), attr)
+            return getattr(self.realize(), attr)
         raise AttributeError(attr)
 
     def __call__(self, z):
-        return self._realize()(z)
+        return self.realize()(z)
 
     def __repr__(self) -> str:
         state = "compiled" if self._kernel is not None else "not yet compiled"
@@ -719,7 +729,7 @@ def compile_kernel(args: Sequence, exprs: Sequence, backend: str = "auto", cache
         if lazy:
             return _LazyKernel(nargs, len(se_exprs), b, name, build)
         return build()
-    return _numpy_kernel(len(args), _to_sympy_positional(args, exprs, name), name)
+    return numpy_kernel(len(args), _to_sympy_positional(args, exprs, name), name)
 
 
 # --------------------------------------------------------------- make_function

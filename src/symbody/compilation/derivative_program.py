@@ -215,6 +215,19 @@ class BlockProgram:
         ders = {name: J[a:b].reshape(shp + (self.D,)) for name, (a, b, shp) in zip(BLOCKS, self._offsets)}
         return BlockValues(vals, ders)
 
+    def at(self, t: float, q: np.ndarray, u: np.ndarray, r: np.ndarray | None,
+           constants: np.ndarray) -> BlockValues:
+        """The blocks and their derivatives at t, q (N,), u (o,), r (s,; zeros when None) and
+        the constants (c,)."""
+        z = np.zeros(self.nz)
+        z[0] = t
+        z[self.iq] = np.asarray(q, dtype=float)
+        z[self.iu] = np.asarray(u, dtype=float)
+        if r is not None:
+            z[self.ir] = np.asarray(r, dtype=float)
+        z[self.ic] = constants
+        return self(z)
+
 
 class BlockValues(NamedTuple):
     """Values of the canonical-form blocks and their derivatives along [q (N), u (o), r (s)].

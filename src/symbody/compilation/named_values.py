@@ -24,6 +24,7 @@ from numpy.typing import ArrayLike
 from ..errors import InputError
 
 __all__ = ["SymbolIndex", "symbol_index", "values_by_symbol", "finite_number", "ParameterValues",
+           "constants_values", "state_values",
            "StateValues", "InputValues"]
 
 #: constants: an array in model order, or a dict keyed by symbol or name
@@ -162,3 +163,35 @@ def finite_number(value: Any, what: str) -> float:
     if not np.isfinite(number):
         raise InputError(f"{what} = {value!r} must be finite")
     return number
+
+
+def constants_values(constants: Sequence, p: Any) -> np.ndarray:
+    """Constants ``p`` (dict keyed by Symbol/name, or sequence) as an array in ``constants`` order.
+
+    Raises InputError naming a missing, unknown, ambiguous or non-finite constant.
+    """
+    if isinstance(p, np.ndarray) and p.dtype == float and p.shape == (len(constants),) \
+            and np.isfinite(p).all():
+        return p
+    return values_by_symbol(p, constants, "constant")
+
+
+def state_values(x0: Any, states: Sequence, dependent_speeds: Sequence, n_dependent_first: int,
+                 n_dependent: int) -> np.ndarray:
+    """The ODE state as an array in ``states`` order from ``x0``: a dict keyed by symbol or
+    name (values for the ``dependent_speeds`` are accepted and ignored: they follow from the
+    constraints), or an array of ``len(states)`` values, or of ``len(states) + n_dependent``
+    with the dependent speeds at ``[n_dependent_first, n_dependent_first + n_dependent)``
+    (then dropped)."""
+    if not isinstance(x0, Mapping):
+        try:
+            x0 = np.array(x0, dtype=float).ravel()
+        except (TypeError, ValueError) as exc:
+            raise InputError(f"state must be numbers or a dict keyed by symbol: {x0!r}") from exc
+        if n_dependent and x0.size == len(states) + n_dependent:
+            x0 = np.concatenate([x0[:n_dependent_first], x0[n_dependent_first + n_dependent:]])
+    dep = symbol_index(tuple(dependent_speeds))
+    return values_by_symbol(
+        x0, states, "state", ignore=lambda key: key in dep,
+        wording={"missing": "missing initial value for state {symbol}",
+                 "hint": " (for a dependent coordinate give a guess; it is solved by Newton's method)"})

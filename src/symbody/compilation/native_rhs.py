@@ -10,7 +10,8 @@ copies [q', u_ind'] out::
     int symbody_rhs(plan *P, double t, const double *x, double *xdot)   (0: done)
 
 LAPACK is scipy's (the function pointers ``scipy.linalg.cython_lapack`` exports), so
-the numbers are those of :meth:`NumericModel.rhs_function` to round-off.  A nonzero
+the numbers are those of :meth:`NumericModel.rhs_function` to round-off.  Every size and
+offset in the plan comes from the model's :class:`~.kernel_layout.KernelLayout`.  A nonzero
 return (a singular system, a mass matrix that is not positive definite) leaves the case
 to the Python path, which raises or solves it the general way.  :func:`native_rhs`
 returns None for models it cannot take (LLVM or numpy kernels, extra states, specified
@@ -30,7 +31,7 @@ from . import c_kernels
 from . import cache as kernel_cache
 
 if TYPE_CHECKING:
-    from .numeric_model import NumericModel
+    from .kernel_layout import CompiledModel
 
 __all__ = ["NativeRHS", "native_rhs", "lapack_function", "RHS_SOURCE"]
 
@@ -94,8 +95,8 @@ class _Plan(ctypes.Structure):
 
 def c_function_address(kernel: Any) -> int | None:
     """The address of a generated-C kernel's ``symbody_kernel(z, out)``, None for other backends."""
-    real = kernel._realize() if hasattr(kernel, "_realize") else kernel
-    lib = getattr(real, "_library", None)
+    real = kernel.realize()
+    lib = getattr(real, "library", None)
     if getattr(real, "backend", None) != "c" or lib is None:
         return None
     return ctypes.cast(lib.symbody_kernel, ctypes.c_void_p).value
@@ -129,22 +130,23 @@ class NativeRHS:
     the addresses a compiled integrator calls (``function(plan, t, x, xdot)``); the object
     owns the buffers (one per integration: not to be shared by threads)."""
 
-    def __init__(self, model: NumericModel, P: np.ndarray, library: ctypes.CDLL, main: int,
+    def __init__(self, model: CompiledModel, P: np.ndarray, library: ctypes.CDLL, main: int,
                  velocity: int | None, gesv: int, posv: int, R: np.ndarray | None = None) -> None:
-        self.z = np.zeros(model._nz)
-        self.z[model._ic:model._iudot] = P
+        L, kernels = model.layout, model.kernels
+        self.z = np.zeros(L.nz)
+        self.z[L.z_constants] = P
         if R is not None:                  # constant specified inputs
-            self.z[model._ir:model._ic] = R
-        self.main_out = np.empty(model._k_main.nout)
-        self.velocity_out = np.empty(model._k_vel.nout if model.m else 1)
-        self.pivots = np.zeros(max(model._K, model.m, 1), dtype=np.intc)
+            self.z[L.z_r] = R
+        self.main_out = np.empty(kernels.main.nout)
+        self.velocity_out = np.empty(kernels.velocity.nout if L.m else 1)
+        self.pivots = np.zeros(max(L.K, L.m, 1), dtype=np.intc)
         plan = _Plan(main=main, velocity=velocity or 0, gesv=gesv, posv=posv,
                      z=self.z.ctypes.data, main_out=self.main_out.ctypes.data,
                      velocity_out=self.velocity_out.ctypes.data, pivots=self.pivots.ctypes.data,
-                     N=model.N, p=model.p, m=model.m, K=model._K, nx=model._nx, iud=model._iud,
-                     s_bdep=model._s_Bdep.start if model.m else 0,
-                     s_vrhs=model._s_vrhs.start if model.m else 0,
-                     augmented=int(model._augmented), nfev=0)
+                     N=L.N, p=L.p, m=L.m, K=L.K, nx=L.nx, iud=L.iud,
+                     s_bdep=L.velocity_Bdep.start if L.m else 0,
+                     s_vrhs=L.velocity_rest.start if L.m else 0,
+                     augmented=int(L.augmented), nfev=0)
         self._plan = plan
         self.plan = ctypes.addressof(plan)
         self.library = library
@@ -153,7 +155,7 @@ class NativeRHS:
         fn.restype = ctypes.c_int
         fn.argtypes = [ctypes.c_void_p, ctypes.c_double, ctypes.c_void_p, ctypes.c_void_p]
         self._call = fn
-        self.nx = model._nx
+        self.nx = L.nx
 
     @property
     def nfev(self) -> int:
@@ -168,19 +170,20 @@ class NativeRHS:
         return xdot, int(status)
 
 
-def native_rhs(model: NumericModel, P: np.ndarray, R: np.ndarray | None = None) -> NativeRHS | None:
+def native_rhs(model: CompiledModel, P: np.ndarray, R: np.ndarray | None = None) -> NativeRHS | None:
     """The model's right-hand side in compiled code with the constants ``P`` (and the values
     ``R`` of constant specified inputs) bound, or None when the model needs Python on its
     path (see the module docstring)."""
-    if model.e or not (model._augmented or model._Md_symmetric):
+    L, kernels = model.layout, model.kernels
+    if L.e or not (L.augmented or L.mass_symmetric):
         return None
-    if model.specifieds and (R is None or np.shape(R) != (len(model.specifieds),)):
+    if L.s and (R is None or np.shape(R) != (L.s,)):
         return None
-    if model._s_rhs.start != model.N:          # a model saved before the current kernel layout
+    if not L.contiguous_state_derivative:      # a model saved before the current kernel layout
         return None
-    main = c_function_address(model._k_main)
-    velocity = c_function_address(model._k_vel) if model.m else None
-    if main is None or (model.m and velocity is None):
+    main = c_function_address(kernels.main)
+    velocity = c_function_address(kernels.velocity) if L.m else None
+    if main is None or (L.m and velocity is None):
         return None
     gesv, posv = lapack_function("dgesv"), lapack_function("dposv")
     if gesv is None or posv is None:

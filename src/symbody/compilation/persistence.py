@@ -1,11 +1,13 @@
 """Saving, loading and pickling a compiled :class:`~symbody.NumericModel`.
 
-A NumericModel is numbers, names and compiled kernels; its SymPy equations (``model.eom``)
-are kept for reference only.  This module turns a model into a *portable state*:
+A NumericModel is numbers, names and compiled kernels (a
+:class:`~.kernel_layout.CompiledParts`: layout, kernels, symbols, backend); its SymPy
+equations (``model.eom``) are kept for reference only.  This module turns those parts into
+a *portable state*, and back, without knowing the NumericModel class (which calls it):
 
-* a JSON-compatible description of every attribute (integers, floats, strings, tuples,
-  index arrays, :class:`Partition`, slices; symbols by name and assumptions, functions of
-  time by name, derivatives of them by order), and
+* a JSON-compatible description of the layout (the given fields of
+  :class:`~.kernel_layout.KernelLayout`: integers, booleans, slices) and the symbols (by
+  name and assumptions, functions of time by name, derivatives of them by order), and
 * one blob per kernel: for the ``llvm`` backend the object code symengine's
   ``LLVMDouble`` holds (so nothing is compiled again), and for the ``llvm`` and ``lambda``
   backends the kernel's expressions in symengine's own binary serialization (read by
@@ -28,9 +30,13 @@ compiles again, but reads nothing that can run), which is the way to open a file
 unknown origin.
 
 Pickling (``pickle.dumps(model)``, multiprocessing with "spawn", Dask) uses the same
-portable state, so the SymPy equations are left out: an unpickled model has
-``model.eom = None``.  ``dumps(model, equations=True)`` keeps them.  A pickle is Python
-code to the unpickler, as always: unpickle only data you trust.
+portable state (:func:`pack_parts`), so the SymPy equations are left out: an unpickled
+model has ``model.eom = None``.  ``dumps(model, equations=True)`` keeps them.  A pickle is
+Python code to the unpickler, as always: unpickle only data you trust.
+
+Formats: ``symbody-model-2`` (this version) stores ``layout``, ``symbols``, ``kernels`` and
+``backend``; files of ``symbody-model-1`` (every attribute of the model by its name, the
+private ones included) are still read.
 """
 
 from __future__ import annotations
@@ -42,22 +48,16 @@ import json
 import pickle
 import platform
 import sys
-import threading
-from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
 import sympy as sm
 
 from ..compat.sympy import TIME, original_assumptions
 from ..errors import InputError, ModelFileError
+from .kernel_layout import CompiledParts, KernelLayout, ModelKernels, ModelSymbols
 from .object_code import check_object_code
-
-if TYPE_CHECKING:
-    from ..formulation import EquationsOfMotion
-    from .numeric_model import NumericModel
-
 
 try:
     import symengine as se
@@ -65,16 +65,15 @@ try:
 except ImportError:  # pragma: no cover - symengine is a dependency
     se = None
 
-__all__ = ["save_model", "load_model", "dumps", "loads", "model_state", "model_from_state",
-           "FORMAT"]
+__all__ = ["write_parts", "read_parts", "pack_parts", "unpack_parts", "parts_state",
+           "parts_from_state", "pickling_equations", "dumps", "loads", "versions", "FORMAT"]
 
 #: file format tag; bumped when the layout of the state changes
-FORMAT = "symbody-model-1"
+FORMAT = "symbody-model-2"
+#: the formats this version reads
+FORMATS = ("symbody-model-1", FORMAT)
 
 _t = TIME
-
-#: attributes that hold per-process caches or work buffers: recreated empty, never stored
-_TRANSIENT: dict[str, Callable[[], Any]] = {"_local": threading.local, "_derivatives": dict}
 
 #: pickling with the SymPy equations (set by :func:`dumps`)
 _WITH_EQUATIONS: contextvars.ContextVar[bool] = contextvars.ContextVar("symbody_pickle_eom",
@@ -105,8 +104,6 @@ class _Encoder:
         self._kernels: dict[int, dict] = {}
 
     def __call__(self, v, where: str):
-        from .numeric_model import Partition
-
         if v is None or isinstance(v, (bool, str)):
             return v
         if isinstance(v, (int, np.integer)):
@@ -125,8 +122,6 @@ class _Encoder:
             key = f"a{len(self.arrays)}"
             self.arrays[key] = v
             return {"array": key}
-        if isinstance(v, Partition):
-            return {"partition": [list(v.dependent_coordinates), list(v.dependent_speeds), v.N, v.o]}
         if isinstance(v, dict):
             return {"dict": [[self(k, where), self(x, where)] for k, x in v.items()]}
         if isinstance(v, sm.Basic):
@@ -138,8 +133,7 @@ class _Encoder:
     def _kernel(self, k, where: str) -> dict:
         if id(k) in self._kernels:
             return self._kernels[id(k)]
-        if hasattr(k, "_realize"):             # lazy kernel: generate its code now
-            k = k._realize()
+        k = k.realize()                        # a lazy kernel generates its code now
         src = getattr(k, "source", None)
         desc: dict[str, Any] = {"nargs": k.nargs, "nout": k.nout, "backend": k.backend, "name": k.name}
         if k.nout:
@@ -238,135 +232,164 @@ def _decode_symbol(d: dict, dummies: dict):
 
 
 # ----------------------------------------------------------------- state
-def model_state(model: NumericModel, machine_code: bool = True,
+def parts_state(parts: CompiledParts, name: str | None = None, machine_code: bool = True,
                 allow_pickle: bool = False) -> tuple[dict, dict, dict]:
-    """(header, arrays, blobs): the portable state of ``model`` (see the module docstring).
+    """(header, arrays, blobs): the portable state of a compiled model's ``parts`` (see the
+    module docstring); ``name``: the equations' name, kept for reference.
 
     ``allow_pickle``: for pickling only, numpy-backend kernels keep their SymPy expressions
     as a pickle (a saved file never holds one)."""
     enc = _Encoder(keep_machine_code=machine_code, allow_pickle=allow_pickle)
-    attrs = {}
-    for name, value in vars(model).items():
-        if name in _TRANSIENT or isinstance(value, threading.local):
-            continue
-        if name == "eom":
-            continue
-        attrs[name] = enc(value, name)
-    header = {"format": FORMAT, "versions": versions(), "class": type(model).__name__,
-              "attributes": attrs, "transient": sorted(n for n in vars(model) if n in _TRANSIENT
-                                                       or isinstance(vars(model)[n], threading.local)),
-              "name": getattr(getattr(model, "eom", None), "name", None)}
+    header = {"format": FORMAT, "versions": versions(), "class": "NumericModel", "name": name,
+              "backend": parts.backend,
+              "layout": {k: enc(v, k) for k, v in parts.layout.stored_fields().items()},
+              "symbols": {k: enc(v, k) for k, v in parts.symbols.items()},
+              "kernels": {k: enc(v, f"the {k} kernel") for k, v in parts.kernels.items()}}
     return header, enc.arrays, enc.blobs
 
 
-def model_from_state(header: dict, arrays: dict, blobs: dict, machine_code: bool = True,
-                     eom: EquationsOfMotion | None = None, source: str = "the saved model",
-                     allow_pickle: bool = False) -> NumericModel:
-    """A NumericModel from the pieces :func:`model_state` made (hashes and versions checked,
-    machine code parsed before it is mapped: :func:`.object_code.check_object_code`).
-
-    Raises :class:`~symbody.ModelFileError` naming ``source`` and what is wrong.
-    """
-    from .numeric_model import NumericModel, Partition
-
-    if header.get("format") != FORMAT:
+def _check_versions(header: dict, machine_code: bool, source: str) -> bool:
+    """Whether the machine code can be used; raises ModelFileError for a file of another
+    format or symbody version, or machine code of other versions or another platform."""
+    if header.get("format") not in FORMATS:
         raise ModelFileError(f"{source} is not a symbody model file of format {FORMAT!r} "
-                         f"(found {header.get('format')!r})")
+                             f"(found {header.get('format')!r})")
+    if header.get("class") != "NumericModel":
+        raise ModelFileError(f"{source} holds a {header.get('class')!r}, not a NumericModel")
     mine, theirs = versions(), header.get("versions", {})
-    use_code = machine_code
     for key in ("symbody", "symengine", "python", "machine", "platform"):
-        if theirs.get(key) != mine[key]:
-            if key in ("symbody",) or not machine_code:
-                if key == "symbody":
-                    raise ModelFileError(f"{source} was written by symbody {theirs.get(key)}; this is symbody "
-                                     f"{mine[key]}: compile the model again from its equations")
-                continue
+        if theirs.get(key) == mine[key]:
+            continue
+        if key == "symbody":
+            raise ModelFileError(f"{source} was written by symbody {theirs.get(key)}; this is symbody "
+                                 f"{mine[key]}: compile the model again from its equations")
+        if machine_code:
             raise ModelFileError(
                 f"{source} was built with {key} {theirs.get(key)!r}, but this is {key} {mine[key]!r}: its "
                 "machine code cannot be used here.  Compile the model again from its equations, or "
                 "load it with machine_code=False to rebuild its kernels from the stored expressions")
-    dummies: dict = {}
-    kernels: dict[int, Any] = {}
+    return machine_code
 
-    def blob(desc: dict) -> bytes:
-        data = blobs.get(desc["blob"])
+
+class _Decoder:
+    """JSON descriptions -> values, kernels rebuilt from their blobs (hashes checked, machine
+    code parsed before it is mapped)."""
+
+    def __init__(self, arrays: dict, blobs: dict, use_code: bool, source: str, allow_pickle: bool):
+        self.arrays, self.blobs, self.use_code = arrays, blobs, use_code
+        self.source, self.allow_pickle = source, allow_pickle
+        self.dummies: dict = {}
+        self.kernels: dict[Any, Any] = {}
+
+    def blob(self, desc: dict) -> bytes:
+        data = self.blobs.get(desc["blob"])
         if data is None or len(data) != desc["size"] or hashlib.sha256(data).hexdigest() != desc["sha256"]:
-            raise ModelFileError(f"{source} is damaged: the data of a compiled kernel does not match "
-                             "its SHA-256 hash")
+            raise ModelFileError(f"{self.source} is damaged: the data of a compiled kernel does not "
+                                 "match its SHA-256 hash")
         return data
 
-    def kernel(desc: dict):
-        from .codegen import Kernel, kernel_from_lambdify
+    def kernel(self, desc: dict) -> Any:
+        from .codegen import Kernel, kernel_from_lambdify, numpy_kernel
         first = desc.get("expressions") or desc.get("sympy")
         key = first["blob"] if first else id(desc)
-        if key in kernels:
-            return kernels[key]
+        if key in self.kernels:
+            return self.kernels[key]
         nargs, nout, backend, name = desc["nargs"], desc["nout"], desc["backend"], desc["name"]
         if nout == 0:
             k = Kernel(nargs, 0, backend, name, lambda z, out: None, lambda Z: np.empty((len(Z), 0)))
         elif "sympy" in desc:
-            if not allow_pickle:
-                raise ModelFileError(f"{source} holds a pickled kernel, which is not loaded from files")
-            from .codegen import _numpy_kernel
-            k = _numpy_kernel(nargs, pickle.loads(blob(desc["sympy"])), name)
+            if not self.allow_pickle:
+                raise ModelFileError(f"{self.source} holds a pickled kernel, which is not loaded from files")
+            k = numpy_kernel(nargs, pickle.loads(self.blob(desc["sympy"])), name)
         else:
-            exprs_data = blob(desc["expressions"])
+            exprs_data = self.blob(desc["expressions"])
             lam = None
-            if use_code and "llvm" in desc:
-                code = blob(desc["llvm"]["code"])
+            if self.use_code and "llvm" in desc:
+                code = self.blob(desc["llvm"]["code"])
                 # parsed before LLVM maps it: a malformed object aborts the interpreter there
-                check_object_code(code, f"{source}, kernel {name!r}")
+                check_object_code(code, f"{self.source}, kernel {name!r}")
                 args = list(_unjson(desc["llvm"]["args"])) + [np.float64, code]
                 lam = llvm_loading_func(*args)
             k = kernel_from_lambdify(nargs, nout, backend, name, lam, exprs_data,
                                      lambda: [load_basic(b) for b in _unframe(exprs_data)])
-        kernels[key] = k
+        self.kernels[key] = k
         return k
 
-    def dec(v):
+    def __call__(self, v):
         if v is None or isinstance(v, (bool, str)):
             return v
         (tag, val), = v.items()
-        if tag == "int":
-            return int(val)
-        if tag == "float":
-            return float.fromhex(val)
+        simple = {"int": int, "float": float.fromhex, "array": self.arrays.__getitem__,
+                  "sympy": lambda d: _decode_symbol(d, self.dummies), "kernel": self.kernel}
+        if tag in simple:
+            return simple[tag](val)
         if tag == "tuple":
-            return tuple(dec(x) for x in val)
+            return tuple(self(x) for x in val)
         if tag == "list":
-            return [dec(x) for x in val]
+            return [self(x) for x in val]
         if tag == "slice":
-            return slice(*(dec(x) for x in val))
-        if tag == "array":
-            return arrays[val]
-        if tag == "partition":
-            return Partition(tuple(val[0]), tuple(val[1]), int(val[2]), int(val[3]))
+            return slice(*(self(x) for x in val))
         if tag == "dict":
-            return {dec(k): dec(x) for k, x in val}
-        if tag == "sympy":
-            return _decode_symbol(val, dummies)
-        if tag == "kernel":
-            return kernel(val)
-        raise ModelFileError(f"{source}: unknown value tag {tag!r}")
+            return {self(k): self(x) for k, x in val}
+        if tag == "partition":          # format 1: the model's default partition (derived now)
+            return (tuple(val[0]), tuple(val[1]), int(val[2]), int(val[3]))
+        raise ModelFileError(f"{self.source}: unknown value tag {tag!r}")
 
-    if header.get("class") != NumericModel.__name__:
-        raise ModelFileError(f"{source} holds a {header.get('class')!r}, not a NumericModel")
-    model = NumericModel.__new__(NumericModel)
-    for name, value in header["attributes"].items():
-        object.__setattr__(model, name, dec(value))
-    for name in header.get("transient", ()):
-        object.__setattr__(model, name, _TRANSIENT.get(name, threading.local)())
-    object.__setattr__(model, "eom", eom)
-    object.__setattr__(model, "_frozen", True)
-    return model
+
+#: format 1 (every attribute of the model by name): the kernel slots and layout fields
+_V1_KERNELS = {"main": "_k_main", "velocity": "_k_vel", "acceleration": "_k_acc",
+               "extra": "_k_extra", "holonomic": "_k_hol", "auxiliary": "_k_aux"}
+
+
+def _parts_v1(a: dict) -> CompiledParts:
+    """CompiledParts from the decoded attributes of a format-1 file."""
+    symbols = ModelSymbols(**{k: tuple(a.get(k, ())) for k in ModelSymbols.__dataclass_fields__})
+    layout = KernelLayout(
+        n=a["n"], M=a["M"], p=a["p"], m=a["m"], e=a.get("e", 0), s=len(symbols.specifieds),
+        c=len(symbols.constants), K=a["_K"], naux=a.get("_naux", 0),
+        nnc=len(symbols.noncontributing), main_rhs=a["_s_rhs"], main_system=a["_s_S"],
+        dynamic_reduced=a["dynamic_reduced"], augmented=a["_augmented"],
+        mass_symmetric=a["_Md_symmetric"], kinematics_use_specifieds=a["_kin_uses_r"],
+        velocity_constraints_use_specifieds=a["_vel_uses_r"])
+    kernels = ModelKernels(**{slot: a.get(attr) for slot, attr in _V1_KERNELS.items()})
+    return CompiledParts(layout, kernels, symbols, a["backend"])
+
+
+def parts_from_state(header: dict, arrays: dict, blobs: dict, machine_code: bool = True,
+                     source: str = "the saved model", allow_pickle: bool = False) -> CompiledParts:
+    """The :class:`~.kernel_layout.CompiledParts` from the pieces :func:`parts_state` made
+    (hashes and versions checked, machine code parsed before it is mapped:
+    :func:`.object_code.check_object_code`); format-1 files are read as well.
+
+    Raises :class:`~symbody.ModelFileError` naming ``source`` and what is wrong.
+    """
+    use_code = _check_versions(header, machine_code, source)
+    dec = _Decoder(arrays, blobs, use_code, source, allow_pickle)
+    if header["format"] == "symbody-model-1":
+        return _parts_v1({name: dec(value) for name, value in header["attributes"].items()})
+    layout = KernelLayout(**{k: dec(v) for k, v in header["layout"].items()})
+    symbols = ModelSymbols(**{k: dec(v) for k, v in header["symbols"].items()})
+    kernels = ModelKernels(**{k: dec(v) for k, v in header["kernels"].items()})
+    return CompiledParts(layout, kernels, symbols, header["backend"])
 
 
 # ----------------------------------------------------------------- files
-def save_model(model: NumericModel, path: str | Path, machine_code: bool = True) -> Path:
-    """Write ``model`` to ``path`` (``.symbody.npz`` appended unless it ends in ``.npz``).
+def _npz_bytes(header: dict, arrays: dict, blobs: dict) -> dict[str, np.ndarray]:
+    payload = {"header": np.frombuffer(json.dumps(header).encode(), dtype=np.uint8)}
+    for k, a in arrays.items():
+        payload["array_" + k] = a
+    for k, b in blobs.items():
+        payload["blob_" + k] = np.frombuffer(b, dtype=np.uint8)
+    return payload
 
-    The archive holds a JSON header (format, versions, attributes, SHA-256 of each blob),
-    the model's arrays and one blob per kernel (machine code for the ``llvm`` backend,
+
+def write_parts(parts: CompiledParts, path: str | Path, machine_code: bool = True,
+                name: str | None = None) -> Path:
+    """Write a compiled model's ``parts`` to ``path`` (``.symbody.npz`` appended unless it
+    ends in ``.npz``): ``model.save(path)``.
+
+    The archive holds a JSON header (format, versions, layout, symbols, SHA-256 of each
+    blob), the arrays and one blob per kernel (machine code for the ``llvm`` backend,
     symengine-serialized expressions for ``llvm`` and ``lambda``).  ``machine_code=False``
     leaves the machine code out (smaller, portable across platforms; loading compiles).
     Returns the path written.
@@ -374,12 +397,7 @@ def save_model(model: NumericModel, path: str | Path, machine_code: bool = True)
     path = Path(path)
     if path.suffix != ".npz":
         path = path.with_name(path.name + ".symbody.npz")
-    header, arrays, blobs = model_state(model, machine_code=machine_code)
-    payload = {"header": np.frombuffer(json.dumps(header).encode(), dtype=np.uint8)}
-    for k, a in arrays.items():
-        payload["array_" + k] = a
-    for k, b in blobs.items():
-        payload["blob_" + k] = np.frombuffer(b, dtype=np.uint8)
+    payload = _npz_bytes(*parts_state(parts, name=name, machine_code=machine_code))
     tmp = path.with_name(path.name + ".tmp")
     with open(tmp, "wb") as fh:
         np.savez(fh, **payload)
@@ -387,16 +405,16 @@ def save_model(model: NumericModel, path: str | Path, machine_code: bool = True)
     return path
 
 
-def load_model(path: str | Path, machine_code: bool = True) -> NumericModel:
-    """Read a model written by ``model.save(path)``; nothing is compiled (``machine_code=True``).
+def read_parts(path: str | Path, machine_code: bool = True) -> CompiledParts:
+    """The parts of a model written by ``model.save(path)`` (``symbody.load_model`` makes
+    the model); nothing is compiled (``machine_code=True``).
 
     Raises :class:`~symbody.ModelFileError` (a :class:`~symbody.SymbodyFileError`, an
     InputError) naming the file and what is wrong: missing, not a symbody model, written by
     other versions of symbody / symengine / Python or on another platform, or damaged (a
     zip member failing its CRC, a blob failing its SHA-256, an attribute that does not
     decode, machine code that is not a well-formed object file for this machine -- parsed
-    before it is mapped, so a damaged object is an error, not an interpreter abort).  The
-    returned model has ``eom = None``.
+    before it is mapped, so a damaged object is an error, not an interpreter abort).
 
     The file's machine code runs when the model is evaluated: **load only files you
     trust.**  The checks catch damage, not malice: valid machine code that does something
@@ -434,7 +452,7 @@ def load_model(path: str | Path, machine_code: bool = True) -> NumericModel:
     except Exception as exc:        # zipfile, zlib, numpy header errors: a damaged archive
         raise ModelFileError(f"{path}: damaged model file ({_describe(exc)})") from None
     try:
-        return model_from_state(header, arrays, blobs, machine_code=machine_code, source=str(path))
+        return parts_from_state(header, arrays, blobs, machine_code=machine_code, source=str(path))
     except ModelFileError:
         raise
     except Exception as exc:        # an attribute or kernel description that does not decode
@@ -450,27 +468,30 @@ def _describe(exc: BaseException) -> str:
 
 
 # ----------------------------------------------------------------- pickling
-def reduce_model(model: NumericModel) -> tuple[Callable, tuple]:
-    """``NumericModel.__reduce__``: the portable state in one bytes object (+ eom if asked)."""
-    header, arrays, blobs = model_state(model, allow_pickle=True)
+def pack_parts(parts: CompiledParts, name: str | None = None) -> bytes:
+    """The portable state of ``parts`` in one bytes object (``NumericModel.__reduce__``)."""
     buf = io.BytesIO()
-    np.savez(buf, header=np.frombuffer(json.dumps(header).encode(), dtype=np.uint8),
-             **{"array_" + k: a for k, a in arrays.items()},
-             **{"blob_" + k: np.frombuffer(b, dtype=np.uint8) for k, b in blobs.items()})
-    eom = model.eom if _WITH_EQUATIONS.get() else None
-    return _unpickle_model, (buf.getvalue(), eom)
+    np.savez(buf, **_npz_bytes(*parts_state(parts, name=name, allow_pickle=True)))
+    return buf.getvalue()
 
 
-def _unpickle_model(data: bytes, eom=None):
+def unpack_parts(data: bytes) -> CompiledParts:
+    """The parts :func:`pack_parts` packed."""
     with np.load(io.BytesIO(data), allow_pickle=False) as z:
         header = json.loads(z["header"].tobytes().decode())
         arrays = {k[len("array_"):]: z[k] for k in z.files if k.startswith("array_")}
         blobs = {k[len("blob_"):]: z[k].tobytes() for k in z.files if k.startswith("blob_")}
-    return model_from_state(header, arrays, blobs, eom=eom, source="the pickled model", allow_pickle=True)
+    return parts_from_state(header, arrays, blobs, source="the pickled model", allow_pickle=True)
 
 
-def dumps(model: NumericModel, equations: bool = False) -> bytes:
-    """``pickle.dumps(model)``, with the SymPy equations ``model.eom`` when ``equations``."""
+def pickling_equations() -> bool:
+    """True while :func:`dumps` pickles a model with its SymPy equations."""
+    return _WITH_EQUATIONS.get()
+
+
+def dumps(model: Any, equations: bool = False) -> bytes:
+    """``pickle.dumps(model)`` of a NumericModel, with its SymPy equations ``model.eom``
+    when ``equations``."""
     token = _WITH_EQUATIONS.set(bool(equations))
     try:
         return pickle.dumps(model, protocol=pickle.HIGHEST_PROTOCOL)
@@ -478,6 +499,6 @@ def dumps(model: NumericModel, equations: bool = False) -> bytes:
         _WITH_EQUATIONS.reset(token)
 
 
-def loads(data: bytes) -> NumericModel:
+def loads(data: bytes) -> Any:
     """``pickle.loads``: only for data you trust (a pickle can run code)."""
     return pickle.loads(data)
