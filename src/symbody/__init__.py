@@ -57,6 +57,11 @@ _LAZY: dict[str, tuple[str, str | None]] = {
     "OptimalControlProblem": (".optimize", "OptimalControlProblem"),
     "AssemblyBranchWarning": (".analysis.initial_state", "AssemblyBranchWarning"),
     "redundant_constraints": (".formulation.constraint_rank", "redundant_constraints"),
+    "Solver": (".analysis.simulation", "Solver"),
+    "Projection": (".analysis.simulation", "Projection"),
+    "Baumgarte": (".analysis.simulation", "Baumgarte"),
+    "DAE": (".analysis.simulation", "DAE"),
+    "Plain": (".analysis.simulation", "Plain"),
 }
 
 if TYPE_CHECKING:  # for type checkers and IDEs: the names __getattr__ provides
@@ -71,6 +76,9 @@ if TYPE_CHECKING:  # for type checkers and IDEs: the names __getattr__ provides
     from .compilation.persistence import load_model
     from .formulation.constraint_rank import redundant_constraints
     from .presentation import animate, plot, view
+
+if TYPE_CHECKING:  # simulate()'s option objects
+    from .analysis.simulation import DAE, Baumgarte, Plain, Projection, Solver
 
 if TYPE_CHECKING:  # trajectory optimization (symbody.optimize)
     from . import optimize
@@ -112,6 +120,11 @@ __all__ = [
     "SymbodyFileError",
     "ModelFileError",
     "TrajectoryFileError",
+    "Solver",
+    "Projection",
+    "Baumgarte",
+    "DAE",
+    "Plain",
 ]
 
 
