@@ -62,6 +62,7 @@ _LAZY: dict[str, tuple[str, str | None]] = {
     "Baumgarte": (".analysis.simulation", "Baumgarte"),
     "DAE": (".analysis.simulation", "DAE"),
     "Plain": (".analysis.simulation", "Plain"),
+    "Execution": (".analysis.sweep", "Execution"),
 }
 
 if TYPE_CHECKING:  # for type checkers and IDEs: the names __getattr__ provides
@@ -79,6 +80,7 @@ if TYPE_CHECKING:  # for type checkers and IDEs: the names __getattr__ provides
 
 if TYPE_CHECKING:  # simulate()'s option objects
     from .analysis.simulation import DAE, Baumgarte, Plain, Projection, Solver
+    from .analysis.sweep import Execution
 
 if TYPE_CHECKING:  # trajectory optimization (symbody.optimize)
     from . import optimize
@@ -125,6 +127,7 @@ __all__ = [
     "Baumgarte",
     "DAE",
     "Plain",
+    "Execution",
 ]
 
 
