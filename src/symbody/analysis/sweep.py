@@ -825,13 +825,13 @@ def _sweep_options(model: NumericModel, execution: Execution | None,
     (``processes=``, ``rtol=``, ...) are folded in with a DeprecationWarning each."""
     old_exec = {k: options.pop(k) for k in list(options) if k in _EXECUTION_KEYWORDS}
     if old_exec:
-        if execution is not None:
-            raise InputError(f"sweep() got execution= and the old keyword {next(iter(old_exec))}=; "
-                             "give it inside Execution(...) only")
         for key in old_exec:
             warnings.warn(f"sweep({key}=...) is deprecated and will be removed in the next "
                           f"release; use execution=Execution({key}=...)", DeprecationWarning,
                           stacklevel=3)
+        if execution is not None:
+            raise InputError(f"sweep() got execution= and the old keyword {next(iter(old_exec))}=; "
+                             "give it inside Execution(...) only")
         execution = Execution(**old_exec)
     if execution is None:
         execution = Execution()
