@@ -32,7 +32,7 @@ def _run(fb, constraints, **kw):
 
 
 def test_mode_objects_are_the_named_modes(fb):
-    for name, obj, kw in [("none", Plain(), {}), ("baumgarte", Baumgarte(25.0), {"baumgarte": 25.0}),
+    for name, obj, kw in [("none", Plain(), {}), ("baumgarte", Baumgarte(), {}),
                           ("project", Projection(), {}), ("dae", DAE(), {})]:
         by_name = _run(fb, name, **kw)
         by_object = _run(fb, obj)

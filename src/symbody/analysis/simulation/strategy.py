@@ -111,6 +111,8 @@ class ConstraintMode:
 
     #: the default ``switch_threshold`` (see :meth:`__init__`)
     SWITCH_THRESHOLD: ClassVar[float] = 0.1
+    #: (a class default too, for subclasses whose __init__ does not call this one's)
+    switch_threshold: float = SWITCH_THRESHOLD
 
     def __init__(self, *, switch_threshold: float = SWITCH_THRESHOLD) -> None:
         """``switch_threshold``: the dependent coordinates/speeds are switched where ``|det|``
