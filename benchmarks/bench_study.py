@@ -46,7 +46,8 @@ def sweep_benchmark(runs: int, workers: int) -> None:
     t_serial = time.perf_counter() - t0
 
     t0 = time.perf_counter()
-    local = sb.sweep(model, t_span, cases, zoo.constants, x0=zoo.initial_state, execution=sb.Execution(processes=workers, progress=False), **opts)
+    local = sb.sweep(model, t_span, cases, zoo.constants, x0=zoo.initial_state,
+                     execution=sb.Execution(processes=workers, progress=False), **opts)
     t_local = time.perf_counter() - t0
 
     from dask.distributed import Client, LocalCluster
@@ -57,9 +58,11 @@ def sweep_benchmark(runs: int, workers: int) -> None:
         t_start = time.perf_counter() - t0
         # a fresh worker's first run loads the integrator and the kernels (~1-3 s): warm
         # the workers with a small sweep first, as a kept-running cluster would be
-        sb.sweep(model, t_span, cases[:4], zoo.constants, x0=zoo.initial_state, execution=sb.Execution(client=client, parallel=True, progress=False), **opts)
+        sb.sweep(model, t_span, cases[:4], zoo.constants, x0=zoo.initial_state,
+                 execution=sb.Execution(client=client, parallel=True, progress=False), **opts)
         t0 = time.perf_counter()
-        dask = sb.sweep(model, t_span, cases, zoo.constants, x0=zoo.initial_state, execution=sb.Execution(client=client, progress=False), **opts)
+        dask = sb.sweep(model, t_span, cases, zoo.constants, x0=zoo.initial_state,
+                        execution=sb.Execution(client=client, progress=False), **opts)
         t_dask = time.perf_counter() - t0
 
     for name, res in (("local processes", local), ("dask", dask)):

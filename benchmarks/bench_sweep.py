@@ -85,7 +85,8 @@ def main() -> None:
     # workers with a small sweep first, as a kept-running cluster would be
     warm = sb.grid_cases(q1=[0.1, 0.2, 0.3, 0.4, 0.5, 0.6])
     t0 = time.perf_counter()
-    sb.sweep(model, t_span, warm, zoo.constants, x0=zoo.initial_state, execution=sb.Execution(client=client, parallel=True, progress=False), **opts)
+    sb.sweep(model, t_span, warm, zoo.constants, x0=zoo.initial_state,
+             execution=sb.Execution(client=client, parallel=True, progress=False), **opts)
     t_warm = time.perf_counter() - t0
     print(f"four-bar sweeps, t in [0, 2] s, rtol 1e-8, {args.workers} workers, "
           f"{os.cpu_count()} CPUs (load average before: {os.getloadavg()[0]:.2f}); "

@@ -63,7 +63,8 @@ def _recording():
 def test_project_keeps_the_integrators_own_states_on_the_constraint(drifting, method):
     tf, h = 2.0, 0.05
     seen, force = _recording()
-    tr = sb.simulate(drifting, (0.0, tf), [0.0, 0.1, 0.4], P, constraints="project", solver=sb.Solver(method=method, max_step=h, rtol=1e-8, atol=1e-10),
+    tr = sb.simulate(drifting, (0.0, tf), [0.0, 0.1, 0.4], P, constraints="project",
+                     solver=sb.Solver(method=method, max_step=h, rtol=1e-8, atol=1e-10),
                      specifieds=force)
     assert tr.success, tr.message
     S = np.array(seen)
@@ -80,7 +81,8 @@ def test_project_keeps_the_integrators_own_states_on_the_constraint(drifting, me
         "project mode: the integrator's states drift (projected state not fed back to the solver?)"
     assert np.abs(tr.holonomic_residuals).max() < 1e-13        # outputs: Newton to round-off
     seen_none, force = _recording()
-    none = sb.simulate(drifting, (0.0, tf), [0.0, 0.1, 0.4], P, constraints="none", solver=sb.Solver(method=method, max_step=h, rtol=1e-8, atol=1e-10),
+    none = sb.simulate(drifting, (0.0, tf), [0.0, 0.1, 0.4], P, constraints="none",
+                       solver=sb.Solver(method=method, max_step=h, rtol=1e-8, atol=1e-10),
                        specifieds=force)
     S = np.array(seen_none)
     # the plain run drifts exactly as f_h = -k t (the integrators are exact on this linear
@@ -94,7 +96,8 @@ def test_project_keeps_the_integrators_own_states_on_the_constraint(drifting, me
 def test_baumgarte_residual_decays_at_the_rate_its_gain_sets(drifting, alpha):
     """q_dep' <- q_dep' - α J_dep^-1 f_h gives d/dt f_h = -k - α f_h: f_h = -(k/α)(1 - e^{-α t})."""
     T = np.linspace(0.0, 2.0, 21)
-    tr = sb.simulate(drifting, (0.0, 2.0), [0.0, 0.1, 0.4], P, constraints=sb.Baumgarte(alpha=alpha), solver=sb.Solver(rtol=1e-10, atol=1e-12),
+    tr = sb.simulate(drifting, (0.0, 2.0), [0.0, 0.1, 0.4], P,
+                     constraints=sb.Baumgarte(alpha=alpha), solver=sb.Solver(rtol=1e-10, atol=1e-12),
                      specifieds=[0.5], t_eval=T)
     assert tr.success, tr.message
     expected = -(K_DRIFT / alpha) * (1.0 - np.exp(-alpha * T))
@@ -129,7 +132,8 @@ def test_project_changes_the_motion_of_the_four_bar(four_bar_model):
 @pytest.mark.parametrize("tol", [1e-5, 1e-8])
 def test_dae_residual_is_at_the_level_of_the_tolerances(four_bar_model, tol):
     T = np.linspace(0.0, 5.0, 51)
-    raw = sb.simulate(four_bar_model, (0.0, 5.0), _x0(), FB["p"], constraints=sb.DAE(polish_algebraic=False), t_eval=T,
+    raw = sb.simulate(four_bar_model, (0.0, 5.0), _x0(), FB["p"],
+                      constraints=sb.DAE(polish_algebraic=False), t_eval=T,
                       solver=sb.Solver(rtol=tol, atol=tol))
     assert raw.success, raw.message
     r = raw.max_holonomic_residual

@@ -42,8 +42,10 @@ def test_mode_objects_are_the_named_modes(fb):
 
 def test_baumgarte_gain_is_an_option(fb):
     model, x0, p = fb
-    runs = {alpha: simulate(model, (0.0, 10.0), x0, p, constraints=Baumgarte(alpha=alpha), solver=Solver(rtol=1e-4, atol=1e-6)) for alpha in (0.0, 2.0)}
-    plain = simulate(model, (0.0, 10.0), x0, p, constraints="none", solver=Solver(rtol=1e-4, atol=1e-6))
+    runs = {alpha: simulate(model, (0.0, 10.0), x0, p, constraints=Baumgarte(alpha=alpha),
+                            solver=Solver(rtol=1e-4, atol=1e-6)) for alpha in (0.0, 2.0)}
+    plain = simulate(model, (0.0, 10.0), x0, p, constraints="none",
+                     solver=Solver(rtol=1e-4, atol=1e-6))
     np.testing.assert_array_equal(runs[0.0].x, plain.x)         # alpha = 0: the plain ODE
     # at this loose tolerance the plain ODE drifts to |f_h| ~ 2e-3 after 10 s; with α = 2/s
     # the drift decays (e^-20 of it remains), leaving the last steps' local errors

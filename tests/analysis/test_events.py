@@ -51,12 +51,14 @@ def test_terminal_event_stops_with_success(four_bar):
     zoo, model = four_bar
     q1 = model.coordinates[0]
     stop = sb.Event(q1 + 0.5, name="crank down", terminal=True)
-    sol = sb.simulate(model, (0.0, 5.0), zoo.initial_state, zoo.constants, events=[stop], solver=sb.Solver(rtol=1e-10, atol=1e-10))
+    sol = sb.simulate(model, (0.0, 5.0), zoo.initial_state, zoo.constants, events=[stop],
+                      solver=sb.Solver(rtol=1e-10, atol=1e-10))
     assert sol.status == 0 and "terminal event 'crank down'" in sol.message
     assert sol.t[-1] == sol.events[0].t and abs(sol.q[-1, 0] + 0.5) < 1e-9
     # the same condition as a callable g(t, x, p), x in model.states order
     call = sb.Event(lambda t, x, p: x[0] + 0.5, name="callable", terminal=True)
-    sol2 = sb.simulate(model, (0.0, 5.0), zoo.initial_state, zoo.constants, events=[call], solver=sb.Solver(rtol=1e-10, atol=1e-10))
+    sol2 = sb.simulate(model, (0.0, 5.0), zoo.initial_state, zoo.constants, events=[call],
+                       solver=sb.Solver(rtol=1e-10, atol=1e-10))
     assert abs(sol2.events[0].t - sol.events[0].t) < 1e-12
 
 

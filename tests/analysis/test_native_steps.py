@@ -171,9 +171,11 @@ def test_hard_cases_go_to_the_python_path(monkeypatch):
     model = _mass_crossing_zero()
     assert native_rk.native_solver(model, [5.0, 1.0], "RK45") is not None
     # negative definite after t = 1 (m = 1): Cholesky fails in C, Python solves it
-    got = sb.simulate(model, (1.5, 2.5), [0.1, 0.0], [1.0, 1.0], t_eval=[2.0, 2.5], solver=sb.Solver(rtol=1e-10, atol=1e-12))
+    got = sb.simulate(model, (1.5, 2.5), [0.1, 0.0], [1.0, 1.0], t_eval=[2.0, 2.5],
+                      solver=sb.Solver(rtol=1e-10, atol=1e-12))
     monkeypatch.setattr(native_rk, "native_solver", lambda *args: None)
-    ref = sb.simulate(model, (1.5, 2.5), [0.1, 0.0], [1.0, 1.0], t_eval=[2.0, 2.5], solver=sb.Solver(rtol=1e-10, atol=1e-12))
+    ref = sb.simulate(model, (1.5, 2.5), [0.1, 0.0], [1.0, 1.0], t_eval=[2.0, 2.5],
+                      solver=sb.Solver(rtol=1e-10, atol=1e-12))
     assert got.success and ref.success
     np.testing.assert_allclose(got.x, ref.x, rtol=1e-8)        # (a 1 s run at rtol 1e-10)
     monkeypatch.undo()

@@ -63,4 +63,5 @@ def test_jacobian_option_is_checked():
     mdl = sb.models.get("four-bar")
     model = sb.compile(mdl.eom)
     with pytest.raises(InputError, match="jacobian="):
-        sb.simulate(model, (0.0, 1.0), mdl.initial_state, mdl.constants, solver=sb.Solver(jacobian="numeric"))
+        sb.simulate(model, (0.0, 1.0), mdl.initial_state, mdl.constants,
+                    solver=sb.Solver(jacobian="numeric"))

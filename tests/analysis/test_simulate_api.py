@@ -83,11 +83,13 @@ def test_dict_inputs_and_initial_projection(fb):
 
 @pytest.mark.parametrize("method", ["RK23", "RK45", "DOP853", "Radau", "BDF"])
 def test_project_with_every_solver(fb, method):
-    tr = simulate(fb, (0, 3), X4, P4, constraints="project", solver=Solver(method=method, rtol=1e-6, atol=1e-8),
+    tr = simulate(fb, (0, 3), X4, P4, constraints="project",
+                  solver=Solver(method=method, rtol=1e-6, atol=1e-8),
                   t_eval=np.linspace(0, 3, 31))
     assert tr.success, tr.message
     assert tr.max_holonomic_residual < 1e-12
-    ref = simulate(fb, (0, 3), X4, P4, constraints="project", solver=Solver(method="DOP853", rtol=1e-11, atol=1e-11), t_eval=np.linspace(0, 3, 31))
+    ref = simulate(fb, (0, 3), X4, P4, constraints="project",
+                   solver=Solver(method="DOP853", rtol=1e-11, atol=1e-11), t_eval=np.linspace(0, 3, 31))
     np.testing.assert_allclose(tr.q, ref.q, atol=1e-3)
 
 
@@ -156,5 +158,6 @@ def test_trajectory_save_load_csv(fb, tmp_path):
 
 def test_progress_callback_is_called(fb):
     calls = []
-    simulate(fb, (0, 2), X4, P4, solver=Solver(progress=lambda done, total, msg: calls.append((done, total))))
+    simulate(fb, (0, 2), X4, P4,
+             solver=Solver(progress=lambda done, total, msg: calls.append((done, total))))
     assert calls and calls[-1][0] == pytest.approx(2.0) and calls[-1][1] == pytest.approx(2.0)

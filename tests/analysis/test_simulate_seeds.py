@@ -70,7 +70,8 @@ def test_four_bar_project_tight_conserves_energy(fb):
 @pytest.mark.slow
 def test_four_bar_dae_tight(fb):
     model, energy = fb
-    raw = simulate(model, A4["t_span"], _x0_guess(), FB["p"], constraints=DAE(polish_algebraic=False), t_eval=T_EVAL, **TIGHT)
+    raw = simulate(model, A4["t_span"], _x0_guess(), FB["p"],
+                   constraints=DAE(polish_algebraic=False), t_eval=T_EVAL, **TIGHT)
     assert raw.success and raw.method == "IDA" and raw.constraints == "dae"
     assert raw.max_holonomic_residual < A4["dae_tight_max_residual_m"]     # IDA itself (book: 5e-10)
     tr = simulate(model, A4["t_span"], _x0_guess(), FB["p"], constraints="dae", t_eval=T_EVAL, **TIGHT)
@@ -144,14 +145,16 @@ def test_snakeboard_default_tolerances_reproduce_book(snake):
     model, _ = snake
     x0 = np.hstack([SB["q0"], SB["us0_u3_u4_u5"]])
     ts = np.linspace(0.0, 8.0, num=int(20 * 8.0))
-    tr = simulate(model, (0.0, 8.0), x0, SB["p"], t_eval=ts, solver=Solver(method="RK45", rtol=1e-3, atol=1e-6))
+    tr = simulate(model, (0.0, 8.0), x0, SB["p"], t_eval=ts,
+                  solver=Solver(method="RK45", rtol=1e-3, atol=1e-6))
     np.testing.assert_allclose(tr.x[-1], SB["state_t8_solve_ivp_default_tol_recomputed"], atol=1e-7)
 
 
 def test_snakeboard_dae_mode_without_holonomic_constraints(snake):
     model, invariants = snake
     x0 = np.hstack([SB["q0"], SB["us0_u3_u4_u5"]])
-    tr = simulate(model, (0.0, 2.0), x0, SB["p"], constraints="dae", solver=Solver(rtol=1e-9, atol=1e-9))
+    tr = simulate(model, (0.0, 2.0), x0, SB["p"], constraints="dae",
+                  solver=Solver(rtol=1e-9, atol=1e-9))
     assert tr.success
     ke = invariants(tr.q, tr.u, SB["p"])[:, 0]
     assert np.ptp(ke) < 1e-6
@@ -169,5 +172,6 @@ def test_double_rod_energy_and_book_state():
     e = energy(tr.q, tr.u, DR["p"])
     assert abs(e[0] - DR["initial_energy_J_recomputed"]) < 1e-7
     assert np.ptp(e) < 1e-7
-    loose = simulate(model, (DR["t0"], 2.0), x0, p, solver=Solver(method="RK45", rtol=1e-3, atol=1e-6))
+    loose = simulate(model, (DR["t0"], 2.0), x0, p,
+                     solver=Solver(method="RK45", rtol=1e-3, atol=1e-6))
     np.testing.assert_allclose(loose.x[-1], DR["final_state_t2_rk45_default_tol_recomputed"], atol=1e-7)

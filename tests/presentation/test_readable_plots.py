@@ -135,7 +135,8 @@ def test_plot_is_smooth_without_t_eval():
     line = fig.axes[0].get_lines()[0]           # q1 in degrees
     t_fine = np.asarray(line.get_xdata(), dtype=float)
     assert len(t_fine) > 10 * len(coarse.t)
-    exact = sb.simulate(numeric, (0.0, 3.0), model.initial_state, model.constants, solver=sb.Solver(rtol=1e-10, atol=1e-12), t_eval=t_fine)
+    exact = sb.simulate(numeric, (0.0, 3.0), model.initial_state, model.constants,
+                        solver=sb.Solver(rtol=1e-10, atol=1e-12), t_eval=t_fine)
     error = np.max(np.abs(np.asarray(line.get_ydata()) - np.rad2deg(exact["q1"])))
     span = np.ptp(np.rad2deg(exact["q1"]))
     # rtol=1e-6 solution plus the spline's O(h^4) error between steps: well under 0.5 % of the

@@ -72,7 +72,8 @@ def test_loose_tolerances_stay_on_the_branch(n, constraints):
     (n = 3 once stopped with Brent's method failing on a determinant next to the rank loss)."""
     mdl = n_four_bar(n)
     model = sb.compile(mdl.eom)
-    tr = sb.simulate(model, (0.0, 20.0), mdl.initial_state, mdl.constants, solver=sb.Solver(rtol=1e-3, atol=1e-3),
+    tr = sb.simulate(model, (0.0, 20.0), mdl.initial_state, mdl.constants,
+                     solver=sb.Solver(rtol=1e-3, atol=1e-3),
                      t_eval=np.linspace(0.0, 20.0, 201), constraints=constraints)
     assert tr.status == 0, tr.message
     rockers = tr.q[:, :n + 1]
