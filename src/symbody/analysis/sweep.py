@@ -128,7 +128,7 @@ class SweepResult:
 
     ``trajectories``: one :class:`Trajectory` per case, in the order of the cases (None
     where a case could not start, for cases read back from a checkpoint, or for all when
-    ``keep_trajectories=False``);
+    ``Execution(keep_trajectories=False)``);
     ``records``: one dict per case (the case's values, ``status``, ``success``,
     ``message``, ``nsteps``, ``wall_time``, ``warnings`` (the run's warnings), with
     holonomic constraints ``branch`` (sign det ∂f_h/∂q_dep of the initial state) and

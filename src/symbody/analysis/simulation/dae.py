@@ -57,7 +57,7 @@ class DAE(ConstraintMode):
     def integrator(self, model: NumericModel, method: str | None, rtol: float) -> str:
         if method not in (None, "IDA", "ida"):
             raise InputError(f"constraints='dae' integrates with SUNDIALS IDA; method={method!r} "
-                             "cannot be used (leave method=None or 'IDA')")
+                             "cannot be used (leave Solver(method=None) or 'IDA')")
         try:
             import sksundae.ida  # noqa: F401
         except ImportError as exc:  # pragma: no cover - dependency
