@@ -97,7 +97,8 @@ def test_baumgarte_residual_decays_at_the_rate_its_gain_sets(drifting, alpha):
     """q_dep' <- q_dep' - α J_dep^-1 f_h gives d/dt f_h = -k - α f_h: f_h = -(k/α)(1 - e^{-α t})."""
     T = np.linspace(0.0, 2.0, 21)
     tr = sb.simulate(drifting, (0.0, 2.0), [0.0, 0.1, 0.4], P,
-                     constraints=sb.Baumgarte(alpha=alpha), solver=sb.Solver(rtol=1e-10, atol=1e-12),
+                     constraints=sb.Baumgarte(alpha=alpha),
+                     solver=sb.Solver(rtol=1e-10, atol=1e-12),
                      specifieds=[0.5], t_eval=T)
     assert tr.success, tr.message
     expected = -(K_DRIFT / alpha) * (1.0 - np.exp(-alpha * T))

@@ -89,7 +89,8 @@ def test_project_with_every_solver(fb, method):
     assert tr.success, tr.message
     assert tr.max_holonomic_residual < 1e-12
     ref = simulate(fb, (0, 3), X4, P4, constraints="project",
-                   solver=Solver(method="DOP853", rtol=1e-11, atol=1e-11), t_eval=np.linspace(0, 3, 31))
+                   solver=Solver(method="DOP853", rtol=1e-11, atol=1e-11),
+                   t_eval=np.linspace(0, 3, 31))
     np.testing.assert_allclose(tr.q, ref.q, atol=1e-3)
 
 

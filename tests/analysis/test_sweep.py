@@ -64,7 +64,8 @@ def test_serial_sweep_is_a_loop_of_simulate_calls(four_bar, serial):
 def test_local_processes_equal_serial(four_bar, serial):
     zoo, model = four_bar
     par = sb.sweep(model, (0.0, 0.5), _cases(), zoo.constants, x0=zoo.initial_state,
-                   execution=sb.Execution(processes=2, parallel=True), final=["q1", "u1"], solver=sb.Solver(rtol=1e-8, atol=1e-9))
+                   execution=sb.Execution(processes=2, parallel=True), final=["q1", "u1"],
+                   solver=sb.Solver(rtol=1e-8, atol=1e-9))
     assert par.runner.endswith("processes")
     for a, b in zip(serial.trajectories[:4], par.trajectories[:4]):
         assert _same(a, b)
@@ -81,7 +82,8 @@ def test_dask_local_cluster_equals_serial(four_bar, serial):
     with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
                                   dashboard_address=None) as cluster, distributed.Client(cluster) as client:
         res = sb.sweep(model, (0.0, 0.5), _cases(), zoo.constants, x0=zoo.initial_state,
-                       execution=sb.Execution(client=client, parallel=True), final=["q1"], solver=sb.Solver(rtol=1e-8, atol=1e-9))
+                       execution=sb.Execution(client=client, parallel=True), final=["q1"],
+                       solver=sb.Solver(rtol=1e-8, atol=1e-9))
     assert res.runner == "dask"
     for a, b in zip(serial.trajectories[:4], res.trajectories[:4]):
         assert _same(a, b)

@@ -66,7 +66,8 @@ def test_other_branch_is_flagged_or_chosen(four_bar):
     # "independent": each case by Newton from the base guess, as simulate alone would
     with pytest.warns(sb.AssemblyBranchWarning):
         ind = sb.sweep(model, (0, 0.2), sb.grid_cases(q1=np.radians(np.linspace(0, 60, 200))),
-                       zoo.constants, x0=zoo.initial_state, execution=sb.Execution(processes=1, progress=False),
+                       zoo.constants, x0=zoo.initial_state,
+                       execution=sb.Execution(processes=1, progress=False),
                        assembly_branch="independent")
     assert 171 in ind.off_branch and 100 not in ind.off_branch
     # an explicit branch: a state on the other closure; every case follows it
@@ -137,7 +138,8 @@ def test_killed_worker_loses_only_its_own_case(four_bar, tmp_path, once):
     cases.insert(6, {"q1": 0.2, "m": 1.25})
     marker = str(tmp_path / "killed") if once else None
     res = sb.sweep(model, (0, 0.2), cases, zoo.constants, x0=zoo.initial_state,
-                   execution=sb.Execution(processes=2, parallel=True, progress=False), events=[_killer_event(marker)])
+                   execution=sb.Execution(processes=2, parallel=True, progress=False),
+                   events=[_killer_event(marker)])
     assert len(res) == 11 and res.runner == "2 processes"
     if once:                                  # retried once: the second run succeeded
         assert os.path.exists(marker) and not res.failed
@@ -249,7 +251,8 @@ def test_killed_dask_worker_loses_only_its_own_case(four_bar):
                                      dashboard_address=None) as cluster, \
             distributed.Client(cluster) as client:
         res = sb.sweep(model, (0, 0.2), cases, zoo.constants, x0=zoo.initial_state,
-                       execution=sb.Execution(client=client, parallel=True, progress=False), events=[_killer_event(None)])
+                       execution=sb.Execution(client=client, parallel=True, progress=False),
+                       events=[_killer_event(None)])
     assert res.failed == [5] and res.records[5]["status"] == -101
     assert "KilledWorker" in res.records[5]["message"]
     for i in (0, 4, 6, 8):

@@ -169,7 +169,8 @@ def test_flyball_governor_without_damping_conserves_energy(flyball):
     undamped = zoo.with_constants(C=0.0)
     model = sb.compile(undamped.eom)
     sol = sb.simulate(model, (0.0, 0.5), undamped.initial_state, undamped.constants,
-                      solver=sb.Solver(method="Radau", rtol=1e-10, atol=1e-10), t_eval=np.linspace(0.0, 0.5, 26))
+                      solver=sb.Solver(method="Radau", rtol=1e-10, atol=1e-10),
+                      t_eval=np.linspace(0.0, 0.5, 26))
     assert sol.success, sol.message
     energy = _energy_along(undamped, sol)
     assert np.max(np.abs(energy - energy[0])) < 1e-6 * abs(energy[0])

@@ -43,7 +43,8 @@ class Projection(ConstraintMode):
                  switch_threshold: float = ConstraintMode.SWITCH_THRESHOLD) -> None:
         super().__init__(switch_threshold=switch_threshold)
         if drift_tolerance is not None and not (np.isfinite(drift_tolerance) and drift_tolerance >= 0):
-            raise InputError(f"Projection(drift_tolerance={drift_tolerance}) must be a non-negative number")
+            raise InputError(f"Projection(drift_tolerance={drift_tolerance}) must be a "
+                             "non-negative number")
         self.drift_tolerance = drift_tolerance
 
     def integrator(self, model: NumericModel, method: str | None, rtol: float) -> str:
