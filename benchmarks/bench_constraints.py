@@ -187,8 +187,9 @@ def main(argv=None) -> dict:
              ("dae", 1e-10, 1e-10, False), ("dae", 1e-10, 1e-10, True)]
     for mode, rtol, atol, polish in cases:
         def fn(mode=mode, rtol=rtol, atol=atol, polish=polish):
-            return symbody.simulate(model, (T0, TF), X0_GUESS, P_VALS, constraints=mode,
-                                    t_eval=ts, rtol=rtol, atol=atol, polish_algebraic=polish)
+            constraints = symbody.DAE(polish_algebraic=polish) if mode == "dae" else mode
+            return symbody.simulate(model, (T0, TF), X0_GUESS, P_VALS, constraints=constraints,
+                                    t_eval=ts, solver=symbody.Solver(rtol=rtol, atol=atol))
         label = "" if (mode != "dae" or polish) else ", IDA's raw q_dep"
         run(f"symbody: {mode} (rtol {rtol:g}, atol {atol:g}{label})", fn, lambda tr: tr.x)
     res = {"rows": rows, "repeat": args.repeat}

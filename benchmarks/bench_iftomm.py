@@ -245,7 +245,8 @@ def _symbody_run(problem: str, rtol: float) -> dict:
         t_ref, _ = reference(problem)
         t0 = time.process_time()
         sol = sb.simulate(compiled, (0.0, float(t_ref[-1])), zoo.initial_state, zoo.constants,
-                          rtol=rtol, atol=rtol, t_eval=t_ref, method=SYMBODY[problem][2])
+                          solver=sb.Solver(rtol=rtol, atol=rtol, method=SYMBODY[problem][2]),
+                          t_eval=t_ref)
         cpu = time.process_time() - t0
         err = output_error(problem, np.asarray(sol.t), _symbody_output(problem, zoo, sol)) \
             if sol.success else math.inf

@@ -33,20 +33,21 @@ def sweep_benchmark(runs: int, workers: int) -> None:
     zoo = sb.models.four_bar()
     model = sb.compile(zoo.eom)
     cases = sb.grid_cases(q1=np.radians(np.linspace(0.0, 60.0, runs)))
-    opts = dict(rtol=1e-8, atol=1e-9)
+    opts = dict(solver=sb.Solver(rtol=1e-8, atol=1e-9, progress=False))
     t_span = (0.0, 2.0)
 
     # the sweep assembles each case on the base state's branch: the serial loop starts from
     # the same initial states (res.initial_states)
-    states = sb.sweep(model, t_span, cases, zoo.constants, x0=zoo.initial_state, parallel=False,
-                      progress=False, keep_trajectories=False, **opts).initial_states
+    states = sb.sweep(model, t_span, cases, zoo.constants, x0=zoo.initial_state,
+                      execution=sb.Execution(parallel=False, progress=False, keep_trajectories=False),
+                      **opts).initial_states
     t0 = time.perf_counter()
-    serial = [sb.simulate(model, t_span, x, zoo.constants, progress=False, **opts) for x in states]
+    serial = [sb.simulate(model, t_span, x, zoo.constants, **opts) for x in states]
     t_serial = time.perf_counter() - t0
 
     t0 = time.perf_counter()
-    local = sb.sweep(model, t_span, cases, zoo.constants, x0=zoo.initial_state, processes=workers,
-                     progress=False, **opts)
+    local = sb.sweep(model, t_span, cases, zoo.constants, x0=zoo.initial_state,
+                     execution=sb.Execution(processes=workers, progress=False), **opts)
     t_local = time.perf_counter() - t0
 
     from dask.distributed import Client, LocalCluster
@@ -57,11 +58,11 @@ def sweep_benchmark(runs: int, workers: int) -> None:
         t_start = time.perf_counter() - t0
         # a fresh worker's first run loads the integrator and the kernels (~1-3 s): warm
         # the workers with a small sweep first, as a kept-running cluster would be
-        sb.sweep(model, t_span, cases[:4], zoo.constants, x0=zoo.initial_state, client=client,
-                 parallel=True, progress=False, **opts)
+        sb.sweep(model, t_span, cases[:4], zoo.constants, x0=zoo.initial_state,
+                 execution=sb.Execution(client=client, parallel=True, progress=False), **opts)
         t0 = time.perf_counter()
-        dask = sb.sweep(model, t_span, cases, zoo.constants, x0=zoo.initial_state, client=client,
-                        progress=False, **opts)
+        dask = sb.sweep(model, t_span, cases, zoo.constants, x0=zoo.initial_state,
+                        execution=sb.Execution(client=client, progress=False), **opts)
         t_dask = time.perf_counter() - t0
 
     for name, res in (("local processes", local), ("dask", dask)):

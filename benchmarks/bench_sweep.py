@@ -47,7 +47,7 @@ def _cpu(client=None) -> float:
 
 def _loop(model, t_span, states, p, opts) -> None:
     for x in states:
-        sb.simulate(model, t_span, x, p, progress=False, **opts)
+        sb.simulate(model, t_span, x, p, **opts)
 
 
 def _ceiling(model, t_span, states, p, opts, workers: int) -> None:
@@ -73,7 +73,7 @@ def main() -> None:
 
     zoo = sb.models.four_bar()
     model = sb.compile(zoo.eom)
-    opts = dict(rtol=1e-8, atol=1e-9)
+    opts = dict(solver=sb.Solver(rtol=1e-8, atol=1e-9, progress=False))
     t_span = (0.0, 2.0)
     t0 = time.perf_counter()
     cluster = LocalCluster(n_workers=args.workers, threads_per_worker=1, processes=True,
@@ -85,8 +85,8 @@ def main() -> None:
     # workers with a small sweep first, as a kept-running cluster would be
     warm = sb.grid_cases(q1=[0.1, 0.2, 0.3, 0.4, 0.5, 0.6])
     t0 = time.perf_counter()
-    sb.sweep(model, t_span, warm, zoo.constants, x0=zoo.initial_state, client=client, parallel=True,
-             progress=False, **opts)
+    sb.sweep(model, t_span, warm, zoo.constants, x0=zoo.initial_state,
+             execution=sb.Execution(client=client, parallel=True, progress=False), **opts)
     t_warm = time.perf_counter() - t0
     print(f"four-bar sweeps, t in [0, 2] s, rtol 1e-8, {args.workers} workers, "
           f"{os.cpu_count()} CPUs (load average before: {os.getloadavg()[0]:.2f}); "
@@ -110,11 +110,12 @@ def main() -> None:
                     if name == "serial loop":
                         if ref is None:
                             res0 = sb.sweep(model, t_span, cases, zoo.constants, x0=zoo.initial_state,
-                                            parallel=False, progress=False, keep_trajectories=False,
+                                            execution=sb.Execution(parallel=False, progress=False,
+                                                                   keep_trajectories=False),
                                             **opts)
                             states = res0.initial_states
                             c0, w0 = _cpu(), time.perf_counter()
-                        trajs = [sb.simulate(model, t_span, x, zoo.constants, progress=False, **opts)
+                        trajs = [sb.simulate(model, t_span, x, zoo.constants, **opts)
                                  for x in states]
                         ref = ref or trajs
                     elif name == "ceiling":
@@ -123,7 +124,7 @@ def main() -> None:
                     else:
                         kw = {"processes": args.workers} if name == "processes" else {"client": client}
                         res = sb.sweep(model, t_span, cases, zoo.constants, x0=zoo.initial_state,
-                                       progress=False, **kw, **opts)
+                                       execution=sb.Execution(progress=False, **kw), **opts)
                         trajs = res.trajectories
                         decided[name] = res.parallel.split(";")[0]
                     walls[name].append(time.perf_counter() - w0)

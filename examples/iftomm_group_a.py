@@ -38,8 +38,8 @@ def run(name: str, t_end: float, method: str | None = None, rtol: float = 1e-8):
     compiled = sb.compile(model.eom)
     t = np.linspace(0.0, t_end, 201)
     start = time.perf_counter()
-    sol = sb.simulate(compiled, (0.0, t_end), model.initial_state, model.constants, rtol=rtol,
-                      atol=rtol, t_eval=t, method=method)
+    sol = sb.simulate(compiled, (0.0, t_end), model.initial_state, model.constants,
+                      solver=sb.Solver(rtol=rtol, atol=rtol, method=method), t_eval=t)
     wall = time.perf_counter() - start
     energy = evaluate(model, model.energy, sol)
     print(f"{name}: {sol.message}; {wall:.3f} s; energy {energy[0]:.6g} -> {energy[-1]:.6g} J")

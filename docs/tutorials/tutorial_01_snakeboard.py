@@ -139,7 +139,7 @@ sol
 # formulations agree to the integration tolerance (both run again at a tight one):
 
 print(f"largest sideways wheel speed: {sol.max_velocity_residual:.1e} m/s")
-tight = dict(t_eval=t_eval, rtol=1e-10, atol=1e-12)
+tight = dict(t_eval=t_eval, solver=sb.Solver(rtol=1e-10, atol=1e-12))
 difference = np.max(np.abs(sb.simulate(model, (0.0, 8.0), x0, p_vals, **tight).q
                            - sb.simulate(model_by_hand, (0.0, 8.0), x0, p_vals, **tight).q))
 print(f"largest difference between the two formulations: {difference:.1e}")

@@ -98,7 +98,8 @@ runs = {}
 for mode in ("none", "project", "dae"):
     start = time.perf_counter()
     runs[mode] = sb.simulate(model, (0.0, 30.0), guess, p_vals, constraints=mode,
-                             rtol=1e-3, atol=1e-6, t_eval=np.linspace(0.0, 30.0, 601))
+                             solver=sb.Solver(rtol=1e-3, atol=1e-6),
+                             t_eval=np.linspace(0.0, 30.0, 601))
     runs[mode].seconds = time.perf_counter() - start
 
 E = sm.lambdify((list(model.coordinates), list(model.speeds), list(p_vals)), energy.xreplace(qd_u))

@@ -63,6 +63,12 @@ _LAZY: dict[str, tuple[str, str | None]] = {
     "OptimalControlProblem": (".optimize", "OptimalControlProblem"),
     "AssemblyBranchWarning": (".analysis.initial_state", "AssemblyBranchWarning"),
     "redundant_constraints": (".formulation.constraint_rank", "redundant_constraints"),
+    "Solver": (".analysis.simulation", "Solver"),
+    "Projection": (".analysis.simulation", "Projection"),
+    "Baumgarte": (".analysis.simulation", "Baumgarte"),
+    "DAE": (".analysis.simulation", "DAE"),
+    "Plain": (".analysis.simulation", "Plain"),
+    "Execution": (".analysis.sweep", "Execution"),
 }
 
 if TYPE_CHECKING:  # for type checkers and IDEs: the names __getattr__ provides
@@ -77,6 +83,10 @@ if TYPE_CHECKING:  # for type checkers and IDEs: the names __getattr__ provides
     from .compilation.numeric_model import load_model
     from .formulation.constraint_rank import redundant_constraints
     from .presentation import animate, plot, view
+
+if TYPE_CHECKING:  # simulate()'s option objects
+    from .analysis.simulation import DAE, Baumgarte, Plain, Projection, Solver
+    from .analysis.sweep import Execution
 
 if TYPE_CHECKING:  # trajectory optimization (symbody.optimize)
     from . import optimize
@@ -120,6 +130,12 @@ __all__ = [
     "TrajectoryFileError",
     "ConstraintEquations",
     "AuxiliaryEquations",
+    "Solver",
+    "Projection",
+    "Baumgarte",
+    "DAE",
+    "Plain",
+    "Execution",
 ]
 
 

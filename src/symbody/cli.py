@@ -218,7 +218,7 @@ def _output_times(t0: float, tf: float) -> np.ndarray:
 
 def _simulate(model, numeric, tf: float, mode: str, quiet: bool, rtol: float | None = None,
               atol: float | None = None, inputs: dict | None = None):
-    from .analysis import simulate
+    from .analysis import Solver, simulate
 
     t0 = float(model.t_span[0])
     p = numeric.constants_array(model.constants)
@@ -226,12 +226,9 @@ def _simulate(model, numeric, tf: float, mode: str, quiet: bool, rtol: float | N
     kwargs: dict[str, Any] = {}
     if inputs:
         kwargs["specifieds"] = np.array([inputs[_symbol_name(s)] for s in numeric.specifieds])
-    if rtol is not None:
-        kwargs["rtol"] = rtol
-    if atol is not None:
-        kwargs["atol"] = atol
+    tolerances = {k: v for k, v in (("rtol", rtol), ("atol", atol)) if v is not None}
     return simulate(numeric, (t0, tf), x0, p, constraints=mode, t_eval=_output_times(t0, tf),
-                    progress=False if quiet else None, **kwargs)
+                    solver=Solver(progress=False if quiet else None, **tolerances), **kwargs)
 
 
 def _mode_label(requested: str, trajectory) -> str:
@@ -549,7 +546,7 @@ VIEW_FPS = 60.0    # samples per simulated second sent to the 3D viewer page
 
 def cmd_view(args: argparse.Namespace, console: Console) -> int:
     """Simulate a model and write its 3D viewer page (one self-contained HTML file)."""
-    from .analysis import simulate
+    from .analysis import Solver, simulate
     from .presentation.viewer import view
 
     key, model, inputs, t0, tf = _model_and_time_span(args, console)
@@ -569,7 +566,8 @@ def cmd_view(args: argparse.Namespace, console: Console) -> int:
         kwargs["specifieds"] = np.array([inputs[_symbol_name(s)] for s in numeric.specifieds])
     trajectory = simulate(numeric, (t0, float(times[-1])), numeric.state_array(model.initial_state),
                           numeric.constants_array(model.constants), constraints=args.constraints,
-                          t_eval=times, progress=False if args.quiet else None, **kwargs)
+                          t_eval=times, solver=Solver(progress=False if args.quiet else None),
+                          **kwargs)
     if not trajectory.success:
         console.always(f"symbody view: the simulation stopped at t = {trajectory.t[-1]:g} s: "
                        f"{trajectory.message}; the page shows what was computed")

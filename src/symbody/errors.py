@@ -43,7 +43,7 @@ class SimulationError(SymbodyError, RuntimeError):
 
 class SimulationFailedWarning(UserWarning):
     """:func:`symbody.simulate` returned a trajectory with ``status != 0`` (not raised:
-    ``raise_on_failure=False``); ``.status`` is the trajectory's status."""
+    ``Solver(raise_on_failure=False)``); ``.status`` is the trajectory's status."""
 
     def __init__(self, message: str, status: int | None = None) -> None:
         super().__init__(message)

@@ -24,6 +24,7 @@ import sympy as sm
 import sympy.physics.mechanics as me
 
 import symbody as sb
+from symbody import Solver
 from systems.seed_eoms import four_bar
 
 t = me.dynamicsymbols._t
@@ -63,8 +64,9 @@ def _recording():
 def test_project_keeps_the_integrators_own_states_on_the_constraint(drifting, method):
     tf, h = 2.0, 0.05
     seen, force = _recording()
-    tr = sb.simulate(drifting, (0.0, tf), [0.0, 0.1, 0.4], P, constraints="project", method=method,
-                     specifieds=force, max_step=h, rtol=1e-8, atol=1e-10)
+    tr = sb.simulate(drifting, (0.0, tf), [0.0, 0.1, 0.4], P, constraints="project",
+                     solver=sb.Solver(method=method, max_step=h, rtol=1e-8, atol=1e-10),
+                     specifieds=force)
     assert tr.success, tr.message
     S = np.array(seen)
     res = np.abs(_residual(S[:, 0], S[:, 1:]))
@@ -80,8 +82,9 @@ def test_project_keeps_the_integrators_own_states_on_the_constraint(drifting, me
         "project mode: the integrator's states drift (projected state not fed back to the solver?)"
     assert np.abs(tr.holonomic_residuals).max() < 1e-13        # outputs: Newton to round-off
     seen_none, force = _recording()
-    none = sb.simulate(drifting, (0.0, tf), [0.0, 0.1, 0.4], P, constraints="none", method=method,
-                       specifieds=force, max_step=h, rtol=1e-8, atol=1e-10)
+    none = sb.simulate(drifting, (0.0, tf), [0.0, 0.1, 0.4], P, constraints="none",
+                       solver=sb.Solver(method=method, max_step=h, rtol=1e-8, atol=1e-10),
+                       specifieds=force)
     S = np.array(seen_none)
     # the plain run drifts exactly as f_h = -k t (the integrators are exact on this linear
     # drift) up to the implicit methods' finite-difference Jacobian, which perturbs states by
@@ -94,8 +97,10 @@ def test_project_keeps_the_integrators_own_states_on_the_constraint(drifting, me
 def test_baumgarte_residual_decays_at_the_rate_its_gain_sets(drifting, alpha):
     """q_dep' <- q_dep' - α J_dep^-1 f_h gives d/dt f_h = -k - α f_h: f_h = -(k/α)(1 - e^{-α t})."""
     T = np.linspace(0.0, 2.0, 21)
-    tr = sb.simulate(drifting, (0.0, 2.0), [0.0, 0.1, 0.4], P, constraints="baumgarte", baumgarte=alpha,
-                     specifieds=[0.5], t_eval=T, rtol=1e-10, atol=1e-12)
+    tr = sb.simulate(drifting, (0.0, 2.0), [0.0, 0.1, 0.4], P,
+                     constraints=sb.Baumgarte(alpha=alpha),
+                     solver=sb.Solver(rtol=1e-10, atol=1e-12),
+                     specifieds=[0.5], t_eval=T)
     assert tr.success, tr.message
     expected = -(K_DRIFT / alpha) * (1.0 - np.exp(-alpha * T))
     # an O(1) linear ODE integrated at rtol 1e-10: global error ~1e-10; 1e-8 leaves margin
@@ -118,7 +123,7 @@ def test_project_changes_the_motion_of_the_four_bar(four_bar_model):
     (about 1 rad apart within 30 s); a projection that only touched the output samples would
     leave q_ind exactly as in the plain run."""
     T = np.linspace(0.0, 30.0, 31)
-    loose = dict(rtol=1e-3, atol=1e-6)
+    loose = dict(solver=Solver(rtol=1e-3, atol=1e-6))
     none = sb.simulate(four_bar_model, (0.0, 30.0), _x0(), FB["p"], constraints="none", t_eval=T, **loose)
     proj = sb.simulate(four_bar_model, (0.0, 30.0), _x0(), FB["p"], constraints="project", t_eval=T, **loose)
     crank = 0
@@ -129,8 +134,9 @@ def test_project_changes_the_motion_of_the_four_bar(four_bar_model):
 @pytest.mark.parametrize("tol", [1e-5, 1e-8])
 def test_dae_residual_is_at_the_level_of_the_tolerances(four_bar_model, tol):
     T = np.linspace(0.0, 5.0, 51)
-    raw = sb.simulate(four_bar_model, (0.0, 5.0), _x0(), FB["p"], constraints="dae", t_eval=T,
-                      rtol=tol, atol=tol, polish_algebraic=False)
+    raw = sb.simulate(four_bar_model, (0.0, 5.0), _x0(), FB["p"],
+                      constraints=sb.DAE(polish_algebraic=False), t_eval=T,
+                      solver=sb.Solver(rtol=tol, atol=tol))
     assert raw.success, raw.message
     r = raw.max_holonomic_residual
     # IDA's Newton iteration on the algebraic rows stops when the weighted correction is below
@@ -139,6 +145,6 @@ def test_dae_residual_is_at_the_level_of_the_tolerances(four_bar_model, tol):
     # level of the tolerance" with margin either side, and fails for residuals that do not scale
     assert 0.01 * tol < r < 10 * tol, f"dae: IDA's residual {r:.3g} is not at the level of tol = {tol}"
     polished = sb.simulate(four_bar_model, (0.0, 5.0), _x0(), FB["p"], constraints="dae", t_eval=T,
-                           rtol=tol, atol=tol)
+                           solver=sb.Solver(rtol=tol, atol=tol))
     # Newton's method on f_h (lengths ~0.1-1 m) converges to round-off: a few ulp of 1 m
     assert polished.max_holonomic_residual < 1e-14

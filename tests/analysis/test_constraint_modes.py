@@ -10,6 +10,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from symbody import Solver
 from symbody.analysis import simulate
 from symbody.analysis.simulation import DAE, Baumgarte, ConstraintMode, Plain, Projection
 from symbody.compilation import compile
@@ -31,7 +32,7 @@ def _run(fb, constraints, **kw):
 
 
 def test_mode_objects_are_the_named_modes(fb):
-    for name, obj, kw in [("none", Plain(), {}), ("baumgarte", Baumgarte(25.0), {"baumgarte": 25.0}),
+    for name, obj, kw in [("none", Plain(), {}), ("baumgarte", Baumgarte(), {}),
                           ("project", Projection(), {}), ("dae", DAE(), {})]:
         by_name = _run(fb, name, **kw)
         by_object = _run(fb, obj)
@@ -41,22 +42,23 @@ def test_mode_objects_are_the_named_modes(fb):
 
 def test_baumgarte_gain_is_an_option(fb):
     model, x0, p = fb
-    runs = {alpha: simulate(model, (0.0, 10.0), x0, p, constraints=Baumgarte(alpha=alpha), rtol=1e-4,
-                            atol=1e-6) for alpha in (0.0, 2.0)}
-    plain = simulate(model, (0.0, 10.0), x0, p, constraints="none", rtol=1e-4, atol=1e-6)
+    runs = {alpha: simulate(model, (0.0, 10.0), x0, p, constraints=Baumgarte(alpha=alpha),
+                            solver=Solver(rtol=1e-4, atol=1e-6)) for alpha in (0.0, 2.0)}
+    plain = simulate(model, (0.0, 10.0), x0, p, constraints="none",
+                     solver=Solver(rtol=1e-4, atol=1e-6))
     np.testing.assert_array_equal(runs[0.0].x, plain.x)         # alpha = 0: the plain ODE
     # at this loose tolerance the plain ODE drifts to |f_h| ~ 2e-3 after 10 s; with α = 2/s
     # the drift decays (e^-20 of it remains), leaving the last steps' local errors
     assert abs(plain.holonomic_residuals[-1]).max() > 1e-3
     assert abs(runs[2.0].holonomic_residuals[-1]).max() < 1e-4
-    with pytest.raises(InputError, match="baumgarte"):
+    with pytest.raises(InputError, match="alpha"):
         Baumgarte(alpha=-1.0)
 
 
 def test_projection_restarts_keep_the_residual_at_round_off(fb):
-    every = _run(fb, Projection(drift_tolerance=0.0), rtol=1e-8, atol=1e-8)
-    default = _run(fb, Projection(), rtol=1e-8, atol=1e-8)
-    ref = _run(fb, "project", rtol=1e-11, atol=1e-11)
+    every = _run(fb, Projection(drift_tolerance=0.0), solver=Solver(rtol=1e-8, atol=1e-8))
+    default = _run(fb, Projection(), solver=Solver(rtol=1e-8, atol=1e-8))
+    ref = _run(fb, "project", solver=Solver(rtol=1e-11, atol=1e-11))
     for tr in (every, default):
         assert tr.success and tr.max_holonomic_residual < 1e-12
         # rtol = atol = 1e-8 over 2 s: the global error stays well below 1e-5
@@ -68,8 +70,8 @@ def test_projection_restarts_keep_the_residual_at_round_off(fb):
 def test_ida_dense_output_at_the_output_times(fb):
     # IDA's samples come from its own interpolating polynomial; compared with a tight ODE
     # reference at rtol = atol = 1e-9 the difference is of the order of the tolerance
-    raw = _run(fb, DAE(polish_algebraic=False), rtol=1e-9, atol=1e-9)
-    ref = _run(fb, "project", rtol=1e-12, atol=1e-12)
+    raw = _run(fb, DAE(polish_algebraic=False), solver=Solver(rtol=1e-9, atol=1e-9))
+    ref = _run(fb, "project", solver=Solver(rtol=1e-12, atol=1e-12))
     assert raw.success and len(raw.t) == len(T_EVAL)
     np.testing.assert_allclose(raw.q, ref.q, atol=1e-6)
     assert raw.max_holonomic_residual < 1e-6

@@ -25,7 +25,7 @@ def _crank_events(model):
 def reference(four_bar):
     zoo, model = four_bar
     ref = sb.simulate(model, (0.0, 1.0), zoo.initial_state, zoo.constants, events=_crank_events(model),
-                      rtol=1e-13, atol=1e-13, constraints="project")
+                      solver=sb.Solver(rtol=1e-13, atol=1e-13), constraints="project")
     assert [e.name for e in ref.events] == ["q1 = 0", "q1 = -0.5"]
     return ref
 
@@ -34,7 +34,7 @@ def reference(four_bar):
 def test_crank_crossings_match_a_tight_reference_in_every_mode(four_bar, reference, mode):
     zoo, model = four_bar
     sol = sb.simulate(model, (0.0, 1.0), zoo.initial_state, zoo.constants, events=_crank_events(model),
-                      rtol=1e-10, atol=1e-10, constraints=mode)
+                      solver=sb.Solver(rtol=1e-10, atol=1e-10), constraints=mode)
     assert sol.success, sol.message
     assert [e.name for e in sol.events] == [e.name for e in reference.events]
     for e, r in zip(sol.events, reference.events):
@@ -51,14 +51,14 @@ def test_terminal_event_stops_with_success(four_bar):
     zoo, model = four_bar
     q1 = model.coordinates[0]
     stop = sb.Event(q1 + 0.5, name="crank down", terminal=True)
-    sol = sb.simulate(model, (0.0, 5.0), zoo.initial_state, zoo.constants, events=[stop], rtol=1e-10,
-                      atol=1e-10)
+    sol = sb.simulate(model, (0.0, 5.0), zoo.initial_state, zoo.constants, events=[stop],
+                      solver=sb.Solver(rtol=1e-10, atol=1e-10))
     assert sol.status == 0 and "terminal event 'crank down'" in sol.message
     assert sol.t[-1] == sol.events[0].t and abs(sol.q[-1, 0] + 0.5) < 1e-9
     # the same condition as a callable g(t, x, p), x in model.states order
     call = sb.Event(lambda t, x, p: x[0] + 0.5, name="callable", terminal=True)
-    sol2 = sb.simulate(model, (0.0, 5.0), zoo.initial_state, zoo.constants, events=[call], rtol=1e-10,
-                       atol=1e-10)
+    sol2 = sb.simulate(model, (0.0, 5.0), zoo.initial_state, zoo.constants, events=[call],
+                       solver=sb.Solver(rtol=1e-10, atol=1e-10))
     assert abs(sol2.events[0].t - sol.events[0].t) < 1e-12
 
 
@@ -66,7 +66,7 @@ def test_events_with_output_times(four_bar, reference):
     zoo, model = four_bar
     te = np.linspace(0.0, 1.0, 11)
     sol = sb.simulate(model, (0.0, 1.0), zoo.initial_state, zoo.constants, events=_crank_events(model),
-                      rtol=1e-10, atol=1e-10, t_eval=te)
+                      solver=sb.Solver(rtol=1e-10, atol=1e-10), t_eval=te)
     assert np.array_equal(sol.t, te)
     assert all(abs(e.t - r.t) < 1e-8 for e, r in zip(sol.events, reference.events))
 
@@ -84,7 +84,7 @@ def test_impact_map_restarts_the_integration():
     model = sb.compile(eom)
     bounce = sb.Event(q, name="bounce", direction=-1, action={u: -e * u})
     sol = sb.simulate(model, (0.0, 1.3), [1.0, 0.0], {"g": 9.81, "e": 0.5}, events=[bounce],
-                      rtol=1e-12, atol=1e-12)
+                      solver=sb.Solver(rtol=1e-12, atol=1e-12))
     assert sol.success, sol.message
     # closed form: first impact at sqrt(2/g); each bounce lasts e times the previous one,
     # the first 2 e sqrt(2/g)

@@ -29,7 +29,7 @@ def test_dae_mode_passes_the_flat_position_of_one_loop():
     model = sb.compile(mdl.eom)
     t_eval = np.linspace(0.0, 3.0, 61)
     tr = sb.simulate(model, (0.0, 3.0), mdl.initial_state, mdl.constants, constraints="dae",
-                     rtol=1e-10, atol=1e-10, t_eval=t_eval)
+                     solver=sb.Solver(rtol=1e-10, atol=1e-10), t_eval=t_eval)
     assert tr.status == 0, tr.message
     assert "full coordinates" in tr.message
     theta, _ = parallelogram_reduction(1, tr.t)

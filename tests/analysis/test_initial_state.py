@@ -79,8 +79,8 @@ def test_lagrange_keeps_the_coordinates_in_the_given_order():
     x_user = [zoo.initial_state[s] for s in zoo.eom.q] + [0.0]      # q1, q2, q3, u_q1
     with warnings.catch_warnings():
         warnings.simplefilter("error", InitialStateWarning)  # read in the given order: consistent
-        sol = sb.simulate(model, (0.0, 0.5), x_user, p, rtol=1e-10, atol=1e-10)
+        sol = sb.simulate(model, (0.0, 0.5), x_user, p, solver=sb.Solver(rtol=1e-10, atol=1e-10))
     ref = sb.simulate(sb.compile(zoo.eom), (0.0, 0.5), zoo.initial_state, zoo.constants,
-                      rtol=1e-10, atol=1e-10, t_eval=sol.t)
+                      solver=sb.Solver(rtol=1e-10, atol=1e-10), t_eval=sol.t)
     # Kane and Lagrange on the same four-bar, both at tolerance 1e-10: agree to ~1e-8
     np.testing.assert_allclose(sol.q, ref.q, atol=1e-7)

@@ -36,7 +36,7 @@ def _exact(tt):
 
 def _q(model, specifieds, **kw):
     sol = sb.simulate(model, (0.0, 3.0), [0.0, 0.0], P, specifieds=specifieds, t_eval=T,
-                      rtol=1e-11, atol=1e-12, **kw)
+                      solver=sb.Solver(rtol=1e-11, atol=1e-12), **kw)
     assert sol.success, sol.message
     return sol.q[:, 0]
 
@@ -56,7 +56,7 @@ def test_expression_in_states_and_constants_is_compiled(oscillator):
     q = model.states[0]
     # F = cos t + k q turns the oscillator into q'' = cos t: q = 1 - cos t
     sol = sb.simulate(model, (0.0, 3.0), [0.0, 0.0], P, specifieds={F: sm.cos(t) + k * q}, t_eval=T,
-                      rtol=1e-11, atol=1e-12)
+                      solver=sb.Solver(rtol=1e-11, atol=1e-12))
     np.testing.assert_allclose(sol.q[:, 0], 1 - np.cos(T), atol=1e-8)
     r = specified_inputs(model, {F: sm.cos(t) + k * q}, model.constants_array(P))
     assert r(0.5, np.array([2.0, 0.0]))[0] == pytest.approx(np.cos(0.5) + 8.0, abs=1e-15)

@@ -106,9 +106,9 @@ def test_simulate_compiled_equals_python_steps(chain, linkage, monkeypatch):
         if name == "python":
             monkeypatch.setattr(native_rk, "native_solver", lambda *args: None)
         runs[name] = (sb.simulate(model, (0.0, 2.0), x0, P, t_eval=np.linspace(0, 2, 21),
-                                  rtol=1e-10, atol=1e-12),
+                                  solver=sb.Solver(rtol=1e-10, atol=1e-12)),
                       sb.simulate(fb, (0.0, 3.0), fb_x0, fb_P, t_eval=np.linspace(0, 3, 31),
-                                  rtol=1e-10, atol=1e-12))
+                                  solver=sb.Solver(rtol=1e-10, atol=1e-12)))
     for a, b in zip(runs["compiled"], runs["python"]):
         assert a.success and b.success
         # two solutions at rtol 1e-10 of a non-chaotic 2-3 s swing (speeds up to ~50): each
@@ -136,7 +136,7 @@ def test_constant_inputs_take_compiled_steps(monkeypatch):
         return found
 
     monkeypatch.setattr(native_rk, "native_solver", spy)
-    kw = dict(t_eval=np.linspace(0, 2, 21), rtol=1e-10, atol=1e-12)
+    kw = dict(t_eval=np.linspace(0, 2, 21), solver=sb.Solver(rtol=1e-10, atol=1e-12))
     const = sb.simulate(model, (0.0, 2.0), x0, P, specifieds=[0.7], **kw)
     assert used == [True]
     # the same force as a function of time: r(t) = 0.7 + 0 t, Python steps
@@ -171,9 +171,11 @@ def test_hard_cases_go_to_the_python_path(monkeypatch):
     model = _mass_crossing_zero()
     assert native_rk.native_solver(model, [5.0, 1.0], "RK45") is not None
     # negative definite after t = 1 (m = 1): Cholesky fails in C, Python solves it
-    got = sb.simulate(model, (1.5, 2.5), [0.1, 0.0], [1.0, 1.0], t_eval=[2.0, 2.5], rtol=1e-10, atol=1e-12)
+    got = sb.simulate(model, (1.5, 2.5), [0.1, 0.0], [1.0, 1.0], t_eval=[2.0, 2.5],
+                      solver=sb.Solver(rtol=1e-10, atol=1e-12))
     monkeypatch.setattr(native_rk, "native_solver", lambda *args: None)
-    ref = sb.simulate(model, (1.5, 2.5), [0.1, 0.0], [1.0, 1.0], t_eval=[2.0, 2.5], rtol=1e-10, atol=1e-12)
+    ref = sb.simulate(model, (1.5, 2.5), [0.1, 0.0], [1.0, 1.0], t_eval=[2.0, 2.5],
+                      solver=sb.Solver(rtol=1e-10, atol=1e-12))
     assert got.success and ref.success
     np.testing.assert_allclose(got.x, ref.x, rtol=1e-8)        # (a 1 s run at rtol 1e-10)
     monkeypatch.undo()

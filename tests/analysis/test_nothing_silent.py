@@ -35,7 +35,7 @@ def ball():
     return model, sb.Event(q, name="bounce", direction=-1, action={u: -e * u})
 
 
-@pytest.mark.parametrize("e, kw", [(0.8, {}), (0.8, {"rtol": 1e-12, "atol": 1e-12}),
+@pytest.mark.parametrize("e, kw", [(0.8, {}), (0.8, {"solver": sb.Solver(rtol=1e-12, atol=1e-12)}),
                                    (0.5, {"t_eval": np.linspace(0.0, 6.0, 601)}), (0.3, {})])
 def test_zeno_bouncing_ball_stops_at_the_accumulation_time(ball, e, kw):
     """Dropped from 1 m: first impact at t1 = sqrt(2/g), the k-th bounce lasts 2 e^k t1, so the
@@ -102,7 +102,8 @@ def test_a_failed_run_warns_or_raises(four_bar):
         sol = sb.simulate(model, (0.0, 1.0), zoo.initial_state, p)
     assert sol.status == -3 and rec[0].message.status == -3
     with pytest.raises(SimulationError) as info:
-        sb.simulate(model, (0.0, 1.0), zoo.initial_state, p, raise_on_failure=True)
+        sb.simulate(model, (0.0, 1.0), zoo.initial_state, p,
+                    solver=sb.Solver(raise_on_failure=True))
     partial = info.value.trajectory
     assert isinstance(partial, sb.Trajectory) and partial.status == -3 and len(partial.t) >= 1
     assert issubclass(sb.SimulationFailedWarning, UserWarning)
@@ -130,7 +131,8 @@ def test_reversed_t_span_needs_backwards(ball):
     model, _ = ball
     with pytest.raises(InputError, match="backwards=True"):
         sb.simulate(model, (1.0, 0.0), [0.0, 0.0], {"g": G, "e": 0.8})
-    sol = sb.simulate(model, (1.0, 0.0), [0.0, 0.0], {"g": G, "e": 0.8}, backwards=True)
+    sol = sb.simulate(model, (1.0, 0.0), [0.0, 0.0], {"g": G, "e": 0.8},
+                      solver=sb.Solver(backwards=True))
     assert sol.success and sol.t[-1] == 0.0
     assert sol.q[-1, 0] == pytest.approx(-0.5 * G, rel=1e-6)   # q(t) = -g (t - 1)^2 / 2
 

@@ -47,13 +47,13 @@ def test_implicit_run_with_the_exact_jacobian(method):
     model = sb.compile(mdl.eom)
     t_eval = np.linspace(0.0, 2.0, 21)
     ref = sb.simulate(model, (0.0, 2.0), mdl.initial_state, mdl.constants, t_eval=t_eval,
-                      method="DOP853", rtol=1e-11, atol=1e-12)
+                      solver=sb.Solver(method="DOP853", rtol=1e-11, atol=1e-12))
     with warnings.catch_warnings():
         warnings.simplefilter("error")        # no overflow warnings from finite differences
         exact = sb.simulate(model, (0.0, 2.0), mdl.initial_state, mdl.constants, t_eval=t_eval,
-                            method=method, rtol=1e-8, atol=1e-10)
+                            solver=sb.Solver(method=method, rtol=1e-8, atol=1e-10))
     fd = sb.simulate(model, (0.0, 2.0), mdl.initial_state, mdl.constants, t_eval=t_eval,
-                     method=method, rtol=1e-8, atol=1e-10, jacobian="finite-differences")
+                     solver=sb.Solver(method=method, rtol=1e-8, atol=1e-10, jacobian="finite-differences"))
     assert exact.status == 0 and fd.status == 0
     assert np.abs(exact.x - ref.x).max() < 1e-5
     assert exact.nfev < fd.nfev             # no 2 (N + p) evaluations per Jacobian
@@ -63,4 +63,5 @@ def test_jacobian_option_is_checked():
     mdl = sb.models.get("four-bar")
     model = sb.compile(mdl.eom)
     with pytest.raises(InputError, match="jacobian="):
-        sb.simulate(model, (0.0, 1.0), mdl.initial_state, mdl.constants, jacobian="numeric")
+        sb.simulate(model, (0.0, 1.0), mdl.initial_state, mdl.constants,
+                    solver=sb.Solver(jacobian="numeric"))

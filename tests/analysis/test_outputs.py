@@ -22,7 +22,8 @@ def four_bar():
 
 def test_energy_output_is_compiled_and_matches_evaluation(four_bar):
     zoo, model = four_bar
-    sol = sb.simulate(model, (0.0, 2.0), zoo.initial_state, zoo.constants, rtol=1e-10, atol=1e-10,
+    sol = sb.simulate(model, (0.0, 2.0), zoo.initial_state, zoo.constants,
+                      solver=sb.Solver(rtol=1e-10, atol=1e-10),
                       outputs={"E": zoo.energy, "u1_dot": model.speeds[0].diff(t)})
     E = sol.outputs["E"]
     assert E.shape == sol.t.shape
@@ -71,8 +72,10 @@ def test_auxiliary_forces_and_specifieds_along_the_trajectory():
 
 def test_dense_output_between_steps(four_bar):
     zoo, model = four_bar
-    sol = sb.simulate(model, (0.0, 2.0), zoo.initial_state, zoo.constants, rtol=1e-10, atol=1e-10)
-    ref = sb.simulate(model, (0.0, 2.0), zoo.initial_state, zoo.constants, rtol=1e-12, atol=1e-12,
+    sol = sb.simulate(model, (0.0, 2.0), zoo.initial_state, zoo.constants,
+                      solver=sb.Solver(rtol=1e-10, atol=1e-10))
+    ref = sb.simulate(model, (0.0, 2.0), zoo.initial_state, zoo.constants,
+                      solver=sb.Solver(rtol=1e-12, atol=1e-12),
                       t_eval=np.linspace(0.0, 2.0, 41))
     got = sol(ref.t)
     assert got.shape == ref.x.shape

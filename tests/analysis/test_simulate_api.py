@@ -11,6 +11,7 @@ import sympy.physics.mechanics as me
 from scipy.integrate import solve_ivp
 
 import symbody
+from symbody import Solver
 from symbody.analysis import Trajectory, simulate
 from symbody.compilation import compile
 from symbody.errors import InputError, SimulationError
@@ -43,7 +44,7 @@ def test_forced_oscillator_matches_solve_ivp():
     forcing = lambda t, x: [np.sin(3 * t)]  # noqa: E731
     ts = np.linspace(0, 5, 51)
     tr = simulate(model, (0, 5), {"q": 0.1, "u": 0.0}, p, t_eval=ts, specifieds=forcing,
-                  rtol=1e-10, atol=1e-12)
+                  solver=Solver(rtol=1e-10, atol=1e-12))
     ref = solve_ivp(lambda t, x: [x[1], (np.sin(3 * t) - 8.0 * x[0]) / 2.0], (0, 5), [0.1, 0.0],
                     t_eval=ts, rtol=1e-11, atol=1e-13)
     np.testing.assert_allclose(tr.x, ref.y.T, atol=1e-8)
@@ -59,11 +60,11 @@ def test_input_validation(fb):
     with pytest.raises(InputError, match="t_span"):
         simulate(fb, (1, 1), X4, P4)
     with pytest.raises(InputError, match="LSODA"):
-        simulate(fb, (0, 1), X4, P4, constraints="project", method="LSODA")
+        simulate(fb, (0, 1), X4, P4, constraints="project", solver=Solver(method="LSODA"))
     with pytest.raises(InputError, match="IDA"):
-        simulate(fb, (0, 1), X4, P4, constraints="dae", method="RK45")
+        simulate(fb, (0, 1), X4, P4, constraints="dae", solver=Solver(method="RK45"))
     with pytest.raises(InputError, match="unknown method"):
-        simulate(fb, (0, 1), X4, P4, method="Euler")
+        simulate(fb, (0, 1), X4, P4, solver=Solver(method="Euler"))
     with pytest.raises(InputError, match="t_eval"):
         simulate(fb, (0, 1), X4, P4, t_eval=[0.5, 0.2])
     with pytest.raises(InputError, match="missing value for constant l_n"):
@@ -82,19 +83,21 @@ def test_dict_inputs_and_initial_projection(fb):
 
 @pytest.mark.parametrize("method", ["RK23", "RK45", "DOP853", "Radau", "BDF"])
 def test_project_with_every_solver(fb, method):
-    tr = simulate(fb, (0, 3), X4, P4, constraints="project", method=method, rtol=1e-6, atol=1e-8,
+    tr = simulate(fb, (0, 3), X4, P4, constraints="project",
+                  solver=Solver(method=method, rtol=1e-6, atol=1e-8),
                   t_eval=np.linspace(0, 3, 31))
     assert tr.success, tr.message
     assert tr.max_holonomic_residual < 1e-12
-    ref = simulate(fb, (0, 3), X4, P4, constraints="project", method="DOP853", rtol=1e-11,
-                   atol=1e-11, t_eval=np.linspace(0, 3, 31))
+    ref = simulate(fb, (0, 3), X4, P4, constraints="project",
+                   solver=Solver(method="DOP853", rtol=1e-11, atol=1e-11),
+                   t_eval=np.linspace(0, 3, 31))
     np.testing.assert_allclose(tr.q, ref.q, atol=1e-3)
 
 
 def test_lsoda_and_backward_integration(fb):
-    tr = simulate(fb, (0, 2), X4, P4, constraints="none", method="LSODA")
+    tr = simulate(fb, (0, 2), X4, P4, constraints="none", solver=Solver(method="LSODA"))
     assert tr.success and tr.method == "LSODA"
-    back = simulate(fb, (2, 0), tr.x[-1], P4, rtol=1e-10, atol=1e-10, backwards=True)
+    back = simulate(fb, (2, 0), tr.x[-1], P4, solver=Solver(rtol=1e-10, atol=1e-10, backwards=True))
     assert back.success and back.t[-1] == 0.0
     np.testing.assert_allclose(back.x[-1], tr.x[0], atol=1e-3)
 
@@ -102,12 +105,12 @@ def test_lsoda_and_backward_integration(fb):
 def test_failure_returns_partial_trajectory():
     # u' = sqrt(1 - q): defined only for q <= 1, while q' = u >= 1 drives q past 1
     model, q, u = _one_dof(lambda q, u: 1, lambda q, u: -sm.sqrt(1 - q) + 0 * u)
-    tr = simulate(model, (0, 5), [0.0, 1.0], [], max_step=0.05)
+    tr = simulate(model, (0, 5), [0.0, 1.0], [], solver=Solver(max_step=0.05))
     assert not tr.success and tr.status == -2
     assert "non-finite" in tr.message and "u(t)'" in tr.message
     assert 0.5 < tr.t[-1] < 5 and len(tr.t) > 3
     with pytest.raises(SimulationError) as err:
-        simulate(model, (0, 5), [0.0, 1.0], [], max_step=0.05, raise_on_failure=True)
+        simulate(model, (0, 5), [0.0, 1.0], [], solver=Solver(max_step=0.05, raise_on_failure=True))
     assert isinstance(err.value.trajectory, Trajectory)
     assert err.value.trajectory.status == -2
 
@@ -156,5 +159,6 @@ def test_trajectory_save_load_csv(fb, tmp_path):
 
 def test_progress_callback_is_called(fb):
     calls = []
-    simulate(fb, (0, 2), X4, P4, progress=lambda done, total, msg: calls.append((done, total)))
+    simulate(fb, (0, 2), X4, P4,
+             solver=Solver(progress=lambda done, total, msg: calls.append((done, total))))
     assert calls and calls[-1][0] == pytest.approx(2.0) and calls[-1][1] == pytest.approx(2.0)

@@ -8,6 +8,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from symbody import DAE, Solver
 from symbody.analysis import simulate
 from symbody.compilation import compile, make_function
 from systems.seed_eoms import double_rod_pendulum, four_bar, snakeboard
@@ -17,8 +18,8 @@ REF = json.loads((DATA / "book_reference.json").read_text())
 ACC = json.loads((DATA / "simulation_acceptance.json").read_text())
 FB, SB, DR = REF["four_bar"], REF["snakeboard"], REF["double_rod_pendulum"]
 A4 = ACC["four_bar"]
-LOOSE = A4["loose_tolerances"]
-TIGHT = A4["tight_tolerances"]
+LOOSE = {"solver": Solver(**A4["loose_tolerances"])}
+TIGHT = {"solver": Solver(**A4["tight_tolerances"])}
 T_EVAL = np.linspace(0.0, 30.0, int(FB["fps"] * 30.0))
 
 
@@ -69,8 +70,8 @@ def test_four_bar_project_tight_conserves_energy(fb):
 @pytest.mark.slow
 def test_four_bar_dae_tight(fb):
     model, energy = fb
-    raw = simulate(model, A4["t_span"], _x0_guess(), FB["p"], constraints="dae", t_eval=T_EVAL,
-                   polish_algebraic=False, **TIGHT)
+    raw = simulate(model, A4["t_span"], _x0_guess(), FB["p"],
+                   constraints=DAE(polish_algebraic=False), t_eval=T_EVAL, **TIGHT)
     assert raw.success and raw.method == "IDA" and raw.constraints == "dae"
     assert raw.max_holonomic_residual < A4["dae_tight_max_residual_m"]     # IDA itself (book: 5e-10)
     tr = simulate(model, A4["t_span"], _x0_guess(), FB["p"], constraints="dae", t_eval=T_EVAL, **TIGHT)
@@ -104,7 +105,7 @@ def test_four_bar_dae_loose_and_baumgarte(fb):
 def test_four_bar_unreduced_multipliers_in_trajectory():
     d = four_bar("unreduced")
     model = compile(d["eom"])
-    tr = simulate(model, (0.0, 3.0), _x0_guess(), FB["p"], rtol=1e-9, atol=1e-9)
+    tr = simulate(model, (0.0, 3.0), _x0_guess(), FB["p"], solver=Solver(rtol=1e-9, atol=1e-9))
     assert tr.multipliers is not None and tr.multipliers.shape == (len(tr.t), 2)
     assert np.isfinite(tr.multipliers).all()
     assert tr.u.shape == (len(tr.t), 3)
@@ -124,7 +125,7 @@ def snake():
 def test_snakeboard_trajectory_holds_dependent_speeds_and_invariants(snake):
     model, invariants = snake
     x0 = np.hstack([SB["q0"], SB["us0_u3_u4_u5"]])
-    tr = simulate(model, (0.0, 8.0), x0, SB["p"], rtol=1e-10, atol=1e-10)
+    tr = simulate(model, (0.0, 8.0), x0, SB["p"], solver=Solver(rtol=1e-10, atol=1e-10))
     assert tr.success and tr.constraints == "none"      # auto: no holonomic constraints
     assert [str(s) for s in tr.speeds] == ["u3(t)", "u4(t)", "u5(t)", "u1(t)", "u2(t)"]
     assert tr.u.shape == (len(tr.t), 5)
@@ -144,14 +145,16 @@ def test_snakeboard_default_tolerances_reproduce_book(snake):
     model, _ = snake
     x0 = np.hstack([SB["q0"], SB["us0_u3_u4_u5"]])
     ts = np.linspace(0.0, 8.0, num=int(20 * 8.0))
-    tr = simulate(model, (0.0, 8.0), x0, SB["p"], t_eval=ts, method="RK45", rtol=1e-3, atol=1e-6)
+    tr = simulate(model, (0.0, 8.0), x0, SB["p"], t_eval=ts,
+                  solver=Solver(method="RK45", rtol=1e-3, atol=1e-6))
     np.testing.assert_allclose(tr.x[-1], SB["state_t8_solve_ivp_default_tol_recomputed"], atol=1e-7)
 
 
 def test_snakeboard_dae_mode_without_holonomic_constraints(snake):
     model, invariants = snake
     x0 = np.hstack([SB["q0"], SB["us0_u3_u4_u5"]])
-    tr = simulate(model, (0.0, 2.0), x0, SB["p"], constraints="dae", rtol=1e-9, atol=1e-9)
+    tr = simulate(model, (0.0, 2.0), x0, SB["p"], constraints="dae",
+                  solver=Solver(rtol=1e-9, atol=1e-9))
     assert tr.success
     ke = invariants(tr.q, tr.u, SB["p"])[:, 0]
     assert np.ptp(ke) < 1e-6
@@ -165,9 +168,10 @@ def test_double_rod_energy_and_book_state():
     q0 = [np.deg2rad(DR["q0_deg_deg_m"][0]), np.deg2rad(DR["q0_deg_deg_m"][1]), DR["q0_deg_deg_m"][2]]
     x0 = {str(s): v for s, v in zip(["q1", "q2", "q3", "u1", "u2", "u3"], [*q0, *DR["u0"]])}
     p = dict(zip(model.constants, DR["p"]))
-    tr = simulate(model, (DR["t0"], 2.0), x0, p, rtol=1e-11, atol=1e-11)
+    tr = simulate(model, (DR["t0"], 2.0), x0, p, solver=Solver(rtol=1e-11, atol=1e-11))
     e = energy(tr.q, tr.u, DR["p"])
     assert abs(e[0] - DR["initial_energy_J_recomputed"]) < 1e-7
     assert np.ptp(e) < 1e-7
-    loose = simulate(model, (DR["t0"], 2.0), x0, p, method="RK45", rtol=1e-3, atol=1e-6)
+    loose = simulate(model, (DR["t0"], 2.0), x0, p,
+                     solver=Solver(method="RK45", rtol=1e-3, atol=1e-6))
     np.testing.assert_allclose(loose.x[-1], DR["final_state_t2_rk45_default_tol_recomputed"], atol=1e-7)

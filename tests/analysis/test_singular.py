@@ -23,6 +23,7 @@ import pytest
 import sympy as sm
 
 import symbody
+from symbody import Projection, Solver
 from symbody.analysis import Trajectory, simulate
 from symbody.compilation import compile, make_function
 from symbody.compilation.numeric_model import Partition
@@ -35,7 +36,7 @@ TRIPLE_ROCKER = {"l_a": 1.0, "l_b": 1.2, "l_c": 1.1, "l_n": 2.5, "m": 1.0, "g": 
 PARALLELOGRAM = {"l_a": 1.0, "l_b": 2.0, "l_c": 1.0, "l_n": 2.0, "m": 1.0, "g": 0.0}
 Q1_MAX = math.pi / 2                       # crank-rocker: rocker A's extreme positions
 Q1_MIN = math.acos(2.0 / 3.0)
-TIGHT = {"rtol": 1e-10, "atol": 1e-10}
+TIGHT = {"solver": Solver(rtol=1e-10, atol=1e-10)}
 
 
 def _assemble(p: dict, q1: float) -> np.ndarray:
@@ -160,14 +161,15 @@ def test_triple_rocker_switches_back_and_forth(zoo, tmp_path):
 
 @pytest.mark.parametrize("options", [
     {"constraints": "none"}, {"constraints": "baumgarte"}, {"constraints": "dae"},
-    {"constraints": "project", "method": "Radau"},
+    {"constraints": "project", "solver": Solver(method="Radau", rtol=1e-8, atol=1e-8)},
 ])
 def test_every_mode_switches(zoo, options):
     _, model, energy = zoo
     x0 = _state(model, TRIPLE_ROCKER, 1.0, 3.0)
     t_eval = np.linspace(0.0, 2.0, 41)
     ref = simulate(model, (0.0, 2.0), x0, TRIPLE_ROCKER, t_eval=t_eval, **TIGHT)
-    tr = simulate(model, (0.0, 2.0), x0, TRIPLE_ROCKER, t_eval=t_eval, rtol=1e-8, atol=1e-8, **options)
+    tr = simulate(model, (0.0, 2.0), x0, TRIPLE_ROCKER, t_eval=t_eval,
+                  **{"solver": Solver(rtol=1e-8, atol=1e-8), **options})
     assert tr.success, tr.message
     assert len(tr.t) == len(t_eval)
     assert abs(len(tr.partition_changes) - len(ref.partition_changes)) <= 1
@@ -193,7 +195,8 @@ def test_a_poor_initial_dependent_set_is_switched_at_the_start(zoo):
 def test_without_switching_the_run_stops_at_the_singular_configuration(zoo):
     _, model, _ = zoo
     x0 = _state(model, CRANK_ROCKER, 1.2, 3.0)                  # q1 increases towards pi/2
-    tr = simulate(model, (0.0, 4.0), x0, CRANK_ROCKER, switch_threshold=0, **TIGHT)
+    tr = simulate(model, (0.0, 4.0), x0, CRANK_ROCKER, constraints=Projection(switch_threshold=0),
+                  **TIGHT)
     assert tr.status == -3 and not tr.success
     assert not tr.partition_changes
     assert "singular configuration at t = " in tr.message
@@ -236,7 +239,7 @@ def test_book_form_stops_with_the_partial_trajectory(zoo):
     t_ref = grid[k] + h * (a - c) / (2 * (a - 2 * b + c))
     np.testing.assert_allclose(stops, t_ref, atol=3e-5)              # the same place in every mode
     with pytest.raises(SimulationError, match="singular configuration") as err:
-        simulate(book, (0.0, 1.0), x0, CRANK_ROCKER, raise_on_failure=True)
+        simulate(book, (0.0, 1.0), x0, CRANK_ROCKER, solver=Solver(raise_on_failure=True))
     assert err.value.trajectory.status == -3 and len(err.value.trajectory.t) > 3
 
 
@@ -277,7 +280,7 @@ def test_reduced_dynamic_block_stops_and_agrees_until_then(zoo):
     full = simulate(model, (0.0, 1.0), x0, CRANK_ROCKER, t_eval=t_eval, **TIGHT)
     for constraints in ("project", "dae"):
         tr = simulate(reduced, (0.0, 1.0), x0, CRANK_ROCKER, t_eval=t_eval, constraints=constraints,
-                      rtol=1e-7, atol=1e-9)
+                      solver=Solver(rtol=1e-7, atol=1e-9))
         assert tr.status == -3, tr.message
         assert "reduced form" in tr.message and "q1 = 1.5708" in tr.message
         k = len(tr.t)
@@ -320,7 +323,8 @@ def test_change_point_is_passed_on_the_branch_the_motion_is_on(zoo, constraints)
 def test_change_point_stops_when_switching_is_off(zoo):
     _, model, _ = zoo
     x0 = np.array([math.pi / 2, -math.pi / 2, -math.pi / 2, 2.0])
-    tr = simulate(model, (0.0, 3.0), x0, PARALLELOGRAM, switch_threshold=0, **TIGHT)
+    tr = simulate(model, (0.0, 3.0), x0, PARALLELOGRAM, constraints=Projection(switch_threshold=0),
+                  **TIGHT)
     assert tr.status == -3
     assert "singular" in tr.message
     assert tr.t[-1] < math.pi / 4 + 1e-3 and tr.max_holonomic_residual < 1e-10
@@ -362,7 +366,7 @@ def test_switch_threshold_is_checked(zoo, bad):
     _, model, _ = zoo
     x0 = _state(model, CRANK_ROCKER, 1.2, 3.0)
     with pytest.raises(InputError, match="switch_threshold"):
-        simulate(model, (0.0, 0.1), x0, CRANK_ROCKER, switch_threshold=bad)
+        simulate(model, (0.0, 0.1), x0, CRANK_ROCKER, constraints=Projection(switch_threshold=bad))
 
 
 def test_multipliers_at_the_change_point_are_the_minimum_norm_ones(zoo):

@@ -30,8 +30,9 @@ def _same(a, b):
 @pytest.fixture(scope="module")
 def serial(four_bar):
     zoo, model = four_bar
-    return sb.sweep(model, (0.0, 0.5), _cases(), zoo.constants, x0=zoo.initial_state, processes=1,
-                    final=["q1", "u1"], rtol=1e-8, atol=1e-9)
+    return sb.sweep(model, (0.0, 0.5), _cases(), zoo.constants, x0=zoo.initial_state,
+                    execution=sb.Execution(processes=1),
+                    final=["q1", "u1"], solver=sb.Solver(rtol=1e-8, atol=1e-9))
 
 
 def test_serial_sweep_is_a_loop_of_simulate_calls(four_bar, serial):
@@ -41,10 +42,12 @@ def test_serial_sweep_is_a_loop_of_simulate_calls(four_bar, serial):
     for i, q1 in enumerate(np.linspace(0.1, 0.4, 3)):
         x0 = serial.initial_states[i]
         assert x0[0] == q1 and np.abs(model.holonomic_residual(x0[:3], zoo.constants)).max() < 1e-12
-        ref = sb.simulate(model, (0.0, 0.5), x0, zoo.constants, rtol=1e-8, atol=1e-9)
+        ref = sb.simulate(model, (0.0, 0.5), x0, zoo.constants,
+                          solver=sb.Solver(rtol=1e-8, atol=1e-9))
         assert _same(ref, serial.trajectories[i])
     p2 = {**zoo.constants, zoo.constant("m"): 2.0}
-    ref = sb.simulate(model, (0.0, 0.5), serial.initial_states[3], p2, rtol=1e-8, atol=1e-9)
+    ref = sb.simulate(model, (0.0, 0.5), serial.initial_states[3], p2,
+                      solver=sb.Solver(rtol=1e-8, atol=1e-9))
     assert _same(ref, serial.trajectories[3])
     table = serial.table
     assert list(table["success"]) == [True, True, True, True, False]
@@ -60,8 +63,9 @@ def test_serial_sweep_is_a_loop_of_simulate_calls(four_bar, serial):
 
 def test_local_processes_equal_serial(four_bar, serial):
     zoo, model = four_bar
-    par = sb.sweep(model, (0.0, 0.5), _cases(), zoo.constants, x0=zoo.initial_state, processes=2,
-                   parallel=True, final=["q1", "u1"], rtol=1e-8, atol=1e-9)
+    par = sb.sweep(model, (0.0, 0.5), _cases(), zoo.constants, x0=zoo.initial_state,
+                   execution=sb.Execution(processes=2, parallel=True), final=["q1", "u1"],
+                   solver=sb.Solver(rtol=1e-8, atol=1e-9))
     assert par.runner.endswith("processes")
     for a, b in zip(serial.trajectories[:4], par.trajectories[:4]):
         assert _same(a, b)
@@ -77,8 +81,9 @@ def test_dask_local_cluster_equals_serial(four_bar, serial):
     zoo, model = four_bar
     with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
                                   dashboard_address=None) as cluster, distributed.Client(cluster) as client:
-        res = sb.sweep(model, (0.0, 0.5), _cases(), zoo.constants, x0=zoo.initial_state, client=client,
-                       parallel=True, final=["q1"], rtol=1e-8, atol=1e-9)
+        res = sb.sweep(model, (0.0, 0.5), _cases(), zoo.constants, x0=zoo.initial_state,
+                       execution=sb.Execution(client=client, parallel=True), final=["q1"],
+                       solver=sb.Solver(rtol=1e-8, atol=1e-9))
     assert res.runner == "dask"
     for a, b in zip(serial.trajectories[:4], res.trajectories[:4]):
         assert _same(a, b)
@@ -92,11 +97,12 @@ def test_case_builders_and_bad_cases(four_bar):
     a, b = sb.sample_cases(4, seed=3, q1=(0.0, 0.5)), sb.sample_cases(4, seed=3, q1=(0.0, 0.5))
     assert a == b and all(0.0 <= c["q1"] <= 0.5 for c in a)
     with pytest.raises(InputError, match="case key 'mass' is not a state, constant"):
-        sb.sweep(model, (0.0, 0.1), [{"mass": 1.0}], zoo.constants, x0=zoo.initial_state, processes=1)
+        sb.sweep(model, (0.0, 0.1), [{"mass": 1.0}], zoo.constants, x0=zoo.initial_state,
+                 execution=sb.Execution(processes=1))
     with pytest.raises(InputError, match="list of dicts"):
         sb.sweep(model, (0.0, 0.1), {"q1": 0.1}, zoo.constants, x0=zoo.initial_state)
     with pytest.raises(InputError, match=r"\(low, high\)"):
         sb.sample_cases(3, q1=0.5)
     res = sb.sweep(model, (0.0, 0.2), [{"x0": np.array([0.2, 0.1, -2.6, 0.0])}], zoo.constants,
-                   processes=1, keep_trajectories=False)
+                   execution=sb.Execution(processes=1, keep_trajectories=False))
     assert res.trajectories == [None] and res.records[0]["success"]

@@ -39,8 +39,9 @@ def test_readme_sweep_stays_on_the_base_branch(four_bar):
     cases = sb.grid_cases(q1=np.radians(np.linspace(0, 60, 200)))
     with warnings.catch_warnings():
         warnings.simplefilter("error", sb.AssemblyBranchWarning)
-        res = sb.sweep(model, (0, 2), cases, zoo.constants, x0=zoo.initial_state, processes=1,
-                       final=["q1", "q2"], progress=False)
+        res = sb.sweep(model, (0, 2), cases, zoo.constants, x0=zoo.initial_state,
+                       execution=sb.Execution(processes=1, progress=False),
+                       final=["q1", "q2"])
     table = res.table
     assert not res.failed and table["branch_ok"].all() and set(table["branch"]) == {-1}
     x0 = np.array(res.initial_states)
@@ -59,13 +60,14 @@ def test_other_branch_is_flagged_or_chosen(four_bar):
     mirror = {"q1": 0.5, "q2": -1.6, "q3": 2.2}         # a guess on the other closure
     with pytest.warns(sb.AssemblyBranchWarning, match=r"cases 12 were not assembled"):
         res = sb.sweep(model, (0, 0.2), cases + [mirror], zoo.constants, x0=zoo.initial_state,
-                       processes=1, progress=False)
+                       execution=sb.Execution(processes=1, progress=False))
     assert res.off_branch == [12] and res.records[12]["branch"] == 1
     assert res.table["branch_ok"][:12].all() and not res.table["branch_ok"][12]
     # "independent": each case by Newton from the base guess, as simulate alone would
     with pytest.warns(sb.AssemblyBranchWarning):
         ind = sb.sweep(model, (0, 0.2), sb.grid_cases(q1=np.radians(np.linspace(0, 60, 200))),
-                       zoo.constants, x0=zoo.initial_state, processes=1, progress=False,
+                       zoo.constants, x0=zoo.initial_state,
+                       execution=sb.Execution(processes=1, progress=False),
                        assembly_branch="independent")
     assert 171 in ind.off_branch and 100 not in ind.off_branch
     # an explicit branch: a state on the other closure; every case follows it
@@ -73,7 +75,7 @@ def test_other_branch_is_flagged_or_chosen(four_bar):
     with warnings.catch_warnings():
         warnings.simplefilter("error", sb.AssemblyBranchWarning)
         res = sb.sweep(model, (0, 0.2), cases, zoo.constants, x0=zoo.initial_state,
-                       processes=1, progress=False, assembly_branch=other)
+                       execution=sb.Execution(processes=1, progress=False), assembly_branch=other)
     assert set(res.table["branch"]) == {1} and res.table["branch_ok"].all()
     with pytest.raises(InputError, match="assembly_branch"):
         sb.sweep(model, (0, 0.2), cases, zoo.constants, x0=zoo.initial_state, assembly_branch="up")
@@ -82,17 +84,17 @@ def test_other_branch_is_flagged_or_chosen(four_bar):
 def test_small_sweep_runs_serially_and_says_why(four_bar):
     zoo, model = four_bar
     cases = sb.grid_cases(q1=np.linspace(0.1, 0.3, 6))
-    res = sb.sweep(model, (0, 0.5), cases, zoo.constants, x0=zoo.initial_state, processes=2,
-                   progress=False)
+    res = sb.sweep(model, (0, 0.5), cases, zoo.constants, x0=zoo.initial_state,
+                   execution=sb.Execution(processes=2, progress=False))
     assert res.runner == "serial"
     assert "would not gain from 2 processes" in res.parallel
     assert res.table.attrs["parallel"] == res.parallel
-    forced = sb.sweep(model, (0, 0.5), cases, zoo.constants, x0=zoo.initial_state, processes=2,
-                      parallel=True, progress=False)
+    forced = sb.sweep(model, (0, 0.5), cases, zoo.constants, x0=zoo.initial_state,
+                      execution=sb.Execution(processes=2, parallel=True, progress=False))
     assert forced.runner == "2 processes" and "forced by parallel=True" in forced.parallel
     assert all(_same(a, b) for a, b in zip(res.trajectories, forced.trajectories))
-    off = sb.sweep(model, (0, 0.5), cases, zoo.constants, x0=zoo.initial_state, parallel=False,
-                   progress=False)
+    off = sb.sweep(model, (0, 0.5), cases, zoo.constants, x0=zoo.initial_state,
+                   execution=sb.Execution(parallel=False, progress=False))
     assert off.runner == "serial" and "parallel=False" in off.parallel
 
 
@@ -104,9 +106,9 @@ def test_lambda_specifieds_and_event_actions_in_worker_processes():
     bump = sb.Event(lambda t, x, p: t - 0.25, name="bump",
                     action=lambda t, x, p: np.concatenate([x[:-1], [x[-1] + 0.1]]))
     cases = sb.grid_cases(q1=np.linspace(0.0, 0.2, 8))
-    kw = dict(specifieds=push, events=[bump], progress=False, rtol=1e-8)
-    res = sb.sweep(model, (0, 0.5), cases, zoo.constants, x0=zoo.initial_state, processes=2,
-                   parallel=True, **kw)
+    kw = dict(specifieds=push, events=[bump], solver=sb.Solver(rtol=1e-8, progress=False))
+    res = sb.sweep(model, (0, 0.5), cases, zoo.constants, x0=zoo.initial_state,
+                   execution=sb.Execution(processes=2, parallel=True, progress=False), **kw)
     assert res.runner == "2 processes" and not res.failed
     for x0, traj in zip(res.initial_states, res.trajectories):
         ref = sb.simulate(model, (0, 0.5), x0, zoo.constants, **kw)
@@ -135,8 +137,9 @@ def test_killed_worker_loses_only_its_own_case(four_bar, tmp_path, once):
     cases = sb.grid_cases(q1=np.linspace(0.1, 0.4, 10))
     cases.insert(6, {"q1": 0.2, "m": 1.25})
     marker = str(tmp_path / "killed") if once else None
-    res = sb.sweep(model, (0, 0.2), cases, zoo.constants, x0=zoo.initial_state, processes=2,
-                   parallel=True, progress=False, events=[_killer_event(marker)])
+    res = sb.sweep(model, (0, 0.2), cases, zoo.constants, x0=zoo.initial_state,
+                   execution=sb.Execution(processes=2, parallel=True, progress=False),
+                   events=[_killer_event(marker)])
     assert len(res) == 11 and res.runner == "2 processes"
     if once:                                  # retried once: the second run succeeded
         assert os.path.exists(marker) and not res.failed
@@ -155,23 +158,27 @@ def test_checkpoint_writes_rows_and_resumes(four_bar, tmp_path):
     zoo, model = four_bar
     path = tmp_path / "sweep.jsonl"
     cases = sb.grid_cases(q1=np.linspace(0.1, 0.4, 4))
-    kw = dict(processes=1, progress=False, final=["q1"])
-    first = sb.sweep(model, (0, 0.3), cases, zoo.constants, x0=zoo.initial_state, checkpoint=path, **kw)
+    kw = dict(final=["q1"])
+    first = sb.sweep(model, (0, 0.3), cases, zoo.constants, x0=zoo.initial_state,
+                     execution=sb.Execution(checkpoint=path, processes=1, progress=False), **kw)
     lines = path.read_text().splitlines()
     assert len(lines) == 5 and json.loads(lines[1])["case"] == 0
     # a sweep killed after two rows (the third cut short): the rerun does only cases 2, 3
     path.write_text("\n".join(lines[:3] + [lines[3][:20]]) + "\n")
-    again = sb.sweep(model, (0, 0.3), cases, zoo.constants, x0=zoo.initial_state, checkpoint=path, **kw)
+    again = sb.sweep(model, (0, 0.3), cases, zoo.constants, x0=zoo.initial_state,
+                     execution=sb.Execution(checkpoint=path, processes=1, progress=False), **kw)
     assert len(path.read_text().splitlines()) == 5
     assert again.trajectories[0] is None and again.trajectories[1] is None
     assert _same(again.trajectories[2], first.trajectories[2]) and again.trajectories[3] is not None
     assert "2 cases read back" in again.parallel
     for a, b in zip(first.records, again.records):
         assert a["final_q1"] == b["final_q1"] and a["status"] == b["status"]
-    done = sb.sweep(model, (0, 0.3), cases, zoo.constants, x0=zoo.initial_state, checkpoint=path, **kw)
+    done = sb.sweep(model, (0, 0.3), cases, zoo.constants, x0=zoo.initial_state,
+                    execution=sb.Execution(checkpoint=path, processes=1, progress=False), **kw)
     assert done.trajectories == [None] * 4 and "4 cases read back" in done.parallel
     with pytest.raises(InputError, match="other cases"):
-        sb.sweep(model, (0, 0.3), cases[:3], zoo.constants, x0=zoo.initial_state, checkpoint=path, **kw)
+        sb.sweep(model, (0, 0.3), cases[:3], zoo.constants, x0=zoo.initial_state,
+                 execution=sb.Execution(checkpoint=path, processes=1, progress=False), **kw)
 
 
 _SCRIPT = """
@@ -220,11 +227,12 @@ def test_lambdas_on_a_dask_cluster():
     bump = sb.Event(lambda t, x, p: t - 0.25, name="bump",
                     action=lambda t, x, p: np.concatenate([x[:-1], [x[-1] + 0.1]]))
     cases = sb.grid_cases(q1=np.linspace(0.0, 0.2, 8))
-    kw = dict(specifieds=push, events=[bump], progress=False, rtol=1e-8)
+    kw = dict(specifieds=push, events=[bump], solver=sb.Solver(rtol=1e-8, progress=False))
     with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
                                   dashboard_address=None) as cluster, distributed.Client(cluster) as client:
-        res = sb.sweep(model, (0, 0.5), cases, zoo.constants, x0=zoo.initial_state, client=client,
-                       parallel=True, **kw)
+        res = sb.sweep(model, (0, 0.5), cases, zoo.constants, x0=zoo.initial_state,
+                       execution=sb.Execution(client=client, parallel=True, progress=False),
+                       **kw)
     assert res.runner == "dask" and not res.failed and "Dask" in res.parallel
     for x0, traj in zip(res.initial_states, res.trajectories):
         assert _same(sb.simulate(model, (0, 0.5), x0, zoo.constants, **kw), traj)
@@ -242,8 +250,9 @@ def test_killed_dask_worker_loses_only_its_own_case(four_bar):
             distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
                                      dashboard_address=None) as cluster, \
             distributed.Client(cluster) as client:
-        res = sb.sweep(model, (0, 0.2), cases, zoo.constants, x0=zoo.initial_state, client=client,
-                       parallel=True, progress=False, events=[_killer_event(None)])
+        res = sb.sweep(model, (0, 0.2), cases, zoo.constants, x0=zoo.initial_state,
+                       execution=sb.Execution(client=client, parallel=True, progress=False),
+                       events=[_killer_event(None)])
     assert res.failed == [5] and res.records[5]["status"] == -101
     assert "KilledWorker" in res.records[5]["message"]
     for i in (0, 4, 6, 8):
@@ -258,7 +267,8 @@ def test_branch_without_a_base_state(four_bar):
     x0 = {**zoo.initial_state, q1: float("nan")}
     cases = [{"q1": 0.2, "l_b": 0.1}] + [{"q1": a} for a in (0.1, 0.2, 0.3)]
     with pytest.warns(sb.AssemblyBranchWarning, match="cases 0 were not"):
-        res = sb.sweep(model, (0, 0.1), cases, zoo.constants, x0=x0, processes=1, progress=False)
+        res = sb.sweep(model, (0, 0.1), cases, zoo.constants, x0=x0,
+                       execution=sb.Execution(processes=1, progress=False))
     assert res.failed == [0] and res.records[0]["branch_ok"] is False
     assert [r["branch_ok"] for r in res.records[1:]] == [True] * 3
     assert len({r["branch"] for r in res.records[1:]}) == 1

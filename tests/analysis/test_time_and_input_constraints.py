@@ -236,7 +236,7 @@ def test_moving_support_simulation_matches_the_minimal_coordinate_equation():
     x0 = [l * np.sin(th0), -l * np.cos(th0), l * np.cos(th0) * thd0 + a * w]   # x' = l cos(th) th' + s'
     T = np.linspace(0.0, 3.0, 31)
     tr = sb.simulate(model, (0.0, 3.0), x0, sys_["values"], constraints="project", t_eval=T,
-                     rtol=1e-11, atol=1e-12)
+                     solver=sb.Solver(rtol=1e-11, atol=1e-12))
     assert tr.success, tr.message
 
     def minimal(tt, y):

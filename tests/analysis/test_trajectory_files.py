@@ -15,7 +15,13 @@ import sympy.physics.mechanics as me
 
 import symbody as sb
 from symbody.analysis.events import EventRecord
-from symbody.analysis.trajectory import PartitionChange, Trajectory
+from symbody.analysis.trajectory import (
+    ModelInfo,
+    PartitionChange,
+    RunReport,
+    SampleArrays,
+    Trajectory,
+)
 
 G = 9.81
 
@@ -52,20 +58,23 @@ def _full_trajectory() -> Trajectory:
     r = me.dynamicsymbols("r")
     m, L = sm.symbols("m L", positive=True)
     x = rng.normal(size=(k, 5))
+    u = rng.normal(size=(k, 3))
+    hol, vel, mult = rng.normal(size=(k, 1)), rng.normal(size=(k, 2)), rng.normal(size=(k, 2))
+    spec = rng.normal(size=(k, 1))
+    outputs = {"energy": rng.normal(size=k), "forces": rng.normal(size=(k, 2))}
     return Trajectory(
-        t, x, x[:, :3], rng.normal(size=(k, 3)), coordinates=[q1, q2, real], speeds=[u1, u2, a],
-        states=[q1, q2, real, u1, a], constants={m: 1.5, L: 0.25, sm.Symbol("g"): G},
-        holonomic_residuals=rng.normal(size=(k, 1)), velocity_residuals=rng.normal(size=(k, 2)),
-        multipliers=rng.normal(size=(k, 2)), status=-7, message="events accumulate (Zeno): ...",
-        constraints="project", method="DOP853", nfev=123, nsteps=45, wall_time=0.125,
-        specifieds=[r], specified_values=rng.normal(size=(k, 1)),
-        partition_changes=[PartitionChange(0.2, ("q1",), ("u2",))],
-        events=[EventRecord("hit", 0.3, x[3].copy(), x[4].copy()),
-                EventRecord("pass", 0.45, x[5].copy()), EventRecord("hit", 0.5, x[6].copy(),
-                                                                    x[7].copy())],
-        segments=[(0.0, 0.3), (0.3, 0.5), (0.5, 0.6)],
-        outputs={"energy": rng.normal(size=k), "forces": rng.normal(size=(k, 2))},
-        xdot=rng.normal(size=(k, 5)))
+        SampleArrays(t, x, x[:, :3], u, holonomic_residuals=hol, velocity_residuals=vel,
+                     multipliers=mult, specified_values=spec, outputs=outputs,
+                     xdot=rng.normal(size=(k, 5))),
+        ModelInfo(coordinates=[q1, q2, real], speeds=[u1, u2, a], states=[q1, q2, real, u1, a],
+                  constants={m: 1.5, L: 0.25, sm.Symbol("g"): G}, specifieds=[r]),
+        RunReport(status=-7, message="events accumulate (Zeno): ...", constraints="project",
+                  method="DOP853", nfev=123, nsteps=45, wall_time=0.125,
+                  partition_changes=[PartitionChange(0.2, ("q1",), ("u2",))],
+                  events=[EventRecord("hit", 0.3, x[3].copy(), x[4].copy()),
+                          EventRecord("pass", 0.45, x[5].copy()),
+                          EventRecord("hit", 0.5, x[6].copy(), x[7].copy())],
+                  segments=[(0.0, 0.3), (0.3, 0.5), (0.5, 0.6)]))
 
 
 def test_every_field_survives_a_round_trip(tmp_path):

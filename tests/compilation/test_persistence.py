@@ -23,7 +23,8 @@ def four_bar():
 
 
 def _run(model, zoo):
-    return sb.simulate(model, (0.0, 1.5), zoo.initial_state, zoo.constants, rtol=1e-9, atol=1e-10)
+    return sb.simulate(model, (0.0, 1.5), zoo.initial_state, zoo.constants,
+                       solver=sb.Solver(rtol=1e-9, atol=1e-10))
 
 
 def test_pickle_round_trip_gives_the_same_trajectory_bit_for_bit(four_bar):

@@ -37,7 +37,8 @@ def test_redundant_set_stays_redundant_along_the_motion():
     ex, values = _bricard_values()
     zoo = sb.models.get("bricard")
     model = sb.compile(zoo.eom)
-    tr = sb.simulate(model, (0.0, 2.0), zoo.initial_state, zoo.constants, rtol=1e-10, atol=1e-10,
+    tr = sb.simulate(model, (0.0, 2.0), zoo.initial_state, zoo.constants,
+                     solver=sb.Solver(rtol=1e-10, atol=1e-10),
                      t_eval=np.linspace(0.0, 2.0, 5))
     for qk in tr.q[1:]:
         at = {**values, **dict(zip(ex["q"], qk))}

@@ -346,16 +346,19 @@ SIMULATE_CASES = {
     "state array of the wrong length": (lambda fb: _sim(fb, x0=[0.1, 0.2]), ("2 state", "4")),
     "unknown constraint mode": (lambda fb: _sim(fb, constraints="strict"), ("strict", "project", "dae")),
     "constraint mode None": (lambda fb: _sim(fb, constraints=None), ("None", "auto")),
-    "unknown method": (lambda fb: _sim(fb, method="Euler"), ("Euler", "RK45")),
-    "method that cannot do dae": (lambda fb: _sim(fb, method="BDF", constraints="dae"), ("BDF", "IDA")),
-    "LSODA with projection": (lambda fb: _sim(fb, method="LSODA", constraints="project"), ("LSODA",)),
+    "unknown method": (lambda fb: _sim(fb, solver=sb.Solver(method="Euler")), ("Euler", "RK45")),
+    "method that cannot do dae": (lambda fb: _sim(fb, solver=sb.Solver(method="BDF"),
+                                                  constraints="dae"), ("BDF", "IDA")),
+    "LSODA with projection": (lambda fb: _sim(fb, solver=sb.Solver(method="LSODA"),
+                                              constraints="project"), ("LSODA",)),
     "empty time span": (lambda fb: _sim(fb, t_span=(0.0, 0.0), t_eval=None), ("t_span",)),
     "NaN in the time span": (lambda fb: _sim(fb, t_span=(0.0, float("nan")), t_eval=None), ("t_span", "nan")),
     "time span of three values": (lambda fb: _sim(fb, t_span=(0, 1, 2), t_eval=None), ("t_span",)),
-    "negative rtol": (lambda fb: _sim(fb, rtol=-1.0), ("rtol",)),
-    "NaN atol": (lambda fb: _sim(fb, atol=float("nan")), ("atol",)),
+    "negative rtol": (lambda fb: _sim(fb, solver=sb.Solver(rtol=-1.0)), ("rtol",)),
+    "NaN atol": (lambda fb: _sim(fb, solver=sb.Solver(atol=float("nan"))), ("atol",)),
     "t_eval outside t_span": (lambda fb: _sim(fb, t_eval=[0.0, 5.0]), ("t_eval",)),
-    "negative Baumgarte factor": (lambda fb: _sim(fb, constraints="baumgarte", baumgarte=-1.0), ("baumgarte",)),
+    "negative Baumgarte factor": (lambda fb: _sim(fb,
+                                                  constraints=sb.Baumgarte(alpha=-1.0)), ("alpha",)),
     "not a NumericModel": (lambda fb: sb.simulate(fb[0].eom, (0, 1), fb[0].initial_state, fb[0].constants),
                            ("NumericModel", "EquationsOfMotion")),
     "specifieds for a model without inputs": (lambda fb: _sim(fb, specifieds=[1.0]), ("specified",)),
@@ -415,19 +418,20 @@ def test_specified_callable_failing_later_stops_cleanly(driven):
     tr = sb.simulate(numeric, (0.0, 0.05), rm.x0(), p, specifieds=later)
     assert not tr.success and "sensor lost" in tr.message and len(tr.t) >= 1
     with pytest.raises(SimulationError, match="sensor lost") as info:
-        sb.simulate(numeric, (0.0, 0.05), rm.x0(), p, specifieds=later, raise_on_failure=True)
+        sb.simulate(numeric, (0.0, 0.05), rm.x0(), p, specifieds=later,
+                    solver=sb.Solver(raise_on_failure=True))
     assert info.value.trajectory is not None
 
 
 def test_simulate_atol_of_the_wrong_length(four_bar):
     with pytest.raises(InputError, match=names("atol", "4")):
-        _sim(four_bar, atol=[1e-9, 1e-9])
+        _sim(four_bar, solver=sb.Solver(atol=[1e-9, 1e-9]))
 
 
 @pytest.mark.parametrize("option", ["max_step", "first_step"])
 def test_simulate_non_positive_step_options(four_bar, option):
     with pytest.raises(InputError, match=option):
-        _sim(four_bar, **{option: -1.0})
+        _sim(four_bar, solver=sb.Solver(**{option: -1.0}))
 
 
 def test_simulate_t_eval_with_nan(four_bar):

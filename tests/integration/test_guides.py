@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 GUIDES = [Path(__file__).resolve().parents[2] / "docs" / "guides" / f"{name}.md"
-          for name in ("events", "saving", "simulate", "hard_mechanisms")]
+          for name in ("events", "saving", "simulate", "hard_mechanisms", "options")]
 
 
 @pytest.mark.parametrize("guide", GUIDES, ids=lambda p: p.stem)

@@ -27,7 +27,7 @@ from systems.random_oracle import lambdify, model_from, symbody_kane
 
 t = me.dynamicsymbols._t
 MODES = ("none", "baumgarte", "project", "dae", "auto")
-TIGHT = {"rtol": 1e-10, "atol": 1e-12}
+TIGHT = {"solver": sb.Solver(rtol=1e-10, atol=1e-12)}
 
 
 #: holonomic residual bounds per mode (tight tolerances, short horizons)

@@ -18,6 +18,7 @@ import sympy.physics.mechanics as me
 from scipy.integrate import solve_ivp
 
 import symbody as sb
+from symbody import Solver
 from symbody.errors import InputError
 from symbody.testing import KINDS, RandomModel, random_model
 from systems.random_oracle import (
@@ -248,7 +249,7 @@ def test_simulate_matches_solve_ivp_on_the_reference_rhs(c):
     assert min(ref.dependent_conditioning(x) for x in want.y.T) > 0.02
     for mode in ("none", "auto"):
         got = simulate(model, (0.0, 0.6), rm.x0(), params(model, rm), constraints=mode, t_eval=t_eval,
-                       rtol=1e-10, atol=1e-12)
+                       solver=Solver(rtol=1e-10, atol=1e-12))
         assert got.success, got.message
         np.testing.assert_allclose(got.t, t_eval)
         np.testing.assert_allclose(got.x, want.y.T, rtol=0, atol=2e-8)

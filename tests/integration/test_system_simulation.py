@@ -75,7 +75,8 @@ def test_simulation_matches_sympy_and_scipy(name):
     x0 = {**d["x0"], **d["extra"]}
     P = {s: d["p"].get(s, 0.0) for s in model.constants}
     r = [d["r"][s] for s in model.specifieds]
-    sol = sb.simulate(model, (0.0, T_END), x0, P, specifieds=r, rtol=1e-11, atol=1e-12, t_eval=TIMES)
+    sol = sb.simulate(model, (0.0, T_END), x0, P, specifieds=r,
+                      solver=sb.Solver(rtol=1e-11, atol=1e-12), t_eval=TIMES)
     assert sol.success, sol.message
     for j, s in enumerate(list(qs) + list(us) + list(xe)):
         err = np.max(np.abs(sol[s] - expected[:, j]))
@@ -124,7 +125,8 @@ def test_extra_state_with_constraints_and_lagrange(case):
               for k, v in x0.items()}
     x0[a] = 0.1
     P = {s: d["p"].get(s, 0.0) for s in model.constants}
-    sol = sb.simulate(model, (0.0, T_END), x0, P, rtol=1e-11, atol=1e-12, t_eval=TIMES)
+    sol = sb.simulate(model, (0.0, T_END), x0, P, solver=sb.Solver(rtol=1e-11, atol=1e-12),
+                      t_eval=TIMES)
     assert sol.success, sol.message
     got = np.column_stack([sol.q, sol.u, sol["a"]])
     err = np.max(np.abs(got - expected))

@@ -23,7 +23,7 @@ def test_rimless_wheel_settles_at_the_closed_form_speed():
     c = {str(k): v for k, v in zoo.constants.items()}
     expected = steady_speed(c["g"], c["l"], c["alpha"], c["gamma"])
     sol = sb.simulate(model, (0.0, 12.0), zoo.initial_state, zoo.constants, events=zoo.events,
-                      rtol=1e-11, atol=1e-12)
+                      solver=sb.Solver(rtol=1e-11, atol=1e-12))
     assert sol.success, sol.message
     after = np.array([e.x_after[1] for e in sol.events])
     assert len(after) > 25

@@ -35,7 +35,8 @@ def test_energies_and_points_match_vector_algebra():
 def test_zoo_model_energy_is_conserved():
     model = symbody.models.n_link_pendulum_on_cart(3)
     num = symbody.compile(model.eom)
-    sol = symbody.simulate(num, model.t_span, model.initial_state, model.constants, rtol=1e-10, atol=1e-10)
+    sol = symbody.simulate(num, model.t_span, model.initial_state, model.constants,
+                           solver=symbody.Solver(rtol=1e-10, atol=1e-10))
     energy = symbody.make_function([list(model.eom.q), list(model.eom.u), list(model.constants)],
                                    model.energy)
     E = energy(sol.q, sol.u, list(model.constants.values()))

@@ -133,8 +133,9 @@ def test_cart_pole_hermite_simpson_is_fourth_order_against_simulation():
             return a * (1 - s) * (1 - 2 * s) + 4 * c * s * (1 - s) + b * s * (2 * s - 1)
 
         sim = sb.simulate(numeric, (0.0, 2.0), r.trajectory.x[0], dict(problem.known_parameters),
-                          specifieds={problem.specifieds[0]: force}, rtol=1e-11, atol=1e-11,
-                          t_eval=r.trajectory.t, max_step=h / 4)
+                          specifieds={problem.specifieds[0]: force},
+                          solver=sb.Solver(rtol=1e-11, atol=1e-11, max_step=h / 4),
+                          t_eval=r.trajectory.t)
         errors[N] = np.abs(sim.x - r.trajectory.x).max()
     assert errors[101] < 1e-3
     assert errors[51] / errors[101] > 10.0            # 16 for fourth order

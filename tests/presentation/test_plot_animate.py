@@ -22,7 +22,7 @@ import sympy as sm  # noqa: E402
 from sympy.physics.vector import dynamicsymbols  # noqa: E402
 
 import symbody as sb  # noqa: E402
-from symbody.analysis.trajectory import Trajectory  # noqa: E402
+from symbody.analysis.trajectory import ModelInfo, RunReport, SampleArrays, Trajectory  # noqa: E402
 from symbody.presentation import (  # noqa: E402
     Progress,
     as_progress,
@@ -46,10 +46,11 @@ def make_trajectory(tf: float = 5.0, k: int = 251, drift: float = 1e-3) -> Traje
     t = np.linspace(0.0, tf, k)
     q = np.column_stack([0.5 * np.cos(2 * t), 0.1 * t])
     u = np.column_stack([-np.sin(2 * t), np.full_like(t, 0.1)])
-    return Trajectory(t=t, x=np.column_stack([q, u[:, :1]]), q=q, u=u, coordinates=(q1, q2),
-                      speeds=(u1, u2), constants=CONSTANTS,
-                      holonomic_residuals=(drift * t**2)[:, None],
-                      velocity_residuals=np.full((k, 1), 1e-14), constraints="none")
+    return Trajectory(SampleArrays(t=t, x=np.column_stack([q, u[:, :1]]), q=q, u=u,
+                                   holonomic_residuals=(drift * t**2)[:, None],
+                                   velocity_residuals=np.full((k, 1), 1e-14)),
+                      ModelInfo(coordinates=(q1, q2), speeds=(u1, u2), constants=CONSTANTS),
+                      RunReport(constraints="none"))
 
 
 ENERGY = m * g * l * (1 - sm.cos(q1)) + m * l**2 * u1**2 / 2
@@ -226,9 +227,10 @@ def test_animate_3d_and_bad_drawings():
 def test_animate_follows_a_long_path():
     t = np.linspace(0, 10, 101)
     q = np.column_stack([0.1 * np.ones_like(t), 5.0 * t])   # travels 50 m, drawing is 1.5 m
-    traj = Trajectory(t=t, x=q, q=q, u=np.zeros((101, 2)), coordinates=(q1, q2), speeds=(u1, u2),
-                      constants=CONSTANTS, holonomic_residuals=np.zeros((101, 0)),
-                      velocity_residuals=np.zeros((101, 0)))
+    traj = Trajectory(SampleArrays(t=t, x=q, q=q, u=np.zeros((101, 2)),
+                                   holonomic_residuals=np.zeros((101, 0)),
+                                   velocity_residuals=np.zeros((101, 0))),
+                      ModelInfo(coordinates=(q1, q2), speeds=(u1, u2), constants=CONSTANTS))
     anim = sb.animate(traj, drawing(), fps=20)
     anim.update_frame(len(anim.times) - 1)
     assert anim.camera_moved()
@@ -282,9 +284,10 @@ def test_blitted_frames_match_full_redraws():
     # the same with a moving camera (background redrawn after each jump)
     t = np.linspace(0, 10, 101)
     q = np.column_stack([0.1 * np.ones_like(t), 5.0 * t])
-    moving = Trajectory(t=t, x=q, q=q, u=np.zeros((101, 2)), coordinates=(q1, q2), speeds=(u1, u2),
-                        constants=CONSTANTS, holonomic_residuals=np.zeros((101, 0)),
-                        velocity_residuals=np.zeros((101, 0)))
+    moving = Trajectory(SampleArrays(t=t, x=q, q=q, u=np.zeros((101, 2)),
+                                     holonomic_residuals=np.zeros((101, 0)),
+                                     velocity_residuals=np.zeros((101, 0))),
+                        ModelInfo(coordinates=(q1, q2), speeds=(u1, u2), constants=CONSTANTS))
     anim = sb.animate(moving, drawing(), fps=1)
     fast = render_frames(anim)
     anim.animated_artists = None

@@ -135,8 +135,8 @@ def test_plot_is_smooth_without_t_eval():
     line = fig.axes[0].get_lines()[0]           # q1 in degrees
     t_fine = np.asarray(line.get_xdata(), dtype=float)
     assert len(t_fine) > 10 * len(coarse.t)
-    exact = sb.simulate(numeric, (0.0, 3.0), model.initial_state, model.constants, rtol=1e-10,
-                        atol=1e-12, t_eval=t_fine)
+    exact = sb.simulate(numeric, (0.0, 3.0), model.initial_state, model.constants,
+                        solver=sb.Solver(rtol=1e-10, atol=1e-12), t_eval=t_fine)
     error = np.max(np.abs(np.asarray(line.get_ydata()) - np.rad2deg(exact["q1"])))
     span = np.ptp(np.rad2deg(exact["q1"]))
     # rtol=1e-6 solution plus the spline's O(h^4) error between steps: well under 0.5 % of the
@@ -222,7 +222,7 @@ def test_eigenvalue_plot_shades_stability_only_when_asked():
 def test_plot_uses_the_trajectory_dense_output_when_it_has_one():
     """A trajectory that can evaluate itself between samples (trajectory(t) with known x')
     is drawn from that, not from a spline through its few samples."""
-    from symbody.analysis.trajectory import Trajectory
+    from symbody.analysis.trajectory import ModelInfo, SampleArrays, Trajectory
 
     th, w = me.dynamicsymbols("theta omega")
 
@@ -233,9 +233,10 @@ def test_plot_uses_the_trajectory_dense_output_when_it_has_one():
 
     t = np.array([0.0, 0.4, 1.3, 2.0, 3.1, 4.5, 5.2, 6.2])       # few, uneven: solver steps
     x = np.column_stack([np.sin(t), np.cos(t)])
-    traj = WithDenseOutput(t=t, x=x, q=x[:, :1], u=x[:, 1:], coordinates=(th,), speeds=(w,),
-                           constants={}, holonomic_residuals=np.zeros((8, 0)),
-                           velocity_residuals=np.zeros((8, 0)))
+    traj = WithDenseOutput(SampleArrays(t=t, x=x, q=x[:, :1], u=x[:, 1:],
+                                        holonomic_residuals=np.zeros((8, 0)),
+                                        velocity_residuals=np.zeros((8, 0))),
+                           ModelInfo(coordinates=(th,), speeds=(w,), constants={}))
     traj.xdot = np.column_stack([np.cos(t), -np.sin(t)])
     fig = sb.plot(traj, units={"theta": "rad", "omega": "rad/s"})
     for ax, exact in zip(fig.axes, (np.sin, np.cos)):

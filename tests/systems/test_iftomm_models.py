@@ -84,7 +84,8 @@ def test_a01_pendulum_model_starts_horizontal_and_meets_the_high_precision(pendu
     assert (float(fx(q0, u0)), float(fy(q0, u0))) == pytest.approx((1.0, 0.0), abs=1e-15)
     errors = {}
     for rtol in (1e-6, 1e-10):
-        sol = sb.simulate(model, (0.0, 20.0), zoo.initial_state, zoo.constants, rtol=rtol, atol=rtol,
+        sol = sb.simulate(model, (0.0, 20.0), zoo.initial_state, zoo.constants,
+                          solver=sb.Solver(rtol=rtol, atol=rtol),
                           t_eval=t)
         assert sol.success, sol.message
         q, u = np.asarray(sol.q), np.asarray(sol.u)
@@ -136,7 +137,8 @@ def test_bricard_follows_the_independent_reference_and_conserves_energy(bricard)
     zoo, model = bricard
     t = np.linspace(0.0, 1.5, 31)
     ref = a04_reference(t)
-    sol = sb.simulate(model, (0.0, 1.5), zoo.initial_state, zoo.constants, rtol=1e-10, atol=1e-10,
+    sol = sb.simulate(model, (0.0, 1.5), zoo.initial_state, zoo.constants,
+                      solver=sb.Solver(rtol=1e-10, atol=1e-10),
                       t_eval=t)
     assert sol.success, sol.message
     q, u = np.asarray(sol.q), np.asarray(sol.u)
@@ -166,8 +168,9 @@ def test_flyball_governor_without_damping_conserves_energy(flyball):
     zoo, _ = flyball
     undamped = zoo.with_constants(C=0.0)
     model = sb.compile(undamped.eom)
-    sol = sb.simulate(model, (0.0, 0.5), undamped.initial_state, undamped.constants, method="Radau",
-                      rtol=1e-10, atol=1e-10, t_eval=np.linspace(0.0, 0.5, 26))
+    sol = sb.simulate(model, (0.0, 0.5), undamped.initial_state, undamped.constants,
+                      solver=sb.Solver(method="Radau", rtol=1e-10, atol=1e-10),
+                      t_eval=np.linspace(0.0, 0.5, 26))
     assert sol.success, sol.message
     energy = _energy_along(undamped, sol)
     assert np.max(np.abs(energy - energy[0])) < 1e-6 * abs(energy[0])
@@ -177,8 +180,8 @@ def test_flyball_governor_matches_the_lagrange_reference_with_an_implicit_integr
     zoo, model = flyball
     t = np.linspace(0.0, 2.0, 41)
     ref = a05_reference(t)
-    sol = sb.simulate(model, (0.0, 2.0), zoo.initial_state, zoo.constants, method="Radau",
-                      rtol=1e-9, atol=1e-9, t_eval=t)
+    sol = sb.simulate(model, (0.0, 2.0), zoo.initial_state, zoo.constants,
+                      solver=sb.Solver(method="Radau", rtol=1e-9, atol=1e-9), t_eval=t)
     assert sol.success, sol.message
     q = np.asarray(sol.q)
     assert np.max(np.abs(q[:, 1] - ref["s"])) < 1e-7
@@ -192,7 +195,8 @@ def test_andrews_squeezer_reaches_the_test_set_reference_at_t_003():
     zoo = sb.models.get("andrews-squeezer")
     assert [zoo.initial_state[c] for c in zoo.eom.q] == data["initial_angles"]
     model = sb.compile(zoo.eom)
-    sol = sb.simulate(model, (0.0, 0.03), zoo.initial_state, zoo.constants, rtol=1e-10, atol=1e-10,
+    sol = sb.simulate(model, (0.0, 0.03), zoo.initial_state, zoo.constants,
+                      solver=sb.Solver(rtol=1e-10, atol=1e-10),
                       t_eval=[0.0, 0.03])
     assert sol.success, sol.message
     q_end = np.asarray(sol.q)[-1]

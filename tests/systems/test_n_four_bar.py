@@ -44,7 +44,7 @@ def test_two_loops_pass_their_flat_positions_on_the_parallelogram_branch():
     mdl = n_four_bar(2)
     model = sb.compile(mdl.eom)
     tr = sb.simulate(model, (0.0, 20.0), mdl.initial_state, mdl.constants,
-                     t_eval=np.linspace(0.0, 20.0, 401), rtol=1e-8, atol=1e-10)
+                     t_eval=np.linspace(0.0, 20.0, 401), solver=sb.Solver(rtol=1e-8, atol=1e-10))
     _check(mdl, model, tr, 2, HIGH_PRECISION, 1e-6)
     # (the full rotations pass θ = 0 and π: the rockers turn by more than 2 pi in 20 s)
     assert abs(tr.q[-1, 0] - tr.q[0, 0]) > 2 * math.pi
@@ -57,11 +57,11 @@ def test_a02_forty_loops_high_precision():
     model = sb.compile(mdl.eom)
     t_eval = np.linspace(0.0, 20.0, 401)           # every 0.05 s
     tr = sb.simulate(model, (0.0, 20.0), mdl.initial_state, mdl.constants, t_eval=t_eval,
-                     rtol=1e-8, atol=1e-10)
+                     solver=sb.Solver(rtol=1e-8, atol=1e-10))
     _check(mdl, model, tr, 40, HIGH_PRECISION, 1e-4)
     # loose tolerances give a loose answer, never one on another branch
     loose = sb.simulate(model, (0.0, 20.0), mdl.initial_state, mdl.constants, t_eval=t_eval,
-                        rtol=1e-6, atol=1e-6)
+                        solver=sb.Solver(rtol=1e-6, atol=1e-6))
     _check(mdl, model, loose, 40, 1e-1, 1e-2)
 
 
@@ -72,7 +72,8 @@ def test_loose_tolerances_stay_on_the_branch(n, constraints):
     (n = 3 once stopped with Brent's method failing on a determinant next to the rank loss)."""
     mdl = n_four_bar(n)
     model = sb.compile(mdl.eom)
-    tr = sb.simulate(model, (0.0, 20.0), mdl.initial_state, mdl.constants, rtol=1e-3, atol=1e-3,
+    tr = sb.simulate(model, (0.0, 20.0), mdl.initial_state, mdl.constants,
+                     solver=sb.Solver(rtol=1e-3, atol=1e-3),
                      t_eval=np.linspace(0.0, 20.0, 201), constraints=constraints)
     assert tr.status == 0, tr.message
     rockers = tr.q[:, :n + 1]

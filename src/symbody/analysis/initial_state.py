@@ -93,7 +93,7 @@ def initial_state(model: NumericModel, x0: np.ndarray | Mapping, P: np.ndarray, 
                              f"speeds {', '.join(map(_short, model.independent_speeds))}")
     if notes:
         warnings.warn("x0 gave dependent values that disagree with the constraints: " + "; ".join(notes),
-                      InitialStateWarning, stacklevel=3)
+                      InitialStateWarning, stacklevel=5)
     return consistent
 
 

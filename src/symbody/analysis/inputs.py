@@ -130,9 +130,31 @@ def specified_inputs(model: NumericModel, specifieds: Any, P: np.ndarray | None 
                          "a callable r(t, x), SymPy expressions of t or symbody.Tabulated data)")
     if callable(specifieds) and not isinstance(specifieds, (sm.Basic, Tabulated)):
         return _checked(model, specifieds, t_span, x0)
+    per = _per_input(model, specifieds)
+    constant, exprs, funcs = _sort_inputs(model, per, t_span)
+    kernel = _expression_kernel(model, exprs, P)
+    if not funcs and kernel is None:
+        return ConstantInputs(constant)
+    fidx = sorted(funcs)
+    idx = np.array(sorted(exprs), dtype=np.intp)
+
+    def r(t, x):
+        out = constant.copy()
+        for i in fidx:
+            out[i] = funcs[i](t)
+        if kernel is not None:
+            out[idx] = kernel(t, x)
+        return out
+
+    return _checked(model, r, t_span, x0)
+
+
+def _per_input(model: NumericModel, specifieds: Any) -> list:
+    """One value per specified input, in model order, from a dict, a Tabulated, one
+    expression or a sequence."""
+    s = len(model.specifieds)
     names = [_short(r) for r in model.specifieds]
     listed = ", ".join(map(str, model.specifieds))
-    # one value per input, in model order
     if isinstance(specifieds, Mapping):
         index = {}
         for i, r in enumerate(model.specifieds):
@@ -150,22 +172,26 @@ def specified_inputs(model: NumericModel, specifieds: Any, P: np.ndarray | None 
         if missing:
             raise InputError(f"the value of the specified input {missing[0]} is missing; the model's "
                              f"specifieds are {listed}")
-    elif isinstance(specifieds, Tabulated):
+        return per
+    if isinstance(specifieds, Tabulated):
         if s != 1:
             raise InputError(f"one Tabulated input given but the model has {s}: {', '.join(names)}; "
                              "pass a dict name -> Tabulated")
-        per = [specifieds]
-    elif isinstance(specifieds, sm.Basic) and not isinstance(specifieds, sm.MatrixBase):
+        return [specifieds]
+    if isinstance(specifieds, sm.Basic) and not isinstance(specifieds, sm.MatrixBase):
         if s != 1:
             raise InputError(f"one expression given but the model has {s} specified inputs: {', '.join(names)}")
-        per = [specifieds]
-    else:
-        vals = list(specifieds) if not isinstance(specifieds, np.ndarray) else list(specifieds.ravel())
-        if len(vals) != s:
-            raise InputError(f"{len(vals)} specified values given but the model has {s}: {listed}")
-        per = vals
+        return [specifieds]
+    vals = list(specifieds) if not isinstance(specifieds, np.ndarray) else list(specifieds.ravel())
+    if len(vals) != s:
+        raise InputError(f"{len(vals)} specified values given but the model has {s}: {listed}")
+    return vals
 
-    constant = np.zeros(s)
+
+def _sort_inputs(model: NumericModel, per: list, t_span: tuple[float, float] | None,
+                 ) -> tuple[np.ndarray, dict[int, sm.Expr], dict[int, Callable]]:
+    """(constant values (s,), {i: SymPy expression}, {i: f(t)}) from one value per input."""
+    constant = np.zeros(len(per))
     exprs: dict[int, sm.Expr] = {}
     funcs: dict[int, Callable] = {}
     for i, v in enumerate(per):
@@ -194,42 +220,32 @@ def specified_inputs(model: NumericModel, specifieds: Any, P: np.ndarray | None 
                 raise InputError(f"specified input {name} = {v!r} is not a number, a SymPy expression, "
                                  "a callable f(t) or tabulated data") from None
             constant[i] = _finite(value, name)
+    return constant, exprs, funcs
 
-    kernel = None
-    if exprs:
-        allowed = {_t, *model.states, *model.constants}
-        for i, e in exprs.items():
-            atoms = e.free_symbols | {a for a in e.atoms(sm.core.function.AppliedUndef)}
-            bad = [a for a in atoms if a not in allowed and not (a == _t)]
-            derivs = e.atoms(sm.Derivative)
-            if bad or derivs:
-                what = sorted(map(str, list(derivs) + bad))[0]
-                raise InputError(f"the expression for the specified input {model.specifieds[i]} ({e}) depends on "
-                                 f"{what}, which is not t, a state ({', '.join(map(_short, model.states))}) "
-                                 "or a constant")
-        order = sorted(exprs)
-        kernel = make_function([_t, list(model.states), list(model.constants)],
-                               [exprs[i] for i in order], name="specified inputs")
-        idx = np.array(order, dtype=np.intp)
-    if not funcs and kernel is None:
-        return ConstantInputs(constant)
-    if kernel is not None:
-        Pc = model.constants_array(P) if P is not None else None
-        if Pc is None and model.constants:
-            raise InputError("specified inputs given as expressions need the constants p")
-        Pc = np.empty(0) if Pc is None else Pc
 
-    fidx = sorted(funcs)
-
-    def r(t, x):
-        out = constant.copy()
-        for i in fidx:
-            out[i] = funcs[i](t)
-        if kernel is not None:
-            out[idx] = kernel(t, x, Pc)
-        return out
-
-    return _checked(model, r, t_span, x0)
+def _expression_kernel(model: NumericModel, exprs: dict[int, sm.Expr],
+                       P: np.ndarray | None) -> Callable[[float, np.ndarray], np.ndarray] | None:
+    """The compiled expressions (in the order of their input indices) as k(t, x), or None."""
+    if not exprs:
+        return None
+    allowed = {_t, *model.states, *model.constants}
+    for i, e in exprs.items():
+        atoms = e.free_symbols | {a for a in e.atoms(sm.core.function.AppliedUndef)}
+        bad = [a for a in atoms if a not in allowed and not (a == _t)]
+        derivs = e.atoms(sm.Derivative)
+        if bad or derivs:
+            what = sorted(map(str, list(derivs) + bad))[0]
+            raise InputError(f"the expression for the specified input {model.specifieds[i]} ({e}) depends on "
+                             f"{what}, which is not t, a state ({', '.join(map(_short, model.states))}) "
+                             "or a constant")
+    order = sorted(exprs)
+    kernel = make_function([_t, list(model.states), list(model.constants)],
+                           [exprs[i] for i in order], name="specified inputs")
+    Pc = model.constants_array(P) if P is not None else None
+    if Pc is None and model.constants:
+        raise InputError("specified inputs given as expressions need the constants p")
+    Pc = np.empty(0) if Pc is None else Pc
+    return lambda t, x: kernel(t, x, Pc)
 
 
 def _checked(model: NumericModel, r, t_span, x0):

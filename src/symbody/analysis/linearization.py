@@ -189,67 +189,89 @@ def linearize(model: Any, op_point: StateValues, p: ParameterValues | None = Non
     P = model.constants_array(p)
     if getattr(model, "e", 0):
         return _linearize_with_extra_states(model, op_point, P, r, t, return_point)
-    N, o, p_, m, M = model.N, model.o, model.p, model.m, model.M
-    s = len(model.specifieds)
-    n = N - M
     q, u_ind, r_val = _operating_point(model, op_point, r)
-    sq, su, sr = slice(0, N), slice(N, N + o), slice(N + o, N + o + s)
-
-    # the consistent operating point, by the engine: dependent coordinates by Newton's method
-    # on f_h = 0 (q_ind held), dependent speeds from B u + b = 0
-    if M:
-        dep = ", ".join(map(str, model.dependent_coordinates))
-        try:
-            q, _, _ = model.project_coordinates(q, P, t, tol=1e-14, max_iter=60)
-        except SingularConstraintError as exc:
-            raise SingularConstraintError(
-                f"{exc}: the holonomic constraint Jacobian in the dependent coordinates {dep} is "
-                "singular at the operating point (give the operating point a guess for them that is "
-                "close to the solution)") from None
-        fh = model.holonomic_residual(q, P, t)
-        scale = 1.0 + float(np.max(np.abs(q)))
-        if not np.all(np.isfinite(fh)) or np.max(np.abs(fh)) > 1e-9 * scale:
-            raise InputError("could not solve the holonomic constraints for the dependent coordinates "
-                             f"{dep} at the operating point (residual {np.max(np.abs(fh)):.3g}); give a "
-                             "better guess for them")
-    u = model.full_speeds(q, u_ind, P, t, r_val) if m else u_ind.copy()
+    q = _consistent_coordinates(model, q, P, t)
+    u = model.full_speeds(q, u_ind, P, t, r_val) if model.m else u_ind.copy()
     blocks = model.block_derivatives(q, u, P, t, r_val)
-    vals, ders = blocks.values, blocks.derivatives
-    Bv, Kqd, Ku, kr = (vals[k] for k in ("velocity_matrix", "kinematic_qdot", "kinematic_u",
-                                         "kinematic_rest"))
-    Md, gd, Ba, ba = (vals[k] for k in ("dynamic_mass", "dynamic_rest", "acceleration_matrix",
-                                        "acceleration_rest"))
-    dfh, dBv, dbv, dKqd, dKu, dkr, dMd, dgd, dBa, dba = (ders[k] for k in (
-        "holonomic", "velocity_matrix", "velocity_rest", "kinematic_qdot", "kinematic_u",
-        "kinematic_rest", "dynamic_mass", "dynamic_rest", "acceleration_matrix", "acceleration_rest"))
-
+    vals = blocks.values
+    Kqd, Ku, kr = (vals[k] for k in ("kinematic_qdot", "kinematic_u", "kinematic_rest"))
     # q', u', lam at the operating point (the engine's solve of the dynamic block)
     qd = _solve(Kqd, -(Ku @ u + kr), "the kinematic coefficient matrix K_qd")
-    ncol = Md.shape[1] if Md.ndim == 2 else 0
-    augmented = model.has_multipliers
-    if augmented:
+    ud, lam, S = _accelerations(model, vals)
+    A, B = _state_space(model, blocks, u, qd, ud, lam, S)
+    if return_point:
+        point = {"q": q.copy(), "u": u.copy(), "qdot": qd, "udot": ud, "multipliers": lam, "r": r_val}
+        return A, B, point
+    return A, B
+
+
+def _consistent_coordinates(model: Any, q: np.ndarray, P: np.ndarray, t: float) -> np.ndarray:
+    """q with the dependent coordinates solved by Newton's method on f_h = 0 (q_ind held)."""
+    if not model.M:
+        return q
+    dep = ", ".join(map(str, model.dependent_coordinates))
+    try:
+        q, _, _ = model.project_coordinates(q, P, t, tol=1e-14, max_iter=60)
+    except SingularConstraintError as exc:
+        raise SingularConstraintError(
+            f"{exc}: the holonomic constraint Jacobian in the dependent coordinates {dep} is "
+            "singular at the operating point (give the operating point a guess for them that is "
+            "close to the solution)") from None
+    fh = model.holonomic_residual(q, P, t)
+    scale = 1.0 + float(np.max(np.abs(q)))
+    if not np.all(np.isfinite(fh)) or np.max(np.abs(fh)) > 1e-9 * scale:
+        raise InputError("could not solve the holonomic constraints for the dependent coordinates "
+                         f"{dep} at the operating point (residual {np.max(np.abs(fh)):.3g}); give a "
+                         "better guess for them")
+    return q
+
+
+def _accelerations(model: Any, vals: Mapping) -> tuple[np.ndarray, np.ndarray, np.ndarray | None]:
+    """(u' (o,), λ (m,; NaN for a reduced block), S the augmented matrix [[M_d, -B_a^T], [B_a, 0]]
+    or None) at the operating point, from the values of the blocks."""
+    o, m, p_ = model.o, model.m, model.p
+    Md, gd, Ba, ba = (vals[k] for k in ("dynamic_mass", "dynamic_rest", "acceleration_matrix",
+                                        "acceleration_rest"))
+    if model.has_multipliers:
         sol, info = solve_dynamics(Md, -gd, Ba, -ba)
         if info != 0:
             raise SingularConstraintError("the augmented dynamic matrix [[M_d, -B_a^T], [B_a, 0]] is "
                                           "singular at the operating point")
-        ud, lam = sol[:o], sol[o:]
         S = np.zeros((o + m, o + m))
         S[:o, :o] = Md
         S[:o, o:] = -Ba.T                 # M_d u' + g_d - B_a^T lam = 0 (SymPy's sign of lam)
         S[o:, :o] = Ba
-    else:
-        S = None
-        ud = np.zeros(o)
-        sol, info = solve_dynamics(Md, -gd)
+        return sol[:o], sol[o:], S
+    ncol = Md.shape[1] if Md.ndim == 2 else 0
+    ud = np.zeros(o)
+    sol, info = solve_dynamics(Md, -gd)
+    if info != 0:
+        raise SingularConstraintError("the dynamic mass matrix M_d is singular at the operating point")
+    ud[:ncol] = sol
+    lam = np.full(m, np.nan)      # a reduced block has no multipliers (as model.accelerations)
+    if m:  # reduced form: u_dep' from the acceleration constraints
+        ud[p_:], info = solve_dependent(Ba, ba, ud[:p_])
         if info != 0:
-            raise SingularConstraintError("the dynamic mass matrix M_d is singular at the operating point")
-        ud[:ncol] = sol
-        lam = np.full(m, np.nan)      # a reduced block has no multipliers (as model.accelerations)
-        if m:  # reduced form: u_dep' from the acceleration constraints
-            ud[p_:], info = solve_dependent(Ba, ba, ud[:p_])
-            if info != 0:
-                raise SingularConstraintError("the acceleration constraint matrix in the dependent "
-                                              "accelerations is singular at the operating point")
+            raise SingularConstraintError("the acceleration constraint matrix in the dependent "
+                                          "accelerations is singular at the operating point")
+    return ud, lam, None
+
+
+def _state_space(model: Any, blocks: Any, u: np.ndarray, qd: np.ndarray, ud: np.ndarray,
+                 lam: np.ndarray, S: np.ndarray | None) -> tuple[np.ndarray, np.ndarray]:
+    """A, B from the derivatives of the blocks at the consistent operating point (q, u, q', u', λ)."""
+    N, o, p_, m, M = model.N, model.o, model.p, model.m, model.M
+    s = len(model.specifieds)
+    n = N - M
+    sq, su, sr = slice(0, N), slice(N, N + o), slice(N + o, N + o + s)
+    vals, ders = blocks.values, blocks.derivatives
+    Bv, Kqd, Ku, Md = (vals[k] for k in ("velocity_matrix", "kinematic_qdot", "kinematic_u",
+                                         "dynamic_mass"))
+    dfh, dBv, dbv, dKqd, dKu, dkr, dMd, dgd, dBa, dba = (ders[k] for k in (
+        "holonomic", "velocity_matrix", "velocity_rest", "kinematic_qdot", "kinematic_u",
+        "kinematic_rest", "dynamic_mass", "dynamic_rest", "acceleration_matrix", "acceleration_rest"))
+    ncol = Md.shape[1] if Md.ndim == 2 else 0
+    augmented = S is not None
 
     # Jacobians of the residuals at the operating point
     def jac(Mat_d, vec, rest_d, sl):
@@ -307,9 +329,6 @@ def linearize(model: Any, op_point: StateValues, p: ParameterValues | None = Non
 
     A = np.vstack([qd_x[:n], ud_x]) + 0.0          # (+ 0.0: no negative zeros)
     B = np.vstack([qd_r[:n], ud_r]) + 0.0
-    if return_point:
-        point = {"q": q.copy(), "u": u.copy(), "qdot": qd, "udot": ud, "multipliers": lam, "r": r_val}
-        return A, B, point
     return A, B
 
 

@@ -31,14 +31,17 @@ per worker by a worker plugin, which also reaches workers restarted later).  A s
 too small to gain runs serially; ``result.parallel`` says which and why.
 A run that fails does not stop the sweep: its row of ``result.table`` has the status and
 message.  A worker process that dies loses only the case it was running, which is retried
-once and then recorded with status -101.  ``checkpoint="file.jsonl"`` appends each finished
-row to the file and, run again, skips the cases already there.
+once and then recorded with status -101.  ``execution=Execution(checkpoint="file.jsonl")``
+appends each finished row to the file and, run again, skips the cases already there.  Where
+and how the runs go is one :class:`Execution` object; how each run integrates is the same
+``constraints=`` / ``solver=Solver(...)`` as for ``simulate``.
 """
 
 from __future__ import annotations
 
 import ast
 import collections
+import dataclasses
 import hashlib
 import inspect
 import itertools
@@ -65,14 +68,15 @@ from ..formatting import symbol_name as _short
 from ..progress import as_progress
 from .initial_state import AssemblyBranchWarning, continue_assembly
 from .initial_state import assembly_branch as _branch_sign
-from .simulation import simulate
+from .simulation import Solver, simulate
+from .simulation.options import legacy_options
 from .trajectory import Trajectory
 
 if TYPE_CHECKING:
     import pandas
 
 
-__all__ = ["sweep", "SweepResult", "grid_cases", "sample_cases", "AssemblyBranchWarning"]
+__all__ = ["sweep", "Execution", "SweepResult", "grid_cases", "sample_cases", "AssemblyBranchWarning"]
 
 _GROUPS = ("x0", "p", "specifieds")
 #: seconds of work per chunk sent to a local process / a Dask worker
@@ -124,7 +128,7 @@ class SweepResult:
 
     ``trajectories``: one :class:`Trajectory` per case, in the order of the cases (None
     where a case could not start, for cases read back from a checkpoint, or for all when
-    ``keep_trajectories=False``);
+    ``Execution(keep_trajectories=False)``);
     ``records``: one dict per case (the case's values, ``status``, ``success``,
     ``message``, ``nsteps``, ``wall_time``, ``warnings`` (the run's warnings), with
     holonomic constraints ``branch`` (sign det ∂f_h/∂q_dep of the initial state) and
@@ -226,7 +230,7 @@ def _run_case(index: int, case: Mapping, settings: _SweepSettings, model: Numeri
         with warnings.catch_warnings(record=True) as caught:
             # kept in the table (one line per run) instead of a warning per run
             warnings.simplefilter("always")
-            traj = simulate(model, t_span, x_case, p_case, specifieds=r_case, progress=False, **options)
+            traj = simulate(model, t_span, x_case, p_case, specifieds=r_case, **options)
         record.update(status=traj.status, success=traj.success, message=traj.message,
                       nsteps=traj.nsteps, wall_time=traj.wall_time,
                       warnings="; ".join(str(w.message) for w in caught))
@@ -577,7 +581,7 @@ def _check_main_guard() -> None:
         f"{path} again in every worker, and the script calls sweep() at its top level (line "
         f"{line}), outside `if __name__ == \"__main__\":` -- each worker would run the whole "
         "script again.  Put the script's work under that guard (see docs/guides/sweeps.md), or pass "
-        "processes=1 / parallel=False")
+        "execution=Execution(processes=1) / Execution(parallel=False)")
 
 
 def _run_processes(model: NumericModel, settings: _SweepSettings, queue: collections.deque,
@@ -773,13 +777,100 @@ def _workers_available() -> int:
         return os.cpu_count() or 1
 
 
+@dataclass(frozen=True)
+class Execution:
+    """How :func:`sweep` runs its cases: ``execution=Execution(processes=4)``.
+
+    client : a ``dask.distributed.Client``: run on its cluster.  Default: local processes.
+    processes : number of local worker processes (default: the CPUs this process may
+        use); 1 runs the cases one after another in this process.
+    parallel : None (default) decides from the measured time of the first runs whether
+        workers would gain (the reason is in ``result.parallel``); True always uses them;
+        False runs serially in this process.
+    progress : None (a progress bar on a terminal: tqdm when installed), False, True or
+        a callable ``f(done, total, message)``.
+    checkpoint : a ``.jsonl`` file: each finished row is appended to it; a sweep with the
+        same cases and t_span run again skips the cases already there (their
+        trajectories are then None).
+    keep_trajectories : False returns only the table (less data sent back by workers).
+    """
+
+    client: Any = None
+    processes: int | None = None
+    parallel: bool | None = None
+    progress: Any = None
+    checkpoint: str | os.PathLike | None = None
+    keep_trajectories: bool = True
+
+    def __post_init__(self) -> None:
+        if self.parallel not in (None, True, False):
+            raise InputError(f"Execution(parallel={self.parallel!r}) must be None, True or False")
+        n = self.processes
+        if n is not None and (isinstance(n, bool) or not isinstance(n, (int, np.integer)) or n < 1):
+            raise InputError(f"Execution(processes={n!r}) must be a positive integer")
+        if not isinstance(self.keep_trajectories, (bool, np.bool_)):
+            raise InputError(f"Execution(keep_trajectories={self.keep_trajectories!r}) must be "
+                             "True or False")
+
+
+#: sweep's own old keywords, now fields of Execution
+_EXECUTION_KEYWORDS = tuple(f.name for f in dataclasses.fields(Execution))
+#: what sweep passes on to simulate
+_SIMULATE_KEYWORDS = ("constraints", "solver", "t_eval", "events", "outputs")
+
+
+def _sweep_options(model: NumericModel, execution: Execution | None,
+                   options: dict) -> tuple[Execution, dict]:
+    """(execution, the simulate() keywords of every run) from sweep's keywords; the old ones
+    (``processes=``, ``rtol=``, ...) are folded in with a DeprecationWarning each."""
+    old_exec = {k: options.pop(k) for k in list(options) if k in _EXECUTION_KEYWORDS}
+    if old_exec:
+        for key in old_exec:
+            warnings.warn(f"sweep({key}=...) is deprecated and will be removed in the next "
+                          f"release; use execution=Execution({key}=...)", DeprecationWarning,
+                          stacklevel=3)
+        if execution is not None:
+            raise InputError(f"sweep() got execution= and the old keyword {next(iter(old_exec))}=; "
+                             "give it inside Execution(...) only")
+        execution = Execution(**old_exec)
+    if execution is None:
+        execution = Execution()
+    elif not isinstance(execution, Execution):
+        raise InputError(f"execution={execution!r}: give a symbody.Execution(...) object")
+    if "raise_on_failure" in options:
+        raise InputError("sweep() does not pass raise_on_failure= to the runs (failed runs are "
+                         "recorded)")
+    legacy = {k: options.pop(k) for k in list(options) if k not in _SIMULATE_KEYWORDS}
+    options["constraints"], solver = legacy_options(
+        model, options.get("constraints", "auto"), options.get("solver"), legacy, "sweep", 4)
+    if solver is None:
+        solver = Solver()
+    elif not isinstance(solver, Solver):
+        raise InputError(f"solver={solver!r}: give a symbody.Solver(...) object")
+    if solver.raise_on_failure or solver.progress not in (None, False):
+        raise InputError("sweep() does not pass Solver(raise_on_failure=..., progress=...) to the "
+                         "runs (failed runs are recorded; the sweep's progress is "
+                         "Execution(progress=...))")
+    options["solver"] = dataclasses.replace(solver, progress=False)
+    return execution, options
+
+
+def _check_cases(model: NumericModel, cases: Any) -> list:
+    if isinstance(cases, Mapping) or not isinstance(cases, Sequence) or isinstance(cases, str):
+        raise InputError("cases must be a list of dicts (see grid_cases / sample_cases)")
+    cases = [dict(c) if isinstance(c, Mapping) else c for c in cases]
+    for i, c in enumerate(cases):
+        if not isinstance(c, Mapping):
+            raise InputError(f"case {i} is a {type(c).__name__}, not a dict of names and values")
+        _split_case(model, c)               # unknown names fail here, before any work
+    return cases
+
+
 def sweep(model: NumericModel, t_span: Sequence[float], cases: Sequence[Mapping],
           p: np.ndarray | Mapping | None = None, *, x0: np.ndarray | Mapping | None = None,
-          specifieds: Any = None, client: Any = None, processes: int | None = None,
-          parallel: bool | None = None,
+          specifieds: Any = None,
           final: Sequence[str] | Callable[[Trajectory], dict] | None = None,
-          keep_trajectories: bool = True, progress: Any = None,
-          assembly_branch: Any = None, checkpoint: str | os.PathLike | None = None,
+          assembly_branch: Any = None, execution: Execution | None = None,
           **simulate_options: Any) -> SweepResult:
     """Simulate ``model`` once per case (see the module docstring); returns a :class:`SweepResult`.
 
@@ -791,45 +882,26 @@ def sweep(model: NumericModel, t_span: Sequence[float], cases: Sequence[Mapping]
         groups "x0", "p", "specifieds"), e.g. from :func:`grid_cases` or :func:`sample_cases`.
     p, x0, specifieds : the base constants, initial state and inputs the cases change
         (callables, lambdas and closures included).
-    client : a ``dask.distributed.Client``: run on its cluster.  Default: local processes.
-    processes : number of local worker processes (default: the CPUs this process may
-        use); 1 runs the cases one after another in this process.
-    parallel : None (default) decides from the measured time of the first runs whether
-        workers would gain (the reason is in ``result.parallel``); True always uses them;
-        False runs serially in this process.
     final : names of coordinates/speeds whose final values become table columns
         ``final_<name>`` (with ``final_t``), or a callable ``f(trajectory) -> dict``.
-    keep_trajectories : False returns only the table (less data sent back by workers).
-    progress : None (a progress bar on a terminal: tqdm when installed), False, True or
-        a callable ``f(done, total, message)``.
     assembly_branch : with holonomic constraints, which branch the cases' dependent
         coordinates are solved on: None (that of the base ``x0``), a state (dict or array) on
         the wanted branch, or "independent" (each case by Newton's method from its own
         guess, as a single ``simulate`` call would; cases on another branch are flagged).
-    checkpoint : a ``.jsonl`` file: each finished row is appended to it; a sweep with the
-        same cases and t_span run again skips the cases already there (their
-        trajectories are then None).
-    simulate_options : passed to :func:`symbody.simulate` (``constraints``, ``rtol``, ...).
+    execution : :class:`Execution`: where and how the runs go (``client``, ``processes``,
+        ``parallel``, ``progress``, ``checkpoint``, ``keep_trajectories``).
+    simulate_options : passed to :func:`symbody.simulate`: ``constraints``, ``solver``
+        (a :class:`~symbody.Solver`), ``t_eval``, ``events``, ``outputs``.  The old
+        keywords (``processes=``, ``rtol=``, ...) still work for one release with a
+        DeprecationWarning.
 
     Each run is exactly ``simulate(model, t_span, result.initial_states[i], p_case, ...)``:
     the results equal a serial loop's to the last bit, in the order of the cases.
     """
     if not isinstance(model, NumericModel):
         raise InputError(f"sweep() needs a NumericModel (symbody.compile(eom)), got {type(model).__name__}")
-    if isinstance(cases, Mapping) or not isinstance(cases, Sequence) or isinstance(cases, str):
-        raise InputError("cases must be a list of dicts (see grid_cases / sample_cases)")
-    cases = [dict(c) if isinstance(c, Mapping) else c for c in cases]
-    for i, c in enumerate(cases):
-        if not isinstance(c, Mapping):
-            raise InputError(f"case {i} is a {type(c).__name__}, not a dict of names and values")
-        _split_case(model, c)               # unknown names fail here, before any work
-    for bad in ("progress", "raise_on_failure"):
-        if bad in simulate_options:
-            raise InputError(f"sweep() does not pass {bad}= to the runs (failed runs are recorded)")
-    if parallel not in (None, True, False):
-        raise InputError(f"parallel must be None, True or False, got {parallel!r}")
-    if processes is not None and (not isinstance(processes, (int, np.integer)) or processes < 1):
-        raise InputError(f"processes={processes!r} must be a positive integer")
+    cases = _check_cases(model, cases)
+    execution, options = _sweep_options(model, execution, dict(simulate_options))
     if isinstance(assembly_branch, str) and assembly_branch != "independent":
         raise InputError(f"assembly_branch={assembly_branch!r}: give None, a state (dict or array) "
                          "or \"independent\"")
@@ -839,140 +911,162 @@ def sweep(model: NumericModel, t_span: Sequence[float], cases: Sequence[Mapping]
         t0 = float(t_span[0])
     except (TypeError, ValueError, IndexError):
         raise InputError(f"t_span must be (t0, tf), got {t_span!r}") from None
-    n = len(cases)
-    settings = _SweepSettings(t_span, x0, p, specifieds, dict(simulate_options), final,
-                              bool(keep_trajectories))
+    settings = _SweepSettings(t_span, x0, p, specifieds, options, final,
+                              bool(execution.keep_trajectories))
     start = time.perf_counter()
-
     states, signs, branch_ok = _assemble(model, cases, settings, t0, assembly_branch)
-
-    results: list[Any] = [None] * n
-    ckpt_file = None
-    if checkpoint is not None:
-        path = os.fspath(checkpoint)
-        key = _checkpoint_key(cases, t_span)
-        for i, rec in _read_checkpoint(path, key, n).items():
-            if 0 <= i < n:
-                results[i] = (None, rec)
-        new = not os.path.exists(path) or os.path.getsize(path) == 0
-        ckpt_file = open(path, "a", encoding="utf-8")     # noqa: SIM115 - closed below
-        if new:
-            ckpt_file.write(json.dumps({"symbody_sweep": 1, "key": key, "n_cases": n}) + "\n")
-            ckpt_file.flush()
-    queue = collections.deque((i, cases[i], states[i]) for i in range(n) if results[i] is None)
-    resumed = n - len(queue)
-
-    bar = as_progress(progress, "sweep", total=n)
-    tq = None
-    if bar.enabled and bar.callback is None:
-        try:
-            from tqdm.auto import tqdm
-            tq = tqdm(total=n, desc="sweep", unit="run", initial=resumed)
-            bar.enabled = False
-        except ImportError:   # pragma: no cover - tqdm is optional
-            tq = None
-    done = resumed
-    times: list[float] = []
-
-    def on_result(i: int, traj: Any, rec: dict) -> None:
-        nonlocal done
-        if model.M:
-            rec["branch"] = signs[i]
-            rec["branch_ok"] = branch_ok[i]
-        results[i] = (traj, rec)
-        if ckpt_file is not None:
-            ckpt_file.write(json.dumps({"case": i, "record": rec}, default=_json_default) + "\n")
-            ckpt_file.flush()
-        done += 1
-        bar.set(done, f"{done}/{n} runs" + ("" if rec.get("success") else " (a run failed)"))
-        if tq is not None:
-            tq.update(1)
-
-    def run_here(item) -> None:
-        t_a = time.perf_counter()
-        i, traj, rec = _run_case(item[0], item[1], settings, model, item[2])
-        times.append(time.perf_counter() - t_a)
-        on_result(i, traj, rec)
-
+    state = _SweepState(model, settings, cases, states, signs, branch_ok, execution)
     try:
-        if client is not None:
-            runner, kind = "dask", "dask"
-            workers = max(1, sum(client.nthreads().values()))
-        else:
-            kind = "processes"
-            workers = processes or _workers_available()
-            runner = "serial"
-        if parallel is False or (client is None and workers == 1) or len(queue) <= 1:
-            why = ("parallel=False" if parallel is False else
-                   "processes=1" if client is None and processes == 1 else
-                   "one CPU available" if client is None and workers == 1 else
-                   f"{len(queue)} run{'s' if len(queue) != 1 else ''} to do")
-            how = f"serial in this process ({why})"
-            runner = "serial"
-            while queue:
-                run_here(queue.popleft())
-        else:
-            # time the first runs here (they are results too) to size the chunks
-            probe_start = time.perf_counter()
-            while queue and len(times) < 3 and (not times or max(times) < 0.05):
-                run_here(queue.popleft())
-            t_run = float(np.median(times)) if times else 0.0
-            rest = len(queue)
-            serial_est = rest * t_run
-            w_eff = max(1, min(workers, rest))
-            if kind == "processes":
-                # fork: a copy of this process; spawn/forkserver: a new interpreter imports
-                # symbody and unpickles the model
-                overhead = (0.03 + 0.02 * w_eff if _start_method() == "fork" else 1.0 + 0.3 * w_eff)
-                overhead += 2e-4 * rest
-            else:       # plugin with model and settings, per-task latency, results' transfer
-                overhead = 0.1 + 5e-4 * rest
-            parallel_est = overhead + serial_est / w_eff
-            probe = (f"{len(times)} run{'s' if len(times) != 1 else ''} timed here first "
-                     f"({t_run * 1e3:.3g} ms each, {time.perf_counter() - probe_start:.2g} s)")
-            if rest and (parallel is True or parallel_est < 0.9 * serial_est):
-                target = _CHUNK_SECONDS[kind]
-                chunk = max(1, min(int(round(target / max(t_run, 1e-6))), math.ceil(rest / (2 * w_eff))))
-                if kind == "processes":
-                    method = _start_method()
-                    if method != "fork":
-                        _check_main_guard()
-                    runner = f"{w_eff} processes"
-                    how = (f"{w_eff} processes ({method}), chunks of {chunk} run"
-                           f"{'s' if chunk != 1 else ''} (~{chunk * t_run:.2g} s); {probe}")
-                    _run_processes(model, settings, queue, w_eff, chunk, cases, on_result)
-                else:
-                    how = (f"Dask, {workers} worker threads, chunks of {chunk} run"
-                           f"{'s' if chunk != 1 else ''} (~{chunk * t_run:.2g} s); {probe}")
-                    items = list(queue)
-                    queue.clear()
-                    _run_dask(client, model, settings, items, chunk, cases, on_result)
-                if parallel is True and parallel_est >= 0.9 * serial_est:
-                    how += f"; forced by parallel=True (serial estimate {serial_est:.2g} s)"
-            else:
-                runner = "serial"
-                where = f"{workers} {'Dask worker threads' if kind == 'dask' else 'processes'}"
-                how = (f"serial in this process: {rest} more runs of ~{t_run * 1e3:.3g} ms "
-                       f"({serial_est:.2g} s) would not gain from {where} (start-up and transfer "
-                       f"~{overhead:.2g} s); {probe}" if rest else f"serial in this process ({probe})")
-                while queue:
-                    run_here(queue.popleft())
+        runner, how = state.run_all()
     finally:
-        if tq is not None:
-            tq.close()
-        bar.close()
-        if ckpt_file is not None:
-            ckpt_file.close()
-    if resumed:
-        how += f"; {resumed} cases read back from {os.fspath(checkpoint)}"
+        state.close()
+    if state.resumed:
+        how += f"; {state.resumed} cases read back from {os.fspath(execution.checkpoint)}"
     wall = time.perf_counter() - start
-    off = [i for i in range(n) if branch_ok[i] is False and results[i] is not None]
+    n = len(cases)
+    off = [i for i in range(n) if branch_ok[i] is False and state.results[i] is not None]
     if off:
         names = ", ".join(map(str, off[:10])) + (f" ... ({len(off)} of {n})" if len(off) > 10 else "")
         warnings.warn(f"sweep: cases {names} were not assembled on the branch of the base state "
                       "(another assembly mode of the holonomic constraints, or not reached by "
                       "continuation from it); see the table's columns branch and branch_ok",
                       AssemblyBranchWarning, stacklevel=2)
+    results = state.results
     return SweepResult(cases=cases, trajectories=[r[0] for r in results],
                        records=[r[1] for r in results], wall_time=wall, runner=runner,
                        initial_states=states, parallel=how)
+
+
+class _SweepState:
+    """One sweep under way: the results so far, the checkpoint file, the progress bar, and
+    the choice between serial runs here and workers."""
+
+    def __init__(self, model: NumericModel, settings: _SweepSettings, cases: list, states: list,
+                 signs: list, branch_ok: list, execution: Execution) -> None:
+        self.model, self.settings, self.cases, self.execution = model, settings, cases, execution
+        self.signs, self.branch_ok = signs, branch_ok
+        n = self.n = len(cases)
+        self.results: list[Any] = [None] * n
+        self.ckpt_file = self._open_checkpoint() if execution.checkpoint is not None else None
+        self.queue = collections.deque((i, cases[i], states[i]) for i in range(n)
+                                       if self.results[i] is None)
+        self.resumed = n - len(self.queue)
+        self.bar = as_progress(execution.progress, "sweep", total=n)
+        self.tq = None
+        if self.bar.enabled and self.bar.callback is None:
+            try:
+                from tqdm.auto import tqdm
+                self.tq = tqdm(total=n, desc="sweep", unit="run", initial=self.resumed)
+                self.bar.enabled = False
+            except ImportError:   # pragma: no cover - tqdm is optional
+                self.tq = None
+        self.done = self.resumed
+        self.times: list[float] = []
+
+    def _open_checkpoint(self) -> Any:
+        path = os.fspath(self.execution.checkpoint)
+        key = _checkpoint_key(self.cases, self.settings.t_span)
+        for i, rec in _read_checkpoint(path, key, self.n).items():
+            if 0 <= i < self.n:
+                self.results[i] = (None, rec)
+        new = not os.path.exists(path) or os.path.getsize(path) == 0
+        ckpt_file = open(path, "a", encoding="utf-8")     # noqa: SIM115 - closed in close()
+        if new:
+            ckpt_file.write(json.dumps({"symbody_sweep": 1, "key": key, "n_cases": self.n}) + "\n")
+            ckpt_file.flush()
+        return ckpt_file
+
+    def close(self) -> None:
+        if self.tq is not None:
+            self.tq.close()
+        self.bar.close()
+        if self.ckpt_file is not None:
+            self.ckpt_file.close()
+
+    def on_result(self, i: int, traj: Any, rec: dict) -> None:
+        if self.model.M:
+            rec["branch"] = self.signs[i]
+            rec["branch_ok"] = self.branch_ok[i]
+        self.results[i] = (traj, rec)
+        if self.ckpt_file is not None:
+            self.ckpt_file.write(json.dumps({"case": i, "record": rec}, default=_json_default) + "\n")
+            self.ckpt_file.flush()
+        self.done += 1
+        self.bar.set(self.done, f"{self.done}/{self.n} runs" +
+                     ("" if rec.get("success") else " (a run failed)"))
+        if self.tq is not None:
+            self.tq.update(1)
+
+    def run_here(self, item: tuple) -> None:
+        t_a = time.perf_counter()
+        i, traj, rec = _run_case(item[0], item[1], self.settings, self.model, item[2])
+        self.times.append(time.perf_counter() - t_a)
+        self.on_result(i, traj, rec)
+
+    def run_all(self) -> tuple[str, str]:
+        """Run every case still to do; returns (runner, how and why)."""
+        execution, queue = self.execution, self.queue
+        client, processes, parallel = execution.client, execution.processes, execution.parallel
+        if client is not None:
+            kind, workers = "dask", max(1, sum(client.nthreads().values()))
+        else:
+            kind, workers = "processes", processes or _workers_available()
+        if parallel is False or (client is None and workers == 1) or len(queue) <= 1:
+            why = ("parallel=False" if parallel is False else
+                   "processes=1" if client is None and processes == 1 else
+                   "one CPU available" if client is None and workers == 1 else
+                   f"{len(queue)} run{'s' if len(queue) != 1 else ''} to do")
+            while queue:
+                self.run_here(queue.popleft())
+            return "serial", f"serial in this process ({why})"
+        # time the first runs here (they are results too) to size the chunks
+        probe_start = time.perf_counter()
+        times = self.times
+        while queue and len(times) < 3 and (not times or max(times) < 0.05):
+            self.run_here(queue.popleft())
+        t_run = float(np.median(times)) if times else 0.0
+        rest = len(queue)
+        serial_est = rest * t_run
+        w_eff = max(1, min(workers, rest))
+        if kind == "processes":
+            # fork: a copy of this process; spawn/forkserver: a new interpreter imports
+            # symbody and unpickles the model
+            overhead = (0.03 + 0.02 * w_eff if _start_method() == "fork" else 1.0 + 0.3 * w_eff)
+            overhead += 2e-4 * rest
+        else:       # plugin with model and settings, per-task latency, results' transfer
+            overhead = 0.1 + 5e-4 * rest
+        parallel_est = overhead + serial_est / w_eff
+        probe = (f"{len(times)} run{'s' if len(times) != 1 else ''} timed here first "
+                 f"({t_run * 1e3:.3g} ms each, {time.perf_counter() - probe_start:.2g} s)")
+        if not (rest and (parallel is True or parallel_est < 0.9 * serial_est)):
+            where = f"{workers} {'Dask worker threads' if kind == 'dask' else 'processes'}"
+            how = (f"serial in this process: {rest} more runs of ~{t_run * 1e3:.3g} ms "
+                   f"({serial_est:.2g} s) would not gain from {where} (start-up and transfer "
+                   f"~{overhead:.2g} s); {probe}" if rest else f"serial in this process ({probe})")
+            while queue:
+                self.run_here(queue.popleft())
+            return "serial", how
+        runner, how = self._run_workers(kind, workers, w_eff, t_run, probe)
+        if parallel is True and parallel_est >= 0.9 * serial_est:
+            how += f"; forced by parallel=True (serial estimate {serial_est:.2g} s)"
+        return runner, how
+
+    def _run_workers(self, kind: str, workers: int, w_eff: int, t_run: float,
+                     probe: str) -> tuple[str, str]:
+        """The rest of the queue on ``w_eff`` local processes or on Dask."""
+        queue, rest = self.queue, len(self.queue)
+        target = _CHUNK_SECONDS[kind]
+        chunk = max(1, min(int(round(target / max(t_run, 1e-6))), math.ceil(rest / (2 * w_eff))))
+        chunks = f"chunks of {chunk} run{'s' if chunk != 1 else ''} (~{chunk * t_run:.2g} s); {probe}"
+        if kind == "processes":
+            method = _start_method()
+            if method != "fork":
+                _check_main_guard()
+            _run_processes(self.model, self.settings, queue, w_eff, chunk, self.cases,
+                           self.on_result)
+            return f"{w_eff} processes", f"{w_eff} processes ({method}), {chunks}"
+        items = list(queue)
+        queue.clear()
+        _run_dask(self.execution.client, self.model, self.settings, items, chunk, self.cases,
+                  self.on_result)
+        return "dask", f"Dask, {workers} worker threads, {chunks}"

@@ -15,6 +15,7 @@ import csv
 import html
 import json
 from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NamedTuple
 
@@ -30,7 +31,7 @@ if TYPE_CHECKING:
     import pandas
     from numpy.typing import ArrayLike
 
-__all__ = ["Trajectory", "PartitionChange"]
+__all__ = ["Trajectory", "PartitionChange", "SampleArrays", "ModelInfo", "RunReport"]
 
 _FORMAT = "symbody-trajectory-2"
 _FORMATS = ("symbody-trajectory-1", _FORMAT)     # what load() reads
@@ -45,8 +46,65 @@ class PartitionChange(NamedTuple):
     dependent_speeds: tuple[str, ...]
 
 
+@dataclass(frozen=True)
+class SampleArrays:
+    """The sampled values of a :class:`Trajectory` (k samples; arrays or array-likes).
+
+    t (k,), x (k, N + p + e) = [q, u_ind, extra states], q (k, N), u (k, o),
+    holonomic_residuals (k, M), velocity_residuals (k, m), multipliers (k, m) or None,
+    specified_values (k, s) or None, xdot (k, N + p + e) or None (x' at the samples, for
+    the dense output), outputs {name: array over t} or None.
+    """
+
+    t: ArrayLike
+    x: ArrayLike
+    q: ArrayLike
+    u: ArrayLike
+    holonomic_residuals: ArrayLike
+    velocity_residuals: ArrayLike
+    multipliers: ArrayLike | None = None
+    specified_values: ArrayLike | None = None
+    xdot: ArrayLike | None = None
+    outputs: Mapping[str, ArrayLike] | None = None
+
+
+@dataclass(frozen=True)
+class ModelInfo:
+    """What names the columns of a :class:`Trajectory`: the symbols of the coordinates,
+    speeds, states (default: the coordinates and the first p speeds) and specified inputs,
+    and the constants used (dict Symbol -> value)."""
+
+    coordinates: Sequence
+    speeds: Sequence
+    constants: Mapping
+    states: Sequence | None = None
+    specifieds: Sequence | None = None
+
+
+@dataclass(frozen=True)
+class RunReport:
+    """How the run that made a :class:`Trajectory` went: ``status`` (0 success, < 0
+    failure: see :func:`symbody.simulate`), ``message``, the ``constraints`` mode and
+    ``method`` used, ``nfev``, ``nsteps``, ``wall_time`` (s), ``partition_changes``
+    ((t, dependent coordinates, dependent speeds) each), ``events`` (records) and
+    ``segments`` ((t_start, t_end) between impacts; None: one segment over the samples)."""
+
+    status: int = 0
+    message: str = ""
+    constraints: str = "none"
+    method: str = ""
+    nfev: int = 0
+    nsteps: int = 0
+    wall_time: float = 0.0
+    partition_changes: Sequence = ()
+    events: Sequence = ()
+    segments: Sequence[tuple[float, float]] | None = None
+
+
 class Trajectory:
-    """Samples of a simulation and how it went.
+    """Samples of a simulation and how it went, built from three parts:
+    ``Trajectory(SampleArrays(t, x, q, u, ...), ModelInfo(coordinates, speeds, constants),
+    RunReport(status, message, ...))``.
 
     Fields: ``t``, ``x``, ``q``, ``u``, ``coordinates``, ``speeds``,
     ``states``, ``constants`` (dict Symbol -> value), ``holonomic_residuals``,
@@ -61,54 +119,66 @@ class Trajectory:
     The columns of ``x``, ``q`` and ``u`` are in model order whatever the dependent set.
     """
 
-    def __init__(self, t: ArrayLike, x: ArrayLike, q: ArrayLike, u: ArrayLike, *,
-                 coordinates: Sequence, speeds: Sequence, constants: Mapping,
-                 holonomic_residuals: ArrayLike, velocity_residuals: ArrayLike,
-                 multipliers: ArrayLike | None = None, status: int = 0, message: str = "",
-                 constraints: str = "none", method: str = "", nfev: int = 0, nsteps: int = 0,
-                 wall_time: float = 0.0, states: Sequence | None = None,
-                 specifieds: Sequence | None = None, partition_changes: Sequence = (),
-                 events: Sequence = (), segments: Sequence[tuple[float, float]] | None = None,
-                 outputs: Mapping[str, ArrayLike] | None = None, xdot: ArrayLike | None = None,
-                 specified_values: ArrayLike | None = None) -> None:
-        self.t = np.asarray(t, dtype=float)
-        self.x = np.asarray(x, dtype=float)
-        self.q = np.asarray(q, dtype=float)
-        self.u = np.asarray(u, dtype=float)
-        self.coordinates = tuple(coordinates)
-        self.speeds = tuple(speeds)
+    def __init__(self, samples: SampleArrays, model: ModelInfo,
+                 report: RunReport | None = None) -> None:
+        for name, part, kind in (("samples", samples, SampleArrays), ("model", model, ModelInfo),
+                                 ("report", report or RunReport(), RunReport)):
+            if not isinstance(part, kind):
+                raise InputError(f"Trajectory({name}=...) must be a {kind.__name__}, "
+                                 f"got {type(part).__name__}")
+        self._set_samples(samples)
+        self.coordinates = tuple(model.coordinates)
+        self.speeds = tuple(model.speeds)
         n_ind = self.x.shape[1] - self.q.shape[1] if self.x.ndim == 2 else 0
-        self.states = tuple(states) if states is not None else self.coordinates + self.speeds[:n_ind]
-        self.constants = dict(constants)
-        self.specifieds = tuple(specifieds or ())
+        self.states = tuple(model.states) if model.states is not None else \
+            self.coordinates + self.speeds[:n_ind]
+        self.constants = dict(model.constants)
+        self.specifieds = tuple(model.specifieds or ())
+        self._set_report(report or RunReport())
+
+    def _set_samples(self, s: SampleArrays) -> None:
+        self.t = np.asarray(s.t, dtype=float)
+        self.x = np.asarray(s.x, dtype=float)
+        self.q = np.asarray(s.q, dtype=float)
+        self.u = np.asarray(s.u, dtype=float)
         #: the specified inputs at the samples (k, s), when the simulation recorded them
-        self.specified_values = (None if specified_values is None
-                                 else np.asarray(specified_values, dtype=float).reshape(len(self.t), -1))
-        self.holonomic_residuals = np.asarray(holonomic_residuals, dtype=float)
-        self.velocity_residuals = np.asarray(velocity_residuals, dtype=float)
-        self.multipliers = None if multipliers is None else np.asarray(multipliers, dtype=float)
-        self.status = int(status)
-        self.message = str(message)
-        self.constraints = str(constraints)
-        self.method = str(method)
-        self.nfev = int(nfev)
-        self.nsteps = int(nsteps)
-        self.wall_time = float(wall_time)
+        self.specified_values = (None if s.specified_values is None
+                                 else np.asarray(s.specified_values, dtype=float).reshape(len(self.t), -1))
+        self.holonomic_residuals = np.asarray(s.holonomic_residuals, dtype=float)
+        self.velocity_residuals = np.asarray(s.velocity_residuals, dtype=float)
+        self.multipliers = None if s.multipliers is None else np.asarray(s.multipliers, dtype=float)
+        #: named quantities along the trajectory (simulate(..., outputs=...)), arrays over t
+        self.outputs: dict[str, np.ndarray] = dict(s.outputs or {})
+        #: x' at the samples (for the dense output), or None; a simulation's trajectory
+        #: evaluates it on first access (see :attr:`xdot`)
+        self._xdot = None if s.xdot is None else np.asarray(s.xdot, dtype=float)
+        self._xdot_source: Callable[[], np.ndarray] | None = None
+
+    def _set_report(self, r: RunReport) -> None:
+        self.status = int(r.status)
+        self.message = str(r.message)
+        self.constraints = str(r.constraints)
+        self.method = str(r.method)
+        self.nfev = int(r.nfev)
+        self.nsteps = int(r.nsteps)
+        self.wall_time = float(r.wall_time)
         self.partition_changes = [PartitionChange(float(c[0]), tuple(map(str, c[1])),
                                                   tuple(map(str, c[2]) if len(c) > 2 else ()))
-                                  for c in partition_changes]
+                                  for c in r.partition_changes]
         #: events that happened (records with .name, .t, .x, .x_after), in time order
-        self.events = list(events)
+        self.events = list(r.events)
         #: (t_start, t_end) of each segment between impacts (one segment without impacts)
+        segments = r.segments
         if segments is None:
             segments = [(float(self.t[0]), float(self.t[-1]))] if len(self.t) else []
         self.segments = [(float(a), float(b)) for a, b in segments]
-        #: named quantities along the trajectory (simulate(..., outputs=...)), arrays over t
-        self.outputs: dict[str, np.ndarray] = dict(outputs or {})
-        #: x' at the samples (for the dense output), or None; a simulation's trajectory
-        #: evaluates it on first access (see :attr:`xdot`)
-        self._xdot = None if xdot is None else np.asarray(xdot, dtype=float)
-        self._xdot_source: Callable[[], np.ndarray] | None = None
+
+    @property
+    def report(self) -> RunReport:
+        """How the run went, as one :class:`RunReport` (a copy of the fields)."""
+        return RunReport(self.status, self.message, self.constraints, self.method, self.nfev,
+                         self.nsteps, self.wall_time, tuple(self.partition_changes),
+                         tuple(self.events), tuple(self.segments))
 
     @property
     def xdot(self) -> np.ndarray | None:
@@ -598,13 +668,14 @@ def _load_arrays(cls, path: Path, data) -> Trajectory:
                and all(isinstance(c[j], list) for j in (1, 2)) for c in changes):
         fail("damaged trajectory file (header field 'partition_changes')")
     return cls(
-        t=t, x=arr["x"], q=arr["q"], u=arr["u"], coordinates=symbols["coordinates"],
-        speeds=symbols["speeds"], states=symbols["states"], specifieds=symbols["specifieds"],
-        constants=constants, holonomic_residuals=arr["holonomic_residuals"],
-        velocity_residuals=arr["velocity_residuals"], multipliers=extra["multipliers"],
-        status=field("status", int), message=field("message", str),
-        constraints=field("constraints", str), method=field("method", str),
-        nfev=field("nfev", int), nsteps=field("nsteps", int),
-        wall_time=field("wall_time", (int, float)), partition_changes=changes, events=events,
-        segments=segments, outputs=outputs, xdot=extra["xdot"],
-        specified_values=extra["specified_values"])
+        SampleArrays(t=t, x=arr["x"], q=arr["q"], u=arr["u"],
+                     holonomic_residuals=arr["holonomic_residuals"],
+                     velocity_residuals=arr["velocity_residuals"], multipliers=extra["multipliers"],
+                     outputs=outputs, xdot=extra["xdot"], specified_values=extra["specified_values"]),
+        ModelInfo(coordinates=symbols["coordinates"], speeds=symbols["speeds"],
+                  states=symbols["states"], specifieds=symbols["specifieds"], constants=constants),
+        RunReport(status=field("status", int), message=field("message", str),
+                  constraints=field("constraints", str), method=field("method", str),
+                  nfev=field("nfev", int), nsteps=field("nsteps", int),
+                  wall_time=field("wall_time", (int, float)), partition_changes=changes,
+                  events=events, segments=segments))

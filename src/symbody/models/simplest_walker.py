@@ -112,14 +112,14 @@ def stride(model: Model, z: Sequence[float], gamma: float = 0.009, rtol: float =
     simulated to the heelstrike (a terminal event located on the dense output), then the
     impact map is applied.
     """
-    from ..analysis import simulate
+    from ..analysis import Solver, simulate
 
     eom_model = model
     theta, phi = eom_model.coordinates[:2]
     stop = Event(phi - 2 * theta, name="heelstrike", direction=1, terminal=True)
     x0 = gait_state(float(z[0]), float(z[1]))
-    sol = simulate(eom_model, (0.0, 50.0), x0, [gamma], events=[stop], rtol=rtol, atol=atol,
-                   progress=False)
+    sol = simulate(eom_model, (0.0, 50.0), x0, [gamma], events=[stop],
+                   solver=Solver(rtol=rtol, atol=atol, progress=False))
     if not sol.events:
         raise ValueError(f"no heelstrike within 50 time units from {tuple(z)} (the walker fell)")
     after = heelstrike_map(sol.events[-1].x)

@@ -229,7 +229,7 @@ def solve_nlp(problem: OptimalControlProblem, initial_guess: Any = None, *, prog
 def _result(problem: OptimalControlProblem, w: np.ndarray, objective: float, status: int,
             message: str, iterations: int, solve_time: float, viol: float,
             info: dict) -> OptimalControlResult:
-    from ..analysis.trajectory import Trajectory
+    from ..analysis.trajectory import ModelInfo, RunReport, SampleArrays, Trajectory
     nlp, mdl = problem.nlp, problem.nlp.model
     nodes = nlp.node_points
     X = w[nlp.iX[nodes]]
@@ -254,13 +254,15 @@ def _result(problem: OptimalControlProblem, w: np.ndarray, objective: float, sta
     xdot = None
     if nlp.layout["hs"] and mdl.M == 0 and mdl.m == 0:
         xdot = w[nlp.iV[nodes]]            # D = all states then
-    traj = Trajectory(t, x, q, u, coordinates=problem.coordinates, speeds=problem.speeds,
-                      constants=constants, holonomic_residuals=hol, velocity_residuals=vel,
-                      multipliers=mult, status=0 if status in (0, 1) else -1, message=message,
-                      constraints="collocation", method=f"collocation ({problem.transcription})",
-                      states=problem.coordinates + problem.speeds[:p] + problem.extra_states,
-                      specifieds=problem.specifieds, specified_values=Rv if Rv.size else None,
-                      wall_time=solve_time, xdot=xdot)
+    traj = Trajectory(
+        SampleArrays(t, x, q, u, holonomic_residuals=hol, velocity_residuals=vel,
+                     multipliers=mult, specified_values=Rv if Rv.size else None, xdot=xdot),
+        ModelInfo(coordinates=problem.coordinates, speeds=problem.speeds, constants=constants,
+                  states=problem.coordinates + problem.speeds[:p] + problem.extra_states,
+                  specifieds=problem.specifieds),
+        RunReport(status=0 if status in (0, 1) else -1, message=message,
+                  constraints="collocation", method=f"collocation ({problem.transcription})",
+                  wall_time=solve_time))
     return OptimalControlResult(trajectory=traj, objective=objective, parameters=params,
                                 duration=float(T), status=status, message=message,
                                 iterations=int(iterations), solve_time=solve_time, w=w,

@@ -222,6 +222,7 @@ class AugmentedLagrangian(ConstraintMode):
     name: ClassVar[str] = "augmented-lagrangian"
 
     def __init__(self) -> None:
+        super().__init__()
         self._full: FullCoordinates | None = None
 
     def coordinates(self, run: Run) -> FullCoordinates:

@@ -26,18 +26,21 @@ class Baumgarte(ConstraintMode):
     """``constraints="baumgarte"`` with the gain ``alpha`` (1/s; 10 by default).
 
     ``alpha=0`` integrates the plain ODE.  Pass ``Baumgarte(alpha=50.0)`` as
-    ``constraints=`` to choose another gain.
+    ``constraints=`` to choose another gain.  ``switch_threshold``: see
+    :class:`~.strategy.ConstraintMode`.
     """
 
     name: ClassVar[str] = "baumgarte"
 
-    def __init__(self, alpha: float = 10.0) -> None:
+    def __init__(self, alpha: float = 10.0, *,
+                 switch_threshold: float = ConstraintMode.SWITCH_THRESHOLD) -> None:
+        super().__init__(switch_threshold=switch_threshold)
         try:
             alpha = float(alpha)
         except (TypeError, ValueError) as exc:
-            raise InputError(f"baumgarte={alpha!r} must be a non-negative number") from exc
+            raise InputError(f"Baumgarte(alpha={alpha!r}) must be a non-negative number") from exc
         if not (np.isfinite(alpha) and alpha >= 0):
-            raise InputError(f"baumgarte={alpha} must be a non-negative number")
+            raise InputError(f"Baumgarte(alpha={alpha}) must be a non-negative number")
         self.alpha = alpha
 
     def plain_rhs(self, run: Run) -> bool:

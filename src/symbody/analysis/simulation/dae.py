@@ -44,17 +44,20 @@ _STALL_LIMIT = 50
 
 class DAE(ConstraintMode):
     """``constraints="dae"``: IDA on the index-1 DAE; ``polish_algebraic`` (default True)
-    solves f_h = 0 for q_dep at every output sample."""
+    solves f_h = 0 for q_dep at every output sample (False returns IDA's values unchanged);
+    ``switch_threshold``: see :class:`~.strategy.ConstraintMode`."""
 
     name: ClassVar[str] = "dae"
 
-    def __init__(self, polish_algebraic: bool = True) -> None:
+    def __init__(self, polish_algebraic: bool = True, *,
+                 switch_threshold: float = ConstraintMode.SWITCH_THRESHOLD) -> None:
+        super().__init__(switch_threshold=switch_threshold)
         self.polish_algebraic = bool(polish_algebraic)
 
     def integrator(self, model: NumericModel, method: str | None, rtol: float) -> str:
         if method not in (None, "IDA", "ida"):
             raise InputError(f"constraints='dae' integrates with SUNDIALS IDA; method={method!r} "
-                             "cannot be used (leave method=None or 'IDA')")
+                             "cannot be used (leave Solver(method=None) or 'IDA')")
         try:
             import sksundae.ida  # noqa: F401
         except ImportError as exc:  # pragma: no cover - dependency

@@ -27,10 +27,11 @@ the stepper there.  Extra first-order states are columns of y handled by the mod
 
 from __future__ import annotations
 
-import math
+import functools
+import inspect
 import time
 import warnings
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
@@ -47,11 +48,11 @@ from ..outputs import attach_outputs, parse_outputs
 from ..trajectory import Trajectory
 from .augmented import ENTER_RANK, LEAVE_RANK, AugmentedLagrangian, full_partition, is_full
 from .dependent_set import DependentSetMonitor, SetEvent, near_singular_note, remap, switch_note
-from .options import MODES, constraint_mode, output_times, switch_threshold_value, time_span
+from .options import MODES, Solver, constraint_mode, legacy_options, output_times, time_span
 from .samples import Samples, build_trajectory
 from .strategy import ConstraintMode, Run, StopIntegration
 
-__all__ = ["simulate", "MODES", "STATUS"]
+__all__ = ["simulate", "MODES", "STATUS", "deprecated_keywords"]
 
 #: Trajectory.status values.
 STATUS = {
@@ -72,22 +73,44 @@ ZENO_TIME_FRACTION = 1e-6
 ZENO_IMPACTS = 6
 
 
+def deprecated_keywords(function: Callable[..., Trajectory]) -> Callable[..., Trajectory]:
+    """``simulate`` that still takes the keywords of its old flat signature (``rtol=``,
+    ``method=``, ``baumgarte=``, ``progress=``, ...) for one release: each is folded into
+    ``solver=`` / ``constraints=`` with a DeprecationWarning (see
+    :func:`~.options.legacy_options`); an unknown keyword raises TypeError naming it."""
+    known = set(inspect.signature(function).parameters)
+
+    @functools.wraps(function)
+    def wrapper(*args: Any, **kwargs: Any) -> Trajectory:
+        legacy = {k: kwargs.pop(k) for k in list(kwargs) if k not in known}
+        if legacy:
+            model = args[0] if args else kwargs.get("model")
+            kwargs["constraints"], kwargs["solver"] = legacy_options(
+                model, kwargs.get("constraints", "auto"), kwargs.get("solver"), legacy)
+        return function(*args, **kwargs)
+
+    return wrapper
+
+
+@deprecated_keywords
 def simulate(model: NumericModel, t_span: Sequence[float], x0: Any, p: Any, *,
-             constraints: str | ConstraintMode = "auto", t_eval: Sequence[float] | None = None,
-             method: str | None = None, rtol: float = 1e-6, atol: float | Sequence[float] = 1e-9,
-             specifieds: Any = None, raise_on_failure: bool = False, progress: Any = None,
-             max_step: float = math.inf, first_step: float | None = None, baumgarte: float = 10.0,
-             max_num_steps: int = 10_000_000, polish_algebraic: bool = True,
-             switch_threshold: float = 0.1, events: Any = None, outputs: Any = None,
-             jacobian: str = "exact", backwards: bool = False) -> Trajectory:
+             constraints: str | ConstraintMode = "auto", solver: Solver | None = None,
+             t_eval: Sequence[float] | None = None, specifieds: Any = None, events: Any = None,
+             outputs: Any = None) -> Trajectory:
     """Integrate ``model`` from ``t_span[0]`` to ``t_span[1]``; returns a :class:`Trajectory`.
 
-    The options after the first four (``model``, ``t_span``, ``x0``, ``p``) are keyword-only.
+    The options after the first four (``model``, ``t_span``, ``x0``, ``p``) are keyword-only;
+    how to integrate is one :class:`~.options.Solver` object, how to keep the constraints one
+    constraint mode::
+
+        sol = simulate(model, (0, 10), x0, p, constraints=Baumgarte(alpha=50.0),
+                       solver=Solver(rtol=1e-8, max_step=0.01), t_eval=np.linspace(0, 10, 501))
 
     Parameters
     ----------
     model : NumericModel (``symbody.compile(eom)``).
-    t_span : (t0, tf); tf < t0 (integrating backwards in time) only with ``backwards=True``.
+    t_span : (t0, tf); tf < t0 (integrating backwards in time) only with
+        ``Solver(backwards=True)``.
     x0 : initial state as a dict keyed by symbol or name, or an array in
         ``model.states`` order [q (N), u_ind (p)] (or [q (N), u (o)]).  Dependent
         coordinates are solved from f_h = 0 by Newton's method (q_ind held) and dependent
@@ -97,31 +120,19 @@ def simulate(model: NumericModel, t_span: Sequence[float], x0: Any, p: Any, *,
     p : constants, array in ``model.constants`` order or dict keyed by symbol or name.
     constraints : "auto" (default: drift-free), "none", "baumgarte", "project", "dae", or a
         constraint-mode object with its options, e.g. ``Baumgarte(alpha=50.0)``,
-        ``Projection(drift_tolerance=0.0)``, ``DAE(polish_algebraic=False)``.
+        ``Projection(drift_tolerance=0.0)``, ``DAE(polish_algebraic=False)``; every mode
+        object takes ``switch_threshold`` (default 0.1): the dependent coordinates/speeds
+        are switched where ``|det|`` of their columns of ∂f_h/∂q or B falls below this
+        fraction of the best choice's; 0 disables switching (the run then stops where the
+        set becomes singular; see :mod:`.dependent_set`).
+    solver : :class:`~.options.Solver`: ``method``, ``rtol``, ``atol``, ``max_step``,
+        ``first_step``, ``max_num_steps``, ``jacobian``, ``backwards``, ``raise_on_failure``,
+        ``progress`` (default ``Solver()``: RK45 at rtol 1e-6, atol 1e-9).
     t_eval : output times (default: every accepted step).
-    method : scipy solver ("RK45", "DOP853", "RK23", "Radau", "BDF", "LSODA"; LSODA
-        not with "project") or "IDA" for "dae".  Default: "RK45" when rtol >= 1e-5,
-        otherwise "DOP853".
-    rtol, atol : integration tolerances.
     specifieds : values of the specified inputs (see :mod:`symbody.analysis.inputs`):
         numbers (array / dict), a callable ``r(t, x) -> array``, SymPy expressions of t
         (and states, constants; compiled), :class:`~symbody.Tabulated` ``(t, values)``
         data (interpolated), or a dict mixing these per input.
-    raise_on_failure : raise SimulationError (with ``.trajectory``, the samples
-        computed so far) instead of returning a trajectory with ``status != 0``.  Without
-        it a failed run returns its trajectory and warns with
-        :class:`~symbody.SimulationFailedWarning` (the message and status).
-    progress : None (a progress line on a terminal for long runs; silent when not a
-        TTY or SYMBODY_QUIET=1), False, True, or a callable ``f(done, total, message)``
-        receiving ``|t - t0|`` and ``|tf - t0|`` after each step.
-    baumgarte : α (1/s) of the "baumgarte" mode (the same as ``Baumgarte(alpha=α)``).
-    polish_algebraic : "dae" only (the same as ``DAE(polish_algebraic=...)``): at each output
-        sample solve f_h = 0 for the algebraic variables q_dep, so the samples satisfy the
-        constraints to round-off; False returns IDA's values unchanged.
-    switch_threshold : the dependent coordinates/speeds are switched where ``|det|`` of their
-        columns of ∂f_h/∂q or B falls below this fraction of the best choice's
-        (column-pivoted QR); 0.1 by default.  0 disables switching: the integration then
-        stops where the set becomes singular (see :mod:`.dependent_set`).
     events : :class:`~symbody.Event` objects (see :mod:`symbody.analysis.events`): zero
         crossings of conditions located on each step's dense output; a terminal event
         stops the run (status 0), an action (impact map) restarts it from the new state.
@@ -129,15 +140,14 @@ def simulate(model: NumericModel, t_span: Sequence[float], x0: Any, p: Any, *,
         ``segments``.  Impacts that accumulate (Zeno: a ball bouncing ever lower, the
         intervals shrinking geometrically) stop the run with status -7 at the accumulation
         time; no resting contact is switched to (see docs/guides/events.md).
-    jacobian : for the implicit methods ("Radau", "BDF", "LSODA"): "exact" (default), the
-        Jacobian ∂f/∂x from the compiled derivatives of the equations
-        (:mod:`.jacobian`), or "finite-differences", scipy's own estimate.
     outputs : quantities to evaluate along the trajectory into ``trajectory.outputs``:
         ``{name: SymPy expression}`` in t, q, u, u', constants and specified inputs
         (compiled), and/or the built-ins "specifieds", "constraint_forces",
         "auxiliary_forces" (see :mod:`symbody.analysis.outputs`).
-    backwards : allow ``t_span`` with tf < t0 (integrate backwards in time); without it a
-        reversed span is refused (InputError), so a swapped pair is not integrated silently.
+
+    The keywords of the old flat signature (``rtol=``, ``method=``, ``baumgarte=``,
+    ``polish_algebraic=``, ``switch_threshold=``, ``progress=``, ...) still work for one
+    release with a DeprecationWarning naming the new spelling.
 
     Returns
     -------
@@ -147,46 +157,28 @@ def simulate(model: NumericModel, t_span: Sequence[float], x0: Any, p: Any, *,
         -6 user callable raised, -7 events accumulate) with a ``message`` saying what
         happened and when.  The
         switches of the dependent set are listed in ``trajectory.partition_changes``; q, u
-        and x stay in model order.
+        and x stay in model order.  Without ``Solver(raise_on_failure=True)`` a failed run
+        returns its trajectory and warns with :class:`~symbody.SimulationFailedWarning`.
     """
     if not isinstance(model, NumericModel):
         raise InputError(f"simulate() needs a NumericModel (symbody.compile(eom)), got "
                          f"{type(model).__name__}")
+    if solver is None:
+        solver = Solver()
+    elif not isinstance(solver, Solver):
+        raise InputError(f"solver={solver!r}: give a symbody.Solver(...) object")
     t0, tf = time_span(t_span)
-    if tf < t0 and not backwards:
+    if tf < t0 and not solver.backwards:
         raise InputError(f"t_span = ({t0:g}, {tf:g}) ends before it starts: integrating backwards in "
-                         "time needs backwards=True (or give t_span in increasing order)")
-    if not (np.isfinite(baumgarte) and baumgarte >= 0):
-        raise InputError(f"baumgarte={baumgarte} must be a non-negative number")
-    mode = constraint_mode(model, constraints, baumgarte, polish_algebraic)
-    if not (np.isfinite(rtol) and rtol > 0 and np.all(np.isfinite(atol)) and np.all(np.asarray(atol) > 0)):
-        raise InputError(f"rtol and atol must be positive and finite, got rtol={rtol}, atol={atol}")
-    method = mode.integrator(model, method, rtol)
-    threshold = switch_threshold_value(switch_threshold)
-    n_states = len(model.states)
-    atol_arr = np.asarray(atol, dtype=float)
-    if atol_arr.ndim > 1 or (atol_arr.ndim == 1 and atol_arr.size != n_states):
-        raise InputError(f"atol has {atol_arr.size} values; give one number or one per state "
-                         f"({n_states} = N + p + extra states: {', '.join(map(str, model.states))})")
-    for name, val in (("max_step", max_step), ("first_step", first_step)):
-        if val is not None and not (val > 0):
-            raise InputError(f"{name}={val} must be positive")
-    parse_outputs(model, outputs)
-    P = model.constants_array(p)
-    x = model.state_array(x0)
-    r_fun = specified_inputs(model, specifieds, P, (t0, tf), x)
-    x = initial_state(model, x0, P, t0, r_fun)
+                         "time needs solver=Solver(backwards=True) (or give t_span in increasing "
+                         "order)")
+    mode = constraint_mode(model, constraints)
+    run, x, watcher = _prepare(model, (t0, tf), x0, p, mode, solver, specifieds, events, outputs)
     t_eval = output_times(t_eval, t0, tf)
-    watcher = prepare_events(model, events, P, r_fun)
-
-    if jacobian not in ("exact", "finite-differences"):
-        raise InputError(f"jacobian={jacobian!r}; choose 'exact' or 'finite-differences'")
-    run = Run(model, P, r_fun, t0, tf, rtol, atol, method=method, max_step=max_step,
-              max_num_steps=max_num_steps)
-    run.options["exact_jacobian"] = jacobian == "exact"
-    bar = as_progress(progress, f"simulate ({mode.name})", total=abs(tf - t0))
+    bar = as_progress(solver.progress, f"simulate ({mode.name})", total=abs(tf - t0))
     start = time.perf_counter()
-    monitor = DependentSetMonitor(model, P, r_fun, threshold, rtol)
+    monitor = DependentSetMonitor(model, run.constants, run.specifieds, mode.switch_threshold,
+                                  solver.rtol)
     run.watch = monitor.watch if monitor.active else None
     samples = Samples(model, model.default_partition)
     try:
@@ -197,7 +189,7 @@ def simulate(model: NumericModel, t_span: Sequence[float], x0: Any, p: Any, *,
     # the linear algebra here is on small matrices, where BLAS threads only wait for each
     # other (and for other processes on a busy machine): one thread while integrating
     with threadpool_limits(limits=1, user_api="blas"):
-        status, message = segments.integrate(y, first_step)
+        status, message = segments.integrate(y, solver.first_step)
         note = mode.finish(run, samples.T, samples.Y, [samples.partitions[i] for i in samples.pid])
         if status == 0:
             message = (f"{segments.stopped_by}{note}" if segments.stopped_by
@@ -208,16 +200,39 @@ def simulate(model: NumericModel, t_span: Sequence[float], x0: Any, p: Any, *,
         message = switch_note(samples, message)
         wall = time.perf_counter() - start
         bar.close(message if status else "")
-        traj = build_trajectory(run, samples, status, message, mode.name, segments.nsteps, wall)
-        traj.events = list(segments.records)
-        traj.segments = segments.spans(samples)
-        attach_outputs(traj, model, P, r_fun, outputs)
+        traj = build_trajectory(run, samples, status, message, mode.name, segments.nsteps, wall,
+                                events=list(segments.records), segments=segments.spans(samples))
+        attach_outputs(traj, model, run.constants, run.specifieds, outputs)
         if status != 0:
-            if raise_on_failure:
+            if solver.raise_on_failure:
                 raise SimulationError(message, trajectory=traj)
             warnings.warn(SimulationFailedWarning(f"simulate failed (status {status}): {message}", status),
-                          stacklevel=2)
+                          stacklevel=3)
     return traj
+
+
+def _prepare(model: NumericModel, span: tuple[float, float], x0: Any, p: Any,
+             mode: ConstraintMode, solver: Solver, specifieds: Any, events: Any,
+             outputs: Any) -> tuple[Run, np.ndarray, PreparedEvents | None]:
+    """The checked problem: (Run, the consistent initial state, the prepared events)."""
+    t0, tf = span
+    method = mode.integrator(model, solver.method, solver.rtol)
+    n_states = len(model.states)
+    atol_arr = np.asarray(solver.atol, dtype=float)
+    if atol_arr.ndim == 1 and atol_arr.size != n_states:
+        raise InputError(f"atol has {atol_arr.size} values; give one number or one per state "
+                         f"({n_states} = N + p + extra states: {', '.join(map(str, model.states))})")
+    atol = atol_arr if atol_arr.ndim else float(atol_arr)
+    parse_outputs(model, outputs)
+    P = model.constants_array(p)
+    x = model.state_array(x0)
+    r_fun = specified_inputs(model, specifieds, P, (t0, tf), x)
+    x = initial_state(model, x0, P, t0, r_fun)
+    watcher = prepare_events(model, events, P, r_fun)
+    run = Run(model, P, r_fun, t0, tf, solver.rtol, atol, method=method,
+              max_step=solver.max_step, max_num_steps=solver.max_num_steps)
+    run.options["exact_jacobian"] = solver.jacobian == "exact"
+    return run, x, watcher
 
 
 def _initial_partition(run: Run, monitor: DependentSetMonitor, x: np.ndarray,

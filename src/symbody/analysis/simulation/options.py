@@ -1,13 +1,21 @@
 """The options of simulate(), checked and turned into what the driver uses.
 
-Each function takes what the user gave and returns the checked value, or raises an
-InputError that names the argument: the constraint mode (a name from MODES or a
-ConstraintMode object), the dependent-set switch threshold, the time span and the
-output times.
+:class:`Solver` holds how the integration is run (integrator, tolerances, step limits,
+Jacobian, direction, failure handling, progress); the constraint mode (a name from MODES or a
+:class:`~.strategy.ConstraintMode` object such as ``Baumgarte(alpha=...)``) holds how the
+constraints are kept, with the dependent-set ``switch_threshold``.  Each function here takes
+what the user gave and returns the checked value, or raises an InputError that names the
+argument.  :func:`legacy_options` maps the keywords of the old flat signature
+(``rtol=``, ``baumgarte=``, ...) onto these objects, with a DeprecationWarning each.
 """
 
 from __future__ import annotations
 
+import dataclasses
+import math
+import warnings
+from collections.abc import Mapping
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -18,15 +26,101 @@ from .baumgarte import Baumgarte
 from .dae import DAE
 from .plain import Plain
 from .projection import Projection
-from .strategy import ConstraintMode
+from .strategy import SCIPY_METHODS, ConstraintMode, switch_threshold_value
 
-__all__ = ["MODES", "constraint_mode", "switch_threshold_value", "time_span", "output_times"]
+__all__ = ["MODES", "Solver", "constraint_mode", "switch_threshold_value", "time_span",
+           "output_times", "legacy_options", "SOLVER_KEYWORDS", "MODE_KEYWORDS"]
 
 MODES = ("auto", "none", "baumgarte", "project", "dae")
 
 
-def constraint_mode(model: NumericModel, constraints: Any, alpha: float, polish: bool) -> ConstraintMode:
-    """The ConstraintMode object for ``constraints`` (a name or an object)."""
+JACOBIANS = ("exact", "finite-differences")
+METHODS = (*SCIPY_METHODS, "IDA")
+
+
+@dataclass(frozen=True)
+class Solver:
+    """How :func:`~.driver.simulate` integrates: ``solver=Solver(rtol=1e-8, method="DOP853")``.
+
+    method : scipy solver ("RK45", "DOP853", "RK23", "Radau", "BDF", "LSODA"; LSODA not
+        with "project") or "IDA" for the "dae" mode.  None (default): "RK45" when
+        rtol >= 1e-5, otherwise "DOP853" ("IDA" for "dae").
+    rtol, atol : integration tolerances; ``atol`` one number or one per state (N + p + e).
+    max_step, first_step : the largest step (default inf) and the first one (default: the
+        solver's estimate), positive.
+    max_num_steps : the run stops with status -1 after this many accepted steps.
+    jacobian : for the implicit methods ("Radau", "BDF", "LSODA"): "exact" (default), the
+        Jacobian ∂f/∂x from the compiled derivatives of the equations, or
+        "finite-differences", scipy's own estimate.
+    backwards : allow ``t_span`` with tf < t0 (integrate backwards in time); without it a
+        reversed span is refused (InputError), so a swapped pair is not integrated silently.
+    raise_on_failure : raise SimulationError (with ``.trajectory``, the samples computed
+        so far) instead of returning a trajectory with ``status != 0`` and warning with
+        :class:`~symbody.SimulationFailedWarning`.
+    progress : None (a progress line on a terminal for long runs; silent when not a TTY or
+        SYMBODY_QUIET=1), False, True, or a callable ``f(done, total, message)`` receiving
+        ``|t - t0|`` and ``|tf - t0|`` after each step.
+
+    Frozen: ``dataclasses.replace(solver, rtol=1e-9)`` makes a changed copy.  A bad value
+    raises InputError naming the field.
+    """
+
+    method: str | None = None
+    rtol: float = 1e-6
+    atol: float | tuple[float, ...] = 1e-9
+    max_step: float = math.inf
+    first_step: float | None = None
+    max_num_steps: int = 10_000_000
+    jacobian: str = "exact"
+    backwards: bool = False
+    raise_on_failure: bool = False
+    progress: Any = None
+
+    def __post_init__(self) -> None:
+        if self.method is not None and self.method not in METHODS and self.method != "ida":
+            raise InputError(f"Solver(method={self.method!r}): unknown method; choose one of "
+                             f"{', '.join(METHODS)} (IDA with constraints='dae')")
+        for name in ("rtol", "max_step"):
+            _positive(name, getattr(self, name))
+        if self.first_step is not None:
+            _positive("first_step", self.first_step)
+        atol = self.atol
+        if not isinstance(atol, (int, float)) or isinstance(atol, bool):
+            try:
+                atol = tuple(float(a) for a in np.asarray(atol, dtype=float).ravel()) \
+                    if np.ndim(atol) == 1 else float(atol)
+            except (TypeError, ValueError):
+                raise InputError(f"Solver(atol={self.atol!r}): give a positive number or one "
+                                 "per state") from None
+            object.__setattr__(self, "atol", atol)
+        for a in np.atleast_1d(atol):
+            _positive("atol", a)
+        steps = self.max_num_steps
+        if isinstance(steps, bool) or not isinstance(steps, (int, np.integer)) or steps < 1:
+            raise InputError(f"Solver(max_num_steps={steps!r}) must be a positive integer")
+        if self.jacobian not in JACOBIANS:
+            raise InputError(f"Solver(jacobian={self.jacobian!r}); choose 'exact' or "
+                             "'finite-differences'")
+        for name in ("backwards", "raise_on_failure"):
+            if not isinstance(getattr(self, name), (bool, np.bool_)):
+                raise InputError(f"Solver({name}={getattr(self, name)!r}) must be True or False")
+
+
+def _positive(name: str, value: Any) -> None:
+    ok = not isinstance(value, bool)
+    try:
+        ok = ok and float(value) > 0 and not math.isnan(float(value)) and \
+            (name == "max_step" or math.isfinite(float(value)))
+    except (TypeError, ValueError):
+        ok = False
+    if not ok:
+        what = "positive" if name == "max_step" else "positive and finite"
+        raise InputError(f"Solver({name}={value!r}) must be {what}")
+
+
+def constraint_mode(model: NumericModel, constraints: Any, **options: Any) -> ConstraintMode:
+    """The ConstraintMode object for ``constraints`` (a name or an object); ``options``
+    (alpha, polish_algebraic, switch_threshold) go to the object made from a name."""
     if isinstance(constraints, ConstraintMode):
         return constraints
     if not isinstance(constraints, str) or constraints.lower() not in MODES:
@@ -35,22 +129,55 @@ def constraint_mode(model: NumericModel, constraints: Any, alpha: float, polish:
     name = constraints.lower()
     if name == "auto":
         name = "project" if model.M else "none"
+    threshold = {k: v for k, v in options.items() if k == "switch_threshold"}
     if name == "baumgarte":
-        return Baumgarte(alpha)
+        return Baumgarte(options.get("alpha", 10.0), **threshold)
     if name == "dae":
-        return DAE(polish)
-    return Projection() if name == "project" else Plain()
+        return DAE(options.get("polish_algebraic", True), **threshold)
+    return Projection(**threshold) if name == "project" else Plain(**threshold)
 
 
-def switch_threshold_value(value: Any) -> float:
-    try:
-        value = float(value)
-    except (TypeError, ValueError) as exc:
-        raise InputError(f"switch_threshold={value!r} must be a number in [0, 1)") from exc
-    if not (value == 0.0 or 1e-3 <= value < 1.0):
-        raise InputError(f"switch_threshold={value} must be 0 (no switching) or in [0.001, 1): "
-                         "a smaller value would integrate too close to the singular configuration")
-    return value
+#: the old keywords of simulate() that are now fields of Solver
+SOLVER_KEYWORDS = tuple(f.name for f in dataclasses.fields(Solver))
+#: the old keywords of simulate() that are now options of the constraint mode:
+#: old keyword -> (keyword of the mode object, the new spelling for the warning)
+MODE_KEYWORDS = {"baumgarte": ("alpha", "constraints=Baumgarte(alpha=...)"),
+                 "polish_algebraic": ("polish_algebraic", "constraints=DAE(polish_algebraic=...)"),
+                 "switch_threshold": ("switch_threshold",
+                                      "constraints=Projection(switch_threshold=...) (every "
+                                      "constraint mode takes switch_threshold=)")}
+
+
+def legacy_options(model: Any, constraints: Any, solver: Solver | None, legacy: Mapping[str, Any],
+                   caller: str = "simulate", stacklevel: int = 3) -> tuple[Any, Solver | None]:
+    """(constraints, solver) with the old keywords of ``caller`` in ``legacy`` folded in.
+
+    Each old keyword warns (DeprecationWarning naming the new spelling); an unknown one
+    raises TypeError; an old keyword together with the object it now belongs to (``rtol=``
+    with ``solver=``, ``baumgarte=`` with a mode object) raises InputError.
+    """
+    unknown = [k for k in legacy if k not in SOLVER_KEYWORDS and k not in MODE_KEYWORDS]
+    if unknown:
+        raise TypeError(f"{caller}() got an unexpected keyword argument {unknown[0]!r}")
+    for key in legacy:
+        new = MODE_KEYWORDS[key][1] if key in MODE_KEYWORDS else f"solver=Solver({key}=...)"
+        warnings.warn(f"{caller}({key}=...) is deprecated and will be removed in the next "
+                      f"release; use {new}", DeprecationWarning, stacklevel=stacklevel)
+    solver_args = {k: v for k, v in legacy.items() if k in SOLVER_KEYWORDS}
+    if solver_args:
+        if solver is not None:
+            raise InputError(f"{caller}() got solver= and the old keyword "
+                             f"{next(iter(solver_args))}=; give it inside Solver(...) only")
+        solver = Solver(**solver_args)
+    mode_args = {MODE_KEYWORDS[k][0]: v for k, v in legacy.items() if k in MODE_KEYWORDS}
+    if mode_args:
+        if isinstance(constraints, ConstraintMode):
+            old = next(k for k in legacy if k in MODE_KEYWORDS)
+            raise InputError(f"{caller}() got a constraint-mode object and the old keyword "
+                             f"{old}=; give it to the object only ({MODE_KEYWORDS[old][1]})")
+        if model is not None and isinstance(model, NumericModel):
+            constraints = constraint_mode(model, constraints, **mode_args)
+    return constraints, solver
 
 
 def time_span(t_span: Any) -> tuple[float, float]:

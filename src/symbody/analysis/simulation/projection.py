@@ -33,14 +33,18 @@ class Projection(ConstraintMode):
     not fed back into the solver (a larger one restarts it from the projected state);
     default ``None``: 10 x (rtol + atol), a fraction of what the step's own error test
     allows, so the solver never integrates far from the constraints.  ``0`` restarts
-    after every step that needs any correction.
+    after every step that needs any correction.  ``switch_threshold``: see
+    :class:`~.strategy.ConstraintMode`.
     """
 
     name: ClassVar[str] = "project"
 
-    def __init__(self, drift_tolerance: float | None = None) -> None:
+    def __init__(self, drift_tolerance: float | None = None, *,
+                 switch_threshold: float = ConstraintMode.SWITCH_THRESHOLD) -> None:
+        super().__init__(switch_threshold=switch_threshold)
         if drift_tolerance is not None and not (np.isfinite(drift_tolerance) and drift_tolerance >= 0):
-            raise InputError(f"drift_tolerance={drift_tolerance} must be a non-negative number")
+            raise InputError(f"Projection(drift_tolerance={drift_tolerance}) must be a "
+                             "non-negative number")
         self.drift_tolerance = drift_tolerance
 
     def integrator(self, model: NumericModel, method: str | None, rtol: float) -> str:

@@ -14,7 +14,7 @@ from ...compilation import NumericModel
 from ...compilation.numeric_model import Partition, SampleValues
 from ...errors import SymbodyError
 from ...formatting import symbol_name as _short
-from ..trajectory import PartitionChange, Trajectory
+from ..trajectory import ModelInfo, PartitionChange, RunReport, SampleArrays, Trajectory
 from .augmented import augmented_solve, is_full
 from .strategy import Run
 
@@ -53,7 +53,8 @@ class Samples:
 
 
 def build_trajectory(run: Run, samples: Samples, status: int, message: str, mode: str, nsteps: int,
-                     wall: float) -> Trajectory:
+                     wall: float, events: list | None = None,
+                     segments: list[tuple[float, float]] | None = None) -> Trajectory:
     model, P, r_fun = run.model, run.constants, run.specifieds
     k = len(samples.T)
     T = np.array(samples.T, dtype=float)
@@ -103,14 +104,15 @@ def build_trajectory(run: Run, samples: Samples, status: int, message: str, mode
     if k and post.multipliers is not None:
         _full_span_multipliers(model, samples, T, X, U, P, R, post.multipliers)
     return Trajectory(
-        t=T, x=X, q=X[:, :model.N], u=post.speeds, coordinates=model.coordinates,
-        speeds=model.speeds, states=model.states, specifieds=model.specifieds,
-        constants=dict(zip(model.constants, (float(v) for v in P))),
-        holonomic_residuals=post.holonomic, velocity_residuals=post.velocity,
-        multipliers=post.multipliers, status=status, message=message, constraints=mode,
-        method=run.method, nfev=run.nfev, nsteps=nsteps, wall_time=wall,
-        partition_changes=samples.changes,
-        specified_values=R if R is not None and len(model.specifieds) else None)
+        SampleArrays(t=T, x=X, q=X[:, :model.N], u=post.speeds, holonomic_residuals=post.holonomic,
+                     velocity_residuals=post.velocity, multipliers=post.multipliers,
+                     specified_values=R if R is not None and len(model.specifieds) else None),
+        ModelInfo(coordinates=model.coordinates, speeds=model.speeds, states=model.states,
+                  specifieds=model.specifieds,
+                  constants=dict(zip(model.constants, (float(v) for v in P)))),
+        RunReport(status=status, message=message, constraints=mode, method=run.method,
+                  nfev=run.nfev, nsteps=nsteps, wall_time=wall, partition_changes=samples.changes,
+                  events=events or (), segments=segments))
 
 
 def _full_span_multipliers(model: NumericModel, samples: Samples, T, X, U, P, R, L) -> None:

@@ -39,7 +39,8 @@ from ...compilation.numeric_model import Partition
 from ...errors import InputError, SymbodyError
 from ..inputs import ConstantInputs
 
-__all__ = ["ConstraintMode", "Stepper", "Run", "StopIntegration", "ode_function", "SCIPY_METHODS"]
+__all__ = ["ConstraintMode", "Stepper", "Run", "StopIntegration", "ode_function", "SCIPY_METHODS",
+           "switch_threshold_value"]
 
 SCIPY_METHODS = {"RK23": RK23, "RK45": RK45, "DOP853": DOP853, "Radau": Radau, "BDF": BDF,
                  "LSODA": LSODA}
@@ -108,6 +109,19 @@ class ConstraintMode:
 
     name: ClassVar[str] = "none"
 
+    #: the default ``switch_threshold`` (see :meth:`__init__`)
+    SWITCH_THRESHOLD: ClassVar[float] = 0.1
+    #: (a class default too, for subclasses whose __init__ does not call this one's)
+    switch_threshold: float = SWITCH_THRESHOLD
+
+    def __init__(self, *, switch_threshold: float = SWITCH_THRESHOLD) -> None:
+        """``switch_threshold``: the dependent coordinates/speeds are switched where ``|det|``
+        of their columns of ∂f_h/∂q or B falls below this fraction of the best choice's
+        (column-pivoted QR); 0.1 by default.  0 disables switching: the integration then
+        stops where the set becomes singular (see :mod:`.dependent_set`).  Every mode
+        takes it, e.g. ``Projection(switch_threshold=0.05)``."""
+        self.switch_threshold = switch_threshold_value(switch_threshold)
+
     def integrator(self, model: NumericModel, method: str | None, rtol: float) -> str:
         """The integrator to use: ``method`` checked, or the default for ``rtol``."""
         if method is None:
@@ -171,6 +185,20 @@ class ConstraintMode:
     def __repr__(self) -> str:
         opts = ", ".join(f"{k}={v!r}" for k, v in vars(self).items())
         return f"{type(self).__name__}({opts})"
+
+
+def switch_threshold_value(value: Any) -> float:
+    """``switch_threshold`` checked: 0 or a number in [0.001, 1) (InputError naming it)."""
+    if isinstance(value, bool):
+        raise InputError(f"switch_threshold={value!r} must be a number in [0, 1)")
+    try:
+        value = float(value)
+    except (TypeError, ValueError) as exc:
+        raise InputError(f"switch_threshold={value!r} must be a number in [0, 1)") from exc
+    if not (value == 0.0 or 1e-3 <= value < 1.0):
+        raise InputError(f"switch_threshold={value} must be 0 (no switching) or in [0.001, 1): "
+                         "a smaller value would integrate too close to the singular configuration")
+    return value
 
 
 def ode_function(run: Run, part: Partition | None = None, correction: Any = None) -> Callable[[float, np.ndarray], np.ndarray]:
