@@ -57,6 +57,8 @@ _LAZY: dict[str, tuple[str, str | None]] = {
     "OptimalControlProblem": (".optimize", "OptimalControlProblem"),
     "AssemblyBranchWarning": (".analysis.initial_state", "AssemblyBranchWarning"),
     "redundant_constraints": (".formulation.constraint_rank", "redundant_constraints"),
+    "FigureOptions": (".presentation.options", "FigureOptions"),
+    "Camera": (".presentation.options", "Camera"),
 }
 
 if TYPE_CHECKING:  # for type checkers and IDEs: the names __getattr__ provides
@@ -71,6 +73,7 @@ if TYPE_CHECKING:  # for type checkers and IDEs: the names __getattr__ provides
     from .compilation.persistence import load_model
     from .formulation.constraint_rank import redundant_constraints
     from .presentation import animate, plot, view
+    from .presentation.options import Camera, FigureOptions
 
 if TYPE_CHECKING:  # trajectory optimization (symbody.optimize)
     from . import optimize
@@ -112,6 +115,8 @@ __all__ = [
     "SymbodyFileError",
     "ModelFileError",
     "TrajectoryFileError",
+    "FigureOptions",
+    "Camera",
 ]
 
 

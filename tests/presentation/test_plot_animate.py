@@ -220,7 +220,7 @@ def test_animate_3d_and_bad_drawings():
     with pytest.raises(sb.InputError, match="'B'"):
         sb.animate(traj, bad)
     with pytest.raises(sb.InputError, match="view"):
-        sb.animate(traj, drawing(), view="4d")
+        sb.animate(traj, drawing(), camera=sb.Camera(view="4d"))
 
 
 def test_animate_follows_a_long_path():
