@@ -307,6 +307,26 @@ def test_save_gif(tmp_path):
         assert im.info.get("loop") == 0
 
 
+def test_gif_and_html_share_one_rendering_forgotten_with_the_animation(tmp_path, monkeypatch):
+    import gc
+
+    from symbody.presentation import export
+
+    anim = sb.animate(make_trajectory(tf=1.0, k=21), drawing(), fps=5)
+    renders = []
+    original = export.render_frames
+    monkeypatch.setattr(export, "render_frames", lambda a: renders.append(a) or original(a))
+    save_gif(anim, tmp_path / "a.gif")
+    save_html(anim, tmp_path / "a.html")
+    assert len(renders) == 1 and anim in export._PALETTE_FRAMES
+    cached = len(export._PALETTE_FRAMES)
+    renders.clear()
+    del anim
+    plt.close("all")
+    gc.collect()
+    assert len(export._PALETTE_FRAMES) == cached - 1
+
+
 # ----------------------------------------------------------------------------- progress
 class _FakeTTY(io.StringIO):
     def isatty(self) -> bool:
