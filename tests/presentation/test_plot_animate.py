@@ -319,6 +319,7 @@ def test_gif_and_html_share_one_rendering_forgotten_with_the_animation(tmp_path,
     save_gif(anim, tmp_path / "a.gif")
     save_html(anim, tmp_path / "a.html")
     assert len(renders) == 1 and anim in export._PALETTE_FRAMES
+    gc.collect()
     cached = len(export._PALETTE_FRAMES)
     renders.clear()
     del anim
