@@ -28,7 +28,10 @@ def moved_keywords(caller: str, moves: Mapping[str, tuple[type, Sequence[str] | 
     (each the name of its field) or a mapping ``{old keyword: field}``.  An old keyword gives
     a DeprecationWarning (``caller(title=...) is deprecated ...; use figure=FigureOptions(
     title=...)``) and becomes a field of an object of the option class passed as the new
-    keyword; an old keyword together with that object raises InputError (give it once).
+    keyword.  Where the new keyword also takes a shorthand for the object's first field
+    (``transcription="midpoint"`` for ``Collocation("midpoint")``), a shorthand given with
+    old keywords becomes that first field; an old keyword together with an object of the
+    class raises InputError (give it once).
     """
     fields = {new: (cls, dict(old) if isinstance(old, Mapping) else {k: k for k in old})
               for new, (cls, old) in moves.items()}
@@ -41,7 +44,7 @@ def moved_keywords(caller: str, moves: Mapping[str, tuple[type, Sequence[str] | 
             for key in old:
                 new = owner[key]
                 cls, names = fields[new]
-                if kwargs.get(new) is not None:
+                if isinstance(kwargs.get(new), cls):
                     raise InputError(f"{caller}() got {new}= and the old keyword {key}=; give it "
                                      f"inside {cls.__name__}(...) only")
                 warnings.warn(f"{caller}({key}=...) is deprecated and will be removed in the next "
@@ -50,7 +53,8 @@ def moved_keywords(caller: str, moves: Mapping[str, tuple[type, Sequence[str] | 
             for new, (cls, names) in fields.items():
                 given = {names[k]: kwargs.pop(k) for k in old if owner[k] == new}
                 if given:
-                    kwargs[new] = cls(**given)
+                    shorthand = kwargs.get(new)
+                    kwargs[new] = cls(**given) if shorthand is None else cls(shorthand, **given)
             return function(*args, **kwargs)
 
         return wrapper  # type: ignore[return-value]
