@@ -19,14 +19,13 @@ from __future__ import annotations
 import os
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from types import SimpleNamespace
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from ..deprecation import moved_keywords
 from ..errors import InputError
-from ._trajectory_evaluation import TrajectoryEvaluator, free_constants, position_matrix, resample
+from ._trajectory_evaluation import TrajectoryEvaluator, free_constants, position_matrix, resampled
 from .export import save_gif, save_html, to_html
 from .options import CAMERA_KEYWORDS, FIGURE_KEYWORDS, Camera, FigureOptions
 from .scene import check_point_names
@@ -65,15 +64,6 @@ def frame_times(t: np.ndarray, fps: float | None = None, max_frames: int = DEFAU
     return np.linspace(t[0], t[-1], max(count, 2))
 
 
-def _resample(trajectory: Any, times: np.ndarray) -> SimpleNamespace:
-    """A trajectory-like object with q and u at ``times``, segment by segment (never
-    interpolated across an impact; see :func:`._trajectory_evaluation.resample`)."""
-    q, u = resample(trajectory, times)
-    return SimpleNamespace(t=times, q=q, u=u, coordinates=trajectory.coordinates,
-                           speeds=getattr(trajectory, "speeds", ()),
-                           constants=getattr(trajectory, "constants", None))
-
-
 def point_positions(trajectory: Any, drawing: Any, constants: Mapping | None = None,
                     times: np.ndarray | None = None) -> tuple[list[str], np.ndarray]:
     """Positions of the drawing's points along the trajectory.
@@ -88,7 +78,7 @@ def point_positions(trajectory: Any, drawing: Any, constants: Mapping | None = N
     exprs = []
     for name in names:
         exprs.extend(position_matrix(points[name], f"drawing point {name!r}"))
-    source = trajectory if times is None else _resample(trajectory, np.asarray(times, dtype=float))
+    source = trajectory if times is None else resampled(trajectory, np.asarray(times, dtype=float))
     evaluator = TrajectoryEvaluator(exprs, source.coordinates, getattr(source, "speeds", ()),
                                     free_constants(exprs), "drawing coordinate")
     values = evaluator(source, constants)
