@@ -203,9 +203,8 @@ def run_casadi(problem, guess):
 def cross_check(problem, start):
     """symbody's NLP evaluated at CasADi's optimum (objective and largest constraint residual:
     the same NLP), then solved from there."""
-    from symbody.optimize.solve import initial_vector
     nlp = problem.nlp
-    w = initial_vector(problem, start)
+    w = problem.initial_vector(start)
     c = nlp.constraints(w)
     viol = float(np.max(np.maximum(nlp.cl - c, c - nlp.cu), initial=0.0))
     print(f"           symbody's NLP at CasADi's optimum: objective {nlp.objective(w):.8f}, "

@@ -20,7 +20,7 @@ dependent coordinates against the book's approach on the same consistent states:
   ``bench_constraints.book_four_bar``) against the zoo's ``four_bar()`` compiled by symbody
   (unreduced Kane equations: dependent speeds and the augmented system solved numerically);
 * a closed chain of 4 bars (ground + 3 rigid bodies, ``symbody.testing.random_model(1,
-  n_bodies=3, kind="closed_loop", particles=False)``: 3 coordinates, 2 holonomic constraints):
+  n_bodies=3, kind="closed_loop", options=RandomModelOptions(particles=False))``: 3 coordinates, 2 holonomic constraints):
   ``sympy.lambdify((q, u, p), (M_full, F_full), cse=True)`` of the reduced SymPy forms
   (``mass_matrix_full``, ``forcing_full``: the state carries all q and u) +
   ``numpy.linalg.solve``, against ``symbody.compile(eom).rhs``.
@@ -72,7 +72,7 @@ def closed_loops() -> dict:
     symbody, same consistent states (see the module docstring)."""
     import symbody
     from symbody.models import four_bar
-    from symbody.testing import random_model
+    from symbody.testing import RandomModelOptions, random_model
     sys.path.insert(0, str(Path(__file__).resolve().parent))
     from bench_constraints import P_VALS, book_four_bar
 
@@ -123,7 +123,7 @@ def closed_loops() -> dict:
     record("four-bar", eval_rhs, fb, P, states, states, lambda xd: xd)
 
     # ---- a closed chain of 4 bars (3 bodies and the ground), 2 holonomic constraints
-    rm = random_model(1, n_bodies=3, kind="closed_loop", particles=False)
+    rm = random_model(1, n_bodies=3, kind="closed_loop", options=RandomModelOptions(particles=False))
     km = rm.form()
     eom = km.to_eom()
     model = symbody.compile(eom)

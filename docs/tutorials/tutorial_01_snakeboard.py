@@ -159,7 +159,7 @@ print("u2 at t = 0, 4, 8 s:", np.round(sol["u2"][[0, 80, 160]], 6))
 kinetic = sum(m / 2 * P.vel(N).dot(P.vel(N)) + I / 2 * F.ang_vel_in(N).dot(F.ang_vel_in(N))
               for P, F in ((Ao, A), (Bo, B), (Co, C)))
 kinetic = kinetic.xreplace(qd_of_u)
-fig = sb.plot(sol, model, energy=kinetic, title="snakeboard")
+fig = sb.plot(sol, model, energy=kinetic, figure=sb.FigureOptions(title="snakeboard"))
 
 # %%
 # Coordinates and speeds are split by kind: the board's position in metres, its heading
@@ -183,7 +183,7 @@ drawing = sb.models.Drawing(points=points,
                             lines=[["board rear", "board front"], ["B left", "B right"],
                                    ["C left", "C right"]],
                             traces=["board front", "board rear"])
-anim = sb.animate(sol, drawing, fps=6, dpi=60, title="snakeboard, 8 s")
+anim = sb.animate(sol, drawing, fps=6, figure=sb.FigureOptions(title="snakeboard, 8 s", dpi=60))
 anim
 
 # %%

@@ -124,7 +124,8 @@ assert runs["dae"].max_holonomic_residual < 1e-8
 fig = sb.presentation.plot_comparison(
     {f"constraints={mode!r}": sol for mode, sol in runs.items()},
     energy=energy.xreplace(qd_u), model=model,
-    title="four-bar: loop residual (top) and energy drift (bottom), rtol = 1e-3")
+    figure=sb.FigureOptions(
+        title="four-bar: loop residual (top) and energy drift (bottom), rtol = 1e-3"))
 
 # %%
 # The energy drift does not come from the constraints but from the tolerance: at
@@ -135,7 +136,8 @@ accurate = sb.simulate(model, (0.0, 30.0), guess, p_vals, constraints="project")
 values = np.array([E(qi, ui, list(p_vals.values())) for qi, ui in zip(accurate.q, accurate.u)])
 print(f"rtol=1e-6: max |f_h| = {accurate.max_holonomic_residual:.1e} m, "
       f"max |E - E0| = {np.max(np.abs(values - values[0])):.1e} J")
-fig = sb.plot(accurate, model, energy=energy.xreplace(qd_u), title="four-bar, constraints='project'")
+fig = sb.plot(accurate, model, energy=energy.xreplace(qd_u),
+              figure=sb.FigureOptions(title="four-bar, constraints='project'"))
 
 # %%
 # The drifting linkage
@@ -147,5 +149,6 @@ drawing = sb.models.Drawing(
     points={name: P.pos_from(P1).to_matrix(N) for name, P in
             (("P1", P1), ("P2", P2), ("P3", P3), ("P4", P4))} | {"ground": sm.Matrix([ln, 0, 0])},
     lines=[["P1", "P2", "P3", "P4"]])
-anim = sb.animate(runs["none"], drawing, fps=3, dpi=60, title="constraints='none', rtol=1e-3")
+anim = sb.animate(runs["none"], drawing, fps=3,
+                  figure=sb.FigureOptions(title="constraints='none', rtol=1e-3", dpi=60))
 anim

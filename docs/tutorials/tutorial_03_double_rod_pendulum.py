@@ -182,7 +182,7 @@ assert np.max(np.abs(E_sim - E_sim[0])) < 1e-3 * np.max(np.abs(E_euler - E_euler
 # interpolant of them.
 
 fig = sb.plot(sol, model, energy=kinetic + potential,
-              title="double-rod pendulum, symbody.simulate")
+              figure=sb.FigureOptions(title="double-rod pendulum, symbody.simulate"))
 
 # %%
 # The Euler solution on the same axes shows where it departs:

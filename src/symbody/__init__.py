@@ -69,6 +69,8 @@ _LAZY: dict[str, tuple[str, str | None]] = {
     "DAE": (".analysis.simulation", "DAE"),
     "Plain": (".analysis.simulation", "Plain"),
     "Execution": (".analysis.sweep", "Execution"),
+    "FigureOptions": (".presentation.options", "FigureOptions"),
+    "Camera": (".presentation.options", "Camera"),
 }
 
 if TYPE_CHECKING:  # for type checkers and IDEs: the names __getattr__ provides
@@ -83,6 +85,7 @@ if TYPE_CHECKING:  # for type checkers and IDEs: the names __getattr__ provides
     from .compilation.numeric_model import load_model
     from .formulation.constraint_rank import redundant_constraints
     from .presentation import animate, plot, view
+    from .presentation.options import Camera, FigureOptions
 
 if TYPE_CHECKING:  # simulate()'s option objects
     from .analysis.simulation import DAE, Baumgarte, Plain, Projection, Solver
@@ -136,6 +139,8 @@ __all__ = [
     "DAE",
     "Plain",
     "Execution",
+    "FigureOptions",
+    "Camera",
 ]
 
 

@@ -274,8 +274,10 @@ def _save_animation(trajectory, model, out: Path, stem: str, fps: float | None, 
                     title: str | None = None, max_frames: int = 200) -> None:
     from .presentation.animate import animate
     from .presentation.export import pillow_available, save_gif, save_html
+    from .presentation.options import FigureOptions
 
-    anim = animate(trajectory, model.drawing, fps=fps, max_frames=max_frames, title=title, close=True)
+    anim = animate(trajectory, model.drawing, fps=fps, max_frames=max_frames,
+                   figure=FigureOptions(title=title, close=True))
     written.append(save_html(anim, out / f"{stem}.html", title=title or model.name))
     if pillow_available():
         gif = save_gif(anim, out / f"{stem}.gif")
@@ -319,6 +321,7 @@ def _model_and_time_span(args: argparse.Namespace, console: Console):
 
 
 def cmd_simulate(args: argparse.Namespace, console: Console) -> int:
+    from .presentation.options import FigureOptions
     from .presentation.plot import plot
 
     key, model, inputs, t0, tf = _model_and_time_span(args, console)
@@ -339,17 +342,19 @@ def cmd_simulate(args: argparse.Namespace, console: Console) -> int:
     written: list[Path] = []
     console.step("writing plots, animation and data ...")
     title = f"{key}, constraints={_mode_label(args.constraints, trajectory)}"
-    _save_figure(plot(trajectory, model, panels=("q", "u"), title=title), out / "time_histories.png", written)
+    page, strip = FigureOptions(title=title), FigureOptions(title=title, figsize=(9.0, 3.5))
+    _save_figure(plot(trajectory, model, panels=("q", "u"), figure=page), out / "time_histories.png",
+                 written)
     if getattr(trajectory, "holonomic_residuals", None) is not None and (
             np.size(trajectory.holonomic_residuals) or np.size(trajectory.velocity_residuals)):
-        _save_figure(plot(trajectory, model, panels=("residuals",), title=title, figsize=(9.0, 3.5)),
+        _save_figure(plot(trajectory, model, panels=("residuals",), figure=strip),
                      out / "residuals.png", written)
     if model.energy is not None:
-        _save_figure(plot(trajectory, energy=energy, panels=("energy",), title=title, figsize=(9.0, 3.5)),
+        _save_figure(plot(trajectory, energy=energy, panels=("energy",), figure=strip),
                      out / "energy.png", written)
     if model.outputs:
-        _save_figure(plot(trajectory, outputs=model.outputs, panels=("outputs",), title=title,
-                          figsize=(9.0, 3.5)), out / "outputs.png", written)
+        _save_figure(plot(trajectory, outputs=model.outputs, panels=("outputs",), figure=strip),
+                     out / "outputs.png", written)
     if not args.no_animation:
         _save_animation(trajectory, model, out, "animation", args.fps, written, title=key)
     _write_trajectory(trajectory, out, written)
@@ -497,6 +502,7 @@ def cmd_linearize(args: argparse.Namespace, console: Console) -> int:
             console.always(f"{largest} (not an equilibrium: {moving}; no stability verdict)")
         return 0
 
+    from .presentation.options import FigureOptions
     from .presentation.plot import plot_eigenvalues
 
     name = next(iter(model.op_parameters))
@@ -529,7 +535,8 @@ def cmd_linearize(args: argparse.Namespace, console: Console) -> int:
     out.mkdir(parents=True, exist_ok=True)
     written: list[Path] = []
     fig = plot_eigenvalues(speeds, table, parameter_name=name, unit="m/s" if name == "v" else "",
-                           title=f"{key}: eigenvalues against {name}", stability=not not_steady)
+                           stability=not not_steady,
+                           figure=FigureOptions(title=f"{key}: eigenvalues against {name}"))
     _save_figure(fig, out / f"eigenvalues_vs_{name}.png", written)
     csv_path = out / f"eigenvalues_vs_{name}.csv"
     columns = [name] + [f"{part}{i + 1}" for i in range(table.shape[1]) for part in ("re", "im")]
@@ -582,6 +589,7 @@ def cmd_view(args: argparse.Namespace, console: Console) -> int:
 
 
 def cmd_demo(args: argparse.Namespace, console: Console) -> int:
+    from .presentation.options import FigureOptions
     from .presentation.plot import plot, plot_comparison
 
     out = Path(args.out)
@@ -616,11 +624,13 @@ def cmd_demo(args: argparse.Namespace, console: Console) -> int:
     written: list[Path] = []
     fig = plot_comparison({r["label"]: r["trajectory"] for r in runs},
                           energy={r["label"]: r["energy"] for r in runs},
-                          title="four-bar linkage: loop residual |f_h| (top) and energy drift (bottom)",
-                          model=model)
+                          model=model, figure=FigureOptions(
+                              title="four-bar linkage: loop residual |f_h| (top) and energy drift "
+                                    "(bottom)"))
     _save_figure(fig, out / "drift_comparison.png", written)
     for r in runs[:2]:
-        fig = plot(r["trajectory"], model, energy=r["energy"], title=f"four-bar, {r['label']}")
+        fig = plot(r["trajectory"], model, energy=r["energy"],
+                   figure=FigureOptions(title=f"four-bar, {r['label']}"))
         _save_figure(fig, out / f"time_histories_{r['stem']}.png", written)
     if not args.no_animation:
         for r in runs:

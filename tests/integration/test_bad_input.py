@@ -24,7 +24,7 @@ from symbody.errors import (
     SimulationError,
     SingularConstraintError,
 )
-from symbody.testing import random_model
+from symbody.testing import RandomModelOptions, random_model
 
 t = me.dynamicsymbols._t
 q1, q2, q3, u1, u2, u3 = me.dynamicsymbols("q1 q2 q3 u1 u2 u3")
@@ -266,7 +266,7 @@ def four_bar():
 @pytest.fixture(scope="module")
 def driven():
     """A random tree with one specified input r1(t)."""
-    rm = random_model(0, n_bodies=2, kind="tree", inputs=1)
+    rm = random_model(0, n_bodies=2, kind="tree", options=RandomModelOptions(inputs=1))
     eom = rm.to_eom()
     numeric = sb.compile(eom)
     return rm, eom, numeric, {k: rm.constants[k] for k in numeric.constants}

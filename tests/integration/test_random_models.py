@@ -20,7 +20,7 @@ from scipy.integrate import solve_ivp
 import symbody as sb
 from symbody import Solver
 from symbody.errors import InputError
-from symbody.testing import KINDS, RandomModel, random_model
+from symbody.testing import KINDS, RandomModel, RandomModelOptions, random_model
 from systems.random_oracle import (
     canonical_udot,
     evaluate,
@@ -142,7 +142,8 @@ def test_generator_is_reproducible_and_its_state_consistent(kind):
 
 
 def test_generator_options_and_bad_arguments():
-    rm = random_model(2, n_bodies=2, kind="tree", damping=True, inputs=2, **Q)
+    rm = random_model(2, n_bodies=2, kind="tree",
+                      options=RandomModelOptions(damping=True, inputs=2, **Q))
     assert not rm.conservative and len(rm.specifieds) == 2 and rm.nonconservative_loads
     assert random_model(2, n_bodies=2, kind="tree").conservative
     with pytest.raises(InputError, match="unknown kind 'loop'"):
@@ -150,12 +151,24 @@ def test_generator_options_and_bad_arguments():
     with pytest.raises(InputError, match="n_bodies"):
         random_model(0, n_bodies=0)
     with pytest.raises(InputError, match="constraints=5"):
-        random_model(0, kind="closed_loop", constraints=5)
+        random_model(0, kind="closed_loop", options=RandomModelOptions(constraints=5))
     with pytest.raises(InputError, match="unknown axes 'random'"):
-        random_model(0, axes="random")
-    assert random_model(3, kind="tree", axes="general").description != random_model(3, kind="tree").description
+        RandomModelOptions(axes="random")
+    general = random_model(3, kind="tree", options=RandomModelOptions(axes="general"))
+    assert general.description != random_model(3, kind="tree").description
     with pytest.raises(InputError, match="explicit_speeds=False"):
-        random_model(1, kind="tree", damping=True).lagranges_method()
+        random_model(1, kind="tree", options=RandomModelOptions(damping=True)).lagranges_method()
+
+
+def test_former_keywords_of_random_model_warn_and_build_the_same_model():
+    with pytest.warns(DeprecationWarning) as caught:
+        old = random_model(2, n_bodies=2, kind="tree", damping=True, inputs=2)
+    assert sorted(str(w.message).split("use ")[1] for w in caught) == [
+        "options=RandomModelOptions(damping=...)", "options=RandomModelOptions(inputs=...)"]
+    new = random_model(2, n_bodies=2, kind="tree",
+                       options=RandomModelOptions(damping=True, inputs=2))
+    assert old.description == new.description and old.state == new.state
+    assert old.energy == new.energy
 
 
 # ----------------------------------------------------------------------- Kane vs SymPy

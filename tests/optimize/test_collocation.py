@@ -13,7 +13,7 @@ from sympy.physics.vector import dynamicsymbols
 
 import symbody as sb
 from symbody.errors import InputError
-from symbody.optimize import OptimalControlProblem, examples, periodic
+from symbody.optimize import Cost, OptimalControlProblem, examples, periodic
 
 pytest.importorskip("cyipopt", reason="symbody[optimize] (cyipopt-wheels) is not installed")
 
@@ -70,8 +70,9 @@ def test_derivatives_constrained_free_time_and_parameters(transcription):
     known = {k: v for k, v in constants.items() if k != a}
     Tf = sm.Symbol("T_f")
     problem = OptimalControlProblem(
-        eom, num_nodes=6, duration=Tf, objective=F ** 2 + T ** 2 * sm.cos(t) + a * q2 ** 2,
-        mayer=q1.func(Tf) ** 2 * a + Tf ** 2, instance_constraints=[q1.func(0.0), q2.func(Tf) - a],
+        eom, num_nodes=6, duration=Tf,
+        objective=Cost(F ** 2 + T ** 2 * sm.cos(t) + a * q2 ** 2, mayer=q1.func(Tf) ** 2 * a + Tf ** 2),
+        instance_constraints=[q1.func(0.0), q2.func(Tf) - a],
         path_constraints={q1 * q2 + F: (-1.0, 1.0)}, known_parameters=known,
         transcription=transcription, bounds={Tf: (0.1, 5.0), a: (0.1, 1.0)})
     assert problem.unknown_parameters == (a,)
@@ -187,7 +188,7 @@ def test_minimum_time_double_integrator_free_duration_and_mayer():
     eom = sb.EquationsOfMotion([x], [v], kinematic=[x.diff(t) - v], dynamic=[v.diff(t) - F])
     Tf = sm.Symbol("T_f")
     problem = OptimalControlProblem(
-        eom, num_nodes=41, duration=Tf, mayer=Tf,
+        eom, num_nodes=41, duration=Tf, objective=Cost(mayer=Tf),
         instance_constraints=[x.func(0.0), v.func(0.0), x.func(Tf) - 1, v.func(Tf)],
         bounds={F: (-1, 1), Tf: (0.5, 5.0)}, transcription="hermite-simpson")
     res = problem.solve({Tf: 3.0, x: np.linspace(0, 1, 41), v: 0.3}, progress=False)
@@ -299,8 +300,7 @@ def test_simulation_as_initial_guess_and_saved_result(tmp_path):
     sim = sb.simulate(numeric, (0.0, 2.0), [0.0, -math.pi / 2 + 0.3, 0.0, 0.0],
                       dict(problem.known_parameters), specifieds={F: lambda tt: 2.0 * math.sin(3 * tt)},
                       t_eval=np.linspace(0, 2, 81))
-    from symbody.optimize.solve import initial_vector
-    w0 = initial_vector(problem, sim)
+    w0 = problem.initial_vector(sim)
     nodes = problem.nlp.node_points
     np.testing.assert_allclose(w0[problem.nlp.iX[nodes]][:, :2], sim.q[::2], atol=1e-12)
     assert sim.specified_values is not None          # the inputs the simulation used

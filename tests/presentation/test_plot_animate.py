@@ -221,7 +221,7 @@ def test_animate_3d_and_bad_drawings():
     with pytest.raises(sb.InputError, match="'B'"):
         sb.animate(traj, bad)
     with pytest.raises(sb.InputError, match="view"):
-        sb.animate(traj, drawing(), view="4d")
+        sb.animate(traj, drawing(), camera=sb.Camera(view="4d"))
 
 
 def test_animate_follows_a_long_path():
@@ -308,6 +308,27 @@ def test_save_gif(tmp_path):
         assert im.n_frames == 21
         assert im.info["duration"] == 100
         assert im.info.get("loop") == 0
+
+
+def test_gif_and_html_share_one_rendering_forgotten_with_the_animation(tmp_path, monkeypatch):
+    import gc
+
+    from symbody.presentation import export
+
+    anim = sb.animate(make_trajectory(tf=1.0, k=21), drawing(), fps=5)
+    renders = []
+    original = export.render_frames
+    monkeypatch.setattr(export, "render_frames", lambda a: renders.append(a) or original(a))
+    save_gif(anim, tmp_path / "a.gif")
+    save_html(anim, tmp_path / "a.html")
+    assert len(renders) == 1 and anim in export._PALETTE_FRAMES
+    gc.collect()
+    cached = len(export._PALETTE_FRAMES)
+    renders.clear()
+    del anim
+    plt.close("all")
+    gc.collect()
+    assert len(export._PALETTE_FRAMES) == cached - 1
 
 
 # ----------------------------------------------------------------------------- progress

@@ -182,8 +182,8 @@ def test_animation_labels_and_legend_inside_the_figure(name, figsize):
     numeric = sb.compile(model.eom)
     sol = sb.simulate(numeric, (0.0, 1.0), model.initial_state, model.constants,
                       t_eval=np.linspace(0.0, 1.0, 21))
-    anim = sb.animate(sol, model.drawing, figsize=figsize, title=f"{name}, a long title for the run",
-                      max_frames=5)
+    anim = sb.animate(sol, model.drawing, max_frames=5, figure=sb.FigureOptions(
+        title=f"{name}, a long title for the run", figsize=figsize))
     assert _outside(anim._fig) == []
     anim._draw_was_started = True       # built for inspection only
 
@@ -192,7 +192,8 @@ def test_plot_labels_inside_the_figure(snakeboard):
     model, numeric = snakeboard
     sol = sb.simulate(numeric, (0.0, 1.0), model.initial_state, model.constants)
     for figsize in (None, (5.0, 6.0)):
-        assert _outside(sb.plot(sol, numeric, energy=model.energy, figsize=figsize)) == []
+        assert _outside(sb.plot(sol, numeric, energy=model.energy,
+                                figure=sb.FigureOptions(figsize=figsize))) == []
 
 
 # ----------------------------------------------------------------------------- stability labels

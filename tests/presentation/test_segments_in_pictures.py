@@ -19,7 +19,8 @@ import sympy as sm  # noqa: E402
 import sympy.physics.mechanics as me  # noqa: E402
 
 import symbody as sb  # noqa: E402
-from symbody.presentation.animate import _resample, point_positions  # noqa: E402
+from symbody.presentation._trajectory_evaluation import resampled  # noqa: E402
+from symbody.presentation.animate import point_positions  # noqa: E402
 
 pytestmark = pytest.mark.filterwarnings("ignore:Animation was deleted without rendering")
 G, E = 9.81, 0.8
@@ -100,7 +101,7 @@ def test_animation_and_viewer_frames_follow_each_segment(ball):
     times = np.linspace(0.0, 3.0, 301)
     names, pos = point_positions(ball, drawing, times=times)
     np.testing.assert_allclose(pos[:, 0, 1], exact_height(times), atol=1e-9)
-    frames = _resample(ball, times)
+    frames = resampled(ball, times)
     assert np.all(np.diff(frames.u[:, 0])[np.abs(np.diff(frames.u[:, 0])) < 1] < 0)
     anim = sb.animate(ball, drawing, fps=50)
     np.testing.assert_allclose(anim.positions[:, 0, 1], exact_height(anim.times), atol=1e-9)

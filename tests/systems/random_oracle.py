@@ -15,7 +15,7 @@ import numpy as np
 import sympy as sm
 import sympy.physics.mechanics as me
 
-from symbody.testing import random_model
+from symbody.testing import RandomModelOptions, random_model
 
 t = me.dynamicsymbols._t
 
@@ -92,7 +92,7 @@ def relative_error(a, b) -> float:
 @functools.cache
 def model(seed: int, kind: str, n_bodies: int, **options):
     """A random model, built once per session (its frames and points are reused)."""
-    return random_model(seed, n_bodies=n_bodies, kind=kind, **options)
+    return random_model(seed, n_bodies=n_bodies, kind=kind, options=RandomModelOptions(**options))
 
 
 def model_from(case: tuple):
@@ -174,7 +174,7 @@ class ReferenceODE:
         rm = self.rm
         if not rm.q_dep:
             return 1.0
-        J = rm._numeric.fh_jacobian(dict(zip(self.q, x[:self.N])))
+        J = rm.holonomic_jacobian(dict(zip(self.q, x[:self.N])))
         return float(np.linalg.svd(J[:, len(rm.q_ind):], compute_uv=False)[-1] / np.linalg.norm(J))
 
     # ------------------------------------------------------------ linearization

@@ -231,80 +231,137 @@ def _binary(ops: list, outputs: list, nargs: int) -> StraightLineProgram:
        that at least :data:`PAIR_MIN_SHARED` such products share:
        ``S l_r l_s (sin_r sin_s + cos_r cos_s) -> S ((l_r sin_r)(l_s sin_s) + (l_r cos_r)(l_s cos_s))``,
        4 operations per mass-matrix entry of a chain instead of 6.
+
+    Pass 1 (:class:`_SumForest`) gives the factored form of every sum; the products to
+    distribute are planned by :func:`_distribution_plans`; pass 2 (:class:`_Emitter`)
+    writes the operations in one forward pass; :func:`_live` drops the unused ones.
     """
-    freq: dict = {}                      # how many products each value is a factor of
-    for kind, operands in ops:
-        if kind == "*":
-            for a in operands:
-                freq[a] = freq.get(a, 0) + 1
-    new: list = []
-    cons: dict = {}
-    new_freq: dict = {ref: c for ref, c in freq.items() if ref[0] != "t"}
+    factors = _Factors(ops)
+    forest = _SumForest(factors.key)
+    sum_tree = {i: forest.factored(factors.terms(operands))
+                for i, (kind, operands) in enumerate(ops) if kind == "+"}
+    plans = _distribution_plans(ops, outputs, factors)
+    emitter = _Emitter(factors.freq, forest.trees, forest.sums_holding())
+    for i, (kind, operands) in enumerate(ops):
+        emitter.define(i, kind, operands, sum_tree, plans)
+    return _live(emitter.new, [emitter.mapped(o) for o in outputs], nargs)
 
-    def emit(kind, operands):
-        key = (kind, *operands)
-        ref = cons.get(key)
-        if ref is None:
-            new.append((kind, list(operands)))
-            ref = ("t", len(new) - 1)
-            cons[key] = ref
-        return ref
 
-    def rank(ref):
-        return (-new_freq.get(ref, 0), ref)
+class _Factors:
+    """The factors of the original operations ``ops``; ``freq``: how many products each
+    value is a factor of (the most shared factors sort first, :meth:`key`)."""
 
-    def product(factors):
-        """The factors multiplied pairwise, most frequent first (shared prefixes recur)."""
-        ordered = sorted(factors, key=rank)
-        acc = ordered[0]
-        for f in ordered[1:]:
-            acc = emit("*", (acc, f))
-        return acc
+    __slots__ = ("ops", "freq")
 
-    def factor_key(ref):
-        return (-freq.get(ref, 0), ref)
+    def __init__(self, ops: list):
+        self.ops = ops
+        freq: dict = {}
+        for kind, operands in ops:
+            if kind == "*":
+                for a in operands:
+                    freq[a] = freq.get(a, 0) + 1
+        self.freq = freq
 
-    def factors_of(ref):
-        if ref[0] == "t" and ops[ref[1]][0] == "*":
-            return sorted(ops[ref[1]][1], key=factor_key)
+    def key(self, ref: tuple) -> tuple:
+        return (-self.freq.get(ref, 0), ref)
+
+    def of(self, ref: tuple) -> list:
+        """The factors of the value ``ref`` (itself unless it is a product), most shared first."""
+        if ref[0] == "t" and self.ops[ref[1]][0] == "*":
+            return sorted(self.ops[ref[1]][1], key=self.key)
         return [ref]
 
-    def is_small_sum(ref):
-        return ref[0] == "t" and ops[ref[1]][0] == "+" and len(ops[ref[1]][1]) == 2
+    def is_small_sum(self, ref: tuple) -> bool:
+        return ref[0] == "t" and self.ops[ref[1]][0] == "+" and len(self.ops[ref[1]][1]) == 2
 
-    def terms_of(operands):
+    def terms(self, operands: list) -> list[tuple]:
         """Each term of a sum as a tuple of factors; one 2-term sum factor distributed."""
         terms = []
         for a in operands:
-            fs = factors_of(a)
-            inner = [f for f in fs if is_small_sum(f)] if len(operands) > 1 else []
+            fs = self.of(a)
+            inner = [f for f in fs if self.is_small_sum(f)] if len(operands) > 1 else []
             if len(inner) == 1:
                 rest = list(fs)
                 rest.remove(inner[0])
-                for d in ops[inner[0][1]][1]:
-                    terms.append(tuple(sorted(rest + factors_of(d), key=factor_key)))
+                for d in self.ops[inner[0][1]][1]:
+                    terms.append(tuple(sorted(rest + self.of(d), key=self.key)))
             else:
                 terms.append(tuple(fs))
         return terms
 
-    # ---- pass 1: the factored form of every sum, as interned trees
-    #   ("leaf", factors) | ("mul", factor, tree id) | ("sum", (tree ids ...))
-    tree_ids: dict = {}
-    trees: list = []
-    in_sums: list[int] = []              # how many sums each tree is a term of
 
-    def intern(node):
-        tid = tree_ids.get(node)
+class _SumForest:
+    """The factored form of sums as interned trees (pass 1 of :func:`_binary`):
+    ``("leaf", factors) | ("mul", factor, tree id) | ("sum", (tree ids ...))``;
+    ``factor_key`` orders factors, most shared first."""
+
+    __slots__ = ("factor_key", "trees", "tree_ids")
+
+    def __init__(self, factor_key: Callable[[tuple], tuple]):
+        self.factor_key = factor_key
+        self.trees: list = []
+        self.tree_ids: dict = {}
+
+    def intern(self, node: tuple) -> int:
+        tid = self.tree_ids.get(node)
         if tid is None:
-            tid = len(trees)
-            tree_ids[node] = tid
-            trees.append(node)
-            in_sums.append(0)
+            tid = len(self.trees)
+            self.tree_ids[node] = tid
+            self.trees.append(node)
         return tid
 
-    def collect_one_level(terms):
+    def sums_holding(self) -> list[int]:
+        """How many sums each tree is a term of."""
+        in_sums = [0] * len(self.trees)
+        for node in self.trees:
+            if node[0] == "sum":
+                for c in set(node[1]):
+                    in_sums[c] += 1
+        return in_sums
+
+    def factored(self, terms: list) -> int:
+        """The id of a tree computing the sum of the products ``terms``."""
+        intern = self.intern
+        if len(terms) == 1:
+            return intern(("leaf", terms[0]))
+        if len(terms) > FACTOR_MAX_TERMS:
+            items = self.collect_one_level(terms)
+        else:
+            items = self.factor_greedily(terms)
+        if len(items) == 1:
+            return items[0]
+        return intern(("sum", tuple(items)))
+
+    def factor_greedily(self, terms: list) -> list[int]:
+        """The terms as trees, the factor common to the most of them taken out first."""
+        intern, factor_key = self.intern, self.factor_key
+        items = []
+        remaining = terms
+        while remaining:
+            counts: dict = {}
+            for fs in remaining:
+                for f in set(fs):
+                    counts[f] = counts.get(f, 0) + 1
+            best = min(counts, key=lambda f: (-counts[f], factor_key(f))) if counts else None
+            if best is None or counts[best] < 2:
+                items.extend(intern(("leaf", fs)) for fs in remaining)
+                break
+            taken, left = [], []
+            for fs in remaining:
+                if best in fs:
+                    rest = list(fs)
+                    rest.remove(best)
+                    taken.append(tuple(rest))
+                else:
+                    left.append(fs)
+            items.append(intern(("mul", best, self.factored(taken))))
+            remaining = left
+        return items
+
+    def collect_one_level(self, terms: list) -> list[int]:
         """a*b*m1 + a*b*m2 -> a*b*(m1 + m2): for each term, take out the factor whose
         removal leaves the most common rest (linear time, for very long sums)."""
+        intern = self.intern
         counts: dict = {}
         for fs in terms:
             for j in range(len(fs)):
@@ -331,52 +388,28 @@ def _binary(ops: list, outputs: list, nargs: int) -> StraightLineProgram:
             items.append(node)
         return items
 
-    def factored(terms):
-        """The id of a tree computing the sum of the products ``terms``."""
-        if len(terms) == 1:
-            return intern(("leaf", terms[0]))
-        if len(terms) > FACTOR_MAX_TERMS:
-            items = collect_one_level(terms)
-        else:
-            items = []
-            remaining = terms
-            while remaining:
-                counts: dict = {}
-                for fs in remaining:
-                    for f in set(fs):
-                        counts[f] = counts.get(f, 0) + 1
-                best = min(counts, key=lambda f: (-counts[f], factor_key(f))) if counts else None
-                if best is None or counts[best] < 2:
-                    items.extend(intern(("leaf", fs)) for fs in remaining)
-                    break
-                taken, left = [], []
-                for fs in remaining:
-                    if best in fs:
-                        rest = list(fs)
-                        rest.remove(best)
-                        taken.append(tuple(rest))
-                    else:
-                        left.append(fs)
-                items.append(intern(("mul", best, factored(taken))))
-                remaining = left
-        if len(items) == 1:
-            return items[0]
-        tid = intern(("sum", tuple(items)))
-        return tid
 
-    sum_tree: dict[int, int] = {}
-    for i, (kind, operands) in enumerate(ops):
-        if kind == "+":
-            sum_tree[i] = factored(terms_of(operands))
-    for node in trees:
-        if node[0] == "sum":
-            for c in set(node[1]):
-                in_sums[c] += 1
+def _distribution_plans(ops: list, outputs: list, factors: _Factors) -> dict[int, tuple]:
+    """Products with one 2-term sum among their factors, f (a b + c d), to distribute over it.
 
-    # ---- products with one 2-term sum among their factors, f (a b + c d): distributed
-    # over it when that lets factors pair with the sum's factors into products that many
-    # such terms share, e.g. a mass-matrix entry S l_r l_s (sin_r sin_s + cos_r cos_s) =
-    # S ((l_r sin_r)(l_s sin_s) + (l_r cos_r)(l_s cos_s)): 4 operations instead of 6
+    Distributed when that lets factors pair with the sum's factors into products that many
+    such terms share, e.g. a mass-matrix entry S l_r l_s (sin_r sin_s + cos_r cos_s) =
+    S ((l_r sin_r)(l_s sin_s) + (l_r cos_r)(l_s cos_s)): 4 operations instead of 6.
+    Returns {operation index: (common factors, [(pairs, left, unpaired) per term])}.
+    """
+    candidates, pair_count = _distribution_candidates(ops, outputs, factors)
+    plans: dict[int, tuple] = {}
+    for i, (rest, terms) in candidates.items():
+        plan = _distribution_plan(rest, terms, pair_count)
+        if plan is not None:
+            plans[i] = plan
+    return plans
+
+
+def _distribution_candidates(ops: list, outputs: list, factors: _Factors) -> tuple[dict, dict]:
+    """({operation index: (other factors, factors of each of the sum's two terms)},
+    {(f, g): how many candidate products have the pair f, g}) for the products with one
+    2-term sum among their factors that is used nowhere else."""
     users: dict = {}                     # how many operations (and outputs) use each value
     for _, operands in ops:
         for a in operands:
@@ -390,13 +423,13 @@ def _binary(ops: list, outputs: list, nargs: int) -> StraightLineProgram:
     for i, (kind, operands) in enumerate(ops):
         if kind != "*" or len(operands) < 2:
             continue
-        inner = [a for a in operands if is_small_sum(a)]
+        inner = [a for a in operands if factors.is_small_sum(a)]
         # a sum used elsewhere too is computed anyway: nothing to gain
         if len(inner) != 1 or users.get(inner[0][1], 0) != 1:
             continue
         rest = list(operands)
         rest.remove(inner[0])
-        terms = [factors_of(d) for d in ops[inner[0][1]][1]]
+        terms = [factors.of(d) for d in ops[inner[0][1]][1]]
         candidates[i] = (rest, terms)
         for T in terms:
             for f in set(rest):
@@ -405,90 +438,129 @@ def _binary(ops: list, outputs: list, nargs: int) -> StraightLineProgram:
                         continue
                     key = (f, g) if f <= g else (g, f)
                     pair_count[key] = pair_count.get(key, 0) + 1
+    return candidates, pair_count
 
-    def pairing(rest, T):
-        """Greedy pairs (f from rest, g from T) shared by at least PAIR_MIN_SHARED products."""
-        rest, T, pairs = list(rest), list(T), []
-        while rest and T:
-            best, best_c = None, PAIR_MIN_SHARED - 1
-            for f in rest:
-                for g in T:
-                    c = pair_count.get((f, g) if f <= g else (g, f), 0)
-                    if c > best_c:
-                        best, best_c = (f, g), c
-            if best is None:
-                break
-            pairs.append(best)
-            rest.remove(best[0])
-            T.remove(best[1])
-        return pairs, T
 
-    plans: dict[int, tuple] = {}
-    for i, (rest, terms) in candidates.items():
-        paired = [pairing(rest, T) for T in terms]
-        if not all(pairs for pairs, _ in paired):
-            continue
-        used = [[f for f, _ in pairs] for pairs, _ in paired]
-        common = list(rest)
-        for u in used:                       # factors of rest that no term pairs stay outside
-            for f in u:
-                if f in common:
-                    common.remove(f)
-        # operations: the shared pair products are counted as free
-        cost_new = len(common) + len(terms) - 1 + sum(
-            len(pairs) + len(left) + (len(rest) - len(common) - len(u)) - 1
-            for (pairs, left), u in zip(paired, used))
-        cost_old = len(rest) + len(terms) - 1 + sum(len(T) - 1 for T in terms)
-        if cost_new < cost_old:
-            plans[i] = (common, [(pairs, left, [f for f in rest if f not in common and f not in u])
-                                 for (pairs, left), u in zip(paired, used)])
+def _distribution_plan(rest: list, terms: list, pair_count: dict) -> tuple | None:
+    """The plan distributing ``rest`` over the sum of ``terms`` if it saves operations."""
+    paired = [_pairing(rest, T, pair_count) for T in terms]
+    if not all(pairs for pairs, _ in paired):
+        return None
+    used = [[f for f, _ in pairs] for pairs, _ in paired]
+    common = list(rest)
+    for u in used:                       # factors of rest that no term pairs stay outside
+        for f in u:
+            if f in common:
+                common.remove(f)
+    # operations: the shared pair products are counted as free
+    cost_new = len(common) + len(terms) - 1 + sum(
+        len(pairs) + len(left) + (len(rest) - len(common) - len(u)) - 1
+        for (pairs, left), u in zip(paired, used))
+    cost_old = len(rest) + len(terms) - 1 + sum(len(T) - 1 for T in terms)
+    if cost_new >= cost_old:
+        return None
+    return (common, [(pairs, left, [f for f in rest if f not in common and f not in u])
+                     for (pairs, left), u in zip(paired, used)])
 
-    # ---- pass 2: emit, in one forward pass (operands are defined before their users)
-    memo: dict = {}
-    emitted: dict[int, tuple] = {}
 
-    def distributed(plan):
+def _pairing(rest: list, T: list, pair_count: dict) -> tuple[list, list]:
+    """Greedy pairs (f from rest, g from T) shared by at least PAIR_MIN_SHARED products."""
+    rest, T, pairs = list(rest), list(T), []
+    while rest and T:
+        best, best_c = None, PAIR_MIN_SHARED - 1
+        for f in rest:
+            for g in T:
+                c = pair_count.get((f, g) if f <= g else (g, f), 0)
+                if c > best_c:
+                    best, best_c = (f, g), c
+        if best is None:
+            break
+        pairs.append(best)
+        rest.remove(best[0])
+        T.remove(best[1])
+    return pairs, T
+
+
+class _Emitter:
+    """Pass 2 of :func:`_binary`: the binary operations ``new``, hash-consed, written in
+    one forward pass over the original operations (operands are defined before their
+    users); ``memo[i]``: the value of original operation i."""
+
+    __slots__ = ("freq", "trees", "in_sums", "new", "cons", "new_freq", "memo", "emitted")
+
+    def __init__(self, freq: dict, trees: list, in_sums: list[int]):
+        self.freq, self.trees, self.in_sums = freq, trees, in_sums
+        self.new: list = []
+        self.cons: dict = {}
+        # how many products each new value is a factor of (orders the factors of products)
+        self.new_freq: dict = {ref: c for ref, c in freq.items() if ref[0] != "t"}
+        self.memo: dict = {}
+        self.emitted: dict[int, tuple] = {}
+
+    def define(self, i: int, kind: str, operands: list, sum_tree: dict, plans: dict) -> None:
+        """Write the original operation ``i``."""
+        if kind == "*":
+            plan = plans.get(i)
+            r = (self.distributed(plan) if plan is not None
+                 else self.product([self.mapped(a) for a in operands]))
+        elif kind == "+":
+            r = self.emit_tree(sum_tree[i])
+        else:
+            r = self.emit(kind, tuple(self.mapped(a) if isinstance(a, tuple) else a
+                                      for a in operands))
+        self.memo[i] = r
+        self.new_freq[r] = self.new_freq.get(r, 0) + self.freq.get(("t", i), 0)
+
+    def emit(self, kind: str, operands: tuple) -> tuple:
+        key = (kind, *operands)
+        ref = self.cons.get(key)
+        if ref is None:
+            self.new.append((kind, list(operands)))
+            ref = ("t", len(self.new) - 1)
+            self.cons[key] = ref
+        return ref
+
+    def product(self, factors: list) -> tuple:
+        """The factors multiplied pairwise, most frequent first (shared prefixes recur)."""
+        new_freq = self.new_freq
+        ordered = sorted(factors, key=lambda ref: (-new_freq.get(ref, 0), ref))
+        acc = ordered[0]
+        for f in ordered[1:]:
+            acc = self.emit("*", (acc, f))
+        return acc
+
+    def mapped(self, ref: tuple) -> tuple:
+        return self.memo[ref[1]] if ref[0] == "t" else ref
+
+    def distributed(self, plan: tuple) -> tuple:
         common, terms = plan
+        mapped, product = self.mapped, self.product
         refs = []
         for pairs, left, unpaired in terms:
             factors = [product([mapped(f), mapped(g)]) for f, g in pairs]
             refs.append(product(factors + [mapped(x) for x in left + unpaired]))
         acc = refs[0]
         for r in refs[1:]:
-            acc = emit("+", (acc, r))
+            acc = self.emit("+", (acc, r))
         return product([mapped(f) for f in common] + [acc]) if common else acc
 
-    def mapped(ref):
-        return memo[ref[1]] if ref[0] == "t" else ref
-
-    def emit_tree(tid):
-        ref = emitted.get(tid)
+    def emit_tree(self, tid: int) -> tuple:
+        ref = self.emitted.get(tid)
         if ref is not None:
             return ref
-        node = trees[tid]
+        node = self.trees[tid]
         if node[0] == "leaf":
-            ref = product([mapped(f) for f in node[1]]) if node[1] else ("c", "1.0")
+            ref = self.product([self.mapped(f) for f in node[1]]) if node[1] else ("c", "1.0")
         elif node[0] == "mul":
-            ref = product([mapped(node[1]), emit_tree(node[2])])
+            ref = self.product([self.mapped(node[1]), self.emit_tree(node[2])])
         else:
+            in_sums = self.in_sums
             order = sorted(node[1], key=lambda c: (-in_sums[c], c))
-            ref = emit_tree(order[0])
+            ref = self.emit_tree(order[0])
             for c in order[1:]:
-                ref = emit("+", (ref, emit_tree(c)))
-        emitted[tid] = ref
+                ref = self.emit("+", (ref, self.emit_tree(c)))
+        self.emitted[tid] = ref
         return ref
-
-    for i, (kind, operands) in enumerate(ops):
-        if kind == "*":
-            plan = plans.get(i)
-            r = distributed(plan) if plan is not None else product([mapped(a) for a in operands])
-        elif kind == "+":
-            r = emit_tree(sum_tree[i])
-        else:
-            r = emit(kind, tuple(mapped(a) if isinstance(a, tuple) else a for a in operands))
-        memo[i] = r
-        new_freq[r] = new_freq.get(r, 0) + freq.get(("t", i), 0)
-    return _live(new, [mapped(o) for o in outputs], nargs)
 
 
 def _live(ops: list, outputs: list, nargs: int) -> StraightLineProgram:

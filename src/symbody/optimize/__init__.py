@@ -1,15 +1,17 @@
 """Trajectory optimization by direct collocation on symbody models.
 
 :class:`OptimalControlProblem` states the problem with the model's own symbols (costs,
-instance and path constraints as SymPy expressions, bounds); the dynamics, kinematic equations
+instance and path constraints as SymPy expressions, bounds; :class:`Cost` for a Mayer term,
+:class:`Collocation` for the transcription's options); the dynamics, kinematic equations
 and constraints are stacked automatically; exact sparse Jacobians and Hessians come from the
 symbolic differentiation of one block per kind of constraint, compiled once and evaluated for
 all nodes in one call; IPOPT (``pip install symbody[optimize]``) solves the NLP and the result
 is a :class:`~symbody.Trajectory`.
 """
 
-from .problem import TRANSCRIPTIONS, OptimalControlProblem, periodic
+from .problem import OptimalControlProblem
 from .solve import IPOPT_STATUS, OptimalControlResult, OptimizationDependencyError
+from .statement import TRANSCRIPTIONS, Collocation, Cost, periodic
 
 __all__ = ["OptimalControlProblem", "OptimalControlResult", "OptimizationDependencyError",
-           "TRANSCRIPTIONS", "IPOPT_STATUS", "periodic"]
+           "TRANSCRIPTIONS", "IPOPT_STATUS", "periodic", "Collocation", "Cost"]

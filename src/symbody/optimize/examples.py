@@ -7,6 +7,7 @@ computed optima are checked in the tests, not stored here.
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass, replace
 from typing import Any
 
 import numpy as np
@@ -14,13 +15,41 @@ import sympy as sm
 from sympy.physics.vector import dynamicsymbols
 
 from ..compat.sympy import TIME
+from ..deprecation import moved_keywords
 from ..formulation import EquationsOfMotion
 from .problem import OptimalControlProblem
+from .statement import Collocation
 
 __all__ = ["pendulum_swing_up", "cart_pole_swing_up", "pendulum_equations", "n_link_cart_swing_up",
-           "sleigh_equations", "sleigh_parking", "arm_reaching"]
+           "sleigh_equations", "sleigh_parking", "arm_reaching", "SwingUp"]
 
 _t = TIME
+
+#: the options of Collocation that the examples also take as keywords of their own
+_COLLOCATION_OPTIONS = ("quadrature", "hessian", "backend", "cache")
+
+
+def _collocation(transcription: str | Collocation, kwargs: dict) -> Collocation:
+    """The example's transcription with the Collocation options found in ``kwargs`` (taken
+    out of it): ``pendulum_swing_up(hessian="limited-memory")``."""
+    options = {k: kwargs.pop(k) for k in _COLLOCATION_OPTIONS if k in kwargs}
+    if isinstance(transcription, Collocation):
+        return replace(transcription, **options)
+    return Collocation(transcription, **options)
+
+
+@dataclass(frozen=True)
+class SwingUp:
+    """The task and the cart-pole of :func:`n_link_cart_swing_up`: the cart moves
+    ``distance`` (m), abs(F) <= ``force_limit`` (N), abs(q0) <= ``track`` (m); ``cart_mass``,
+    ``pole_mass`` (kg) and ``pole_length`` (m), shared equally by the n links."""
+
+    distance: float = 1.0
+    force_limit: float = 20.0
+    track: float = 2.0
+    cart_mass: float = 1.0
+    pole_mass: float = 0.3
+    pole_length: float = 0.5
 
 
 def pendulum_equations() -> tuple[EquationsOfMotion, dict]:
@@ -33,10 +62,14 @@ def pendulum_equations() -> tuple[EquationsOfMotion, dict]:
     return eom, {I: 1.0, m: 1.0, g: 9.81, d: 1.0}
 
 
-def pendulum_swing_up(transcription: str = "backward-euler", num_nodes: int = 501,
+def pendulum_swing_up(transcription: str | Collocation = "backward-euler", num_nodes: int = 501,
                       duration: float = 10.0, **kwargs) -> tuple[OptimalControlProblem, dict]:
     """opty's gallery problem "fixed duration pendulum swing up": from hanging (θ = 0) at rest
     to upright (θ = π) at rest in 10 s, abs(T) <= 2 N m, minimizing ∫ T² dt.
+
+    In every example ``transcription`` is a method's name or a :class:`Collocation`, and
+    ``quadrature=``, ``hessian=``, ``backend=``, ``cache=`` set those options of it; other
+    keywords go to :class:`OptimalControlProblem`.
 
     The initial guess: hanging at rest, no torque (all zeros).  (θ rising linearly from 0 to
     π is a worse start: IPOPT ends at a point of locally minimal infeasibility from it.)
@@ -49,24 +82,30 @@ def pendulum_swing_up(transcription: str = "backward-euler", num_nodes: int = 50
         eom, num_nodes=num_nodes, duration=duration, objective=T ** 2,
         instance_constraints=[theta.func(0.0), theta.func(duration) - math.pi,
                               omega.func(0.0), omega.func(duration)],
-        bounds={T: (-2.0, 2.0)}, known_parameters=constants, transcription=transcription, **kwargs)
+        bounds={T: (-2.0, 2.0)}, known_parameters=constants,
+        transcription=_collocation(transcription, kwargs), **kwargs)
     guess = {theta: 0.0, omega: 0.0, T: 0.0}
     return problem, guess
 
 
-def n_link_cart_swing_up(n: int = 1, transcription: str = "midpoint", num_nodes: int = 101,
-                         duration: float = 2.0, distance: float = 1.0, force_limit: float = 20.0,
-                         track: float = 2.0, cart_mass: float = 1.0, pole_mass: float = 0.3,
-                         pole_length: float = 0.5, **kwargs) -> tuple[OptimalControlProblem, dict]:
+@moved_keywords("n_link_cart_swing_up", {"task": (SwingUp, ("distance", "force_limit", "track",
+                                                                "cart_mass", "pole_mass",
+                                                                "pole_length"))})
+def n_link_cart_swing_up(n: int = 1, transcription: str | Collocation = "midpoint",
+                         num_nodes: int = 101, duration: float = 2.0, task: SwingUp | None = None,
+                         **kwargs) -> tuple[OptimalControlProblem, dict]:
     """Swing-up of the n-link pendulum on a cart (:func:`symbody.models.n_link_pendulum_on_cart`
     with the force F(t)) from hanging (q_i = -π/2) to upright (q_i = π/2), the cart moving
-    ``distance``, at rest at both ends, abs(F) <= ``force_limit``, abs(q0) <= ``track``, minimizing
-    ∫ F² dt.  With n = 1 and the defaults this is Kelly's (2017) cart-pole swing-up: cart
-    1 kg, pole 0.3 kg at 0.5 m, 2 s, 1 m, 20 N.  With n links each has length
-    ``pole_length / n`` and a bob of ``pole_mass / n``.
+    ``task.distance``, at rest at both ends, abs(F) <= ``task.force_limit``, abs(q0) <=
+    ``task.track``, minimizing ∫ F² dt (:class:`SwingUp`; its fields as keywords warn).  With
+    n = 1 and the defaults this is Kelly's (2017) cart-pole swing-up: cart 1 kg, pole 0.3 kg
+    at 0.5 m, 2 s, 1 m, 20 N.  With n links each has length ``pole_length / n`` and a bob of
+    ``pole_mass / n``.
 
     The initial guess: all coordinates linear in time between the end conditions.
     """
+    task = task or SwingUp()
+    distance = task.distance
     from ..models import n_link_pendulum_on_cart
     model = n_link_pendulum_on_cart(n, force=True)
     eom = model.eom
@@ -75,18 +114,19 @@ def n_link_cart_swing_up(n: int = 1, transcription: str = "midpoint", num_nodes:
     m = sm.symbols(f"m:{n + 1}")
     l = sm.symbols(f"l:{n}")
     g = sm.Symbol("g")
-    constants = {g: 9.81, m[0]: cart_mass}
+    constants = {g: 9.81, m[0]: task.cart_mass}
     for i in range(n):
-        constants[m[i + 1]] = pole_mass / n
-        constants[l[i]] = pole_length / n
+        constants[m[i + 1]] = task.pole_mass / n
+        constants[l[i]] = task.pole_length / n
     inst = [q[0].func(0.0), q[0].func(duration) - distance]
     inst += [qi.func(0.0) + math.pi / 2 for qi in q[1:]]
     inst += [qi.func(duration) - math.pi / 2 for qi in q[1:]]
     inst += [ui.func(0.0) for ui in u] + [ui.func(duration) for ui in u]
     problem = OptimalControlProblem(
         model, num_nodes=num_nodes, duration=duration, objective=F ** 2,
-        instance_constraints=inst, bounds={F: (-force_limit, force_limit), q[0]: (-track, track)},
-        known_parameters=constants, transcription=transcription, **kwargs)
+        instance_constraints=inst,
+        bounds={F: (-task.force_limit, task.force_limit), q[0]: (-task.track, task.track)},
+        known_parameters=constants, transcription=_collocation(transcription, kwargs), **kwargs)
     tt = np.linspace(0.0, 1.0, num_nodes)
     guess = {q[0]: distance * tt}
     for qi in q[1:]:
@@ -94,7 +134,7 @@ def n_link_cart_swing_up(n: int = 1, transcription: str = "midpoint", num_nodes:
     return problem, guess
 
 
-def cart_pole_swing_up(transcription: str = "midpoint", num_nodes: int = 101,
+def cart_pole_swing_up(transcription: str | Collocation = "midpoint", num_nodes: int = 101,
                        quadrature: str = "rectangle", **kwargs) -> tuple[OptimalControlProblem, dict]:
     """Kelly's (2017) cart-pole swing-up: :func:`n_link_cart_swing_up` with n = 1.
 
@@ -139,7 +179,7 @@ def sleigh_equations() -> tuple[Any, dict]:
     return km.to_eom(name="driven Chaplygin sleigh"), {m: 1.0, I: 0.1, a: 0.3}
 
 
-def sleigh_parking(transcription: str = "hermite-simpson", num_nodes: int = 51,
+def sleigh_parking(transcription: str | Collocation = "hermite-simpson", num_nodes: int = 51,
                    duration: float = 4.0, offset: float = 0.5,
                    **kwargs) -> tuple[OptimalControlProblem, dict]:
     """Parallel parking of the driven Chaplygin sleigh: from rest at the origin heading along x
@@ -157,15 +197,15 @@ def sleigh_parking(transcription: str = "hermite-simpson", num_nodes: int = 51,
     inst += [ui.func(0.0) for ui in u] + [ui.func(duration) for ui in u]
     problem = OptimalControlProblem(eom, num_nodes=num_nodes, duration=duration,
                                     objective=F ** 2 + T ** 2, instance_constraints=inst,
-                                    known_parameters=constants, transcription=transcription,
-                                    **kwargs)
+                                    known_parameters=constants,
+                                    transcription=_collocation(transcription, kwargs), **kwargs)
     s = np.linspace(0.0, 1.0, num_nodes)
     guess = {q1: 0.3 * np.sin(2 * np.pi * s), q2: offset * (s - np.sin(2 * np.pi * s) / (2 * np.pi)),
              q3: 0.5 * np.sin(2 * np.pi * s)}
     return problem, guess
 
 
-def arm_reaching(transcription: str = "hermite-simpson", num_nodes: int = 51,
+def arm_reaching(transcription: str | Collocation = "hermite-simpson", num_nodes: int = 51,
                  duration: float = 1.0, target_deg: float = 120.0,
                  **kwargs) -> tuple[OptimalControlProblem, dict]:
     """Elbow flexion with the musculoskeletal arm (:func:`symbody.models.musculoskeletal_arm`:
@@ -192,7 +232,7 @@ def arm_reaching(transcription: str = "hermite-simpson", num_nodes: int = 51,
         instance_constraints=inst,
         bounds={e_b: (0.0, 1.0), e_t: (0.0, 1.0), a_b: (0.0, 1.0), a_t: (0.0, 1.0),
                 q: (0.0, math.radians(150.0))},
-        transcription=transcription, **kwargs)
+        transcription=_collocation(transcription, kwargs), **kwargs)
     s = np.linspace(0.0, 1.0, num_nodes)
     guess = {q: q0 + (q1 - q0) * s, a_b: 0.2, a_t: 0.2, e_b: 0.2, e_t: 0.2}
     return problem, guess

@@ -15,7 +15,8 @@ from ..progress import as_progress
 
 if TYPE_CHECKING:
     from ..analysis.trajectory import Trajectory
-    from .problem import OptimalControlProblem
+    from .statement import ProblemStatement
+    from .transcription import NLP
 
 __all__ = ["OptimalControlResult", "solve_nlp", "IPOPT_STATUS"]
 
@@ -95,10 +96,10 @@ def _import_cyipopt():
     return cyipopt
 
 
-def initial_vector(problem: OptimalControlProblem, guess: Any) -> np.ndarray:
-    """The NLP vector from an initial guess (see :meth:`OptimalControlProblem.solve`)."""
+def initial_vector(problem: ProblemStatement, nlp: NLP, guess: Any) -> np.ndarray:
+    """The vector (n,) of ``nlp``, the transcription of ``problem``, from an initial guess
+    (see :meth:`~.problem.OptimalControlProblem.solve`)."""
     from ..analysis.trajectory import Trajectory
-    nlp = problem.nlp
     n = nlp.n
     if guess is None:
         w = np.zeros(n)
@@ -175,13 +176,12 @@ def initial_vector(problem: OptimalControlProblem, guess: Any) -> np.ndarray:
     return np.clip(w, nlp.lb, nlp.ub)
 
 
-def solve_nlp(problem: OptimalControlProblem, initial_guess: Any = None, *, progress: Any = None,
-              print_level: int = 0, max_iter: int = 3000, tol: float = 1e-8,
+def solve_nlp(problem: ProblemStatement, nlp: NLP, initial_guess: Any = None, *,
+              progress: Any = None, print_level: int = 0, max_iter: int = 3000, tol: float = 1e-8,
               options: Mapping | None = None) -> OptimalControlResult:
-    """Run IPOPT on ``problem.nlp`` from ``initial_guess``."""
+    """Run IPOPT on ``nlp``, the transcription of ``problem``, from ``initial_guess``."""
     cyipopt = _import_cyipopt()
-    nlp = problem.nlp
-    w0 = initial_vector(problem, initial_guess)
+    w0 = initial_vector(problem, nlp, initial_guess)
     bar = as_progress(progress, "IPOPT", total=float(max_iter))
     history: list = []
 
@@ -195,8 +195,11 @@ def solve_nlp(problem: OptimalControlProblem, initial_guess: Any = None, *, prog
         hessian = staticmethod(nlp.hessian)
 
         @staticmethod
-        def intermediate(alg_mod, iter_count, obj_value, inf_pr, inf_du, mu, d_norm,
-                         regularization_size, alpha_du, alpha_pr, ls_trials):
+        def intermediate(*stats: Any) -> bool:
+            # cyipopt passes IPOPT's 11 iteration statistics positionally: alg_mod, iter_count,
+            # obj_value, inf_pr, inf_du, mu, d_norm, regularization_size, alpha_du, alpha_pr,
+            # ls_trials
+            _, iter_count, obj_value, inf_pr, inf_du = stats[:5]
             history.append((iter_count, obj_value, inf_pr, inf_du))
             bar.set(iter_count, f"it {iter_count}: objective {obj_value:.6g}, "
                                 f"infeasibility {inf_pr:.2e}")
@@ -222,15 +225,18 @@ def solve_nlp(problem: OptimalControlProblem, initial_guess: Any = None, *, prog
     c = nlp.constraints(w)
     viol = float(np.max(np.maximum(nlp.cl - c, c - nlp.cu), initial=0.0))
     iterations = history[-1][0] if history else 0
-    return _result(problem, w, float(info["obj_val"]), status, message, iterations, solve_time,
-                   viol, {"history": history, "ipopt": info})
+    run = dict(objective=float(info["obj_val"]), status=status, message=message,
+               iterations=int(iterations), solve_time=solve_time, constraint_violation=viol,
+               info={"history": history, "ipopt": info})
+    return _result(problem, nlp, w, run)
 
 
-def _result(problem: OptimalControlProblem, w: np.ndarray, objective: float, status: int,
-            message: str, iterations: int, solve_time: float, viol: float,
-            info: dict) -> OptimalControlResult:
+def _result(problem: ProblemStatement, nlp: NLP, w: np.ndarray, run: dict) -> OptimalControlResult:
+    """The result of the IPOPT run ``run`` (the fields of :class:`OptimalControlResult` but the
+    trajectory, parameters, duration, ``w`` and inputs) that ended at ``w``."""
     from ..analysis.trajectory import ModelInfo, RunReport, SampleArrays, Trajectory
-    nlp, mdl = problem.nlp, problem.nlp.model
+    mdl = nlp.model
+    status, message = run["status"], run["message"]
     nodes = nlp.node_points
     X = w[nlp.iX[nodes]]
     Rv = w[nlp.iR[nodes]]
@@ -262,9 +268,7 @@ def _result(problem: OptimalControlProblem, w: np.ndarray, objective: float, sta
                   specifieds=problem.specifieds),
         RunReport(status=0 if status in (0, 1) else -1, message=message,
                   constraints="collocation", method=f"collocation ({problem.transcription})",
-                  wall_time=solve_time))
-    return OptimalControlResult(trajectory=traj, objective=objective, parameters=params,
-                                duration=float(T), status=status, message=message,
-                                iterations=int(iterations), solve_time=solve_time, w=w,
-                                constraint_violation=viol, inputs=Rv, info=info)
+                  wall_time=run["solve_time"]))
+    return OptimalControlResult(trajectory=traj, parameters=params, duration=float(T), w=w,
+                                inputs=Rv, **run)
 

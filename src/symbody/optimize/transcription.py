@@ -48,7 +48,7 @@ from ..errors import InputError
 from .derivatives import BlockDerivatives, BlockPlacement
 
 if TYPE_CHECKING:
-    from .problem import OptimalControlProblem
+    from .statement import ProblemStatement
 
 __all__ = ["NLP", "build_transcription"]
 
@@ -158,7 +158,7 @@ class NLP:
 class _Model:
     """The model's blocks Φ and G in placeholder symbols (symengine)."""
 
-    def __init__(self, problem: OptimalControlProblem) -> None:
+    def __init__(self, problem: ProblemStatement) -> None:
         eom = problem.eom
         q, u = list(eom.q), list(eom.u)
         xe = list(problem.extra_states)
@@ -262,101 +262,148 @@ def _to_se(exprs: list, mapping: dict) -> list:
     return out
 
 
-def build_transcription(problem: OptimalControlProblem, backend: str = "auto",
-                        cache: bool = True) -> NLP:
-    """Lay out the unknowns, build and compile the blocks; returns the :class:`NLP`."""
-    mdl = _Model(problem)
-    ph = mdl.ph
-    Nn = problem.num_nodes
-    tr = problem.transcription
-    hs = tr == "hermite-simpson"
-    nx, s, nD, mm, npar = mdl.nx, mdl.s, mdl.nD, mdl.mm, mdl.np
-    nlp = NLP()
-    nlp.model = mdl
-    nlp.reset_bounds()
-    hess = problem.hessian == "exact"
+def build_transcription(problem: ProblemStatement) -> NLP:
+    """Lay out the unknowns, build and compile the blocks; returns the :class:`NLP`.
 
-    # ---- layout
-    P = 2 * Nn - 1 if hs else Nn
-    width = nx + s + ((nD + 2 * mm) if hs else 0)
-    base = np.arange(P * width, dtype=np.intp).reshape(P, width)
-    iX, iR = base[:, :nx], base[:, nx:nx + s]
-    pos = P * width
-    if hs:
-        iV = base[:, nx + s:nx + s + nD]
-        iA = base[:, nx + s + nD:nx + s + nD + mm]
-        iL = base[:, nx + s + nD + mm:]
+    The blocks, in the order of their rows: the dynamics (Φ at the points, with the
+    Hermite–Simpson defects, or per interval), the configuration/velocity constraints ``G``
+    and the path constraints at the points, the instance constraints; the objective's
+    blocks: the Lagrange term (:meth:`_Transcriber.lagrange_term`) and the Mayer term.
+    """
+    build = _Transcriber(problem)
+    build.layout()
+    build.unknown_bounds()
+    if build.hs:
+        build.hermite_simpson_dynamics()
     else:
-        C = Nn - 1
-        colloc = pos + np.arange(C * 2 * mm, dtype=np.intp).reshape(C, 2 * mm)
-        iV = np.zeros((0, nD), np.intp)
-        iA, iL = colloc[:, :mm], colloc[:, mm:]
-        pos += C * 2 * mm
-    ip = pos + np.arange(npar, dtype=np.intp)
-    pos += npar
-    free_time = problem.duration_symbol is not None
-    if free_time:
-        ih = pos
-        pos += 1
-    n = pos
-    if not free_time:
-        ih = n                   # the fixed interval lives after w in the extended vector
-    nlp.n = n
-    nlp.w_ext = np.zeros(n + 1)
-    h_fixed = (problem.duration / (Nn - 1)) if not free_time else 0.0
-    nlp.w_ext[n] = h_fixed
-    nlp.layout = dict(P=P, iX=iX, iR=iR, iV=iV, iA=iA, iL=iL, ip=ip, ih=ih, free_time=free_time,
-                      hs=hs)
-    nlp.iX, nlp.iR, nlp.iV, nlp.iA, nlp.iL, nlp.ip, nlp.ih = iX, iR, iV, iA, iL, ip, ih
-    node_points = np.arange(0, P, 2) if hs else np.arange(Nn)
-    nlp.node_points = node_points
+        build.interval_dynamics()
+    build.pointwise_constraints()
+    build.lagrange_term()
+    build.instance_terms()
+    build.nlp.finish()
+    return build.nlp
 
-    # ---- bounds on the unknowns
-    lb, ub = np.full(n, -_INF), np.full(n, _INF)
-    states = list(problem.states)
-    for k, (lo, hi) in problem.bounds.items():
-        if k in states:
-            j = states.index(k)
-            lb[iX[:, j]], ub[iX[:, j]] = lo, hi
-        elif k in problem.specifieds:
-            j = problem.specifieds.index(k)
-            lb[iR[:, j]], ub[iR[:, j]] = lo, hi
-        elif k in problem.unknown_parameters:
-            j = problem.unknown_parameters.index(k)
-            lb[ip[j]], ub[ip[j]] = lo, hi
-    if free_time:
-        lo, hi = problem.bounds.get(problem.duration_symbol, (0.0, _INF))
-        lb[ih] = max(lo, 0.0) / (Nn - 1) if lo > 0 else 1e-9
-        ub[ih] = hi / (Nn - 1) if hi < _INF else _INF
-    nlp.lb, nlp.ub = lb, ub
 
-    t0 = problem.t0
-    backend_kw = dict(backend=backend, cache=cache, hessian=hess)
-    Pv, Hv = _syms("p", npar), se.Symbol("h")
-    kappa = se.Symbol("kappa")
+class _Transcriber:
+    """The steps of :func:`build_transcription`, sharing the layout of the unknowns and the
+    symbols of the blocks: ``P`` unknowns of each parameter, ``H`` the interval h, ``kappa``
+    the point's index (time ``t0 + kappa h``)."""
 
-    def common(mapping):
-        mapping.update(zip(ph["P"], Pv))
-        mapping[ph["T"]] = t0 + kappa * Hv
+    def __init__(self, problem: ProblemStatement) -> None:
+        self.problem = problem
+        self.mdl = _Model(problem)
+        self.ph = self.mdl.ph
+        self.tr = problem.transcription
+        self.hs = self.tr == "hermite-simpson"
+        self.nlp = NLP()
+        self.nlp.model = self.mdl
+        self.nlp.reset_bounds()
+        collocation = problem.collocation
+        self.backend_kw = dict(backend=collocation.backend, cache=collocation.cache,
+                               hessian=problem.hessian == "exact")
+        self.Pv, self.Hv = _syms("p", self.mdl.np), se.Symbol("h")
+        self.kappa = se.Symbol("kappa")
+
+    def common(self, mapping: dict) -> dict:
+        """``mapping`` with the parameters and the time ``t0 + kappa h`` of a point."""
+        mapping.update(zip(self.ph["P"], self.Pv))
+        mapping[self.ph["T"]] = self.problem.t0 + self.kappa * self.Hv
         return mapping
 
-    cols_PH = list(ip) + [ih]
+    def add(self, name: str, variables: list, params: list, exprs: list, idx: np.ndarray,
+            values: np.ndarray, bounds: tuple = (0.0, 0.0)) -> BlockPlacement:
+        """A block of constraint rows ``exprs`` in ``variables`` (columns ``idx`` of w, one row
+        of idx per instance) and ``params`` (their ``values``), between ``bounds``."""
+        blk = BlockDerivatives(name, variables, params, exprs, **self.backend_kw)
+        placement = BlockPlacement(blk, idx, values, None, self.nlp.n)
+        self.nlp.add_constraints(placement, *bounds)
+        return placement
+
+    def add_objective(self, name: str, variables: list, params: list, exprs: list,
+                      idx: np.ndarray, values: np.ndarray) -> None:
+        blk = BlockDerivatives(name, variables, params, exprs, **self.backend_kw)
+        self.nlp.objective_blocks.append(BlockPlacement(blk, idx, values, None, self.nlp.n))
+
+    # ---- layout
+    def layout(self) -> None:
+        """The columns of the unknowns: ``iX`` (P, nx), ``iR`` (P, s), ``iV``, ``iA``, ``iL``,
+        ``ip``, ``ih`` (the interval; ``n``, after w in the extended vector, when fixed)."""
+        problem, mdl, nlp, hs = self.problem, self.mdl, self.nlp, self.hs
+        Nn = problem.num_nodes
+        nx, s, nD, mm, npar = mdl.nx, mdl.s, mdl.nD, mdl.mm, mdl.np
+        P = 2 * Nn - 1 if hs else Nn
+        width = nx + s + ((nD + 2 * mm) if hs else 0)
+        base = np.arange(P * width, dtype=np.intp).reshape(P, width)
+        iX, iR = base[:, :nx], base[:, nx:nx + s]
+        pos = P * width
+        if hs:
+            iV = base[:, nx + s:nx + s + nD]
+            iA = base[:, nx + s + nD:nx + s + nD + mm]
+            iL = base[:, nx + s + nD + mm:]
+        else:
+            C = Nn - 1
+            colloc = pos + np.arange(C * 2 * mm, dtype=np.intp).reshape(C, 2 * mm)
+            iV = np.zeros((0, nD), np.intp)
+            iA, iL = colloc[:, :mm], colloc[:, mm:]
+            pos += C * 2 * mm
+        ip = pos + np.arange(npar, dtype=np.intp)
+        pos += npar
+        free_time = problem.duration_symbol is not None
+        if free_time:
+            ih = pos
+            pos += 1
+        n = pos
+        if not free_time:
+            ih = n                   # the fixed interval lives after w in the extended vector
+        nlp.n = n
+        nlp.w_ext = np.zeros(n + 1)
+        h_fixed = (problem.duration / (Nn - 1)) if not free_time else 0.0
+        nlp.w_ext[n] = h_fixed
+        nlp.layout = dict(P=P, iX=iX, iR=iR, iV=iV, iA=iA, iL=iL, ip=ip, ih=ih,
+                          free_time=free_time, hs=hs)
+        nlp.iX, nlp.iR, nlp.iV, nlp.iA, nlp.iL, nlp.ip, nlp.ih = iX, iR, iV, iA, iL, ip, ih
+        nlp.node_points = np.arange(0, P, 2) if hs else np.arange(Nn)
+        self.P = P
+        self.cols_PH = list(ip) + [ih]
+
+    def unknown_bounds(self) -> None:
+        """``lb``, ``ub`` of the unknowns from the problem's bounds."""
+        problem, nlp = self.problem, self.nlp
+        Nn, n = problem.num_nodes, nlp.n
+        lb, ub = np.full(n, -_INF), np.full(n, _INF)
+        states = list(problem.states)
+        for k, (lo, hi) in problem.bounds.items():
+            if k in states:
+                j = states.index(k)
+                lb[nlp.iX[:, j]], ub[nlp.iX[:, j]] = lo, hi
+            elif k in problem.specifieds:
+                j = problem.specifieds.index(k)
+                lb[nlp.iR[:, j]], ub[nlp.iR[:, j]] = lo, hi
+            elif k in problem.unknown_parameters:
+                j = problem.unknown_parameters.index(k)
+                lb[nlp.ip[j]], ub[nlp.ip[j]] = lo, hi
+        if problem.duration_symbol is not None:
+            lo, hi = problem.bounds.get(problem.duration_symbol, (0.0, _INF))
+            lb[nlp.ih] = max(lo, 0.0) / (Nn - 1) if lo > 0 else 1e-9
+            ub[nlp.ih] = hi / (Nn - 1) if hi < _INF else _INF
+        nlp.lb, nlp.ub = lb, ub
 
     # ---- the dynamics
-    if hs:
+    def hermite_simpson_dynamics(self) -> None:
+        """Φ = 0 at every point (nodes and midpoints) and the defects of each interval."""
+        mdl, ph, nlp, P = self.mdl, self.ph, self.nlp, self.P
+        nx, s, nD, mm = mdl.nx, mdl.s, mdl.nD, mdl.mm
+        Nn, Hv = self.problem.num_nodes, self.Hv
         Xv, Rv, Vv = _syms("x", nx), _syms("r", s), _syms("v", nD)
         Av, Lv = _syms("a", mm), _syms("l", mm)
-        mp = common({})
-        mp.update(zip(ph["X"], Xv))
-        mp.update(zip(ph["R"], Rv))
-        mp.update(zip(ph["V"], Vv))
-        mp.update(zip(ph["A"], Av))
-        mp.update(zip(ph["L"], Lv))
-        vars_pt = Xv + Rv + Vv + Av + Lv + Pv + [Hv]
-        idx_pt = np.hstack([iX, iR, iV, iA, iL, np.tile(cols_PH, (P, 1))])
+        mp = self.common({})
+        for key, values in (("X", Xv), ("R", Rv), ("V", Vv), ("A", Av), ("L", Lv)):
+            mp.update(zip(ph[key], values))
+        vars_pt = Xv + Rv + Vv + Av + Lv + self.Pv + [Hv]
+        idx_pt = np.hstack([nlp.iX, nlp.iR, nlp.iV, nlp.iA, nlp.iL,
+                            np.tile(self.cols_PH, (P, 1))])
         kap_pt = (np.arange(P) / 2.0)[:, None]
-        blk = BlockDerivatives("collocation_point", vars_pt, [kappa], _to_se(mdl.phi, mp), **backend_kw)
-        nlp.add_constraints(BlockPlacement(blk, idx_pt, kap_pt, None, n))
+        self.add("collocation_point", vars_pt, [self.kappa], _to_se(mdl.phi, mp), idx_pt, kap_pt)
         # defects
         Dk, Dc, D1 = _syms("dk", nD), _syms("dc", nD), _syms("dn", nD)
         Vk, Vc, V1 = _syms("vk", nD), _syms("vc", nD), _syms("vn", nD)
@@ -364,17 +411,23 @@ def build_transcription(problem: OptimalControlProblem, backend: str = "auto",
         out += [D1[i] - Dk[i] - Hv / 6 * (Vk[i] + 4 * Vc[i] + V1[i]) for i in range(nD)]
         Dcols = np.array(mdl.D, dtype=np.intp)
         k0, kc, k1 = np.arange(0, P - 1, 2), np.arange(1, P, 2), np.arange(2, P, 2)
+        iX, iV = nlp.iX, nlp.iV
         idx_def = np.hstack([iX[k0][:, Dcols], iX[kc][:, Dcols], iX[k1][:, Dcols],
-                             iV[k0], iV[kc], iV[k1], np.full((Nn - 1, 1), ih)])
-        blk = BlockDerivatives("hermite_simpson_defects", Dk + Dc + D1 + Vk + Vc + V1 + [Hv], [], out,
-                               **backend_kw)
-        nlp.add_constraints(BlockPlacement(blk, idx_def, np.zeros((Nn - 1, 0)), None, n))
-    else:
+                             iV[k0], iV[kc], iV[k1], np.full((Nn - 1, 1), nlp.ih)])
+        self.add("hermite_simpson_defects", Dk + Dc + D1 + Vk + Vc + V1 + [Hv], [], out, idx_def,
+                 np.zeros((Nn - 1, 0)))
+
+    def interval_dynamics(self) -> None:
+        """Φ = 0 once per interval, at its end (backward Euler) or its midpoint; also the
+        variables ``vars_iv``, columns ``idx_iv``, times ``kap_iv`` and substitution
+        ``mp_iv`` of an interval, for the midpoint/backward-Euler Lagrange term."""
+        mdl, ph, nlp = self.mdl, self.ph, self.nlp
+        nx, s, mm, Hv = mdl.nx, mdl.s, mdl.mm, self.Hv
         Xa, Xb = _syms("xa", nx), _syms("xb", nx)
         Ra, Rb = _syms("ra", s), _syms("rb", s)
         Av, Lv = _syms("a", mm), _syms("l", mm)
-        be = tr == "backward-euler"
-        mp = common({})
+        be = self.tr == "backward-euler"
+        mp = self.common({})
         for i in range(nx):
             mp[ph["X"][i]] = Xb[i] if be else (Xa[i] + Xb[i]) / 2
         for i in range(s):
@@ -383,81 +436,95 @@ def build_transcription(problem: OptimalControlProblem, backend: str = "auto",
             mp[ph["V"][i]] = (Xb[d] - Xa[d]) / Hv
         mp.update(zip(ph["A"], Av))
         mp.update(zip(ph["L"], Lv))
-        vars_iv = Xa + Xb + Ra + Rb + Av + Lv + Pv + [Hv]
-        C = Nn - 1
-        idx_iv = np.hstack([iX[:-1], iX[1:], iR[:-1], iR[1:], iA, iL, np.tile(cols_PH, (C, 1))])
-        kap_iv = (np.arange(C) + (1.0 if be else 0.5))[:, None]
-        blk = BlockDerivatives(f"collocation_{tr.replace('-', '_')}", vars_iv, [kappa],
-                               _to_se(mdl.phi, mp), **backend_kw)
-        nlp.add_constraints(BlockPlacement(blk, idx_iv, kap_iv, None, n))
+        self.vars_iv = Xa + Xb + Ra + Rb + Av + Lv + self.Pv + [Hv]
+        C = self.problem.num_nodes - 1
+        iX, iR = nlp.iX, nlp.iR
+        self.idx_iv = np.hstack([iX[:-1], iX[1:], iR[:-1], iR[1:], nlp.iA, nlp.iL,
+                                 np.tile(self.cols_PH, (C, 1))])
+        self.kap_iv = (np.arange(C) + (1.0 if be else 0.5))[:, None]
+        self.mp_iv = mp
+        self.add(f"collocation_{self.tr.replace('-', '_')}", self.vars_iv, [self.kappa],
+                 _to_se(mdl.phi, mp), self.idx_iv, self.kap_iv)
 
     # ---- pointwise constraints G and path constraints (X, R, P, h at a point)
-    Xv, Rv = _syms("x", nx), _syms("r", s)
-    mp_pt = common({})
-    mp_pt.update(zip(ph["X"], Xv))
-    mp_pt.update(zip(ph["R"], Rv))
-    vars_xr = Xv + Rv + Pv + [Hv]
-    idx_xr = np.hstack([iX, iR, np.tile(cols_PH, (P, 1))])
-    kap_all = (np.arange(P) / (2.0 if hs else 1.0))[:, None]
-    if mdl.G:
-        blk = BlockDerivatives("configuration_constraints", vars_xr, [kappa], _to_se(mdl.G, mp_pt),
-                               **backend_kw)
-        nlp.add_constraints(BlockPlacement(blk, idx_xr, kap_all, None, n))
-    nlp.G_block = nlp.constraint_blocks[-1][0] if mdl.G else None
-    if problem.path_constraints:
-        exprs = [mdl.user(e, f"path_constraints[{i}]") for i, (e, _, _) in enumerate(problem.path_constraints)]
-        lo = np.array([c[1] for c in problem.path_constraints])
-        hi = np.array([c[2] for c in problem.path_constraints])
-        blk = BlockDerivatives("path_constraints", vars_xr, [kappa], _to_se(exprs, mp_pt), **backend_kw)
-        nlp.add_constraints(BlockPlacement(blk, idx_xr[node_points], kap_all[node_points], None, n),
-                            lo, hi)
+    def pointwise_constraints(self) -> None:
+        """G = 0 at every point and the path constraints at the nodes; also the variables
+        ``vars_xr``, columns ``idx_xr``, times ``kap_all`` and substitution ``mp_pt`` of a
+        point, for the Lagrange term."""
+        mdl, ph, nlp, problem = self.mdl, self.ph, self.nlp, self.problem
+        Xv, Rv = _syms("x", mdl.nx), _syms("r", mdl.s)
+        mp_pt = self.common({})
+        mp_pt.update(zip(ph["X"], Xv))
+        mp_pt.update(zip(ph["R"], Rv))
+        self.mp_pt = mp_pt
+        self.vars_xr = Xv + Rv + self.Pv + [self.Hv]
+        self.idx_xr = np.hstack([nlp.iX, nlp.iR, np.tile(self.cols_PH, (self.P, 1))])
+        self.kap_all = (np.arange(self.P) / (2.0 if self.hs else 1.0))[:, None]
+        kappa, nodes = [self.kappa], nlp.node_points
+        if mdl.G:
+            self.add("configuration_constraints", self.vars_xr, kappa, _to_se(mdl.G, mp_pt),
+                     self.idx_xr, self.kap_all)
+        nlp.G_block = nlp.constraint_blocks[-1][0] if mdl.G else None
+        if problem.path_constraints:
+            exprs = [mdl.user(e, f"path_constraints[{i}]")
+                     for i, (e, _, _) in enumerate(problem.path_constraints)]
+            lo = np.array([c[1] for c in problem.path_constraints])
+            hi = np.array([c[2] for c in problem.path_constraints])
+            self.add("path_constraints", self.vars_xr, kappa, _to_se(exprs, mp_pt),
+                     self.idx_xr[nodes], self.kap_all[nodes], (lo, hi))
 
     # ---- the Lagrange term
-    if problem.objective != 0:
-        L = mdl.user(problem.objective, "objective")
-        c = se.Symbol("c")
+    def lagrange_term(self) -> None:
+        """``∫ L dt`` by the problem's quadrature: at the nodes (rectangle, trapezoidal), at
+        every point with Simpson's weights, or per interval (midpoint, backward Euler)."""
+        problem = self.problem
+        if problem.objective == 0:
+            return
+        L = self.mdl.user(problem.objective, "objective")
+        c, Hv, kappa, nodes = se.Symbol("c"), self.Hv, self.kappa, self.nlp.node_points
+        Nn, P = problem.num_nodes, self.P
         if problem.quadrature != "transcription":
             wts = np.ones(Nn)
             if problem.quadrature == "trapezoidal":
                 wts[0] = wts[-1] = 0.5
-            out = [c * Hv * _to_se([L], mp_pt)[0]]
-            blk = BlockDerivatives("objective_nodes", vars_xr, [kappa, c], out, **backend_kw)
-            nlp.objective_blocks.append(BlockPlacement(
-                blk, idx_xr[node_points], np.hstack([kap_all[node_points], wts[:, None]]), None, n))
-        elif hs:
+            out = [c * Hv * _to_se([L], self.mp_pt)[0]]
+            self.add_objective("objective_nodes", self.vars_xr, [kappa, c], out,
+                               self.idx_xr[nodes], np.hstack([self.kap_all[nodes], wts[:, None]]))
+        elif self.hs:
             wts = np.full(P, 4.0 / 6.0)
             wts[0::2] = 2.0 / 6.0
             wts[0] = wts[-1] = 1.0 / 6.0
-            out = [c * Hv * _to_se([L], mp_pt)[0]]
-            blk = BlockDerivatives("objective_points", vars_xr, [kappa, c], out, **backend_kw)
-            nlp.objective_blocks.append(BlockPlacement(blk, idx_xr, np.hstack([kap_all, wts[:, None]]),
-                                                       None, n))
+            out = [c * Hv * _to_se([L], self.mp_pt)[0]]
+            self.add_objective("objective_points", self.vars_xr, [kappa, c], out, self.idx_xr,
+                               np.hstack([self.kap_all, wts[:, None]]))
         else:
-            out = [Hv * _to_se([L], mp)[0]]
-            blk = BlockDerivatives("objective_intervals", vars_iv, [kappa], out, **backend_kw)
-            nlp.objective_blocks.append(BlockPlacement(blk, idx_iv, kap_iv, None, n))
+            out = [Hv * _to_se([L], self.mp_iv)[0]]
+            self.add_objective("objective_intervals", self.vars_iv, [kappa], out, self.idx_iv,
+                               self.kap_iv)
 
     # ---- instance constraints and the Mayer term
-    inst = _Instances(problem, mdl, nlp)
-    inst_exprs = [inst.convert(e, f"instance_constraints[{i}]")
-                  for i, (e, _, _) in enumerate(problem.instance_constraints)]
-    mayer = inst.convert(problem.mayer, "mayer") if problem.mayer != 0 else None
-    if inst_exprs:
-        lo = np.array([c[1] for c in problem.instance_constraints])
-        hi = np.array([c[2] for c in problem.instance_constraints])
-        blk = BlockDerivatives("instance_constraints", inst.variables(), [], inst_exprs, **backend_kw)
-        nlp.add_constraints(BlockPlacement(blk, inst.idx(), np.zeros((1, 0)), None, n), lo, hi)
-    if mayer is not None:
-        blk = BlockDerivatives("mayer", inst.variables(), [], [mayer], **backend_kw)
-        nlp.objective_blocks.append(BlockPlacement(blk, inst.idx(), np.zeros((1, 0)), None, n))
-    nlp.finish()
-    return nlp
+    def instance_terms(self) -> None:
+        """The instance constraints (one block over the instance values they use) and the
+        Mayer term."""
+        problem = self.problem
+        inst = _Instances(problem, self.mdl, self.nlp)
+        inst_exprs = [inst.convert(e, f"instance_constraints[{i}]")
+                      for i, (e, _, _) in enumerate(problem.instance_constraints)]
+        mayer = inst.convert(problem.mayer, "mayer") if problem.mayer != 0 else None
+        if inst_exprs:
+            lo = np.array([c[1] for c in problem.instance_constraints])
+            hi = np.array([c[2] for c in problem.instance_constraints])
+            self.add("instance_constraints", inst.variables(), [], inst_exprs, inst.idx(),
+                     np.zeros((1, 0)), (lo, hi))
+        if mayer is not None:
+            self.add_objective("mayer", inst.variables(), [], [mayer], inst.idx(),
+                               np.zeros((1, 0)))
 
 
 class _Instances:
     """Instance values ``x_i(t_k)`` in user expressions -> local unknowns of one global block."""
 
-    def __init__(self, problem: OptimalControlProblem, mdl: _Model, nlp: NLP) -> None:
+    def __init__(self, problem: ProblemStatement, mdl: _Model, nlp: NLP) -> None:
         self.problem, self.mdl, self.nlp = problem, mdl, nlp
         self.funcs = {f.func: ("X", j) for j, f in enumerate(problem.states)}
         self.funcs.update({f.func: ("R", j) for j, f in enumerate(problem.specifieds)})

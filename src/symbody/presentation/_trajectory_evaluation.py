@@ -8,6 +8,7 @@ when it exists and vectorises; otherwise ``sympy.lambdify(cse=True)`` with numpy
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from types import SimpleNamespace
 from typing import Any
 
 import numpy as np
@@ -260,6 +261,15 @@ def resample(trajectory: Any, times: np.ndarray) -> tuple[np.ndarray, np.ndarray
             if s in speeds:
                 u_out[:, speeds.index(s)] = x[:, n + k]
     return q_out, u_out
+
+
+def resampled(trajectory: Any, times: np.ndarray) -> SimpleNamespace:
+    """A trajectory-like object with q and u at ``times``, segment by segment (never
+    interpolated across an impact; see :func:`resample`)."""
+    q, u = resample(trajectory, times)
+    return SimpleNamespace(t=times, q=q, u=u, coordinates=trajectory.coordinates,
+                           speeds=getattr(trajectory, "speeds", ()),
+                           constants=getattr(trajectory, "constants", None))
 
 
 def with_impact_times(trajectory: Any, times: np.ndarray) -> np.ndarray:

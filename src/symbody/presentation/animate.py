@@ -19,14 +19,15 @@ from __future__ import annotations
 import os
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from types import SimpleNamespace
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from ..deprecation import moved_keywords
 from ..errors import InputError
-from ._trajectory_evaluation import TrajectoryEvaluator, free_constants, position_matrix, resample
+from ._trajectory_evaluation import TrajectoryEvaluator, free_constants, position_matrix, resampled
 from .export import save_gif, save_html, to_html
+from .options import CAMERA_KEYWORDS, FIGURE_KEYWORDS, Camera, FigureOptions
 from .scene import check_point_names
 
 if TYPE_CHECKING:
@@ -63,15 +64,6 @@ def frame_times(t: np.ndarray, fps: float | None = None, max_frames: int = DEFAU
     return np.linspace(t[0], t[-1], max(count, 2))
 
 
-def _resample(trajectory: Any, times: np.ndarray) -> SimpleNamespace:
-    """A trajectory-like object with q and u at ``times``, segment by segment (never
-    interpolated across an impact; see :func:`._trajectory_evaluation.resample`)."""
-    q, u = resample(trajectory, times)
-    return SimpleNamespace(t=times, q=q, u=u, coordinates=trajectory.coordinates,
-                           speeds=getattr(trajectory, "speeds", ()),
-                           constants=getattr(trajectory, "constants", None))
-
-
 def point_positions(trajectory: Any, drawing: Any, constants: Mapping | None = None,
                     times: np.ndarray | None = None) -> tuple[list[str], np.ndarray]:
     """Positions of the drawing's points along the trajectory.
@@ -86,7 +78,7 @@ def point_positions(trajectory: Any, drawing: Any, constants: Mapping | None = N
     exprs = []
     for name in names:
         exprs.extend(position_matrix(points[name], f"drawing point {name!r}"))
-    source = trajectory if times is None else _resample(trajectory, np.asarray(times, dtype=float))
+    source = trajectory if times is None else resampled(trajectory, np.asarray(times, dtype=float))
     evaluator = TrajectoryEvaluator(exprs, source.coordinates, getattr(source, "speeds", ()),
                                     free_constants(exprs), "drawing coordinate")
     values = evaluator(source, constants)
@@ -103,12 +95,11 @@ def _limits(positions: np.ndarray, margin: float = 0.08) -> tuple[np.ndarray, np
     return lo - pad, hi + pad
 
 
+@moved_keywords("animate", {"camera": (Camera, CAMERA_KEYWORDS), "figure": (FigureOptions, FIGURE_KEYWORDS)})
 def animate(trajectory: Any, drawing: Any, constants: Mapping | None = None, *,
             fps: float | None = None, max_frames: int = DEFAULT_MAX_FRAMES,
-            traces: bool | Sequence[str] = True, view: str | None = None,
-            plane: tuple[int, int] | None = None, figsize: tuple[float, float] | None = None,
-            dpi: float = 80, title: str | None = None, follow: bool | None = None,
-            close: bool | None = None) -> FuncAnimation:
+            traces: bool | Sequence[str] = True, camera: Camera | None = None,
+            figure: FigureOptions | None = None) -> FuncAnimation:
     """Animate a trajectory with a Drawing; returns a matplotlib ``FuncAnimation``.
 
     Parameters
@@ -122,13 +113,18 @@ def animate(trajectory: Any, drawing: Any, constants: Mapping | None = None, *,
     fps : frames per simulated second (default 20, reduced to respect ``max_frames``);
         playback at this rate is real time.
     traces : draw the paths of ``drawing.traces`` (True), of the named points, or none.
-    view, plane : override the drawing's "2d"/"3d" choice and the 2d plane (axis indices).
-    title : text shown before the time in the axes title.
-    follow : keep the camera on the drawing (moving axes) instead of showing the whole path;
-        default: follow when the path is more than eight times the size of the drawing.  The
-        camera moves in small jumps (see ``_camera_centers``).
-    close : close the figure after building the animation so that Jupyter does not show a
-        static copy; default: close unless a GUI backend is in use.
+    camera : a :class:`~symbody.presentation.options.Camera`: ``view`` and ``plane``
+        override the drawing's "2d"/"3d" choice and the 2d plane (axis indices);
+        ``follow`` keeps the camera on the drawing (moving axes) instead of showing the
+        whole path (default: follow when the path is more than eight times the size of the
+        drawing; the camera moves in small jumps, see ``_camera_centers``).
+    figure : a :class:`~symbody.presentation.options.FigureOptions`: ``title`` (text shown
+        before the time in the axes title), ``figsize``, ``dpi`` (default 80) and ``close``
+        (close the figure after building the animation so that Jupyter does not show a
+        static copy; default: close unless a GUI backend is in use).
+
+    The former keywords ``view=``, ``plane=``, ``follow=``, ``title=``, ``figsize=``,
+    ``dpi=`` and ``close=`` still work for one release, with a DeprecationWarning.
 
     Returns
     -------
@@ -139,173 +135,239 @@ def animate(trajectory: Any, drawing: Any, constants: Mapping | None = None, *,
     import matplotlib
     import matplotlib.pyplot as plt
 
+    camera = camera or Camera()
+    figure = figure or FigureOptions()
     times = frame_times(np.asarray(trajectory.t, dtype=float), fps, max_frames)
     duration = float(times[-1] - times[0])
     rate = (len(times) - 1) / duration if duration > 0 else float(fps or DEFAULT_FPS)
     names, positions = point_positions(trajectory, drawing, constants, times)
-    index = {name: i for i, name in enumerate(names)}
-
-    lines = [list(line) for line in (_drawing_field(drawing, "lines", None) or [])]
-    if traces is True:
-        traced = list(_drawing_field(drawing, "traces", ()) or ())
-    elif traces is False or traces is None:
-        traced = []
-    else:
-        traced = list(traces)
-    check_point_names(lines, traced, index, "drawing")
-    in_lines = {name for line in lines for name in line}
-    loose = [name for name in names if name not in in_lines]
-
-    view = (view or _drawing_field(drawing, "view", "2d") or "2d").lower()
-    if view not in ("2d", "3d"):
-        raise InputError(f"view must be '2d' or '3d', not {view!r}")
-    plane = tuple(plane or _drawing_field(drawing, "plane", (0, 1)) or (0, 1))
-    if len(plane) != 2 or not all(i in (0, 1, 2) for i in plane) or plane[0] == plane[1]:
-        raise InputError(f"plane must be two different axis indices among 0, 1, 2, not {plane}")
-    axis_names = ("x", "y", "z")
-    lo, hi = _limits(positions)
-    dims = [0, 1, 2] if view == "3d" else list(plane)
-    # the size of the drawing: the spread of its moving points (fixed ones, e.g. a ground
-    # marker, do not travel with it)
-    moving = np.nanmax(np.ptp(positions, axis=0), axis=1) > 1e-12
-    moving = moving if moving.any() else np.ones(len(names), dtype=bool)
-    body = float(np.nanmax(np.ptp(positions[:, moving][:, :, dims], axis=1))) if moving.sum() > 1 else 0.0
-    extent = float(np.max(hi[dims] - lo[dims]))
-    if follow is None:
-        follow = body > 0 and extent > 8.0 * body
-    # the followed view: the drawing fills about a third of a 2d view, most of a 3d box
-    half_window = max((0.9 if view == "3d" else 1.5) * body, 1e-3)
-    camera = _camera_centers(positions[:, moving], half_window) if follow else None
-
-    if view == "3d":
-        fig = plt.figure(figsize=figsize or (6.5, 6.0), dpi=dpi)
-        ax = fig.add_subplot(projection="3d")
-        center, half = (lo + hi) / 2, (hi - lo).max() / 2
-        if follow:
-            center, half = camera[0], half_window
-        ax.set_xlim(center[0] - half, center[0] + half)
-        ax.set_ylim(center[1] - half, center[1] + half)
-        ax.set_zlim(center[2] - half, center[2] + half)
-        ax.set_box_aspect((1, 1, 1))
-        ax.set_xlabel("x [m]")
-        ax.set_ylabel("y [m]")
-        ax.set_zlabel("z [m]")
-    else:
-        if follow:
-            lo, hi = camera[0] - half_window, camera[0] + half_window
-        span = hi - lo
-        aspect = span[plane[1]] / max(span[plane[0]], 1e-9)
-        width = 7.0
-        height = float(np.clip(width * aspect, 2.5, 7.0))
-        fig, ax = plt.subplots(figsize=figsize or (width, height + 0.7), dpi=dpi)
-        ax.set_xlim(lo[plane[0]], hi[plane[0]])
-        ax.set_ylim(lo[plane[1]], hi[plane[1]])
-        ax.set_aspect("equal", adjustable="box")
-        ax.set_xlabel(f"{axis_names[plane[0]]} [m]")
-        ax.set_ylabel(f"{axis_names[plane[1]]} [m]")
-        ax.grid(True, alpha=0.3)
-
-    def coords(frame_positions: np.ndarray) -> tuple[np.ndarray, ...]:
-        """(x, y[, z]) arrays of a (K, 3) block in the chosen view."""
-        if view == "3d":
-            return frame_positions[:, 0], frame_positions[:, 1], frame_positions[:, 2]
-        return frame_positions[:, plane[0]], frame_positions[:, plane[1]]
-
-    def set_artist(artist, frame_positions: np.ndarray) -> None:
-        xyz = coords(frame_positions)
-        if view == "3d":
-            artist.set_data_3d(*xyz)
-        else:
-            artist.set_data(*xyz)
-
-    # 3D axes do not clip to their box by themselves (a path would run out of a moving view)
-    clip = {"axlim_clip": True} if view == "3d" and _supports_axlim_clip() else {}
-    trace_artists = []
-    for j, name in enumerate(traced):
-        (artist,) = ax.plot(*coords(positions[:1, index[name]]), "-", lw=1.2, zorder=1,
-                            color=f"C{(j + 1) % 10}", label=f"path of {name}", **clip)
-        trace_artists.append((artist, index[name]))
-    line_artists = []
-    for line in lines:
-        # joints are marked on short polylines; long ones are outlines (a wheel, a disc)
-        style = "-o" if len(line) <= 6 else "-"
-        (artist,) = ax.plot(*coords(positions[0, [index[n] for n in line]]), style, color="black",
-                            lw=2, markersize=5, markerfacecolor="C0", markeredgecolor="black", zorder=3,
-                            **clip)
-        line_artists.append((artist, [index[n] for n in line]))
-    loose_idx = [index[n] for n in loose]
-    loose_artist = None
-    if loose_idx:
-        (loose_artist,) = ax.plot(*coords(positions[0, loose_idx]), "o", color="C3", markersize=5, zorder=4)
-    if trace_artists and len(trace_artists) <= 6:
-        if len(trace_artists) <= 2 or view == "3d":
-            ax.legend(loc="upper right", fontsize="small", framealpha=0.6)
-        else:
-            ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize="small", borderaxespad=0)
+    parts = _DrawnParts(drawing, traces, names)
+    view, plane = _view_and_plane(drawing, camera)
+    framing = _Framing(positions, view, plane, camera.follow)
+    fig, ax = framing.axes(figure)
     # paths are drawn through every trajectory sample when those are denser than the frames
     t_samples = np.asarray(trajectory.t, dtype=float)
     dense = None
-    if trace_artists and len(t_samples) > len(times):
+    if parts.traced and len(t_samples) > len(times):
         dense = point_positions(trajectory, drawing, constants)[1]
-    heading = title if title is not None else ""
-    if heading:
-        ax.set_title(heading, fontsize="medium")
-    # the clock is a short text of its own: the static title is drawn once, not every frame
-    template = "t = {:.2f} s"
-    place = ax.text2D if view == "3d" else ax.text
-    title_artist = place(0.02, 0.98, template.format(times[0]), transform=ax.transAxes,
-                         ha="left", va="top", fontsize="medium", zorder=5)
-
-    def update(frame: int) -> list:
-        current = positions[frame]
-        for artist, idx in line_artists:
-            set_artist(artist, current[idx])
-        if loose_artist is not None:
-            set_artist(loose_artist, current[loose_idx])
-        if dense is None:
-            for artist, i in trace_artists:
-                set_artist(artist, positions[: frame + 1, i])
-        else:
-            upto = int(np.searchsorted(t_samples, times[frame], side="right"))
-            for artist, i in trace_artists:
-                set_artist(artist, np.vstack([dense[:upto, i], positions[frame, i][None, :]]))
-        title_artist.set_text(template.format(times[frame]))
-        if follow and not np.array_equal(camera[frame], camera_state["center"]):
-            center = camera[frame]
-            ax.set_xlim(center[dims[0]] - half_window, center[dims[0]] + half_window)
-            ax.set_ylim(center[dims[1]] - half_window, center[dims[1]] + half_window)
-            if view == "3d":
-                ax.set_zlim(center[2] - half_window, center[2] + half_window)
-            camera_state["center"] = center
-            camera_state["moved"] = True
-        return artists
-
-    camera_state = {"center": camera[0] if follow else None, "moved": False}
-
-    def camera_moved() -> bool:
-        """True once after the camera (the axes limits) moved: the background must be redrawn."""
-        moved, camera_state["moved"] = camera_state["moved"], False
-        return moved
-
-    artists = [a for a, _ in trace_artists] + [a for a, _ in line_artists]
-    artists += ([loose_artist] if loose_artist is not None else []) + [title_artist]
+    heading = figure.title if figure.title is not None else ""
+    player = _FramePlayer(ax, framing, parts, positions, times, heading, (t_samples, dense))
     fig.tight_layout()
-    anim = _animation_class()(fig, update, frames=len(times), interval=1000.0 / rate, blit=False)
-    anim.update_frame = update
+    anim = _animation_class()(fig, player.update, frames=len(times), interval=1000.0 / rate,
+                              blit=False)
+    anim.update_frame = player.update
     # the moving artists, blitted over a background that is redrawn when the camera moves
-    anim.animated_artists = artists
-    anim.camera_moved = camera_moved
+    anim.animated_artists = player.artists
+    anim.camera_moved = player.camera_moved
     anim.times = times
     anim.positions = positions
     anim.point_names = names
     anim.fps = rate
     anim.title = heading or "symbody animation"
+    close = figure.close
     if close is None:
         backend = matplotlib.get_backend().lower()
         close = "inline" in backend or backend in ("agg", "pdf", "svg", "ps", "cairo", "template")
     if close:
         plt.close(fig)
     return anim
+
+
+class _DrawnParts:
+    """What is drawn of a drawing: ``lines`` (lists of point names), ``traced`` (names of the
+    points whose paths are drawn), ``loose`` (points on no line), ``index`` {name: column}."""
+
+    def __init__(self, drawing: Any, traces: bool | Sequence[str], names: list[str]) -> None:
+        self.index = {name: i for i, name in enumerate(names)}
+        self.lines = [list(line) for line in (_drawing_field(drawing, "lines", None) or [])]
+        if traces is True:
+            self.traced = list(_drawing_field(drawing, "traces", ()) or ())
+        elif traces is False or traces is None:
+            self.traced = []
+        else:
+            self.traced = list(traces)
+        check_point_names(self.lines, self.traced, self.index, "drawing")
+        in_lines = {name for line in self.lines for name in line}
+        self.loose = [name for name in names if name not in in_lines]
+
+
+def _view_and_plane(drawing: Any, camera: Camera) -> tuple[str, tuple[int, ...]]:
+    """The view ("2d" or "3d") and the 2d plane (two axis indices), the camera's over the drawing's."""
+    view = (camera.view or _drawing_field(drawing, "view", "2d") or "2d").lower()
+    if view not in ("2d", "3d"):
+        raise InputError(f"view must be '2d' or '3d', not {view!r}")
+    plane = tuple(camera.plane or _drawing_field(drawing, "plane", (0, 1)) or (0, 1))
+    if len(plane) != 2 or not all(i in (0, 1, 2) for i in plane) or plane[0] == plane[1]:
+        raise InputError(f"plane must be two different axis indices among 0, 1, 2, not {plane}")
+    return view, plane
+
+
+class _Framing:
+    """The axes' limits: the whole path (``lo``, ``hi``), or a window of half width
+    ``half_window`` around the camera ``centers`` (frames, 3) when following the drawing."""
+
+    def __init__(self, positions: np.ndarray, view: str, plane: tuple, follow: bool | None) -> None:
+        self.view, self.plane = view, plane
+        self.lo, self.hi = _limits(positions)
+        self.dims = [0, 1, 2] if view == "3d" else list(plane)
+        dims = self.dims
+        # the size of the drawing: the spread of its moving points (fixed ones, e.g. a ground
+        # marker, do not travel with it)
+        moving = np.nanmax(np.ptp(positions, axis=0), axis=1) > 1e-12
+        moving = moving if moving.any() else np.ones(positions.shape[1], dtype=bool)
+        body = (float(np.nanmax(np.ptp(positions[:, moving][:, :, dims], axis=1)))
+                if moving.sum() > 1 else 0.0)
+        extent = float(np.max(self.hi[dims] - self.lo[dims]))
+        if follow is None:
+            follow = body > 0 and extent > 8.0 * body
+        self.follow = follow
+        # the followed view: the drawing fills about a third of a 2d view, most of a 3d box
+        self.half_window = max((0.9 if view == "3d" else 1.5) * body, 1e-3)
+        self.centers = _camera_centers(positions[:, moving], self.half_window) if follow else None
+
+    def axes(self, figure: FigureOptions) -> tuple[Any, Any]:
+        """A new figure and its axes, limits set for the first frame."""
+        import matplotlib.pyplot as plt
+
+        dpi = figure.dpi if figure.dpi is not None else 80
+        lo, hi, half_window = self.lo, self.hi, self.half_window
+        if self.view == "3d":
+            fig = plt.figure(figsize=figure.figsize or (6.5, 6.0), dpi=dpi)
+            ax = fig.add_subplot(projection="3d")
+            center, half = (lo + hi) / 2, (hi - lo).max() / 2
+            if self.follow:
+                center, half = self.centers[0], half_window
+            ax.set_xlim(center[0] - half, center[0] + half)
+            ax.set_ylim(center[1] - half, center[1] + half)
+            ax.set_zlim(center[2] - half, center[2] + half)
+            ax.set_box_aspect((1, 1, 1))
+            ax.set_xlabel("x [m]")
+            ax.set_ylabel("y [m]")
+            ax.set_zlabel("z [m]")
+            return fig, ax
+        plane, axis_names = self.plane, ("x", "y", "z")
+        if self.follow:
+            lo, hi = self.centers[0] - half_window, self.centers[0] + half_window
+        span = hi - lo
+        aspect = span[plane[1]] / max(span[plane[0]], 1e-9)
+        width = 7.0
+        height = float(np.clip(width * aspect, 2.5, 7.0))
+        fig, ax = plt.subplots(figsize=figure.figsize or (width, height + 0.7), dpi=dpi)
+        ax.set_xlim(lo[plane[0]], hi[plane[0]])
+        ax.set_ylim(lo[plane[1]], hi[plane[1]])
+        ax.set_aspect("equal", adjustable="box")
+        ax.set_xlabel(f"{axis_names[plane[0]]} [m]")
+        ax.set_ylabel(f"{axis_names[plane[1]]} [m]")
+        ax.grid(True, alpha=0.3)
+        return fig, ax
+
+
+class _FramePlayer:
+    """The artists of an animation and the function that moves them to a frame
+    (:meth:`update`); :meth:`camera_moved` tells the exporter when to redraw the background.
+
+    ``paths``: (t_samples (k,), dense (k, P, 3) or None): the traced paths run through the
+    positions at the trajectory's samples when given, else through the frames.
+    """
+
+    def __init__(self, ax: Any, framing: _Framing, parts: _DrawnParts, positions: np.ndarray,
+                 times: np.ndarray, heading: str, paths: tuple) -> None:
+        self.ax, self.framing, self.positions, self.times = ax, framing, positions, times
+        # the paths are drawn through the trajectory's samples t_samples with the positions
+        # dense (samples, P, 3) there, or (dense None) through the frames
+        self.t_samples, self.dense = paths
+        self.view, self.plane = framing.view, framing.plane
+        index = parts.index
+        # 3D axes do not clip to their box by themselves (a path would run out of a moving view)
+        clip = {"axlim_clip": True} if self.view == "3d" and _supports_axlim_clip() else {}
+        self.trace_artists = []
+        for j, name in enumerate(parts.traced):
+            (artist,) = ax.plot(*self.coords(positions[:1, index[name]]), "-", lw=1.2, zorder=1,
+                                color=f"C{(j + 1) % 10}", label=f"path of {name}", **clip)
+            self.trace_artists.append((artist, index[name]))
+        self.line_artists = []
+        for line in parts.lines:
+            # joints are marked on short polylines; long ones are outlines (a wheel, a disc)
+            style = "-o" if len(line) <= 6 else "-"
+            (artist,) = ax.plot(*self.coords(positions[0, [index[n] for n in line]]), style,
+                                color="black", lw=2, markersize=5, markerfacecolor="C0",
+                                markeredgecolor="black", zorder=3, **clip)
+            self.line_artists.append((artist, [index[n] for n in line]))
+        self.loose_idx = [index[n] for n in parts.loose]
+        self.loose_artist = None
+        if self.loose_idx:
+            (self.loose_artist,) = ax.plot(*self.coords(positions[0, self.loose_idx]), "o",
+                                           color="C3", markersize=5, zorder=4)
+        self._legend()
+        if heading:
+            ax.set_title(heading, fontsize="medium")
+        # the clock is a short text of its own: the static title is drawn once, not every frame
+        self.template = "t = {:.2f} s"
+        place = ax.text2D if self.view == "3d" else ax.text
+        self.title_artist = place(0.02, 0.98, self.template.format(times[0]),
+                                  transform=ax.transAxes, ha="left", va="top", fontsize="medium",
+                                  zorder=5)
+        self.camera_state = {"center": framing.centers[0] if framing.follow else None,
+                             "moved": False}
+        self.artists = [a for a, _ in self.trace_artists] + [a for a, _ in self.line_artists]
+        self.artists += (([self.loose_artist] if self.loose_artist is not None else [])
+                         + [self.title_artist])
+
+    def _legend(self) -> None:
+        traces = self.trace_artists
+        if traces and len(traces) <= 6:
+            if len(traces) <= 2 or self.view == "3d":
+                self.ax.legend(loc="upper right", fontsize="small", framealpha=0.6)
+            else:
+                self.ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize="small",
+                               borderaxespad=0)
+
+    def coords(self, frame_positions: np.ndarray) -> tuple[np.ndarray, ...]:
+        """(x, y[, z]) arrays of a (K, 3) block in the chosen view."""
+        if self.view == "3d":
+            return frame_positions[:, 0], frame_positions[:, 1], frame_positions[:, 2]
+        return frame_positions[:, self.plane[0]], frame_positions[:, self.plane[1]]
+
+    def set_artist(self, artist: Any, frame_positions: np.ndarray) -> None:
+        xyz = self.coords(frame_positions)
+        if self.view == "3d":
+            artist.set_data_3d(*xyz)
+        else:
+            artist.set_data(*xyz)
+
+    def update(self, frame: int) -> list:
+        positions, set_artist = self.positions, self.set_artist
+        current = positions[frame]
+        for artist, idx in self.line_artists:
+            set_artist(artist, current[idx])
+        if self.loose_artist is not None:
+            set_artist(self.loose_artist, current[self.loose_idx])
+        if self.dense is None:
+            for artist, i in self.trace_artists:
+                set_artist(artist, positions[: frame + 1, i])
+        else:
+            upto = int(np.searchsorted(self.t_samples, self.times[frame], side="right"))
+            for artist, i in self.trace_artists:
+                set_artist(artist, np.vstack([self.dense[:upto, i], positions[frame, i][None, :]]))
+        self.title_artist.set_text(self.template.format(self.times[frame]))
+        self._move_camera(frame)
+        return self.artists
+
+    def _move_camera(self, frame: int) -> None:
+        framing, state = self.framing, self.camera_state
+        if framing.follow and not np.array_equal(framing.centers[frame], state["center"]):
+            center, half, dims = framing.centers[frame], framing.half_window, framing.dims
+            self.ax.set_xlim(center[dims[0]] - half, center[dims[0]] + half)
+            self.ax.set_ylim(center[dims[1]] - half, center[dims[1]] + half)
+            if self.view == "3d":
+                self.ax.set_zlim(center[2] - half, center[2] + half)
+            state["center"] = center
+            state["moved"] = True
+
+    def camera_moved(self) -> bool:
+        """True once after the camera (the axes limits) moved: the background must be redrawn."""
+        moved, self.camera_state["moved"] = self.camera_state["moved"], False
+        return moved
 
 
 def _supports_axlim_clip() -> bool:

@@ -23,6 +23,7 @@ import io
 import json
 import os
 import uuid
+import weakref
 from pathlib import Path
 from typing import Any
 
@@ -113,9 +114,13 @@ def _blitted_frames(anim: Any, canvas, bar) -> list[np.ndarray]:
     return frames
 
 
+#: the palette frames of each animation rendered so far (forgotten with the animation)
+_PALETTE_FRAMES: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+
+
 def _palette_frames(anim: Any) -> list:
-    """Frames as Pillow palette images sharing one palette (cached on the animation)."""
-    cached = getattr(anim, "_symbody_palette_frames", None)
+    """Frames as Pillow palette images sharing one palette (rendered once per animation)."""
+    cached = _PALETTE_FRAMES.get(anim)
     if cached is not None:
         return cached
     from PIL import Image
@@ -126,10 +131,7 @@ def _palette_frames(anim: Any) -> list:
     sample = Image.fromarray(np.concatenate([rgb[i] for i in sample_idx], axis=0))
     palette = _shared_palette(sample)
     frames = [Image.fromarray(f).quantize(palette=palette, dither=Image.Dither.NONE) for f in rgb]
-    try:
-        anim._symbody_palette_frames = frames
-    except AttributeError:  # pragma: no cover - slots
-        pass
+    _PALETTE_FRAMES[anim] = frames
     return frames
 
 

@@ -18,13 +18,16 @@ matplotlib is imported when a function is called, not when symbody is imported.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import sympy as sm
 
+from ..deprecation import moved_keywords
 from ..errors import InputError
 from ._trajectory_evaluation import evaluate_along, sample_segments, segment_starts
+from .options import FigureOptions
 from .units import quantity_kinds, residual_units, units_for
 
 if TYPE_CHECKING:
@@ -120,11 +123,11 @@ def _plot_residuals(ax, trajectory: Any, t: np.ndarray, per_row: bool = False, l
     return drawn
 
 
+@moved_keywords("plot", {"figure": (FigureOptions, ("title", "figsize"))})
 def plot(trajectory: Any, model: Any = None, *, energy: Any = None,
          outputs: Mapping[str, Any] | None = None, constants: Mapping | None = None,
          panels: Sequence[str] | None = None, units: Mapping | None = None, angles: str = "deg",
-         smooth: bool | None = None, title: str | None = None,
-         figsize: tuple[float, float] | None = None) -> Figure:
+         smooth: bool | None = None, figure: FigureOptions | None = None) -> Figure:
     """Time histories of a trajectory as one matplotlib Figure, with a unit on every axis.
 
     Parameters
@@ -151,98 +154,140 @@ def plot(trajectory: Any, model: Any = None, *, energy: Any = None,
         samples only (False), or (None, default) interpolate when the samples are the
         solver's own unevenly spaced steps (no ``t_eval``).  Interpolation never crosses a
         repeated time (an impact or a restart).
+    figure : a :class:`~symbody.presentation.options.FigureOptions`: ``title`` (default:
+        the trajectory's constraint mode), ``figsize`` (default: 9 inches wide, 2 per
+        axis), ``dpi``, ``close``.  The former keywords ``title=`` and ``figsize=`` still
+        work for one release, with a DeprecationWarning.
 
     Returns the matplotlib ``Figure``.
     """
     import matplotlib.pyplot as plt
 
-    t = np.asarray(trajectory.t, dtype=float)
-    k = len(t)
-    q = _as_array(trajectory, "q", k)
-    u = _as_array(trajectory, "u", k)
-    coordinates = list(getattr(trajectory, "coordinates", ()) or [f"q{i + 1}" for i in range(q.shape[1])])
-    speed_symbols = list(getattr(trajectory, "speeds", ()) or [f"u{i + 1}" for i in range(u.shape[1])])
-    known = ("q", "u", "extra", "residuals", "energy", "outputs")
-    extra_states = tuple(getattr(trajectory, "extra_states", ()) or ())
-    wanted = list(known if panels is None else panels)
-    for name in wanted:
-        if name not in known:
-            raise InputError(f"unknown panel {name!r}; choose among {', '.join(known)}")
-    if "energy" in wanted and energy is None and panels is not None:
-        raise InputError("the energy panel needs energy= (an expression or an array)")
-    if "outputs" in wanted and not outputs and panels is not None:
-        raise InputError("the outputs panel needs outputs= ({name: expression or array})")
-    energy_values = _energy_values(trajectory, energy, constants) if "energy" in wanted else None
-    output_values = None
-    if outputs and "outputs" in wanted:
-        names = list(outputs)
-        output_values = evaluate_along(trajectory, [outputs[n] for n in names], constants, "output")
-    available = {"q": q.shape[1] > 0, "u": u.shape[1] > 0, "extra": bool(extra_states),
-                 "residuals": bool(residual_norms(trajectory)),
-                 "energy": energy_values is not None, "outputs": output_values is not None}
-    panels = [name for name in wanted if available[name]]
-    if not panels:
-        raise InputError(f"nothing to plot: the trajectory has no data for the panels {wanted}")
-
-    kinds = _kinds(trajectory, model)
-    unit_of = units_for(coordinates + speed_symbols, kinds, units, angles)
-    bounds = segment_starts(trajectory)
-    t_fine, q_fine, u_fine = _curves(t, q, u, smooth, dense=_dense_output(trajectory, q.shape[1]),
-                                     boundaries=bounds)
-    states = set(getattr(trajectory, "states", ()) or ())
-    # one axis per (panel, unit): [(panel, unit, [(column, symbol, dashed)])]
-    rows: list[tuple[str, Any, list]] = []
-    for panel in panels:
-        if panel in ("q", "u"):
-            symbols = coordinates if panel == "q" else speed_symbols
-            groups: dict = {}
-            for i, sym in enumerate(symbols):
-                dashed = panel == "u" and bool(states) and sym not in states
-                groups.setdefault(unit_of[sym], []).append((i, sym, dashed))
-            rows += [(panel, unit, members) for unit, members in sorted(
-                groups.items(), key=lambda item: _KIND_ORDER.index(item[0].kind))]
-        else:
-            rows.append((panel, None, []))
+    figure = figure or FigureOptions()
+    data = _PlotData(trajectory, model, units, angles)
+    shown = data.panels(panels, energy, outputs, constants)
+    data.smooth_curves(smooth)
+    rows = data.axis_rows(shown)
     fig, axes = plt.subplots(len(rows), 1, sharex=True, squeeze=False,
-                             figsize=figsize or (9.0, 1.0 + 2.0 * len(rows)))
+                             figsize=figure.figsize or (9.0, 1.0 + 2.0 * len(rows)), **_dpi(figure))
     axes = axes[:, 0]
     for ax, (panel, unit, members) in zip(axes, rows, strict=True):
+        data.draw(ax, panel, unit, members)
+        ax.grid(True, alpha=0.3)
+    axes[-1].set_xlabel("time [s]")
+    if figure.title is None:
+        mode = getattr(trajectory, "constraints", None)
+        figure = replace(figure, title=f"constraints = {mode!r}" if mode else None)
+    return _finish(fig, figure, fig.suptitle)
+
+
+class _PlotData:
+    """What :func:`plot` draws: the samples ``t`` (k,), ``q`` (k, N), ``u`` (k, o), their
+    symbols and units, the curves through them, the energy and output values."""
+
+    def __init__(self, trajectory: Any, model: Any, units: Mapping | None, angles: str) -> None:
+        self.trajectory, self.model = trajectory, model
+        t = self.t = np.asarray(trajectory.t, dtype=float)
+        k = len(t)
+        q = self.q = _as_array(trajectory, "q", k)
+        u = self.u = _as_array(trajectory, "u", k)
+        self.coordinates = list(getattr(trajectory, "coordinates", ())
+                                or [f"q{i + 1}" for i in range(q.shape[1])])
+        self.speed_symbols = list(getattr(trajectory, "speeds", ())
+                                  or [f"u{i + 1}" for i in range(u.shape[1])])
+        self.extra_states = tuple(getattr(trajectory, "extra_states", ()) or ())
+        self.units, self.angles = units, angles
+        self.energy_values = self.output_values = None
+        self.output_names: list = []
+
+    def panels(self, panels: Sequence[str] | None, energy: Any, outputs: Mapping | None,
+               constants: Mapping | None) -> list[str]:
+        """The panels asked for that have data (energy and outputs evaluated here)."""
+        trajectory = self.trajectory
+        known = ("q", "u", "extra", "residuals", "energy", "outputs")
+        wanted = list(known if panels is None else panels)
+        for name in wanted:
+            if name not in known:
+                raise InputError(f"unknown panel {name!r}; choose among {', '.join(known)}")
+        if "energy" in wanted and energy is None and panels is not None:
+            raise InputError("the energy panel needs energy= (an expression or an array)")
+        if "outputs" in wanted and not outputs and panels is not None:
+            raise InputError("the outputs panel needs outputs= ({name: expression or array})")
+        if "energy" in wanted:
+            self.energy_values = _energy_values(trajectory, energy, constants)
+        if outputs and "outputs" in wanted:
+            self.output_names = list(outputs)
+            self.output_values = evaluate_along(trajectory, [outputs[n] for n in self.output_names],
+                                                constants, "output")
+        available = {"q": self.q.shape[1] > 0, "u": self.u.shape[1] > 0,
+                     "extra": bool(self.extra_states),
+                     "residuals": bool(residual_norms(trajectory)),
+                     "energy": self.energy_values is not None,
+                     "outputs": self.output_values is not None}
+        shown = [name for name in wanted if available[name]]
+        if not shown:
+            raise InputError(f"nothing to plot: the trajectory has no data for the panels {wanted}")
+        return shown
+
+    def smooth_curves(self, smooth: bool | None) -> None:
+        """The fine curves of q and u (see :func:`_curves`) and the segment boundaries."""
+        self.bounds = segment_starts(self.trajectory)
+        self.t_fine, self.q_fine, self.u_fine = _curves(
+            self.t, self.q, self.u, smooth, dense=_dense_output(self.trajectory, self.q.shape[1]),
+            boundaries=self.bounds)
+
+    def axis_rows(self, panels: list[str]) -> list[tuple[str, Any, list]]:
+        """One axis per (panel, unit): [(panel, unit, [(column, symbol, dashed)])]."""
+        kinds = _kinds(self.trajectory, self.model)
+        unit_of = units_for(self.coordinates + self.speed_symbols, kinds, self.units, self.angles)
+        states = set(getattr(self.trajectory, "states", ()) or ())
+        rows: list[tuple[str, Any, list]] = []
+        for panel in panels:
+            if panel in ("q", "u"):
+                symbols = self.coordinates if panel == "q" else self.speed_symbols
+                groups: dict = {}
+                for i, sym in enumerate(symbols):
+                    dashed = panel == "u" and bool(states) and sym not in states
+                    groups.setdefault(unit_of[sym], []).append((i, sym, dashed))
+                rows += [(panel, unit, members) for unit, members in sorted(
+                    groups.items(), key=lambda item: _KIND_ORDER.index(item[0].kind))]
+            else:
+                rows.append((panel, None, []))
+        return rows
+
+    def draw(self, ax: Any, panel: str, unit: Any, members: list) -> None:
+        """Draw one axis of ``panel`` (its quantities of one ``unit`` for "q" and "u")."""
+        t, bounds, trajectory = self.t, self.bounds, self.trajectory
         if panel in ("q", "u"):
-            values = q_fine if panel == "q" else u_fine
+            values = self.q_fine if panel == "q" else self.u_fine
             for i, sym, dashed in members:
-                ax.plot(t_fine, values[:, i] * unit.scale, "--" if dashed else "-", label=symbol_label(sym))
+                ax.plot(self.t_fine, values[:, i] * unit.scale, "--" if dashed else "-",
+                        label=symbol_label(sym))
             ax.set_ylabel(f"{_KIND_TITLE[panel, unit.kind]} [{unit.label}]")
             _legend(ax, len(members))
         elif panel == "extra":
             # extra first-order states (e.g. muscle activations), at the samples
-            for sym in extra_states:
+            for sym in self.extra_states:
                 ax.plot(*_gapped(t, trajectory.column(sym), bounds), label=symbol_label(sym))
             ax.set_ylabel("extra states")
-            _legend(ax, len(extra_states))
+            _legend(ax, len(self.extra_states))
         elif panel == "residuals":
-            _plot_residuals(ax, trajectory, t, per_row=False, units=_residual_units(trajectory, model))
+            _plot_residuals(ax, trajectory, t, per_row=False,
+                            units=_residual_units(trajectory, self.model))
             _legend(ax, len(ax.get_lines()))
         elif panel == "energy":
             # at the samples (an interpolant would add its own error to a small drift); few
             # samples are marked so that straight segments are not read as the solution
-            ax.plot(*_gapped(t, energy_values - energy_values[0], bounds), ".-" if k < 200 else "-",
+            energy = self.energy_values
+            ax.plot(*_gapped(t, energy - energy[0], bounds), ".-" if len(t) < 200 else "-",
                     color="C3")
             ax.set_ylabel(r"$E(t) - E(t_0)$ [J]")
             ax.ticklabel_format(axis="y", style="sci", scilimits=(-3, 3))
         elif panel == "outputs":
-            for j, name in enumerate(names):
-                ax.plot(*_gapped(t, output_values[:, j], bounds), label=name)
+            for j, name in enumerate(self.output_names):
+                ax.plot(*_gapped(t, self.output_values[:, j], bounds), label=name)
             ax.set_ylabel("outputs [SI units]")
-            _legend(ax, len(names))
-        ax.grid(True, alpha=0.3)
-    axes[-1].set_xlabel("time [s]")
-    if title is None:
-        mode = getattr(trajectory, "constraints", None)
-        title = f"constraints = {mode!r}" if mode else None
-    if title:
-        fig.suptitle(title)
-    fig.tight_layout()
-    return fig
+            _legend(ax, len(self.output_names))
 
 
 _KIND_ORDER = ("angle", "length", "angular rate", "velocity", "other")
@@ -404,18 +449,23 @@ def _curves(t: np.ndarray, q: np.ndarray, u: np.ndarray, smooth: bool | None, de
     return np.concatenate(ts), np.concatenate(qs), np.concatenate(us)
 
 
+@moved_keywords("plot_comparison", {"figure": (FigureOptions, ("title", "figsize"))})
 def plot_comparison(trajectories: Mapping[str, Any], *, energy: Any = None,
-                    constants: Mapping | None = None, title: str | None = None,
-                    figsize: tuple[float, float] | None = None, model: Any = None) -> Figure:
+                    constants: Mapping | None = None, model: Any = None,
+                    figure: FigureOptions | None = None) -> Figure:
     """Residual and energy-drift panels of several runs side by side (one column per run).
 
     ``model``: what the runs were simulated from (for the residuals' units, as in :func:`plot`).
 
     ``trajectories``: {label: Trajectory}, e.g. {"constraints='none'": a, "constraints='project'": b}.
     ``energy``: a sympy expression (evaluated for every run) or {label: array (k,)}.
+    ``figure``: :class:`~symbody.presentation.options.FigureOptions` (``title``, ``figsize``,
+    ``dpi``, ``close``; the former keywords ``title=``, ``figsize=`` warn).
     Rows share their y axis, so the columns compare directly.  Returns the Figure.
     """
     import matplotlib.pyplot as plt
+
+    figure = figure or FigureOptions()
 
     labels = list(trajectories)
     if not labels:
@@ -427,7 +477,8 @@ def plot_comparison(trajectories: Mapping[str, Any], *, energy: Any = None,
             energies[label] = _energy_values(trajectories[label], e, constants)
     rows = ["residuals"] + (["energy"] if energies else [])
     fig, axes = plt.subplots(len(rows), len(labels), sharex="col", sharey="row", squeeze=False,
-                             figsize=figsize or (5.0 * len(labels), 1.5 + 2.5 * len(rows)))
+                             figsize=figure.figsize or (5.0 * len(labels), 1.5 + 2.5 * len(rows)),
+                             **_dpi(figure))
     for j, label in enumerate(labels):
         traj = trajectories[label]
         t = np.asarray(traj.t, dtype=float)
@@ -449,15 +500,13 @@ def plot_comparison(trajectories: Mapping[str, Any], *, energy: Any = None,
     lo = min(ax.get_ylim()[0] for ax in axes[0])
     hi = max(ax.get_ylim()[1] for ax in axes[0])
     axes[0, 0].set_ylim(max(lo, RESIDUAL_FLOOR / 2), hi)
-    if title:
-        fig.suptitle(title)
-    fig.tight_layout()
-    return fig
+    return _finish(fig, figure, fig.suptitle)
 
 
+@moved_keywords("plot_eigenvalues", {"figure": (FigureOptions, ("title", "figsize"))})
 def plot_eigenvalues(parameter: Sequence[float], eigenvalues: np.ndarray, *,
-                     parameter_name: str = "v", unit: str = "m/s", title: str | None = None,
-                     figsize: tuple[float, float] | None = None, stability: bool = True) -> Figure:
+                     parameter_name: str = "v", unit: str = "m/s", stability: bool = True,
+                     figure: FigureOptions | None = None) -> Figure:
     """Real (dots) and imaginary (small grey dots) parts of eigenvalues against a parameter.
 
     ``parameter`` (s,), ``eigenvalues`` (s, n) complex.  The zero line separates stable
@@ -465,15 +514,18 @@ def plot_eigenvalues(parameter: Sequence[float], eigenvalues: np.ndarray, *,
     values where all non-zero eigenvalues have Re < 0 are shaded and labelled "stable" --
     only with ``stability=True``: pass False unless every linearization point is an
     equilibrium or a steady motion (otherwise eigenvalues say nothing about stability).
-    Returns the Figure.
+    ``figure``: :class:`~symbody.presentation.options.FigureOptions` (``title``, ``figsize``,
+    ``dpi``, ``close``; the former keywords ``title=``, ``figsize=`` warn).  Returns the Figure.
     """
     import matplotlib.pyplot as plt
+
+    figure = figure or FigureOptions()
 
     x = np.asarray(parameter, dtype=float)
     ev = np.asarray(eigenvalues)
     if ev.ndim != 2 or ev.shape[0] != len(x):
         raise InputError(f"eigenvalues must have shape ({len(x)}, n), not {ev.shape}")
-    fig, ax = plt.subplots(figsize=figsize or (8.0, 5.0))
+    fig, ax = plt.subplots(figsize=figure.figsize or (8.0, 5.0), **_dpi(figure))
     xs = np.repeat(x[:, None], ev.shape[1], axis=1)
     ax.plot(xs.ravel(), ev.real.ravel(), "o", ms=3, color="C0", label="real part")
     imag = np.abs(ev.imag.ravel())
@@ -497,7 +549,21 @@ def plot_eigenvalues(parameter: Sequence[float], eigenvalues: np.ndarray, *,
     ax.set_ylabel("eigenvalue [1/s]")
     ax.legend(fontsize="small")
     ax.grid(True, alpha=0.3)
-    if title:
-        ax.set_title(title)
+    return _finish(fig, figure, ax.set_title)
+
+
+def _dpi(figure: FigureOptions) -> dict:
+    """matplotlib's keyword for the figure's dpi when one is given."""
+    return {"dpi": figure.dpi} if figure.dpi is not None else {}
+
+
+def _finish(fig: Figure, figure: FigureOptions, set_title: Any) -> Figure:
+    """Title (``set_title(figure.title)`` when given), tight layout, closed if asked."""
+    if figure.title:
+        set_title(figure.title)
     fig.tight_layout()
+    if figure.close:
+        import matplotlib.pyplot as plt
+
+        plt.close(fig)
     return fig

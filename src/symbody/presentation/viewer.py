@@ -367,8 +367,7 @@ def view(trajectory: Any, scene: Any, *, constants: Mapping | Sequence | None = 
     ``follow``: the visualization frame the camera follows (default: the scene's).
     ``axes``: show every frame's axes.  Returns a :class:`Viewer`.
     """
-    from ._trajectory_evaluation import segment_starts, with_impact_times
-    from .animate import _resample
+    from ._trajectory_evaluation import resampled, segment_starts, with_impact_times
 
     sc = _scene_of(scene)
     t = np.asarray(trajectory.t, dtype=float)
@@ -391,7 +390,7 @@ def view(trajectory: Any, scene: Any, *, constants: Mapping | Sequence | None = 
     if times is not None:
         # the impacts (segment starts) are kept as a pair of samples: the player never
         # blends the states before and after one
-        trajectory = _resample(trajectory, with_impact_times(trajectory, times))
+        trajectory = resampled(trajectory, with_impact_times(trajectory, times))
     samples = scene_samples(trajectory, sc, constants)
     pose, points = samples["pose"], samples["points"]
     bounds_first = _bounds(pose[:1], points[:1])

@@ -55,13 +55,14 @@ from sympy.physics.mechanics import Particle, RigidBody, inertia
 from sympy.physics.vector import Point, ReferenceFrame, Vector, dynamicsymbols
 
 from ..compat.sympy import TIME
+from ..deprecation import moved_keywords
 from ..errors import InputError
 
 if TYPE_CHECKING:
     from ..formulation import EquationsOfMotion
 
 
-__all__ = ["RandomModel", "random_model", "KINDS"]
+__all__ = ["RandomModel", "RandomModelOptions", "random_model", "KINDS"]
 
 t = TIME
 
@@ -203,6 +204,18 @@ class RandomModel:
     description: str = ""
     reference_q: dict = field(default_factory=dict)
     explicit_speeds: bool = True
+    #: coordinate -> its speed (u_i = s_i q_i'), in the builder's order
+    speed_by_coordinate: dict = field(default_factory=dict, repr=False)
+    #: callables returning the terms of the potential energy V (gravity, springs)
+    potential_terms: list = field(default_factory=list, repr=False)
+
+    def __post_init__(self) -> None:
+        # numeric f_h, its Jacobian, B and b (velocity constraints with q' -> u / s)
+        self._numeric = _Numeric(self, list(self.configuration_constraints),
+                                 [sm.sympify(e).xreplace(self.qdot_to_u())
+                                  for e in self.velocity_constraints])
+        self._kinetic: Any = None
+        self._potential: Any = None
 
     # ------------------------------------------------------------- symbols
     @property
@@ -218,7 +231,7 @@ class RandomModel:
     @property
     def speed_of(self) -> dict:
         """Coordinate -> its speed (u_i = s_i q_i')."""
-        return {qi: self._speed_by_coordinate[qi] for qi in self.q}
+        return {qi: self.speed_by_coordinate[qi] for qi in self.q}
 
     @property
     def kinetic_energy(self) -> sm.Expr:
@@ -232,7 +245,7 @@ class RandomModel:
     def potential_energy(self) -> sm.Expr:
         """V(q): gravity and springs (cached)."""
         if self._potential is None:
-            self._potential = sm.Add(*[term() for term in self._potential_terms])
+            self._potential = sm.Add(*[term() for term in self.potential_terms])
         return self._potential
 
     @property
@@ -270,11 +283,11 @@ class RandomModel:
 
     def qdot_to_u(self) -> dict:
         """q_i' -> u_i / s_i."""
-        return {qi.diff(t): self._speed_by_coordinate[qi] / self.speed_scale[qi] for qi in self.q}
+        return {qi.diff(t): self.speed_by_coordinate[qi] / self.speed_scale[qi] for qi in self.q}
 
     def u_to_qdot(self) -> dict:
         """u_i -> s_i q_i'."""
-        return {self._speed_by_coordinate[qi]: self.speed_scale[qi] * qi.diff(t) for qi in self.q}
+        return {self.speed_by_coordinate[qi]: self.speed_scale[qi] * qi.diff(t) for qi in self.q}
 
     def lagrangian(self) -> sm.Expr:
         """L(q, q') = T - V (speeds replaced by s_i q_i')."""
@@ -311,7 +324,7 @@ class RandomModel:
                 "u_dep": [qi.diff(t) for qi in self._coordinates_of(self.u_dep)]}
 
     def _coordinates_of(self, speeds: Sequence) -> list:
-        inv = {u: q for q, u in self._speed_by_coordinate.items()}
+        inv = {u: q for q, u in self.speed_by_coordinate.items()}
         return [inv[s] for s in speeds]
 
     # ------------------------------------------------------------- numbers
@@ -327,8 +340,9 @@ class RandomModel:
         st = self.state if state is None else state
         return {s: st[s] for s in self.q + list(self.u_ind)}
 
-    def random_state(self, seed: int, spread: float = 1.0) -> dict:
-        """Another consistent state: q_ind (and u_ind) random, q_dep by Newton, u_dep solved."""
+    def random_state(self, seed: int | Sequence[int], spread: float = 1.0) -> dict:
+        """Another consistent state: q_ind (and u_ind) random, q_dep by Newton, u_dep solved
+        (``seed``: numpy's ``default_rng`` seed)."""
         rng = np.random.default_rng(seed)
         return self._numeric.state(rng, spread)
 
@@ -340,12 +354,46 @@ class RandomModel:
         """q_dep from f_h(q) = 0 by Newton's method from the values in ``state``."""
         return self._numeric.solve_q_dep(state)
 
-    # filled in by the builder
-    _speed_by_coordinate: dict = field(default_factory=dict, repr=False)
-    _numeric: Any = field(default=None, repr=False)
-    _potential_terms: list = field(default_factory=list, repr=False)
-    _kinetic: Any = field(default=None, repr=False)
-    _potential: Any = field(default=None, repr=False)
+    def holonomic_jacobian(self, state: dict) -> np.ndarray:
+        """∂f_h/∂q (M, N), q = [q_ind, q_dep], at the coordinates in ``state``."""
+        return self._numeric.fh_jacobian(state)
+
+
+@dataclass(frozen=True)
+class RandomModelOptions:
+    """What a random model is made of (see :func:`random_model`).
+
+    ``particles``: some bodies may be particles; ``springs``: joint springs and a
+    zero-length spring to the ground (conservative); ``gravity``: uniform gravity (-N.y;
+    -N.z for "nonholonomic", normal to the base plane); ``damping``: linear joint dampers
+    (nonconservative; ``conservative`` becomes False); ``inputs``: number of specified
+    inputs r_i(t) (joint torques or forces); ``constraints``: number of velocity
+    constraints m ("nonholonomic", 1-3) or holonomic constraints M ("closed_loop", 1-2),
+    random by default; ``scaled_kinematics``: kinematic equations s_i q_i' = u_i with random
+    rational s_i instead of q_i' = u_i; ``explicit_speeds``: angular velocities and
+    velocities are given in the speeds u (``set_ang_vel(P, u_i / s_i * axis)``, Kane's
+    style); with False they are left in q' (``orient_axis``' own angular velocity,
+    ``v2pt_theory``): KanesMethod then replaces q' through the kinematic equations, and
+    LagrangesMethod can take the nonconservative loads (dampers, inputs), whose partial
+    velocities it forms in q'; ``axes``: "mixed" (coordinate axes, axes in a coordinate
+    plane and general directions) or "general" (general rational directions only: much
+    larger expressions, for stress tests and benchmarks).
+    """
+
+    particles: bool = True
+    springs: bool = True
+    gravity: bool = True
+    damping: bool = False
+    inputs: int = 0
+    constraints: int | None = None
+    scaled_kinematics: bool = False
+    explicit_speeds: bool = True
+    axes: str = "mixed"
+
+    def __post_init__(self) -> None:
+        if self.axes not in ("mixed", "general"):
+            raise InputError(f"unknown axes {self.axes!r}; choose 'mixed' or 'general'")
+        object.__setattr__(self, "inputs", int(self.inputs))
 
 
 class _Numeric:
@@ -437,17 +485,15 @@ class _Numeric:
 
 # --------------------------------------------------------------------------- builder
 class _Builder:
-    def __init__(self, seed: int, kind: str, n_bodies: int, *, particles: bool, springs: bool,
-                 gravity: bool, damping: bool, inputs: int, constraints: int | None,
-                 scaled_kinematics: bool, explicit_speeds: bool, axes: str = "mixed"):
+    def __init__(self, seed: int, kind: str, n_bodies: int, options: RandomModelOptions):
         self.seed, self.kind, self.n_bodies = seed, kind, n_bodies
         self.rng = np.random.default_rng([seed, KINDS.index(kind), n_bodies])
-        self.particles, self.springs, self.gravity = particles, springs, gravity
-        self.damping, self.n_inputs = damping, inputs
-        self.n_constraints = constraints
-        self.scaled = scaled_kinematics
-        self.explicit_speeds = explicit_speeds
-        self.axes = axes
+        self.particles, self.springs, self.gravity = options.particles, options.springs, options.gravity
+        self.damping, self.n_inputs = options.damping, options.inputs
+        self.n_constraints = options.constraints
+        self.scaled = options.scaled_kinematics
+        self.explicit_speeds = options.explicit_speeds
+        self.axes = options.axes
         self.N = ReferenceFrame("N")
         self.O = Point("O")
         self.O.set_vel(self.N, 0)
@@ -762,7 +808,6 @@ class _Builder:
         self.inputs()
         q_ind = [x for x in self.q if x not in q_dep]
         u_ind = [x for x in self.u if x not in u_dep]
-        speed_by = dict(zip(self.q, self.u))
         kd = [self.kd[self.q.index(x)] for x in q_ind + q_dep]
         rm = RandomModel(
             seed=self.seed, kind=self.kind, frame=self.N, origin=self.O, q_ind=q_ind, u_ind=u_ind,
@@ -772,11 +817,9 @@ class _Builder:
             specifieds=list(self.specifieds), nonconservative_loads=list(self.nc_loads),
             conservative=not self.nc_loads, speed_scale=dict(self.scale),
             description=f"random {self.kind} model {self.seed}: " + "; ".join(self.description),
-            reference_q=dict(reference), explicit_speeds=self.explicit_speeds)
-        rm._speed_by_coordinate = speed_by
-        rm._potential_terms = list(self.V)
-        rm._numeric = _Numeric(rm, fh, [sm.sympify(e).xreplace(self.qdot_to_u()) for e in vel])
-        rm.state = rm._numeric.state(np.random.default_rng([self.seed, 7]))
+            reference_q=dict(reference), explicit_speeds=self.explicit_speeds,
+            speed_by_coordinate=dict(zip(self.q, self.u)), potential_terms=list(self.V))
+        rm.state = rm.random_state([self.seed, 7])
         return rm
 
 
@@ -785,10 +828,13 @@ def _conditioning(A: np.ndarray) -> float:
     return float(sv[-1] / max(sv[0], 1e-300)) if sv.size else 1.0
 
 
-def random_model(seed: int, n_bodies: int = 3, kind: str = "tree", *, particles: bool = True,
-                 springs: bool = True, gravity: bool = True, damping: bool = False, inputs: int = 0,
-                 constraints: int | None = None, scaled_kinematics: bool = False,
-                 explicit_speeds: bool = True, axes: str = "mixed") -> RandomModel:
+_OPTION_KEYWORDS = ("particles", "springs", "gravity", "damping", "inputs", "constraints",
+                    "scaled_kinematics", "explicit_speeds", "axes")
+
+
+@moved_keywords("random_model", {"options": (RandomModelOptions, _OPTION_KEYWORDS)})
+def random_model(seed: int, n_bodies: int = 3, kind: str = "tree",
+                 options: RandomModelOptions | None = None) -> RandomModel:
     """A random multibody model (a :class:`RandomModel`), reproducible from ``seed``.
 
     Parameters
@@ -799,31 +845,14 @@ def random_model(seed: int, n_bodies: int = 3, kind: str = "tree", *, particles:
     kind : "tree", "nonholonomic" (knife edges and rolling wheels on a planar base,
         dependent speeds) or "closed_loop" (holonomic constraints, dependent
         coordinates and speeds).
-    particles : some bodies may be particles.
-    springs : joint springs and a zero-length spring to the ground (conservative).
-    gravity : uniform gravity (-N.y; -N.z for "nonholonomic", normal to the base plane).
-    damping : linear joint dampers (nonconservative; ``conservative`` becomes False).
-    inputs : number of specified inputs r_i(t) (joint torques or forces).
-    constraints : number of velocity constraints m ("nonholonomic", 1-3) or holonomic
-        constraints M ("closed_loop", 1-2); random by default.
-    scaled_kinematics : kinematic equations s_i q_i' = u_i with random rational s_i
-        instead of q_i' = u_i.
-    explicit_speeds : angular velocities and velocities are given in the speeds u
-        (``set_ang_vel(P, u_i / s_i * axis)``, Kane's style).  With False they are left
-        in q' (``orient_axis``' own angular velocity, ``v2pt_theory``): KanesMethod then
-        replaces q' through the kinematic equations, and LagrangesMethod can take the
-        nonconservative loads (dampers, inputs), whose partial velocities it forms in q'.
-    axes : "mixed" (coordinate axes, axes in a coordinate plane and general directions)
-        or "general" (general rational directions only: much larger expressions, for
-        stress tests and benchmarks).
+    options : a :class:`RandomModelOptions` (particles, springs, gravity, damping, inputs,
+        the number of constraints, scaled kinematics, explicit speeds, axes); default
+        ``RandomModelOptions()``.  Its fields given as keywords of ``random_model``
+        (``damping=True``) still work for one release, with a DeprecationWarning.
     """
+    options = options or RandomModelOptions()
     if kind not in KINDS:
         raise InputError(f"unknown kind {kind!r}; choose one of {', '.join(map(repr, KINDS))}")
-    if axes not in ("mixed", "general"):
-        raise InputError(f"unknown axes {axes!r}; choose 'mixed' or 'general'")
     if int(n_bodies) != n_bodies or n_bodies < 1:
         raise InputError(f"n_bodies={n_bodies!r} must be a positive integer")
-    builder = _Builder(int(seed), kind, int(n_bodies), particles=particles, springs=springs,
-                       gravity=gravity, damping=damping, inputs=int(inputs), constraints=constraints,
-                       scaled_kinematics=scaled_kinematics, explicit_speeds=explicit_speeds, axes=axes)
-    return builder.build()
+    return _Builder(int(seed), kind, int(n_bodies), options).build()
