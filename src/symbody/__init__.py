@@ -37,8 +37,7 @@ from .formulation import (
     KanesMethod,
     LagrangesMethod,
 )
-
-__version__ = "0.1.0"
+from .version import __version__
 
 #: public name -> (module, attribute or None for the module itself), imported when first used
 _LAZY: dict[str, tuple[str, str | None]] = {

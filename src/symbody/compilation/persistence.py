@@ -82,7 +82,7 @@ _WITH_EQUATIONS: contextvars.ContextVar[bool] = contextvars.ContextVar("symbody_
 
 def versions() -> dict[str, str]:
     """What a saved model depends on: library versions and the platform."""
-    from .. import __version__
+    from ..version import __version__
     return {
         "symbody": __version__,
         "symengine": getattr(se, "__version__", "none"),
