@@ -37,7 +37,7 @@ from .formulation import (
     KanesMethod,
     LagrangesMethod,
 )
-from .version import __version__
+from .version import __version__ as __version__
 
 #: public name -> (module, attribute or None for the module itself), imported when first used
 _LAZY: dict[str, tuple[str, str | None]] = {
