@@ -781,6 +781,8 @@ def _workers_available() -> int:
 class Execution:
     """How :func:`sweep` runs its cases: ``execution=Execution(processes=4)``.
 
+    Parameters
+    ----------
     client : a ``dask.distributed.Client``: run on its cluster.  Default: local processes.
     processes : number of local worker processes (default: the CPUs this process may
         use); 1 runs the cases one after another in this process.
@@ -895,6 +897,8 @@ def sweep(model: NumericModel, t_span: Sequence[float], cases: Sequence[Mapping]
         keywords (``processes=``, ``rtol=``, ...) still work for one release with a
         DeprecationWarning.
 
+    Notes
+    -----
     Each run is exactly ``simulate(model, t_span, result.initial_states[i], p_case, ...)``:
     the results equal a serial loop's to the last bit, in the order of the cases.
     """

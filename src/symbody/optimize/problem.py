@@ -84,6 +84,8 @@ class OptimalControlProblem(ProblemStatement):
     t0 : float
         The initial time.
 
+    Notes
+    -----
     The former keywords ``mayer=`` (now ``objective=Cost(mayer=...)``) and ``quadrature=``,
     ``hessian=``, ``backend=``, ``cache=`` (now fields of ``Collocation``) still work for
     one release, with a DeprecationWarning.

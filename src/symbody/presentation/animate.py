@@ -123,6 +123,8 @@ def animate(trajectory: Any, drawing: Any, constants: Mapping | None = None, *,
         (close the figure after building the animation so that Jupyter does not show a
         static copy; default: close unless a GUI backend is in use).
 
+    Notes
+    -----
     The former keywords ``view=``, ``plane=``, ``follow=``, ``title=``, ``figsize=``,
     ``dpi=`` and ``close=`` still work for one release, with a DeprecationWarning.
 

@@ -145,6 +145,8 @@ def simulate(model: NumericModel, t_span: Sequence[float], x0: Any, p: Any, *,
         (compiled), and/or the built-ins "specifieds", "constraint_forces",
         "auxiliary_forces" (see :mod:`symbody.analysis.outputs`).
 
+    Notes
+    -----
     The keywords of the old flat signature (``rtol=``, ``method=``, ``baumgarte=``,
     ``polish_algebraic=``, ``switch_threshold=``, ``progress=``, ...) still work for one
     release with a DeprecationWarning naming the new spelling.

@@ -42,6 +42,8 @@ METHODS = (*SCIPY_METHODS, "IDA")
 class Solver:
     """How :func:`~.driver.simulate` integrates: ``solver=Solver(rtol=1e-8, method="DOP853")``.
 
+    Parameters
+    ----------
     method : scipy solver ("RK45", "DOP853", "RK23", "Radau", "BDF", "LSODA"; LSODA not
         with "project") or "IDA" for the "dae" mode.  None (default): "RK45" when
         rtol >= 1e-5, otherwise "DOP853" ("IDA" for "dae").
