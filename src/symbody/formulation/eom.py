@@ -4,7 +4,7 @@ An :class:`EquationsOfMotion` is an immutable, purely symbolic description of a
 multibody system.  Every block is stored as "expression = 0", linear where the
 mathematics makes it linear::
 
-    holonomic            f_h(q, t)                              = 0   (M rows)
+    holonomic            f_h(q, t)                              = 0   (M rows, or more)
     velocity             B(q, t) u + b(q, t)                    = 0   (m rows)
     kinematic            K_qd(q, t) q' + K_u(q, t) u + k(q, t)  = 0   (N = n + M rows)
     dynamic              M_d(q, t) u' + g_d(q, u, r, t)         = 0   (o = p + m rows, or p)
@@ -129,6 +129,7 @@ class CanonicalBlocks:
     auxiliary: sm.MatrixBase
     noncontributing: Sequence = ()
     dynamic_se: SymengineDynamics | None = None
+    holonomic_names: Sequence = ()
 
 
 def _count(name: str, doc: str) -> property:
@@ -234,12 +235,10 @@ class EquationsOfMotion:
         qdot_solution = solve_linear(K_qd, -(K_u * sm.Matrix(u) + k), "kinematic equations (solving for q')")
         qdot_map = dict(zip(qdot, qdot_solution))
 
-        # holonomic
+        # holonomic (more equations than q_dep: redundant ones, see constraint_excess)
         fh = as_column(holonomic, "holonomic")
-        if fh.rows != len(q_dep):
-            raise FormulationError(
-                f"there are {len(q_dep)} dependent coordinates (q_dep) but {fh.rows} holonomic "
-                "constraints; the numbers must be equal")
+        _check_constraint_count(len(q_dep), fh.rows, "dependent coordinates (q_dep)",
+                                "holonomic constraints")
         for i, e in enumerate(fh):
             derivs = [d for d in dynamic_symbols_in(e) if isinstance(d, sm.Derivative) or d in set(u)]
             if derivs:
@@ -251,10 +250,8 @@ class EquationsOfMotion:
         if vc.rows == 0 and fh.rows and u_dep:
             vc = fh.diff(t)
         vc = vc.xreplace(qdot_map).xreplace(dict.fromkeys(u_aux, 0))
-        if vc.rows != len(u_dep):
-            raise FormulationError(
-                f"there are {len(u_dep)} dependent speeds (u_dep) but {vc.rows} velocity constraints; "
-                "the numbers must be equal")
+        _check_constraint_count(len(u_dep), vc.rows, "dependent speeds (u_dep)",
+                                "velocity constraints", fh.rows - len(q_dep))
         B, b_neg = linear_coefficients(vc, u, "velocity_constraints", "u")
         b = b_neg
         if u_dep:
@@ -271,9 +268,10 @@ class EquationsOfMotion:
                 B_a, b_a = sm.zeros(0, len(u)), sm.zeros(0, 1)
         else:
             ac = as_column(acceleration_constraints, "acceleration_constraints").xreplace(qdot_map)
-            if ac.rows != len(u_dep):
+            if ac.rows != vc.rows:
                 raise FormulationError(
-                    f"there are {len(u_dep)} dependent speeds but {ac.rows} acceleration constraints")
+                    f"there are {vc.rows} velocity constraints but {ac.rows} acceleration "
+                    "constraints; give one per velocity constraint")
             B_a, b_a = linear_coefficients(ac, udot, "acceleration_constraints", "u'")
             b_a = b_a.xreplace(qdot_map)
 
@@ -338,6 +336,7 @@ class EquationsOfMotion:
         self.kinematic_rest = _imm(k)
         self.qdot_solution = _imm(qdot_solution)
         self.holonomic = _imm(fh)
+        self.holonomic_names = tuple(f"holonomic[{i}]" for i in range(fh.rows))
         self.velocity_matrix = _imm(B)
         self.velocity_rest = _imm(b)
         self.acceleration_matrix = _imm(B_a)
@@ -567,6 +566,8 @@ class EquationsOfMotion:
         self.kinematic_rest = _imm(bl.k)
         self.qdot_solution = _imm(bl.qdot_solution)
         self.holonomic = _imm(bl.f_h) if len(bl.f_h) else _imm(sm.zeros(0, 1))
+        self.holonomic_names = (tuple(map(str, bl.holonomic_names)) if bl.holonomic_names
+                                else tuple(f"holonomic[{i}]" for i in range(self.holonomic.rows)))
         self.velocity_matrix = _imm(bl.B) if len(bl.B) else _imm(sm.zeros(0, o))
         self.velocity_rest = _imm(bl.b) if len(bl.b) else _imm(sm.zeros(0, 1))
         self.acceleration_matrix = _imm(bl.B_a) if len(bl.B_a) else _imm(sm.zeros(0, o))
@@ -612,6 +613,13 @@ class EquationsOfMotion:
     M = _count("q_dep", "M: the number of dependent coordinates (holonomic constraints).")
     p = _count("u_ind", "p: the number of independent speeds.")
     m = _count("u_dep", "m: the number of dependent speeds (velocity constraints).")
+
+    @property
+    def constraint_excess(self) -> int:
+        """The number of configuration constraints beyond the dependent coordinates (0 for a
+        square set): redundant equations, named at an assembled configuration when the model
+        is simulated (:mod:`symbody.compilation.redundant`)."""
+        return self.holonomic.rows - len(self.q_dep)
 
     @property
     def kindiffdict(self) -> dict:
@@ -665,6 +673,22 @@ def _check_accelerations_determined(eom: EquationsOfMotion) -> None:
             f"the acceleration of the speed {s} appears in no dynamic equation (its column of the "
             "mass matrix is zero) and in no constraint, so the equations cannot determine it; "
             f"does the velocity or angular velocity of any body depend on {s}?")
+
+
+def _check_constraint_count(dependent: int, rows: int, what: str, eq_name: str,
+                            excess: int | None = None) -> None:
+    """At least one equation per dependent variable; velocity constraints beyond the dependent
+    speeds only as the derivatives of redundant holonomic equations (``excess`` of them)."""
+    if rows < dependent:
+        raise FormulationError(
+            f"there are {dependent} {what} but only {rows} {eq_name}; give (at least) one per "
+            "dependent variable")
+    if excess is not None and rows > dependent and rows - dependent != excess:
+        raise FormulationError(
+            f"there are {dependent} {what} but {rows} {eq_name}: {rows - dependent} more, while "
+            f"the holonomic constraints have {max(excess, 0)} more than the dependent coordinates; "
+            "extra velocity constraints are accepted only as the derivatives of redundant "
+            "holonomic equations (the holonomic ones first, in their order)")
 
 
 def _time_order(d) -> tuple:
