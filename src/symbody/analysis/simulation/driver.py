@@ -38,6 +38,7 @@ from threadpoolctl import threadpool_limits
 
 from ...compilation import NumericModel
 from ...compilation.numeric_model import Partition
+from ...compilation.redundant import RedundantModel
 from ...errors import InputError, SimulationError, SimulationFailedWarning, SymbodyError
 from ...progress import as_progress
 from ..events import EventRecord, PreparedEvents, prepare_events
@@ -47,6 +48,7 @@ from ..outputs import attach_outputs, parse_outputs
 from ..trajectory import Trajectory
 from .augmented import ENTER_RANK, LEAVE_RANK, AugmentedLagrangian, full_partition, is_full
 from .dependent_set import DependentSetMonitor, SetEvent, near_singular_note, remap, switch_note
+from . import redundant
 from .options import MODES, constraint_mode, output_times, switch_threshold_value, time_span
 from .samples import Samples, build_trajectory
 from .strategy import ConstraintMode, Run, StopIntegration
@@ -153,6 +155,11 @@ def simulate(model: NumericModel, t_span: Sequence[float], x0: Any, p: Any, *,
         raise InputError(f"simulate() needs a NumericModel (symbody.compile(eom)), got "
                          f"{type(model).__name__}")
     t0, tf = time_span(t_span)
+    redundancy = None
+    if isinstance(model, RedundantModel):
+        # more configuration constraints than dependent coordinates: assembled by least
+        # squares, named, and run with an independent subset (simulation/redundant.py)
+        model, x0, redundancy = redundant.prepare(model, t0, x0, p)
     if tf < t0 and not backwards:
         raise InputError(f"t_span = ({t0:g}, {tf:g}) ends before it starts: integrating backwards in "
                          "time needs backwards=True (or give t_span in increasing order)")
@@ -212,6 +219,9 @@ def simulate(model: NumericModel, t_span: Sequence[float], x0: Any, p: Any, *,
         traj.events = list(segments.records)
         traj.segments = segments.spans(samples)
         attach_outputs(traj, model, P, r_fun, outputs)
+        if redundancy is not None:
+            redundant.annotate(traj, redundancy, model, P)
+            message = traj.message
         if status != 0:
             if raise_on_failure:
                 raise SimulationError(message, trajectory=traj)
