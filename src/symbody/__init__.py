@@ -57,6 +57,7 @@ _LAZY: dict[str, tuple[str, str | None]] = {
     "OptimalControlProblem": (".optimize", "OptimalControlProblem"),
     "AssemblyBranchWarning": (".analysis.initial_state", "AssemblyBranchWarning"),
     "redundant_constraints": (".formulation.constraint_rank", "redundant_constraints"),
+    "RedundantConstraintWarning": (".compilation.redundant", "RedundantConstraintWarning"),
 }
 
 if TYPE_CHECKING:  # for type checkers and IDEs: the names __getattr__ provides
@@ -69,6 +70,7 @@ if TYPE_CHECKING:  # for type checkers and IDEs: the names __getattr__ provides
     from .analysis.sweep import SweepResult, grid_cases, sample_cases, sweep
     from .compilation import NumericModel, compile, make_function
     from .compilation.persistence import load_model
+    from .compilation.redundant import RedundantConstraintWarning
     from .formulation.constraint_rank import redundant_constraints
     from .presentation import animate, plot, view
 
@@ -96,6 +98,7 @@ __all__ = [
     "sample_cases",
     "AssemblyBranchWarning",
     "redundant_constraints",
+    "RedundantConstraintWarning",
     "EquationsOfMotion",
     "KanesMethod",
     "LagrangesMethod",

@@ -683,7 +683,7 @@ def _check_constraint_count(dependent: int, rows: int, what: str, eq_name: str,
         raise FormulationError(
             f"there are {dependent} {what} but only {rows} {eq_name}; give (at least) one per "
             "dependent variable")
-    if excess is not None and rows > dependent and rows - dependent != excess:
+    if excess is not None and (rows or dependent) and rows - dependent != max(excess, 0):
         raise FormulationError(
             f"there are {dependent} {what} but {rows} {eq_name}: {rows - dependent} more, while "
             f"the holonomic constraints have {max(excess, 0)} more than the dependent coordinates; "

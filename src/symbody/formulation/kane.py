@@ -179,7 +179,7 @@ class KanesMethod(MethodAttributes):
         self._f_h = config
         vel = as_column(vel, "velocity_constraints")
         acc = as_column(acc, "acceleration_constraints")
-        if vel.rows < m or (vel.rows > m and vel.rows - m != excess):
+        if vel.rows < m or (vel.rows - m != excess and (m or vel.rows)):
             raise FormulationError(
                 f"there are {m} dependent speeds but {vel.rows} velocity constraints; give one per "
                 "dependent speed"
