@@ -192,7 +192,7 @@ class RedundantModel(NumericModel):
         extra = {"full_eom": eom, "constraint_rows": rows,
                  "constraint_names": tuple(eom.holonomic_names),
                  "constraint_equations": tuple(fh), "_k_all": kernel,
-                 "_velocity_rows": tuple(_velocity_rows(eom, rows)),
+                 "velocity_rows": tuple(_velocity_rows(eom, rows)),
                  "_settings": (backend, cache), "_variants": {rows: self}}
         for key, value in extra.items():
             object.__setattr__(self, key, value)
@@ -205,6 +205,14 @@ class RedundantModel(NumericModel):
     def __reduce__(self):
         return _rebuild, (self.full_eom, self.constraint_rows, self.constants, self.specifieds,
                           self._settings)
+
+    def save(self, path: Any, machine_code: bool = True) -> Any:
+        """Not available: the model file format holds no SymPy equations, and these models
+        need all of them (to choose the kept ones at each run).  ``pickle`` works."""
+        raise InputError("a model with redundant configuration constraints cannot be saved to a "
+                         "model file yet (it keeps all its equations to choose the independent ones "
+                         "at each run); pickle it, or compile equations formed without the redundant "
+                         "ones")
 
     # ----------------------------------------------------------------- evaluation
     def _all_args(self, q, u, p, t, r) -> np.ndarray:

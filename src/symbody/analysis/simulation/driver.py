@@ -46,9 +46,9 @@ from ..initial_state import initial_state
 from ..inputs import specified_inputs
 from ..outputs import attach_outputs, parse_outputs
 from ..trajectory import Trajectory
+from . import redundant
 from .augmented import ENTER_RANK, LEAVE_RANK, AugmentedLagrangian, full_partition, is_full
 from .dependent_set import DependentSetMonitor, SetEvent, near_singular_note, remap, switch_note
-from . import redundant
 from .options import MODES, constraint_mode, output_times, switch_threshold_value, time_span
 from .samples import Samples, build_trajectory
 from .strategy import ConstraintMode, Run, StopIntegration

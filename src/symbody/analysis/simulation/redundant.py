@@ -71,7 +71,7 @@ def annotate(traj: Any, report: RedundancyReport, model: RedundantModel, P: np.n
         ranks[i] = int(np.sum(sv > RANK_TOL * max(float(sv[0]) if sv.size else 0.0, 1e-300)))
     traj.constraint_rank = ranks
     if traj.multipliers is not None and s:
-        vrows = model._velocity_rows
+        vrows = model.velocity_rows
         lam = np.full((s, Ba.shape[1]), np.nan)
         for i in range(s):
             li = traj.multipliers[i]
