@@ -16,6 +16,7 @@ import sympy as sm
 from sympy.physics.mechanics import Particle, Point, ReferenceFrame, dynamicsymbols
 
 import symbody as sb
+from symbody.analysis.initial_state import InitialStateWarning
 from symbody.compilation.redundant import OverconstrainedError, RedundantModel
 from symbody.errors import FormulationError, InputError
 from systems.iftomm_reference import a04_reference
@@ -200,3 +201,12 @@ def test_a_subset_singular_at_the_assembled_configuration_is_replaced():
     # minimum norm: all of the force on 'line' (λ = m g / 2), none on 'square'
     assert np.max(np.abs(sol.multipliers[:, 0] - 9.81 / 2)) < 1e-9
     assert np.max(np.abs(sol.multipliers[:, 1])) < 1e-9
+
+
+def test_a_dependent_coordinate_guess_is_assembled_by_least_squares_and_reported():
+    eom, (x, y, ux), p = _particle(lambda x, y: {"line": y - x, "line_cubed": (y - x) * (1 + x**2)})
+    model = sb.compile(eom)
+    with pytest.warns(sb.RedundantConstraintWarning):
+        with pytest.warns(InitialStateWarning, match=r"y\(t\) = 0.7 \(used 0.5"):
+            sol = sb.simulate(model, (0, 0.5), {x: 0.5, y: 0.7, ux: 0.0}, p)
+    assert sol.success and abs(sol.q[0, 1] - 0.5) < 1e-14

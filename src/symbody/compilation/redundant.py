@@ -295,8 +295,8 @@ class RedundantModel(NumericModel):
                 f"the initial configuration cannot be assembled: the {len(names)} configuration "
                 f"constraints have no solution in the dependent coordinates "
                 f"{', '.join(map(str, self.dependent_coordinates))} with "
-                f"{', '.join(map(str, self.independent_coordinates))} held; least squares leaves "
-                f"the residuals {listing}")
+                f"{', '.join(map(str, self.independent_coordinates))} held; least squares from the "
+                f"given guess leaves the residuals {listing}")
         q = x[:N]
         f, J, _ = self.constraints(q, P, t)
         sv = np.linalg.svd(J, compute_uv=False)

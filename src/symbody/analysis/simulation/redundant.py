@@ -32,6 +32,7 @@ from ...compilation.redundant import (
     RedundantModel,
     minimum_norm_multipliers,
 )
+from ..initial_state import InitialStateWarning
 
 __all__ = ["prepare", "annotate", "DRIFT_WARNING"]
 
@@ -44,7 +45,16 @@ def prepare(model: RedundantModel, t0: float, x0: Any,
     """(the model of the kept equations, the state with the assembled q_dep, the report)."""
     P = model.constants_array(p)
     x = model.state_array(x0)
-    return model.assemble(x, P, t0)
+    square, assembled, report = model.assemble(x, P, t0)
+    n, N = model.n, model.N
+    notes = [f"{model.coordinates[i]} = {x[i]:.10g} (used {assembled[i]:.10g})"
+             for i in range(n, N) if abs(x[i] - assembled[i]) > 1e-8 * (1.0 + abs(assembled[i]))]
+    if notes:
+        warnings.warn("x0 gave dependent coordinates that miss the configuration constraints; "
+                      "solved by least squares with "
+                      f"{', '.join(map(str, model.independent_coordinates))} held: " + "; ".join(notes),
+                      InitialStateWarning, stacklevel=3)
+    return square, assembled, report
 
 
 def annotate(traj: Any, report: RedundancyReport, model: RedundantModel, P: np.ndarray) -> None:
