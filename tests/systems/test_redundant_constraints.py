@@ -84,6 +84,14 @@ def test_five_equations_give_the_four_equation_answer(bricard_runs):
     s5, s4 = bricard_runs["s5"], bricard_runs["s4"]
     assert np.max(np.abs(np.asarray(s5.q) - np.asarray(s4.q))) < 1e-8
     assert np.max(np.abs(np.asarray(s5.u) - np.asarray(s4.u))) < 1e-7
+    # another independent four (loop_y left out instead of axis_y): other square equations,
+    # the same motion to the integration tolerance
+    other = RedundantModel(bricard_runs["z5"].eom, rows=(0, 2, 3, 4))
+    with pytest.warns(sb.RedundantConstraintWarning, match="loop_y = "):
+        s = sb.simulate(other, (0.0, T_END), bricard_runs["z5"].initial_state,
+                        bricard_runs["z5"].constants, rtol=1e-10, atol=1e-10, t_eval=bricard_runs["t"])
+    assert s.redundant_constraints == ("loop_y",)
+    assert np.max(np.abs(np.asarray(s.q) - np.asarray(s4.q))) < 1e-7
 
 
 def test_multipliers_are_the_minimum_norm_ones(bricard_runs):

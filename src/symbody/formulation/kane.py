@@ -768,6 +768,13 @@ class KanesMethod(MethodAttributes):
         rows = getattr(self, "_square_rows", None)
         return rows if rows is not None else tuple(range(self._k_nh.rows))
 
+    def _square(self, mat: sm.Matrix) -> sm.Matrix:
+        """``mat``'s rows of :meth:`_rows` (all rows of a square set)."""
+        rows = self._rows()
+        if not mat.rows or len(rows) == mat.rows:
+            return mat
+        return mat.extract(list(rows), list(range(mat.cols)))
+
     def _Ars_se(self):
         """A = -B_dep^{-1} B_ind in symengine (LU, no simplification)."""
         if getattr(self, "_Ars_se_cache", None) is None:
@@ -813,14 +820,12 @@ class KanesMethod(MethodAttributes):
     def mass_matrix(self) -> sm.Matrix:
         """Rows: reduced dynamic equations (p) then acceleration constraints (m); o columns."""
         self._require_eqs()
-        rows = list(self._rows()) if self._k_dnh.rows else []
-        return sm.Matrix([self._k_d, self._k_dnh.extract(rows, list(range(self._k_dnh.cols)))])
+        return sm.Matrix([self._k_d, self._square(self._k_dnh)])
 
     @property
     def forcing(self) -> sm.Matrix:
         self._require_eqs()
-        rows = list(self._rows()) if self._f_dnh.rows else []
-        return sm.Matrix([self._form("forcing_d"), -self._f_dnh.extract(rows, [0])])
+        return sm.Matrix([self._form("forcing_d"), -self._square(self._f_dnh)])
 
     @property
     def mass_matrix_full(self) -> sm.Matrix:
