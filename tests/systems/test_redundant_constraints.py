@@ -218,3 +218,28 @@ def test_a_dependent_coordinate_guess_is_assembled_by_least_squares_and_reported
         with pytest.warns(InitialStateWarning, match=r"y\(t\) = 0.7 \(used 0.5"):
             sol = sb.simulate(model, (0, 0.5), {x: 0.5, y: 0.7, ux: 0.0}, p)
     assert sol.success and abs(sol.q[0, 1] - 0.5) < 1e-14
+
+
+def test_the_kept_equation_is_chosen_again_where_it_degrades():
+    """'low' = (y - x)(x + 0.5) is kept at x = 0.5 (better conditioned than 'high' =
+    (y - x)(x - 0.2)) and loses rank at x = -0.5 on the way down: the run switches to
+    'high' there and slides down y = x exactly, x = 0.5 - g t²/4."""
+    eom, (x, y, ux), p = _particle(lambda x, y: {"high": (y - x) * (x - 0.2),
+                                                 "low": (y - x) * (x + 0.5)})
+    model = sb.compile(eom)
+    t = np.linspace(0, 1, 21)
+    with pytest.warns(sb.RedundantConstraintWarning, match="high = "):
+        sol = sb.simulate(model, (0, 1), {x: 0.5, y: 0.5, ux: 0.0}, p, t_eval=t, rtol=1e-10,
+                          atol=1e-12)
+    assert sol.success, sol.message
+    assert sol.redundancy.kept == ("low",)
+    ((t_switch, kept),) = sol.constraint_reselections
+    assert kept == ("high",)
+    x_switch = 0.5 - 9.81 / 4 * t_switch**2        # where σ(low) = 0.05 σ(both)
+    assert abs(abs(x_switch + 0.5) - 0.05 * math.hypot(x_switch - 0.2, x_switch + 0.5)) < 1e-8
+    assert "chosen again where they degraded (t = " in sol.message
+    np.testing.assert_array_equal(sol.t, t)
+    assert np.max(np.abs(sol.q[:, 0] - (0.5 - 9.81 / 4 * t**2))) < 1e-9
+    assert np.max(np.abs(sol.q[:, 1] - sol.q[:, 0])) < 1e-12
+    assert np.max(np.abs(sol.constraint_residuals)) < 1e-12
+    assert sol.events == []

@@ -253,14 +253,15 @@ class RedundantModel(NumericModel):
         return got
 
     # ----------------------------------------------------------------- assembly
-    def assemble(self, x: np.ndarray, p: Any, t: float = 0.0,
-                 tol: float = 1e-10) -> tuple[RedundantModel, np.ndarray, RedundancyReport]:
+    def assemble(self, x: np.ndarray, p: Any, t: float = 0.0, tol: float = 1e-10,
+                 warn: bool = True) -> tuple[RedundantModel, np.ndarray, RedundancyReport]:
         """Solve all equations for q_dep (least squares, q_ind held), check the rank and
         choose the equations to keep (see the module docstring).
 
         ``x``: a state array [q (N), u_ind (p), x_e]; returns (the model for the kept rows,
         x with the assembled q_dep, the report), and warns with
-        :class:`RedundantConstraintWarning` naming the redundant equations.  Raises
+        :class:`RedundantConstraintWarning` naming the redundant equations (unless
+        ``warn`` is False).  Raises
         InputError (cannot be assembled: each equation's residual) or
         :class:`OverconstrainedError`.
         """
@@ -325,11 +326,12 @@ class RedundantModel(NumericModel):
         redundant = tuple(nm for i, nm in enumerate(names) if i not in rows)
         report = RedundancyReport(tuple(names), kept, redundant, rows, rank, sv, f,
                                   tuple(self.constraint_equations))
-        warnings.warn(RedundantConstraintWarning(
-            f"redundant configuration constraints: {report.describe()} (at the assembled initial "
-            f"configuration the {len(names)} equations have rank {rank}); simulating with "
-            f"{', '.join(kept)}; the multipliers are the minimum-norm ones (their split among "
-            "redundant equations is not unique)"), stacklevel=3)
+        if warn:
+            warnings.warn(RedundantConstraintWarning(
+                f"redundant configuration constraints: {report.describe()} (at the assembled "
+                f"initial configuration the {len(names)} equations have rank {rank}); simulating "
+                f"with {', '.join(kept)}; the multipliers are the minimum-norm ones (their split "
+                "among redundant equations is not unique)"), stacklevel=3)
         return model, x, report
 
 

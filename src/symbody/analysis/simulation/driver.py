@@ -151,15 +151,16 @@ def simulate(model: NumericModel, t_span: Sequence[float], x0: Any, p: Any, *,
         switches of the dependent set are listed in ``trajectory.partition_changes``; q, u
         and x stay in model order.
     """
+    options = {k: v for k, v in locals().items() if k not in ("model", "t_span", "x0", "p")}
     if not isinstance(model, NumericModel):
         raise InputError(f"simulate() needs a NumericModel (symbody.compile(eom)), got "
                          f"{type(model).__name__}")
-    t0, tf = time_span(t_span)
-    redundancy = None
-    if isinstance(model, RedundantModel):
+    if isinstance(model, RedundantModel) and not redundant.inside():
         # more configuration constraints than dependent coordinates: assembled by least
-        # squares, named, and run with an independent subset (simulation/redundant.py)
-        model, x0, redundancy = redundant.prepare(model, t0, x0, p)
+        # squares, named, run with an independent subset chosen again where it degrades
+        # (simulation/redundant.py), each piece by this function
+        return redundant.simulate_pieces(simulate, model, t_span, x0, p, options)
+    t0, tf = time_span(t_span)
     if tf < t0 and not backwards:
         raise InputError(f"t_span = ({t0:g}, {tf:g}) ends before it starts: integrating backwards in "
                          "time needs backwards=True (or give t_span in increasing order)")
@@ -219,9 +220,6 @@ def simulate(model: NumericModel, t_span: Sequence[float], x0: Any, p: Any, *,
         traj.events = list(segments.records)
         traj.segments = segments.spans(samples)
         attach_outputs(traj, model, P, r_fun, outputs)
-        if redundancy is not None:
-            redundant.annotate(traj, redundancy, model, P)
-            message = traj.message
         if status != 0:
             if raise_on_failure:
                 raise SimulationError(message, trajectory=traj)

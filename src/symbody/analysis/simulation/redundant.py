@@ -14,13 +14,24 @@ the run uses.  The run itself is an ordinary run of that square model.  Afterwar
 - ``multipliers``: for all k_v velocity-constraint rows, the minimum-norm ones (the split of
   the constraint forces among redundant equations is not unique; B_aᵀ λ is);
 - a note in ``message`` naming the redundant equations, the largest residual of the
-  redundant equations along the run and the rank's range.  A residual above 1e-6 warns
-  (the kept equations stopped implying the others: no re-selection along a run yet).
+  redundant equations along the run and the rank's range.  A residual above 1e-6 warns.
+
+Re-selection along the run (:func:`simulate_pieces`): a terminal event watches
+g = σ_min(∂f_kept/∂q_dep) − 0.05 σ_M(∂f_h/∂q_dep) (all k rows; both continuous in q), the
+kept equations' conditioning against the best the whole set offers.  Where it falls
+through zero the run stops, the equations are chosen again at that state (without a new
+warning) and the run continues from there with the model of the new choice; the pieces
+are joined into one trajectory, ``trajectory.constraint_reselections`` lists
+(t, kept names).  Where no better choice exists (the whole set loses rank: a singular
+position) the run continues without the watch, and the driver's full-coordinate spans take
+over as for any model.
 """
 
 from __future__ import annotations
 
+import contextvars
 import warnings
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -32,12 +43,160 @@ from ...compilation.redundant import (
     RedundantModel,
     minimum_norm_multipliers,
 )
+from ...errors import SimulationError, SimulationFailedWarning
+from ..events import Event
 from ..initial_state import InitialStateWarning
+from ..trajectory import Trajectory
+from .options import time_span
 
-__all__ = ["prepare", "annotate", "DRIFT_WARNING"]
+__all__ = ["prepare", "annotate", "simulate_pieces", "inside", "DRIFT_WARNING",
+           "RESELECT_EVENT", "RESELECT_FACTOR"]
 
 #: a redundant equation's residual above this along the run warns
 DRIFT_WARNING = 1e-6
+#: the kept equations are chosen again where their conditioning falls below this fraction
+#: of the whole set's
+RESELECT_FACTOR = 0.05
+#: the internal terminal event's name
+RESELECT_EVENT = "redundant constraints: the kept equations degrade"
+#: at most this many re-selections in one run
+MAX_RESELECTIONS = 50
+
+_INSIDE: contextvars.ContextVar[bool] = contextvars.ContextVar("symbody_redundant_piece",
+                                                              default=False)
+
+
+def inside() -> bool:
+    """True while :func:`simulate_pieces` runs a piece (simulate then runs it as it is)."""
+    return _INSIDE.get()
+
+
+def degrade_condition(model: RedundantModel) -> Callable[[float, np.ndarray, np.ndarray], float]:
+    """g(t, x, p) = σ_min(J_kept,dep) − RESELECT_FACTOR σ_M(J_dep) (see the module doc)."""
+    rows = list(model.constraint_rows)
+    n, N, M = model.n, model.N, model.M
+
+    def g(t: float, x: np.ndarray, p: np.ndarray) -> float:
+        Jd = model.constraints(x[:N], p, t)[1][:, n:N]
+        if not np.all(np.isfinite(Jd)):
+            return 1.0
+        full = np.linalg.svd(Jd, compute_uv=False)
+        kept = np.linalg.svd(Jd[rows], compute_uv=False)
+        return float(kept[-1] - RESELECT_FACTOR * full[M - 1])
+    return g
+
+
+def simulate_pieces(simulate: Callable[..., Trajectory], model: RedundantModel, t_span: Any,
+                    x0: Any, p: Any, options: dict) -> Trajectory:
+    """``simulate(model, t_span, x0, p, **options)`` for a model with redundant equations:
+    assembled and named (:func:`prepare`), run piece by piece with the kept equations chosen
+    again where they degrade, annotated (:func:`annotate`)."""
+    t0, tf = time_span(t_span)
+    P = model.constants_array(p)
+    square, x, report = prepare(model, t0, x0, p)
+    user_events = options.get("events")
+    user_events = [] if user_events is None else (
+        [user_events] if isinstance(user_events, Event) else list(user_events))
+    t_eval = options.get("t_eval")
+    t_eval = None if t_eval is None else np.atleast_1d(np.asarray(t_eval, dtype=float))
+    direction = 1.0 if tf >= t0 else -1.0
+    pieces: list[tuple[Trajectory, RedundancyReport]] = []
+    reselections: list[tuple[float, tuple[str, ...]]] = []
+    watch, start = True, t0
+    token = _INSIDE.set(True)
+    try:
+        for _ in range(MAX_RESELECTIONS + 1):
+            opts = dict(options, raise_on_failure=False)
+            if watch:
+                opts["events"] = user_events + [Event(degrade_condition(square), name=RESELECT_EVENT,
+                                                      direction=-1, terminal=True)]
+            if t_eval is not None and pieces:
+                opts["t_eval"] = t_eval[(t_eval - start) * direction > 0]
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore", SimulationFailedWarning)
+                traj = simulate(square, (start, tf), x, p, **opts)
+            annotate(traj, report, square, P, warn=False)
+            pieces.append((traj, report))
+            last = traj.events[-1] if traj.events else None
+            if traj.status != 0 or last is None or last.name != RESELECT_EVENT:
+                break
+            traj.events = traj.events[:-1]
+            start, x = float(last.t), np.array(last.x, dtype=float)
+            new, x, new_report = square.assemble(x, P, start, warn=False)
+            if new.constraint_rows == square.constraint_rows:
+                watch = False         # no better choice here: go on without the watch
+            else:
+                reselections.append((start, new_report.kept))
+            square, report = new, new_report
+    finally:
+        _INSIDE.reset(token)
+    traj = pieces[0][0] if len(pieces) == 1 else _join([t for t, _ in pieces])
+    if len(pieces) > 1:
+        _annotate_joined(traj, pieces, reselections)
+    traj.constraint_reselections = reselections
+    _drift_warning(traj)
+    if traj.status != 0:
+        if options.get("raise_on_failure"):
+            raise SimulationError(traj.message, trajectory=traj)
+        warnings.warn(SimulationFailedWarning(f"simulate failed (status {traj.status}): "
+                                              f"{traj.message}", traj.status), stacklevel=3)
+    return traj
+
+
+def _join(trajs: list[Trajectory]) -> Trajectory:
+    """One trajectory of consecutive pieces (a sample shared by two pieces kept once)."""
+    keep = [np.ones(len(trajs[0].t), dtype=bool)]
+    for prev, cur in zip(trajs[:-1], trajs[1:], strict=True):
+        k = np.ones(len(cur.t), dtype=bool)
+        if len(cur.t) and len(prev.t) and cur.t[0] == prev.t[-1]:
+            k[0] = False
+        keep.append(k)
+
+    def cat(get):
+        parts = [get(tr) for tr in trajs]
+        if any(a is None for a in parts):
+            return None
+        return np.concatenate([np.asarray(a)[k] for a, k in zip(parts, keep, strict=True)])
+
+    first, last = trajs[0], trajs[-1]
+    segments = list(first.segments)
+    for tr in trajs[1:]:
+        if segments and tr.segments:
+            segments[-1] = (segments[-1][0], tr.segments[0][1])
+            segments += tr.segments[1:]
+        else:
+            segments += tr.segments
+    outputs = {name: cat(lambda tr, name=name: tr.outputs.get(name)) for name in first.outputs}
+    joined = Trajectory(
+        cat(lambda tr: tr.t), cat(lambda tr: tr.x), cat(lambda tr: tr.q), cat(lambda tr: tr.u),
+        coordinates=first.coordinates, speeds=first.speeds, constants=first.constants,
+        holonomic_residuals=cat(lambda tr: tr.holonomic_residuals),
+        velocity_residuals=cat(lambda tr: tr.velocity_residuals),
+        multipliers=cat(lambda tr: tr.multipliers), status=last.status, message=last.message,
+        constraints=first.constraints, method=first.method,
+        nfev=sum(tr.nfev for tr in trajs), nsteps=sum(tr.nsteps for tr in trajs),
+        wall_time=sum(tr.wall_time for tr in trajs), states=first.states,
+        specifieds=first.specifieds,
+        partition_changes=[c for tr in trajs for c in tr.partition_changes],
+        events=[e for tr in trajs for e in tr.events], segments=segments,
+        outputs={k: v for k, v in outputs.items() if v is not None},
+        xdot=cat(lambda tr: tr.xdot), specified_values=cat(lambda tr: tr.specified_values))
+    for name in ("constraint_residuals", "constraint_rank", "redundant_residual"):
+        setattr(joined, name, cat(lambda tr, name=name: getattr(tr, name)))
+    return joined
+
+
+def _annotate_joined(traj: Trajectory, pieces: list, reselections: list) -> None:
+    first_report = pieces[0][1]
+    traj.redundant_constraints = first_report.redundant
+    traj.redundancy = first_report
+    base = pieces[-1][0].message
+    cut = base.find("; redundant configuration constraints ")
+    base = base[:cut] if cut >= 0 else base
+    changes = "; ".join(f"t = {t:.6g}: {', '.join(kept)}" for t, kept in reselections)
+    traj.message = (base + _note(traj, first_report)
+                    + (f"; the kept equations were chosen again where they degraded ({changes})"
+                       if changes else ""))
 
 
 def prepare(model: RedundantModel, t0: float, x0: Any,
@@ -57,9 +216,11 @@ def prepare(model: RedundantModel, t0: float, x0: Any,
     return square, assembled, report
 
 
-def annotate(traj: Any, report: RedundancyReport, model: RedundantModel, P: np.ndarray) -> None:
+def annotate(traj: Any, report: RedundancyReport, model: RedundantModel, P: np.ndarray,
+             warn: bool = True) -> None:
     """Add the redundant equations' names, residuals, rank and the minimum-norm multipliers
-    to ``traj`` (see the module docstring); appends a note to ``traj.message``."""
+    to ``traj`` (see the module docstring); appends a note to ``traj.message``; ``warn``:
+    warn when a redundant equation drifts."""
     traj.redundant_constraints = report.redundant
     traj.redundancy = report
     k = len(report.names)
@@ -88,19 +249,35 @@ def annotate(traj: Any, report: RedundancyReport, model: RedundantModel, P: np.n
             if np.all(np.isfinite(li)) and np.all(np.isfinite(Ba[i])):
                 lam[i] = minimum_norm_multipliers(Ba[i], vrows, li)
         traj.multipliers = lam
-    red_idx = [report.names.index(nm) for nm in report.redundant]
-    drift = float(np.nanmax(np.abs(f[:, red_idx]))) if s and red_idx else 0.0
+    red = [report.names.index(nm) for nm in report.redundant]
+    #: max |f| of the equations left out, at each sample (s,)
+    traj.redundant_residual = (np.max(np.abs(f[:, red]), axis=1) if red and s else np.zeros(s))
+    traj.message = traj.message + _note(traj, report)
+    if warn:
+        _drift_warning(traj)
+
+
+def _drift(traj: Any) -> float:
+    """The largest residual, along the run, of the equations left out of it."""
+    r = getattr(traj, "redundant_residual", None)
+    return float(np.nanmax(r)) if r is not None and len(r) and not np.all(np.isnan(r)) else 0.0
+
+
+def _note(traj: Any, report: RedundancyReport) -> str:
+    ranks = traj.constraint_rank
     valid = ranks[ranks >= 0]
     rank_text = (f"rank {valid.min()}" if valid.size and valid.min() == valid.max() else
                  f"rank {valid.min()} to {valid.max()}" if valid.size else "rank unknown")
-    note = (f"; redundant configuration constraints {', '.join(report.redundant)} (the "
-            f"{k} equations have {rank_text} along the run; simulated with "
-            f"{', '.join(report.kept)}; max |residual| of the redundant ones {drift:.2g}; "
+    return (f"; redundant configuration constraints {', '.join(report.redundant)} (the "
+            f"{len(report.names)} equations have {rank_text} along the run; simulated with "
+            f"{', '.join(report.kept)}; max |residual| of the redundant ones {_drift(traj):.2g}; "
             "minimum-norm multipliers)")
-    traj.message = traj.message + note
+
+
+def _drift_warning(traj: Any) -> None:
+    drift = _drift(traj)
     if drift > DRIFT_WARNING:
         warnings.warn(RedundantConstraintWarning(
-            f"the redundant configuration constraints {', '.join(report.redundant)} reach a "
-            f"residual of {drift:.3g} along the run: the kept equations {', '.join(report.kept)} "
-            "no longer imply them there (the kept set is chosen at the initial configuration only)"),
-            stacklevel=3)
+            f"configuration constraints left out of the run reach a residual of {drift:.3g} "
+            f"(constraint_residuals): the kept equations no longer imply them there"),
+            stacklevel=4)
