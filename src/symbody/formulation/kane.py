@@ -752,9 +752,9 @@ class KanesMethod(MethodAttributes):
         if getattr(self, "_Aaux_se_cache", None) is None:
             p = o - len(self._udep)
             smap = self._smap
-            rows = self._rows()
-            B_dep = se.DenseMatrix([[smap.to_se(self._k_nh[i, j]) for j in range(p, o)] for i in rows])
-            B_aux = se.DenseMatrix([[smap.to_se(K[i, j]) for j in range(K.cols)] for i in rows])
+            kept = self._rows()
+            B_dep = se.DenseMatrix([[smap.to_se(self._k_nh[i, j]) for j in range(p, o)] for i in kept])
+            B_aux = se.DenseMatrix([[smap.to_se(K[i, j]) for j in range(K.cols)] for i in kept])
             self._Aaux_se_cache = -B_dep.LUsolve(B_aux)
         A = self._Aaux_se_cache
         p = o - len(self._udep)
