@@ -29,8 +29,9 @@ module compiles and checks it:
     expressions.
 
   The run then uses Kane's minimal form of the kept equations: near the assembled
-  configuration the redundant equations follow from them, and ``simulate`` watches their
-  residuals along the run (:func:`symbody.analysis.simulation.redundant.annotate`).
+  configuration the redundant equations follow from them; ``simulate`` chooses again where
+  the kept ones degrade and watches all residuals along the run
+  (:mod:`symbody.analysis.simulation.redundant`).
 - Multipliers: with redundant equations the split of the constraint forces among them is
   not unique.  The generalized constraint force F_c = B_a,keptᵀ λ_kept is; the multipliers
   reported for all k_v rows are the minimum-norm solution of B_aᵀ λ = F_c (least squares,

@@ -43,7 +43,7 @@ from ...compilation.redundant import (
     RedundantModel,
     minimum_norm_multipliers,
 )
-from ...errors import SimulationError, SimulationFailedWarning
+from ...errors import SimulationError, SimulationFailedWarning, SymbodyError
 from ..events import Event
 from ..initial_state import InitialStateWarning
 from ..trajectory import Trajectory
@@ -122,7 +122,13 @@ def simulate_pieces(simulate: Callable[..., Trajectory], model: RedundantModel, 
                 break
             traj.events = traj.events[:-1]
             start, x = float(last.t), np.array(last.x, dtype=float)
-            new, x, new_report = square.assemble(x, P, start, warn=False)
+            try:
+                new, x, new_report = square.assemble(x, P, start, warn=False)
+            except SymbodyError as exc:     # the part already computed is kept
+                traj.status = -4
+                traj.message = (f"the kept configuration constraints degrade at t = {start:.6g} "
+                                f"and no other choice works there: {exc}" + _note(traj, report))
+                break
             if new.constraint_rows == square.constraint_rows:
                 watch = False         # no better choice here: go on without the watch
             else:
