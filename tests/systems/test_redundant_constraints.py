@@ -70,7 +70,8 @@ def test_the_redundant_loop_equation_is_named_with_its_expression(bricard_runs):
 
 def test_bricard_with_five_equations_meets_the_reference_and_conserves_energy(bricard_runs):
     t, s5, z5 = bricard_runs["t"], bricard_runs["s5"], bricard_runs["z5"]
-    ref = a04_reference(t)
+    ref = a04_reference(t, rtol=1e-11)        # tighter than the run (1e-12 takes 4x longer and
+    #                                           agrees with it to 1.3e-12 m)
     q, u = np.asarray(s5.q), np.asarray(s5.u)
     p3 = np.column_stack([[float(_numeric(z5, z5.outputs[k])(a, b)) for a, b in zip(q, u, strict=True)]
                           for k in ("x_P3", "y_P3", "z_P3")])
