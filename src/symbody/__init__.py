@@ -70,6 +70,7 @@ _LAZY: dict[str, tuple[str, str | None]] = {
     "Execution": (".analysis.sweep", "Execution"),
     "FigureOptions": (".presentation.options", "FigureOptions"),
     "Camera": (".presentation.options", "Camera"),
+    "RedundantConstraintWarning": (".compilation.redundant", "RedundantConstraintWarning"),
 }
 
 if TYPE_CHECKING:  # for type checkers and IDEs: the names __getattr__ provides
@@ -82,6 +83,7 @@ if TYPE_CHECKING:  # for type checkers and IDEs: the names __getattr__ provides
     from .analysis.sweep import SweepResult, grid_cases, sample_cases, sweep
     from .compilation import NumericModel, compile, make_function
     from .compilation.numeric_model import load_model
+    from .compilation.redundant import RedundantConstraintWarning
     from .formulation.constraint_rank import redundant_constraints
     from .presentation import animate, plot, view
     from .presentation.options import Camera, FigureOptions
@@ -114,6 +116,7 @@ __all__ = [
     "sample_cases",
     "AssemblyBranchWarning",
     "redundant_constraints",
+    "RedundantConstraintWarning",
     "EquationsOfMotion",
     "KanesMethod",
     "LagrangesMethod",

@@ -124,12 +124,17 @@ def test_bricard_keeps_the_redundant_loop_equation_out_and_reports_it(bricard):
         assert abs(value) < 1e-15, name
 
 
-def test_kanes_method_refuses_more_loop_equations_than_dependent_coordinates():
-    """The finding behind the model: the full (rank-deficient) loop needs formulation support."""
+def test_kanes_method_takes_more_loop_equations_than_dependent_coordinates():
+    """All five loop equations as a list (named by index); tests/systems/
+    test_redundant_constraints.py simulates them."""
     from symbody.models.bricard import bricard_system
-    system, ex = bricard_system()
+    system, ex = bricard_system(redundant=True)
     system.configuration_constraints = list(ex["equations"].values())
-    with pytest.raises(FormulationError, match="4 dependent coordinates but 5 configuration"):
+    _, eom = system.form()
+    assert eom.constraint_excess == 1
+    assert eom.holonomic_names[3] == "configuration_constraints[3]"
+    system.configuration_constraints = list(ex["equations"].values())[:3]
+    with pytest.raises(FormulationError, match="4 dependent coordinates but only 3 configuration"):
         system.form()
 
 

@@ -87,5 +87,11 @@ def compile(eom: Any, constants: Sequence | None = None, specifieds: Sequence | 
     if eq is not eom:
         specifieds = None             # declared while forming eq: eq.specifieds is the ordering
     eq = expand_functions_in_eom(eq, resolve_backend(backend))
+    if getattr(eq, "constraint_excess", 0) > 0:
+        # more configuration constraints than dependent coordinates: named and checked at the
+        # assembled configuration when simulated (compilation/redundant.py)
+        from .redundant import RedundantModel
+        return RedundantModel(eq, constants=constants, specifieds=specifieds, backend=backend,
+                              cache=cache, progress=progress)
     return NumericModel(eq, constants=constants, specifieds=specifieds, backend=backend,
                         cache=cache, progress=progress)

@@ -4,7 +4,7 @@ An :class:`EquationsOfMotion` is an immutable, purely symbolic description of a
 multibody system.  Every block is stored as "expression = 0", linear where the
 mathematics makes it linear::
 
-    holonomic            f_h(q, t)                              = 0   (M rows)
+    holonomic            f_h(q, t)                              = 0   (M rows, or more)
     velocity             B(q, t) u + b(q, t)                    = 0   (m rows)
     kinematic            K_qd(q, t) q' + K_u(q, t) u + k(q, t)  = 0   (N = n + M rows)
     dynamic              M_d(q, t) u' + g_d(q, u, r, t)         = 0   (o = p + m rows, or p)
@@ -164,6 +164,7 @@ class CanonicalBlocks:
     auxiliary: sm.MatrixBase
     noncontributing: Sequence = ()
     dynamic_se: SymengineDynamics | None = None
+    holonomic_names: Sequence = ()
 
 
 def _count(name: str, doc: str) -> property:
@@ -225,7 +226,8 @@ class EquationsOfMotion:
         K_qd, K_u, k, qdot_solution = _kinematic_block(kinematic, q, u, u_aux)
         qdot_map = dict(zip([qi.diff(t) for qi in q], qdot_solution))
         fh = _holonomic_block(c.holonomic, q_dep, u)
-        vc, B, b = _velocity_block(c.velocity, fh, qdot_map, u_aux, u, len(u_ind), u_dep)
+        vc, B, b = _velocity_block(c.velocity, fh, qdot_map, u_aux, u, len(u_ind), u_dep,
+                                   fh.rows - len(q_dep))
         B_a, b_a = _acceleration_block(c.acceleration, vc, B, qdot_map, u, u_dep)
         M_d, g_d, reduced = _dynamic_block(dynamic, qdot_map, q, u, len(u_ind))
         aux_eqs = as_column(aux.equations, "auxiliary").xreplace(qdot_map)
@@ -236,6 +238,7 @@ class EquationsOfMotion:
         self.kinematic_rest = _imm(k)
         self.qdot_solution = _imm(qdot_solution)
         self.holonomic = _imm(fh)
+        self.holonomic_names = tuple(f"holonomic[{i}]" for i in range(fh.rows))
         self.velocity_matrix = _imm(B)
         self.velocity_rest = _imm(b)
         self.acceleration_matrix = _imm(B_a)
@@ -495,6 +498,8 @@ class EquationsOfMotion:
         self.kinematic_rest = _imm(bl.k)
         self.qdot_solution = _imm(bl.qdot_solution)
         self.holonomic = _imm(bl.f_h) if len(bl.f_h) else _imm(sm.zeros(0, 1))
+        self.holonomic_names = (tuple(map(str, bl.holonomic_names)) if bl.holonomic_names
+                                else tuple(f"holonomic[{i}]" for i in range(self.holonomic.rows)))
         self.velocity_matrix = _imm(bl.B) if len(bl.B) else _imm(sm.zeros(0, o))
         self.velocity_rest = _imm(bl.b) if len(bl.b) else _imm(sm.zeros(0, 1))
         self.acceleration_matrix = _imm(bl.B_a) if len(bl.B_a) else _imm(sm.zeros(0, o))
@@ -540,6 +545,13 @@ class EquationsOfMotion:
     M = _count("q_dep", "M: the number of dependent coordinates (holonomic constraints).")
     p = _count("u_ind", "p: the number of independent speeds.")
     m = _count("u_dep", "m: the number of dependent speeds (velocity constraints).")
+
+    @property
+    def constraint_excess(self) -> int:
+        """The number of configuration constraints beyond the dependent coordinates (0 for a
+        square set): redundant equations, named at an assembled configuration when the model
+        is simulated (:mod:`symbody.compilation.redundant`)."""
+        return self.holonomic.rows - len(self.q_dep)
 
     @property
     def kindiffdict(self) -> dict:
@@ -632,10 +644,9 @@ def _kinematic_block(kinematic: Any, q: list, u: list, u_aux: list) -> tuple:
 def _holonomic_block(holonomic: Any, q_dep: list, u: list) -> sm.Matrix:
     """f_h (M x 1), checked to depend on q and t only."""
     fh = as_column(holonomic, "holonomic")
-    if fh.rows != len(q_dep):
-        raise FormulationError(
-            f"there are {len(q_dep)} dependent coordinates (q_dep) but {fh.rows} holonomic "
-            "constraints; the numbers must be equal")
+    # more equations than q_dep: redundant ones (see EquationsOfMotion.constraint_excess)
+    _check_constraint_count(len(q_dep), fh.rows, "dependent coordinates (q_dep)",
+                            "holonomic constraints")
     for i, e in enumerate(fh):
         derivs = [d for d in dynamic_symbols_in(e) if isinstance(d, sm.Derivative) or d in set(u)]
         if derivs:
@@ -645,17 +656,16 @@ def _holonomic_block(holonomic: Any, q_dep: list, u: list) -> sm.Matrix:
 
 
 def _velocity_block(velocity: Any, fh: sm.Matrix, qdot_map: dict, u_aux: list, u: list, p: int,
-                    u_dep: list) -> tuple:
+                    u_dep: list, excess: int) -> tuple:
     """(the velocity constraints with q' replaced, B, b): B u + b = 0 (m rows); by default
     d/dt f_h when f_h is given."""
     vc = as_column(velocity, "velocity_constraints")
     if vc.rows == 0 and fh.rows and u_dep:
         vc = fh.diff(t)
     vc = vc.xreplace(qdot_map).xreplace(dict.fromkeys(u_aux, 0))
-    if vc.rows != len(u_dep):
-        raise FormulationError(
-            f"there are {len(u_dep)} dependent speeds (u_dep) but {vc.rows} velocity constraints; "
-            "the numbers must be equal")
+    # extra rows only as the derivatives of the ``excess`` redundant holonomic equations
+    _check_constraint_count(len(u_dep), vc.rows, "dependent speeds (u_dep)",
+                            "velocity constraints", excess)
     B, b = linear_coefficients(vc, u, "velocity_constraints", "u")
     if u_dep:
         _check_dependent_columns(B, p, u_dep, "velocity_constraints", "dependent speeds")
@@ -673,9 +683,10 @@ def _acceleration_block(acceleration: Any, vc: sm.Matrix, B: sm.Matrix, qdot_map
             return B, vdot.xreplace(udot_zero).xreplace(qdot_map)
         return sm.zeros(0, len(u)), sm.zeros(0, 1)
     ac = as_column(acceleration, "acceleration_constraints").xreplace(qdot_map)
-    if ac.rows != len(u_dep):
+    if ac.rows != vc.rows:
         raise FormulationError(
-            f"there are {len(u_dep)} dependent speeds but {ac.rows} acceleration constraints")
+            f"there are {vc.rows} velocity constraints but {ac.rows} acceleration "
+            "constraints; give one per velocity constraint")
     B_a, b_a = linear_coefficients(ac, udot, "acceleration_constraints", "u'")
     return B_a, b_a.xreplace(qdot_map)
 
@@ -768,6 +779,22 @@ def _check_accelerations_determined(eom: EquationsOfMotion) -> None:
             f"the acceleration of the speed {s} appears in no dynamic equation (its column of the "
             "mass matrix is zero) and in no constraint, so the equations cannot determine it; "
             f"does the velocity or angular velocity of any body depend on {s}?")
+
+
+def _check_constraint_count(dependent: int, rows: int, what: str, eq_name: str,
+                            excess: int | None = None) -> None:
+    """At least one equation per dependent variable; velocity constraints beyond the dependent
+    speeds only as the derivatives of redundant holonomic equations (``excess`` of them)."""
+    if rows < dependent:
+        raise FormulationError(
+            f"there are {dependent} {what} but only {rows} {eq_name}; give (at least) one per "
+            "dependent variable")
+    if excess is not None and (rows or dependent) and rows - dependent != max(excess, 0):
+        raise FormulationError(
+            f"there are {dependent} {what} but {rows} {eq_name}: {rows - dependent} more, while "
+            f"the holonomic constraints have {max(excess, 0)} more than the dependent coordinates; "
+            "extra velocity constraints are accepted only as the derivatives of redundant "
+            "holonomic equations (the holonomic ones first, in their order)")
 
 
 def _time_order(d) -> tuple:

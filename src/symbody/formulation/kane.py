@@ -16,7 +16,7 @@ SymPy does, but only when they are asked for; ``to_eom()`` never does.
 from __future__ import annotations
 
 import random
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 import sympy as sm
@@ -156,16 +156,23 @@ class KanesMethod(MethodAttributes):
     # ----------------------------------------------------------- constraints
     def _initialize_constraint_matrices(self, config, vel, acc):
         m = len(self._udep)
+        # {name: expression} names the equations (in warnings and errors); a list: by index
+        if isinstance(config, Mapping):
+            self._f_h_names = tuple(str(k) for k in config)
+            config = list(config.values())
+        else:
+            self._f_h_names = None
         config = as_column(config, "configuration_constraints")
-        if len(self._qdep) != config.rows:
-            more = config.rows > len(self._qdep)
+        if self._f_h_names is None:
+            self._f_h_names = tuple(f"configuration_constraints[{i}]" for i in range(config.rows))
+        if config.rows < len(self._qdep):
             raise FormulationError(
-                f"there are {len(self._qdep)} dependent coordinates but {config.rows} configuration "
-                "constraints; the numbers must be equal"
-                + ("; if some equations are redundant (a closed loop whose closure equations are "
-                   "dependent, as in Bricard's mechanism), leave those out: symbody cannot take "
-                   "redundant configuration constraints yet (symbody.redundant_constraints names "
-                   "them at an assembled configuration)" if more else ""))
+                f"there are {len(self._qdep)} dependent coordinates but only {config.rows} "
+                "configuration constraints; give (at least) one per dependent coordinate")
+        # more equations than dependent coordinates: redundant ones (a closed loop whose closure
+        # equations are dependent, as in Bricard's mechanism); compile/simulate name them at the
+        # assembled configuration and simulate with an independent subset
+        excess = config.rows - len(self._qdep)
         for i, e in enumerate(config):
             bad = [d for d in e.atoms(sm.Derivative)] + [x for x in self._u if e.has(x)]
             if bad:
@@ -174,16 +181,16 @@ class KanesMethod(MethodAttributes):
         self._f_h = config
         vel = as_column(vel, "velocity_constraints")
         acc = as_column(acc, "acceleration_constraints")
-        if vel.rows != m:
+        if vel.rows < m or (vel.rows - m != excess and (m or vel.rows)):
             raise FormulationError(
-                f"there are {m} dependent speeds but {vel.rows} velocity constraints; "
-                "the numbers must be equal"
-                + ("; leave redundant equations out (symbody cannot take them yet)"
-                   if vel.rows > m else ""))
-        if acc.rows and acc.rows != m:
+                f"there are {m} dependent speeds but {vel.rows} velocity constraints; give one per "
+                "dependent speed"
+                + (f", plus the derivatives of the {excess} redundant configuration constraints "
+                   "(the holonomic ones first, in their order)" if excess else ""))
+        if acc.rows and acc.rows != vel.rows:
             raise FormulationError(
-                f"there are {m} dependent speeds but {acc.rows} acceleration constraints; "
-                "the numbers must be equal")
+                f"there are {vel.rows} velocity constraints but {acc.rows} acceleration "
+                "constraints; give one per velocity constraint")
         if vel.rows:
             if self._qdot_u_map is not None:
                 vel = vel.xreplace(self._qdot_u_map)
@@ -278,6 +285,11 @@ class KanesMethod(MethodAttributes):
                 return
             if sv.size and sv[-1] > 1e-10 * max(sv[0], 1.0):
                 ok = True
+                if num.shape[0] > num.shape[1]:
+                    # redundant rows: the reduced SymPy forms use m rows independent here
+                    from scipy.linalg import qr
+                    piv = qr(num.T, mode="economic", pivoting=True)[2]
+                    self._square_rows = tuple(sorted(int(i) for i in piv[:num.shape[1]]))
                 break
         if not ok:
             raise SingularConstraintError(
@@ -298,7 +310,8 @@ class KanesMethod(MethodAttributes):
                     self._Ars_cache = self._converter().matrix(
                         [[A[i, j] for j in range(A.cols)] for i in range(A.rows)])
                 else:
-                    B_ind, B_dep = self._k_nh[:, :p], self._k_nh[:, p:]
+                    Bs = self._k_nh.extract(list(self._rows()), list(range(self._k_nh.cols)))
+                    B_ind, B_dep = Bs[:, :p], Bs[:, p:]
                     solve = _solver(self._constraint_solver, "velocity constraints (dependent speeds)")
                     self._Ars_cache = -solve(B_dep, B_ind)
         return self._Ars_cache
@@ -534,22 +547,35 @@ class KanesMethod(MethodAttributes):
         if getattr(self, "_Aaux_se_cache", None) is None:
             p = o - len(self._udep)
             smap = self._smap
-            B_dep = se.DenseMatrix([[smap.to_se(self._k_nh[i, j]) for j in range(p, o)]
-                                    for i in range(self._k_nh.rows)])
-            B_aux = se.DenseMatrix([[smap.to_se(K[i, j]) for j in range(K.cols)] for i in range(K.rows)])
+            kept = self._rows()
+            B_dep = se.DenseMatrix([[smap.to_se(self._k_nh[i, j]) for j in range(p, o)] for i in kept])
+            B_aux = se.DenseMatrix([[smap.to_se(K[i, j]) for j in range(K.cols)] for i in kept])
             self._Aaux_se_cache = -B_dep.LUsolve(B_aux)
         A = self._Aaux_se_cache
         p = o - len(self._udep)
         return [aux[i] + sum((A[j, i] * rows[p + j] for j in range(len(self._udep))), se.Integer(0))
                 for i in range(len(aux))]
 
+    def _rows(self) -> tuple:
+        """The velocity-constraint rows the reduced SymPy forms use: all of them, or with
+        redundant configuration constraints m rows independent at a generic configuration
+        (chosen by column-pivoted QR; valid where those rows stay independent)."""
+        rows = getattr(self, "_square_rows", None)
+        return rows if rows is not None else tuple(range(self._k_nh.rows))
+
+    def _square(self, mat: sm.Matrix) -> sm.Matrix:
+        """``mat``'s rows of :meth:`_rows` (all rows of a square set)."""
+        rows = self._rows()
+        if not mat.rows or len(rows) == mat.rows:
+            return mat
+        return mat.extract(list(rows), list(range(mat.cols)))
+
     def _Ars_se(self):
         """A = -B_dep^{-1} B_ind in symengine (LU, no simplification)."""
         if getattr(self, "_Ars_se_cache", None) is None:
             p = len(self._u) - len(self._udep)
             smap = self._smap
-            B = [[smap.to_se(self._k_nh[i, j]) for j in range(len(self._u))]
-                 for i in range(self._k_nh.rows)]
+            B = [[smap.to_se(self._k_nh[i, j]) for j in range(len(self._u))] for i in self._rows()]
             B_ind = se.DenseMatrix([row[:p] for row in B])
             B_dep = se.DenseMatrix([row[p:] for row in B])
             self._Ars_se_cache = -B_dep.LUsolve(B_ind)
@@ -589,12 +615,12 @@ class KanesMethod(MethodAttributes):
     def mass_matrix(self) -> sm.Matrix:
         """Rows: reduced dynamic equations (p) then acceleration constraints (m); o columns."""
         self._require_eqs()
-        return sm.Matrix([self._k_d, self._k_dnh])
+        return sm.Matrix([self._k_d, self._square(self._k_dnh)])
 
     @property
     def forcing(self) -> sm.Matrix:
         self._require_eqs()
-        return sm.Matrix([self._form("forcing_d"), -self._f_dnh])
+        return sm.Matrix([self._form("forcing_d"), -self._square(self._f_dnh)])
 
     @property
     def mass_matrix_full(self) -> sm.Matrix:
@@ -658,7 +684,8 @@ class KanesMethod(MethodAttributes):
             K_qd=self._k_kqdot_implicit, K_u=self._k_ku_implicit, k=self._f_k_implicit,
             qdot_solution=sm.Matrix([self._qdot_u_map[qd] for qd in self._qdot]).xreplace(
                 dict.fromkeys(self._uaux, 0)),
-            f_h=self._f_h, B=self._k_nh, b=self._f_nh, B_a=self._k_dnh, b_a=self._f_dnh,
+            f_h=self._f_h, holonomic_names=self._f_h_names,
+            B=self._k_nh, b=self._f_nh, B_a=self._k_dnh, b_a=self._f_dnh,
             M_d=M_d, g_d=g_d, reduced=False, auxiliary=aux, noncontributing=noncontributing or (),
             dynamic_se=dynamic_se)
         return EquationsOfMotion.from_blocks(blocks, specifieds=specifieds, extra_states=extra_states,
@@ -719,6 +746,11 @@ class KanesMethod(MethodAttributes):
                   **kwargs: Any) -> tuple:
         """Linearize about an operating point; SymPy's conventions (see symbody.formulation.symbolic_linearization)."""
         from .symbolic_linearization import linearize_kane  # loads symengine: not at import
+        if self._f_h.rows > len(self._qdep):
+            raise FormulationError(
+                f"linearize needs as many configuration constraints as dependent coordinates "
+                f"({len(self._qdep)}), got {self._f_h.rows}: form the method with an independent "
+                "subset (symbody.redundant_constraints names the redundant equations)")
         return linearize_kane(self.to_linearizer_data(), linear_solver=linear_solver, **kwargs)
 
     # ------------------------------------------------------------ accessors

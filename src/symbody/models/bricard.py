@@ -13,13 +13,15 @@ u = q'.  The closing joint at G gives five holonomic equations
     loop_x, loop_y, loop_z = (chain end - G) . N.x, N.y, N.z,
     axis_y, axis_z        = B5.x . N.y, B5.x . N.z          (B5.x stays along N.x)
 
-of rank 4 (Gruebler: 0 dof; Bricard's geometry: 1 dof).  symbody's KanesMethod needs as
-many configuration (velocity) constraints as dependent coordinates (speeds), so the model is
-formed with q1 independent, q2..q5 dependent and the four equations loop_x, loop_y, loop_z,
+of rank 4 (Gruebler: 0 dof; Bricard's geometry: 1 dof).  By default the model is formed
+with q1 independent, q2..q5 dependent and the four equations loop_x, loop_y, loop_z,
 axis_z; ``redundant_constraints`` holds the dropped axis_y, which the motion satisfies too
 (the four equations' Jacobian in q2..q5 keeps its smallest singular value above 0.43 over
-the benchmark's 10 s).  All five residuals are outputs.  Gravity -g N.y; starts at rest.
-The benchmark's output is P3 (x, y, z) over 10 s.
+the benchmark's 10 s).  ``bricard(redundant=True)`` forms it with all five equations (named):
+compile and simulate then find the redundant one at the assembled configuration, name it
+(:class:`~symbody.RedundantConstraintWarning`) and simulate with an independent four
+(:mod:`symbody.compilation.redundant`).  All five residuals are outputs.  Gravity -g N.y;
+starts at rest.  The benchmark's output is P3 (x, y, z) over 10 s.
 """
 
 from __future__ import annotations
@@ -55,8 +57,11 @@ def _brick(frame: ReferenceFrame, axis: str, m: sm.Expr, l: sm.Expr, a: sm.Expr)
     return terms[0] + terms[1] + terms[2]
 
 
-def bricard_system() -> tuple[KaneSystem, dict]:
-    """Kinematics, loads and the five loop equations; returns (KaneSystem, extras dict)."""
+def bricard_system(redundant: bool = False) -> tuple[KaneSystem, dict]:
+    """Kinematics, loads and the five loop equations; returns (KaneSystem, extras dict).
+
+    ``redundant``: give KanesMethod all five loop equations ({name: expression}) instead of
+    the four independent ones."""
     q = dynamicsymbols("q1:6")
     u = dynamicsymbols("u1:6")
     m, l, a, g = sm.symbols("m, l, a, g")
@@ -87,7 +92,7 @@ def bricard_system() -> tuple[KaneSystem, dict]:
     loop = end.pos_from(O) - l * N.z
     equations = {"loop_x": loop.dot(N.x), "loop_y": loop.dot(N.y), "loop_z": loop.dot(N.z),
                  "axis_y": B5.x.dot(N.y), "axis_z": B5.x.dot(N.z)}
-    kept = [name for name in equations if name not in REDUNDANT]
+    kept = [name for name in equations if redundant or name not in REDUNDANT]
     fh = [equations[name] for name in kept]
     qd_u = {qi.diff(t): ui for qi, ui in zip(q, u, strict=True)}
     fhd = [sm.diff(e, t).xreplace(qd_u) for e in fh]
@@ -96,7 +101,8 @@ def bricard_system() -> tuple[KaneSystem, dict]:
               for k, (c, F, ax) in enumerate(zip(centres, frames, long_axes, strict=True))]
     loads = [(c, -m * g * N.y) for c in centres]
     system = KaneSystem(frame=N, q_ind=[q[0]], u_ind=[u[0]], kd_eqs=kd, bodies=bodies, loads=loads,
-                        q_dep=list(q[1:]), configuration_constraints=fh,
+                        q_dep=list(q[1:]),
+                        configuration_constraints=dict(zip(kept, fh, strict=True)) if redundant else fh,
                         u_dep=list(u[1:]), velocity_constraints=fhd)
     names = ["O", "P1", "P3", "P4", "P5", "G_end"]
     points = {name: point_coordinates(P, O, N) for name, P in zip(names, joints, strict=True)}
@@ -108,9 +114,12 @@ def bricard_system() -> tuple[KaneSystem, dict]:
                     "equations": equations, "kept": kept}
 
 
-def bricard() -> Model:
-    """The A04 Bricard mechanism (see the module docstring)."""
-    system, ex = bricard_system()
+def bricard(redundant: bool = False) -> Model:
+    """The A04 Bricard mechanism (see the module docstring); ``redundant``: formed with all
+    five loop equations."""
+    if not isinstance(redundant, bool):
+        raise TypeError(f"bricard(redundant=...) takes True or False, got {redundant!r}")
+    system, ex = bricard_system(redundant)
     km, eom = system.form(name="bricard")
     s = ex["symbols"]
     constants = {s["m"]: 1.0, s["l"]: 1.0, s["a"]: 0.1, s["g"]: 9.81}
@@ -134,4 +143,4 @@ def bricard() -> Model:
         **energy_fields(ex["kinetic"], ex["potential"], x_P3=pts["P3"][0], y_P3=pts["P3"][1],
                         z_P3=pts["P3"][2], **residuals),
         references=REFERENCES, scene=scene,
-        redundant_constraints={name: ex["equations"][name] for name in REDUNDANT})
+        redundant_constraints={} if redundant else {name: ex["equations"][name] for name in REDUNDANT})

@@ -39,6 +39,7 @@ from threadpoolctl import threadpool_limits
 
 from ...compilation import NumericModel
 from ...compilation.numeric_model import Partition
+from ...compilation.redundant import RedundantModel
 from ...errors import InputError, SimulationError, SimulationFailedWarning, SymbodyError
 from ...progress import as_progress
 from ..events import EventRecord, PreparedEvents, prepare_events
@@ -46,6 +47,7 @@ from ..initial_state import initial_state
 from ..inputs import specified_inputs
 from ..outputs import attach_outputs, parse_outputs
 from ..trajectory import Trajectory
+from . import redundant
 from .augmented import ENTER_RANK, LEAVE_RANK, AugmentedLagrangian, full_partition, is_full
 from .dependent_set import DependentSetMonitor, SetEvent, near_singular_note, remap, switch_note
 from .options import MODES, Solver, constraint_mode, legacy_options, output_times, time_span
@@ -162,6 +164,7 @@ def simulate(model: NumericModel, t_span: Sequence[float], x0: Any, p: Any, *,
         and x stay in model order.  Without ``Solver(raise_on_failure=True)`` a failed run
         returns its trajectory and warns with :class:`~symbody.SimulationFailedWarning`.
     """
+    options = {k: v for k, v in locals().items() if k not in ("model", "t_span", "x0", "p")}
     if not isinstance(model, NumericModel):
         raise InputError(f"simulate() needs a NumericModel (symbody.compile(eom)), got "
                          f"{type(model).__name__}")
@@ -169,6 +172,11 @@ def simulate(model: NumericModel, t_span: Sequence[float], x0: Any, p: Any, *,
         solver = Solver()
     elif not isinstance(solver, Solver):
         raise InputError(f"solver={solver!r}: give a symbody.Solver(...) object")
+    if isinstance(model, RedundantModel) and not redundant.inside():
+        # more configuration constraints than dependent coordinates: assembled by least
+        # squares, named, run with an independent subset chosen again where it degrades
+        # (simulation/redundant.py), each piece by this function
+        return redundant.simulate_pieces(simulate, model, t_span, x0, p, options)
     t0, tf = time_span(t_span)
     if tf < t0 and not solver.backwards:
         raise InputError(f"t_span = ({t0:g}, {tf:g}) ends before it starts: integrating backwards in "
