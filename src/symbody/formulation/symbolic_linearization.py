@@ -717,6 +717,16 @@ def kane_data_from_sympy(km: Any) -> KaneLinearizationData:
         dynamic_mass=k_d, dynamic_rest=f_d, dynamic_reduced=bool(u_dep))
 
 
+def _linearization_data(method: Any, data_class: type, from_sympy: Any) -> Any:
+    """The linearization data of ``method``: given as such, from our method's
+    ``to_linearizer_data()``, or read from SymPy's method object by ``from_sympy``."""
+    if isinstance(method, data_class):
+        return method
+    if hasattr(method, "to_linearizer_data"):
+        return method.to_linearizer_data()
+    return from_sympy(method)
+
+
 def linearize_kane(km: Any, *, op_point: dict | Sequence[dict] | None = None, A_and_B: bool = False,
                    linear_solver: str | Callable = "LU", simplify: bool = False) -> tuple:
     """Linearize Kane's equations about an operating point, as SymPy's ``KanesMethod.linearize``.
@@ -731,12 +741,7 @@ def linearize_kane(km: Any, *, op_point: dict | Sequence[dict] | None = None, A_
     constants; what is not given stays symbolic.  B is an empty Matrix when
     there are no inputs.
     """
-    if isinstance(km, KaneLinearizationData):
-        data = km
-    elif hasattr(km, "to_linearizer_data"):
-        data = km.to_linearizer_data()
-    else:
-        data = kane_data_from_sympy(km)
+    data = _linearization_data(km, KaneLinearizationData, kane_data_from_sympy)
     form = _kane_form(data, _op_dict(op_point))
     out = _assemble(form, A_and_B, linear_solver, simplify)
     return out + (sm.Matrix(form.r),)
@@ -793,12 +798,7 @@ def linearize_lagrange(lm: Any, *, q_ind: Sequence | None = None,
     Returns ``(M, A, B, r)`` or ``(A, B, r)``.  Without constraints ``q_ind`` and
     ``qd_ind`` default to all coordinates and their derivatives.
     """
-    if isinstance(lm, LagrangeLinearizationData):
-        data = lm
-    elif hasattr(lm, "to_linearizer_data"):
-        data = lm.to_linearizer_data()
-    else:
-        data = lagrange_data_from_sympy(lm)
+    data = _linearization_data(lm, LagrangeLinearizationData, lagrange_data_from_sympy)
     q = list(data.q)
     qd_atoms = [a.diff(t) for a in q]
     qdd_atoms = [a.diff(t, 2) for a in q]

@@ -168,20 +168,13 @@ def simulate(model: NumericModel, t_span: Sequence[float], x0: Any, p: Any, *,
     if not isinstance(model, NumericModel):
         raise InputError(f"simulate() needs a NumericModel (symbody.compile(eom)), got "
                          f"{type(model).__name__}")
-    if solver is None:
-        solver = Solver()
-    elif not isinstance(solver, Solver):
-        raise InputError(f"solver={solver!r}: give a symbody.Solver(...) object")
+    solver = _checked_solver(solver)
     if isinstance(model, RedundantModel) and not redundant.inside():
         # more configuration constraints than dependent coordinates: assembled by least
         # squares, named, run with an independent subset chosen again where it degrades
         # (simulation/redundant.py), each piece by this function
         return redundant.simulate_pieces(simulate, model, t_span, x0, p, options)
-    t0, tf = time_span(t_span)
-    if tf < t0 and not solver.backwards:
-        raise InputError(f"t_span = ({t0:g}, {tf:g}) ends before it starts: integrating backwards in "
-                         "time needs solver=Solver(backwards=True) (or give t_span in increasing "
-                         "order)")
+    t0, tf = _checked_span(t_span, solver)
     mode = constraint_mode(model, constraints)
     run, x, watcher = _prepare(model, (t0, tf), x0, p, mode, solver, specifieds, events, outputs)
     t_eval = output_times(t_eval, t0, tf)
@@ -202,11 +195,7 @@ def simulate(model: NumericModel, t_span: Sequence[float], x0: Any, p: Any, *,
         status, message = segments.integrate(y, solver.first_step)
         note = mode.finish(run, samples.T, samples.Y, [samples.partitions[i] for i in samples.pid])
         if status == 0:
-            message = (f"{segments.stopped_by}{note}" if segments.stopped_by
-                       else f"success: integrated to t = {tf:.6g}{note}")
-            if segments.records:
-                n = len(segments.records)
-                message += f" ({n} event{'s' if n > 1 else ''}: trajectory.events)"
+            message = _success_message(segments, note, tf)
         message = switch_note(samples, message)
         wall = time.perf_counter() - start
         bar.close(message if status else "")
@@ -219,6 +208,35 @@ def simulate(model: NumericModel, t_span: Sequence[float], x0: Any, p: Any, *,
             warnings.warn(SimulationFailedWarning(f"simulate failed (status {status}): {message}", status),
                           stacklevel=3)
     return traj
+
+
+def _checked_solver(solver: Any) -> Solver:
+    """``solver`` (None: the defaults), checked to be a :class:`Solver`."""
+    if solver is None:
+        return Solver()
+    if not isinstance(solver, Solver):
+        raise InputError(f"solver={solver!r}: give a symbody.Solver(...) object")
+    return solver
+
+
+def _checked_span(t_span: Any, solver: Solver) -> tuple[float, float]:
+    """(t0, tf); a reversed span only with ``Solver(backwards=True)``."""
+    t0, tf = time_span(t_span)
+    if tf < t0 and not solver.backwards:
+        raise InputError(f"t_span = ({t0:g}, {tf:g}) ends before it starts: integrating backwards in "
+                         "time needs solver=Solver(backwards=True) (or give t_span in increasing "
+                         "order)")
+    return t0, tf
+
+
+def _success_message(segments: Any, note: str, tf: float) -> str:
+    """The message of a run that reached tf or was stopped by a terminal event."""
+    message = (f"{segments.stopped_by}{note}" if segments.stopped_by
+               else f"success: integrated to t = {tf:.6g}{note}")
+    if segments.records:
+        n = len(segments.records)
+        message += f" ({n} event{'s' if n > 1 else ''}: trajectory.events)"
+    return message
 
 
 def _prepare(model: NumericModel, span: tuple[float, float], x0: Any, p: Any,
