@@ -20,7 +20,7 @@ theorem; every residual R(q, u, r, unknowns) = 0 gives dR = 0)::
                       S = [[M_d, -B_aᵀ], [B_a, 0]]   (or -M_d⁻¹ ∂(M_d u_ind' + g_d)/∂[q, u, r] ...)
 
 with q', u', λ the values at the point (:func:`point_rates`).  The two users differ only
-in the basis: the ODE Jacobian (:mod:`.simulation.jacobian`) takes every q as a state,
+in the basis: the ODE Jacobian (``simulation.jacobian.ode_jacobian``) takes every q as a state,
 ξ = [q, u_ind], dq/dξ = [I 0], du_ind/dξ = [0 I]; :func:`symbody.linearize` takes
 ξ = [q_ind, u_ind, r] with dq/dξ = [C_0 0 0], C_0 = [I; -F_dep⁻¹ F_ind] (F = ∂f_h/∂q),
 du_ind/dξ = [0 I 0] and dr/dξ = [0 0 I].

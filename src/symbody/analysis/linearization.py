@@ -26,7 +26,8 @@ eliminated numerically by the implicit function theorem:
 (for a reduced, hand-derived dynamic block M_d u_ind' + g_d = 0 the multiplier
 rows are absent).  The operating point need not be an equilibrium: the result is
 the Jacobian of the vector field at that state; q', u' and lam there are solved
-numerically first.
+numerically first.  The chain rule itself is ``symbody.analysis.chain_rule`` (shared with
+the ODE Jacobian of the implicit integrators), taken here along ξ = [q_ind, u_ind, r].
 """
 
 from __future__ import annotations

@@ -8,12 +8,15 @@ The state is x = [q (N), u_ind (p)] (the model's layout) and f = [q', u_ind'] wi
 
 Each block's derivative along [q, u, r] comes from the model's forward-mode derivative
 program (``NumericModel.block_derivatives``: symbolic differentiation of the equations,
-compiled once per model), and the chain rule through the linear solves gives, with every
-q a state (the integrator holds q_dep on f_h = 0 by the constraint mode, not by the ODE)::
+compiled once per model), and the chain rule through the linear solves
+(``symbody.analysis.chain_rule.rate_derivatives``, shared with :func:`symbody.linearize`)
+is taken along the basis dq/dx = [I 0], du_ind/dx = [0 I] — every q a state (the
+integrator holds q_dep on f_h = 0 by the constraint mode, not by the ODE)::
 
     ∂u/∂x = [[0, I], [-B_dep⁻¹ (∂(B u + b)/∂q), -B_dep⁻¹ B_ind]],
     ∂q'/∂x = -K_qd⁻¹ (∂(K_qd q' + K_u u + k_r)/∂q [I 0] + K_u ∂u/∂x),
-    ∂u'/∂x = -S⁻¹ [∂(M_d u' + g_d - B_aᵀλ)/∂x ; ∂(B_a u' + b_a)/∂x],  S = [[M_d, -B_aᵀ], [B_a, 0]].
+    ∂u'/∂x = -S⁻¹ [∂(M_d u' + g_d - B_aᵀλ)/∂x ; ∂(B_a u' + b_a)/∂x],  S = [[M_d, -B_aᵀ], [B_a, 0]]
+    (a reduced block M_d u_ind' + g_d = 0: ∂u_ind'/∂x = -M_d⁻¹ ∂(M_d u_ind' + g_d)/∂x).
 
 Radau, BDF and LSODA then need no finite differences (2 (N + p) right-hand sides per
 Jacobian, and their round-off) — what it saves on a stiff model is measured in
@@ -38,9 +41,9 @@ def ode_jacobian(model: NumericModel, t: float, x: np.ndarray, P: np.ndarray,
     """∂f/∂x (N + p, N + p) of ``model.rhs`` at (t, x) in the model's layout [q, u_ind]
     (inputs r held; models without extra states).
 
-    The chain rule of :func:`.chain_rule.rate_derivatives` along the basis
-    dq/dx = [I_N 0], du_ind/dx = [0 I_p] (every q a state); a singular block raises
-    :class:`~symbody.errors.SingularConstraintError`.
+    The chain rule of ``symbody.analysis.chain_rule.rate_derivatives`` along the basis
+    dq/dx = [I_N 0] (N, N + p), du_ind/dx = [0 I_p] (p, N + p) (every q a state); a singular
+    block raises :class:`~symbody.errors.SingularConstraintError`.
     """
     N, o, p, m = model.N, model.o, model.p, model.m
     s = len(model.specifieds)
