@@ -28,7 +28,7 @@ du_ind/dξ = [0 I 0] and dr/dξ = [0 0 I].
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -38,7 +38,7 @@ from ..compilation.linear_algebra import solve
 from ..compilation.numeric_model import solve_dependent, solve_dynamics
 from ..errors import SingularConstraintError
 
-__all__ = ["PointRates", "point_rates", "rate_derivatives", "solve_or_raise"]
+__all__ = ["PointRates", "central_differences", "point_rates", "rate_derivatives", "solve_or_raise"]
 
 
 @dataclass(frozen=True)
@@ -167,3 +167,19 @@ def rate_derivatives(model: Any, blocks: Any, rates: PointRates, dq: np.ndarray,
         X = -solve_or_raise(S, np.vstack([_along(tuple(J_d), D), _along(J_a, D)]),
                             "the augmented dynamic matrix [[M_d, -B^T], [B_a, 0]]")
     return qd_x, X[:p]
+
+
+def central_differences(fun: Callable[[np.ndarray], np.ndarray], x0: np.ndarray,
+                        rel_step: float) -> np.ndarray:
+    """∂fun/∂x (len(fun(x0)), len(x0)) by central differences, the fallback where the chain
+    rule cannot be taken: column j is (fun(x0 + h e_j) - fun(x0 - h e_j)) / (2 h) with
+    h = rel_step max(1, |x0_j|) (truncation ~ h² |f⁽³⁾|, rounding ~ 1e-16 / h)."""
+    x0 = np.asarray(x0, dtype=float)
+    cols = []
+    for j in range(x0.size):
+        h = rel_step * max(1.0, abs(x0[j]))
+        xp, xm = x0.copy(), x0.copy()
+        xp[j] += h
+        xm[j] -= h
+        cols.append((fun(xp) - fun(xm)) / (2 * h))
+    return np.column_stack(cols)

@@ -50,7 +50,13 @@ from ..compilation.named_values import (
     values_by_symbol,
 )
 from ..errors import InputError, SingularConstraintError
-from .chain_rule import PointRates, point_rates, rate_derivatives, solve_or_raise
+from .chain_rule import (
+    PointRates,
+    central_differences,
+    point_rates,
+    rate_derivatives,
+    solve_or_raise,
+)
 
 __all__ = ["linearize"]
 
@@ -290,19 +296,10 @@ def _linearize_with_extra_states(model, op_point, P, r, t: float, return_point: 
         xdot = model.rhs(t, np.concatenate([qq, zv[n:]]), P, rv)
         return np.concatenate([xdot[:n], xdot[N:]])
 
-    def central(fun, v0):
-        cols = []
-        for j in range(v0.size):
-            # truncation ~ h^2 times the third derivative, rounding ~ 1e-16 / h: about 1e-9
-            h = 1e-6 * max(1.0, abs(v0[j]))
-            vp, vm = v0.copy(), v0.copy()
-            vp[j] += h
-            vm[j] -= h
-            cols.append((fun(vp) - fun(vm)) / (2 * h))
-        return np.column_stack(cols)
-
-    A = central(lambda zv: f(zv, r_val), z0)
-    B = central(lambda rv: f(z0, rv), r_val) if s else np.empty((n + p_ + e, 0))
+    # h = 1e-6 max(1, |x_j|): truncation ~ h^2 times the third derivative, rounding ~ 1e-16 / h,
+    # about 1e-9
+    A = central_differences(lambda zv: f(zv, r_val), z0, 1e-6)
+    B = central_differences(lambda rv: f(z0, rv), r_val, 1e-6) if s else np.empty((n + p_ + e, 0))
     if return_point:
         u = model.full_speeds(q, u_ind, P, t, r_val) if model.m else u_ind.copy()
         return A, B, {"q": q, "u": u, "extra": xe, "r": r_val,

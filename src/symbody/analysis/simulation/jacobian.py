@@ -31,7 +31,7 @@ import numpy as np
 
 from ...compilation import NumericModel
 from ...errors import SymbodyError
-from ..chain_rule import point_rates, rate_derivatives
+from ..chain_rule import central_differences, point_rates, rate_derivatives
 
 __all__ = ["ode_jacobian", "jacobian_function"]
 
@@ -63,7 +63,11 @@ def ode_jacobian(model: NumericModel, t: float, x: np.ndarray, P: np.ndarray,
 def jacobian_function(model: NumericModel, P: np.ndarray, r_fun) -> Callable | None:
     """``jac(t, x)`` for scipy's implicit solvers, or None where finite differences must do
     (extra states, no symbolic equations kept, a reduced dynamic block with constraints, or
-    inputs that depend on the state)."""
+    inputs that depend on the state).
+
+    (:func:`ode_jacobian` is right for a reduced block with constraints too — tested against
+    central differences on the snakeboard — but those runs keep scipy's finite differences
+    for now, so that their numbers do not change.)"""
     from ..inputs import ConstantInputs
 
     if model.e or model.eom is None or (model.m and not model.has_multipliers):
@@ -81,14 +85,6 @@ def jacobian_function(model: NumericModel, P: np.ndarray, r_fun) -> Callable | N
             return ode_jacobian(model, t, x, P, r)
         except (SymbodyError, np.linalg.LinAlgError):
             # (a singular block at this state): central differences of the rhs instead
-            x = np.asarray(x, dtype=float)
-            J = np.empty((len(x), len(x)))
-            for k in range(len(x)):
-                h = 1e-7 * max(1.0, abs(x[k]))
-                xp, xm = x.copy(), x.copy()
-                xp[k] += h
-                xm[k] -= h
-                J[:, k] = (model.rhs(t, xp, P, r) - model.rhs(t, xm, P, r)) / (2 * h)
-            return J
+            return central_differences(lambda xv: model.rhs(t, xv, P, r), x, 1e-7)
 
     return jac
