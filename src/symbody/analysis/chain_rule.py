@@ -104,21 +104,16 @@ def _d(block_der: np.ndarray, sl: slice, vec: np.ndarray | None = None) -> np.nd
     return d if vec is None else np.einsum("ijk,j->ik", d, vec)
 
 
-def _residual(mat_der: np.ndarray | None, vec: np.ndarray | None, rest_der: np.ndarray,
-              sl: slice) -> np.ndarray:
-    """∂(Mat vec + rest)/∂(sl) at fixed vec (the unknown the residual is solved for)."""
-    out = _d(rest_der, sl)
-    if mat_der is not None and vec is not None and mat_der.size:
-        out = out + _d(mat_der, sl, vec)
-    return out
-
-
-def _along(J: tuple, D: tuple) -> np.ndarray:
-    """Σ J_i D_i over the parts [q, u, r] with a direction block (D_i None: held)."""
-    out = J[0] @ D[0]
-    for Ji, Di in zip(J[1:], D[1:], strict=True):
-        if Di is not None:
-            out = out + Ji @ Di
+def _total(parts: list, rest_der: np.ndarray, *terms: tuple) -> np.ndarray:
+    """Σ over the parts (slice, D) of ∂R/∂(slice) D for the residual R = rest + Σ Mat vec of
+    ``terms`` ((Mat_der, vec) pairs, each at fixed vec): the derivative of R along the basis."""
+    out = None
+    for sl, D in parts:
+        J = _d(rest_der, sl)
+        for mat_der, vec in terms:
+            if mat_der is not None and vec is not None and mat_der.size:
+                J = J + _d(mat_der, sl, vec)
+        out = J @ D if out is None else out + J @ D
     return out
 
 
@@ -139,32 +134,29 @@ def rate_derivatives(model: Any, blocks: Any, rates: PointRates, dq: np.ndarray,
                          rates.augmented_matrix)
     Bv, Kqd, Ku, Md = (vals[k] for k in ("velocity_matrix", "kinematic_qdot", "kinematic_u",
                                          "dynamic_mass"))
-    dBa, dba = ders["acceleration_matrix"], ders["acceleration_rest"]
-    k = dq.shape[1]
+    held = [(sq, dq)] if dr is None else [(sq, dq), (sr, dr)]   # the parts that are not u
 
-    du = np.zeros((o, k))                           # du/dξ: u_dep from the velocity constraints
+    du = np.zeros((o, dq.shape[1]))                 # du/dξ: u_dep from the velocity constraints
     du[:p] = du_ind
     if m:
-        J_v = tuple(_residual(ders["velocity_matrix"], u, ders["velocity_rest"], sl) for sl in (sq, sr))
-        rhs = _along((J_v[0], Bv[:, :p], J_v[1]), (dq, du_ind, dr))
+        rhs = _total(held, ders["velocity_rest"], (ders["velocity_matrix"], u)) + Bv[:, :p] @ du_ind
         du[p:] = -solve_or_raise(Bv[:, p:], rhs, "the velocity constraint matrix in the dependent speeds")
-    D = (dq, du, dr)
 
-    # kinematics: dq'/dξ
-    J_k = tuple(_residual(ders["kinematic_qdot"], qd, ders["kinematic_rest"], sl)
-                + _d(ders["kinematic_u"], sl, u) for sl in (sq, sr))
-    qd_x = -solve_or_raise(Kqd, _along((J_k[0], Ku, J_k[1]), D),
-                           "the kinematic coefficient matrix K_qd")
+    # kinematics: dq'/dξ (the residual's dependence on u is K_u)
+    kin = _total(held, ders["kinematic_rest"], (ders["kinematic_qdot"], qd), (ders["kinematic_u"], u))
+    qd_x = -solve_or_raise(Kqd, kin + Ku @ du, "the kinematic coefficient matrix K_qd")
 
     # dynamics: du_ind'/dξ
+    parts = [(sq, dq), (su, du)] + held[1:]
     ncol = Md.shape[1] if Md.ndim == 2 else 0
-    J_d = [_residual(ders["dynamic_mass"], ud[:ncol], ders["dynamic_rest"], sl) for sl in (sq, su, sr)]
+    dMd, dgd = ders["dynamic_mass"], ders["dynamic_rest"]
     if S is None:
-        X = -solve_or_raise(Md, _along(tuple(J_d), D), "the dynamic mass matrix M_d")
-    else:   # - d(B_a^T lam)/d(.): the residual is M_d u' + g_d - B_a^T lam
-        J_d = [Jd - np.einsum("jik,j->ik", dBa[..., sl], lam) for Jd, sl in zip(J_d, (sq, su, sr))]
-        J_a = tuple(_residual(dBa, ud, dba, sl) for sl in (sq, su, sr))
-        X = -solve_or_raise(S, np.vstack([_along(tuple(J_d), D), _along(J_a, D)]),
+        X = -solve_or_raise(Md, _total(parts, dgd, (dMd, ud[:ncol])), "the dynamic mass matrix M_d")
+    else:   # the residual is M_d u' + g_d - B_a^T lam: B_a^T with -lam as one more term
+        dBa, dba = ders["acceleration_matrix"], ders["acceleration_rest"]
+        dyn = _total(parts, dgd, (dMd, ud[:ncol]), (np.swapaxes(dBa, 0, 1), -lam))
+        acc = _total(parts, dba, (dBa, ud))
+        X = -solve_or_raise(S, np.vstack([dyn, acc]),
                             "the augmented dynamic matrix [[M_d, -B^T], [B_a, 0]]")
     return qd_x, X[:p]
 
