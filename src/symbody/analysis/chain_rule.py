@@ -17,9 +17,12 @@ theorem; every residual R(q, u, r, unknowns) = 0 gives dR = 0)::
     dq'/dξ    = -K_qd⁻¹ (∂(K_qd q' + K_u u + k_r)/∂q dq/dξ + K_u du/dξ + ∂(...)/∂r dr/dξ)
     [du'/dξ; dλ/dξ] = -S⁻¹ [∂(M_d u' + g_d - B_aᵀλ)/∂[q, u, r] d[q, u, r]/dξ ;
                             ∂(B_a u' + b_a)/∂[q, u, r] d[q, u, r]/dξ],
-                      S = [[M_d, -B_aᵀ], [B_a, 0]]   (or -M_d⁻¹ ∂(M_d u_ind' + g_d)/∂[q, u, r] ...)
+                      S = [[M_d, -B_aᵀ], [B_a, 0]],
+    du_ind'/dξ = -M_d⁻¹ ∂(M_d u_ind' + g_d)/∂[q, u, r] d[q, u, r]/dξ    (a reduced block)
 
-with q', u', λ the values at the point (:func:`point_rates`).  The two users differ only
+with q', u', λ the values at the point (:func:`point_rates`), and du/dξ = [du_ind/dξ;
+du_dep/dξ].  The velocity and kinematic residuals are linear in u by construction (B, b,
+K_qd, K_u, k_r do not depend on u), so their u-derivatives are B and K_u.  The two users differ only
 in the basis: the ODE Jacobian (``simulation.jacobian.ode_jacobian``) takes every q as a state,
 ξ = [q, u_ind], dq/dξ = [I 0], du_ind/dξ = [0 I]; :func:`symbody.linearize` takes
 ξ = [q_ind, u_ind, r] with dq/dξ = [C_0 0 0], C_0 = [I; -F_dep⁻¹ F_ind] (F = ∂f_h/∂q),
