@@ -65,3 +65,42 @@ def test_jacobian_option_is_checked():
     with pytest.raises(InputError, match="jacobian="):
         sb.simulate(model, (0.0, 1.0), mdl.initial_state, mdl.constants,
                     solver=sb.Solver(jacobian="numeric"))
+
+
+def test_reduced_dynamic_block_with_constraints():
+    """The snakeboard seed (a hand-derived reduced block M_d u_ind' + g_d = 0, two nonholonomic
+    constraints): ∂u_ind'/∂x = -M_d⁻¹ ∂(M_d u_ind' + g_d)/∂x through u_dep(q, u_ind)."""
+    from systems.seed_eoms import snakeboard
+
+    model = sb.compile(snakeboard()["eom"])
+    assert model.m == 2 and not model.has_multipliers
+    P = model.constants_array({"l": 0.5, "I": 0.3, "m": 2.0})
+    rng = np.random.default_rng(11)
+    for _ in range(2):
+        x = 0.4 * rng.normal(size=model.N + model.p)
+        J = ode_jacobian(model, 1.0, x, P)
+        assert np.abs(J - _central(model, 1.0, x, P, None)).max() <= 1e-7 * max(1.0, np.abs(J).max())
+
+
+def test_linearize_is_the_ode_jacobian_on_the_constraint_manifold():
+    """The two bases of the one chain rule: linearize's A = [rows q_ind, u_ind of ∂f/∂x] T with
+    T = diag(C_0, I_p), C_0 = [I; -F_dep⁻¹ F_ind] the tangent of f_h = 0 (here from central
+    differences of f_h)."""
+    mdl = sb.models.get("four-bar")
+    model = sb.compile(mdl.eom)
+    P = model.constants_array(mdl.constants)
+    x = model.state_array(mdl.initial_state)
+    x[model.N:] += 0.7                            # moving, not an equilibrium
+    A, _, point = sb.linearize(model, x, mdl.constants, return_point=True)
+    N, n, p = model.N, model.n, model.p
+    x = np.concatenate([point["q"], point["u"][:p]])
+    F = np.column_stack([(model.holonomic_residual(x[:N] + h, P) - model.holonomic_residual(x[:N] - h, P))
+                         / 2e-7 for h in 1e-7 * np.eye(N)])
+    T = np.zeros((N + p, n + p))
+    T[:n, :n] = np.eye(n)
+    T[n:N, :n] = -np.linalg.solve(F[:, n:], F[:, :n])
+    T[N:, n:] = np.eye(p)
+    J = ode_jacobian(model, 0.0, x, P)
+    rows = np.r_[0:n, N:N + p]
+    assert A.shape == (n + p, n + p)
+    assert np.abs(A - (J @ T)[rows]).max() <= 1e-7 * max(1.0, np.abs(A).max())

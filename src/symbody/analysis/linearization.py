@@ -26,7 +26,8 @@ eliminated numerically by the implicit function theorem:
 (for a reduced, hand-derived dynamic block M_d u_ind' + g_d = 0 the multiplier
 rows are absent).  The operating point need not be an equilibrium: the result is
 the Jacobian of the vector field at that state; q', u' and lam there are solved
-numerically first.
+numerically first.  The chain rule itself is ``symbody.analysis.chain_rule`` (shared with
+the ODE Jacobian of the implicit integrators), taken here along ξ = [q_ind, u_ind, r].
 """
 
 from __future__ import annotations
@@ -40,7 +41,6 @@ import sympy as sm
 
 from ..compilation import NumericModel
 from ..compilation import compile as compile_model
-from ..compilation.linear_algebra import solve
 from ..compilation.named_values import (
     InputValues,
     ParameterValues,
@@ -49,8 +49,14 @@ from ..compilation.named_values import (
     symbol_index,
     values_by_symbol,
 )
-from ..compilation.numeric_model import solve_dependent, solve_dynamics
 from ..errors import InputError, SingularConstraintError
+from .chain_rule import (
+    PointRates,
+    central_differences,
+    point_rates,
+    rate_derivatives,
+    solve_or_raise,
+)
 
 __all__ = ["linearize"]
 
@@ -123,22 +129,7 @@ def _operating_point(model: NumericModel, op_point: Any, r: Any) -> tuple[np.nda
     return x[:N].copy(), x[N:].copy(), r_val
 
 
-def _solve(A: np.ndarray, B: np.ndarray, what: str) -> np.ndarray:
-    x, info = solve(np.array(A, dtype=float), np.asarray(B, dtype=float))
-    if info != 0:
-        raise SingularConstraintError(f"{what} is singular at the operating point")
-    return x
-
-
 # --------------------------------------------------------------------------- linearize
-def _d(blockder: np.ndarray, sl: slice, vec: np.ndarray | None = None) -> np.ndarray:
-    """Derivative of ``Mat @ vec`` (or of a vector block) along the directions ``sl``."""
-    d = blockder[..., sl]
-    if vec is None:
-        return d
-    return np.einsum("ijk,j->ik", d, vec)
-
-
 def linearize(model: Any, op_point: StateValues, p: ParameterValues | None = None, *,
               r: InputValues = None, t: float = 0.0, return_point: bool = False) -> tuple:
     """Linearize a compiled model about an operating point: ``dx' = A dx + B dr``.
@@ -193,14 +184,12 @@ def linearize(model: Any, op_point: StateValues, p: ParameterValues | None = Non
     q = _consistent_coordinates(model, q, P, t)
     u = model.full_speeds(q, u_ind, P, t, r_val) if model.m else u_ind.copy()
     blocks = model.block_derivatives(q, u, P, t, r_val)
-    vals = blocks.values
-    Kqd, Ku, kr = (vals[k] for k in ("kinematic_qdot", "kinematic_u", "kinematic_rest"))
     # q', u', lam at the operating point (the engine's solve of the dynamic block)
-    qd = _solve(Kqd, -(Ku @ u + kr), "the kinematic coefficient matrix K_qd")
-    ud, lam, S = _accelerations(model, vals)
-    A, B = _state_space(model, blocks, u, qd, ud, lam, S)
+    rates = point_rates(model, blocks.values, u)
+    A, B = _state_space(model, blocks, rates)
     if return_point:
-        point = {"q": q.copy(), "u": u.copy(), "qdot": qd, "udot": ud, "multipliers": lam, "r": r_val}
+        point = {"q": q.copy(), "u": u.copy(), "qdot": rates.qdot, "udot": rates.udot,
+                 "multipliers": rates.multipliers, "r": r_val}
         return A, B, point
     return A, B
 
@@ -226,109 +215,34 @@ def _consistent_coordinates(model: Any, q: np.ndarray, P: np.ndarray, t: float) 
     return q
 
 
-def _accelerations(model: Any, vals: Mapping) -> tuple[np.ndarray, np.ndarray, np.ndarray | None]:
-    """(u' (o,), λ (m,; NaN for a reduced block), S the augmented matrix [[M_d, -B_a^T], [B_a, 0]]
-    or None) at the operating point, from the values of the blocks."""
-    o, m, p_ = model.o, model.m, model.p
-    Md, gd, Ba, ba = (vals[k] for k in ("dynamic_mass", "dynamic_rest", "acceleration_matrix",
-                                        "acceleration_rest"))
-    if model.has_multipliers:
-        sol, info = solve_dynamics(Md, -gd, Ba, -ba)
-        if info != 0:
-            raise SingularConstraintError("the augmented dynamic matrix [[M_d, -B_a^T], [B_a, 0]] is "
-                                          "singular at the operating point")
-        S = np.zeros((o + m, o + m))
-        S[:o, :o] = Md
-        S[:o, o:] = -Ba.T                 # M_d u' + g_d - B_a^T lam = 0 (SymPy's sign of lam)
-        S[o:, :o] = Ba
-        return sol[:o], sol[o:], S
-    ncol = Md.shape[1] if Md.ndim == 2 else 0
-    ud = np.zeros(o)
-    sol, info = solve_dynamics(Md, -gd)
-    if info != 0:
-        raise SingularConstraintError("the dynamic mass matrix M_d is singular at the operating point")
-    ud[:ncol] = sol
-    lam = np.full(m, np.nan)      # a reduced block has no multipliers (as model.accelerations)
-    if m:  # reduced form: u_dep' from the acceleration constraints
-        ud[p_:], info = solve_dependent(Ba, ba, ud[:p_])
-        if info != 0:
-            raise SingularConstraintError("the acceleration constraint matrix in the dependent "
-                                          "accelerations is singular at the operating point")
-    return ud, lam, None
+def _state_space(model: Any, blocks: Any, rates: PointRates) -> tuple[np.ndarray, np.ndarray]:
+    """A (n + p, n + p), B (n + p, s) at the consistent operating point: the chain rule
+    (:func:`.chain_rule.rate_derivatives`) along ξ = [q_ind, u_ind, r] with
 
+        dq/dξ = [C_0 0 0],  C_0 = [I_n; -F_dep⁻¹ F_ind] (F = ∂f_h/∂q, N x n),
+        du_ind/dξ = [0 I_p 0],  dr/dξ = [0 0 I_s],
 
-def _state_space(model: Any, blocks: Any, u: np.ndarray, qd: np.ndarray, ud: np.ndarray,
-                 lam: np.ndarray, S: np.ndarray | None) -> tuple[np.ndarray, np.ndarray]:
-    """A, B from the derivatives of the blocks at the consistent operating point (q, u, q', u', λ)."""
-    N, o, p_, m, M = model.N, model.o, model.p, model.m, model.M
+    and the rows of q_ind' and u_ind'.
+    """
+    N, p_, M = model.N, model.p, model.M
     s = len(model.specifieds)
     n = N - M
-    sq, su, sr = slice(0, N), slice(N, N + o), slice(N + o, N + o + s)
-    vals, ders = blocks.values, blocks.derivatives
-    Bv, Kqd, Ku, Md = (vals[k] for k in ("velocity_matrix", "kinematic_qdot", "kinematic_u",
-                                         "dynamic_mass"))
-    dfh, dBv, dbv, dKqd, dKu, dkr, dMd, dgd, dBa, dba = (ders[k] for k in (
-        "holonomic", "velocity_matrix", "velocity_rest", "kinematic_qdot", "kinematic_u",
-        "kinematic_rest", "dynamic_mass", "dynamic_rest", "acceleration_matrix", "acceleration_rest"))
-    ncol = Md.shape[1] if Md.ndim == 2 else 0
-    augmented = S is not None
-
-    # Jacobians of the residuals at the operating point
-    def jac(Mat_d, vec, rest_d, sl):
-        out = _d(rest_d, sl)
-        if Mat_d is not None and vec is not None and Mat_d.size:
-            out = out + _d(Mat_d, sl, vec)
-        return out
-
-    J_kq = jac(dKqd, qd, dkr, sq) + _d(dKu, sq, u)
-    J_kr = jac(dKqd, qd, dkr, sr) + _d(dKu, sr, u)
-    if m:
-        J_vq = jac(dBv, u, dbv, sq)
-        J_vr = jac(dBv, u, dbv, sr)
-        J_aq = jac(dBa, ud, dba, sq)
-        J_au = jac(dBa, ud, dba, su)
-        J_ar = jac(dBa, ud, dba, sr)
-    udn = ud[:ncol]
-    J_dq = jac(dMd, udn, dgd, sq)
-    J_du = jac(dMd, udn, dgd, su)
-    J_dr = jac(dMd, udn, dgd, sr)
-    if augmented:   # - d(B_a^T lam)/d(.): the residual is M_d u' + g_d - B_a^T lam
-        J_dq = J_dq - np.einsum("jik,j->ik", dBa[..., sq], lam)
-        J_dr = J_dr - np.einsum("jik,j->ik", dBa[..., sr], lam)
-
-    # dq = Dq_x dx ; du = Du_x dx + Du_r dr
-    Dq_x = np.zeros((N, n + p_))
-    Dq_x[:n, :n] = np.eye(n)
+    C0 = np.zeros((N, n))
+    C0[:n] = np.eye(n)
     if M:
-        Fq = dfh[:, sq]
-        Dq_x[n:, :n] = -_solve(Fq[:, n:], Fq[:, :n],
-                               "the holonomic constraint Jacobian in the dependent coordinates")
-    Du_x = np.zeros((o, n + p_))
-    Du_x[:p_, n:] = np.eye(p_)
-    Du_r = np.zeros((o, s))
-    if m:
-        rhs_x = J_vq @ Dq_x
-        rhs_x[:, n:] += Bv[:, :p_]
-        Du_x[p_:] = -_solve(Bv[:, p_:], rhs_x, "the velocity constraint matrix in the dependent speeds")
-        if s:
-            Du_r[p_:] = -_solve(Bv[:, p_:], J_vr, "the velocity constraint matrix in the dependent speeds")
-
-    # kinematics: dq'
-    qd_x = -_solve(Kqd, J_kq @ Dq_x + Ku @ Du_x, "the kinematic coefficient matrix K_qd")
-    qd_r = (-_solve(Kqd, Ku @ Du_r + J_kr, "the kinematic coefficient matrix K_qd")
-            if s else np.zeros((N, 0)))
-
-    # dynamics: du_ind'
-    dyn = np.hstack([J_dq @ Dq_x + J_du @ Du_x, J_du @ Du_r + J_dr])
-    if augmented:
-        acc = np.hstack([J_aq @ Dq_x + J_au @ Du_x, J_au @ Du_r + J_ar])
-        X = -_solve(S, np.vstack([dyn, acc]), "the augmented dynamic matrix [[M_d, -B^T], [B_a, 0]]")
-    else:
-        X = -_solve(Md, dyn, "the dynamic mass matrix M_d")
-    ud_x, ud_r = X[:p_, :n + p_], X[:p_, n + p_:]
-
-    A = np.vstack([qd_x[:n], ud_x]) + 0.0          # (+ 0.0: no negative zeros)
-    B = np.vstack([qd_r[:n], ud_r]) + 0.0
+        Fq = blocks.derivatives["holonomic"][:, :N]
+        C0[n:] = -solve_or_raise(Fq[:, n:], Fq[:, :n],
+                                 "the holonomic constraint Jacobian in the dependent coordinates")
+    k = n + p_ + s
+    dq = np.zeros((N, k))
+    dq[:, :n] = C0
+    du_ind = np.zeros((p_, k))
+    du_ind[:, n:n + p_] = np.eye(p_)
+    dr = np.zeros((s, k))
+    dr[:, n + p_:] = np.eye(s)
+    qd_xi, ud_xi = rate_derivatives(model, blocks, rates, dq, du_ind, dr)
+    A = np.vstack([qd_xi[:n, :n + p_], ud_xi[:, :n + p_]]) + 0.0   # (+ 0.0: no negative zeros)
+    B = np.vstack([qd_xi[:n, n + p_:], ud_xi[:, n + p_:]]) + 0.0
     return A, B
 
 
@@ -382,19 +296,10 @@ def _linearize_with_extra_states(model, op_point, P, r, t: float, return_point: 
         xdot = model.rhs(t, np.concatenate([qq, zv[n:]]), P, rv)
         return np.concatenate([xdot[:n], xdot[N:]])
 
-    def central(fun, v0):
-        cols = []
-        for j in range(v0.size):
-            # truncation ~ h^2 times the third derivative, rounding ~ 1e-16 / h: about 1e-9
-            h = 1e-6 * max(1.0, abs(v0[j]))
-            vp, vm = v0.copy(), v0.copy()
-            vp[j] += h
-            vm[j] -= h
-            cols.append((fun(vp) - fun(vm)) / (2 * h))
-        return np.column_stack(cols)
-
-    A = central(lambda zv: f(zv, r_val), z0)
-    B = central(lambda rv: f(z0, rv), r_val) if s else np.empty((n + p_ + e, 0))
+    # h = 1e-6 max(1, |x_j|): truncation ~ h^2 times the third derivative, rounding ~ 1e-16 / h,
+    # about 1e-9
+    A = central_differences(lambda zv: f(zv, r_val), z0, 1e-6)
+    B = central_differences(lambda rv: f(z0, rv), r_val, 1e-6) if s else np.empty((n + p_ + e, 0))
     if return_point:
         u = model.full_speeds(q, u_ind, P, t, r_val) if model.m else u_ind.copy()
         return A, B, {"q": q, "u": u, "extra": xe, "r": r_val,
