@@ -62,15 +62,12 @@ def ode_jacobian(model: NumericModel, t: float, x: np.ndarray, P: np.ndarray,
 
 def jacobian_function(model: NumericModel, P: np.ndarray, r_fun) -> Callable | None:
     """``jac(t, x)`` for scipy's implicit solvers, or None where finite differences must do
-    (extra states, no symbolic equations kept, a reduced dynamic block with constraints, or
-    inputs that depend on the state).
-
-    (:func:`ode_jacobian` is right for a reduced block with constraints too — tested against
-    central differences on the snakeboard — but those runs keep scipy's finite differences
-    for now, so that their numbers do not change.)"""
+    (extra states, no symbolic equations kept, or inputs that depend on the state).  A
+    reduced, hand-derived dynamic block with constraints gets the exact Jacobian too (tested
+    against central differences on the snakeboard)."""
     from ..inputs import ConstantInputs
 
-    if model.e or model.eom is None or (model.m and not model.has_multipliers):
+    if model.e or model.eom is None:
         return None
     if r_fun is not None and not isinstance(r_fun, ConstantInputs):
         return None
