@@ -12,7 +12,13 @@ import itertools
 import numpy as np
 import pytest
 
-from symbody.compilation.linear_algebra import determinant, pivoted_columns, solve, solve_symmetric
+from symbody.compilation.linear_algebra import (
+    determinant,
+    pivoted_columns,
+    rank_measure,
+    solve,
+    solve_symmetric,
+)
 
 SEED = 3016        # fixed: the same matrices on every run
 
@@ -154,3 +160,23 @@ def test_pivoted_columns_of_rank_deficient_empty_and_nonfinite_matrices():
     cols, rank = pivoted_columns(np.zeros((1, 3)))
     assert rank == 0.0
     assert pivoted_columns(np.array([[0.0, 0.0, 5.0]]))[0] == (2,)
+
+
+@pytest.mark.parametrize("shape", [(1, 3), (3, 5), (5, 5), (4, 9), (6, 3)])
+def test_rank_measure_is_pivoted_columns_measure_to_the_last_bit(shape):
+    """The simulation's rank watch uses rank_measure; switching decisions compare it with
+    thresholds, so it must be exactly pivoted_columns' value (also for wide, tall,
+    rank-deficient, empty and non-finite matrices)."""
+    rng = np.random.default_rng(SEED)
+    A = rng.normal(size=shape)
+    low = A.copy()
+    low[-1] = 2.0 * low[0]                       # rank lost (when there are two rows)
+    near = A.copy()
+    near[-1] = low[-1] + 1e-9 * rng.normal(size=shape[1])
+    for M in (A, A.T.copy().T, np.asfortranarray(A), low, near):
+        assert rank_measure(M) == pivoted_columns(M)[1]
+    assert rank_measure(np.empty((0, 4))) == 1.0
+    bad = A.copy()
+    bad[0, 0] = np.nan
+    assert rank_measure(bad) == 0.0
+    assert rank_measure(np.zeros(shape)) == 0.0

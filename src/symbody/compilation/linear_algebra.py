@@ -11,6 +11,7 @@ of raising, leaving the error message to the caller who knows what the matrix me
 - :func:`pivoted_columns`:  the best conditioned k columns of a k x l matrix (pivoted QR,
                             dgeqp3) and a rank measure, by :mod:`symbody.dependent_columns`
                             (the one chooser of dependent coordinates and speeds).
+- :func:`rank_measure`:     that rank measure alone (the same dgeqp3 call, no column lists).
 """
 
 from __future__ import annotations
@@ -22,7 +23,8 @@ from scipy.linalg import lapack
 
 from ..dependent_columns import pivot_columns
 
-__all__ = ["solve", "solve_symmetric", "in_place_solver", "determinant", "pivoted_columns"]
+__all__ = ["solve", "solve_symmetric", "in_place_solver", "determinant", "pivoted_columns",
+           "rank_measure"]
 
 
 def solve(A: np.ndarray, b: np.ndarray, overwrite_a: bool = True,
@@ -121,3 +123,25 @@ def pivoted_columns(A: np.ndarray) -> tuple[tuple[int, ...], float]:
     columns, norms = pivot_columns(A, k)
     rank = norms[-1] / norms[0] if norms and norms[0] > 0 else 0.0
     return tuple(sorted(columns)), rank
+
+
+def rank_measure(A: np.ndarray) -> float:
+    """``pivoted_columns(A)[1]`` without the column lists: |R_kk| / |R_11| of the
+    column-pivoted QR of A (k x l, k <= l; 1.0 when k = 0, 0.0 when A has lost rank or
+    has a non-finite entry).
+
+    The same dgeqp3 call on the same Fortran-ordered copy of A as
+    :func:`symbody.dependent_columns.pivot_columns` makes, so the value is identical to
+    the last bit; it skips the copies and Python lists around it (the simulation's rank
+    watch calls this after every step).
+    """
+    k, l = A.shape
+    if k == 0:
+        return 1.0
+    if k > l:
+        return pivoted_columns(A)[1]
+    if not np.isfinite(A).all():
+        return 0.0
+    qr = lapack.dgeqp3(np.array(A, dtype=float, order="F"))[0]
+    r11 = abs(float(qr[0, 0]))
+    return abs(float(qr[k - 1, k - 1])) / r11 if r11 > 0 else 0.0

@@ -438,7 +438,7 @@ class NumericModel:
         """All speeds u (k, o) for states X (k, N + p) (:func:`.batch.speeds_many`)."""
         return batch.speeds_many(self, t, X, p, r, partition)
 
-    def evaluate_samples(self, t: ArrayLike, X: ArrayLike, p: ParameterValues, r: InputValues = None, *, speeds: ArrayLike | None = None, multipliers: bool = True) -> SampleValues:
+    def evaluate_samples(self, t: ArrayLike, X: ArrayLike, p: ParameterValues, r: InputValues = None, *, speeds: ArrayLike | None = None, multipliers: bool | ArrayLike = True) -> SampleValues:
         """Speeds, constraint residuals and multipliers for states X (:func:`.batch.evaluate_samples`)."""
         return batch.evaluate_samples(self, t, X, p, r, speeds=speeds, multipliers=multipliers)
 
