@@ -140,9 +140,9 @@ def speeds_many(model: CompiledModel, t: ArrayLike, X: ArrayLike, p: ParameterVa
     return Z[:, model.layout.z_u].copy()
 
 
-#: rows per batch of the main kernel in :func:`evaluate_samples` (its output is (K² + ...)
-#: numbers a row: 26 000 for the 40-loop four-bar, so a few dozen rows stay in the cache
-#: instead of one array of 80 MB for 400 samples)
+#: rows per batch of the kernels in :func:`evaluate_samples` (the main kernel's output is
+#: K² + ... numbers a row, 26 000 for the 40-loop four-bar, the constraint kernels' M N and
+#: m o: a few dozen rows stay in the cache, where 400 samples at once fill 80 MB)
 SAMPLE_CHUNK = 32
 
 
@@ -161,13 +161,16 @@ def evaluate_samples(model: CompiledModel, t: ArrayLike, X: ArrayLike, p: Parame
     Z = arguments_many(model, t, X, p, r, U=speeds)
     k = Z.shape[0]
     u = Z[:, L.iu:L.ir].copy()
-    hol = kernels.holonomic.many(Z)[:, :L.M] if L.M else np.empty((k, 0))
-    if L.m:
-        out = kernels.velocity.many(Z)
-        B = out[:, L.velocity_B].reshape(k, L.m, L.o)
-        vel = np.einsum("kij,kj->ki", B, u) + out[:, L.velocity_b]
-    else:
-        vel = np.empty((k, 0))
+    hol = np.empty((k, L.M))
+    vel = np.empty((k, L.m))
+    for start in range(0, k, SAMPLE_CHUNK):
+        rows = slice(start, start + SAMPLE_CHUNK)
+        if L.M:
+            hol[rows] = kernels.holonomic.many(Z[rows])[:, :L.M]
+        if L.m:
+            out = kernels.velocity.many(Z[rows])
+            B = out[:, L.velocity_B].reshape(-1, L.m, L.o)
+            vel[rows] = np.einsum("kij,kj->ki", B, u[rows]) + out[:, L.velocity_b]
     lam = None
     if isinstance(multipliers, (bool, np.bool_)):
         rows = np.arange(k) if multipliers else None
