@@ -94,10 +94,19 @@ class DependentSetMonitor:
 
     def gauge(self, t: float, y: np.ndarray, part: Partition) -> Gauge:
         signs, dets, ratio = [], [], 1.0
-        for A, D in zip(self.matrices(t, y), self.columns(part)):
+        J, B = self.matrices(t, y)
+        D_q, D_u = self.columns(part)
+        # B equal to ∂f_h/∂q with the same dependent columns (the velocity constraints are
+        # the holonomic ones differentiated, q' = u): the same numbers twice, computed once
+        same = D_q == D_u and B.shape == J.shape and np.array_equal(B, J)
+        for k, (A, D) in enumerate(((J, D_q), (B, D_u))):
             if A.shape[0] == 0:
                 signs.append(1.0)
                 dets.append(1.0)
+                continue
+            if k == 1 and same:
+                signs.append(signs[0])
+                dets.append(dets[0])
                 continue
             det = determinant(A[:, D])
             signs.append(float(np.sign(det)))
