@@ -12,7 +12,14 @@ import itertools
 import numpy as np
 import pytest
 
-from symbody.compilation.linear_algebra import determinant, pivoted_columns, solve, solve_symmetric
+from symbody.compilation.linear_algebra import (
+    determinant,
+    pivoted_columns,
+    rank_measure,
+    reduced_kkt_solve,
+    solve,
+    solve_symmetric,
+)
 
 SEED = 3016        # fixed: the same matrices on every run
 
@@ -154,3 +161,58 @@ def test_pivoted_columns_of_rank_deficient_empty_and_nonfinite_matrices():
     cols, rank = pivoted_columns(np.zeros((1, 3)))
     assert rank == 0.0
     assert pivoted_columns(np.array([[0.0, 0.0, 5.0]]))[0] == (2,)
+
+
+@pytest.mark.parametrize("shape", [(1, 3), (3, 5), (5, 5), (4, 9), (6, 3)])
+def test_rank_measure_is_pivoted_columns_measure_to_the_last_bit(shape):
+    """The simulation's rank watch uses rank_measure; switching decisions compare it with
+    thresholds, so it must be exactly pivoted_columns' value (also for wide, tall,
+    rank-deficient, empty and non-finite matrices)."""
+    rng = np.random.default_rng(SEED)
+    A = rng.normal(size=shape)
+    low = A.copy()
+    low[-1] = 2.0 * low[0]                       # rank lost (when there are two rows)
+    near = A.copy()
+    near[-1] = low[-1] + 1e-9 * rng.normal(size=shape[1])
+    for M in (A, A.T.copy().T, np.asfortranarray(A), low, near):
+        assert rank_measure(M) == pivoted_columns(M)[1]
+    assert rank_measure(np.empty((0, 4))) == 1.0
+    bad = A.copy()
+    bad[0, 0] = np.nan
+    assert rank_measure(bad) == 0.0
+    assert rank_measure(np.zeros(shape)) == 0.0
+
+
+@pytest.mark.parametrize("sign", [1.0, -1.0])
+@pytest.mark.parametrize("o, m", [(5, 3), (20, 18), (9, 8)])
+def test_reduced_kkt_solve_equals_the_lu_of_the_whole_system(o, m, sign):
+    """u'[ind] by the null space of B_a against numpy's solve of [[M, sign B_aᵀ], [B_a, 0]],
+    for either sign of the multiplier block and any split with a nonsingular B_dep."""
+    rng = np.random.default_rng(SEED + o)
+    M = _spd(rng, o)
+    Ba = rng.normal(size=(m, o))
+    K = o + m
+    S = np.zeros((K, K), order="F")
+    S[:o, :o], S[o:, :o], S[:o, o:] = M, Ba, sign * Ba.T
+    s = rng.normal(size=K)
+    exact = np.linalg.solve(S, s)
+    S0, s0 = S.copy(), s.copy()
+    for dep in (np.arange(o - m, o), np.sort(rng.permutation(o)[:m])):
+        ind = np.setdiff1d(np.arange(o), dep)
+        a = reduced_kkt_solve(S, s, o, ind, dep)
+        np.testing.assert_allclose(a, exact[ind], rtol=RTOL, atol=RTOL * np.abs(exact).max())
+        assert np.array_equal(S, S0) and np.array_equal(s, s0)        # inputs untouched
+
+
+def test_reduced_kkt_solve_returns_none_for_singular_dependent_columns():
+    rng = np.random.default_rng(SEED)
+    o, m = 4, 2
+    M = _spd(rng, o)
+    Ba = rng.normal(size=(m, o))
+    Ba[:, 3] = Ba[:, 2]                     # B_a[:, [2, 3]] singular, B_a itself full rank
+    S = np.zeros((o + m, o + m), order="F")
+    S[:o, :o], S[o:, :o], S[:o, o:] = M, Ba, -Ba.T
+    s = rng.normal(size=o + m)
+    assert reduced_kkt_solve(S, s, o, np.array([0, 1]), np.array([2, 3])) is None
+    a = reduced_kkt_solve(S, s, o, np.array([1, 3]), np.array([0, 2]))
+    np.testing.assert_allclose(a, np.linalg.solve(S, s)[[1, 3]], rtol=RTOL)

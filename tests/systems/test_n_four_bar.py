@@ -79,3 +79,37 @@ def test_loose_tolerances_stay_on_the_branch(n, constraints):
     rockers = tr.q[:, :n + 1]
     assert np.abs(np.angle(np.exp(1j * (rockers - rockers[:, :1])))).max() < 1e-4
     assert np.abs(np.angle(np.exp(1j * tr.q[:, n + 1:]))).max() < 1e-4
+
+
+def test_eight_loops_rhs_by_the_null_space_equals_the_lu_of_the_augmented_system():
+    """16 velocity constraints (REDUCED_KKT_MIN): u_ind' by the null space of B_a, in the
+    bound right-hand side (default dependent set) and in another dependent set, against
+    numpy's LU of the whole augmented system from the same blocks."""
+    from symbody.compilation.linear_algebra import REDUCED_KKT_MIN
+    from symbody.compilation.numeric_model import Partition
+
+    mdl = n_four_bar(8)
+    model = sb.compile(mdl.eom)
+    assert model.m >= REDUCED_KKT_MIN
+    P = model.constants_array(mdl.constants)
+    rng = np.random.default_rng(8)
+    # any configuration (the blocks and the solves need no assembly; off the parallelogram
+    # branch the acceleration constraints' right-hand side is not zero)
+    x = np.r_[0.3 + 0.2 * rng.normal(size=model.N), rng.normal(size=model.p)]
+    q = x[:model.N]
+    u = model.full_speeds(q, x[model.N:], P)
+    blk = model.augmented_blocks(0.0, q, u, P)
+    assert np.abs(blk.acc_rest).max() > 0.1
+    o, m = model.o, model.m
+    S = np.block([[blk.mass, -blk.acc_matrix.T], [blk.acc_matrix, np.zeros((m, m))]])
+    exact = np.linalg.solve(S, np.r_[blk.forcing, blk.acc_rest])[:o]
+    f = model.rhs_function(P)
+    ind = list(model.default_partition.independent_speeds)
+    np.testing.assert_allclose(f(0.0, x)[model.N:], exact[ind], rtol=1e-10, atol=1e-10)
+    np.testing.assert_allclose(model.rhs(0.0, x, P)[model.N:], exact[ind], rtol=1e-10, atol=1e-10)
+    # another dependent set: the first rocker's speed dependent, the last one's independent
+    dep = tuple(sorted(set(model.default_partition.dependent_speeds) - {1} | {0}))
+    other = Partition(model.default_partition.dependent_coordinates, dep, model.N, o)
+    x_other = np.r_[q, u[list(other.independent_speeds)]]
+    np.testing.assert_allclose(model.rhs(0.0, x_other, P, partition=other)[model.N:],
+                               exact[list(other.independent_speeds)], rtol=1e-10, atol=1e-10)

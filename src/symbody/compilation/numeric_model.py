@@ -47,7 +47,7 @@ from . import multipliers as forces
 from . import partition as partitions
 from .derivative_program import BlockValues, block_program
 from .kernel_layout import CompiledParts
-from .linear_algebra import solve, solve_symmetric
+from .linear_algebra import REDUCED_KKT_MIN, reduced_kkt_solve, solve, solve_symmetric
 from .named_values import (
     InputValues,
     ParameterValues,
@@ -284,6 +284,21 @@ class NumericModel:
         out = ws.main
         main = self.kernels.main
         main.into(z, out)
+        if L.augmented and not full and L.m >= REDUCED_KKT_MIN:
+            # many constraint rows: u_ind' by the null space of B_a (linear_algebra)
+            ind = np.arange(L.p) if states is None else np.asarray(states)
+            mask = np.ones(L.o, dtype=bool)
+            mask[ind] = False
+            dep = np.flatnonzero(mask)
+            a = (reduced_kkt_solve(out[L.main_system].reshape(K, K, order="F"), out[L.main_rhs],
+                                   L.o, ind, dep) if dep.size == L.m else None)
+            if a is not None:
+                xdot = np.empty(L.nx)
+                xdot[:N] = out[:N]
+                xdot[N:L.nxm] = a
+                if L.e:
+                    self.kernels.extra.into(z, xdot[L.nxm:])
+                return xdot
         if L.augmented:
             S = out[L.main_system].reshape(K, K, order="F")     # a view: solved in place
             sol, info = solve(S, out[L.main_rhs], overwrite_b=True)
@@ -438,7 +453,7 @@ class NumericModel:
         """All speeds u (k, o) for states X (k, N + p) (:func:`.batch.speeds_many`)."""
         return batch.speeds_many(self, t, X, p, r, partition)
 
-    def evaluate_samples(self, t: ArrayLike, X: ArrayLike, p: ParameterValues, r: InputValues = None, *, speeds: ArrayLike | None = None, multipliers: bool = True) -> SampleValues:
+    def evaluate_samples(self, t: ArrayLike, X: ArrayLike, p: ParameterValues, r: InputValues = None, *, speeds: ArrayLike | None = None, multipliers: bool | ArrayLike = True) -> SampleValues:
         """Speeds, constraint residuals and multipliers for states X (:func:`.batch.evaluate_samples`)."""
         return batch.evaluate_samples(self, t, X, p, r, speeds=speeds, multipliers=multipliers)
 

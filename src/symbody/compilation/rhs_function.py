@@ -8,7 +8,9 @@ model's :class:`~.kernel_layout.KernelLayout`:
    ``u_dep = B_dep^{-1} (-(B_ind u_ind + b))`` solved in place and copied into z;
 2. the main kernel writes ``[q', s, S]``: ``S y = s`` solved in place (LU for the
    augmented system, Cholesky for a symmetric mass matrix), after which the output's
-   first ``N + p`` numbers are ``[q', u_ind']``.
+   first ``N + p`` numbers are ``[q', u_ind']``; an augmented system with many constraint
+   rows (``REDUCED_KKT_MIN``) gives u_ind' by the null space of B_a instead
+   (:func:`~.linear_algebra.reduced_kkt_solve`: one LU of its dependent columns).
 
 Anything unusual (a singular system, a symmetric mass matrix that is not positive
 definite, a state of the wrong shape) is handed to ``model.rhs``, which raises or solves
@@ -23,7 +25,7 @@ from typing import Any
 import numpy as np
 
 from .kernel_layout import CompiledModel
-from .linear_algebra import in_place_solver
+from .linear_algebra import REDUCED_KKT_MIN, in_place_solver, reduced_kkt_solve
 from .named_values import ParameterValues
 from .workspace import Workspace
 
@@ -62,6 +64,10 @@ def rhs_function(model: CompiledModel, p: ParameterValues) -> Callable[..., np.n
         vel, vout = kernels.velocity.into, ws.velocity
         vrhs = vout[L.velocity_rest]
         dependent = in_place_solver(vout[L.velocity_Bdep].reshape(m, m, order="F"), vrhs)
+    reduced = None
+    if L.augmented and m >= REDUCED_KKT_MIN:
+        part = model.default_partition
+        reduced = (L.o, part.u_ind_index, part.u_dep_index)
     extra = kernels.extra.into if e else None
     contiguous = L.contiguous_state_derivative
     specifieds_array, rhs = model.specifieds_array, model.rhs
@@ -82,6 +88,15 @@ def rhs_function(model: CompiledModel, p: ParameterValues) -> Callable[..., np.n
                 return rhs(t, x, P, r)            # singular B_dep: rhs raises, naming it
             z[iud:ir] = vrhs
         main(z, out)
+        if reduced is not None:
+            a = reduced_kkt_solve(S, s, *reduced)
+            if a is not None:
+                xdot = np.empty(nx)
+                xdot[:N] = out[:N]
+                xdot[N:nxm] = a
+                if e:
+                    extra(z, xdot[nxm:])
+                return xdot
         if system():
             return rhs(t, x, P, r)                # singular, or not definite: the general way
         if contiguous and not e:

@@ -107,25 +107,30 @@ def augmented_solve(W: np.ndarray, F: np.ndarray, A: np.ndarray, c: np.ndarray, 
     if m == 0:
         x = _Factor(W).solve(F)
         return x, lam, 0.0
-    w = float(np.max(np.abs(np.diag(W))))
-    a2 = float(np.max(np.einsum("ij,ij->j", A, A)))
+    # (ndarray methods rather than np.max(np.abs(.)): the same reductions without numpy's
+    # Python wrappers; this runs at every right-hand side of a full-coordinate span)
+    w = float(np.abs(np.diag(W)).max())
+    a2 = float(np.einsum("ij,ij->j", A, A).max())
     alpha = penalty * (w if w > 0 else 1.0) / (a2 if a2 > 0 else 1.0)
-    fac = _Factor(W + alpha * (A.T @ A))
+    At = A.T
+    fac = _Factor(W + alpha * (At @ A))
+    solve = fac.solve
     a_norm = math.sqrt(a2)
-    x = fac.solve(F + A.T @ (lam + alpha * c))
+    c_max = float(np.abs(c).max())
+    x = solve(F + At @ (lam + alpha * c))
     res = c - A @ x
     lam += alpha * res
-    err = float(np.max(np.abs(res)))
+    err = float(np.abs(res).max())
     last = math.inf
     for _ in range(max_iter):
-        dx = fac.solve(F + A.T @ lam - W @ x + alpha * (A.T @ res))
+        dx = solve(F + At @ lam - W @ x + alpha * (At @ res))
         x += dx
         res = c - A @ x
         lam += alpha * res
-        err = float(np.max(np.abs(res)))
-        step = float(np.max(np.abs(dx)))
-        size = float(np.max(np.abs(x))) + 1e-300
-        if step <= tol * size and err <= tol * (float(np.max(np.abs(c))) + a_norm * size):
+        err = float(np.abs(res).max())
+        step = float(np.abs(dx).max())
+        size = float(np.abs(x).max()) + 1e-300
+        if step <= tol * size and err <= tol * (c_max + a_norm * size):
             break
         if step >= last:        # no more progress (round-off, or an inconsistent part)
             break

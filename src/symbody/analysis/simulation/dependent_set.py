@@ -26,7 +26,7 @@ import numpy as np
 from scipy.optimize import brentq
 
 from ...compilation import NumericModel
-from ...compilation.linear_algebra import determinant, pivoted_columns
+from ...compilation.linear_algebra import determinant, pivoted_columns, rank_measure
 from ...compilation.numeric_model import Partition
 from ...errors import SymbodyError
 from ...formatting import symbol_name as _short
@@ -94,10 +94,19 @@ class DependentSetMonitor:
 
     def gauge(self, t: float, y: np.ndarray, part: Partition) -> Gauge:
         signs, dets, ratio = [], [], 1.0
-        for A, D in zip(self.matrices(t, y), self.columns(part)):
+        J, B = self.matrices(t, y)
+        D_q, D_u = self.columns(part)
+        # B equal to ∂f_h/∂q with the same dependent columns (the velocity constraints are
+        # the holonomic ones differentiated, q' = u): the same numbers twice, computed once
+        same = D_q == D_u and B.shape == J.shape and np.array_equal(B, J)
+        for k, (A, D) in enumerate(((J, D_q), (B, D_u))):
             if A.shape[0] == 0:
                 signs.append(1.0)
                 dets.append(1.0)
+                continue
+            if k == 1 and same:
+                signs.append(signs[0])
+                dets.append(dets[0])
                 continue
             det = determinant(A[:, D])
             signs.append(float(np.sign(det)))
@@ -125,17 +134,17 @@ class DependentSetMonitor:
         """The smaller rank measure |R_kk| / |R_11| of ∂f_h/∂q and B at the state y (any
         layout: only q = y[:N] is read): 0 where either loses rank, by magnitude, whatever
         the number of singular values that vanish."""
-        value = 1.0
-        for A in self.matrices(t, y):
-            if A.shape[0]:
-                if not np.isfinite(A).all():
-                    return 0.0
-                value = min(value, pivoted_columns(A)[1])
+        J, B = self.matrices(t, y)
+        value = rank_measure(J) if J.shape[0] else 1.0
+        if B.shape[0] and value > 0.0 and not (B.shape == J.shape and np.array_equal(B, J)):
+            # (B equals ∂f_h/∂q when the velocity constraints are the holonomic ones
+            # differentiated and q' = u: one factorization then serves both)
+            value = min(value, rank_measure(B))
         return value
 
     def rank_measure(self, t: float, y: np.ndarray, which: int) -> float:
         """|R_kk| / |R_11| of the pivoted QR of the constraint matrix (0: rank lost)."""
-        return pivoted_columns(self.matrices(t, y)[which])[1]
+        return rank_measure(self.matrices(t, y)[which])
 
     # -- decisions
     def event(self, dense: Callable[[float], np.ndarray], part: Partition, t_a: float, g_a: Gauge, t_b: float, y_b: np.ndarray,

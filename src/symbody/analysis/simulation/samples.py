@@ -89,20 +89,25 @@ def build_trajectory(run: Run, samples: Samples, status: int, message: str, mode
         X = np.concatenate([np.array([y[:model.N] for y in samples.Y]), U[:, :model.p], E], axis=1)
     else:
         X = Y
+    # samples in full coordinates get their multipliers from the augmented Lagrangian
+    # iteration below (_full_span_multipliers), the others from the batch solve
+    full = {j: is_full(model, part) for j, part in enumerate(samples.partitions)}
+    in_full = np.array([full[j] for j in samples.pid], dtype=bool)
     if k:
         if r_fun is None:
             R = None
         else:
             R = np.array([np.asarray(r_fun(T[i], X[i]), dtype=float).ravel() for i in range(k)])
         try:
-            post = model.evaluate_samples(T, X, P, R, speeds=U)
+            post = model.evaluate_samples(T, X, P, R, speeds=U,
+                                          multipliers=~in_full if in_full.any() else True)
         except SymbodyError:
             post = _evaluate_rowwise(model, T, X, P, R, U)
     else:
         R = None
         post = SampleValues(np.empty((0, model.o)), np.empty((0, model.M)), np.empty((0, model.m)), None)
-    if k and post.multipliers is not None:
-        _full_span_multipliers(model, samples, T, X, U, P, R, post.multipliers)
+    if k and post.multipliers is not None and in_full.any():
+        _full_span_multipliers(model, np.flatnonzero(in_full), T, X, U, P, R, post.multipliers)
     return Trajectory(
         SampleArrays(t=T, x=X, q=X[:, :model.N], u=post.speeds, holonomic_residuals=post.holonomic,
                      velocity_residuals=post.velocity, multipliers=post.multipliers,
@@ -115,12 +120,11 @@ def build_trajectory(run: Run, samples: Samples, status: int, message: str, mode
                   events=events or (), segments=segments))
 
 
-def _full_span_multipliers(model: NumericModel, samples: Samples, T, X, U, P, R, L) -> None:
-    """λ (in place) at the samples taken in full coordinates: from the augmented Lagrangian
-    iteration started at λ = 0, which keeps λ in the range of B_a, so it is the
+def _full_span_multipliers(model: NumericModel, rows: np.ndarray, T, X, U, P, R, L) -> None:
+    """λ (in place) at the samples ``rows`` taken in full coordinates: from the augmented
+    Lagrangian iteration started at λ = 0, which keeps λ in the range of B_a, so it is the
     minimum-norm multiplier vector where B_a loses rank (where the split of the constraint
     forces is not unique)."""
-    rows = [i for i, j in enumerate(samples.pid) if is_full(model, samples.partitions[j])]
     for i in rows:
         u = U[i] if U is not None else None
         if u is None or not np.isfinite(u).all():
