@@ -47,7 +47,7 @@ from . import multipliers as forces
 from . import partition as partitions
 from .derivative_program import BlockValues, block_program
 from .kernel_layout import CompiledParts
-from .linear_algebra import REDUCED_KKT_MIN, reduced_kkt_solve, solve, solve_symmetric
+from .linear_algebra import REDUCED_KKT_MIN, solve, solve_symmetric
 from .named_values import (
     InputValues,
     ParameterValues,
@@ -58,7 +58,7 @@ from .named_values import (
 )
 from .partition import Partition
 from .rhs_function import rhs_function
-from .solves import SingularMassMatrixError, solve_dependent, solve_dynamics
+from .solves import SingularMassMatrixError, reduced_rates, solve_dependent, solve_dynamics
 from .workspace import Workspace
 
 if TYPE_CHECKING:
@@ -285,19 +285,8 @@ class NumericModel:
         main = self.kernels.main
         main.into(z, out)
         if L.augmented and not full and L.m >= REDUCED_KKT_MIN:
-            # many constraint rows: u_ind' by the null space of B_a (linear_algebra)
-            ind = np.arange(L.p) if states is None else np.asarray(states)
-            mask = np.ones(L.o, dtype=bool)
-            mask[ind] = False
-            dep = np.flatnonzero(mask)
-            a = (reduced_kkt_solve(out[L.main_system].reshape(K, K, order="F"), out[L.main_rhs],
-                                   L.o, ind, dep) if dep.size == L.m else None)
-            if a is not None:
-                xdot = np.empty(L.nx)
-                xdot[:N] = out[:N]
-                xdot[N:L.nxm] = a
-                if L.e:
-                    self.kernels.extra.into(z, xdot[L.nxm:])
+            xdot = reduced_rates(L, self.kernels, z, out, states)   # None: the general way
+            if xdot is not None:
                 return xdot
         if L.augmented:
             S = out[L.main_system].reshape(K, K, order="F")     # a view: solved in place

@@ -6,13 +6,14 @@ constraints, and u' (with the multipliers λ) from the dynamic block.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Any
 
 import numpy as np
 
 from ..errors import SymbodyError
-from .linear_algebra import solve, solve_symmetric
+from .linear_algebra import reduced_kkt_solve, solve, solve_symmetric
 
-__all__ = ["SingularMassMatrixError", "solve_dependent", "solve_dynamics"]
+__all__ = ["SingularMassMatrixError", "reduced_rates", "solve_dependent", "solve_dynamics"]
 
 
 class SingularMassMatrixError(SymbodyError, ArithmeticError):
@@ -65,3 +66,29 @@ def solve_dynamics(Md: np.ndarray, rhs_d: np.ndarray, Ba: np.ndarray | None = No
     b[:o] = rhs_d
     b[o:] = rhs_a
     return solve(A, b)
+
+
+def reduced_rates(layout: Any, kernels: Any, z: np.ndarray, out: np.ndarray,
+                  states: np.ndarray | None = None) -> np.ndarray | None:
+    """x' (nx,) of an augmented system with many constraint rows from the main kernel's
+    output ``out`` at z: u_ind' by the null space of B_a (one LU of its dependent columns,
+    :func:`~.linear_algebra.reduced_kkt_solve`) instead of the whole (o + m)² system.
+    ``states``: the indices of the speeds that are states (default the first p).  None
+    when the dependent columns are singular (the caller then solves the whole system)."""
+    L = layout
+    ind = np.arange(L.p) if states is None else np.asarray(states)
+    mask = np.ones(L.o, dtype=bool)
+    mask[ind] = False
+    dep = np.flatnonzero(mask)
+    if dep.size != L.m:
+        return None
+    a = reduced_kkt_solve(out[L.main_system].reshape(L.K, L.K, order="F"), out[L.main_rhs],
+                          L.o, ind, dep)
+    if a is None:
+        return None
+    xdot = np.empty(L.nx)
+    xdot[:L.N] = out[:L.N]
+    xdot[L.N:L.nxm] = a
+    if L.e:
+        kernels.extra.into(z, xdot[L.nxm:])
+    return xdot
