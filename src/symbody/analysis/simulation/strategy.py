@@ -126,9 +126,12 @@ class ConstraintMode:
         """The integrator to use: ``method`` checked, or the default for ``rtol``."""
         if method is None:
             return "RK45" if rtol >= 1e-5 else "DOP853"
+        if method in ("IDA", "ida"):
+            raise InputError(f"Solver(method={method!r}) integrates the DAE: it needs "
+                             f"constraints='dae' (or sb.DAE(...)), not the {self.name!r} mode")
         if method not in SCIPY_METHODS:
-            raise InputError(f"unknown method {method!r}; choose one of {', '.join(SCIPY_METHODS)} "
-                             "(or constraints='dae' for IDA)")
+            raise InputError(f"Solver(method={method!r}): unknown method; choose one of "
+                             f"{', '.join(SCIPY_METHODS)} (or constraints='dae' for IDA)")
         return method
 
     def rhs(self, run: Run, part: Partition) -> Any:
