@@ -191,3 +191,9 @@ def test_trajectory_is_built_from_three_parts(fb):
     assert (report.status, report.nfev, report.message) == (tr.status, tr.nfev, tr.message)
     with pytest.raises(InputError, match="samples"):
         sb.Trajectory(tr.t, sb.analysis.ModelInfo(tr.coordinates, tr.speeds, tr.constants))
+
+
+def test_an_old_mode_keyword_the_named_mode_ignores_says_so(fb):
+    model, x0, p = fb
+    with pytest.warns(DeprecationWarning, match=r"no effect with constraints='project'"):
+        sb.simulate(model, (0.0, 0.1), x0, p, constraints="project", baumgarte=5.0)

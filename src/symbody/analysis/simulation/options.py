@@ -208,6 +208,16 @@ def _keyword_hint(key: str) -> str:
     return f"; did you mean {new}=?"
 
 
+def _unused_note(key: str, constraints: Any) -> str:
+    """ " (it has no effect with constraints='project')" for an old mode keyword that the
+    named mode does not use (``baumgarte=`` outside "baumgarte", ``polish_algebraic=``
+    outside "dae"), as before; "" otherwise."""
+    mode = {"baumgarte": "baumgarte", "polish_algebraic": "dae"}.get(key)
+    if mode is None or not isinstance(constraints, str) or constraints.lower() == mode:
+        return ""
+    return f" (it has no effect with constraints={constraints!r})"
+
+
 def legacy_options(model: Any, constraints: Any, solver: Solver | None, legacy: Mapping[str, Any],
                    caller: str = "simulate", stacklevel: int = 3) -> tuple[Any, Solver | None]:
     """(constraints, solver) with the old keywords of ``caller`` in ``legacy`` folded in.
@@ -223,7 +233,8 @@ def legacy_options(model: Any, constraints: Any, solver: Solver | None, legacy: 
     for key in legacy:
         new = MODE_KEYWORDS[key][1] if key in MODE_KEYWORDS else f"solver=Solver({key}=...)"
         warnings.warn(f"{caller}({key}=...) is deprecated and will be removed in the next "
-                      f"release; use {new}", DeprecationWarning, stacklevel=stacklevel)
+                      f"release; use {new}" + _unused_note(key, constraints),
+                      DeprecationWarning, stacklevel=stacklevel)
     solver_args = {k: v for k, v in legacy.items() if k in SOLVER_KEYWORDS}
     if solver_args:
         if solver is not None:
