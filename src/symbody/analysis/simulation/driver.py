@@ -153,7 +153,8 @@ def simulate(model: NumericModel, t_span: Sequence[float], x0: Any, p: Any, *,
         set becomes singular; see :mod:`.dependent_set`).
     solver : :class:`~.options.Solver`: ``method``, ``rtol``, ``atol``, ``max_step``,
         ``first_step``, ``max_num_steps``, ``jacobian``, ``backwards``, ``raise_on_failure``,
-        ``progress`` (default ``Solver()``: RK45 at rtol 1e-6, atol 1e-9).
+        ``progress`` (default ``Solver()``: DOP853 at rtol 1e-6, atol 1e-9; RK45 when
+        rtol >= 1e-5 and no method is given).
     t_eval : output times (default: every accepted step).
     specifieds : values of the specified inputs (see :mod:`symbody.analysis.inputs`):
         numbers (array / dict), a callable ``r(t, x) -> array``, SymPy expressions of t
