@@ -149,8 +149,10 @@ def simulate(model: NumericModel, t_span: Sequence[float], x0: Any, p: Any, *,
         ``Projection(drift_tolerance=0.0)``, ``DAE(polish_algebraic=False)``; every mode
         object takes ``switch_threshold`` (default 0.1): the dependent coordinates/speeds
         are switched where ``|det|`` of their columns of ∂f_h/∂q or B falls below this
-        fraction of the best choice's; 0 disables switching (the run then stops where the
-        set becomes singular; see :mod:`.dependent_set`).
+        fraction of the best choice's; 0 disables switching and the full-coordinate spans (the
+        run then stops where it sees the set become singular, by a sign change of its
+        determinant, so a rank drop by an even number can be stepped over; see
+        :mod:`.dependent_set` and docs/guides/hard_mechanisms.md).
     solver : :class:`~.options.Solver`: ``method``, ``rtol``, ``atol``, ``max_step``,
         ``first_step``, ``max_num_steps``, ``jacobian``, ``backwards``, ``raise_on_failure``,
         ``progress`` (default ``Solver()``: DOP853 at rtol 1e-6, atol 1e-9; RK45 when

@@ -118,7 +118,8 @@ class ConstraintMode:
         """``switch_threshold``: the dependent coordinates/speeds are switched where ``|det|``
         of their columns of ∂f_h/∂q or B falls below this fraction of the best choice's
         (column-pivoted QR); 0.1 by default.  0 disables switching: the integration then
-        stops where the set becomes singular (see :mod:`.dependent_set`).  Every mode
+        stops where the set becomes singular (see :mod:`.dependent_set`; seen by a sign
+        change of the determinant, so a rank drop by an even number can be stepped over).  Every mode
         takes it, e.g. ``Projection(switch_threshold=0.05)``."""
         self.switch_threshold = switch_threshold_value(switch_threshold)
 
