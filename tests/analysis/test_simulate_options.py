@@ -197,3 +197,8 @@ def test_an_old_mode_keyword_the_named_mode_ignores_says_so(fb):
     model, x0, p = fb
     with pytest.warns(DeprecationWarning, match=r"no effect with constraints='project'"):
         sb.simulate(model, (0.0, 0.1), x0, p, constraints="project", baumgarte=5.0)
+
+
+def test_a_method_in_the_wrong_case_gets_its_spelling():
+    with pytest.raises(InputError, match="did you mean 'DOP853'"):
+        Solver(method="dop853")

@@ -81,7 +81,9 @@ class Solver:
 
     def __post_init__(self) -> None:
         if self.method is not None and self.method not in METHODS and self.method != "ida":
-            raise InputError(f"Solver(method={self.method!r}): unknown method; choose one of "
+            same = [m for m in METHODS if str(self.method).lower() == m.lower()]
+            hint = f"did you mean {same[0]!r}? " if same else ""
+            raise InputError(f"Solver(method={self.method!r}): unknown method; {hint}choose one of "
                              f"{', '.join(METHODS)} (IDA with constraints='dae')")
         for name in ("rtol", "max_step"):
             _positive(name, getattr(self, name))
