@@ -24,6 +24,7 @@ import sympy as sm
 import sympy.physics.mechanics as me
 
 import symbody as sb
+from symbody.presentation import plot_comparison
 
 # %%
 # The linkage
@@ -121,7 +122,7 @@ assert runs["dae"].max_holonomic_residual < 1e-8
 # %%
 # The residuals side by side, on one logarithmic scale:
 
-fig = sb.presentation.plot_comparison(
+fig = plot_comparison(
     {f"constraints={mode!r}": sol for mode, sol in runs.items()},
     energy=energy.xreplace(qd_u), model=model,
     figure=sb.FigureOptions(

@@ -83,6 +83,41 @@ def test_solver_must_be_a_solver(fb):
         sb.simulate(model, (0.0, 0.1), x0, p, solver={"rtol": 1e-8})
 
 
+@pytest.mark.parametrize("call, message", [
+    (dict(solver={"rtol": 1e-8}), r"solver=Solver\(rtol=1e-08\)"),
+    (dict(solver=Solver), r"solver=Solver\(\.\.\.\), not the class"),
+    (dict(solver="DOP853"), r"solver=Solver\(method='DOP853'\)"),
+    (dict(solver=Baumgarte()), "is a constraint mode: it goes in constraints="),
+    (dict(constraints=Baumgarte), r"constraints=Baumgarte\(\.\.\.\), not the class"),
+    (dict(constraints=Solver()), "it goes in solver="),
+    (dict(constraints="projection"), "did you mean 'project'"),
+    (dict(solver=Solver(method="IDA")), "needs constraints='dae'"),
+])
+def test_a_common_mistake_gets_the_right_spelling(fb, call, message):
+    model, x0, p = fb
+    with pytest.raises(InputError, match=message):
+        sb.simulate(model, (0.0, 0.1), x0, p, **call)
+
+
+@pytest.mark.parametrize("call, message", [
+    (dict(rtoll=1e-8), r"'rtoll'; did you mean solver=Solver\(rtol=\.\.\.\)"),
+    (dict(mode="project"), "'mode'; did you mean constraints="),
+    (dict(constraint="project"), "'constraint'; did you mean constraints="),
+])
+def test_a_misspelt_keyword_is_a_type_error_with_a_suggestion(fb, call, message):
+    model, x0, p = fb
+    with pytest.raises(TypeError, match=message):
+        sb.simulate(model, (0.0, 0.1), x0, p, **call)
+
+
+def test_options_given_by_position_are_refused_naming_the_keyword(fb):
+    model, x0, p = fb
+    with pytest.raises(TypeError, match=r"keyword-only: solver=Solver\(\.\.\.\)"):
+        sb.simulate(model, (0.0, 0.1), x0, p, Solver())
+    with pytest.raises(TypeError, match="keyword-only: constraints='project'"):
+        sb.simulate(model, (0.0, 0.1), x0, p, "project")
+
+
 @pytest.mark.parametrize("old, new", [
     (dict(rtol=1e-8, atol=1e-10, method="DOP853", max_step=0.05),
      dict(solver=Solver(rtol=1e-8, atol=1e-10, method="DOP853", max_step=0.05))),
@@ -156,3 +191,14 @@ def test_trajectory_is_built_from_three_parts(fb):
     assert (report.status, report.nfev, report.message) == (tr.status, tr.nfev, tr.message)
     with pytest.raises(InputError, match="samples"):
         sb.Trajectory(tr.t, sb.analysis.ModelInfo(tr.coordinates, tr.speeds, tr.constants))
+
+
+def test_an_old_mode_keyword_the_named_mode_ignores_says_so(fb):
+    model, x0, p = fb
+    with pytest.warns(DeprecationWarning, match=r"no effect with constraints='project'"):
+        sb.simulate(model, (0.0, 0.1), x0, p, constraints="project", baumgarte=5.0)
+
+
+def test_a_method_in_the_wrong_case_gets_its_spelling():
+    with pytest.raises(InputError, match="did you mean 'DOP853'"):
+        Solver(method="dop853")

@@ -81,6 +81,10 @@ def test_option_objects_are_checked_and_old_and_new_together_is_an_error():
         OptimalControlProblem(eom, objective=Cost(F ** 2), mayer=F.func(1.0), **kw)
     with pytest.raises(TypeError, match="colour"):
         OptimalControlProblem(eom, colour="red", **kw)
+    with pytest.raises(InputError, match=r"transcription=Collocation\('midpoint', \.\.\.\)"):
+        OptimalControlProblem(eom, transcription={"method": "midpoint"}, **kw)
+    with pytest.raises(InputError, match=r"objective=Cost\(lagrange=L, mayer=M\)"):
+        OptimalControlProblem(eom, objective={"lagrange": F ** 2}, **kw)
 
 
 def test_examples_take_a_collocation_and_the_swing_up_task():

@@ -65,6 +65,15 @@ def test_a_former_keyword_with_its_option_object_is_an_error():
         sb.animate(make_trajectory(), drawing(), view="3d", camera=sb.Camera())
 
 
+def test_an_option_that_is_not_its_object_is_refused_with_the_spelling():
+    with pytest.raises(sb.InputError, match=r"figure=FigureOptions\(title='a'\)"):
+        sb.plot(make_trajectory(), figure={"title": "a"})
+    with pytest.raises(sb.InputError, match=r"camera='3d': give a symbody.Camera\(\.\.\.\)"):
+        sb.animate(make_trajectory(), drawing(), camera="3d")
+    with pytest.raises(sb.InputError, match=r"Camera\(view='top'\)"):
+        sb.Camera(view="top")
+
+
 def test_an_unknown_keyword_is_still_a_type_error():
     with pytest.raises(TypeError, match="colour"):
         sb.plot(make_trajectory(), colour="red")

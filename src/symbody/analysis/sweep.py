@@ -69,7 +69,7 @@ from ..progress import as_progress
 from .initial_state import AssemblyBranchWarning, continue_assembly
 from .initial_state import assembly_branch as _branch_sign
 from .simulation import Solver, simulate
-from .simulation.options import legacy_options
+from .simulation.options import legacy_options, solver_type_message
 from .trajectory import Trajectory
 
 if TYPE_CHECKING:
@@ -848,7 +848,7 @@ def _sweep_options(model: NumericModel, execution: Execution | None,
     if solver is None:
         solver = Solver()
     elif not isinstance(solver, Solver):
-        raise InputError(f"solver={solver!r}: give a symbody.Solver(...) object")
+        raise InputError(solver_type_message(solver))
     if solver.raise_on_failure or solver.progress not in (None, False):
         raise InputError("sweep() does not pass Solver(raise_on_failure=..., progress=...) to the "
                          "runs (failed runs are recorded; the sweep's progress is "

@@ -68,6 +68,14 @@ class KanesMethod(MethodAttributes):
     ``u_auxiliary`` speeds that bring noncontributing forces into evidence,
     ``bodies`` and ``forcelist`` (loads), ``explicit_kinematics``,
     ``kd_eqs_solver`` and ``constraint_solver``.
+
+    Beyond SymPy: ``configuration_constraints`` may hold more equations than
+    ``q_dependent`` (redundant loop closures, e.g. Bricard's linkage), as a list or a dict
+    ``{name: expression}`` naming them; the velocity constraints are then the derivatives
+    of all of them, the holonomic ones first and in their order, followed by the
+    nonholonomic ones.  ``compile`` returns a ``RedundantModel`` and ``simulate`` names the
+    redundant equations (``symbody.RedundantConstraintWarning``) and runs with an
+    independent subset (docs/guides/hard_mechanisms.md).
     """
 
     # 15 parameters: exactly the signature of sympy.physics.mechanics.KanesMethod (drop-in use)
@@ -184,9 +192,12 @@ class KanesMethod(MethodAttributes):
         if vel.rows < m or (vel.rows - m != excess and (m or vel.rows)):
             raise FormulationError(
                 f"there are {m} dependent speeds but {vel.rows} velocity constraints; give one per "
-                "dependent speed"
-                + (f", plus the derivatives of the {excess} redundant configuration constraints "
-                   "(the holonomic ones first, in their order)" if excess else ""))
+                "dependent speed" if not excess else
+                f"there are {m} dependent speeds and {excess} redundant configuration "
+                f"constraint{'s' if excess > 1 else ''} ({config.rows} for {len(self._qdep)} "
+                f"dependent coordinates), so {m + excess} velocity constraints are needed: one per "
+                "dependent speed plus the derivatives of the redundant ones (the holonomic ones "
+                f"first, in their order); got {vel.rows}")
         if acc.rows and acc.rows != vel.rows:
             raise FormulationError(
                 f"there are {vel.rows} velocity constraints but {acc.rows} acceleration "

@@ -52,7 +52,8 @@ class Collocation:
         method = str(self.method).lower()
         method = _ALIASES.get(method, method)
         if method not in TRANSCRIPTIONS:
-            raise InputError(f"transcription must be one of {TRANSCRIPTIONS}, got {self.method!r}")
+            raise InputError(f"transcription must be one of {TRANSCRIPTIONS} (or a "
+                             f"Collocation(method, ...) object), got {self.method!r}")
         object.__setattr__(self, "method", method)
         if self.hessian not in ("exact", "limited-memory"):
             raise InputError(f"hessian must be 'exact' or 'limited-memory', got {self.hessian!r}")
@@ -140,6 +141,9 @@ class ProblemStatement:
         if not isinstance(num_nodes, (int, np.integer)) or isinstance(num_nodes, bool) or num_nodes < 2:
             raise InputError(f"num_nodes must be an integer >= 2, got {num_nodes!r}")
         self.num_nodes = int(num_nodes)
+        if transcription is Collocation or isinstance(transcription, Mapping):
+            raise InputError(f"transcription={transcription!r}: give a method name such as "
+                             "'midpoint' or an object, transcription=Collocation('midpoint', ...)")
         self.collocation = (transcription if isinstance(transcription, Collocation)
                             else Collocation(transcription))
         self.transcription = self.collocation.method
@@ -158,6 +162,9 @@ class ProblemStatement:
         self.known_parameters = _known_parameters(constants, defaults, known_parameters)
         self.unknown_parameters = tuple(c for c in constants if c not in self.known_parameters)
 
+        if objective is Cost or isinstance(objective, Mapping):
+            raise InputError(f"objective={objective!r}: give the integrand L as an expression or "
+                             "objective=Cost(lagrange=L, mayer=M)")
         cost = objective if isinstance(objective, Cost) else Cost(objective)
         self.objective = sm.sympify(cost.lagrange)
         self.mayer = sm.sympify(cost.mayer)

@@ -27,7 +27,7 @@ from ..deprecation import moved_keywords
 from ..errors import InputError
 from ._trajectory_evaluation import TrajectoryEvaluator, free_constants, position_matrix, resampled
 from .export import save_gif, save_html, to_html
-from .options import CAMERA_KEYWORDS, FIGURE_KEYWORDS, Camera, FigureOptions
+from .options import CAMERA_KEYWORDS, FIGURE_KEYWORDS, Camera, FigureOptions, checked_option
 from .scene import check_point_names
 
 if TYPE_CHECKING:
@@ -137,8 +137,8 @@ def animate(trajectory: Any, drawing: Any, constants: Mapping | None = None, *,
     import matplotlib
     import matplotlib.pyplot as plt
 
-    camera = camera or Camera()
-    figure = figure or FigureOptions()
+    camera = checked_option(camera, Camera, "camera")
+    figure = checked_option(figure, FigureOptions, "figure")
     times = frame_times(np.asarray(trajectory.t, dtype=float), fps, max_frames)
     duration = float(times[-1] - times[0])
     rate = (len(times) - 1) / duration if duration > 0 else float(fps or DEFAULT_FPS)

@@ -14,10 +14,13 @@ The former keywords (``title=``, ``figsize=``, ``dpi=``, ``close=``, ``view=``, 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any, NoReturn, TypeVar
 
 from ..errors import InputError
 
-__all__ = ["FigureOptions", "Camera", "FIGURE_KEYWORDS", "CAMERA_KEYWORDS"]
+__all__ = ["FigureOptions", "Camera", "FIGURE_KEYWORDS", "CAMERA_KEYWORDS", "checked_option"]
+
+T = TypeVar("T")
 
 
 @dataclass(frozen=True)
@@ -63,6 +66,30 @@ class Camera:
     view: str | None = None
     plane: tuple[int, int] | None = None
     follow: bool | None = None
+
+    def __post_init__(self) -> None:
+        if self.view is not None and (not isinstance(self.view, str)
+                                      or self.view.lower() not in ("2d", "3d")):
+            raise InputError(f"Camera(view={self.view!r}): give '2d' or '3d'")
+
+
+def checked_option(value: Any, cls: type[T], keyword: str) -> T:
+    """``value`` of the keyword ``keyword`` (an object of the option class ``cls``, or None
+    for the defaults), or an InputError giving the spelling ``keyword=cls(...)``."""
+    if value is None:
+        return cls()
+    if isinstance(value, cls):
+        return value
+    if value is cls:
+        return cls()
+    if isinstance(value, dict):
+        args = ", ".join(f"{k}={v!r}" for k, v in value.items())
+        _refuse(value, cls, keyword, f", e.g. {keyword}={cls.__name__}({args})")
+    _refuse(value, cls, keyword, "")
+
+
+def _refuse(value: Any, cls: type, keyword: str, example: str) -> NoReturn:
+    raise InputError(f"{keyword}={value!r}: give a symbody.{cls.__name__}(...) object{example}")
 
 
 #: the former keywords of the plotting functions that are now fields of FigureOptions

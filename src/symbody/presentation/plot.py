@@ -27,7 +27,7 @@ import sympy as sm
 from ..deprecation import moved_keywords
 from ..errors import InputError
 from ._trajectory_evaluation import evaluate_along, sample_segments, segment_starts
-from .options import FigureOptions
+from .options import FigureOptions, checked_option
 from .units import quantity_kinds, residual_units, units_for
 
 if TYPE_CHECKING:
@@ -163,7 +163,7 @@ def plot(trajectory: Any, model: Any = None, *, energy: Any = None,
     """
     import matplotlib.pyplot as plt
 
-    figure = figure or FigureOptions()
+    figure = checked_option(figure, FigureOptions, "figure")
     data = _PlotData(trajectory, model, units, angles)
     shown = data.panels(panels, energy, outputs, constants)
     data.smooth_curves(smooth)
@@ -465,7 +465,7 @@ def plot_comparison(trajectories: Mapping[str, Any], *, energy: Any = None,
     """
     import matplotlib.pyplot as plt
 
-    figure = figure or FigureOptions()
+    figure = checked_option(figure, FigureOptions, "figure")
 
     labels = list(trajectories)
     if not labels:
@@ -519,7 +519,7 @@ def plot_eigenvalues(parameter: Sequence[float], eigenvalues: np.ndarray, *,
     """
     import matplotlib.pyplot as plt
 
-    figure = figure or FigureOptions()
+    figure = checked_option(figure, FigureOptions, "figure")
 
     x = np.asarray(parameter, dtype=float)
     ev = np.asarray(eigenvalues)

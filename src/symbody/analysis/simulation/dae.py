@@ -56,7 +56,7 @@ class DAE(ConstraintMode):
 
     def integrator(self, model: NumericModel, method: str | None, rtol: float) -> str:
         if method not in (None, "IDA", "ida"):
-            raise InputError(f"constraints='dae' integrates with SUNDIALS IDA; method={method!r} "
+            raise InputError(f"constraints='dae' integrates with SUNDIALS IDA; Solver(method={method!r}) "
                              "cannot be used (leave Solver(method=None) or 'IDA')")
         try:
             import sksundae.ida  # noqa: F401

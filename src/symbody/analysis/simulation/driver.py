@@ -50,7 +50,15 @@ from ..trajectory import Trajectory
 from . import redundant
 from .augmented import ENTER_RANK, LEAVE_RANK, AugmentedLagrangian, full_partition, is_full
 from .dependent_set import DependentSetMonitor, SetEvent, near_singular_note, remap, switch_note
-from .options import MODES, Solver, constraint_mode, legacy_options, output_times, time_span
+from .options import (
+    MODES,
+    Solver,
+    constraint_mode,
+    legacy_options,
+    output_times,
+    solver_type_message,
+    time_span,
+)
 from .samples import Samples, build_trajectory
 from .strategy import ConstraintMode, Run, StopIntegration
 
@@ -84,6 +92,8 @@ def deprecated_keywords(function: Callable[..., Trajectory]) -> Callable[..., Tr
 
     @functools.wraps(function)
     def wrapper(*args: Any, **kwargs: Any) -> Trajectory:
+        if len(args) > 4:
+            raise TypeError(_positional_options_message(args[4:]))
         legacy = {k: kwargs.pop(k) for k in list(kwargs) if k not in known}
         if legacy:
             model = args[0] if args else kwargs.get("model")
@@ -92,6 +102,20 @@ def deprecated_keywords(function: Callable[..., Trajectory]) -> Callable[..., Tr
         return function(*args, **kwargs)
 
     return wrapper
+
+
+def _positional_options_message(extra: tuple) -> str:
+    """The TypeError for options given by position: they are keyword-only; names the keyword
+    the first extra argument probably belongs to."""
+    first = extra[0]
+    if isinstance(first, Solver):
+        hint = "solver=Solver(...)"
+    elif isinstance(first, ConstraintMode) or isinstance(first, str):
+        hint = f"constraints={first!r}"
+    else:
+        hint = "solver=Solver(...), constraints=..., t_eval=..."
+    return (f"simulate() takes 4 positional arguments (model, t_span, x0, p) but {4 + len(extra)} "
+            f"were given; the options are keyword-only: {hint}")
 
 
 @deprecated_keywords
@@ -125,11 +149,14 @@ def simulate(model: NumericModel, t_span: Sequence[float], x0: Any, p: Any, *,
         ``Projection(drift_tolerance=0.0)``, ``DAE(polish_algebraic=False)``; every mode
         object takes ``switch_threshold`` (default 0.1): the dependent coordinates/speeds
         are switched where ``|det|`` of their columns of ∂f_h/∂q or B falls below this
-        fraction of the best choice's; 0 disables switching (the run then stops where the
-        set becomes singular; see :mod:`.dependent_set`).
+        fraction of the best choice's; 0 disables switching and the full-coordinate spans (the
+        run then stops where it sees the set become singular, by a sign change of its
+        determinant, so a rank drop by an even number can be stepped over; see
+        :mod:`.dependent_set` and docs/guides/hard_mechanisms.md).
     solver : :class:`~.options.Solver`: ``method``, ``rtol``, ``atol``, ``max_step``,
         ``first_step``, ``max_num_steps``, ``jacobian``, ``backwards``, ``raise_on_failure``,
-        ``progress`` (default ``Solver()``: RK45 at rtol 1e-6, atol 1e-9).
+        ``progress`` (default ``Solver()``: DOP853 at rtol 1e-6, atol 1e-9; RK45 when
+        rtol >= 1e-5 and no method is given).
     t_eval : output times (default: every accepted step).
     specifieds : values of the specified inputs (see :mod:`symbody.analysis.inputs`):
         numbers (array / dict), a callable ``r(t, x) -> array``, SymPy expressions of t
@@ -215,7 +242,7 @@ def _checked_solver(solver: Any) -> Solver:
     if solver is None:
         return Solver()
     if not isinstance(solver, Solver):
-        raise InputError(f"solver={solver!r}: give a symbody.Solver(...) object")
+        raise InputError(solver_type_message(solver))
     return solver
 
 

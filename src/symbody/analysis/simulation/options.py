@@ -12,6 +12,7 @@ argument.  :func:`legacy_options` maps the keywords of the old flat signature
 from __future__ import annotations
 
 import dataclasses
+import difflib
 import math
 import warnings
 from collections.abc import Mapping
@@ -29,7 +30,7 @@ from .projection import Projection
 from .strategy import SCIPY_METHODS, ConstraintMode, switch_threshold_value
 
 __all__ = ["MODES", "Solver", "constraint_mode", "switch_threshold_value", "time_span",
-           "output_times", "legacy_options", "SOLVER_KEYWORDS", "MODE_KEYWORDS"]
+           "output_times", "legacy_options", "solver_type_message", "SOLVER_KEYWORDS", "MODE_KEYWORDS"]
 
 MODES = ("auto", "none", "baumgarte", "project", "dae")
 
@@ -80,7 +81,9 @@ class Solver:
 
     def __post_init__(self) -> None:
         if self.method is not None and self.method not in METHODS and self.method != "ida":
-            raise InputError(f"Solver(method={self.method!r}): unknown method; choose one of "
+            same = [m for m in METHODS if str(self.method).lower() == m.lower()]
+            hint = f"did you mean {same[0]!r}? " if same else ""
+            raise InputError(f"Solver(method={self.method!r}): unknown method; {hint}choose one of "
                              f"{', '.join(METHODS)} (IDA with constraints='dae')")
         for name in ("rtol", "max_step"):
             _positive(name, getattr(self, name))
@@ -126,8 +129,7 @@ def constraint_mode(model: NumericModel, constraints: Any, **options: Any) -> Co
     if isinstance(constraints, ConstraintMode):
         return constraints
     if not isinstance(constraints, str) or constraints.lower() not in MODES:
-        raise InputError(f"constraints={constraints!r}; choose one of {', '.join(map(repr, MODES))} "
-                         "or pass a constraint-mode object (e.g. Baumgarte(alpha=20.0))")
+        raise InputError(_constraints_type_message(constraints))
     name = constraints.lower()
     if name == "auto":
         name = "project" if model.M else "none"
@@ -137,6 +139,41 @@ def constraint_mode(model: NumericModel, constraints: Any, **options: Any) -> Co
     if name == "dae":
         return DAE(options.get("polish_algebraic", True), **threshold)
     return Projection(**threshold) if name == "project" else Plain(**threshold)
+
+
+def _constraints_type_message(constraints: Any) -> str:
+    """The InputError for a ``constraints=`` that is neither a mode name nor a mode object,
+    with the likely intended spelling."""
+    choose = (f"choose one of {', '.join(map(repr, MODES))} or pass a constraint-mode object "
+              "(e.g. Baumgarte(alpha=20.0))")
+    if isinstance(constraints, type) and issubclass(constraints, ConstraintMode):
+        return (f"constraints={constraints.__name__}: pass an object, "
+                f"constraints={constraints.__name__}(...), not the class")
+    if isinstance(constraints, Solver) or constraints is Solver:
+        return f"constraints= got a Solver: it goes in solver=Solver(...); constraints= {choose}"
+    if isinstance(constraints, str):
+        close = difflib.get_close_matches(constraints.lower(), MODES, n=1)
+        if close:
+            return f"constraints={constraints!r}: did you mean {close[0]!r}? {choose}"
+    return f"constraints={constraints!r}; {choose}"
+
+
+def solver_type_message(solver: Any) -> str:
+    """The InputError for a ``solver=`` that is not a :class:`Solver`, with the likely
+    intended spelling."""
+    if solver is Solver:
+        return "solver=Solver: pass an object, solver=Solver(...), not the class"
+    if isinstance(solver, Mapping):
+        args = ", ".join(f"{k}={v!r}" for k, v in solver.items())
+        return f"solver={solver!r}: give a symbody.Solver(...) object, e.g. solver=Solver({args})"
+    if isinstance(solver, ConstraintMode) or (isinstance(solver, type)
+                                              and issubclass(solver, ConstraintMode)):
+        return (f"solver={solver!r} is a constraint mode: it goes in constraints=...; solver= "
+                "takes a symbody.Solver(...) object")
+    if isinstance(solver, str):
+        return (f"solver={solver!r}: give a symbody.Solver(...) object, e.g. "
+                f"solver=Solver(method={solver!r})")
+    return f"solver={solver!r}: give a symbody.Solver(...) object"
 
 
 #: the old keywords of simulate() that are now fields of Solver
@@ -150,6 +187,39 @@ MODE_KEYWORDS = {"baumgarte": ("alpha", "constraints=Baumgarte(alpha=...)"),
                                       "constraint mode takes switch_threshold=)")}
 
 
+#: keywords of simulate() besides those of Solver and the constraint modes
+_SIMULATE_KEYWORDS = ("constraints", "solver", "t_eval", "specifieds", "events", "outputs")
+#: likely misspellings of the constraint keyword that difflib does not find
+_ALIASES = {"mode": "constraints", "constraint_mode": "constraints", "method_constraints":
+            "constraints", "integrator": "solver", "options": "solver"}
+
+
+def _keyword_hint(key: str) -> str:
+    """ "; did you mean ...?" for a misspelt keyword of simulate/sweep, or ""."""
+    if key in _ALIASES:
+        return f"; did you mean {_ALIASES[key]}=?"
+    known = (*_SIMULATE_KEYWORDS, *SOLVER_KEYWORDS, *MODE_KEYWORDS)
+    close = difflib.get_close_matches(key, known, n=1)
+    if not close:
+        return ""
+    new = close[0]
+    if new in SOLVER_KEYWORDS:
+        return f"; did you mean solver=Solver({new}=...)?"
+    if new in MODE_KEYWORDS:
+        return f"; did you mean {MODE_KEYWORDS[new][1]}?"
+    return f"; did you mean {new}=?"
+
+
+def _unused_note(key: str, constraints: Any) -> str:
+    """ " (it has no effect with constraints='project')" for an old mode keyword that the
+    named mode does not use (``baumgarte=`` outside "baumgarte", ``polish_algebraic=``
+    outside "dae"), as before; "" otherwise."""
+    mode = {"baumgarte": "baumgarte", "polish_algebraic": "dae"}.get(key)
+    if mode is None or not isinstance(constraints, str) or constraints.lower() == mode:
+        return ""
+    return f" (it has no effect with constraints={constraints!r})"
+
+
 def legacy_options(model: Any, constraints: Any, solver: Solver | None, legacy: Mapping[str, Any],
                    caller: str = "simulate", stacklevel: int = 3) -> tuple[Any, Solver | None]:
     """(constraints, solver) with the old keywords of ``caller`` in ``legacy`` folded in.
@@ -160,11 +230,13 @@ def legacy_options(model: Any, constraints: Any, solver: Solver | None, legacy: 
     """
     unknown = [k for k in legacy if k not in SOLVER_KEYWORDS and k not in MODE_KEYWORDS]
     if unknown:
-        raise TypeError(f"{caller}() got an unexpected keyword argument {unknown[0]!r}")
+        raise TypeError(f"{caller}() got an unexpected keyword argument {unknown[0]!r}"
+                        + _keyword_hint(unknown[0]))
     for key in legacy:
         new = MODE_KEYWORDS[key][1] if key in MODE_KEYWORDS else f"solver=Solver({key}=...)"
         warnings.warn(f"{caller}({key}=...) is deprecated and will be removed in the next "
-                      f"release; use {new}", DeprecationWarning, stacklevel=stacklevel)
+                      f"release; use {new}" + _unused_note(key, constraints),
+                      DeprecationWarning, stacklevel=stacklevel)
     solver_args = {k: v for k, v in legacy.items() if k in SOLVER_KEYWORDS}
     if solver_args:
         if solver is not None:

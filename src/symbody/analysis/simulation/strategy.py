@@ -118,7 +118,8 @@ class ConstraintMode:
         """``switch_threshold``: the dependent coordinates/speeds are switched where ``|det|``
         of their columns of ∂f_h/∂q or B falls below this fraction of the best choice's
         (column-pivoted QR); 0.1 by default.  0 disables switching: the integration then
-        stops where the set becomes singular (see :mod:`.dependent_set`).  Every mode
+        stops where the set becomes singular (see :mod:`.dependent_set`; seen by a sign
+        change of the determinant, so a rank drop by an even number can be stepped over).  Every mode
         takes it, e.g. ``Projection(switch_threshold=0.05)``."""
         self.switch_threshold = switch_threshold_value(switch_threshold)
 
@@ -126,9 +127,12 @@ class ConstraintMode:
         """The integrator to use: ``method`` checked, or the default for ``rtol``."""
         if method is None:
             return "RK45" if rtol >= 1e-5 else "DOP853"
+        if method in ("IDA", "ida"):
+            raise InputError(f"Solver(method={method!r}) integrates the DAE: it needs "
+                             f"constraints='dae' (or sb.DAE(...)), not the {self.name!r} mode")
         if method not in SCIPY_METHODS:
-            raise InputError(f"unknown method {method!r}; choose one of {', '.join(SCIPY_METHODS)} "
-                             "(or constraints='dae' for IDA)")
+            raise InputError(f"Solver(method={method!r}): unknown method; choose one of "
+                             f"{', '.join(SCIPY_METHODS)} (or constraints='dae' for IDA)")
         return method
 
     def rhs(self, run: Run, part: Partition) -> Any:
