@@ -382,3 +382,20 @@ def test_multipliers_at_the_change_point_are_the_minimum_norm_ones(zoo):
     assert np.abs(lam).max() < 10.0                      # about 4 N elsewhere on this run
     i = int(np.argmin(np.abs(tr.t - math.pi / 4)))
     assert np.abs(lam[i]).max() < 1e-2                   # min-norm where the rows vanish
+
+
+def test_without_switching_an_even_rank_loss_stops_the_run():
+    """The N-four-bar with two loops loses rank by 2 at its flat positions: no sign change of
+    the dependent determinant.  With switching off the magnitude watch stops the run there
+    (it used to step over and report success)."""
+    zoo = symbody.models.get("n-four-bar", n=2)
+    model = compile(zoo.eom)
+    with pytest.warns(symbody.SimulationFailedWarning, match="even number"):
+        tr = simulate(model, (0.0, 5.0), zoo.initial_state, zoo.constants,
+                      constraints=Projection(switch_threshold=0),
+                      solver=Solver(rtol=1e-8, atol=1e-8))
+    assert tr.status == -3 and not tr.success
+    assert "switch_threshold=0" in tr.message
+    theta = np.asarray(tr.q)[:, 0]
+    assert tr.t[-1] < 0.75 and theta.min() > 0.0       # stopped before the first flat position
+    assert tr.max_holonomic_residual < 1e-8

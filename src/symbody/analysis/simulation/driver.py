@@ -150,9 +150,9 @@ def simulate(model: NumericModel, t_span: Sequence[float], x0: Any, p: Any, *,
         object takes ``switch_threshold`` (default 0.1): the dependent coordinates/speeds
         are switched where ``|det|`` of their columns of ∂f_h/∂q or B falls below this
         fraction of the best choice's; 0 disables switching and the full-coordinate spans (the
-        run then stops where it sees the set become singular, by a sign change of its
-        determinant, so a rank drop by an even number can be stepped over; see
-        :mod:`.dependent_set` and docs/guides/hard_mechanisms.md).
+        run then stops where it sees the set become singular: a sign change of its
+        determinant, or the rank measure of the whole Jacobian dipping inside a step (a rank
+        drop by an even number); see :mod:`.dependent_set` and docs/guides/hard_mechanisms.md).
     solver : :class:`~.options.Solver`: ``method``, ``rtol``, ``atol``, ``max_step``,
         ``first_step``, ``max_num_steps``, ``jacobian``, ``backwards``, ``raise_on_failure``,
         ``progress`` (default ``Solver()``: DOP853 at rtol 1e-6, atol 1e-9; RK45 when
@@ -416,8 +416,9 @@ class _Segments:
         locates = hasattr(stepper, "events")       # finds the roots of run.watch itself
         watch = monitor.active and not locates and not full
         t_a, y_a, g_a = t, y, (monitor.gauge(t, y, part) if watch else None)
-        # Kane's form where full coordinates are possible: watch the rank by magnitude
-        rank_watch = self.full_mode is not None and monitor.active and not full
+        # Kane's form: watch the rank by magnitude (to go on in full coordinates, or, with
+        # switching off, to stop where the set is stepped over without a sign change)
+        rank_watch = monitor.active and not full and (self.full_mode is not None or not locates)
         rank_a = monitor.rank(t, y) if rank_watch else 1.0
         user = self.watcher
         e_a = None
@@ -448,14 +449,19 @@ class _Segments:
                 # may lose it by an even number of singular values, without a sign change):
                 # take the step again in full coordinates
                 rank_b = monitor.rank(t_new, y_new)
-                if locates and 3 in stepper.events:
+                if self.full_mode is None:
+                    self._stop_if_stepped_over(dense, t_a, y_a, rank_a, t_new, rank_b)
+                    rank_a = rank_b
+                elif locates and 3 in stepper.events:
                     # IDA stopped where the rank measure fell to the floor: on from there
                     return self.to_full(t_new, y_new, part, t_new - t_a)
                 # (IDA interpolates only inside its last internal step: ends only)
-                if rank_b < ENTER_RANK or (min(rank_a, rank_b) < 10 * ENTER_RANK and not locates
-                                           and self._rank_dips(dense, t_a, t_new)):
+                elif rank_b < ENTER_RANK or (min(rank_a, rank_b) < 10 * ENTER_RANK
+                                             and not locates
+                                             and self._rank_dips(dense, t_a, t_new)):
                     return self.to_full(t_a, y_a, part, t_new - t_a)
-                rank_a = rank_b
+                else:
+                    rank_a = rank_b
             g_b, event = None, None
             if watch:
                 g_b = monitor.gauge(t_new, y_new, part)
@@ -502,6 +508,22 @@ class _Segments:
             if again:
                 return t_new, y_kept, part, stepper.step_size
             t_a, y_a, g_a, e_a = t_new, y_kept, g_b, e_b
+
+    def _stop_if_stepped_over(self, dense: _Dense, t_a: float, y_a: np.ndarray, rank_a: float,
+                              t_b: float, rank_b: float) -> None:
+        """Switching off (switch_threshold=0): the constraint Jacobian lost rank inside the
+        step and recovered by its end — an even number of singular values through zero, which
+        the determinant's sign does not show: stop at the step's start (status -3) rather than
+        go on, possibly on another assembly branch."""
+        if rank_b < ENTER_RANK or min(rank_a, rank_b) >= 10 * ENTER_RANK:
+            return
+        if self._rank_dips(dense, t_a, t_b):
+            raise StopIntegration(
+                -3, f"singular configuration between t = {t_a:.6g} and {t_b:.6g}: the constraint "
+                    f"Jacobian loses rank there (rank measure below {ENTER_RANK}) by an even "
+                    "number, without a sign change of the dependent determinant; switching is "
+                    "disabled (switch_threshold=0), so the run stops at the step's start (the "
+                    "default switch_threshold goes on in full coordinates)", at=(t_a, y_a))
 
     def _rank_dips(self, dense: _Dense, t_a: float, t_b: float, k: int = 4) -> bool:
         """True when the rank measure falls below ENTER_RANK inside the step (k - 1 points)."""

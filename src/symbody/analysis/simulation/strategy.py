@@ -119,8 +119,9 @@ class ConstraintMode:
         of their columns of ∂f_h/∂q or B falls below this fraction of the best choice's
         (column-pivoted QR); 0.1 by default.  0 disables switching: the integration then
         stops where the set becomes singular (see :mod:`.dependent_set`; seen by a sign
-        change of the determinant, so a rank drop by an even number can be stepped over).  Every mode
-        takes it, e.g. ``Projection(switch_threshold=0.05)``."""
+        change of the determinant, or by the whole Jacobian's rank measure dipping inside a
+        step for a rank drop by an even number).  Every mode takes it, e.g.
+        ``Projection(switch_threshold=0.05)``."""
         self.switch_threshold = switch_threshold_value(switch_threshold)
 
     def integrator(self, model: NumericModel, method: str | None, rtol: float) -> str:
