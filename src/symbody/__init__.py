@@ -157,4 +157,8 @@ def __getattr__(name: str) -> Any:
 
 
 def __dir__() -> list[str]:
-    return sorted(set(globals()) | set(__all__))
+    """The public names (``__all__``, the lazily imported ones) and the version, not the
+    helpers this module imports for itself."""
+    loaded = {name for name, value in globals().items()
+              if getattr(value, "__name__", "").startswith("symbody.") and hasattr(value, "__path__")}
+    return sorted(set(__all__) | set(_LAZY) | loaded | {"__version__"})

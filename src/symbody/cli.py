@@ -691,7 +691,7 @@ def build_parser() -> argparse.ArgumentParser:
     p_sim = sub.add_parser("simulate", help="simulate a model; write plots, an animation and data")
     p_sim.add_argument("model", metavar="MODEL", help="model name (see 'symbody list')")
     p_sim.add_argument("--tf", type=float, default=None, metavar="T", help="final time in s (default: the model's)")
-    p_sim.add_argument("--constraints", choices=CONSTRAINT_MODES, default="auto",
+    p_sim.add_argument("--constraints", type=str.lower, choices=CONSTRAINT_MODES, default="auto",
                        help="constraint handling (default: auto, drift-free)")
     p_sim.add_argument("--set", action="append", metavar="NAME=VALUE",
                        help="a constant, model option or (constant) specified input, e.g. --set m=2, "
@@ -721,7 +721,7 @@ def build_parser() -> argparse.ArgumentParser:
     p_view.add_argument("--tf", type=float, default=None, metavar="T", help="final time in s (default: the model's)")
     p_view.add_argument("--fps", type=_positive, default=None,
                         help=f"samples per simulated second sent to the page (default {VIEW_FPS:g})")
-    p_view.add_argument("--constraints", choices=CONSTRAINT_MODES, default="auto",
+    p_view.add_argument("--constraints", type=str.lower, choices=CONSTRAINT_MODES, default="auto",
                         help="constraint handling (default: auto, drift-free)")
     p_view.add_argument("--set", action="append", metavar="NAME=VALUE",
                         help="a constant, model option or (constant) specified input, e.g. --set v=6 (repeatable)")
@@ -734,7 +734,7 @@ def build_parser() -> argparse.ArgumentParser:
     p_demo.add_argument("--out", metavar="DIR", default="demo-output", help="output directory (default: demo-output)")
     p_demo.add_argument("--tf", type=float, default=None, metavar="T",
                         help="final time in s (default: 30, as in the book)")
-    p_demo.add_argument("--constraints", choices=[m for m in CONSTRAINT_MODES if m != "none"], default="auto",
+    p_demo.add_argument("--constraints", type=str.lower, choices=[m for m in CONSTRAINT_MODES if m != "none"], default="auto",
                         help="the enforcing mode compared with 'none' (default: auto)")
     p_demo.add_argument("--fps", type=_positive, default=None,
                         help="animation frames per simulated second (default: 20, at most --max-frames)")

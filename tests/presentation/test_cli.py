@@ -189,3 +189,19 @@ def test_readme_example_runs(tmp_path, monkeypatch):
     assert namespace["sol"].max_holonomic_residual < 1e-10
     assert (tmp_path / "four_bar.png").stat().st_size > 0
     assert (tmp_path / "four_bar.html").stat().st_size > 0
+
+
+def test_constraint_mode_names_are_case_insensitive(tmp_path):
+    """``--constraints Project`` is ``project``, as ``simulate(constraints="Project")`` is."""
+    from symbody.cli import build_parser
+
+    args = build_parser().parse_args(["simulate", "four-bar", "--constraints", "Project"])
+    assert args.constraints == "project"
+
+
+def test_dir_lists_the_public_names_only():
+    import symbody as sb
+
+    names = dir(sb)
+    assert "simulate" in names and "Solver" in names and "__version__" in names
+    assert not {"Any", "TYPE_CHECKING", "annotations", "importlib"} & set(names)
