@@ -1,5 +1,5 @@
-"""The code in the guides on events, saving and failed runs (docs/guides/) runs as shown
-(each guide's blocks in order, one namespace)."""
+"""The code in the guides (docs/guides/) runs as shown (each guide's blocks in order, one
+namespace, in a temporary working directory: some write files)."""
 
 from __future__ import annotations
 
@@ -9,11 +9,13 @@ from pathlib import Path
 import pytest
 
 GUIDES = [Path(__file__).resolve().parents[2] / "docs" / "guides" / f"{name}.md"
-          for name in ("events", "saving", "simulate", "hard_mechanisms", "options")]
+          for name in ("events", "saving", "simulate", "hard_mechanisms", "options", "models",
+                       "studies", "sweeps", "seed_workflow", "command_line")]
 
 
 @pytest.mark.parametrize("guide", GUIDES, ids=lambda p: p.stem)
-def test_guide_code_runs(guide, capsys):
+def test_guide_code_runs(guide, capsys, tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
     blocks = re.findall(r"```python\n(.*?)```", guide.read_text(), flags=re.S)
     assert blocks, f"{guide.name} has no python block"
     namespace: dict = {"__name__": "__guide__"}
