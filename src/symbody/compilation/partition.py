@@ -96,19 +96,17 @@ def constraint_matrices(model: CompiledModel, q: ArrayLike, p: ParameterValues, 
     :class:`Partition` splits into independent and dependent ones."""
     L, kernels = model.layout, model.kernels
     z = model.arguments(t, q, None, p, r, need_r=L.velocity_constraints_use_specifieds)
-    if L.M:
-        out = np.empty(kernels.holonomic.nout)
-        kernels.holonomic.into(z, out)
-        J = out[L.holonomic_J].reshape(L.M, L.N)
-    else:
-        J = np.empty((0, L.N))
-    if L.m:
-        out = np.empty(kernels.velocity.nout)
-        kernels.velocity.into(z, out)
-        B = out[L.velocity_B].reshape(L.m, L.o)
-    else:
-        B = np.empty((0, L.o))
-    return J, B
+
+    def matrix(name: str, part: slice, rows: int, cols: int) -> np.ndarray:
+        if not rows:
+            return np.empty((0, cols))
+        kernel = getattr(kernels, name)
+        out = np.empty(kernel.nout)
+        kernel.into(z, out)
+        return out[part].reshape(rows, cols)
+
+    return (matrix("holonomic", L.holonomic_J, L.M, L.N),
+            matrix("velocity", L.velocity_B, L.m, L.o))
 
 
 def choose_partition(model: CompiledModel, q: ArrayLike, p: ParameterValues, t: float = 0.0,
