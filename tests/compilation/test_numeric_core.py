@@ -200,6 +200,36 @@ def test_projection_solves_the_holonomic_constraint(pendulum):
 
 
 
+def test_batched_projection_equals_the_one_by_one_projection(pendulum):
+    """project_coordinates_many: the same Newton steps for all rows at once (equal to the
+    one-by-one projection to round-off); rows that need a damped step, a singular Jacobian
+    or more iterations are returned unchanged and marked not done."""
+    rng = np.random.default_rng(3)
+    tt, x, y, _, _ = _states(rng, 12)
+    s = np.array([_pivot(t)[0] for t in tt])
+    y_exact = -np.sqrt(P1["l"] ** 2 - (x - s) ** 2)
+    Q = np.column_stack([x, y_exact + rng.uniform(-0.02, 0.02, 12)])
+    Q[3, 1] = -0.01                               # far away: a full step overshoots
+    Q[5, 1] = -3.0                                # beyond: full steps converge
+    Q[7, 1] = 0.0                                 # singular: dF/dy = 2 y = 0
+    out, done = pendulum.project_coordinates_many(tt, Q, P1)
+    assert done.tolist() == [i not in (3, 7) for i in range(12)]
+    np.testing.assert_array_equal(out[[3, 7]], Q[[3, 7]])
+    q, ok, _ = pendulum.project_coordinates(Q[3], P1, tt[3])    # (damped steps: converges)
+    assert ok and q[1] == pytest.approx(y_exact[3], rel=1e-12)
+    for i in np.flatnonzero(done):
+        q, ok, _ = pendulum.project_coordinates(Q[i], P1, tt[i])
+        assert ok and out[i, 0] == x[i]
+        assert out[i, 1] == pytest.approx(q[1], rel=1e-14, abs=1e-15)
+        assert out[i, 1] == pytest.approx(y_exact[i], rel=1e-12)
+    # another dependent set (x solved, y held)
+    part = Partition((0,), (1,), 2, 2)
+    Q2 = np.column_stack([s + np.sqrt(P1["l"] ** 2 - y**2) - 0.05, y])
+    out2, done2 = pendulum.project_coordinates_many(tt, Q2, P1, partition=part)
+    assert done2.all() and np.array_equal(out2[:, 1], y)
+    np.testing.assert_allclose(out2[:, 0], s + np.sqrt(P1["l"] ** 2 - y**2), rtol=1e-12)
+
+
 def test_projection_in_a_middle_coordinate_and_exact_steps():
     """f_h = x + y^2 + 2 z - c with z dependent (default) or y (index 1 of 3, not 0).
 

@@ -19,7 +19,8 @@ from .linear_algebra import solve
 from .named_values import InputValues, ParameterValues, StateValues
 from .partition import Partition
 
-__all__ = ["project_coordinates", "project_arguments", "consistent_state", "assembly_diagnosis"]
+__all__ = ["project_coordinates", "project_arguments", "consistent_state", "assembly_diagnosis",
+           "project_coordinates_many", "project_arguments_many"]
 
 
 def project_coordinates(model: CompiledModel, q: ArrayLike, p: ParameterValues, t: float = 0.0,
@@ -138,3 +139,79 @@ def assembly_diagnosis(model: CompiledModel, q0: np.ndarray, p: ParameterValues,
     return ("the configuration cannot be assembled with these constants and independent "
             "coordinates: the smallest residuals least squares reaches over the dependent "
             "coordinates are " + "; ".join(parts))
+
+
+def project_arguments_many(model: CompiledModel, Z: np.ndarray, tol: float = 1e-10,
+                           max_iter: int = 50, partition: Partition | None = None
+                           ) -> tuple[np.ndarray, np.ndarray]:
+    """:func:`project_arguments` for k argument vectors at once (the rows of Z (k, nz),
+    modified in place): Newton's method on q_dep with one batched kernel evaluation and one
+    stacked solve per iteration, ``q_dep <- q_dep - (∂f_h/∂q_dep)⁻¹ f_h``.
+
+    A row is done when its full Newton step is below ``tol * (1 + |q_dep|)`` (the test of
+    :func:`project_arguments`, which takes the same steps to round-off).  Rows that would
+    need a damped step, a singular or non-finite Jacobian, or more than ``max_iter``
+    iterations are left for :func:`project_arguments` (which damps, or raises with its
+    message): returns (Q (k, N), done (k,) bool); Q's rows not done are unchanged inputs.
+    """
+    L = model.layout
+    M, N, n = L.M, L.N, L.n
+    k = Z.shape[0]
+    done = np.zeros(k, dtype=bool)
+    if not M:
+        done[:] = True
+        return Z[:, 1:1 + N].copy(), done
+    if partition is None or partition == model.default_partition:
+        sl, cols = slice(1 + n, 1 + N), np.arange(n, N)
+    else:
+        sl, cols = 1 + np.asarray(partition.q_dep_index), np.asarray(partition.q_dep_index)
+    hol = model.kernels.holonomic
+    out = hol.many(Z)
+    norm = np.abs(out[:, :M]).max(axis=1)
+    original = Z.copy()
+    done = norm == 0.0
+    active = np.flatnonzero(np.isfinite(norm) & ~done)
+    for _ in range(max_iter):
+        if not active.size:
+            break
+        J = out[active, M:].reshape(active.size, M, N)[:, :, cols]
+        try:
+            dq = np.linalg.solve(J, out[active, :M, None])[:, :, 0]
+        except np.linalg.LinAlgError:         # singular rows: left to the one-by-one path
+            regular = np.array([np.linalg.matrix_rank(Ji) == M and np.isfinite(Ji).all() for Ji in J])
+            active = active[regular]
+            continue
+        qdep = Z[active][:, sl]
+        small = np.abs(dq).max(axis=1) <= tol * (1.0 + np.abs(qdep).max(axis=1))
+        rows = Z[active]
+        rows[:, sl] = qdep - dq
+        new_out = hol.many(rows)
+        new = np.abs(new_out[:, :M]).max(axis=1)
+        good = small | (new <= norm[active])          # (NaN: not good)
+        keep = active[good]
+        Z[keep] = rows[good]
+        out[keep] = new_out[good]
+        norm[keep] = new[good]
+        finished = good & (small | (new == 0.0))
+        done[active[finished]] = True
+        active = active[good & ~finished]
+    Z[~done] = original[~done]
+    return Z[:, 1:1 + N].copy(), done
+
+
+def project_coordinates_many(model: CompiledModel, t: ArrayLike, Q: ArrayLike, p: ParameterValues,
+                             tol: float = 1e-10, max_iter: int = 50,
+                             partition: Partition | None = None) -> tuple[np.ndarray, np.ndarray]:
+    """:func:`project_coordinates` for k configurations at once: t (k,), Q (k, N) ->
+    (Q projected (k, N), done (k,) bool); see :func:`project_arguments_many` for the rows
+    not done (they are returned unchanged, for the one-by-one path)."""
+    Q = np.array(Q, dtype=float)
+    t = np.broadcast_to(np.asarray(t, dtype=float), (Q.shape[0],))
+    N = model.layout.N
+    if Q.shape[0] == 0 or not model.layout.M:
+        return Q, np.ones(Q.shape[0], dtype=bool)
+    z = model.arguments(float(t[0]), Q[0], None, p, None, need_r=False)
+    Z = np.tile(z, (Q.shape[0], 1))
+    Z[:, 0] = t
+    Z[:, 1:1 + N] = Q
+    return project_arguments_many(model, Z, tol, max_iter, partition)

@@ -404,6 +404,11 @@ class NumericModel:
         """q with q_dep solved from f_h = 0 (:func:`.coordinate_projection.project_coordinates`)."""
         return projection.project_coordinates(self, q, p, t, tol, max_iter, r, partition)
 
+    def project_coordinates_many(self, t: ArrayLike, Q: ArrayLike, p: ParameterValues, max_iter: int = 50,
+                                 partition: Partition | None = None) -> tuple[np.ndarray, np.ndarray]:
+        """Many at once (:func:`.coordinate_projection.project_coordinates_many`)."""
+        return projection.project_coordinates_many(self, t, Q, p, 1e-10, max_iter, partition)
+
     def consistent_state(self, x_guess: StateValues, p: ParameterValues, t: float = 0.0) -> np.ndarray:
         """x with q_dep solved from the guess (:func:`.coordinate_projection.consistent_state`)."""
         return projection.consistent_state(self, x_guess, p, t)

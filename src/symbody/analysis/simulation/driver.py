@@ -35,6 +35,7 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
+from scipy.integrate import DenseOutput
 from threadpoolctl import threadpool_limits
 
 from ...compilation import NumericModel
@@ -324,6 +325,14 @@ class _Dense:
         if self._sol is None:
             self._sol = self.stepper.dense_output()
         return self._sol(t)
+
+    def many(self, times: np.ndarray) -> np.ndarray:
+        """The states at ``times`` (k,) as rows (k, n): one call of scipy's interpolant."""
+        if self._sol is None:
+            self._sol = self.stepper.dense_output()
+        if isinstance(self._sol, DenseOutput):
+            return np.asarray(self._sol(times), dtype=float).T.reshape(len(times), -1)
+        return np.array([self._sol(t) for t in times])
 
 
 class _Terminal(Exception):
@@ -714,7 +723,19 @@ class _Segments:
         j = self.next_output
         while j < t_eval.size and self.direction * (t_eval[j] - t_end) <= 0:
             j += 1
-        for te in t_eval[self.next_output:j]:
+        times = t_eval[self.next_output:j]
+        if not times.size:
+            return
+        try:      # all of the step's samples at once
+            Y = self.mode_for(part).output_many(self.run, times, dense.many(times), part)
+        except StopIntegration:
+            Y = None                  # one by one below: the samples up to the failing one
+        if Y is not None:
+            for te, ye in zip(times, Y):
+                self.samples.add(te, ye)
+            self.next_output = j
+            return
+        for te in times:
             try:
                 ye = self.mode_for(part).output(self.run, te, dense(te), part)
             except StopIntegration:

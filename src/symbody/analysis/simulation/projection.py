@@ -21,7 +21,7 @@ import numpy as np
 from ...compilation import NumericModel
 from ...compilation.numeric_model import Partition
 from ...errors import InputError
-from .strategy import ConstraintMode, Run, project_state
+from .strategy import ConstraintMode, Run, project_state, project_states
 
 __all__ = ["Projection"]
 
@@ -70,3 +70,6 @@ class Projection(ConstraintMode):
 
     def output(self, run: Run, t: float, y: np.ndarray, part: Partition) -> np.ndarray:
         return project_state(run, t, y, part) if run.model.M else y
+
+    def output_many(self, run: Run, times: np.ndarray, Y: np.ndarray, part: Partition) -> np.ndarray:
+        return project_states(run, times, Y, part) if run.model.M else Y

@@ -183,6 +183,12 @@ class ConstraintMode:
         """An output sample at t (interpolated inside a step)."""
         return y
 
+    def output_many(self, run: Run, times: np.ndarray, Y: np.ndarray, part: Partition) -> np.ndarray:
+        """:meth:`output` for the samples Y (k, n) at ``times`` (k,) of one step."""
+        if type(self).output is ConstraintMode.output:
+            return Y
+        return np.array([self.output(run, t, y, part) for t, y in zip(times, Y)]).reshape(Y.shape)
+
     def finish(self, run: Run, times: list, states: list, parts: list) -> str:
         """A last pass over the samples (in place); returns a note appended to the success message."""
         return ""
@@ -257,6 +263,20 @@ def state_name(model: NumericModel, part: Partition | None, i: int) -> Any:
     if part is None or i < model.N or i >= model.N + model.p:
         return model.states[i]
     return model.speeds[part.independent_speeds[i - model.N]]
+
+
+def project_states(run: Run, times: np.ndarray, Y: np.ndarray, part: Partition,
+                   max_iter: int = 20) -> np.ndarray:
+    """:func:`project_state` for the states Y (k, n) at ``times`` (k,): Newton's method on all
+    of them at once; the ones it leaves (a damped step, a failure) one by one."""
+    model = run.model
+    Q, done = model.project_coordinates_many(times, Y[:, :model.N], run.constants, max_iter=max_iter,
+                                             partition=part)
+    out = np.array(Y, dtype=float)
+    out[:, :model.N] = Q
+    for i in np.flatnonzero(~done):
+        out[i] = project_state(run, float(times[i]), Y[i], part, max_iter)
+    return out
 
 
 def project_state(run: Run, t: float, y: np.ndarray, part: Partition, max_iter: int = 20) -> np.ndarray:
