@@ -140,10 +140,13 @@ def speeds_many(model: CompiledModel, t: ArrayLike, X: ArrayLike, p: ParameterVa
     return Z[:, model.layout.z_u].copy()
 
 
-#: rows per batch of the kernels in :func:`evaluate_samples` (the main kernel's output is
-#: K² + ... numbers a row, 26 000 for the 40-loop four-bar, the constraint kernels' M N and
-#: m o: a few dozen rows stay in the cache, where 400 samples at once fill 80 MB)
+#: rows per batch of the kernels in :func:`evaluate_samples`: at least this many, and as
+#: many as keep the largest kernel output of a batch within SAMPLE_BUDGET numbers (the main
+#: kernel's output is K² + ... numbers a row, 26 000 for the 40-loop four-bar: a few dozen
+#: rows stay in the cache, where 400 samples at once fill 80 MB; a small model's 1000
+#: samples go in one batch)
 SAMPLE_CHUNK = 32
+SAMPLE_BUDGET = 1 << 18
 
 
 def evaluate_samples(model: CompiledModel, t: ArrayLike, X: ArrayLike, p: ParameterValues,
@@ -163,8 +166,11 @@ def evaluate_samples(model: CompiledModel, t: ArrayLike, X: ArrayLike, p: Parame
     u = Z[:, L.iu:L.ir].copy()
     hol = np.empty((k, L.M))
     vel = np.empty((k, L.m))
-    for start in range(0, k, SAMPLE_CHUNK):
-        rows = slice(start, start + SAMPLE_CHUNK)
+    widest = max(kernels.main.nout, kernels.holonomic.nout if L.M else 0,
+                 kernels.velocity.nout if L.m else 0, 1)
+    chunk_rows = max(SAMPLE_CHUNK, SAMPLE_BUDGET // widest)
+    for start in range(0, k, chunk_rows):
+        rows = slice(start, start + chunk_rows)
         if L.M:
             hol[rows] = kernels.holonomic.many(Z[rows])[:, :L.M]
         if L.m:
@@ -182,7 +188,7 @@ def evaluate_samples(model: CompiledModel, t: ArrayLike, X: ArrayLike, p: Parame
         rows = np.flatnonzero(mask)
     if rows is not None and L.augmented and k:
         lam = np.full((k, L.m), np.nan)
-        for start in range(0, rows.size, SAMPLE_CHUNK):
-            chunk = rows[start:start + SAMPLE_CHUNK]
+        for start in range(0, rows.size, chunk_rows):
+            chunk = rows[start:start + chunk_rows]
             lam[chunk] = rhs_many_at(model, Z[chunk])[1][:, L.o:]
     return SampleValues(u, hol, vel, lam)

@@ -168,34 +168,35 @@ def project_arguments_many(model: CompiledModel, Z: np.ndarray, tol: float = 1e-
     hol = model.kernels.holonomic
     out = hol.many(Z)
     norm = np.abs(out[:, :M]).max(axis=1)
-    original = Z.copy()
     done = norm == 0.0
     active = np.flatnonzero(np.isfinite(norm) & ~done)
+    # the rows still iterating, compactly: their arguments, kernel outputs and residual norms
+    rows, out, norm = Z[active], out[active], norm[active]
     for _ in range(max_iter):
         if not active.size:
             break
-        J = out[active, M:].reshape(active.size, M, N)[:, :, cols]
+        J = out[:, M:].reshape(active.size, M, N)[:, :, cols]
         try:
-            dq = np.linalg.solve(J, out[active, :M, None])[:, :, 0]
+            dq = np.linalg.solve(J, out[:, :M, None])[:, :, 0]
         except np.linalg.LinAlgError:         # singular rows: left to the one-by-one path
             regular = np.array([np.linalg.matrix_rank(Ji) == M and np.isfinite(Ji).all() for Ji in J])
-            active = active[regular]
+            active, rows, out, norm = active[regular], rows[regular], out[regular], norm[regular]
             continue
-        qdep = Z[active][:, sl]
+        qdep = rows[:, sl]
         small = np.abs(dq).max(axis=1) <= tol * (1.0 + np.abs(qdep).max(axis=1))
-        rows = Z[active]
         rows[:, sl] = qdep - dq
         new_out = hol.many(rows)
         new = np.abs(new_out[:, :M]).max(axis=1)
-        good = small | (new <= norm[active])          # (NaN: not good)
-        keep = active[good]
-        Z[keep] = rows[good]
-        out[keep] = new_out[good]
-        norm[keep] = new[good]
+        good = small | (new <= norm)                  # (NaN: not good)
         finished = good & (small | (new == 0.0))
-        done[active[finished]] = True
-        active = active[good & ~finished]
-    Z[~done] = original[~done]
+        if finished.any():
+            Z[active[finished]] = rows[finished]
+            done[active[finished]] = True
+        going = good & ~finished
+        if going.all():
+            out, norm = new_out, new
+        else:
+            active, rows, out, norm = active[going], rows[going], new_out[going], new[going]
     return Z[:, 1:1 + N].copy(), done
 
 

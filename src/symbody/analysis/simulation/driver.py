@@ -731,8 +731,7 @@ class _Segments:
         except StopIntegration:
             Y = None                  # one by one below: the samples up to the failing one
         if Y is not None:
-            for te, ye in zip(times, Y):
-                self.samples.add(te, ye)
+            self.samples.add_many(times, Y)
             self.next_output = j
             return
         for te in times:
