@@ -36,7 +36,7 @@ from typing import Any
 
 import numpy as np
 from scipy.integrate import DenseOutput
-from threadpoolctl import threadpool_limits
+from threadpoolctl import ThreadpoolController
 
 from ...compilation import NumericModel
 from ...compilation.numeric_model import Partition
@@ -219,7 +219,7 @@ def simulate(model: NumericModel, t_span: Sequence[float], x0: Any, p: Any, *,
     segments = _Segments(run, mode, monitor, samples, t_eval, bar, watcher)
     # the linear algebra here is on small matrices, where BLAS threads only wait for each
     # other (and for other processes on a busy machine): one thread while integrating
-    with threadpool_limits(limits=1, user_api="blas"):
+    with _blas_threads().limit(limits=1, user_api="blas"):
         status, message = segments.integrate(y, solver.first_step)
         note = mode.finish(run, samples.T, samples.Y, [samples.partitions[i] for i in samples.pid])
         if status == 0:
@@ -315,6 +315,13 @@ def _initial_partition(run: Run, monitor: DependentSetMonitor, x: np.ndarray,
 
 
 # ---------------------------------------------------------------- the loop
+@functools.lru_cache(maxsize=1)
+def _blas_threads() -> ThreadpoolController:
+    """The process's BLAS libraries, found once (threadpool_limits scans the loaded
+    libraries at every call: half a millisecond a run)."""
+    return ThreadpoolController()
+
+
 class _Dense:
     """The step's dense output, created on first use."""
 
