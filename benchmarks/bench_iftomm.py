@@ -19,7 +19,7 @@ zoo models ("bricard"; "n-four-bar" with n = 40 when the zoo has it, otherwise t
 skipped) with rtol = atol lowered in the same way; its CPU time excludes formation and
 compilation (reported separately).
 
-    .venv/bin/python benchmarks/bench_iftomm.py [--problems A02 A04] [--json out.json]
+    .venv/bin/python benchmarks/bench_iftomm.py [--problems A02 A04] [--backend c] [--json out.json]
 """
 
 from __future__ import annotations
@@ -48,6 +48,9 @@ SYMBODY = {"A01": ("iftomm-pendulum", ("x_P1", "y_P1"), None),
            "A05": ("flyball-governor", ("s",), "Radau")}
 H_STEPS = {"A02": (5e-2, 2e-2, 1e-2, 5e-3, 2e-3, 1e-3, 5e-4),
            "A04": (5e-2, 2e-2, 1e-2, 5e-3, 2e-3, 1e-3, 5e-4)}
+#: sb.compile's backend for symbody's models (``--backend``): "auto" (the default) or "c",
+#: whose kernels the compiled steps (native right-hand sides and Runge-Kutta steps) can call
+BACKEND = {"name": "auto"}
 RTOLS = (1e-3, 1e-4, 1e-5, 1e-6, 1e-7, 1e-8, 1e-9)
 
 
@@ -213,7 +216,7 @@ def _symbody_model(problem: str):
         else:
             _SYMBODY_MODELS[problem] = None
             return None
-        compiled = sb.compile(zoo.eom)
+        compiled = sb.compile(zoo.eom, backend=BACKEND["name"])
         setup = time.process_time() - t0
         sb.simulate(compiled, (0.0, 1e-3), zoo.initial_state, zoo.constants)   # warm-up
         _SYMBODY_MODELS[problem] = (zoo, compiled, setup)
@@ -277,9 +280,12 @@ def main() -> None:
     ap.add_argument("--problems", nargs="+", default=["A01", "A02", "A04", "A05"],
                     choices=["A01", "A02", "A04", "A05"])
     ap.add_argument("--json", type=Path, default=None)
+    ap.add_argument("--backend", default="auto", choices=["auto", "c", "llvm"],
+                    help="sb.compile's backend for symbody's models (default: auto)")
     args = ap.parse_args()
+    BACKEND["name"] = args.backend
     import exudyn
-    results: dict = {"exudyn_version": exudyn.__version__}
+    results: dict = {"exudyn_version": exudyn.__version__, "symbody_backend": args.backend}
     for problem in args.problems:
         runs = []
         for h in H_STEPS.get(problem, ()):          # Exudyn runs: A02 and A04
