@@ -10,9 +10,11 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+import symbody as sb
 from symbody import Solver
 from symbody.analysis import simulate
 from symbody.analysis.simulation import DAE, Baumgarte, ConstraintMode, Plain, Projection
+from symbody.analysis.simulation.strategy import StopIntegration
 from symbody.compilation import compile
 from symbody.errors import InputError
 from symbody.models import four_bar
@@ -101,3 +103,47 @@ def test_a_new_mode_plugs_in_without_private_access(fb):
 def test_bad_constraint_argument(fb):
     with pytest.raises(InputError, match="constraint-mode object"):
         _run(fb, object())
+
+
+class _FailsAfter(Projection):
+    """The projection of output samples fails after t = 1.05 (as Newton's method would far
+    from the constraints)."""
+
+    name = "fails-after"
+
+    def output(self, run, t, y, part):
+        if t > 1.05:
+            raise StopIntegration(-4, f"projection did not converge at t = {t:.6g}")
+        return super().output(run, t, y, part)
+
+    def output_many(self, run, times, Y, part):
+        if (times > 1.05).any():
+            raise StopIntegration(-4, "(batch)")
+        return super().output_many(run, times, Y, part)
+
+
+def test_samples_projected_together_equal_one_by_one_and_a_failed_sample_ends_the_run(fb):
+    """Output samples wait and are projected many at once (emit/flush): the result equals
+    projecting each sample as it comes; a sample whose projection fails stops the run there
+    with the samples before it (projected) and no event recorded after it."""
+    model, x0, p = fb
+    ref = _run(fb, Projection(), solver=Solver(rtol=1e-6, atol=1e-6))
+
+    class _OneByOne(Projection):
+        name = "one-by-one"
+
+        def output_many(self, run, times, Y, part):
+            return np.array([self.output(run, t, y, part) for t, y in zip(times, Y)])
+
+    one = _run(fb, _OneByOne(), solver=Solver(rtol=1e-6, atol=1e-6))
+    assert ref.success and ref.max_holonomic_residual < 1e-12
+    np.testing.assert_allclose(ref.x, one.x, rtol=0, atol=1e-13)
+    late = sb.Event(lambda t, x, p: t - 1.5, name="late")
+    with pytest.warns(sb.SimulationFailedWarning, match="status -4"):
+        tr = simulate(model, (0.0, 2.0), x0, p, constraints=_FailsAfter(), t_eval=T_EVAL,
+                      solver=Solver(rtol=1e-6, atol=1e-6, raise_on_failure=False), events=[late])
+    assert tr.status == -4 and "t = 1.1" in tr.message
+    np.testing.assert_array_equal(tr.t, T_EVAL[T_EVAL <= 1.05])
+    np.testing.assert_allclose(tr.x, ref.x[:tr.t.size], rtol=0, atol=1e-13)
+    assert tr.max_holonomic_residual < 1e-12
+    assert not [e for e in tr.events if e.name == "late"], "an event after the failure was kept"

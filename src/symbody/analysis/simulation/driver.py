@@ -315,6 +315,11 @@ def _initial_partition(run: Run, monitor: DependentSetMonitor, x: np.ndarray,
 
 
 # ---------------------------------------------------------------- the loop
+#: output samples waiting for the constraint mode's pass (a projection) are passed through it
+#: together once there are this many (see _Segments.emit)
+PENDING_ROWS = 4096
+
+
 @functools.lru_cache(maxsize=1)
 def _blas_threads() -> ThreadpoolController:
     """The process's BLAS libraries, found once (threadpool_limits scans the loaded
@@ -368,6 +373,10 @@ class _Segments:
         self._resting: int | None = None   # the impact that started this segment left g' = 0
         self.impacts: list[float] = []   # times of the impact maps (segment boundaries)
         self.stopped_by = ""           # message of a terminal event
+        #: output samples waiting for the constraint mode's pass (see emit): (times, states,
+        #: layout, partition index) per step, and how many samples that is
+        self.pending: list[tuple[np.ndarray, np.ndarray, Partition, int]] = []
+        self.pending_rows = 0
         self._quiet_event: int | None = None   # the event whose action started this segment
         # where the constraint Jacobian loses rank the run goes on in full coordinates
         self.full_mode = AugmentedLagrangian() if monitor.active and monitor.switch else None
@@ -409,19 +418,33 @@ class _Segments:
             while True:
                 restart = self.segment(t, y, part, h)
                 if restart is None:
+                    self.flush()
                     return 0, ""
                 t, y, part, h = restart
         except StopIntegration as stop:
+            stop = self._earlier_stop(stop)
             status, message = stop.status, stop.message
             if self.monitor.active and not message.startswith("singular configuration"):
                 status, message = near_singular_note(self.monitor, samples, stop.at, samples.part,
                                                      status, message)
             return status, message
         except _Terminal as stop:
+            early = self._earlier_stop(None)
+            if early is not None:
+                return early.status, early.message
             self.stopped_by = stop.message
             return 0, ""
         except KeyboardInterrupt:
+            self.flush(strict=False)
             return -5, f"interrupted at t = {samples.last_t if samples.T else run.t0:.6g}"
+
+    def _earlier_stop(self, stop: StopIntegration | None) -> StopIntegration | None:
+        """``stop``, or the failure of a waiting output sample (which comes before it)."""
+        try:
+            self.flush()
+        except StopIntegration as early:
+            return early
+        return stop
 
     def segment(self, t: float, y: np.ndarray, part: Partition, h: float | None):
         """One stepper from (t, y); returns None at tf, else (t, y, partition, step) to restart."""
@@ -723,7 +746,14 @@ class _Segments:
             None)
 
     def emit(self, dense: _Dense, t_end: float, part: Partition, strict: bool = True) -> None:
-        """Output samples t_eval[next_output:] up to t_end from the step's dense output."""
+        """Output samples t_eval[next_output:] up to t_end from the step's dense output.
+
+        The interpolated states are taken now (the interpolant lives for this step only);
+        the constraint mode's pass over them (a projection) waits in ``pending`` and runs on
+        many steps' samples at once in :meth:`flush` (when many are waiting, and when the
+        run ends).  With ``strict=False`` (the run is about to stop) all of them are done
+        now, and a sample the mode cannot give ends the samples without an error.
+        """
         t_eval = self.t_eval
         if t_eval is None:
             return
@@ -731,25 +761,45 @@ class _Segments:
         while j < t_eval.size and self.direction * (t_eval[j] - t_end) <= 0:
             j += 1
         times = t_eval[self.next_output:j]
-        if not times.size:
-            return
-        try:      # all of the step's samples at once
-            Y = self.mode_for(part).output_many(self.run, times, dense.many(times), part)
-        except StopIntegration:
-            Y = None                  # one by one below: the samples up to the failing one
-        if Y is not None:
-            self.samples.add_many(times, Y)
+        if times.size:
+            self.pending.append((times, dense.many(times), part, len(self.samples.partitions) - 1))
+            self.pending_rows += times.size
             self.next_output = j
-            return
-        for te in times:
+        if not strict:
+            self.flush(strict=False)
+        elif self.pending_rows >= PENDING_ROWS:
+            self.flush()
+
+    def flush(self, strict: bool = True) -> None:
+        """The waiting samples through the constraint mode's output, in runs of the same
+        layout, into the samples.  A sample the mode cannot give (a projection that fails)
+        raises its StopIntegration (``strict``), the samples before it kept, the ones after
+        it dropped with the events recorded after it; without ``strict`` the samples just
+        end there."""
+        pending, self.pending, self.pending_rows = self.pending, [], 0
+        k = 0
+        while k < len(pending):
+            part, pid = pending[k][2], pending[k][3]
+            m = k
+            while m < len(pending) and pending[m][2] == part and pending[m][3] == pid:
+                m += 1
+            times = np.concatenate([p[0] for p in pending[k:m]])
+            Y = np.concatenate([p[1] for p in pending[k:m]])
+            mode = self.mode_for(part)
             try:
-                ye = self.mode_for(part).output(self.run, te, dense(te), part)
+                self.samples.add_many(times, mode.output_many(self.run, times, Y, part), pid)
             except StopIntegration:
-                if strict:
-                    raise
-                break
-            self.samples.add(te, ye)
-            self.next_output += 1
+                for te, y in zip(times, Y):       # one by one: the samples up to the failing one
+                    try:
+                        ye = mode.output(self.run, te, y, part)
+                    except StopIntegration:
+                        if not strict:
+                            return
+                        self.records = [r for r in self.records if self.direction * (r.t - te) <= 0]
+                        self.impacts = [t for t in self.impacts if self.direction * (t - te) <= 0]
+                        raise
+                    self.samples.add_many(np.array([te]), ye[None, :], pid)
+            k = m
 
     def _failure(self, stepper: Any, message: str | None) -> StopIntegration:
         at = (stepper.t, np.array(stepper.y))

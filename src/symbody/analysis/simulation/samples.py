@@ -41,11 +41,12 @@ class Samples:
         self.Y.append(np.array(y, dtype=float))
         self.pid.append(len(self.partitions) - 1)
 
-    def add_many(self, times: np.ndarray, Y: np.ndarray) -> None:
-        """Samples at ``times`` (k,), the rows of Y (k, n) (kept: not to be changed after)."""
+    def add_many(self, times: np.ndarray, Y: np.ndarray, pid: int | None = None) -> None:
+        """Samples at ``times`` (k,), the rows of Y (k, n) (kept: not to be changed after),
+        taken in the layout ``partitions[pid]`` (default: the current one)."""
         self.T.extend(map(float, times))
         self.Y.extend(np.asarray(Y, dtype=float))
-        self.pid.extend([len(self.partitions) - 1] * len(times))
+        self.pid.extend([len(self.partitions) - 1 if pid is None else pid] * len(times))
 
     def switch(self, t: float, new: Partition) -> None:
         self.partitions.append(new)
