@@ -761,6 +761,8 @@ class _Segments:
         while j < t_eval.size and self.direction * (t_eval[j] - t_end) <= 0:
             j += 1
         times = t_eval[self.next_output:j]
+        if not strict:
+            self.flush()          # the earlier steps' samples first: a failure there comes first
         if times.size:
             self.pending.append((times, dense.many(times), part, len(self.samples.partitions) - 1))
             self.pending_rows += times.size
