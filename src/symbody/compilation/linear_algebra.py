@@ -11,6 +11,8 @@ of raising, leaving the error message to the caller who knows what the matrix me
 - :func:`pivoted_columns`:  the best conditioned k columns of a k x l matrix (pivoted QR,
                             dgeqp3) and a rank measure, by :mod:`symbody.dependent_columns`
                             (the one chooser of dependent coordinates and speeds).
+- :func:`pivoted_qr`:       both from one dgeqp3 call, without the chooser's copies (the same
+                            numbers as :func:`pivoted_columns`, for the simulation's hot path).
 - :func:`rank_measure`:     that rank measure alone (the same dgeqp3 call, no column lists).
 - :func:`reduced_kkt_solve`: the independent accelerations of a large augmented system
                             [[M, ∓B_aᵀ], [B_a, 0]] by the null space of B_a (one LU of
@@ -26,8 +28,10 @@ from scipy.linalg import lapack
 
 from ..dependent_columns import pivot_columns
 
+_getrf, _geqp3 = lapack.dgetrf, lapack.dgeqp3
+
 __all__ = ["solve", "solve_symmetric", "in_place_solver", "determinant", "pivoted_columns",
-           "rank_measure", "reduced_kkt_solve", "REDUCED_KKT_MIN"]
+           "pivoted_qr", "rank_measure", "reduced_kkt_solve", "REDUCED_KKT_MIN"]
 
 #: augmented systems with at least this many constraint rows are solved for the independent
 #: accelerations by :func:`reduced_kkt_solve` (below it one LU of the whole system is cheaper
@@ -107,11 +111,18 @@ def determinant(A: np.ndarray) -> float:
         return float(A[0, 0] * (A[1, 1] * A[2, 2] - A[1, 2] * A[2, 1])
                      - A[0, 1] * (A[1, 0] * A[2, 2] - A[1, 2] * A[2, 0])
                      + A[0, 2] * (A[1, 0] * A[2, 1] - A[1, 1] * A[2, 0]))
-    lu, piv, info = lapack.dgetrf(A)[:3]
+    lu, piv, info = _getrf(A)[:3]
     if info > 0:
         return 0.0
-    d = float(np.prod(np.diag(lu)))
-    return -d if np.count_nonzero(piv != np.arange(k)) % 2 else d
+    # the product of the LU diagonal left to right (what np.prod of the diagonal computes,
+    # to the last bit) and the parity of the row swaps, in plain Python floats: faster than
+    # numpy's reductions for the small matrices seen here
+    diagonal = lu.diagonal().tolist()
+    d = diagonal[0]
+    for v in diagonal[1:]:
+        d *= v
+    swaps = sum(1 for i, j in enumerate(piv.tolist()) if i != j)
+    return -d if swaps % 2 else d
 
 
 def pivoted_columns(A: np.ndarray) -> tuple[tuple[int, ...], float]:
@@ -131,6 +142,28 @@ def pivoted_columns(A: np.ndarray) -> tuple[tuple[int, ...], float]:
     columns, norms = pivot_columns(A, k)
     rank = norms[-1] / norms[0] if norms and norms[0] > 0 else 0.0
     return tuple(sorted(columns)), rank
+
+
+def pivoted_qr(A: np.ndarray) -> tuple[tuple[int, ...], float]:
+    """:func:`pivoted_columns` (the k pivot columns, ascending, and the rank measure
+    |R_kk| / |R_11|) from one dgeqp3 call, without the chooser's copies and lists.
+
+    The same call on the same Fortran-ordered copy of A (k x l, k <= l) as
+    :func:`symbody.dependent_columns.pivot_columns` makes for ``pivoted_columns``, so both
+    results are identical to the last bit (other shapes go through ``pivoted_columns``);
+    the simulation's dependent-set monitor calls this at every step.
+    """
+    k, l = A.shape
+    if k == 0 or k > l:
+        return pivoted_columns(A)
+    if not np.isfinite(A).all():
+        return tuple(range(l - k, l)), 0.0
+    qr, jpvt, _, _, info = _geqp3(np.array(A, dtype=float, order="F"), overwrite_a=1)
+    if info != 0:
+        raise ValueError(f"dgeqp3 failed (info = {info}) on a {k} x {l} matrix")
+    columns = tuple(sorted(j - 1 for j in jpvt[:k].tolist()))
+    r11 = abs(float(qr[0, 0]))
+    return columns, (abs(float(qr[k - 1, k - 1])) / r11 if r11 > 0 else 0.0)
 
 
 def rank_measure(A: np.ndarray) -> float:

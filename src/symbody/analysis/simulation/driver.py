@@ -527,9 +527,11 @@ class _Segments:
 
     def _rank_dips(self, dense: _Dense, t_a: float, t_b: float, k: int = 4) -> bool:
         """True when the rank measure falls below ENTER_RANK inside the step (k - 1 points)."""
+        rank = self.monitor.rank
         for j in range(1, k):
             tt = t_a + (t_b - t_a) * j / k
-            if self.monitor.rank(tt, dense(tt)) < ENTER_RANK:
+            # (not remembered: the gauge at the step's end reads the end's matrices next)
+            if rank(tt, dense(tt), remember=False) < ENTER_RANK:
                 return True
         return False
 
