@@ -7,6 +7,7 @@ of raising, leaving the error message to the caller who knows what the matrix me
 - :func:`solve`:            A x = b by LU (dgesv).
 - :func:`solve_symmetric`:  A x = b for symmetric A, Cholesky of A or -A when definite (dposv).
 - :func:`in_place_solver`:  a bound solve of A x = b on preallocated buffers (the hot path).
+- :func:`max_norm`:         max |a_i| of a short vector (the projection's convergence tests).
 - :func:`determinant`:      det A, closed forms up to 3 x 3.
 - :func:`pivoted_columns`:  the best conditioned k columns of a k x l matrix (pivoted QR,
                             dgeqp3) and a rank measure, by :mod:`symbody.dependent_columns`
@@ -30,7 +31,7 @@ from ..dependent_columns import pivot_columns
 
 _getrf, _geqp3 = lapack.dgetrf, lapack.dgeqp3
 
-__all__ = ["solve", "solve_symmetric", "in_place_solver", "determinant", "pivoted_columns",
+__all__ = ["solve", "solve_symmetric", "in_place_solver", "max_norm", "determinant", "pivoted_columns",
            "pivoted_qr", "rank_measure", "reduced_kkt_solve", "REDUCED_KKT_MIN"]
 
 #: augmented systems with at least this many constraint rows are solved for the independent
@@ -96,6 +97,19 @@ def in_place_solver(A: np.ndarray, b: np.ndarray, positive_definite: bool = Fals
         return gesv(A, b, overwrite_a=1, overwrite_b=1)[3]
 
     return solve_lu
+
+
+def max_norm(a: np.ndarray) -> float:
+    """max |a_i| of a 1-D float array (0.0 when empty; NaN when an entry is NaN): the value
+    of ``float(np.abs(a).max())``, for short vectors in plain Python floats (faster there
+    than numpy's reductions; the maximum of absolute values is exact either way)."""
+    if a.size > 16 or a.size == 0:
+        return float(np.abs(a).max()) if a.size else 0.0
+    values = a.tolist()
+    total = sum(values)
+    if total != total:          # a NaN entry (or both infinities): numpy says which
+        return float(np.abs(a).max())
+    return float(max(map(abs, values)))
 
 
 def determinant(A: np.ndarray) -> float:

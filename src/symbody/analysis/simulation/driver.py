@@ -35,7 +35,7 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
-from threadpoolctl import threadpool_limits
+from threadpoolctl import ThreadpoolController
 
 from ...compilation import NumericModel
 from ...compilation.numeric_model import Partition
@@ -218,7 +218,7 @@ def simulate(model: NumericModel, t_span: Sequence[float], x0: Any, p: Any, *,
     segments = _Segments(run, mode, monitor, samples, t_eval, bar, watcher)
     # the linear algebra here is on small matrices, where BLAS threads only wait for each
     # other (and for other processes on a busy machine): one thread while integrating
-    with threadpool_limits(limits=1, user_api="blas"):
+    with _one_blas_thread():
         status, message = segments.integrate(y, solver.first_step)
         note = mode.finish(run, samples.T, samples.Y, [samples.partitions[i] for i in samples.pid])
         if status == 0:
@@ -235,6 +235,22 @@ def simulate(model: NumericModel, t_span: Sequence[float], x0: Any, p: Any, *,
             warnings.warn(SimulationFailedWarning(f"simulate failed (status {status}): {message}", status),
                           stacklevel=3)
     return traj
+
+
+#: (number of modules imported, ThreadpoolController) of the last run: finding the BLAS
+#: libraries takes about 0.5 ms, as long as a short run; found again once modules were imported
+#: since (one of them may have loaded another BLAS)
+_BLAS_CONTROLLER: list = [-1, None]
+
+
+def _one_blas_thread() -> Any:
+    """A context in which the BLAS libraries use one thread (``threadpool_limits(limits=1,
+    user_api="blas")`` with the libraries found once, not at every run)."""
+    import sys
+
+    if _BLAS_CONTROLLER[0] != len(sys.modules):
+        _BLAS_CONTROLLER[:] = [len(sys.modules), ThreadpoolController()]
+    return _BLAS_CONTROLLER[1].limit(limits=1, user_api="blas")
 
 
 def _checked_solver(solver: Any) -> Solver:

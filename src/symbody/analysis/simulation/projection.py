@@ -19,6 +19,7 @@ from typing import ClassVar
 import numpy as np
 
 from ...compilation import NumericModel
+from ...compilation.linear_algebra import max_norm
 from ...compilation.numeric_model import Partition
 from ...errors import InputError
 from .strategy import ConstraintMode, Run, project_state
@@ -64,8 +65,9 @@ class Projection(ConstraintMode):
         if not run.model.M:
             return y, False
         projected = project_state(run, t, y, part)
-        scale = 1.0 + float(np.max(np.abs(y[:run.model.N])))
-        moved = float(np.max(np.abs(projected[:run.model.N] - y[:run.model.N])))
+        N = run.model.N
+        scale = 1.0 + max_norm(y[:N])
+        moved = max_norm(projected[:N] - y[:N])
         return projected, moved > self._tolerance(run) * scale
 
     def output(self, run: Run, t: float, y: np.ndarray, part: Partition) -> np.ndarray:
