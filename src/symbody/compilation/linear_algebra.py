@@ -88,13 +88,14 @@ def in_place_solver(A: np.ndarray, b: np.ndarray, positive_definite: bool = Fals
         posv = lapack.dposv
 
         def solve_cholesky() -> int:
-            return posv(A, b, lower=1, overwrite_a=1, overwrite_b=1)[2]
+            # (lower, overwrite_a, overwrite_b by position: f2py parses keywords slowly)
+            return posv(A, b, 1, 1, 1)[2]
 
         return solve_cholesky
     gesv = lapack.dgesv
 
     def solve_lu() -> int:
-        return gesv(A, b, overwrite_a=1, overwrite_b=1)[3]
+        return gesv(A, b, 1, 1)[3]          # (overwrite_a, overwrite_b)
 
     return solve_lu
 

@@ -59,7 +59,8 @@ class Projection(ConstraintMode):
     def _tolerance(self, run: Run) -> float:
         if self.drift_tolerance is not None:
             return self.drift_tolerance
-        return 10.0 * (run.rtol + float(np.min(run.atol)))
+        atol = run.atol          # (a number, or one per state: the smallest; at every step)
+        return 10.0 * (run.rtol + (atol if isinstance(atol, float) else float(np.min(atol))))
 
     def accept(self, run: Run, t: float, y: np.ndarray, part: Partition) -> tuple[np.ndarray, bool]:
         if not run.model.M:
