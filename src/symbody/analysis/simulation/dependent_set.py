@@ -130,7 +130,8 @@ class DependentSetMonitor:
         # B equal to ∂f_h/∂q with the same dependent columns (the velocity constraints are
         # the holonomic ones differentiated, q' = u): the same numbers twice, computed once
         same = D_q == D_u and config.same
-        for k, (A, D) in enumerate(((J, D_q), (B, D_u))):
+        # (the columns as index arrays: numpy takes them faster than tuples)
+        for k, (A, D) in enumerate(((J, part.q_dep_index), (B, part.u_dep_index))):
             if A.shape[0] == 0:
                 signs.append(1.0)
                 dets.append(1.0)
@@ -144,7 +145,7 @@ class DependentSetMonitor:
             dets.append(det)
             if not self.switch:
                 continue
-            if det == 0.0 or not np.isfinite(det):
+            if det == 0.0 or not math.isfinite(det):
                 ratio = 0.0
                 continue
             # cheap lower bound first: |det A_best| <= sqrt(det(A A^T)) (Cauchy-Binet)
@@ -153,13 +154,13 @@ class DependentSetMonitor:
                 continue
             best = config.pivoted(k)[0]
             det_b = determinant(A[:, best])
-            if det_b != 0.0 and np.isfinite(det_b):
+            if det_b != 0.0 and math.isfinite(det_b):
                 ratio = min(ratio, abs(det) / abs(det_b))
         return Gauge((signs[0], signs[1]), min(ratio, 1.0), (dets[0], dets[1]))
 
     def det(self, t: float, y: np.ndarray, part: Partition, which: int) -> float:
         A = self.matrices(t, y)[which]
-        return determinant(A[:, self.columns(part)[which]])
+        return determinant(A[:, part.u_dep_index if which else part.q_dep_index])
 
     def rank(self, t: float, y: np.ndarray, remember: bool = True) -> float:
         """The smaller rank measure |R_kk| / |R_11| of ∂f_h/∂q and B at the state y (any
