@@ -11,10 +11,13 @@ import itertools
 
 import numpy as np
 import pytest
+from scipy.linalg import lapack
 
 from symbody.compilation.linear_algebra import (
     determinant,
+    max_norm,
     pivoted_columns,
+    pivoted_qr,
     rank_measure,
     reduced_kkt_solve,
     solve,
@@ -68,6 +71,59 @@ def test_solve_equals_numpy_and_reports_singularity(k):
     assert x == pytest.approx(np.linalg.solve(A0, b0), rel=RTOL)
     assert bb == pytest.approx(x, rel=0), "overwrite_b: the solution is not written into b"
     assert solve(np.zeros((k, k)), b0)[1] > 0, "a singular matrix is not reported (info > 0)"
+
+
+@pytest.mark.parametrize("shape", [(1, 3), (3, 5), (5, 5), (4, 9), (6, 3), (2, 1)])
+def test_pivoted_qr_is_pivoted_columns_to_the_last_bit(shape):
+    """The dependent-set monitor takes the best columns and the rank measure from pivoted_qr:
+    they must be exactly pivoted_columns' (wide, tall, rank-deficient, nearly so, strided,
+    zero, empty and non-finite matrices)."""
+    rng = np.random.default_rng(SEED + 7)
+    for _ in range(20):
+        A = rng.normal(size=shape) * 10.0 ** rng.integers(-4, 4)
+        low = A.copy()
+        low[-1] = 2.0 * low[0]
+        near = A.copy()
+        near[-1] = low[-1] + 1e-9 * rng.normal(size=shape[1])
+        bad = A.copy()
+        bad[0, -1] = np.nan
+        inf = A.copy()
+        inf[-1, 0] = np.inf
+        for M in (A, A.T.copy().T, np.asfortranarray(A), low, near, bad, inf, np.zeros(shape)):
+            assert pivoted_qr(M) == pivoted_columns(M)
+    assert pivoted_qr(np.empty((0, 4))) == ((), 1.0)
+
+
+def test_determinant_is_the_lu_product_to_the_last_bit():
+    """Beyond 3 x 3 det A is the product of LU's diagonal, left to right, signed by the row
+    swaps: exactly numpy's prod over the diagonal (sign changes of the dependent determinant
+    are watched, and its ratio to the best set's compared with a threshold)."""
+    rng = np.random.default_rng(SEED + 8)
+    for k in (4, 5, 9, 17, 40):
+        for _ in range(10):
+            A = rng.normal(size=(k, k))
+            lu, piv, _ = lapack.dgetrf(A)[:3]
+            d = float(np.prod(np.diag(lu)))
+            expected = -d if np.count_nonzero(piv != np.arange(k)) % 2 else d
+            assert determinant(A) == expected
+    assert determinant(np.zeros((5, 5))) == 0.0
+
+
+def test_max_norm_is_numpys():
+    rng = np.random.default_rng(SEED + 9)
+    for size in (1, 3, 16, 17, 40):
+        a = rng.normal(size=size)
+        assert max_norm(a) == float(np.abs(a).max())
+        assert max_norm(-a[::-1]) == float(np.abs(a).max())
+        b = a.copy()
+        b[-1] = np.nan
+        assert np.isnan(max_norm(b)), "a NaN entry must show (Newton stops on it)"
+        b[-1] = -np.inf
+        assert max_norm(b) == np.inf
+        if size > 1:
+            b[0] = np.inf
+            assert max_norm(b) == np.inf
+    assert max_norm(np.empty(0)) == 0.0
 
 
 @pytest.mark.parametrize("sign", [1.0, -1.0])

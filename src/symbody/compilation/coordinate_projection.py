@@ -15,7 +15,7 @@ from numpy.typing import ArrayLike
 
 from ..errors import InputError, SingularConstraintError, SymbodyError
 from .kernel_layout import CompiledModel
-from .linear_algebra import solve
+from .linear_algebra import max_norm, solve
 from .named_values import InputValues, ParameterValues, StateValues
 from .partition import Partition
 
@@ -50,33 +50,36 @@ def project_arguments(model: CompiledModel, z: np.ndarray, tol: float = 1e-10, m
     """
     L = model.layout
     M, N, n = L.M, L.N, L.n
-    hol = model.kernels.holonomic
-    out = np.empty(hol.nout)
-    hol.into(z, out)
-    if partition is None or partition == model.default_partition:
+    hol = model.kernels.holonomic.into
+    out = np.empty(model.kernels.holonomic.nout)
+    hol(z, out)
+    if partition is None or partition is model.default_partition or \
+            partition == model.default_partition:
         sl, cols = slice(1 + n, 1 + N), slice(n, N)
         dep_names = model.dependent_coordinates
     else:
         sl, cols = 1 + partition.q_dep_index, partition.q_dep_index
         dep_names = [model.coordinates[i] for i in partition.q_dep_index]
-    norm = float(np.abs(out[:M]).max())
+    J = out[M:].reshape(M, N)
+    norm = max_norm(out[:M])
     converged = norm == 0.0
     it = 0
     while not converged and it < max_iter and norm == norm and norm != np.inf:
         it += 1
-        dq, info = solve(out[M:].reshape(M, N)[:, cols].copy(), out[:M].copy())
+        # (copies: LAPACK factorizes and solves in them, the kernel's output stays)
+        dq, info = solve(np.array(J[:, cols], order="F"), out[:M].copy(), overwrite_b=True)
         if info != 0:
             raise SingularConstraintError(
                 f"the holonomic constraints are singular in the dependent coordinates "
                 f"{', '.join(map(str, dep_names))} at q = "
                 f"{np.array2string(z[1:1 + N], precision=4)}")
         qdep = z[sl].copy()
-        small = float(np.abs(dq).max()) <= tol * (1.0 + float(np.abs(qdep).max()))
+        small = max_norm(dq) <= tol * (1.0 + max_norm(qdep))
         scale = 1.0
         while True:
             z[sl] = qdep - scale * dq
-            hol.into(z, out)
-            new = float(np.abs(out[:M]).max())
+            hol(z, out)
+            new = max_norm(out[:M])
             if small or new <= norm or scale < 1e-3:
                 break
             scale *= 0.5

@@ -7,10 +7,13 @@ of raising, leaving the error message to the caller who knows what the matrix me
 - :func:`solve`:            A x = b by LU (dgesv).
 - :func:`solve_symmetric`:  A x = b for symmetric A, Cholesky of A or -A when definite (dposv).
 - :func:`in_place_solver`:  a bound solve of A x = b on preallocated buffers (the hot path).
+- :func:`max_norm`:         max |a_i| of a short vector (the projection's convergence tests).
 - :func:`determinant`:      det A, closed forms up to 3 x 3.
 - :func:`pivoted_columns`:  the best conditioned k columns of a k x l matrix (pivoted QR,
                             dgeqp3) and a rank measure, by :mod:`symbody.dependent_columns`
                             (the one chooser of dependent coordinates and speeds).
+- :func:`pivoted_qr`:       both from one dgeqp3 call, without the chooser's copies (the same
+                            numbers as :func:`pivoted_columns`, for the simulation's hot path).
 - :func:`rank_measure`:     that rank measure alone (the same dgeqp3 call, no column lists).
 - :func:`reduced_kkt_solve`: the independent accelerations of a large augmented system
                             [[M, ∓B_aᵀ], [B_a, 0]] by the null space of B_a (one LU of
@@ -26,8 +29,10 @@ from scipy.linalg import lapack
 
 from ..dependent_columns import pivot_columns
 
-__all__ = ["solve", "solve_symmetric", "in_place_solver", "determinant", "pivoted_columns",
-           "rank_measure", "reduced_kkt_solve", "REDUCED_KKT_MIN"]
+_getrf, _geqp3 = lapack.dgetrf, lapack.dgeqp3
+
+__all__ = ["solve", "solve_symmetric", "in_place_solver", "max_norm", "determinant", "pivoted_columns",
+           "pivoted_qr", "rank_measure", "reduced_kkt_solve", "REDUCED_KKT_MIN"]
 
 #: augmented systems with at least this many constraint rows are solved for the independent
 #: accelerations by :func:`reduced_kkt_solve` (below it one LU of the whole system is cheaper
@@ -83,15 +88,29 @@ def in_place_solver(A: np.ndarray, b: np.ndarray, positive_definite: bool = Fals
         posv = lapack.dposv
 
         def solve_cholesky() -> int:
-            return posv(A, b, lower=1, overwrite_a=1, overwrite_b=1)[2]
+            # (lower, overwrite_a, overwrite_b by position: f2py parses keywords slowly)
+            return posv(A, b, 1, 1, 1)[2]
 
         return solve_cholesky
     gesv = lapack.dgesv
 
     def solve_lu() -> int:
-        return gesv(A, b, overwrite_a=1, overwrite_b=1)[3]
+        return gesv(A, b, 1, 1)[3]          # (overwrite_a, overwrite_b)
 
     return solve_lu
+
+
+def max_norm(a: np.ndarray) -> float:
+    """max |a_i| of a 1-D float array (0.0 when empty; NaN when an entry is NaN): the value
+    of ``float(np.abs(a).max())``, for short vectors in plain Python floats (faster there
+    than numpy's reductions; the maximum of absolute values is exact either way)."""
+    if a.size > 16 or a.size == 0:
+        return float(np.abs(a).max()) if a.size else 0.0
+    values = a.tolist()
+    total = sum(values)
+    if total != total:          # a NaN entry (or both infinities): numpy says which
+        return float(np.abs(a).max())
+    return float(max(map(abs, values)))
 
 
 def determinant(A: np.ndarray) -> float:
@@ -107,11 +126,21 @@ def determinant(A: np.ndarray) -> float:
         return float(A[0, 0] * (A[1, 1] * A[2, 2] - A[1, 2] * A[2, 1])
                      - A[0, 1] * (A[1, 0] * A[2, 2] - A[1, 2] * A[2, 0])
                      + A[0, 2] * (A[1, 0] * A[2, 1] - A[1, 1] * A[2, 0]))
-    lu, piv, info = lapack.dgetrf(A)[:3]
+    lu, piv, info = _getrf(A)[:3]
     if info > 0:
         return 0.0
-    d = float(np.prod(np.diag(lu)))
-    return -d if np.count_nonzero(piv != np.arange(k)) % 2 else d
+    if k > 16:
+        d = float(np.prod(np.diag(lu)))
+        return -d if np.count_nonzero(piv != np.arange(k)) % 2 else d
+    # small: the product of the LU diagonal left to right (what np.prod of the diagonal
+    # computes, to the last bit) and the parity of the row swaps in plain Python numbers,
+    # faster there than numpy's reductions
+    diagonal = lu.diagonal().tolist()
+    d = diagonal[0]
+    for v in diagonal[1:]:
+        d *= v
+    swaps = sum(1 for i, j in enumerate(piv.tolist()) if i != j)
+    return -d if swaps % 2 else d
 
 
 def pivoted_columns(A: np.ndarray) -> tuple[tuple[int, ...], float]:
@@ -131,6 +160,28 @@ def pivoted_columns(A: np.ndarray) -> tuple[tuple[int, ...], float]:
     columns, norms = pivot_columns(A, k)
     rank = norms[-1] / norms[0] if norms and norms[0] > 0 else 0.0
     return tuple(sorted(columns)), rank
+
+
+def pivoted_qr(A: np.ndarray) -> tuple[tuple[int, ...], float]:
+    """:func:`pivoted_columns` (the k pivot columns, ascending, and the rank measure
+    |R_kk| / |R_11|) from one dgeqp3 call, without the chooser's copies and lists.
+
+    The same call on the same Fortran-ordered copy of A (k x l, k <= l) as
+    :func:`symbody.dependent_columns.pivot_columns` makes for ``pivoted_columns``, so both
+    results are identical to the last bit (other shapes go through ``pivoted_columns``);
+    the simulation's dependent-set monitor calls this at every step.
+    """
+    k, l = A.shape
+    if k == 0 or k > l:
+        return pivoted_columns(A)
+    if not np.isfinite(A).all():
+        return tuple(range(l - k, l)), 0.0
+    qr, jpvt, _, _, info = _geqp3(np.array(A, dtype=float, order="F"), overwrite_a=1)
+    if info != 0:
+        raise ValueError(f"dgeqp3 failed (info = {info}) on a {k} x {l} matrix")
+    columns = tuple(sorted(j - 1 for j in jpvt[:k].tolist()))
+    r11 = abs(float(qr[0, 0]))
+    return columns, (abs(float(qr[k - 1, k - 1])) / r11 if r11 > 0 else 0.0)
 
 
 def rank_measure(A: np.ndarray) -> float:

@@ -15,6 +15,7 @@ calls :func:`choose_partition`) and use only its public evaluation interface.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -26,6 +27,7 @@ from .linear_algebra import pivoted_columns
 from .named_values import InputValues, ParameterValues
 
 __all__ = ["Partition", "check_partition", "choose_partition", "constraint_matrices",
+           "constraint_matrices_function",
            "partition_names", "rhs_in_partition"]
 
 
@@ -107,6 +109,50 @@ def constraint_matrices(model: CompiledModel, q: ArrayLike, p: ParameterValues, 
 
     return (matrix("holonomic", L.holonomic_J, L.M, L.N),
             matrix("velocity", L.velocity_B, L.m, L.o))
+
+
+def constraint_matrices_function(model: CompiledModel, p: ParameterValues
+                                 ) -> Callable[[float, np.ndarray], tuple[np.ndarray, np.ndarray]] | None:
+    """``f(t, q) -> (∂f_h/∂q (M, N), B (m, o))``: :func:`constraint_matrices` with the
+    constants ``p`` bound, for the simulation's per-step checks.
+
+    The same kernels on the same argument vector as ``constraint_matrices(model, q, p, t)``
+    (z filled once by ``model.arguments``; each call writes only t and q into it, and the
+    kernels write into buffers of their own), so the matrices are the same to the last bit;
+    each call returns new arrays.  None when B depends on the specified inputs (then
+    ``constraint_matrices`` takes their values).  One function per integration: not to be
+    shared by threads.
+    """
+    L, kernels = model.layout, model.kernels
+    if L.velocity_constraints_use_specifieds:
+        return None
+    M, N, m, o = L.M, L.N, L.m, L.o
+    z = model.arguments(0.0, np.zeros(N), None, p, None, need_r=False)
+    zq = L.z_q
+    hol = vel = None
+    if M:
+        hol, hout = kernels.holonomic.into, np.empty(kernels.holonomic.nout)
+        hpart = L.holonomic_J
+    if m:
+        vel, vout = kernels.velocity.into, np.empty(kernels.velocity.nout)
+        vpart = L.velocity_B
+
+    def matrices(t: float, q: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        z[0] = t
+        z[zq] = q
+        if hol is not None:
+            hol(z, hout)
+            J = hout[hpart].reshape(M, N).copy()
+        else:
+            J = np.empty((0, N))
+        if vel is not None:
+            vel(z, vout)
+            B = vout[vpart].reshape(m, o).copy()
+        else:
+            B = np.empty((0, o))
+        return J, B
+
+    return matrices
 
 
 def choose_partition(model: CompiledModel, q: ArrayLike, p: ParameterValues, t: float = 0.0,

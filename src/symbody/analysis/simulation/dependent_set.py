@@ -26,8 +26,9 @@ import numpy as np
 from scipy.optimize import brentq
 
 from ...compilation import NumericModel
-from ...compilation.linear_algebra import determinant, pivoted_columns, rank_measure
+from ...compilation.linear_algebra import determinant, pivoted_columns, pivoted_qr, rank_measure
 from ...compilation.numeric_model import Partition
+from ...compilation.partition import constraint_matrices_function
 from ...errors import SymbodyError
 from ...formatting import symbol_name as _short
 from .strategy import StopIntegration
@@ -79,14 +80,43 @@ class DependentSetMonitor:
         #: the driver sets this where it goes on in full coordinates below a rank measure
         self.rank_floor: float | None = None
         self.nevals = 0
+        # the matrices with the constants bound (None: B reads the specified inputs, or the
+        # model evaluates them its own way), and the last configuration seen with them
+        self._matrices = (constraint_matrices_function(model, P)
+                          if self.active and type(model).constraint_matrices
+                          is NumericModel.constraint_matrices else None)
+        self._last: _Configuration | None = None
 
     # -- evaluation
-    def matrices(self, t: float, y: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        r = None
-        if self.model.velocity_constraints_use_specifieds and self.r_fun is not None:
-            r = self.r_fun(t, y)       # not switchable: y is in the model's layout
+    def configuration(self, t: float, y: np.ndarray, remember: bool = True) -> _Configuration:
+        """The constraint matrices at (t, q = y[:N]) and what is computed from them.
+
+        The last configuration is remembered (``remember``): the rank measure and the gauge
+        at the end of a step read the same matrices and the same pivoted QR, evaluated once.
+        """
+        N = self.model.N
+        fast = self._matrices
+        if fast is None:
+            r = None
+            if self.model.velocity_constraints_use_specifieds and self.r_fun is not None:
+                r = self.r_fun(t, y)       # not switchable: y is in the model's layout
+            self.nevals += 1
+            return _Configuration(*self.model.constraint_matrices(y[:N], self.P, t, r))
+        q = y[:N]
+        key = q.tobytes()
+        last = self._last
+        if last is not None and last.t == t and last.key == key:
+            return last
         self.nevals += 1
-        return self.model.constraint_matrices(y[:self.model.N], self.P, t, r)
+        config = _Configuration(*fast(t, q), t=t, key=key)
+        if remember:
+            self._last = config
+        return config
+
+    def matrices(self, t: float, y: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """(∂f_h/∂q (M, N), B (m, o)) at (t, q = y[:N])."""
+        config = self.configuration(t, y)
+        return config.J, config.B
 
     @staticmethod
     def columns(part: Partition) -> tuple[tuple[int, ...], tuple[int, ...]]:
@@ -94,12 +124,14 @@ class DependentSetMonitor:
 
     def gauge(self, t: float, y: np.ndarray, part: Partition) -> Gauge:
         signs, dets, ratio = [], [], 1.0
-        J, B = self.matrices(t, y)
+        config = self.configuration(t, y)
+        J, B = config.J, config.B
         D_q, D_u = self.columns(part)
         # B equal to ∂f_h/∂q with the same dependent columns (the velocity constraints are
         # the holonomic ones differentiated, q' = u): the same numbers twice, computed once
-        same = D_q == D_u and B.shape == J.shape and np.array_equal(B, J)
-        for k, (A, D) in enumerate(((J, D_q), (B, D_u))):
+        same = D_q == D_u and config.same
+        # (the columns as index arrays: numpy takes them faster than tuples)
+        for k, (A, D) in enumerate(((J, part.q_dep_index), (B, part.u_dep_index))):
             if A.shape[0] == 0:
                 signs.append(1.0)
                 dets.append(1.0)
@@ -113,33 +145,34 @@ class DependentSetMonitor:
             dets.append(det)
             if not self.switch:
                 continue
-            if det == 0.0 or not np.isfinite(det):
+            if det == 0.0 or not math.isfinite(det):
                 ratio = 0.0
                 continue
             # cheap lower bound first: |det A_best| <= sqrt(det(A A^T)) (Cauchy-Binet)
             gram = determinant(A @ A.T)
             if gram > 0 and abs(det) >= self.threshold * math.sqrt(gram):
                 continue
-            best = pivoted_columns(A)[0]
+            best = config.pivoted(k)[0]
             det_b = determinant(A[:, best])
-            if det_b != 0.0 and np.isfinite(det_b):
+            if det_b != 0.0 and math.isfinite(det_b):
                 ratio = min(ratio, abs(det) / abs(det_b))
         return Gauge((signs[0], signs[1]), min(ratio, 1.0), (dets[0], dets[1]))
 
     def det(self, t: float, y: np.ndarray, part: Partition, which: int) -> float:
         A = self.matrices(t, y)[which]
-        return determinant(A[:, self.columns(part)[which]])
+        return determinant(A[:, part.u_dep_index if which else part.q_dep_index])
 
-    def rank(self, t: float, y: np.ndarray) -> float:
+    def rank(self, t: float, y: np.ndarray, remember: bool = True) -> float:
         """The smaller rank measure |R_kk| / |R_11| of ∂f_h/∂q and B at the state y (any
         layout: only q = y[:N] is read): 0 where either loses rank, by magnitude, whatever
-        the number of singular values that vanish."""
-        J, B = self.matrices(t, y)
-        value = rank_measure(J) if J.shape[0] else 1.0
-        if B.shape[0] and value > 0.0 and not (B.shape == J.shape and np.array_equal(B, J)):
+        the number of singular values that vanish.  ``remember``: see :meth:`configuration`
+        (False for states no other check reads, such as the points inside a step)."""
+        config = self.configuration(t, y, remember)
+        value = config.pivoted(0)[1] if config.J.shape[0] else 1.0
+        if config.B.shape[0] and value > 0.0 and not config.same:
             # (B equals ∂f_h/∂q when the velocity constraints are the holonomic ones
             # differentiated and q' = u: one factorization then serves both)
-            value = min(value, rank_measure(B))
+            value = min(value, config.pivoted(1)[1])
         return value
 
     def rank_measure(self, t: float, y: np.ndarray, which: int) -> float:
@@ -240,6 +273,40 @@ class DependentSetMonitor:
         return (f"singular configuration at t = {t:.6g}: {what} is singular at q = ({q}); {why}. "
                 "Form the equations unreduced (dependent speeds with velocity constraints) to integrate "
                 "through it, or choose other dependent coordinates")
+
+
+class _Configuration:
+    """The constraint matrices J = ∂f_h/∂q (M, N) and B (m, o) at one configuration (t, q)
+    (``key``: q's bytes), whether they are equal, and their pivoted QR (computed on first
+    use: :func:`~symbody.compilation.linear_algebra.pivoted_qr`, the numbers of
+    ``pivoted_columns``)."""
+
+    __slots__ = ("J", "B", "t", "key", "_same", "_pivoted")
+
+    def __init__(self, J: np.ndarray, B: np.ndarray, t: float | None = None,
+                 key: bytes | None = None) -> None:
+        self.J, self.B, self.t, self.key = J, B, t, key
+        self._same: bool | None = None
+        self._pivoted: list = [None, None]
+
+    @property
+    def same(self) -> bool:
+        """B has J's shape and entries (np.array_equal).  Equal bytes count as equal even
+        with a NaN entry (where np.array_equal says not): every use then computes the same
+        numbers from B as from J, so the outcome is the same either way."""
+        if self._same is None:
+            J, B = self.J, self.B
+            self._same = J.shape == B.shape and (J.tobytes() == B.tobytes() or np.array_equal(B, J))
+        return self._same
+
+    def pivoted(self, which: int) -> tuple[tuple[int, ...], float]:
+        """``pivoted_columns`` of J (``which`` 0) or B (1): (best columns, rank measure)."""
+        if which == 1 and self.same:
+            which = 0
+        hit = self._pivoted[which]
+        if hit is None:
+            hit = self._pivoted[which] = pivoted_qr(self.B if which else self.J)
+        return hit
 
 
 def locate_root(f: Callable[[float], float], a: float, b: float) -> float:

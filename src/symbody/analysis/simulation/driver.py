@@ -219,7 +219,7 @@ def simulate(model: NumericModel, t_span: Sequence[float], x0: Any, p: Any, *,
     segments = _Segments(run, mode, monitor, samples, t_eval, bar, watcher)
     # the linear algebra here is on small matrices, where BLAS threads only wait for each
     # other (and for other processes on a busy machine): one thread while integrating
-    with _blas_threads().limit(limits=1, user_api="blas"):
+    with _one_blas_thread():
         status, message = segments.integrate(y, solver.first_step)
         note = mode.finish(run, samples.T, samples.Y, [samples.partitions[i] for i in samples.pid])
         if status == 0:
@@ -236,6 +236,22 @@ def simulate(model: NumericModel, t_span: Sequence[float], x0: Any, p: Any, *,
             warnings.warn(SimulationFailedWarning(f"simulate failed (status {status}): {message}", status),
                           stacklevel=3)
     return traj
+
+
+#: (number of modules imported, ThreadpoolController) of the last run: finding the BLAS
+#: libraries takes about 0.5 ms, as long as a short run; found again once modules were imported
+#: since (one of them may have loaded another BLAS)
+_BLAS_CONTROLLER: list = [-1, None]
+
+
+def _one_blas_thread() -> Any:
+    """A context in which the BLAS libraries use one thread (``threadpool_limits(limits=1,
+    user_api="blas")`` with the libraries found once, not at every run)."""
+    import sys
+
+    if _BLAS_CONTROLLER[0] != len(sys.modules):
+        _BLAS_CONTROLLER[:] = [len(sys.modules), ThreadpoolController()]
+    return _BLAS_CONTROLLER[1].limit(limits=1, user_api="blas")
 
 
 def _checked_solver(solver: Any) -> Solver:
@@ -318,13 +334,6 @@ def _initial_partition(run: Run, monitor: DependentSetMonitor, x: np.ndarray,
 #: output samples waiting for the constraint mode's pass (a projection) are passed through it
 #: together once there are this many (see _Segments.emit)
 PENDING_ROWS = 4096
-
-
-@functools.lru_cache(maxsize=1)
-def _blas_threads() -> ThreadpoolController:
-    """The process's BLAS libraries, found once (threadpool_limits scans the loaded
-    libraries at every call: half a millisecond a run)."""
-    return ThreadpoolController()
 
 
 class _Dense:
@@ -566,9 +575,11 @@ class _Segments:
 
     def _rank_dips(self, dense: _Dense, t_a: float, t_b: float, k: int = 4) -> bool:
         """True when the rank measure falls below ENTER_RANK inside the step (k - 1 points)."""
+        rank = self.monitor.rank
         for j in range(1, k):
             tt = t_a + (t_b - t_a) * j / k
-            if self.monitor.rank(tt, dense(tt)) < ENTER_RANK:
+            # (not remembered: the gauge at the step's end reads the end's matrices next)
+            if rank(tt, dense(tt), remember=False) < ENTER_RANK:
                 return True
         return False
 

@@ -19,6 +19,7 @@ from typing import ClassVar
 import numpy as np
 
 from ...compilation import NumericModel
+from ...compilation.linear_algebra import max_norm
 from ...compilation.numeric_model import Partition
 from ...errors import InputError
 from .strategy import ConstraintMode, Run, project_state, project_states
@@ -58,14 +59,16 @@ class Projection(ConstraintMode):
     def _tolerance(self, run: Run) -> float:
         if self.drift_tolerance is not None:
             return self.drift_tolerance
-        return 10.0 * (run.rtol + float(np.min(run.atol)))
+        atol = run.atol          # (a number, or one per state: the smallest; at every step)
+        return 10.0 * (run.rtol + (atol if isinstance(atol, float) else float(np.min(atol))))
 
     def accept(self, run: Run, t: float, y: np.ndarray, part: Partition) -> tuple[np.ndarray, bool]:
         if not run.model.M:
             return y, False
         projected = project_state(run, t, y, part)
-        scale = 1.0 + float(np.max(np.abs(y[:run.model.N])))
-        moved = float(np.max(np.abs(projected[:run.model.N] - y[:run.model.N])))
+        N = run.model.N
+        scale = 1.0 + max_norm(y[:N])
+        moved = max_norm(projected[:N] - y[:N])
         return projected, moved > self._tolerance(run) * scale
 
     def output(self, run: Run, t: float, y: np.ndarray, part: Partition) -> np.ndarray:
