@@ -36,8 +36,10 @@ import numpy as np
 from scipy.linalg import LinAlgError, lapack, lu_factor, lu_solve
 
 from ...compilation import NumericModel
+from ...compilation.native_full import NativeFullRHS, native_full_rhs
 from ...compilation.numeric_model import Partition
 from ...errors import SymbodyError
+from ..inputs import ConstantInputs
 from .strategy import SCIPY_METHODS, ConstraintMode, Run, StopIntegration
 
 __all__ = ["FullCoordinates", "AugmentedLagrangian", "full_partition", "is_full", "augmented_solve",
@@ -144,6 +146,8 @@ class FullCoordinates:
     def __init__(self, run: Run) -> None:
         self.run = run
         self.model = model = run.model
+        #: the compiled rhs (native_full), None where the model cannot have it; False: not built
+        self.native: NativeFullRHS | None | bool = False
         self.N, self.o, self.e = model.N, model.o, model.e
         rng = np.random.default_rng(0)
         q = rng.uniform(-1.0, 1.0, model.N)
@@ -238,10 +242,16 @@ class AugmentedLagrangian(ConstraintMode):
     def start(self, run: Run, t: float, y: np.ndarray, part: Partition, first_step: float | None):
         full = self.coordinates(run)
         method = run.method if run.method in SCIPY_METHODS and run.method != "LSODA" else "DOP853"
+        solver = SCIPY_METHODS[method]
         kwargs: dict[str, Any] = dict(rtol=run.rtol, max_step=run.max_step,
                                       atol=_full_atol(run, full))
         if first_step is not None:
             kwargs["first_step"] = min(float(first_step), abs(run.tf - t))
+
+        native = native_full_solver(run, full, method)
+        if native is not None:           # the whole step in compiled code (native_full)
+            solver, extra = native
+            kwargs.update(extra, on_evaluations=run.count_evaluations)
 
         def fun(tt, yy):
             run.nfev += 1
@@ -252,7 +262,7 @@ class AugmentedLagrangian(ConstraintMode):
             except (FloatingPointError, ZeroDivisionError, OverflowError) as exc:
                 raise StopIntegration(-2, f"floating point error at t = {tt:.6g}: {exc}") from exc
 
-        return SCIPY_METHODS[method](fun, t, y.copy(), run.tf, **kwargs)
+        return solver(fun, t, y.copy(), run.tf, **kwargs)
 
     def accept(self, run: Run, t: float, y: np.ndarray, part: Partition) -> tuple[np.ndarray, bool]:
         projected = self.coordinates(run).project(t, y)
@@ -262,6 +272,23 @@ class AugmentedLagrangian(ConstraintMode):
 
     def output(self, run: Run, t: float, y: np.ndarray, part: Partition) -> np.ndarray:
         return self.coordinates(run).project(t, y)
+
+
+def native_full_solver(run: Run, full: FullCoordinates, method: str) -> tuple[type, dict] | None:
+    """(solver class, extra constructor arguments) for ``method`` with the steps and the
+    right-hand side :meth:`FullCoordinates.rhs` in compiled code
+    (:mod:`symbody.compilation.native_full`, built once per run), or None when the model
+    (not all-C kernels, extra states, inputs that are not constant) or the method needs Python."""
+    inputs = run.specifieds
+    if inputs is not None and not isinstance(inputs, ConstantInputs):
+        return None
+    if full.native is False:
+        full.native = native_full_rhs(run.model, run.constants,
+                                      None if inputs is None else inputs.values, penalty=PENALTY)
+    if full.native is None:
+        return None
+    from .native_rk import native_solver_for
+    return native_solver_for(full.native, method)
 
 
 def _full_atol(run: Run, full: FullCoordinates) -> Any:

@@ -28,9 +28,9 @@ import numpy as np
 from scipy.integrate import DOP853, RK23, RK45
 
 from ...compat.scipy import runge_kutta_step_control
-from ...compilation.native_rhs import NativeRHS, build_source, native_rhs
+from ...compilation.native_rhs import build_source, native_rhs
 
-__all__ = ["native_solver", "RK_SOURCE"]
+__all__ = ["native_solver", "native_solver_for", "RK_SOURCE"]
 
 RK_SOURCE = r"""
 #include <math.h>
@@ -159,7 +159,7 @@ def _solver_class(method: str) -> type:
     class NativeRungeKutta(base):
         __doc__ = f"scipy's {method} with each adaptive step taken in compiled code."
 
-        def __init__(self, fun, t0, y0, t_bound, *, native: NativeRHS, library: Any,
+        def __init__(self, fun, t0, y0, t_bound, *, native: Any, library: Any,
                      on_evaluations: Any = None, **options):
             super().__init__(fun, t0, y0, t_bound, **options)
             n = self.n
@@ -228,8 +228,16 @@ def native_solver(model: Any, P: np.ndarray, method: str,
     ``R``: the values of the specified inputs, when they are constant."""
     if method not in _SCIPY:
         return None
-    native = native_rhs(model, P, R)
-    if native is None:
+    return native_solver_for(native_rhs(model, P, R), method)
+
+
+def native_solver_for(native: Any, method: str) -> tuple[type, dict] | None:
+    """(solver class, extra constructor arguments) for ``method`` with steps in compiled
+    code calling the ready compiled right-hand side ``native`` (an object with the
+    addresses ``function`` -- ``int f(plan, t, y, ydot)``, 0 when done -- and ``plan``,
+    e.g. :class:`~symbody.compilation.native_rhs.NativeRHS`), or None when ``native`` is
+    None or the method cannot run there."""
+    if native is None or method not in _SCIPY:
         return None
     try:
         library = build_source(RK_SOURCE, "native-rk")
