@@ -160,9 +160,11 @@ def test_indefinite_compiled_rhs_falls_back_to_python_steps(two_loops):
     with the Python right-hand side, which gives exactly the Python stepper's steps."""
     mdl, model, P = two_loops
     y0 = _flat(model, np.random.default_rng(13))
-    ours, _ = _stepper(model, P, y0, True)
-    ours._native = native_full_rhs(model, P, penalty=-augmented.PENALTY)
-    ours._rk.plan = ours._native.plan
+    run = _run(model, P)
+    mode = augmented.AugmentedLagrangian()
+    mode.coordinates(run).native = native_full_rhs(model, P, penalty=-augmented.PENALTY)
+    ours = mode.start(run, 0.0, y0, augmented.full_partition(model), None)
+    assert type(ours).__name__ == "NativeDOP853"
     theirs, _ = _stepper(model, P, y0, False)
     for _ in range(3):
         ours.step()

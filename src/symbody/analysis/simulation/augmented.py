@@ -253,8 +253,14 @@ class AugmentedLagrangian(ConstraintMode):
             solver, extra = native
             kwargs.update(extra, on_evaluations=run.count_evaluations)
 
+        compiled = full.native if isinstance(full.native, NativeFullRHS) else None
+
         def fun(tt, yy):
             run.nfev += 1
+            if compiled is not None:        # (scipy's first step and DOP853's dense output)
+                ydot, status = compiled(tt, yy)
+                if status == 0 and np.isfinite(ydot).all():
+                    return ydot
             try:
                 return full.rhs(tt, yy)
             except SymbodyError as exc:
