@@ -203,3 +203,43 @@ def test_simulation_through_flat_positions_takes_the_compiled_path(two_loops, mo
     # step ends), so two runs at rtol 1e-8 differ by more than round-off: ~5e-6 measured,
     # as between the LLVM and C kernels before the compiled full-coordinate path existed
     np.testing.assert_allclose(tr.x, ref.x, rtol=0, atol=1e-4)
+
+
+@pytest.mark.parametrize("identity", [True, False])
+def test_compiled_projection_equals_the_python_one(two_loops, identity):
+    """``FullCoordinates.project`` in C: positions (metric M_d when q' = u, the scaled
+    identity otherwise) then speeds, the same iterations as the Python code."""
+    mdl, model, P = two_loops
+    full = augmented.FullCoordinates(_run(model, P))
+    assert full.identity_kinematics                  # (q' = u in this model)
+    full.identity_kinematics = identity              # both metrics, on the same model
+    native = native_full_rhs(model, P, penalty=augmented.PENALTY)
+    assert native.can_project
+    L = model.layout
+    x0 = model.state_array(mdl.initial_state)
+    rng = np.random.default_rng(17)
+    for k in range(4):
+        y = np.concatenate([x0[:L.N] + rng.uniform(-1e-3, 1e-3, L.N), rng.uniform(-1, 1, L.o)])
+        if k == 3:
+            y[:L.N] = rng.uniform(-1e-4, 1e-4, L.N)      # near the flat position
+        ref = full.project(0.2, y)                     # (full.native not built: Python)
+        got, status = native.project(0.2, y, identity)
+        assert status == 0
+        np.testing.assert_allclose(got, ref, rtol=0, atol=1e-12 * np.abs(ref).max())
+        assert np.abs(got - y).max() > 1e-5                # it did move the state
+        assert np.abs(model.holonomic_residual(got[:L.N], P)).max() < 1e-10   # (accepts 1e-9)
+    # the Python method uses it once the run has it
+    full.native = native
+    calls = native.iterations
+    np.testing.assert_allclose(full.project(0.2, y), ref, rtol=0, atol=1e-12 * np.abs(ref).max())
+    assert native.iterations > calls
+
+
+def test_compiled_projection_failure_is_left_to_python(two_loops):
+    mdl, model, P = two_loops
+    native = native_full_rhs(model, P, penalty=augmented.PENALTY)
+    y = np.concatenate([np.full(model.layout.N, 1.0), np.zeros(model.layout.o)])
+    # one iteration cannot bring a state far off the loops onto them: status 5
+    assert native.project(0.0, y, True, max_iter=1)[1] == 5
+    bad = native_full_rhs(model, P, penalty=-augmented.PENALTY)   # H indefinite
+    assert bad.project(0.0, y, True)[1] == 1

@@ -56,13 +56,14 @@ typedef void (*syrk_fn)(char *, char *, int *, int *, double *, double *, int *,
 typedef void (*gemv_fn)(char *, int *, int *, double *, double *, int *, double *, int *,
                         double *, double *, int *);
 typedef struct {
-    kernel_fn main;
+    kernel_fn main, holonomic, velocity;
     potrf_fn potrf;
     potrs_fn potrs;
     syrk_fn syrk;
     gemv_fn gemv;
-    double *z, *main_out, *H, *x, *dx, *lam, *res, *work;
-    long N, o, m, K, s_rhs, s_sys, max_iter;
+    double *z, *main_out, *holonomic_out, *velocity_out;
+    double *H, *x, *dx, *lam, *res, *work, *Wq, *F, *c;
+    long N, o, m, Mh, K, s_rhs, s_sys, s_B, s_b, max_iter, identity_kinematics;
     double penalty, tol;
     long nfev, iterations, status;
 } plan;
@@ -79,94 +80,167 @@ static double max_abs(const double *v, long n)
     return mx;
 }
 
-int symbody_full_rhs(plan *P, double t, const double *y, double *ydot)
+/* augmented_solve: x (n) minimizing x'Wx/2 - F'x subject to A x = c, multipliers in lam (m).
+   W: n x n column-major, leading dimension ldw.  A (m x n): column-major with leading
+   dimension lda (a_rows = 0), or row by row with row length lda (a_rows = 1: the
+   column-major n x m matrix A^T).  0: done; 1: H not positive definite; 2: dpotrs failed;
+   3: a non-finite scale. */
+static int aug_solve(plan *P, int n, int m, const double *W, int ldw, const double *A, int lda,
+                     int a_rows, const double *F, const double *c, double tol, long max_iter,
+                     double *x)
 {
-    int o = (int)P->o, m = (int)P->m, K = (int)P->K, one = 1, info = 0, it;
-    long i, j, N = P->N;
-    double *out = P->main_out, *H = P->H, *x = P->x, *dx = P->dx, *lam = P->lam;
-    double *res = P->res, *work = P->work;
-    double *W, *A, *F, *c;
+    int one = 1, info = 0, i, j, it, an = n, am = m;
+    double *H = P->H, *dx = P->dx, *lam = P->lam, *res = P->res, *work = P->work;
     double w = 0.0, a2 = 0.0, alpha, a_norm, c_max, err, step, size, last = INFINITY;
     double d_one = 1.0, d_minus = -1.0;
     char lower = 'L', trans = 'T', notrans = 'N';
-    P->nfev++;
-    P->z[0] = t;
-    memcpy(P->z + 1, y, (size_t)(N + o) * sizeof(double));
-    P->main(P->z, out);
-    W = out + P->s_sys;            /* M_d: rows 0..o-1 of the system, leading dimension K */
-    A = W + o;                     /* B_a: rows o..K-1 */
-    F = out + P->s_rhs;
-    c = F + o;
-    for (j = 0; j < o; j++) {
-        double d = fabs(W[j + j * K]);
+    /* BLAS views of A: A^T v by gemv(tA) and A x by gemv(nA) on the stored matrix */
+    char *tA = a_rows ? &notrans : &trans, *nA = a_rows ? &trans : &notrans;
+    int *rows = a_rows ? &an : &am, *cols = a_rows ? &am : &an;
+    for (j = 0; j < n; j++) {
+        double d = fabs(W[j + (long)j * ldw]);
         if (d > w) w = d;
         else if (d != d) return 3;
     }
-    for (j = 0; j < o; j++) {
+    for (j = 0; j < n; j++) {
         double s = 0.0;
-        for (i = 0; i < m; i++) s += A[i + j * K] * A[i + j * K];
+        for (i = 0; i < m; i++) {
+            double a = a_rows ? A[(long)i * lda + j] : A[i + (long)j * lda];
+            s += a * a;
+        }
         if (s > a2) a2 = s;
         else if (s != s) return 3;
     }
     alpha = P->penalty * (w > 0.0 ? w : 1.0) / (a2 > 0.0 ? a2 : 1.0);
-    /* H = M_d + alpha B_a^T B_a (lower triangle) */
-    for (j = 0; j < o; j++)
-        for (i = j; i < o; i++) H[i + j * o] = W[i + j * K];
-    P->syrk(&lower, &trans, &o, &m, &alpha, A, &K, &d_one, H, &o);
-    P->potrf(&lower, &o, H, &o, &info);
+    /* H = W + alpha A^T A (lower triangle) */
+    for (j = 0; j < n; j++)
+        for (i = j; i < n; i++) H[i + (long)j * n] = W[i + (long)j * ldw];
+    P->syrk(&lower, a_rows ? &notrans : &trans, &an, &am, &alpha, (double *)A, &lda, &d_one, H, &an);
+    P->potrf(&lower, &an, H, &an, &info);
     if (info) return 1;
     a_norm = sqrt(a2);
     c_max = max_abs(c, m);
-    /* x = H^-1 (F + B_a^T (lambda + alpha c)), lambda = 0 */
+    /* x = H^-1 (F + A^T (lambda + alpha c)), lambda = 0 */
     for (i = 0; i < m; i++) { lam[i] = 0.0; work[i] = alpha * c[i]; }
-    memcpy(x, F, (size_t)o * sizeof(double));
-    P->gemv(&trans, &m, &o, &d_one, A, &K, work, &one, &d_one, x, &one);
-    P->potrs(&lower, &o, &one, H, &o, x, &o, &info);
+    memcpy(x, F, (size_t)n * sizeof(double));
+    P->gemv(tA, rows, cols, &d_one, (double *)A, &lda, work, &one, &d_one, x, &one);
+    P->potrs(&lower, &an, &one, H, &an, x, &an, &info);
     if (info) return 2;
     memcpy(res, c, (size_t)m * sizeof(double));
-    P->gemv(&notrans, &m, &o, &d_minus, A, &K, x, &one, &d_one, res, &one);
+    P->gemv(nA, rows, cols, &d_minus, (double *)A, &lda, x, &one, &d_one, res, &one);
     for (i = 0; i < m; i++) lam[i] += alpha * res[i];
     err = max_abs(res, m);
-    for (it = 0; it < P->max_iter; it++) {
-        /* dx = H^-1 [F - M_d x + B_a^T (lambda + alpha r)] */
+    for (it = 0; it < max_iter; it++) {
+        /* dx = H^-1 [F - W x + A^T (lambda + alpha r)] */
         for (i = 0; i < m; i++) work[i] = lam[i] + alpha * res[i];
-        memcpy(dx, F, (size_t)o * sizeof(double));
-        P->gemv(&notrans, &o, &o, &d_minus, W, &K, x, &one, &d_one, dx, &one);
-        P->gemv(&trans, &m, &o, &d_one, A, &K, work, &one, &d_one, dx, &one);
-        P->potrs(&lower, &o, &one, H, &o, dx, &o, &info);
+        memcpy(dx, F, (size_t)n * sizeof(double));
+        P->gemv(&notrans, &an, &an, &d_minus, (double *)W, &ldw, x, &one, &d_one, dx, &one);
+        P->gemv(tA, rows, cols, &d_one, (double *)A, &lda, work, &one, &d_one, dx, &one);
+        P->potrs(&lower, &an, &one, H, &an, dx, &an, &info);
         if (info) return 2;
-        for (i = 0; i < o; i++) x[i] += dx[i];
+        for (i = 0; i < n; i++) x[i] += dx[i];
         memcpy(res, c, (size_t)m * sizeof(double));
-        P->gemv(&notrans, &m, &o, &d_minus, A, &K, x, &one, &d_one, res, &one);
+        P->gemv(nA, rows, cols, &d_minus, (double *)A, &lda, x, &one, &d_one, res, &one);
         for (i = 0; i < m; i++) lam[i] += alpha * res[i];
         err = max_abs(res, m);
-        step = max_abs(dx, o);
-        size = max_abs(x, o) + 1e-300;
+        step = max_abs(dx, n);
+        size = max_abs(x, n) + 1e-300;
         P->iterations++;
-        if (step <= P->tol * size && err <= P->tol * (c_max + a_norm * size)) break;
+        if (step <= tol * size && err <= tol * (c_max + a_norm * size)) break;
         if (step >= last) break;        /* no more progress */
         last = step;
     }
+    return 0;
+}
+
+/* y' = [q', u'] at (t, y = [q, u]) */
+int symbody_full_rhs(plan *P, double t, const double *y, double *ydot)
+{
+    int status;
+    long N = P->N, o = P->o;
+    double *out = P->main_out, *W = out + P->s_sys, *F = out + P->s_rhs;
+    P->nfev++;
+    P->z[0] = t;
+    memcpy(P->z + 1, y, (size_t)(N + o) * sizeof(double));
+    P->main(P->z, out);
+    /* M_d: rows 0..o-1 of the system (leading dimension K); B_a: rows o..K-1; F, c */
+    status = aug_solve(P, (int)o, (int)P->m, W, (int)P->K, W + o, (int)P->K, 0, F, F + o,
+                       P->tol, P->max_iter, P->x);
+    if (status) return status;
     memcpy(ydot, out, (size_t)N * sizeof(double));
-    memcpy(ydot + N, x, (size_t)o * sizeof(double));
+    memcpy(ydot + N, P->x, (size_t)o * sizeof(double));
+    return 0;
+}
+
+/* FullCoordinates.project: q onto f_h = 0 (metric M_d when q' = u, else the identity times
+   the mean of diag M_d), then u onto B u + b = 0 (metric M_d), both by aug_solve; 5: the
+   positions did not converge */
+int symbody_full_project(plan *P, double t, const double *y, double *y_out, double tol,
+                         long max_iter)
+{
+    long N = P->N, o = P->o, m = P->m, Mh = P->Mh, K = P->K, i, j, it;
+    int status, ione = 1;
+    double *z = P->z, *q = P->z + 1, *u = P->z + 1 + N, *W = P->main_out + P->s_sys;
+    double *F = P->F, *c = P->c, *Wq = P->Wq;
+    double d_one = 1.0, d_zero = 0.0;
+    char notrans = 'N';
+    z[0] = t;
+    memcpy(z + 1, y, (size_t)(N + o) * sizeof(double));
+    P->main(z, P->main_out);
+    if (Mh) {
+        double scale = 1.0 + max_abs(q, N), norm = INFINITY;
+        if (P->identity_kinematics) {
+            for (j = 0; j < N; j++)
+                for (i = 0; i < N; i++) Wq[i + j * N] = W[i + j * K];
+        } else {
+            double mean = 0.0;
+            for (i = 0; i < o; i++) mean += W[i + i * K];
+            mean /= (double)o;
+            for (i = 0; i < N * N; i++) Wq[i] = 0.0;
+            for (i = 0; i < N; i++) Wq[i + i * N] = mean;
+        }
+        for (i = 0; i < N; i++) F[i] = 0.0;
+        for (it = 0; it < max_iter; it++) {
+            double *f = P->holonomic_out, *J = P->holonomic_out + Mh;
+            P->holonomic(z, P->holonomic_out);
+            norm = max_abs(f, Mh);
+            if (norm <= tol * scale) break;
+            for (i = 0; i < Mh; i++) c[i] = -f[i];
+            status = aug_solve(P, (int)N, (int)Mh, Wq, (int)N, J, (int)N, 1, F, c, 1e-13, 40,
+                               P->x);
+            if (status) return status;
+            for (i = 0; i < N; i++) q[i] += P->x[i];
+            if (max_abs(P->x, N) <= 1e-15 * scale) break;
+        }
+        if (!(norm <= 1e-9 * scale)) return 5;
+        P->main(z, P->main_out);           /* the mass matrix at the projected q */
+    }
+    P->velocity(z, P->velocity_out);
+    {
+        int io = (int)o, iK = (int)K;
+        double *B = P->velocity_out + P->s_B, *b = P->velocity_out + P->s_b;
+        for (i = 0; i < m; i++) c[i] = -b[i];
+        P->gemv(&notrans, &io, &io, &d_one, W, &iK, u, &ione, &d_zero, F, &ione);   /* M u */
+        status = aug_solve(P, io, (int)m, W, iK, B, io, 1, F, c, 1e-13, 40, P->x);
+        if (status) return status;
+    }
+    memcpy(y_out, q, (size_t)N * sizeof(double));
+    memcpy(y_out + N, P->x, (size_t)o * sizeof(double));
     return 0;
 }
 """
 
 
 class _Plan(ctypes.Structure):
-    _fields_ = [("main", ctypes.c_void_p), ("potrf", ctypes.c_void_p),
-                ("potrs", ctypes.c_void_p), ("syrk", ctypes.c_void_p),
-                ("gemv", ctypes.c_void_p),
-                ("z", ctypes.c_void_p), ("main_out", ctypes.c_void_p), ("H", ctypes.c_void_p),
-                ("x", ctypes.c_void_p), ("dx", ctypes.c_void_p), ("lam", ctypes.c_void_p),
-                ("res", ctypes.c_void_p), ("work", ctypes.c_void_p),
-                ("N", ctypes.c_long), ("o", ctypes.c_long), ("m", ctypes.c_long),
-                ("K", ctypes.c_long), ("s_rhs", ctypes.c_long), ("s_sys", ctypes.c_long),
-                ("max_iter", ctypes.c_long),
-                ("penalty", ctypes.c_double), ("tol", ctypes.c_double),
-                ("nfev", ctypes.c_long), ("iterations", ctypes.c_long),
-                ("status", ctypes.c_long)]
+    _fields_ = ([(name, ctypes.c_void_p) for name in
+                 ("main", "holonomic", "velocity", "potrf", "potrs", "syrk", "gemv",
+                  "z", "main_out", "holonomic_out", "velocity_out",
+                  "H", "x", "dx", "lam", "res", "work", "Wq", "F", "c")]
+                + [(name, ctypes.c_long) for name in
+                   ("N", "o", "m", "Mh", "K", "s_rhs", "s_sys", "s_B", "s_b", "max_iter",
+                    "identity_kinematics")]
+                + [("penalty", ctypes.c_double), ("tol", ctypes.c_double)]
+                + [(name, ctypes.c_long) for name in ("nfev", "iterations", "status")])
 
 
 class NativeFullRHS:
@@ -174,25 +248,37 @@ class NativeFullRHS:
     ``function`` and ``plan`` are the addresses a compiled integrator calls
     (``function(plan, t, y, ydot)`` with y = [q (N), u (o)]); the object owns the buffers
     (one per integration: not to be shared by threads).  ``penalty``, ``tol`` and
-    ``max_iter`` are those of ``augmented_solve``."""
+    ``max_iter`` are those of ``augmented_solve``.  ``kernels``: the addresses of the C
+    kernels "main", "holonomic" and "velocity" (the last two for :meth:`project` only,
+    None when not C)."""
 
-    def __init__(self, model: CompiledModel, P: np.ndarray, library: ctypes.CDLL, main: int,
-                 routines: dict[str, int], R: np.ndarray | None = None, *,
-                 penalty: float, tol: float = 1e-13, max_iter: int = 40) -> None:
-        L, kernels = model.layout, model.kernels
-        o, m = L.o, L.m
+    def __init__(self, model: CompiledModel, P: np.ndarray, library: ctypes.CDLL,
+                 kernels: dict[str, int | None], routines: dict[str, int],
+                 R: np.ndarray | None = None, *, penalty: float, tol: float = 1e-13,
+                 max_iter: int = 40) -> None:
+        L = model.layout
+        N, o, m, Mh = L.N, L.o, L.m, L.M
         self.z = np.zeros(L.nz)
         self.z[L.z_constants] = P
         if R is not None:                  # constant specified inputs
             self.z[L.z_r] = R
-        self.main_out = np.empty(kernels.main.nout)
-        self._buffers = {name: np.zeros(size) for name, size in
-                         (("H", o * o), ("x", o), ("dx", o), ("lam", m), ("res", m), ("work", m))}
+        n, k = max(N, o), max(m, Mh, 1)
+        outputs = {"main_out": model.kernels.main.nout,
+                   "holonomic_out": model.kernels.holonomic.nout if Mh else 1,
+                   "velocity_out": model.kernels.velocity.nout}
+        sizes = {**outputs, "H": n * n, "x": n, "dx": n, "lam": k, "res": k, "work": k,
+                 "Wq": N * N, "F": n, "c": k}
+        self._buffers = {name: np.zeros(size) for name, size in sizes.items()}
+        self.main_out = self._buffers["main_out"]
         addresses = {name: buf.ctypes.data for name, buf in self._buffers.items()}
-        plan = _Plan(main=main, z=self.z.ctypes.data, main_out=self.main_out.ctypes.data,
-                     N=L.N, o=o, m=m, K=L.K, s_rhs=L.main_rhs.start, s_sys=L.main_system.start,
-                     max_iter=int(max_iter), penalty=float(penalty), tol=float(tol),
-                     nfev=0, iterations=0, status=0, **routines, **addresses)
+        self.can_project = kernels["velocity"] is not None and \
+            (not Mh or kernels["holonomic"] is not None)
+        plan = _Plan(main=kernels["main"], holonomic=kernels["holonomic"] or 0,
+                     velocity=kernels["velocity"] or 0, z=self.z.ctypes.data,
+                     N=N, o=o, m=m, Mh=Mh, K=L.K, s_rhs=L.main_rhs.start,
+                     s_sys=L.main_system.start, s_B=L.velocity_B.start, s_b=L.velocity_b.start,
+                     max_iter=int(max_iter), identity_kinematics=0, penalty=float(penalty),
+                     tol=float(tol), nfev=0, iterations=0, status=0, **routines, **addresses)
         self._plan = plan
         self.plan = ctypes.addressof(plan)
         self.library = library
@@ -201,7 +287,12 @@ class NativeFullRHS:
         fn.argtypes = [ctypes.c_void_p, ctypes.c_double, ctypes.c_void_p, ctypes.c_void_p]
         self.function = ctypes.cast(fn, ctypes.c_void_p).value
         self._call = fn
-        self.ny = L.N + o
+        project = library.symbody_full_project
+        project.restype = ctypes.c_int
+        project.argtypes = [ctypes.c_void_p, ctypes.c_double, ctypes.c_void_p, ctypes.c_void_p,
+                            ctypes.c_double, ctypes.c_long]
+        self._project = project
+        self.ny = N + o
 
     @property
     def nfev(self) -> int:
@@ -216,16 +307,37 @@ class NativeFullRHS:
     @property
     def multipliers(self) -> np.ndarray:
         """λ (m,) of the last completed evaluation (one of them where B_a loses rank)."""
-        return self._buffers["lam"].copy()
+        return self._buffers["lam"][:self._plan.m].copy()
 
-    def __call__(self, t: float, y: np.ndarray) -> tuple[np.ndarray, int]:
-        """(y' (N + o,), status) at (t, y) (status 0: done; otherwise y' is not valid)."""
+    def _state(self, y: np.ndarray) -> np.ndarray:
         y = np.ascontiguousarray(y, dtype=float)
         if y.shape != (self.ny,):
             raise ValueError(f"y must have {self.ny} values, got shape {y.shape}")
+        return y
+
+    def __call__(self, t: float, y: np.ndarray) -> tuple[np.ndarray, int]:
+        """(y' (N + o,), status) at (t, y) (status 0: done; otherwise y' is not valid)."""
+        y = self._state(y)
         ydot = np.empty(self.ny)
         status = self._call(self.plan, float(t), y.ctypes.data, ydot.ctypes.data)
         return ydot, int(status)
+
+    def project(self, t: float, y: np.ndarray, identity_kinematics: bool, tol: float = 1e-12,
+                max_iter: int = 30) -> tuple[np.ndarray, int]:
+        """(y projected, status): ``FullCoordinates.project``'s mass-orthogonal projections
+        of q onto f_h = 0 (``max_iter`` Newton-type steps to |f_h| <= tol (1 + |q|); metric
+        M_d when ``identity_kinematics`` (q' = u), else the identity times mean(diag M_d))
+        and of u onto B u + b = 0 (metric M_d).  Status 0: done; 5: the positions did not
+        reach 1e-9 (1 + |q|); 1-3: a factorization failed; -1: not available (kernels not C).
+        Otherwise the result is not valid."""
+        if not self.can_project:
+            return y, -1
+        y = self._state(y)
+        out = np.empty(self.ny)
+        self._plan.identity_kinematics = int(bool(identity_kinematics))
+        status = self._project(self.plan, float(t), y.ctypes.data, out.ctypes.data, float(tol),
+                               int(max_iter))
+        return out, int(status)
 
 
 def native_full_rhs(model: CompiledModel, P: np.ndarray, R: np.ndarray | None = None, *,
@@ -243,6 +355,8 @@ def native_full_rhs(model: CompiledModel, P: np.ndarray, R: np.ndarray | None = 
     main = c_function_address(kernels.main)
     if main is None:
         return None
+    addresses = {"main": main, "velocity": c_function_address(kernels.velocity),
+                 "holonomic": c_function_address(kernels.holonomic) if L.M else None}
     routines = {"potrf": lapack_function("dpotrf"), "potrs": lapack_function("dpotrs"),
                 "syrk": blas_function("dsyrk"), "gemv": blas_function("dgemv")}
     if any(address is None for address in routines.values()):
@@ -253,5 +367,5 @@ def native_full_rhs(model: CompiledModel, P: np.ndarray, R: np.ndarray | None = 
         return None
     if library is None:
         return None
-    return NativeFullRHS(model, np.asarray(P, dtype=float), library, main, routines, R,
+    return NativeFullRHS(model, np.asarray(P, dtype=float), library, addresses, routines, R,
                          penalty=penalty, tol=tol, max_iter=max_iter)

@@ -196,7 +196,13 @@ class FullCoordinates:
         return np.array(self.model.augmented_blocks(t, q, u, P, self._r(t, q, u, xe), xe).mass)
 
     def project(self, t: float, y: np.ndarray, tol: float = 1e-12, max_iter: int = 30) -> np.ndarray:
-        """y with q moved onto f_h = 0 and u onto B u + b = 0, both mass-orthogonally."""
+        """y with q moved onto f_h = 0 and u onto B u + b = 0, both mass-orthogonally
+        (in compiled code when the run has the compiled full rhs and the constraint
+        kernels are C too; the failures are left to the Python code below, which raises)."""
+        if isinstance(self.native, NativeFullRHS):
+            projected, status = self.native.project(t, y, self.identity_kinematics, tol, max_iter)
+            if status == 0 and np.isfinite(projected).all():
+                return projected
         model, P = self.model, self.run.constants
         q, u, xe = (a.copy() if a is not None else None for a in self.split(y))
         Mq = self._mass(t, q, u, xe)
