@@ -28,6 +28,8 @@ import numpy as np
 from scipy.integrate import DOP853, RK23, RK45
 
 from ...compat.scipy import runge_kutta_step_control
+from ...compilation.linear_algebra import REDUCED_KKT_MIN
+from ...compilation.native_partition import native_partition_rhs
 from ...compilation.native_rhs import build_source, native_rhs
 
 __all__ = ["native_solver", "native_solver_for", "RK_SOURCE"]
@@ -221,14 +223,22 @@ def _solver_class(method: str) -> type:
     return NativeRungeKutta
 
 
-def native_solver(model: Any, P: np.ndarray, method: str,
-                  R: np.ndarray | None = None) -> tuple[type, dict] | None:
+def native_solver(model: Any, P: np.ndarray, method: str, R: np.ndarray | None = None,
+                  partition: Any = None) -> tuple[type, dict] | None:
     """(solver class, extra constructor arguments) for ``method`` with steps in compiled
     code, or None when the model's right-hand side or the method cannot run there.
-    ``R``: the values of the specified inputs, when they are constant."""
+    ``R``: the values of the specified inputs, when they are constant.  ``partition``: the
+    set of dependent speeds the state is in (default the model's own); another set, or many
+    constraint rows (where the Python path solves by the null space of B_a), takes
+    :mod:`~symbody.compilation.native_partition`'s right-hand side."""
     if method not in _SCIPY:
         return None
-    return native_solver_for(native_rhs(model, P, R), method)
+    L = model.layout
+    own = partition is None or partition.dependent_speeds == model.default_partition.dependent_speeds
+    if own and not (L.augmented and L.m >= REDUCED_KKT_MIN):
+        return native_solver_for(native_rhs(model, P, R), method)
+    part = model.default_partition if partition is None else partition
+    return native_solver_for(native_partition_rhs(model, P, part.u_ind_index, R), method)
 
 
 def native_solver_for(native: Any, method: str) -> tuple[type, dict] | None:
