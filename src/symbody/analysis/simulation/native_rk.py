@@ -1,6 +1,9 @@
 """scipy's explicit Runge-Kutta solvers with each step taken in compiled code.
 
-For a model whose right-hand side runs entirely in C (:mod:`symbody.compilation.native_rhs`),
+For a model whose right-hand side runs entirely in C (:mod:`symbody.compilation.native_rhs`;
+:mod:`~symbody.compilation.native_partition` in another set of dependent speeds or with
+many constraint rows; :mod:`~symbody.compilation.native_full` for the full-coordinate
+spans, through :func:`native_solver_for`),
 the Python left on each evaluation (scipy's wrappers, the argument checks, one LAPACK
 wrapper call per linear system) costs more than the kernels on small and medium models.
 :func:`native_solver` returns a subclass of scipy's ``RK23`` / ``RK45`` / ``DOP853`` whose
