@@ -9,7 +9,8 @@ becomes singular): the state is then x = [q (N), u[ind] (p)] and, as in
    u_ind + b)`` (B (m, o) row by row and b from the velocity kernel; LAPACK dgesv);
 2. the main kernel, then u'[ind] from the augmented system ``S [u'; λ] = s``: for many
    constraint rows (m >= ``REDUCED_KKT_MIN``, as ``rhs_at`` does) by the null space of
-   B_a (:func:`~.linear_algebra.reduced_kkt_solve`: one LU of B_a[:, dep] (dgetrf/dgetrs),
+   B_a (:func:`~.linear_algebra.reduced_kkt_solve`: one LU of B_a[:, dep] (dgetrf/dgetrs;
+   the LU of step 1 when B_a[:, dep] equals B[:, dep], as for constraints differentiated once),
    ``C = [I; -B_dep⁻¹ B_ind]``, ``w[dep] = B_dep⁻¹ c``, ``(Cᵀ M C) a = Cᵀ (F - M w)``),
    otherwise by dgesv of the whole (o + m)² system;
 
@@ -57,7 +58,7 @@ typedef struct {
     int *pivots;
     const long *ind, *dep;
     long N, o, p, m, K, iu, s_rhs, s_sys, s_B, s_b, reduced;
-    long nfev;
+    long nfev, lu_reused;
 } plan;
 
 int symbody_partition_rhs(plan *P, double t, const double *x, double *xdot)
@@ -90,14 +91,25 @@ int symbody_partition_rhs(plan *P, double t, const double *x, double *xdot)
         /* u'[ind] by the null space of B_a (reduced_kkt_solve) */
         const double *S = out + P->s_sys, *s = out + P->s_rhs, *Ba = S + o;
         double *C = P->C, *MC = P->MC, *w = P->w, *g = P->g, *Mr = P->Mr;
+        const double *B = P->velocity_out + P->s_B;
         char notrans = 'N';
-        for (k = 0; k < m; k++)
-            for (i = 0; i < m; i++) G[i + k * m] = Ba[i + dep[k] * K];
+        int same = 1;
+        /* B_a[:, dep] is B[:, dep] when the acceleration constraints are the derivative of
+           the velocity constraints: then G and the pivots already hold its LU (dgesv's is
+           dgetrf's), otherwise factor it */
+        for (k = 0; k < m && same; k++)
+            for (i = 0; i < m; i++)
+                if (Ba[i + dep[k] * K] != B[i * o + dep[k]]) { same = 0; break; }
         for (k = 0; k < p; k++)
             for (i = 0; i < m; i++) R[i + k * m] = Ba[i + ind[k] * K];
         for (i = 0; i < m; i++) R[i + p * m] = s[o + i];
-        P->getrf(&im, &im, G, &im, P->pivots, &info);
-        if (info) return 2;
+        if (!same) {
+            for (k = 0; k < m; k++)
+                for (i = 0; i < m; i++) G[i + k * m] = Ba[i + dep[k] * K];
+            P->getrf(&im, &im, G, &im, P->pivots, &info);
+            if (info) return 2;
+        }
+        P->lu_reused += same;
         P->getrs(&notrans, &im, &ip1, G, &im, P->pivots, R, &im, &info);
         if (info) return 2;
         /* C (o x p): C[ind] = I, C[dep] = -X;  w: w[ind] = 0, w[dep] = X[:, p] */
@@ -161,7 +173,7 @@ class _Plan(ctypes.Structure):
                   "G", "R", "C", "MC", "w", "g", "Mr", "pivots", "ind", "dep")]
                 + [(name, ctypes.c_long) for name in
                    ("N", "o", "p", "m", "K", "iu", "s_rhs", "s_sys", "s_B", "s_b", "reduced",
-                    "nfev")])
+                    "nfev", "lu_reused")])
 
 
 class NativePartitionRHS:
@@ -191,7 +203,7 @@ class NativePartitionRHS:
         plan = _Plan(z=self.z.ctypes.data, pivots=self.pivots.ctypes.data,
                      N=N, o=o, p=p, m=m, K=K, iu=L.iu, s_rhs=L.main_rhs.start,
                      s_sys=L.main_system.start, s_B=L.velocity_B.start, s_b=L.velocity_b.start,
-                     reduced=int(m >= REDUCED_KKT_MIN), nfev=0,
+                     reduced=int(m >= REDUCED_KKT_MIN), nfev=0, lu_reused=0,
                      **kernels, **routines, **addresses)
         self._plan = plan
         self.plan = ctypes.addressof(plan)
@@ -207,6 +219,12 @@ class NativePartitionRHS:
     def nfev(self) -> int:
         """Evaluations made through this plan so far."""
         return int(self._plan.nfev)
+
+    @property
+    def lu_reused(self) -> int:
+        """Evaluations whose B_a[:, dep] equalled B[:, dep], so that the LU of the dependent
+        speeds' solve served the null space too."""
+        return int(self._plan.lu_reused)
 
     def __call__(self, t: float, x: np.ndarray) -> tuple[np.ndarray, int]:
         """(x' (N + p,), status) at (t, x) (status 0: done; otherwise x' is not valid)."""
