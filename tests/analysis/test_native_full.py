@@ -243,3 +243,37 @@ def test_compiled_projection_failure_is_left_to_python(two_loops):
     assert native.project(0.0, y, True, max_iter=1)[1] == 5
     bad = native_full_rhs(model, P, penalty=-augmented.PENALTY)   # H indefinite
     assert bad.project(0.0, y, True)[1] == 1
+
+
+def test_dense_constraint_matrices_take_blas(two_loops):
+    """The products with B_a and M_d go through their nonzeros when those are few (the
+    N-four-bar: diagonal M_d, three or four entries per constraint row) and through BLAS
+    otherwise (the zoo four-bar in relative angles: B_a full, M_d 4 of 9 entries): both
+    equal the Python iteration, rhs and projection."""
+    from symbody.models import four_bar
+    mdl = four_bar()
+    model = compile(mdl.eom, backend="c")
+    P = model.constants_array(mdl.constants)
+    L = model.layout
+    x0 = model.state_array(mdl.initial_state)
+    u0 = model.arguments(0.0, x0[:L.N], x0[L.N:], P)[L.iu:L.ir]
+    blk = model.augmented_blocks(0.0, x0[:L.N], u0, P)
+    assert 3 * np.count_nonzero(blk.acc_matrix) >= blk.acc_matrix.size     # dense: BLAS
+    assert 3 * np.count_nonzero(blk.mass) >= blk.mass.size
+    _, fb, fbP = two_loops
+    fblk = fb.augmented_blocks(0.0, np.zeros(fb.layout.N), np.ones(fb.layout.o), fbP)
+    assert 3 * np.count_nonzero(fblk.acc_matrix) < fblk.acc_matrix.size    # sparse
+    assert 3 * np.count_nonzero(fblk.mass) < fblk.mass.size
+    full = augmented.FullCoordinates(_run(model, P))
+    native = native_full_rhs(model, P, penalty=augmented.PENALTY)
+    rng = np.random.default_rng(23)
+    for _ in range(3):
+        y = np.concatenate([x0[:L.N] + rng.uniform(-0.01, 0.01, L.N), rng.uniform(-1, 1, L.o)])
+        ref = full.rhs(0.0, y)
+        got, status = native(0.0, y)
+        assert status == 0
+        np.testing.assert_allclose(got, ref, rtol=0, atol=1e-12 * np.abs(ref).max())
+        ref = full.project(0.0, y)
+        got, status = native.project(0.0, y, full.identity_kinematics)
+        assert status == 0
+        np.testing.assert_allclose(got, ref, rtol=0, atol=1e-12 * np.abs(ref).max())

@@ -62,7 +62,8 @@ typedef struct {
     syrk_fn syrk;
     gemv_fn gemv;
     double *z, *main_out, *holonomic_out, *velocity_out;
-    double *H, *x, *dx, *lam, *res, *work, *Wq, *F, *c;
+    double *H, *x, *dx, *lam, *res, *work, *Wq, *F, *c, *A_val, *W_val;
+    long *A_row, *A_col, *W_row, *W_col;
     long N, o, m, Mh, K, s_rhs, s_sys, s_B, s_b, max_iter, identity_kinematics;
     double penalty, tol;
     long nfev, iterations, status;
@@ -80,23 +81,42 @@ static double max_abs(const double *v, long n)
     return mx;
 }
 
+/* a matrix's nonzeros (row, column, value), row by row; X(i, j) = X[i * rs + j * cs] */
+static long nonzeros(const double *X, long rows, long cols, long rs, long cs, long *r, long *c,
+                     double *v)
+{
+    long i, j, n = 0;
+    for (i = 0; i < rows; i++)
+        for (j = 0; j < cols; j++) {
+            double a = X[i * rs + j * cs];
+            if (a != 0.0) { r[n] = i; c[n] = j; v[n] = a; n++; }   /* (NaN kept) */
+        }
+    return n;
+}
+
 /* augmented_solve: x (n) minimizing x'Wx/2 - F'x subject to A x = c, multipliers in lam (m).
    W: n x n column-major, leading dimension ldw.  A (m x n): column-major with leading
    dimension lda (a_rows = 0), or row by row with row length lda (a_rows = 1: the
-   column-major n x m matrix A^T).  0: done; 1: H not positive definite; 2: dpotrs failed;
-   3: a non-finite scale. */
+   column-major n x m matrix A^T).  The products with A and W go through their nonzeros
+   when those are fewer than a third of the entries (constraint Jacobians, diagonal mass
+   matrices), through BLAS otherwise.  0: done; 1: H not positive definite; 2: dpotrs
+   failed; 3: a non-finite scale. */
 static int aug_solve(plan *P, int n, int m, const double *W, int ldw, const double *A, int lda,
                      int a_rows, const double *F, const double *c, double tol, long max_iter,
                      double *x)
 {
     int one = 1, info = 0, i, j, it, an = n, am = m;
+    long k, nA, nW;
     double *H = P->H, *dx = P->dx, *lam = P->lam, *res = P->res, *work = P->work;
+    long *Ar = P->A_row, *Ac = P->A_col, *Wr = P->W_row, *Wc = P->W_col;
+    double *Av = P->A_val, *Wv = P->W_val;
     double w = 0.0, a2 = 0.0, alpha, a_norm, c_max, err, step, size, last = INFINITY;
     double d_one = 1.0, d_minus = -1.0;
     char lower = 'L', trans = 'T', notrans = 'N';
-    /* BLAS views of A: A^T v by gemv(tA) and A x by gemv(nA) on the stored matrix */
-    char *tA = a_rows ? &notrans : &trans, *nA = a_rows ? &trans : &notrans;
+    /* BLAS views of A: A^T v by gemv(tA) and A x by gemv(nAop) on the stored matrix */
+    char *tA = a_rows ? &notrans : &trans, *nAop = a_rows ? &trans : &notrans;
     int *rows = a_rows ? &an : &am, *cols = a_rows ? &am : &an;
+    int sparse_A, sparse_W;
     for (j = 0; j < n; j++) {
         double d = fabs(W[j + (long)j * ldw]);
         if (d > w) w = d;
@@ -111,11 +131,32 @@ static int aug_solve(plan *P, int n, int m, const double *W, int ldw, const doub
         if (s > a2) a2 = s;
         else if (s != s) return 3;
     }
+    nA = nonzeros(A, m, n, a_rows ? lda : 1, a_rows ? 1 : lda, Ar, Ac, Av);
+    nW = nonzeros(W, n, n, 1, ldw, Wr, Wc, Wv);
+    sparse_A = 3 * nA < (long)m * n;
+    sparse_W = 3 * nW < (long)n * n;
     alpha = P->penalty * (w > 0.0 ? w : 1.0) / (a2 > 0.0 ? a2 : 1.0);
     /* H = W + alpha A^T A (lower triangle) */
-    for (j = 0; j < n; j++)
-        for (i = j; i < n; i++) H[i + (long)j * n] = W[i + (long)j * ldw];
-    P->syrk(&lower, a_rows ? &notrans : &trans, &an, &am, &alpha, (double *)A, &lda, &d_one, H, &an);
+    if (sparse_A) {
+        long r0, r1;
+        for (j = 0; j < n; j++)
+            for (i = j; i < n; i++) H[i + (long)j * n] = 0.0;
+        for (r0 = 0; r0 < nA; r0 = r1) {               /* A^T A = sum over rows of a a^T */
+            long e1, e2;
+            for (r1 = r0; r1 < nA && Ar[r1] == Ar[r0]; r1++) ;
+            for (e1 = r0; e1 < r1; e1++)
+                for (e2 = r0; e2 < r1; e2++)
+                    if (Ac[e1] >= Ac[e2]) H[Ac[e1] + Ac[e2] * n] += Av[e1] * Av[e2];
+        }
+        for (j = 0; j < n; j++)
+            for (i = j; i < n; i++)
+                H[i + (long)j * n] = W[i + (long)j * ldw] + alpha * H[i + (long)j * n];
+    } else {
+        for (j = 0; j < n; j++)
+            for (i = j; i < n; i++) H[i + (long)j * n] = W[i + (long)j * ldw];
+        P->syrk(&lower, a_rows ? &notrans : &trans, &an, &am, &alpha, (double *)A, &lda,
+                &d_one, H, &an);
+    }
     P->potrf(&lower, &an, H, &an, &info);
     if (info) return 1;
     a_norm = sqrt(a2);
@@ -123,24 +164,30 @@ static int aug_solve(plan *P, int n, int m, const double *W, int ldw, const doub
     /* x = H^-1 (F + A^T (lambda + alpha c)), lambda = 0 */
     for (i = 0; i < m; i++) { lam[i] = 0.0; work[i] = alpha * c[i]; }
     memcpy(x, F, (size_t)n * sizeof(double));
-    P->gemv(tA, rows, cols, &d_one, (double *)A, &lda, work, &one, &d_one, x, &one);
+#define AT_WORK_INTO(y) \
+    if (sparse_A) { for (k = 0; k < nA; k++) (y)[Ac[k]] += Av[k] * work[Ar[k]]; } \
+    else P->gemv(tA, rows, cols, &d_one, (double *)A, &lda, work, &one, &d_one, (y), &one);
+#define RESIDUAL() \
+    memcpy(res, c, (size_t)m * sizeof(double)); \
+    if (sparse_A) { for (k = 0; k < nA; k++) res[Ar[k]] -= Av[k] * x[Ac[k]]; } \
+    else P->gemv(nAop, rows, cols, &d_minus, (double *)A, &lda, x, &one, &d_one, res, &one);
+    AT_WORK_INTO(x)
     P->potrs(&lower, &an, &one, H, &an, x, &an, &info);
     if (info) return 2;
-    memcpy(res, c, (size_t)m * sizeof(double));
-    P->gemv(nA, rows, cols, &d_minus, (double *)A, &lda, x, &one, &d_one, res, &one);
+    RESIDUAL()
     for (i = 0; i < m; i++) lam[i] += alpha * res[i];
     err = max_abs(res, m);
     for (it = 0; it < max_iter; it++) {
         /* dx = H^-1 [F - W x + A^T (lambda + alpha r)] */
         for (i = 0; i < m; i++) work[i] = lam[i] + alpha * res[i];
         memcpy(dx, F, (size_t)n * sizeof(double));
-        P->gemv(&notrans, &an, &an, &d_minus, (double *)W, &ldw, x, &one, &d_one, dx, &one);
-        P->gemv(tA, rows, cols, &d_one, (double *)A, &lda, work, &one, &d_one, dx, &one);
+        if (sparse_W) { for (k = 0; k < nW; k++) dx[Wr[k]] -= Wv[k] * x[Wc[k]]; }
+        else P->gemv(&notrans, &an, &an, &d_minus, (double *)W, &ldw, x, &one, &d_one, dx, &one);
+        AT_WORK_INTO(dx)
         P->potrs(&lower, &an, &one, H, &an, dx, &an, &info);
         if (info) return 2;
         for (i = 0; i < n; i++) x[i] += dx[i];
-        memcpy(res, c, (size_t)m * sizeof(double));
-        P->gemv(nA, rows, cols, &d_minus, (double *)A, &lda, x, &one, &d_one, res, &one);
+        RESIDUAL()
         for (i = 0; i < m; i++) lam[i] += alpha * res[i];
         err = max_abs(res, m);
         step = max_abs(dx, n);
@@ -150,6 +197,8 @@ static int aug_solve(plan *P, int n, int m, const double *W, int ldw, const doub
         if (step >= last) break;        /* no more progress */
         last = step;
     }
+#undef AT_WORK_INTO
+#undef RESIDUAL
     return 0;
 }
 
@@ -235,7 +284,8 @@ class _Plan(ctypes.Structure):
     _fields_ = ([(name, ctypes.c_void_p) for name in
                  ("main", "holonomic", "velocity", "potrf", "potrs", "syrk", "gemv",
                   "z", "main_out", "holonomic_out", "velocity_out",
-                  "H", "x", "dx", "lam", "res", "work", "Wq", "F", "c")]
+                  "H", "x", "dx", "lam", "res", "work", "Wq", "F", "c", "A_val", "W_val",
+                  "A_row", "A_col", "W_row", "W_col")]
                 + [(name, ctypes.c_long) for name in
                    ("N", "o", "m", "Mh", "K", "s_rhs", "s_sys", "s_B", "s_b", "max_iter",
                     "identity_kinematics")]
@@ -267,8 +317,11 @@ class NativeFullRHS:
                    "holonomic_out": model.kernels.holonomic.nout if Mh else 1,
                    "velocity_out": model.kernels.velocity.nout}
         sizes = {**outputs, "H": n * n, "x": n, "dx": n, "lam": k, "res": k, "work": k,
-                 "Wq": N * N, "F": n, "c": k}
+                 "Wq": N * N, "F": n, "c": k, "A_val": n * k, "W_val": n * n}
         self._buffers = {name: np.zeros(size) for name, size in sizes.items()}
+        self._buffers.update({name: np.zeros(size, dtype=np.int_) for name, size in
+                              (("A_row", n * k), ("A_col", n * k), ("W_row", n * n),
+                               ("W_col", n * n))})
         self.main_out = self._buffers["main_out"]
         addresses = {name: buf.ctypes.data for name, buf in self._buffers.items()}
         self.can_project = kernels["velocity"] is not None and \
