@@ -246,10 +246,10 @@ def test_compiled_projection_failure_is_left_to_python(two_loops):
 
 
 def test_dense_constraint_matrices_take_blas(two_loops):
-    """The products with B_a and M_d go through their nonzeros when those are few (the
-    N-four-bar: diagonal M_d, three or four entries per constraint row) and through BLAS
-    otherwise (the zoo four-bar in relative angles: B_a full, M_d 4 of 9 entries): both
-    equal the Python iteration, rhs and projection."""
+    """The products with B_a and M_d go through their nonzeros when those are fewer than a
+    third (the two-loop N-four-bar's B_a: 3 or 4 entries per row of 5; A02's M_d too) and
+    through BLAS otherwise (the zoo four-bar in relative angles: B_a full, M_d 4 of 9
+    entries): both equal the Python iteration, rhs and projection."""
     from symbody.models import four_bar
     mdl = four_bar()
     model = compile(mdl.eom, backend="c")
@@ -263,7 +263,6 @@ def test_dense_constraint_matrices_take_blas(two_loops):
     _, fb, fbP = two_loops
     fblk = fb.augmented_blocks(0.0, np.zeros(fb.layout.N), np.ones(fb.layout.o), fbP)
     assert 3 * np.count_nonzero(fblk.acc_matrix) < fblk.acc_matrix.size    # sparse
-    assert 3 * np.count_nonzero(fblk.mass) < fblk.mass.size
     full = augmented.FullCoordinates(_run(model, P))
     native = native_full_rhs(model, P, penalty=augmented.PENALTY)
     rng = np.random.default_rng(23)
@@ -277,3 +276,29 @@ def test_dense_constraint_matrices_take_blas(two_loops):
         got, status = native.project(0.0, y, full.identity_kinematics)
         assert status == 0
         np.testing.assert_allclose(got, ref, rtol=0, atol=1e-12 * np.abs(ref).max())
+
+
+def test_sparse_mass_matrix_takes_its_nonzeros():
+    """Eight loops: M_d (17 x 17) has 33 nonzeros, B_a 3 or 4 per row: both sparse paths."""
+    mdl = n_four_bar(8)
+    model = compile(mdl.eom, backend="c")
+    P = model.constants_array(mdl.constants)
+    L = model.layout
+    rng = np.random.default_rng(29)
+    full = augmented.FullCoordinates(_run(model, P))
+    native = native_full_rhs(model, P, penalty=augmented.PENALTY)
+    x0 = model.state_array(mdl.initial_state)
+    for k in range(3):
+        y = np.concatenate([x0[:L.N] + rng.uniform(-0.3, 0.3, L.N), rng.uniform(-1, 1, L.o)])
+        blk = model.augmented_blocks(0.0, y[:L.N], y[L.N:], P)
+        assert 3 * np.count_nonzero(blk.mass) < blk.mass.size
+        assert 3 * np.count_nonzero(blk.acc_matrix) < blk.acc_matrix.size
+        ref = full.rhs(0.0, y)
+        got, status = native(0.0, y)
+        assert status == 0
+        np.testing.assert_allclose(got, ref, rtol=0, atol=1e-11 * np.abs(ref).max())
+        if k == 0:
+            ref = full.project(0.0, y)
+            got, status = native.project(0.0, y, full.identity_kinematics)
+            assert status == 0
+            np.testing.assert_allclose(got, ref, rtol=0, atol=1e-11 * np.abs(ref).max())
