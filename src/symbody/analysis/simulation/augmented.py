@@ -22,6 +22,12 @@ and all speeds instead, y = [q (N), u (o), x_e (e)], with
   metric, the state keeps the momentum it had and continues on the branch it was moving
   along (a parallelogram stays a parallelogram through its flat positions).
 
+When the model's kernels are generated C (and its inputs, if any, constant), the
+right-hand side and the projections run in compiled code
+(:mod:`symbody.compilation.native_full`: the same iterations, equal to round-off) and
+scipy's explicit Runge-Kutta steps too (:mod:`.native_rk`); anything the compiled code
+cannot finish is done by the Python code here.
+
 The driver switches a segment to these coordinates where the constraint Jacobian's
 rank measure (column-pivoted QR, |R_kk| / |R_11|) falls below ``ENTER_RANK`` and back to
 Kane's minimal form (with the best dependent set) where it exceeds ``LEAVE_RANK``.
