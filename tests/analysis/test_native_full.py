@@ -302,3 +302,30 @@ def test_sparse_mass_matrix_takes_its_nonzeros():
             got, status = native.project(0.0, y, full.identity_kinematics)
             assert status == 0
             np.testing.assert_allclose(got, ref, rtol=0, atol=1e-11 * np.abs(ref).max())
+
+
+@pytest.mark.parametrize("name", ["chaplygin-sleigh", "rolling-disc", "andrews-squeezer", "bricard"])
+def test_zoo_models_compiled_full_rhs_and_projection(name):
+    """Nonholonomic only (M = 0: the speeds' projection alone), many loops, a redundant loop
+    equation (Bricard: B_a loses rank everywhere): the compiled rhs, projection and rhs in
+    the model's dependent set equal the Python ones."""
+    from symbody.compilation.native_partition import native_partition_rhs
+    mdl = sb.models.get(name)
+    model = compile(mdl.eom, backend="c")
+    P = model.constants_array(mdl.constants)
+    L = model.layout
+    native = native_full_rhs(model, P, penalty=augmented.PENALTY)
+    assert native is not None and native.can_project
+    full = augmented.FullCoordinates(_run(model, P))
+    x0 = model.state_array(mdl.initial_state)
+    u0 = model.arguments(0.0, x0[:L.N], x0[L.N:], P)[L.iu:L.ir]
+    rng = np.random.default_rng(31)
+    y = np.concatenate([x0[:L.N] + rng.uniform(-1e-3, 1e-3, L.N), u0 + rng.uniform(-0.1, 0.1, L.o)])
+    for ref, (got, status) in ((full.rhs(0.1, y), native(0.1, y)),
+                               (full.project(0.1, y), native.project(0.1, y, full.identity_kinematics))):
+        assert status == 0
+        np.testing.assert_allclose(got, ref, rtol=0, atol=1e-12 * np.abs(ref).max())
+    ref = model.rhs(0.1, x0, P)
+    got, status = native_partition_rhs(model, P, model.default_partition.u_ind_index)(0.1, x0)
+    assert status == 0
+    np.testing.assert_allclose(got, ref, rtol=0, atol=1e-12 * np.abs(ref).max())
