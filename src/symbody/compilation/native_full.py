@@ -354,12 +354,14 @@ class NativeFullRHS:
 
     @property
     def iterations(self) -> int:
-        """Augmented Lagrangian iterations (after the first solve) made so far."""
+        """Augmented Lagrangian iterations (after each first solve) made so far, by the
+        evaluations and the projections."""
         return int(self._plan.iterations)
 
     @property
     def multipliers(self) -> np.ndarray:
-        """λ (m,) of the last completed evaluation (one of them where B_a loses rank)."""
+        """λ (m,) of the last solve, when it was an evaluation (one λ where B_a loses rank;
+        after :meth:`project`, the velocity projection's multipliers)."""
         return self._buffers["lam"][:self._plan.m].copy()
 
     def _state(self, y: np.ndarray) -> np.ndarray:
