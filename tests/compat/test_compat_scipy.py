@@ -67,3 +67,23 @@ def test_lapack_function_pointers():
        ctypes.addressof(lda), b.ctypes.data, ctypes.addressof(ldb), ctypes.addressof(info))
     assert info.value == 0
     np.testing.assert_allclose(b, np.linalg.solve([[4.0, 1.0], [1.0, 3.0]], [1.0, 2.0]), rtol=1e-14)
+
+
+def test_blas_function_pointers():
+    for name in ("dgemv", "dsyrk"):
+        address = compat.blas_function(name)
+        assert isinstance(address, int) and address != 0, \
+            _changed(f"scipy.linalg.cython_blas.__pyx_capi__[{name!r}]")
+    assert compat.blas_function("no_such_routine") is None
+    # the pointer is BLAS's dgemv: y <- alpha A^T x + beta y with a column-major A
+    fn = ctypes.CFUNCTYPE(None, *[ctypes.c_void_p] * 11)(compat.blas_function("dgemv"))
+    a = np.array([[1.0, 2.0, 3.0], [4.0, 5.0, 6.0]], order="F")
+    x = np.array([1.0, -1.0])
+    y = np.array([10.0, 20.0, 30.0])
+    trans, m, n, inc = ctypes.c_char(b"T"), ctypes.c_int(2), ctypes.c_int(3), ctypes.c_int(1)
+    alpha, beta, lda = ctypes.c_double(2.0), ctypes.c_double(0.5), ctypes.c_int(2)
+    fn(ctypes.addressof(trans), ctypes.addressof(m), ctypes.addressof(n), ctypes.addressof(alpha),
+       a.ctypes.data, ctypes.addressof(lda), x.ctypes.data, ctypes.addressof(inc),
+       ctypes.addressof(beta), y.ctypes.data, ctypes.addressof(inc))
+    np.testing.assert_allclose(y, 2.0 * (a.T @ [1.0, -1.0]) + 0.5 * np.array([10.0, 20.0, 30.0]),
+                               rtol=1e-14)

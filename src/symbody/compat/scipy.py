@@ -8,9 +8,10 @@
   ``h_previous``, ``y_old``; :data:`RUNGE_KUTTA_ATTRIBUTES`), and override
   ``_step_impl``, the method SciPy's ``OdeSolver`` documentation asks a new solver to
   implement.
-- LAPACK function pointers from ``scipy.linalg.cython_lapack``: its routines are a public
-  Cython API (``cimport``); from Python the addresses are only reachable through the
-  module's ``__pyx_capi__`` capsules, which Cython generates.
+- LAPACK and BLAS function pointers from ``scipy.linalg.cython_lapack`` and
+  ``scipy.linalg.cython_blas``: their routines are a public Cython API (``cimport``); from
+  Python the addresses are only reachable through the modules' ``__pyx_capi__`` capsules,
+  which Cython generates.
 """
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ from __future__ import annotations
 import ctypes
 
 __all__ = ["CHECKED_ON", "RUNGE_KUTTA_ATTRIBUTES", "runge_kutta_step_control",
-           "lapack_function"]
+           "lapack_function", "blas_function"]
 
 #: SciPy versions these helpers were checked on (tests/compat/test_scipy.py).
 CHECKED_ON = ("1.17.1",)
@@ -47,9 +48,24 @@ def lapack_function(name: str) -> int | None:
     Read from the capsule ``scipy.linalg.cython_lapack.__pyx_capi__[name]``; None when SciPy
     has no such routine or no such table.
     """
+    return _capsule_address("cython_lapack", name)
+
+
+def blas_function(name: str) -> int | None:
+    """The address of SciPy's BLAS routine ``name`` (``"dgemv"``, ``"dsyrk"``...), or None.
+
+    Read from the capsule ``scipy.linalg.cython_blas.__pyx_capi__[name]`` (Fortran
+    convention: every argument by pointer); None when SciPy has no such routine or table.
+    """
+    return _capsule_address("cython_blas", name)
+
+
+def _capsule_address(module: str, name: str) -> int | None:
+    """The pointer in ``scipy.linalg.<module>.__pyx_capi__[name]``, or None."""
     try:
-        from scipy.linalg import cython_lapack
-        capsule = cython_lapack.__pyx_capi__[name]
+        import importlib
+        table = importlib.import_module(f"scipy.linalg.{module}").__pyx_capi__
+        capsule = table[name]
     except (ImportError, AttributeError, KeyError):
         return None
     get_name = ctypes.pythonapi.PyCapsule_GetName

@@ -22,6 +22,12 @@ and all speeds instead, y = [q (N), u (o), x_e (e)], with
   metric, the state keeps the momentum it had and continues on the branch it was moving
   along (a parallelogram stays a parallelogram through its flat positions).
 
+When the model's kernels are generated C (and its inputs, if any, constant), the
+right-hand side and the projections run in compiled code
+(:mod:`symbody.compilation.native_full`: the same iterations, equal to round-off) and
+scipy's explicit Runge-Kutta steps too (:mod:`.native_rk`); anything the compiled code
+cannot finish is done by the Python code here.
+
 The driver switches a segment to these coordinates where the constraint Jacobian's
 rank measure (column-pivoted QR, |R_kk| / |R_11|) falls below ``ENTER_RANK`` and back to
 Kane's minimal form (with the best dependent set) where it exceeds ``LEAVE_RANK``.
@@ -36,8 +42,10 @@ import numpy as np
 from scipy.linalg import LinAlgError, lapack, lu_factor, lu_solve
 
 from ...compilation import NumericModel
+from ...compilation.native_full import NativeFullRHS, native_full_rhs
 from ...compilation.numeric_model import Partition
 from ...errors import SymbodyError
+from ..inputs import ConstantInputs
 from .strategy import SCIPY_METHODS, ConstraintMode, Run, StopIntegration
 
 __all__ = ["FullCoordinates", "AugmentedLagrangian", "full_partition", "is_full", "augmented_solve",
@@ -144,6 +152,8 @@ class FullCoordinates:
     def __init__(self, run: Run) -> None:
         self.run = run
         self.model = model = run.model
+        #: the compiled rhs (native_full), None where the model cannot have it; False: not built
+        self.native: NativeFullRHS | None | bool = False
         self.N, self.o, self.e = model.N, model.o, model.e
         rng = np.random.default_rng(0)
         q = rng.uniform(-1.0, 1.0, model.N)
@@ -192,7 +202,13 @@ class FullCoordinates:
         return np.array(self.model.augmented_blocks(t, q, u, P, self._r(t, q, u, xe), xe).mass)
 
     def project(self, t: float, y: np.ndarray, tol: float = 1e-12, max_iter: int = 30) -> np.ndarray:
-        """y with q moved onto f_h = 0 and u onto B u + b = 0, both mass-orthogonally."""
+        """y with q moved onto f_h = 0 and u onto B u + b = 0, both mass-orthogonally
+        (in compiled code when the run has the compiled full rhs and the constraint
+        kernels are C too; the failures are left to the Python code below, which raises)."""
+        if isinstance(self.native, NativeFullRHS):
+            projected, status = self.native.project(t, y, self.identity_kinematics, tol, max_iter)
+            if status == 0 and np.isfinite(projected).all():
+                return projected
         model, P = self.model, self.run.constants
         q, u, xe = (a.copy() if a is not None else None for a in self.split(y))
         Mq = self._mass(t, q, u, xe)
@@ -238,13 +254,25 @@ class AugmentedLagrangian(ConstraintMode):
     def start(self, run: Run, t: float, y: np.ndarray, part: Partition, first_step: float | None):
         full = self.coordinates(run)
         method = run.method if run.method in SCIPY_METHODS and run.method != "LSODA" else "DOP853"
+        solver = SCIPY_METHODS[method]
         kwargs: dict[str, Any] = dict(rtol=run.rtol, max_step=run.max_step,
                                       atol=_full_atol(run, full))
         if first_step is not None:
             kwargs["first_step"] = min(float(first_step), abs(run.tf - t))
 
+        native = native_full_solver(run, full, method)
+        if native is not None:           # the whole step in compiled code (native_full)
+            solver, extra = native
+            kwargs.update(extra, on_evaluations=run.count_evaluations)
+
+        compiled = full.native if isinstance(full.native, NativeFullRHS) else None
+
         def fun(tt, yy):
             run.nfev += 1
+            if compiled is not None:        # (scipy's first step and DOP853's dense output)
+                ydot, status = compiled(tt, yy)
+                if status == 0 and np.isfinite(ydot).all():
+                    return ydot
             try:
                 return full.rhs(tt, yy)
             except SymbodyError as exc:
@@ -252,7 +280,7 @@ class AugmentedLagrangian(ConstraintMode):
             except (FloatingPointError, ZeroDivisionError, OverflowError) as exc:
                 raise StopIntegration(-2, f"floating point error at t = {tt:.6g}: {exc}") from exc
 
-        return SCIPY_METHODS[method](fun, t, y.copy(), run.tf, **kwargs)
+        return solver(fun, t, y.copy(), run.tf, **kwargs)
 
     def accept(self, run: Run, t: float, y: np.ndarray, part: Partition) -> tuple[np.ndarray, bool]:
         projected = self.coordinates(run).project(t, y)
@@ -262,6 +290,23 @@ class AugmentedLagrangian(ConstraintMode):
 
     def output(self, run: Run, t: float, y: np.ndarray, part: Partition) -> np.ndarray:
         return self.coordinates(run).project(t, y)
+
+
+def native_full_solver(run: Run, full: FullCoordinates, method: str) -> tuple[type, dict] | None:
+    """(solver class, extra constructor arguments) for ``method`` with the steps and the
+    right-hand side :meth:`FullCoordinates.rhs` in compiled code
+    (:mod:`symbody.compilation.native_full`, built once per run), or None when the model
+    (not all-C kernels, extra states, inputs that are not constant) or the method needs Python."""
+    inputs = run.specifieds
+    if inputs is not None and not isinstance(inputs, ConstantInputs):
+        return None
+    if full.native is False:
+        full.native = native_full_rhs(run.model, run.constants,
+                                      None if inputs is None else inputs.values, penalty=PENALTY)
+    if full.native is None:
+        return None
+    from .native_rk import native_solver_for
+    return native_solver_for(full.native, method)
 
 
 def _full_atol(run: Run, full: FullCoordinates) -> Any:

@@ -1,6 +1,9 @@
 """scipy's explicit Runge-Kutta solvers with each step taken in compiled code.
 
-For a model whose right-hand side runs entirely in C (:mod:`symbody.compilation.native_rhs`),
+For a model whose right-hand side runs entirely in C (:mod:`symbody.compilation.native_rhs`;
+:mod:`~symbody.compilation.native_partition` in another set of dependent speeds or with
+many constraint rows; :mod:`~symbody.compilation.native_full` for the full-coordinate
+spans, through :func:`native_solver_for`),
 the Python left on each evaluation (scipy's wrappers, the argument checks, one LAPACK
 wrapper call per linear system) costs more than the kernels on small and medium models.
 :func:`native_solver` returns a subclass of scipy's ``RK23`` / ``RK45`` / ``DOP853`` whose
@@ -28,9 +31,11 @@ import numpy as np
 from scipy.integrate import DOP853, RK23, RK45
 
 from ...compat.scipy import runge_kutta_step_control
-from ...compilation.native_rhs import NativeRHS, build_source, native_rhs
+from ...compilation.linear_algebra import REDUCED_KKT_MIN
+from ...compilation.native_partition import native_partition_rhs
+from ...compilation.native_rhs import build_source, native_rhs
 
-__all__ = ["native_solver", "RK_SOURCE"]
+__all__ = ["native_solver", "native_solver_for", "RK_SOURCE"]
 
 RK_SOURCE = r"""
 #include <math.h>
@@ -159,7 +164,7 @@ def _solver_class(method: str) -> type:
     class NativeRungeKutta(base):
         __doc__ = f"scipy's {method} with each adaptive step taken in compiled code."
 
-        def __init__(self, fun, t0, y0, t_bound, *, native: NativeRHS, library: Any,
+        def __init__(self, fun, t0, y0, t_bound, *, native: Any, library: Any,
                      on_evaluations: Any = None, **options):
             super().__init__(fun, t0, y0, t_bound, **options)
             n = self.n
@@ -221,15 +226,31 @@ def _solver_class(method: str) -> type:
     return NativeRungeKutta
 
 
-def native_solver(model: Any, P: np.ndarray, method: str,
-                  R: np.ndarray | None = None) -> tuple[type, dict] | None:
+def native_solver(model: Any, P: np.ndarray, method: str, R: np.ndarray | None = None,
+                  partition: Any = None) -> tuple[type, dict] | None:
     """(solver class, extra constructor arguments) for ``method`` with steps in compiled
     code, or None when the model's right-hand side or the method cannot run there.
-    ``R``: the values of the specified inputs, when they are constant."""
+    ``R``: the values of the specified inputs, when they are constant.  ``partition``: the
+    set of dependent speeds the state is in (default the model's own); another set, or many
+    constraint rows (where the Python path solves by the null space of B_a), takes
+    :mod:`~symbody.compilation.native_partition`'s right-hand side."""
     if method not in _SCIPY:
         return None
-    native = native_rhs(model, P, R)
-    if native is None:
+    L = model.layout
+    own = partition is None or partition.dependent_speeds == model.default_partition.dependent_speeds
+    if own and not (L.augmented and L.m >= REDUCED_KKT_MIN):
+        return native_solver_for(native_rhs(model, P, R), method)
+    part = model.default_partition if partition is None else partition
+    return native_solver_for(native_partition_rhs(model, P, part.u_ind_index, R), method)
+
+
+def native_solver_for(native: Any, method: str) -> tuple[type, dict] | None:
+    """(solver class, extra constructor arguments) for ``method`` with steps in compiled
+    code calling the ready compiled right-hand side ``native`` (an object with the
+    addresses ``function`` -- ``int f(plan, t, y, ydot)``, 0 when done -- and ``plan``,
+    e.g. :class:`~symbody.compilation.native_rhs.NativeRHS`), or None when ``native`` is
+    None or the method cannot run there."""
+    if native is None or method not in _SCIPY:
         return None
     try:
         library = build_source(RK_SOURCE, "native-rk")

@@ -162,14 +162,13 @@ class ConstraintMode:
                                       if run.options.get("exact_jacobian", True) else None)
             if run.options["jac"] is not None:
                 kwargs["jac"] = run.options["jac"]
-        if self.plain_rhs(run) and (inputs is None or isinstance(inputs, ConstantInputs)) and \
-                part.dependent_speeds == run.model.default_partition.dependent_speeds:
+        if self.plain_rhs(run) and (inputs is None or isinstance(inputs, ConstantInputs)):
             # the plain right-hand side of a model whose kernels are all generated C (and whose
-            # inputs, if any, are constant): the same scipy solver with its steps taken in
-            # compiled code (see native_rk)
+            # inputs, if any, are constant), in any dependent set: the same scipy solver with
+            # its steps taken in compiled code (see native_rk)
             from .native_rk import native_solver
             native = native_solver(run.model, run.constants, run.method,
-                                   None if inputs is None else inputs.values)
+                                   None if inputs is None else inputs.values, part)
             if native is not None:
                 solver, extra = native
                 kwargs.update(extra, on_evaluations=run.count_evaluations)
