@@ -359,3 +359,28 @@ def test_one_span_through_the_flat_position_equals_the_llvm_run(two_loops, monke
     theta = runs["c"].q[:, 0]
     assert theta[0] > 0 > theta[-1]                     # through θ = 0
     np.testing.assert_allclose(runs["c"].x, runs["llvm"].x, rtol=0, atol=1e-8)
+
+
+def test_multipliers_of_full_coordinate_samples_from_the_compiled_solve(two_loops, monkeypatch):
+    """The samples taken in full coordinates get λ from the compiled augmented Lagrangian
+    solve (from λ = 0, as the Python one): the same multipliers to round-off."""
+    samples = importlib.import_module("symbody.analysis.simulation.samples")
+    mdl, model, P = two_loops
+    kw = dict(t_eval=np.linspace(0.0, 3.0, 61), solver=sb.Solver(rtol=1e-8, atol=1e-10))
+    built = []
+    real = samples.native_full_rhs
+
+    def spy(*args, **kwargs):
+        built.append(real(*args, **kwargs))
+        return built[-1]
+
+    monkeypatch.setattr(samples, "native_full_rhs", spy)
+    tr = sb.simulate(model, (0.0, 3.0), mdl.initial_state, mdl.constants, **kw)
+    assert "full coordinates" in tr.message
+    assert built and built[0] is not None and built[0].nfev > 0, "the compiled solve was not used"
+    monkeypatch.setattr(samples, "native_full_rhs", lambda *args, **kwargs: None)
+    ref = sb.simulate(model, (0.0, 3.0), mdl.initial_state, mdl.constants, **kw)
+    np.testing.assert_array_equal(tr.x, ref.x)
+    assert np.isfinite(ref.multipliers).all()
+    scale = np.abs(ref.multipliers).max()
+    np.testing.assert_allclose(tr.multipliers, ref.multipliers, rtol=0, atol=1e-9 * scale)

@@ -11,11 +11,12 @@ from __future__ import annotations
 import numpy as np
 
 from ...compilation import NumericModel
+from ...compilation.native_full import native_full_rhs
 from ...compilation.numeric_model import Partition, SampleValues
 from ...errors import SymbodyError
 from ...formatting import symbol_name as _short
 from ..trajectory import ModelInfo, PartitionChange, RunReport, SampleArrays, Trajectory
-from .augmented import augmented_solve, is_full
+from .augmented import PENALTY, augmented_solve, is_full
 from .strategy import Run
 
 __all__ = ["Samples", "build_trajectory"]
@@ -132,10 +133,17 @@ def _full_span_multipliers(model: NumericModel, rows: np.ndarray, T, X, U, P, R,
     Lagrangian iteration started at λ = 0, which keeps λ in the range of B_a, so it is the
     minimum-norm multiplier vector where B_a loses rank (where the split of the constraint
     forces is not unique)."""
+    # the compiled evaluation (native_full; also from λ = 0) when the model has it
+    native = native_full_rhs(model, P, penalty=PENALTY) if R is None and not model.e else None
     for i in rows:
         u = U[i] if U is not None else None
         if u is None or not np.isfinite(u).all():
             continue
+        if native is not None:
+            status = native(T[i], np.concatenate([X[i, :model.N], u]))[1]
+            if status == 0:
+                L[i] = native.multipliers
+                continue
         try:
             blk = model.augmented_blocks(T[i], X[i, :model.N], u, P, None if R is None else R[i],
                                          X[i, model.N + model.p:] if model.e else None)
