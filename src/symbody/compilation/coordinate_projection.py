@@ -218,4 +218,15 @@ def project_coordinates_many(model: CompiledModel, t: ArrayLike, Q: ArrayLike, p
     Z = np.tile(z, (Q.shape[0], 1))
     Z[:, 0] = t
     Z[:, 1:1 + N] = Q
-    return project_arguments_many(model, Z, tol, max_iter, partition)
+    # in batches whose kernel output stays within PROJECTION_BUDGET numbers (the Jacobian of
+    # the 40-loop four-bar is 6 480 numbers a row)
+    rows = max(32, PROJECTION_BUDGET // max(model.kernels.holonomic.nout, 1))
+    done = np.empty(Q.shape[0], dtype=bool)
+    for start in range(0, Q.shape[0], rows):
+        chunk = slice(start, start + rows)
+        Q[chunk], done[chunk] = project_arguments_many(model, Z[chunk], tol, max_iter, partition)
+    return Q, done
+
+
+#: numbers of kernel output per batch of :func:`project_coordinates_many`
+PROJECTION_BUDGET = 1 << 18
