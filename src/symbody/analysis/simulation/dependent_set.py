@@ -27,6 +27,7 @@ from scipy.optimize import brentq
 
 from ...compilation import NumericModel
 from ...compilation.linear_algebra import determinant, pivoted_columns, pivoted_qr, rank_measure
+from ...compilation.native_constraints import native_constraints
 from ...compilation.numeric_model import Partition
 from ...compilation.partition import constraint_matrices_function
 from ...errors import SymbodyError
@@ -86,6 +87,9 @@ class DependentSetMonitor:
                           if self.active and type(model).constraint_matrices
                           is NumericModel.constraint_matrices else None)
         self._last: _Configuration | None = None
+        # the rank measure in compiled code for the points no other check reads (the
+        # same numbers: native_constraints), None when the model cannot have it
+        self._native = native_constraints(model, P) if self._matrices is not None else None
 
     # -- evaluation
     def configuration(self, t: float, y: np.ndarray, remember: bool = True) -> _Configuration:
@@ -167,6 +171,10 @@ class DependentSetMonitor:
         layout: only q = y[:N] is read): 0 where either loses rank, by magnitude, whatever
         the number of singular values that vanish.  ``remember``: see :meth:`configuration`
         (False for states no other check reads, such as the points inside a step)."""
+        if not remember and self._native is not None:
+            value = self._native.rank(t, y[:self.model.N])
+            if value >= 0.0:
+                return value
         config = self.configuration(t, y, remember)
         value = config.pivoted(0)[1] if config.J.shape[0] else 1.0
         if config.B.shape[0] and value > 0.0 and not config.same:

@@ -35,6 +35,7 @@ import numpy as np
 from scipy.integrate import BDF, DOP853, LSODA, RK23, RK45, Radau
 
 from ...compilation import NumericModel
+from ...compilation.native_constraints import native_constraints
 from ...compilation.numeric_model import Partition
 from ...errors import InputError, SymbodyError
 from ..inputs import ConstantInputs
@@ -284,9 +285,19 @@ def project_state(run: Run, t: float, y: np.ndarray, part: Partition, max_iter: 
     Raises StopIntegration (-3 singular Jacobian, -4 no convergence).
     """
     model = run.model
+    native = _native_constraints(run)
+    found = None
+    if native is not None and model.M:
+        if part is None or part is model.default_partition or part == model.default_partition:
+            dependent = tuple(range(model.n, model.N))
+        else:
+            dependent = tuple(part.q_dep_index)
+        # project_arguments' iterations in compiled code (None: singular, the Python path
+        # below says so)
+        found = native.project(t, y[:model.N], dependent, 1e-10, max_iter)
     try:
-        q, ok, norm = model.project_coordinates(y[:model.N], run.constants, t, max_iter=max_iter,
-                                                partition=part)
+        q, ok, norm = found if found is not None else \
+            model.project_coordinates(y[:model.N], run.constants, t, max_iter=max_iter, partition=part)
     except SymbodyError as exc:
         raise StopIntegration(-3, f"projection at t = {t:.6g}: {exc}") from exc
     if not ok and norm >= 1e-10:   # (not converged, but at round-off already: fine)
@@ -296,3 +307,13 @@ def project_state(run: Run, t: float, y: np.ndarray, part: Partition, max_iter: 
     out = y.copy()
     out[:model.N] = q
     return out
+
+
+def _native_constraints(run: Run) -> Any:
+    """The run's compiled rank measure and projection (:mod:`~symbody.compilation.
+    native_constraints`), built on first use; None when the model cannot have them."""
+    if "native_constraints" not in run.options:
+        model = run.model
+        plain = type(model).project_coordinates is NumericModel.project_coordinates
+        run.options["native_constraints"] = native_constraints(model, run.constants) if plain else None
+    return run.options["native_constraints"]
