@@ -576,10 +576,11 @@ class _Segments:
     def _rank_dips(self, dense: _Dense, t_a: float, t_b: float, k: int = 4) -> bool:
         """True when the rank measure falls below ENTER_RANK inside the step (k - 1 points)."""
         rank = self.monitor.rank
-        for j in range(1, k):
-            tt = t_a + (t_b - t_a) * j / k
-            # (not remembered: the gauge at the step's end reads the end's matrices next)
-            if rank(tt, dense(tt), remember=False) < ENTER_RANK:
+        times = [t_a + (t_b - t_a) * j / k for j in range(1, k)]
+        # (the interpolant at all the points in one call; not remembered: the gauge at the
+        # step's end reads the end's matrices next)
+        for tt, y in zip(times, dense.many(np.array(times))):
+            if rank(tt, y, remember=False) < ENTER_RANK:
                 return True
         return False
 
