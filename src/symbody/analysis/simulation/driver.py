@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import functools
 import inspect
+import math
 import time
 import warnings
 from collections.abc import Callable, Sequence
@@ -336,6 +337,15 @@ def _initial_partition(run: Run, monitor: DependentSetMonitor, x: np.ndarray,
 PENDING_ROWS = 4096
 
 
+def _next_step(stepper: Any) -> float | None:
+    """The step size ``stepper`` would try next: scipy's solvers keep it in ``h_abs`` (grown
+    after a successful step, held after a rejection); others: the last step taken."""
+    h = getattr(stepper, "h_abs", None)
+    if isinstance(h, float) and math.isfinite(h) and h > 0.0:
+        return h
+    return stepper.step_size
+
+
 class _Dense:
     """The step's dense output, created on first use."""
 
@@ -554,7 +564,9 @@ class _Segments:
                 raise StopIntegration(-1, f"stopped after max_num_steps = {run.max_num_steps} steps "
                                           f"at t = {t_new:.6g}")
             if again:
-                return t_new, y_kept, part, stepper.step_size
+                # (the step the solver proposes next, not the one just taken: restarted with
+                # the last step, a solver that restarts after every step could never grow it)
+                return t_new, y_kept, part, _next_step(stepper)
             t_a, y_a, g_a, e_a = t_new, y_kept, g_b, e_b
 
     def _stop_if_stepped_over(self, dense: _Dense, t_a: float, y_a: np.ndarray, rank_a: float,
