@@ -1,10 +1,11 @@
 """Restarts of the solver after a projection keep the step size it proposes.
 
 ``Projection(drift_tolerance=0)`` restarts the solver from the projected state after every
-step that needs a correction.  The restarted solver must begin with the step the old one
-would have taken next (scipy's ``h_abs``, grown after a successful step), not with the
-step just taken: from the latter, a solver restarted after every step can never grow its
-step, only shrink it at rejections, and the step size ratchets down.  Before this was
+step that needs a correction.  After a segment of a single step the restarted solver must
+begin with the step the old one would have taken next (scipy's ``h_abs``, grown after a
+successful step), not with the step just taken: from the latter, a solver restarted after
+every step can never grow its step, only shrink it at rejections, and the step size
+ratchets down.  (After longer segments the last step is kept, as before.)  Before this was
 fixed, Bricard over 10 s at rtol = atol = 1e-6 took 3410 steps (54558 evaluations) with
 ``drift_tolerance=0`` against 28 steps by default; the four-bar 129 against 86.
 """
