@@ -5,11 +5,14 @@ method on the dependent coordinates (the independent ones held), and every outpu
 (interpolated by the step's dense output) is projected the same way, so the residuals of
 the returned trajectory stay at round-off at any tolerance.
 
-The solver is driven through scipy's public interface only: when the correction after a
-step exceeds ``drift_tolerance``, the solver is restarted from the projected state with
-its last step size (a restart costs one evaluation, the same as refreshing the solver's
-derivative would); smaller corrections are applied to the recorded state only, and the
-solver continues from its own state, whose drift therefore stays below the tolerance.
+The solver is driven through scipy's public interface (and the step size it proposes
+next, ``h_abs``): when the correction after a step exceeds ``drift_tolerance``, the solver
+is restarted from the projected state with its last step (a restart costs one evaluation,
+the same as refreshing the solver's derivative would), or, when it took only that one step
+since the last restart, with the step it would have taken next, so that restarts after
+every step do not freeze the step size; smaller corrections are applied to the recorded
+state only, and the solver continues from its own state, whose drift therefore stays below
+the tolerance.
 """
 
 from __future__ import annotations
