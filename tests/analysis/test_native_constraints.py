@@ -78,6 +78,12 @@ def test_projection_equals_project_coordinates_to_the_last_bit(c_model):
             assert found is not None
             np.testing.assert_array_equal(found[0], ref[0])
             assert found[1:] == ref[1:]
+    # all rows in one call: the same numbers as one by one
+    many, status, norms = native.project_many(T, Q, dep, 1e-10, 20)
+    for i, (t, q) in enumerate(zip(T, Q)):
+        one = native.project(t, q, dep, 1e-10, 20)
+        np.testing.assert_array_equal(many[i], one[0])
+        assert (status[i] == 1) == one[1] and norms[i] == one[2]
     # another dependent set (the model's partition machinery chooses one at the first state)
     part = model.choose_partition(Q[0], P, T[0])
     found = native.project(T[0], Q[0], tuple(part.q_dep_index), 1e-10, 20)
@@ -93,6 +99,10 @@ def test_singular_projection_is_left_to_python():
     q = np.zeros(model.layout.N)
     q[0] = 1e-3                                   # off the constraints at the flat position
     assert native.project(0.0, q, tuple(range(model.n, model.N)), 1e-10, 20) is None
+    Q = np.array([q, _states(zoo, model, P, 2)[1][1]])      # singular, regular
+    out, status, _ = native.project_many(np.zeros(2), Q, tuple(range(model.n, model.N)), 1e-10, 20)
+    assert status.tolist() == [-1, 1]
+    np.testing.assert_array_equal(out[0], q)          # the singular row left as it was
     with pytest.raises(sb.SingularConstraintError):
         model.project_coordinates(q, zoo.constants, 0.0)
 

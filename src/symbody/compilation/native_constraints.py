@@ -16,6 +16,8 @@ kernels are generated C (``backend="c"``) this module does both in one C call ea
                         long max_iter, double *norm)
         damped Newton on q[dep] in place, project_arguments' steps and stopping rules;
         returns 1 converged, 0 not converged, -1 singular (the Python path then raises)
+    void symbody_project_many(plan *P, long k, const double *T, double *Q, ...)
+        the same for k configurations (the output samples of many steps)
 
 with SciPy's LAPACK (``dgeqp3`` with f2py's default workspace 3 (n + 1), ``dgesv``) through
 the function pointers ``scipy.linalg.cython_lapack`` exports, on the same matrices in the
@@ -163,6 +165,15 @@ int symbody_project(plan *P, double t, double *q, const long *dep, long nd, doub
     *norm_out = norm;
     return converged;
 }
+
+/* symbody_project on the k rows of Q (k x N, in place) at the times T: status and norm of each */
+void symbody_project_many(plan *P, long k, const double *T, double *Q, const long *dep, long nd,
+                          double tol, long max_iter, int *status, double *norms)
+{
+    long r;
+    for (r = 0; r < k; r++)
+        status[r] = symbody_project(P, T[r], Q + r * P->N, dep, nd, tol, max_iter, norms + r);
+}
 """
 
 
@@ -210,7 +221,12 @@ class NativeConstraints:
         project.restype = ctypes.c_int
         project.argtypes = [ctypes.c_void_p, ctypes.c_double, ctypes.c_void_p, ctypes.c_void_p,
                             ctypes.c_long, ctypes.c_double, ctypes.c_long, ctypes.c_void_p]
-        self._rank, self._project = rank, project
+        many = library.symbody_project_many
+        many.restype = None
+        many.argtypes = [ctypes.c_void_p, ctypes.c_long, ctypes.c_void_p, ctypes.c_void_p,
+                         ctypes.c_void_p, ctypes.c_long, ctypes.c_double, ctypes.c_long,
+                         ctypes.c_void_p, ctypes.c_void_p]
+        self._rank, self._project, self._project_many = rank, project, many
         self._norm = ctypes.c_double(0.0)
         self._dep: dict[tuple, np.ndarray] = {}
 
@@ -234,6 +250,26 @@ class NativeConstraints:
         if status < 0:
             return None
         return out, bool(status), float(self._norm.value)
+
+
+    def project_many(self, times: np.ndarray, Q: np.ndarray, dependent: tuple[int, ...], tol: float,
+                     max_iter: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """:meth:`project` for the rows of Q (k, N) at ``times`` (k,), one C call: (Q projected,
+        status (k,): 1 converged, 0 not, -1 singular (that row unchanged), norms (k,))."""
+        dep = self._dep.get(dependent)
+        if dep is None:
+            dep = self._dep[dependent] = np.ascontiguousarray(dependent, dtype=np.int_)
+        out = np.array(Q, dtype=float, order="C")
+        times = np.ascontiguousarray(times, dtype=float)
+        k = out.shape[0]
+        status = np.zeros(k, dtype=np.intc)
+        norms = np.zeros(k)
+        self._project_many(self.plan, k, times.ctypes.data, out.ctypes.data, dep.ctypes.data,
+                           dep.size, float(tol), int(max_iter), status.ctypes.data,
+                           norms.ctypes.data)
+        singular = status < 0
+        out[singular] = Q[singular]
+        return out, status, norms
 
 
 def native_constraints(model: CompiledModel, P: np.ndarray) -> NativeConstraints | None:

@@ -270,8 +270,15 @@ def project_states(run: Run, times: np.ndarray, Y: np.ndarray, part: Partition,
     """:func:`project_state` for the states Y (k, n) at ``times`` (k,): Newton's method on all
     of them at once; the ones it leaves (a damped step, a failure) one by one."""
     model = run.model
-    Q, done = model.project_coordinates_many(times, Y[:, :model.N], run.constants, max_iter=max_iter,
-                                             partition=part)
+    native = _native_constraints(run)
+    if native is not None:
+        # project_arguments' iterations row by row in compiled code: the one-by-one numbers
+        Q, status, norms = native.project_many(times, Y[:, :model.N], _dependent(model, part), 1e-10,
+                                               max_iter)
+        done = (status > 0) | ((status == 0) & (norms < 1e-10))
+    else:
+        Q, done = model.project_coordinates_many(times, Y[:, :model.N], run.constants,
+                                                 max_iter=max_iter, partition=part)
     out = np.array(Y, dtype=float)
     out[:, :model.N] = Q
     for i in np.flatnonzero(~done):
@@ -288,13 +295,9 @@ def project_state(run: Run, t: float, y: np.ndarray, part: Partition, max_iter: 
     native = _native_constraints(run)
     found = None
     if native is not None and model.M:
-        if part is None or part is model.default_partition or part == model.default_partition:
-            dependent = tuple(range(model.n, model.N))
-        else:
-            dependent = tuple(part.q_dep_index)
         # project_arguments' iterations in compiled code (None: singular, the Python path
         # below says so)
-        found = native.project(t, y[:model.N], dependent, 1e-10, max_iter)
+        found = native.project(t, y[:model.N], _dependent(model, part), 1e-10, max_iter)
     try:
         q, ok, norm = found if found is not None else \
             model.project_coordinates(y[:model.N], run.constants, t, max_iter=max_iter, partition=part)
@@ -317,3 +320,10 @@ def _native_constraints(run: Run) -> Any:
         plain = type(model).project_coordinates is NumericModel.project_coordinates
         run.options["native_constraints"] = native_constraints(model, run.constants) if plain else None
     return run.options["native_constraints"]
+
+
+def _dependent(model: NumericModel, part: Partition | None) -> tuple[int, ...]:
+    """The dependent coordinates of ``part`` (default: the model's), as indices into q."""
+    if part is None or part is model.default_partition or part == model.default_partition:
+        return tuple(range(model.n, model.N))
+    return tuple(part.q_dep_index)
