@@ -34,7 +34,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from ..compat.scipy import lapack_function
-from .native_rhs import build_source, c_function_address
+from .native_rhs import C_MAX_ABS, build_source, c_function_address
 
 if TYPE_CHECKING:
     from .kernel_layout import CompiledModel
@@ -44,6 +44,7 @@ __all__ = ["NativeConstraints", "native_constraints", "CONSTRAINTS_SOURCE"]
 CONSTRAINTS_SOURCE = r"""
 #include <string.h>
 #include <math.h>
+""" + C_MAX_ABS + r"""
 typedef void (*kernel_fn)(const double *, double *);
 typedef void (*geqp3_fn)(int *, int *, double *, int *, int *, double *, double *, int *, int *);
 typedef void (*gesv_fn)(int *, int *, double *, int *, int *, double *, int *, int *);
@@ -55,19 +56,6 @@ typedef struct {
     int *jpvt, *ipiv;
     long N, M, m, o, zq, sJ, sB, nfev;
 } plan;
-
-/* max |a_i|, NaN when an entry is NaN (numpy's max of abs) */
-static double maxabs(const double *a, long n)
-{
-    double v = 0.0;
-    long i;
-    for (i = 0; i < n; i++) {
-        double x = fabs(a[i]);
-        if (x != x) return x;
-        if (x > v) v = x;
-    }
-    return v;
-}
 
 /* |R_kk| / |R_11| of dgeqp3 on the row-major k x l matrix a (k <= l) */
 static double measure(plan *P, const double *a, long k, long l)
@@ -137,7 +125,7 @@ int symbody_project(plan *P, double t, double *q, const long *dep, long nd, doub
     int converged, small;
     at(P, t, q);
     P->holonomic(P->z, P->hout);
-    norm = maxabs(P->hout, M);
+    norm = max_abs(P->hout, M);
     converged = norm == 0.0;
     while (!converged && it < max_iter && norm == norm && norm != INFINITY) {
         it++;
@@ -148,12 +136,12 @@ int symbody_project(plan *P, double t, double *q, const long *dep, long nd, doub
         P->gesv(&n, &one, P->A, &n, P->ipiv, P->rhs, &n, &info);
         if (info != 0) { *norm_out = norm; return -1; }
         for (j = 0; j < nd; j++) P->qdep[j] = z[dep[j]];
-        small = maxabs(P->rhs, nd) <= tol * (1.0 + maxabs(P->qdep, nd));
+        small = max_abs(P->rhs, nd) <= tol * (1.0 + max_abs(P->qdep, nd));
         scale = 1.0;
         for (;;) {
             for (j = 0; j < nd; j++) z[dep[j]] = P->qdep[j] - scale * P->rhs[j];
             P->holonomic(P->z, P->hout);
-            new_norm = maxabs(P->hout, M);
+            new_norm = max_abs(P->hout, M);
             if (small || new_norm <= norm || scale < 1e-3) break;
             scale *= 0.5;
         }

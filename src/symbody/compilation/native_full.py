@@ -38,7 +38,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from ..compat.scipy import blas_function, lapack_function
-from .native_rhs import build_source, c_function_address
+from .native_rhs import C_MAX_ABS, build_source, c_function_address
 
 if TYPE_CHECKING:
     from .kernel_layout import CompiledModel
@@ -48,6 +48,7 @@ __all__ = ["NativeFullRHS", "native_full_rhs", "FULL_RHS_SOURCE"]
 FULL_RHS_SOURCE = r"""
 #include <string.h>
 #include <math.h>
+""" + C_MAX_ABS + r"""
 typedef void (*kernel_fn)(const double *, double *);
 typedef void (*potrf_fn)(char *, int *, double *, int *, int *);
 typedef void (*potrs_fn)(char *, int *, int *, double *, int *, double *, int *, int *);
@@ -68,18 +69,6 @@ typedef struct {
     double penalty, tol;
     long nfev, iterations, status;
 } plan;
-
-static double max_abs(const double *v, long n)
-{
-    double mx = 0.0;
-    long i;
-    for (i = 0; i < n; i++) {
-        double a = fabs(v[i]);
-        if (a > mx || a != a) mx = a;     /* NaN propagates as in numpy's max */
-        if (mx != mx) return mx;
-    }
-    return mx;
-}
 
 /* a matrix's nonzeros (row, column, value), row by row; X(i, j) = X[i * rs + j * cs] */
 static long nonzeros(const double *X, long rows, long cols, long rs, long cs, long *r, long *c,

@@ -33,7 +33,7 @@ from . import cache as kernel_cache
 if TYPE_CHECKING:
     from .kernel_layout import CompiledModel
 
-__all__ = ["NativeRHS", "native_rhs", "lapack_function", "RHS_SOURCE"]
+__all__ = ["NativeRHS", "native_rhs", "lapack_function", "RHS_SOURCE", "C_MAX_ABS"]
 
 #: the plan: pointers and sizes, laid out as ctypes' _Plan below
 RHS_SOURCE = r"""
@@ -78,6 +78,23 @@ int symbody_rhs(plan *P, double t, const double *x, double *xdot)
     if (info) return 2;
     memcpy(xdot, P->main_out, (size_t)P->nx * sizeof(double));
     return 0;
+}
+"""
+
+
+#: C helpers shared by the fixed routines (native_full, native_constraints): max |v_i| with
+#: a NaN entry propagating as in numpy's max of absolute values
+C_MAX_ABS = r"""
+static double max_abs(const double *v, long n)
+{
+    double mx = 0.0;
+    long i;
+    for (i = 0; i < n; i++) {
+        double a = fabs(v[i]);
+        if (a > mx || a != a) mx = a;     /* NaN propagates as in numpy's max */
+        if (mx != mx) return mx;
+    }
+    return mx;
 }
 """
 
