@@ -116,6 +116,8 @@ def initial_vector(problem: ProblemStatement, nlp: NLP, guess: Any) -> np.ndarra
             T = None
             if isinstance(guess, Mapping) and problem.duration_symbol in guess:
                 T = float(guess[problem.duration_symbol])
+            elif isinstance(guess, Mapping) and str(problem.duration_symbol) in guess:
+                T = float(guess[str(problem.duration_symbol)])
             elif isinstance(guess, Trajectory):
                 T = float(guess.t[-1] - guess.t[0])
             if T is None:
@@ -147,6 +149,8 @@ def initial_vector(problem: ProblemStatement, nlp: NLP, guess: Any) -> np.ndarra
         elif isinstance(guess, Mapping):
             tn = np.linspace(tp[0], tp[-1], problem.num_nodes)
             for c, v in guess.items():
+                if isinstance(c, str):               # a name, as simulate takes it
+                    c = problem.symbol(c, "initial_guess")
                 if c == problem.duration_symbol:
                     continue
                 if c in problem.states or c in problem.specifieds:

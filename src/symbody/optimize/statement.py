@@ -8,6 +8,7 @@ with its NLP.  See :mod:`.problem` for the mathematics.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -16,6 +17,8 @@ import numpy as np
 import sympy as sm
 from sympy.core.function import AppliedUndef
 
+from ..compat.sympy import TIME as _TIME
+from ..compilation.named_values import SymbolIndex
 from ..errors import InputError
 
 __all__ = ["ProblemStatement", "Collocation", "Cost", "TRANSCRIPTIONS", "periodic"]
@@ -162,10 +165,16 @@ class ProblemStatement:
         self.known_parameters = _known_parameters(constants, defaults, known_parameters)
         self.unknown_parameters = tuple(c for c in constants if c not in self.known_parameters)
 
+        self._names = _Names(self)
+        objective = self._names.parse(objective, "objective")
+        instance_constraints = self._names.parse_all(instance_constraints, "instance_constraints")
+        path_constraints = self._names.parse_all(path_constraints, "path_constraints")
         if objective is Cost or isinstance(objective, Mapping):
             raise InputError(f"objective={objective!r}: give the integrand L as an expression or "
                              "objective=Cost(lagrange=L, mayer=M)")
         cost = objective if isinstance(objective, Cost) else Cost(objective)
+        cost = Cost(self._names.parse(cost.lagrange, "objective"),
+                    self._names.parse(cost.mayer, "mayer"))
         self.objective = sm.sympify(cost.lagrange)
         self.mayer = sm.sympify(cost.mayer)
         self.instance_constraints = _constraint_list(instance_constraints, "instance_constraints")
@@ -176,13 +185,24 @@ class ProblemStatement:
         allowed = set(self.states) | set(self.specifieds) | set(self.unknown_parameters)
         if self.duration_symbol is not None:
             allowed.add(self.duration_symbol)
+        index = SymbolIndex(self.states + self.specifieds + self.unknown_parameters
+                            + ((self.duration_symbol,) if self.duration_symbol is not None else ()))
         out = {}
         for k, v in bounds.items():
-            if k not in allowed:
+            i = index.position(k, "bounds:")
+            key = index.symbols[i] if i is not None else k
+            if key not in allowed:
                 raise InputError(f"bounds: {k} is not a state, a specified input, an unknown "
-                                 "parameter or the duration Symbol of this problem")
-            out[k] = _pair(v, f"bounds[{k}]")
+                                 "parameter or the duration Symbol of this problem (they are: "
+                                 f"{index.names()})")
+            out[key] = _pair(v, f"bounds[{k}]")
         return out
+
+    def symbol(self, key: Any, what: str) -> Any:
+        """The state, input, unknown parameter or duration Symbol that ``key`` (the symbol or
+        its name: ``"q1"`` or ``"q1(t)"`` for q1(t), ``"m"``) stands for; InputError naming
+        ``what`` and the valid names otherwise."""
+        return self._names.symbol(key, what)
 
     def node_times(self, duration: float | None = None) -> np.ndarray:
         """The node times (num_nodes,) for the problem's duration (or ``duration`` if free)."""
@@ -205,11 +225,68 @@ def _duration(duration: float | sm.Symbol) -> tuple[sm.Symbol | None, float | No
     return None, d
 
 
+class _Names:
+    """The problem's symbols by name, as ``simulate`` takes them
+    (:class:`~symbody.compilation.named_values.SymbolIndex`): ``"m"`` for the constant m,
+    ``"q1"`` or ``"q1(t)"`` for q1(t); strings in the cost and constraints are parsed with the
+    model's own functions and symbols (``"q1(2.0) - 1"``, ``"F**2"``)."""
+
+    def __init__(self, statement: ProblemStatement) -> None:
+        st = statement
+        self.statement = st
+        consts = tuple(st.known_parameters) + tuple(st.unknown_parameters)
+        extra = (st.duration_symbol,) if st.duration_symbol is not None else ()
+        self.index = SymbolIndex(st.states + st.specifieds + tuple(st.unknown_parameters) + extra)
+        local: dict[str, Any] = {"t": _TIME}
+        for c in consts + extra:
+            local[str(c)] = c
+        self.functions = {f.func.__name__: f for f in st.states + st.specifieds}
+        self.at_instants = dict(local, **{k: f.func for k, f in self.functions.items()})
+        self.along_path = dict(local, **self.functions)
+
+    def symbol(self, key: Any, what: str) -> Any:
+        i = self.index.position(key, what)
+        if i is None:
+            raise InputError(f"{what}: {key!r} is not a state, input, unknown parameter or the "
+                             f"duration of this problem (they are: {self.index.names()})")
+        return self.index.symbols[i]
+
+    def parse(self, value: Any, what: str) -> Any:
+        """A string expression parsed with the model's names; anything else unchanged.
+
+        In the Lagrange integrand and the path constraints ``q1`` and ``q1(t)`` are q1(t); in
+        instance constraints and the Mayer term ``q1(2.0)`` is q1 at t = 2."""
+        if not isinstance(value, str):
+            return value
+        if what in ("objective", "path_constraints"):
+            names = "|".join(map(re.escape, self.functions))
+            text = re.sub(rf"\b({names})\s*\(\s*t\s*\)", r"\1", value) if names else value
+            local = self.along_path
+        else:
+            text, local = value, self.at_instants
+        try:
+            return sm.sympify(text, locals=dict(local))
+        except (sm.SympifyError, SyntaxError, TypeError) as exc:
+            raise InputError(f"{what}: cannot parse {value!r}: {exc}") from exc
+
+    def parse_all(self, cons: Any, what: str) -> Any:
+        if isinstance(cons, str):
+            return [self.parse(cons, what)]
+        if isinstance(cons, Mapping):
+            return {self.parse(k, what): v for k, v in cons.items()}
+        if isinstance(cons, sm.Basic):
+            return cons
+        return [self.parse(c, what) for c in cons]
+
+
 def _known_parameters(constants: tuple, defaults: dict, given: Mapping | None) -> dict:
-    """{constant: value} of the constants given a value (``defaults`` overridden by ``given``)."""
+    """{constant: value} of the constants given a value (``defaults`` overridden by ``given``);
+    a constant is keyed by its Symbol or its name, as in ``simulate``."""
     known = dict(defaults)
+    index = SymbolIndex(constants)
     for k, v in dict(given or {}).items():
-        sym = k if isinstance(k, sm.Basic) else sm.Symbol(str(k))
+        i = index.position(k, "known_parameters: constant")
+        sym = constants[i] if i is not None else k
         if sym not in set(constants):
             raise InputError(f"known_parameters: {sym} is not a constant of the model "
                              f"(constants: {', '.join(map(str, constants))})")
