@@ -59,7 +59,7 @@ def _fd_check(problem, seed=0):
         np.testing.assert_allclose(H[:, j], dH, atol=5e-6, rtol=1e-5)
 
 
-@pytest.mark.parametrize("transcription", ["backward-euler", "midpoint", "hermite-simpson"])
+@pytest.mark.parametrize("transcription", ["backward-euler", "midpoint", "hermite-simpson", "radau", "radau4"])
 def test_derivatives_constrained_free_time_and_parameters(transcription):
     """The unreduced constrained sleigh with an unknown parameter, free duration, path
     constraint, Mayer term and a time-dependent cost: exact derivatives = differences."""
@@ -147,7 +147,7 @@ def test_cart_pole_hermite_simpson_is_fourth_order_against_simulation():
     assert abs(m.objective - objectives[101]) < 1e-3 * objectives[101]
 
 
-@pytest.mark.parametrize("transcription", ["backward-euler", "midpoint", "hermite-simpson"])
+@pytest.mark.parametrize("transcription", ["backward-euler", "midpoint", "hermite-simpson", "radau"])
 def test_sleigh_parking_constrained_equals_hand_derived_minimal_model(transcription):
     """Nonholonomic: the Kane model with the dependent sideways speed and its multiplier gives
     the optimum of the hand-derived minimal equations m (u1' - a u3²) = F,

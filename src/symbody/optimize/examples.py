@@ -21,7 +21,7 @@ from .problem import OptimalControlProblem
 from .statement import Collocation
 
 __all__ = ["pendulum_swing_up", "cart_pole_swing_up", "pendulum_equations", "n_link_cart_swing_up",
-           "sleigh_equations", "sleigh_parking", "arm_reaching", "SwingUp"]
+           "sleigh_equations", "sleigh_parking", "arm_reaching", "SwingUp", "cart_pole_horizon"]
 
 _t = TIME
 
@@ -236,3 +236,28 @@ def arm_reaching(transcription: str | Collocation = "hermite-simpson", num_nodes
     s = np.linspace(0.0, 1.0, num_nodes)
     guess = {q: q0 + (q1 - q0) * s, a_b: 0.2, a_t: 0.2, e_b: 0.2, e_t: 0.2}
     return problem, guess
+
+
+def cart_pole_horizon(num_nodes: int = 50, period: float = 0.02, force_limit: float = 20.0,
+                      transcription: str | Collocation = "backward-euler", track: float = 2.0,
+                      **kwargs) -> tuple[OptimalControlProblem, dict]:
+    """The horizon problem of a receding-horizon controller
+    (:class:`~symbody.optimize.ModelPredictiveController`) for Kelly's cart-pole (cart 1 kg,
+    pole 0.3 kg at 0.5 m; the pole upright at q1 = π/2): ``num_nodes`` nodes ``period``
+    apart, abs(F) <= ``force_limit``, abs(q0) <= ``track``, minimizing
+    ``∫ 5 q0² + 20 (1 - sin q1) + 0.1 (u0² + u1²) + 0.01 F² dt`` (zero upright at the origin;
+    ``1 - sin q1`` swings the pole up from anywhere).  No initial conditions: the controller
+    fixes the initial state.  The guess of the first solve: hanging (q1 = -π/2), at rest.
+    """
+    from ..models import n_link_pendulum_on_cart
+    model = n_link_pendulum_on_cart(1, force=True)
+    q0, q1 = model.eom.q
+    u0, u1 = model.eom.u
+    F, = model.eom.specifieds
+    constants = {"g": 9.81, "m0": 1.0, "m1": 0.3, "l0": 0.5}
+    cost = 5 * q0 ** 2 + 20 * (1 - sm.sin(q1)) + 0.1 * (u0 ** 2 + u1 ** 2) + 0.01 * F ** 2
+    problem = OptimalControlProblem(
+        model, num_nodes=num_nodes, duration=period * (num_nodes - 1), objective=cost,
+        bounds={F: (-force_limit, force_limit), q0: (-track, track)},
+        known_parameters=constants, transcription=_collocation(transcription, kwargs), **kwargs)
+    return problem, {q1: -math.pi / 2}

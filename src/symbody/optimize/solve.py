@@ -74,10 +74,22 @@ class OptimalControlResult:
     constraint_violation: float
     inputs: np.ndarray
     info: dict = field(default_factory=dict)
+    problem: Any = field(default=None, repr=False)
 
     @property
     def success(self) -> bool:
         return self.status in (0, 1)
+
+    def simulate(self, *, solver: Any = None, t_eval: Any = None,
+                 constraints: Any = "auto") -> Any:
+        """Replay the optimal inputs through :func:`symbody.simulate`, interpolated between the
+        nodes as the transcription assumes them (zero-order hold for backward Euler and
+        midpoint, quadratic for Hermite-Simpson, the collocation polynomial for Radau), from
+        the optimal initial state; returns a :class:`~.replay.Replay` with the trajectory and
+        the maximum state deviation from the optimal path at the nodes and at the end.
+        ``solver``: a :class:`~symbody.Solver` (default rtol = atol = 1e-10, max_step h/2)."""
+        from .replay import replay
+        return replay(self, solver=solver, t_eval=t_eval, constraints=constraints)
 
     def __repr__(self) -> str:
         return (f"<OptimalControlResult {'success' if self.success else 'FAILED'}: objective "
@@ -124,7 +136,7 @@ def initial_vector(problem: ProblemStatement, nlp: NLP, guess: Any) -> np.ndarra
                 raise InputError("initial_guess: give the free duration's value, "
                                  f"{{{problem.duration_symbol}: value}}")
             w[nlp.ih] = T / (problem.num_nodes - 1)
-        tp = problem.t0 + np.arange(nlp.layout["P"]) * (T / (nlp.layout["P"] - 1))
+        tp = problem.t0 + nlp.point_kappa * (T / (problem.num_nodes - 1))
         if isinstance(guess, Trajectory):
             ts = guess.t - guess.t[0] + problem.t0
             cols = {}
@@ -172,18 +184,24 @@ def initial_vector(problem: ProblemStatement, nlp: NLP, guess: Any) -> np.ndarra
         else:
             raise InputError("initial_guess must be None, a Trajectory, a mapping or an array of "
                              f"{n} values, got {type(guess).__name__}")
-        if nlp.layout["hs"] and nlp.iV.size:
+        if nlp.layout["separated"] and nlp.iV.size:
             # derivative unknowns from the guessed differential states
             h = w[nlp.ih] if problem.duration_symbol is not None else nlp.w_ext[nlp.n]
             D = w[nlp.iX[:, nlp.model.D]]
-            w[nlp.iV] = np.gradient(D, h / 2.0, axis=0) if len(D) > 1 else 0.0
+            spacing = h / 2.0 if nlp.layout["hs"] else nlp.point_kappa * h
+            w[nlp.iV] = np.gradient(D, spacing, axis=0) if len(D) > 1 else 0.0
     return np.clip(w, nlp.lb, nlp.ub)
 
 
 def solve_nlp(problem: ProblemStatement, nlp: NLP, initial_guess: Any = None, *,
               progress: Any = None, print_level: int = 0, max_iter: int = 3000, tol: float = 1e-8,
-              options: Mapping | None = None) -> OptimalControlResult:
-    """Run IPOPT on ``nlp``, the transcription of ``problem``, from ``initial_guess``."""
+              options: Mapping | None = None,
+              warm_start: Mapping | None = None) -> OptimalControlResult:
+    """Run IPOPT on ``nlp``, the transcription of ``problem``, from ``initial_guess``.
+
+    ``warm_start``: the multipliers to start from, ``{"mult_g": (m,), "mult_x_L": (n,),
+    "mult_x_U": (n,)}`` (e.g. a previous result's ``info["ipopt"]``); with it IPOPT's
+    ``warm_start_init_point`` is "yes"."""
     cyipopt = _import_cyipopt()
     w0 = initial_vector(problem, nlp, initial_guess)
     bar = as_progress(progress, "IPOPT", total=float(max_iter))
@@ -219,9 +237,15 @@ def solve_nlp(problem: ProblemStatement, nlp: NLP, initial_guess: Any = None, *,
         prob.add_option("hessian_approximation", "limited-memory")
     for k, v in dict(options or {}).items():
         prob.add_option(str(k), v)
+    multipliers = {}
+    if warm_start is not None:
+        prob.add_option("warm_start_init_point", "yes")
+        multipliers = dict(lagrange=np.asarray(warm_start["mult_g"], dtype=float),
+                           zl=np.asarray(warm_start["mult_x_L"], dtype=float),
+                           zu=np.asarray(warm_start["mult_x_U"], dtype=float))
     t_start = _time.perf_counter()
     with bar:
-        w, info = prob.solve(w0)
+        w, info = prob.solve(w0, **multipliers)
     solve_time = _time.perf_counter() - t_start
     status = int(info["status"])
     message = IPOPT_STATUS.get(status, info.get("status_msg", b"").decode()
@@ -260,9 +284,9 @@ def _result(problem: ProblemStatement, nlp: NLP, w: np.ndarray, run: dict) -> Op
         we[:nlp.n] = w
         G = nlp.G_block.values(we)[nodes]
         hol, vel = G[:, :mdl.M], G[:, mdl.M:]
-    mult = w[nlp.iL[nodes]] if (nlp.layout["hs"] and mdl.mm) else None
+    mult = w[nlp.iL[nodes]] if (nlp.layout["separated"] and mdl.mm) else None
     xdot = None
-    if nlp.layout["hs"] and mdl.M == 0 and mdl.m == 0:
+    if nlp.layout["separated"] and mdl.M == 0 and mdl.m == 0:
         xdot = w[nlp.iV[nodes]]            # D = all states then
     traj = Trajectory(
         SampleArrays(t, x, q, u, holonomic_residuals=hol, velocity_residuals=vel,
@@ -274,5 +298,5 @@ def _result(problem: ProblemStatement, nlp: NLP, w: np.ndarray, run: dict) -> Op
                   constraints="collocation", method=f"collocation ({problem.transcription})",
                   wall_time=run["solve_time"]))
     return OptimalControlResult(trajectory=traj, parameters=params, duration=float(T), w=w,
-                                inputs=Rv, **run)
+                                inputs=Rv, problem=problem, **run)
 

@@ -23,10 +23,13 @@ from ..errors import InputError
 
 __all__ = ["ProblemStatement", "Collocation", "Cost", "TRANSCRIPTIONS", "periodic"]
 
-TRANSCRIPTIONS = ("backward-euler", "midpoint", "hermite-simpson")
+TRANSCRIPTIONS = ("backward-euler", "midpoint", "hermite-simpson", "radau")
 _ALIASES = {"backward euler": "backward-euler", "be": "backward-euler", "backward_euler": "backward-euler",
             "hs": "hermite-simpson", "hermite simpson": "hermite-simpson",
-            "hermite_simpson": "hermite-simpson", "trapezoidal-midpoint": "midpoint"}
+            "hermite_simpson": "hermite-simpson", "trapezoidal-midpoint": "midpoint",
+            "lgr": "radau", "legendre-gauss-radau": "radau"}
+#: the numbers of Legendre-Gauss-Radau points per interval that ``Collocation`` takes
+RADAU_POINTS = (3, 4, 5)
 _QUADRATURES = ("transcription", "rectangle", "trapezoidal")
 _INF = 1e20
 
@@ -35,8 +38,10 @@ _INF = 1e20
 class Collocation:
     """How the problem becomes a sparse NLP and how its derivatives are computed.
 
-    ``method``: the transcription, "hermite-simpson" (default), "midpoint" or
-    "backward-euler" (see :mod:`.transcription`); ``quadrature``: how ``∫ L dt`` is summed,
+    ``method``: the transcription, "hermite-simpson" (default), "midpoint",
+    "backward-euler" or "radau" (Legendre-Gauss-Radau collocation with ``points`` = 3, 4 or 5
+    points per interval, order ``2 points - 1``; "radau5" is short for
+    ``Collocation("radau", points=5)``; see :mod:`.transcription`); ``quadrature``: how ``∫ L dt`` is summed,
     "transcription" (default: the method's own rule, backward Euler ``h Σ_{k>=1} L_k``,
     midpoint ``h Σ L(midpoints)``, Simpson), "rectangle" (``h Σ_k L_k`` over all nodes, as
     opty's examples write it) or "trapezoidal"; ``hessian``: "exact" (default) or
@@ -50,10 +55,18 @@ class Collocation:
     hessian: str = "exact"
     backend: str = "auto"
     cache: bool = True
+    points: int = 3
 
     def __post_init__(self) -> None:
         method = str(self.method).lower()
         method = _ALIASES.get(method, method)
+        radau = re.fullmatch(r"(?:radau|lgr)[-_ ]?(\d+)", method)
+        if radau:                              # "radau4": Collocation("radau", points=4)
+            method = "radau"
+            object.__setattr__(self, "points", int(radau.group(1)))
+        if method == "radau" and (isinstance(self.points, bool) or self.points not in RADAU_POINTS):
+            raise InputError(f"radau collocation takes points = 3, 4 or 5 Legendre-Gauss-Radau "
+                             f"points per interval, got {self.points!r}")
         if method not in TRANSCRIPTIONS:
             raise InputError(f"transcription must be one of {TRANSCRIPTIONS} (or a "
                              f"Collocation(method, ...) object), got {self.method!r}")

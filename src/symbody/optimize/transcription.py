@@ -25,6 +25,18 @@ midpoints c; ``Φ = 0`` at every point and per interval the defects
 ``D_{k+1} - D_k - h/6 (V_k + 4 V_c + V_{k+1}) = 0``; cost Simpson's rule
 ``h/6 Σ_k (L_k + 4 L_c + L_{k+1})``.
 
+``radau`` (Legendre-Gauss-Radau, ``s`` = 3, 4 or 5 points per interval, order ``2s - 1`` at
+the nodes, stiffly accurate: Radau IIA): the points of interval k are ``t_k + c_j h`` with
+``0 < c_1 < ... < c_s = 1`` the roots of ``P_s(2c - 1) - P_{s-1}(2c - 1)``; unknowns X, R, V,
+A, Λ at every point (``(N_n - 1) s + 1`` of them, the node t_k the start of its interval);
+``Φ = 0`` at every point and per interval the differential defects
+``Σ_{i=0}^{s} 𝒟_{ji} D_i - h V_j = 0`` (j = 1..s) of the degree-s polynomial through ``D_0`` (at
+``t_k``) and the ``D_j``, ``𝒟_{ji} = ℓ_i'(c_j)``; cost ``h Σ_k Σ_j b_j L_{kj}``
+(``b_j = ∫_0^1 ℓ̃_j``, the Radau weights).  The inputs are a polynomial of degree s - 1 through
+the collocation points of each interval; the input at t0 (point 0, where the scheme does not
+collocate) is that of the first interval extrapolated, ``R_0 = Σ_j ℓ̃_j(0) R_j``, and is not
+bounded.
+
 With ``quadrature="rectangle"`` the cost is ``h Σ_{k=0}^{N_n-1} L(t_k)`` over all nodes (as
 opty's examples write it by hand, ``interval * sum(F**2)``), with ``"trapezoidal"`` the
 trapezoidal rule over the nodes, whatever the transcription.
@@ -50,10 +62,39 @@ from .derivatives import BlockDerivatives, BlockPlacement
 if TYPE_CHECKING:
     from .statement import ProblemStatement
 
-__all__ = ["NLP", "build_transcription"]
+__all__ = ["NLP", "build_transcription", "radau_points"]
 
 _t = TIME
 _INF = 1e20
+
+
+def radau_points(s: int) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """The Legendre-Gauss-Radau (Radau IIA) scheme with ``s`` points on [0, 1].
+
+    Returns ``c`` (s,) the points, the roots of ``P_s(2c - 1) - P_{s-1}(2c - 1)`` (``c_s = 1``);
+    ``b`` (s,) the quadrature weights ``∫_0^1 ℓ̃_j`` (exact for degree 2s - 2); ``D`` (s, s+1)
+    the derivatives ``ℓ_i'(c_j)`` of the Lagrange basis on ``[0, c_1, ..., c_s]``; ``e0`` (s,)
+    ``ℓ̃_j(0)``, the basis on the c alone at 0 (ℓ̃: degree s - 1, ℓ: degree s).
+    """
+    from numpy.polynomial import legendre as leg
+    from numpy.polynomial import polynomial as poly
+    coef = np.zeros(s + 1)
+    coef[s], coef[s - 1] = 1.0, -1.0
+    x = np.sort(np.real(leg.legroots(coef)))
+    c = (x + 1.0) / 2.0
+    c[-1] = 1.0
+    tau = np.concatenate([[0.0], c])
+
+    def basis(nodes: np.ndarray, j: int) -> np.ndarray:
+        others = np.delete(nodes, j)
+        p = poly.polyfromroots(others)
+        return p / poly.polyval(nodes[j], p)
+
+    D = np.array([[poly.polyval(cj, poly.polyder(basis(tau, i))) for i in range(s + 1)]
+                  for cj in c])
+    b = np.array([poly.polyval(1.0, poly.polyint(basis(c, j))) for j in range(s)])
+    e0 = np.array([poly.polyval(0.0, basis(c, j)) for j in range(s)])
+    return c, b, D, e0
 
 
 def _syms(prefix: str, n: int) -> list:
@@ -275,6 +316,8 @@ def build_transcription(problem: ProblemStatement) -> NLP:
     build.unknown_bounds()
     if build.hs:
         build.hermite_simpson_dynamics()
+    elif build.radau:
+        build.radau_dynamics()
     else:
         build.interval_dynamics()
     build.pointwise_constraints()
@@ -295,6 +338,9 @@ class _Transcriber:
         self.ph = self.mdl.ph
         self.tr = problem.transcription
         self.hs = self.tr == "hermite-simpson"
+        self.radau = self.tr == "radau"
+        self.separated = self.hs or self.radau       # state derivatives V at every point
+        self.S = 2 if self.hs else (problem.collocation.points if self.radau else 1)
         self.nlp = NLP()
         self.nlp.model = self.mdl
         self.nlp.reset_bounds()
@@ -328,10 +374,10 @@ class _Transcriber:
     def layout(self) -> None:
         """The columns of the unknowns: ``iX`` (P, nx), ``iR`` (P, s), ``iV``, ``iA``, ``iL``,
         ``ip``, ``ih`` (the interval; ``n``, after w in the extended vector, when fixed)."""
-        problem, mdl, nlp, hs = self.problem, self.mdl, self.nlp, self.hs
+        problem, mdl, nlp, hs = self.problem, self.mdl, self.nlp, self.separated
         Nn = problem.num_nodes
         nx, s, nD, mm, npar = mdl.nx, mdl.s, mdl.nD, mdl.mm, mdl.np
-        P = 2 * Nn - 1 if hs else Nn
+        P = self.S * (Nn - 1) + 1
         width = nx + s + ((nD + 2 * mm) if hs else 0)
         base = np.arange(P * width, dtype=np.intp).reshape(P, width)
         iX, iR = base[:, :nx], base[:, nx:nx + s]
@@ -360,9 +406,17 @@ class _Transcriber:
         h_fixed = (problem.duration / (Nn - 1)) if not free_time else 0.0
         nlp.w_ext[n] = h_fixed
         nlp.layout = dict(P=P, iX=iX, iR=iR, iV=iV, iA=iA, iL=iL, ip=ip, ih=ih,
-                          free_time=free_time, hs=hs)
+                          free_time=free_time, hs=self.hs, separated=hs)
         nlp.iX, nlp.iR, nlp.iV, nlp.iA, nlp.iL, nlp.ip, nlp.ih = iX, iR, iV, iA, iL, ip, ih
-        nlp.node_points = np.arange(0, P, 2) if hs else np.arange(Nn)
+        nlp.node_points = np.arange(0, P, self.S)
+        # the time of every point in intervals from t0: t = t0 + point_kappa h
+        if self.radau:
+            self.scheme = radau_points(self.S)
+            frac = np.concatenate([[0.0], self.scheme[0]])[:-1]
+            kap = (np.arange(Nn - 1)[:, None] + frac[None, :]).ravel()
+            nlp.point_kappa = np.concatenate([kap, [Nn - 1.0]])
+        else:
+            nlp.point_kappa = np.arange(P) / float(self.S)
         self.P = P
         self.cols_PH = list(ip) + [ih]
 
@@ -417,6 +471,41 @@ class _Transcriber:
         self.add("hermite_simpson_defects", Dk + Dc + D1 + Vk + Vc + V1 + [Hv], [], out, idx_def,
                  np.zeros((Nn - 1, 0)))
 
+    def radau_dynamics(self) -> None:
+        """Φ = 0 at every point, the Radau defects of each interval and the input at t0 as the
+        first interval's input polynomial extrapolated (see the module's docstring)."""
+        mdl, ph, nlp, P, S = self.mdl, self.ph, self.nlp, self.P, self.S
+        nx, s, nD, mm = mdl.nx, mdl.s, mdl.nD, mdl.mm
+        Nn, Hv = self.problem.num_nodes, self.Hv
+        Xv, Rv, Vv = _syms("x", nx), _syms("r", s), _syms("v", nD)
+        Av, Lv = _syms("a", mm), _syms("l", mm)
+        mp = self.common({})
+        for key, values in (("X", Xv), ("R", Rv), ("V", Vv), ("A", Av), ("L", Lv)):
+            mp.update(zip(ph[key], values))
+        vars_pt = Xv + Rv + Vv + Av + Lv + self.Pv + [Hv]
+        idx_pt = np.hstack([nlp.iX, nlp.iR, nlp.iV, nlp.iA, nlp.iL,
+                            np.tile(self.cols_PH, (P, 1))])
+        self.add("collocation_point", vars_pt, [self.kappa], _to_se(mdl.phi, mp), idx_pt,
+                 nlp.point_kappa[:, None])
+        _, _, Dm, e0 = self.scheme
+        Ds = [_syms(f"d{i}_", nD) for i in range(S + 1)]       # D at t_k and the S points
+        Vs = [_syms(f"v{j}_", nD) for j in range(S)]
+        out = [sum(float(Dm[j, i]) * Ds[i][d] for i in range(S + 1)) - Hv * Vs[j][d]
+               for j in range(S) for d in range(nD)]
+        Dcols = np.array(mdl.D, dtype=np.intp)
+        first = np.arange(Nn - 1) * S
+        idx_def = np.hstack([nlp.iX[first + i][:, Dcols] for i in range(S + 1)]
+                            + [nlp.iV[first + 1 + j] for j in range(S)]
+                            + [np.full((Nn - 1, 1), nlp.ih)])
+        self.add(f"radau{S}_defects", sum(Ds, []) + sum(Vs, []) + [Hv], [], out, idx_def,
+                 np.zeros((Nn - 1, 0)))
+        if s:
+            R0, Rc = _syms("r0_", s), [_syms(f"r{j + 1}_", s) for j in range(S)]
+            out = [R0[i] - sum(float(e0[j]) * Rc[j][i] for j in range(S)) for i in range(s)]
+            idx = np.hstack([nlp.iR[0]] + [nlp.iR[1 + j] for j in range(S)])[None, :]
+            self.add("radau_initial_input", R0 + sum(Rc, []), [], out, idx, np.zeros((1, 0)))
+            nlp.lb[nlp.iR[0]], nlp.ub[nlp.iR[0]] = -_INF, _INF
+
     def interval_dynamics(self) -> None:
         """Φ = 0 once per interval, at its end (backward Euler) or its midpoint; also the
         variables ``vars_iv``, columns ``idx_iv``, times ``kap_iv`` and substitution
@@ -459,7 +548,7 @@ class _Transcriber:
         self.mp_pt = mp_pt
         self.vars_xr = Xv + Rv + self.Pv + [self.Hv]
         self.idx_xr = np.hstack([nlp.iX, nlp.iR, np.tile(self.cols_PH, (self.P, 1))])
-        self.kap_all = (np.arange(self.P) / (2.0 if self.hs else 1.0))[:, None]
+        self.kap_all = nlp.point_kappa[:, None]
         kappa, nodes = [self.kappa], nlp.node_points
         if mdl.G:
             self.add("configuration_constraints", self.vars_xr, kappa, _to_se(mdl.G, mp_pt),
@@ -490,10 +579,13 @@ class _Transcriber:
             out = [c * Hv * _to_se([L], self.mp_pt)[0]]
             self.add_objective("objective_nodes", self.vars_xr, [kappa, c], out,
                                self.idx_xr[nodes], np.hstack([self.kap_all[nodes], wts[:, None]]))
-        elif self.hs:
-            wts = np.full(P, 4.0 / 6.0)
-            wts[0::2] = 2.0 / 6.0
-            wts[0] = wts[-1] = 1.0 / 6.0
+        elif self.separated:
+            if self.hs:
+                wts = np.full(P, 4.0 / 6.0)
+                wts[0::2] = 2.0 / 6.0
+                wts[0] = wts[-1] = 1.0 / 6.0
+            else:                          # Radau: b_j at the collocation points
+                wts = np.concatenate([[0.0], np.tile(self.scheme[1], Nn - 1)])
             out = [c * Hv * _to_se([L], self.mp_pt)[0]]
             self.add_objective("objective_points", self.vars_xr, [kappa, c], out, self.idx_xr,
                                np.hstack([self.kap_all, wts[:, None]]))
