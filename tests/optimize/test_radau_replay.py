@@ -7,10 +7,13 @@ import math
 
 import numpy as np
 import pytest
+import sympy as sm
 from numpy.polynomial import legendre
+from sympy.physics.vector import dynamicsymbols
 
+import symbody as sb
 from symbody.errors import InputError
-from symbody.optimize import Collocation, OptimalControlProblem, examples
+from symbody.optimize import Collocation, Cost, OptimalControlProblem, examples
 from symbody.optimize.replay import input_interpolation
 from symbody.optimize.transcription import radau_points
 
@@ -109,3 +112,34 @@ def test_radau_options_are_checked():
         Collocation("radau", points=2)
     with pytest.raises(InputError, match="points = 3, 4 or 5"):
         Collocation("radau9")
+
+
+@pytest.mark.parametrize("transcription", ["backward-euler", "midpoint", "hermite-simpson",
+                                           "radau", "radau5"])
+def test_double_integrator_analytic_optima_stated_by_name(transcription):
+    """x'' = u from rest at 0 to rest at 1: min ∫ u² dt over 1 s is 12 (u = 6 - 12 t; exact for
+    Hermite-Simpson and Radau, whose polynomials hold the cubic path: their replay deviates by
+    round-off only); the least time with abs(u) <= 1 is 2 s (bang-bang)."""
+    t = dynamicsymbols._t
+    x, v, u = dynamicsymbols("x v u")
+    eom = sb.EquationsOfMotion([x], [v], kinematic=[x.diff(t) - v], dynamic=[v.diff(t) - u])
+    energy = OptimalControlProblem(eom, num_nodes=6, duration=1.0, objective="u**2",
+                                   instance_constraints=["x(0)", "v(0)", "x(1) - 1", "v(1)"],
+                                   transcription=transcription)
+    res = energy.solve(progress=False)
+    assert res.success, res.message
+    rep = res.simulate()
+    if transcription in ("hermite-simpson", "radau", "radau5"):
+        assert res.objective == pytest.approx(12.0, rel=1e-9)
+        assert rep.node_deviation < 1e-9
+    else:                      # first/second order: h Σ of the discrete optimum
+        assert res.objective == pytest.approx(12.0, rel=0.05)
+    Tf = sm.Symbol("T_f")
+    fastest = OptimalControlProblem(
+        eom, num_nodes=21, duration=Tf, objective=Cost(mayer="T_f"),
+        instance_constraints=["x(0)", "v(0)", "x(T_f) - 1", "v(T_f)"],
+        bounds={"u": (-1, 1), "T_f": (0.1, 10)}, transcription=transcription)
+    res = fastest.solve({"T_f": 1.0}, progress=False)
+    assert res.success, res.message
+    assert res.duration == pytest.approx(2.0, rel=5e-3)
+    assert np.abs(res.inputs).max() <= 1 + 1e-8
