@@ -130,6 +130,14 @@ class ModelPredictiveController:
         self.options = dict(options or {})
         self.solve_options = dict(solve_options or {})
         self._lb0, self._ub0 = nlp.lb.copy(), nlp.ub.copy()
+        g, gw = np.polynomial.legendre.leggauss(3)
+        starts = problem.t0 + self.h * np.arange(self.shift_nodes)
+        self._mean_times = (starts[:, None] + (g + 1.0) / 2.0 * self.h).ravel()
+        self._mean_weights = np.tile(gw / 2.0, self.shift_nodes) / self.shift_nodes
+        self._input_lo = np.array([problem.bounds.get(r, (-np.inf, np.inf))[0]
+                                   for r in problem.specifieds])
+        self._input_hi = np.array([problem.bounds.get(r, (-np.inf, np.inf))[1]
+                                   for r in problem.specifieds])
         self.w: np.ndarray | None = None
         self.multipliers: dict | None = None
         self.last_result: Any = None
@@ -189,14 +197,11 @@ class ModelPredictiveController:
                                 if all(k in ipopt for k in ("mult_g", "mult_x_L", "mult_x_U"))
                                 else None)
         r = input_interpolation(problem, nlp, result.w)
-        # the mean of the optimal input over the period (Gauss-Legendre, exact to degree 9)
-        g, gw = np.polynomial.legendre.leggauss(5)
-        ts = problem.t0 + (g + 1.0) / 2.0 * self.period
-        values = np.array([r(t) for t in ts])
-        u = (gw[:, None] * values).sum(axis=0) / 2.0
-        lo = np.array([problem.bounds.get(s, (-np.inf, np.inf))[0] for s in problem.specifieds])
-        hi = np.array([problem.bounds.get(s, (-np.inf, np.inf))[1] for s in problem.specifieds])
-        return np.clip(u, lo, hi)
+        # the mean of the optimal input over the period (Gauss-Legendre on each interval:
+        # exact for the transcriptions' polynomials)
+        values = np.array([r(t) for t in self._mean_times])
+        u = (self._mean_weights[:, None] * values).sum(axis=0)
+        return np.clip(u, self._input_lo, self._input_hi)
 
     def reset(self) -> None:
         """Forget the previous solution (the next step is a cold solve)."""
