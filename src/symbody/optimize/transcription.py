@@ -34,8 +34,8 @@ A, Λ at every point (``(N_n - 1) s + 1`` of them, the node t_k the start of its
 ``t_k``) and the ``D_j``, ``𝒟_{ji} = ℓ_i'(c_j)``; cost ``h Σ_k Σ_j b_j L_{kj}``
 (``b_j = ∫_0^1 ℓ̃_j``, the Radau weights).  The inputs are a polynomial of degree s - 1 through
 the collocation points of each interval; the input at t0 (point 0, where the scheme does not
-collocate) is that of the first interval extrapolated, ``R_0 = Σ_j ℓ̃_j(0) R_j``, and is not
-bounded.
+collocate) is that of the first interval extrapolated, ``R_0 = Σ_j ℓ̃_j(0) R_j``, within the
+inputs' bounds like every other point's.
 
 With ``quadrature="rectangle"`` the cost is ``h Σ_{k=0}^{N_n-1} L(t_k)`` over all nodes (as
 opty's examples write it by hand, ``interval * sum(F**2)``), with ``"trapezoidal"`` the
@@ -504,7 +504,6 @@ class _Transcriber:
             out = [R0[i] - sum(float(e0[j]) * Rc[j][i] for j in range(S)) for i in range(s)]
             idx = np.hstack([nlp.iR[0]] + [nlp.iR[1 + j] for j in range(S)])[None, :]
             self.add("radau_initial_input", R0 + sum(Rc, []), [], out, idx, np.zeros((1, 0)))
-            nlp.lb[nlp.iR[0]], nlp.ub[nlp.iR[0]] = -_INF, _INF
 
     def interval_dynamics(self) -> None:
         """Φ = 0 once per interval, at its end (backward Euler) or its midpoint; also the
