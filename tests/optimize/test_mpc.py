@@ -90,3 +90,21 @@ def test_shift_and_bad_periods():
         ModelPredictiveController(problem, period=0.25)
     with pytest.raises(InputError, match="unknown state"):
         mpc.step({"zz": 1.0})
+
+
+@pytest.mark.slow
+def test_swing_up_example_brings_the_pole_up_and_keeps_it_there(capsys):
+    """examples/mpc_cart_pole.py: from hanging at rest, 50 nodes 20 ms apart, abs(F) <= 20 N;
+    the pole upright (wrapped tilt) over the last second of 4 s."""
+    import importlib.util
+    from pathlib import Path
+    path = Path(__file__).parents[2] / "examples" / "mpc_cart_pole.py"
+    spec = importlib.util.spec_from_file_location("mpc_cart_pole", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    module.main(["--duration", "4"])
+    out = capsys.readouterr().out
+    assert "(200 solved)" in out
+    tilt = float(out.split("|tilt| <= ")[1].split(" rad")[0])
+    force = float(out.split("max |F| = ")[1].split(" N")[0])
+    assert tilt < 0.05 and force <= 20.0 + 1e-6

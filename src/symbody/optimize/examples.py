@@ -247,7 +247,9 @@ def cart_pole_horizon(num_nodes: int = 50, period: float = 0.02, force_limit: fl
     apart, abs(F) <= ``force_limit``, abs(q0) <= ``track``, minimizing
     ``∫ 5 q0² + 20 (1 - sin q1) + 0.1 (u0² + u1²) + 0.01 F² dt`` (zero upright at the origin;
     ``1 - sin q1`` swings the pole up from anywhere).  No initial conditions: the controller
-    fixes the initial state.  The guess of the first solve: hanging (q1 = -π/2), at rest.
+    fixes the initial state.  The guess of the first solve: the pole turning from hanging
+    (q1 = -π/2) to upright over the horizon (from hanging at rest, a guess that stays there is
+    a stationary point of the symmetric problem: IPOPT would not leave it).
     """
     from ..models import n_link_pendulum_on_cart
     model = n_link_pendulum_on_cart(1, force=True)
@@ -260,4 +262,4 @@ def cart_pole_horizon(num_nodes: int = 50, period: float = 0.02, force_limit: fl
         model, num_nodes=num_nodes, duration=period * (num_nodes - 1), objective=cost,
         bounds={F: (-force_limit, force_limit), q0: (-track, track)},
         known_parameters=constants, transcription=_collocation(transcription, kwargs), **kwargs)
-    return problem, {q1: -math.pi / 2}
+    return problem, {q1: np.linspace(-math.pi / 2, math.pi / 2, num_nodes)}
