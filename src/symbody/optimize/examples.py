@@ -26,7 +26,7 @@ __all__ = ["pendulum_swing_up", "cart_pole_swing_up", "pendulum_equations", "n_l
 _t = TIME
 
 #: the options of Collocation that the examples also take as keywords of their own
-_COLLOCATION_OPTIONS = ("quadrature", "hessian", "backend", "cache")
+_COLLOCATION_OPTIONS = ("quadrature", "hessian", "backend", "cache", "points")
 
 
 def _collocation(transcription: str | Collocation, kwargs: dict) -> Collocation:

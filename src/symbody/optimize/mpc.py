@@ -96,6 +96,9 @@ class ModelPredictiveController:
     solve_options : mapping, optional
         Further keywords of ``problem.solve`` (e.g. a solver choice).
 
+    The template is time-invariant: every re-solve is the problem on ``[t0, t0 + H]`` from the
+    measured state (a cost or constraint in t is read relative to the horizon's start).
+
     Use: ``u = mpc.step(x)`` each period (``x`` the measured state in the model's state order
     ``[q, u_ind, x_e]``, an array or a dict keyed by symbol or name), or ``mpc.run(x0, T)``.
     """

@@ -75,7 +75,11 @@ class OptimalControlProblem(ProblemStatement):
         ``{q(t) | u(t) | r(t) | parameter | duration: (lower, upper)}`` (None for unbounded).
     known_parameters : mapping
         ``{constant: value}``; constants without a value are unknowns of the problem.
-    transcription : "hermite-simpson" (default), "midpoint", "backward-euler" or a
+        Wherever a symbol is taken (here, ``bounds``, the initial guess) its name is too, as
+        in ``simulate`` (``"m"``, ``"q1"`` or ``"q1(t)"``); the cost and the constraints may be
+        strings in the model's names (``"F**2"``, ``"q1(2.0) - 1"``).
+    transcription : "hermite-simpson" (default), "midpoint", "backward-euler", "radau"
+        (Legendre-Gauss-Radau, 3 points per interval; "radau4", "radau5") or a
         :class:`~.statement.Collocation`
         The method, or the method with the cost's ``quadrature`` ("transcription",
         "rectangle" or "trapezoidal"), the ``hessian`` ("exact" or "limited-memory") and
