@@ -11,9 +11,10 @@ one period at a time.  Two runs:
 For each: the re-solve wall time (median, max; the first, cold solve included), the process
 CPU time per step (median; all threads: less sensitive than the wall time to other loads on
 a shared machine), IPOPT's iterations, |F| max and the pole's tilt over the last second.
-The anchor, measured in the same run: a cold solve of the same horizon problem from the same
+The anchors, measured in the same run: a cold solve of the same horizon problem from the same
 states (no shifted start, no multipliers, IPOPT's default options), at 10 states of the
-closed loop; the ratio cold / warm is what the warm start buys.
+closed loop (the ratio cold / warm is what the warm start buys); and IPOPT's floor, a convex
+sparse QP of the same size solved through cyipopt (CPU per iteration).
 
     python benchmarks/bench_mpc.py [--nodes 50] [--period 0.02] [--transcription backward-euler]
 """
@@ -78,6 +79,57 @@ def run(nodes: int, period: float, transcription: str, name: str, start: float,
     }
 
 
+def ipopt_floor(n: int, m: int, repeats: int = 20) -> dict:
+    """IPOPT's own cost on this machine: a convex sparse QP of the horizon NLP's size
+    (``min x·x/2``, banded equality constraints, bounds), solved from zero through cyipopt with
+    the same options; CPU time per solve and per iteration."""
+    import cyipopt
+    rows = np.repeat(np.arange(m), 3)
+    cols = np.stack([np.arange(m), np.arange(m) + 1, (np.arange(m) + 3) % n], axis=1).ravel()
+    vals = np.tile([1.0, -1.0, 0.5], m)
+    b = np.random.default_rng(0).uniform(-1, 1, m)
+
+    class QP:
+        def objective(self, x):
+            return 0.5 * x @ x
+
+        def gradient(self, x):
+            return x
+
+        def constraints(self, x):
+            return np.bincount(rows, weights=vals * x[cols], minlength=m)
+
+        def jacobian(self, x):
+            return vals
+
+        def jacobianstructure(self):
+            return rows, cols
+
+        def hessianstructure(self):
+            return np.arange(n), np.arange(n)
+
+        def hessian(self, x, lagrange, obj_factor):
+            return np.full(n, obj_factor)
+
+    iterations = []
+
+    class Counted(QP):
+        def intermediate(self, *stats):
+            iterations.append(stats[1])
+            return True
+
+    c0 = time.process_time()
+    for _ in range(repeats):
+        prob = cyipopt.Problem(n=n, m=m, problem_obj=Counted(), lb=np.full(n, -5.0),
+                               ub=np.full(n, 5.0), cl=b, cu=b)
+        prob.add_option("print_level", 0)
+        prob.add_option("sb", "yes")
+        prob.solve(np.zeros(n))
+    cpu = (time.process_time() - c0) / repeats
+    its = max(iterations[-1], 1)
+    return {"qp_cpu_ms": 1e3 * cpu, "qp_iterations": its, "qp_cpu_ms_per_iteration": 1e3 * cpu / its}
+
+
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--nodes", type=int, default=50)
@@ -96,6 +148,13 @@ def main(argv: list[str] | None = None) -> None:
     print(" | ".join(head))
     for r in rows:
         print(" | ".join(f"{r[h]:.3g}" if isinstance(r[h], float) else str(r[h]) for h in head))
+    problem, _ = examples.cart_pole_horizon(num_nodes=args.nodes, period=args.period,
+                                            transcription=args.transcription)
+    floor = ipopt_floor(problem.nlp.n, problem.nlp.m)
+    print(f"IPOPT floor: a sparse QP of the same size ({problem.nlp.n} unknowns, "
+          f"{problem.nlp.m} constraints): {floor['qp_cpu_ms']:.3g} ms CPU per solve, "
+          f"{floor['qp_iterations']} iterations, {floor['qp_cpu_ms_per_iteration']:.3g} ms each")
+    rows.append({"run": "ipopt-floor", **floor})
     if args.json:
         with open(args.json, "w") as f:
             json.dump(rows, f, indent=1)
