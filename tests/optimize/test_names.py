@@ -9,7 +9,7 @@ import pytest
 import sympy as sm
 
 from symbody.errors import InputError
-from symbody.optimize import OptimalControlProblem, examples
+from symbody.optimize import OptimalControlProblem, examples, periodic
 
 pytest.importorskip("cyipopt", reason="symbody[optimize] (cyipopt-wheels) is not installed")
 
@@ -77,3 +77,19 @@ def test_unknown_names_are_refused_with_the_valid_names():
     m = sm.Symbol("m")
     assert p.bounds[m] == (0.5, 2.0)
     assert p.initial_vector({"m": 1.5})[p.nlp.ip[0]] == 1.5
+
+
+def test_periodic_takes_names():
+    eom, constants = examples.pendulum_equations()
+    theta, = eom.q
+    omega, = eom.u
+    Tf = sm.Symbol("T_f")
+    kw = dict(num_nodes=5, duration=Tf, known_parameters=constants, bounds={"T_f": (0.5, 2)})
+    by_symbol = OptimalControlProblem(eom, instance_constraints=periodic(theta, omega, end=Tf),
+                                      **kw)
+    by_name = OptimalControlProblem(eom, instance_constraints=periodic("theta", "omega(t)",
+                                                                       end=Tf), **kw)
+    assert [c[0] for c in by_name.instance_constraints] == \
+        [c[0] for c in by_symbol.instance_constraints]
+    with pytest.raises(InputError, match="periodic"):
+        periodic("q 1", end=1.0)

@@ -95,12 +95,19 @@ class Cost:
 def periodic(*functions: Any, start: float = 0.0, end: Any) -> list[sm.Expr]:
     """Instance constraints ``x(start) - x(end) = 0`` for each state or input ``x`` given.
 
-    ``functions``: the model's functions of time (``q1``, ``u1``, ...); ``end``: the final time
-    (a number, or the duration Symbol of a free-time problem).  Returns a list of expressions
-    to pass in ``instance_constraints``.
+    ``functions``: the model's functions of time (``q1``, ``u1``, ...) or their names
+    (``"q1"``, ``"q1(t)"``: the constraint is then a string the problem parses with the model's
+    names); ``end``: the final time (a number, or the duration Symbol of a free-time problem).
+    Returns a list of expressions to pass in ``instance_constraints``.
     """
-    out = []
+    out: list = []
     for f in functions:
+        if isinstance(f, str):
+            name = re.sub(r"\(\s*t\s*\)$", "", f.strip())
+            if not name.isidentifier():
+                raise InputError(f"periodic: {f!r} is not the name of a state or input")
+            out.append(f"{name}({start}) - {name}({end})")
+            continue
         if not isinstance(f, AppliedUndef):
             raise InputError(f"periodic: {f!r} is not a function of time such as q1(t)")
         out.append(f.func(start) - f.func(end))
