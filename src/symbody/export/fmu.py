@@ -1,0 +1,2 @@
+def export_fmu(*a, **k):
+    raise NotImplementedError

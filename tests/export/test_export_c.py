@@ -1,0 +1,136 @@
+"""symbody.export_c: the generated C compiled alone (cc -std=c99 -O2 -Wall -Werror, libm only)
+equals the model's own evaluation, and the README's RK4 example keeps the four-bar closed."""
+
+from __future__ import annotations
+
+import ctypes
+import subprocess
+
+import numpy as np
+import pytest
+import sympy as sm
+from sympy.physics.mechanics import Particle, Point, ReferenceFrame, dynamicsymbols
+
+import symbody as sb
+from export.helpers import build_program, build_shared, ptr, zoo_model
+from symbody.errors import InputError
+from symbody.formatting import symbol_name
+
+CASES = [("four-bar", {}), ("n-link-pendulum-on-cart", {"n": 3, "force": True}),
+         ("snakeboard", {})]
+
+
+def _export(tmp_path, name, options, **kw):
+    zoo, model = zoo_model(name, **options)
+    paths = sb.export_c(model, tmp_path, name="mdl", constants=zoo.constants,
+                        initial_state=zoo.initial_state, **kw)
+    return zoo, model, paths
+
+
+@pytest.mark.parametrize("name, options", CASES, ids=[c[0] for c in CASES])
+def test_exported_rhs_equals_model_rhs_at_random_states(tmp_path, name, options):
+    zoo, model, paths = _export(tmp_path, name, options, outputs=zoo_model(name, **options)[0].outputs)
+    assert not paths.source.read_text().count("#include <stdlib.h>")
+    lib = build_shared(paths.source, tmp_path / "mdl.so")
+    L = model.layout
+    P = model.constants_array(zoo.constants)
+    rng = np.random.default_rng(7)
+    rhs, speeds, outputs = lib.mdl_rhs, lib.mdl_speeds, lib.mdl_outputs
+    for _ in range(10):
+        t = float(rng.uniform(0, 2))
+        x = rng.uniform(-1.5, 1.5, size=L.nx)
+        r = rng.normal(size=max(L.s, 1))
+        xd, u = np.empty(L.nx), np.empty(L.o)
+        assert rhs(ctypes.c_double(t), ptr(x), ptr(P), ptr(r), ptr(xd)) == 0
+        ref = model.rhs(t, x, P, r[:L.s] if L.s else None)
+        np.testing.assert_allclose(xd, ref, rtol=1e-12, atol=1e-12 * (1 + np.abs(ref).max()))
+        assert speeds(ctypes.c_double(t), ptr(x), ptr(P), ptr(r), ptr(u)) == 0
+        full = model.full_speeds(x[:L.N], x[L.N:L.nxm], P, t, r[:L.s] if L.s else None)
+        np.testing.assert_allclose(u, full, rtol=1e-12, atol=1e-13)
+    # mass matrix and forcing, holonomic and velocity constraints, outputs
+    x = rng.uniform(-1, 1, size=L.nx)
+    r = rng.normal(size=max(L.s, 1))
+    S, s = np.empty(L.K * L.K), np.empty(L.K)
+    assert lib.mdl_mass_forcing(ctypes.c_double(0.5), ptr(x), ptr(P), ptr(r), ptr(S), ptr(s)) == 0
+    np.testing.assert_allclose(np.linalg.solve(S.reshape(L.K, L.K), s)[:L.p],
+                               model.rhs(0.5, x, P, r[:L.s] if L.s else None)[L.N:L.nxm],
+                               rtol=1e-10, atol=1e-12)
+    if L.M:
+        fh, J = np.empty(L.M), np.empty(L.M * L.N)
+        lib.mdl_holonomic(ctypes.c_double(0.5), ptr(x), ptr(P), ptr(fh), ptr(J))
+        f_ref, J_ref = model.holonomic(x[:L.N], P, 0.5)
+        np.testing.assert_allclose(fh, f_ref, rtol=1e-13, atol=1e-14)
+        np.testing.assert_allclose(J.reshape(L.M, L.N), J_ref, rtol=1e-13, atol=1e-14)
+    if L.m:
+        B, b = np.empty(L.m * L.o), np.empty(L.m)
+        lib.mdl_velocity_constraints(ctypes.c_double(0.5), ptr(x), ptr(P), ptr(r), ptr(B), ptr(b))
+        B_ref, b_ref = model.velocity_constraints(x[:L.N], P, 0.5, r[:L.s] if L.s else None)
+        np.testing.assert_allclose(B.reshape(L.m, L.o), B_ref, rtol=1e-13, atol=1e-14)
+        np.testing.assert_allclose(b, b_ref, rtol=1e-13, atol=1e-14)
+    if zoo.outputs:
+        y = np.empty(len(zoo.outputs))
+        assert outputs(ctypes.c_double(0.5), ptr(x), ptr(P), ptr(r), ptr(y)) == 0
+        u = model.full_speeds(x[:L.N], x[L.N:L.nxm], P, 0.5, r[:L.s] if L.s else None)
+        values = {**dict(zip(model.coordinates, x[:L.N])), **dict(zip(model.speeds, u)),
+                  **dict(zip(model.constants, P)), **dict(zip(model.specifieds, r[:L.s]))}
+        ref = [float(sm.sympify(e).subs(values)) for e in zoo.outputs.values()]
+        np.testing.assert_allclose(y, ref, rtol=1e-12, atol=1e-12)
+
+
+def test_header_names_and_sizes(tmp_path):
+    zoo, model, paths = _export(tmp_path, "n-link-pendulum-on-cart", {"n": 3, "force": True})
+    header = paths.header.read_text()
+    assert "#define MDL_NX 8 " in header and "#define MDL_NR 1 " in header
+    assert "int mdl_rhs(double t, const double *x, const double *p, const double *r, double *xdot);" \
+        in header
+    source = paths.source.read_text()
+    assert 'mdl_input_names[] = {"F", 0}' in source
+    assert 'mdl_state_names[] = {"q0", "q1", "q2", "q3", "u0", "u1", "u2", "u3", 0}' in source
+    for forbidden in ("Python.h", "lapack", "dgesv", "cblas"):
+        assert forbidden not in source
+
+
+def test_readme_example_integrates_the_four_bar_with_its_loop_closed(tmp_path):
+    zoo, model, paths = _export(tmp_path, "four-bar", {})
+    readme = paths.readme.read_text()
+    assert paths.example.read_text() in readme         # the README shows the example compiled here
+    exe = build_program([paths.example, paths.source], tmp_path / "example")
+    run = subprocess.run([str(exe), "5", "1e-3"], capture_output=True, text=True, check=True)
+    values = dict(line.split() for line in run.stdout.splitlines())
+    x_c = np.array([float(values[symbol_name(s)]) for s in model.states])
+    assert float(values["max_residual"]) < 1e-10
+    x0 = model.state_array(zoo.initial_state)
+    traj = sb.simulate(model, (0.0, 5.0), x0, zoo.constants,
+                       solver=sb.Solver(rtol=1e-11, atol=1e-12), t_eval=[5.0])
+    np.testing.assert_allclose(x_c, traj.x[-1], atol=1e-6)
+
+
+def _redundant_particle():
+    x, y = dynamicsymbols("x y")
+    ux, uy = dynamicsymbols("ux uy")
+    t = dynamicsymbols._t
+    m, g = sm.symbols("m g")
+    N = ReferenceFrame("N")
+    P = Point("O").locatenew("P", x * N.x + y * N.y)
+    P.set_vel(N, ux * N.x + uy * N.y)
+    fh = {"circle": x**2 + y**2 - 1, "diagonal": y - x}
+    qd = {x.diff(t): ux, y.diff(t): uy}
+    km = sb.KanesMethod(N, [x], [ux], kd_eqs=[x.diff(t) - ux, y.diff(t) - uy], q_dependent=[y],
+                        configuration_constraints=fh, u_dependent=[uy],
+                        velocity_constraints=[sm.diff(e, t).xreplace(qd) for e in fh.values()])
+    km.kanes_equations([Particle("P", P, m)], [(P, -m * g * N.y)])
+    return sb.compile(km.to_eom())
+
+
+def test_refusals_name_the_feature(tmp_path):
+    zoo, model = zoo_model("n-link-pendulum-on-cart", n=3, force=True)
+    with pytest.raises(InputError, match="redundant constraint set"):
+        sb.export_c(_redundant_particle(), tmp_path, name="m")
+    with pytest.raises(InputError, match="C identifier"):
+        sb.export_c(model, tmp_path, name="my-model")
+    with pytest.raises(InputError, match=r"constants\['g'\] is a callable"):
+        sb.export_c(model, tmp_path, name="m", constants={**{str(k): v for k, v in zoo.constants.items()},
+                                                          "g": lambda t: 9.81})
+    with pytest.raises(InputError, match="output 'bad' depends on"):
+        sb.export_c(model, tmp_path, name="m", outputs={"bad": sm.Symbol("not_a_constant")})
+    assert not list(tmp_path.iterdir())           # nothing written by a refused export
