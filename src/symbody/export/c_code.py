@@ -97,7 +97,7 @@ def check_exportable(model: Any, what: str) -> None:
                          "Remove the redundant equations and compile again")
 
 
-def _check_not_callable(values: Any, what: str, argument: str) -> None:
+def check_not_callable(values: Any, what: str, argument: str) -> None:
     if callable(values):
         raise InputError(f"{what}: {argument} is a callable; the exported code cannot carry "
                          "Python functions as inputs (give numbers; the inputs are arguments "
@@ -716,8 +716,8 @@ def generate_c(model: Any, name: str, *, outputs: Mapping | None = None,
     :func:`export_c`."""
     check_name(name)
     check_exportable(model, what)
-    _check_not_callable(constants, what, "constants")
-    _check_not_callable(initial_state, what, "initial_state")
+    check_not_callable(constants, what, "constants")
+    check_not_callable(initial_state, what, "initial_state")
     P = None if constants is None else model.constants_array(constants)
     X = None if initial_state is None else model.state_array(initial_state)
     w = _Writer(model, name, outputs)
