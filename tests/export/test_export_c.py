@@ -134,3 +134,39 @@ def test_refusals_name_the_feature(tmp_path):
     with pytest.raises(InputError, match="output 'bad' depends on"):
         sb.export_c(model, tmp_path, name="m", outputs={"bad": sm.Symbol("not_a_constant")})
     assert not list(tmp_path.iterdir())           # nothing written by a refused export
+
+
+def test_reduced_dynamics_with_dependent_accelerations_in_an_output(tmp_path):
+    """The seed snakeboard's hand-reduced M_d, g_d (u_dep = [u1, u2]): x' and an output of a
+    dependent speed's derivative (u_dep' from B_a u' + b_a = 0) equal the model's."""
+    from symbody.compat.sympy import TIME
+    from systems import seed_eoms
+
+    model = sb.compile(seed_eoms.snakeboard()["eom"])
+    L = model.layout
+    assert L.dynamic_reduced and L.m == 2
+    dep = model.dependent_speeds[-1]
+    paths = sb.export_c(model, tmp_path, name="snake", outputs={"ud_dep": dep.diff(TIME)})
+    lib = build_shared(paths.source, tmp_path / "snake.so")
+    rng = np.random.default_rng(3)
+    P = rng.uniform(0.5, 2.0, L.c)
+    for _ in range(5):
+        x = rng.uniform(-1, 1, L.nx)
+        xd, y = np.empty(L.nx), np.empty(1)
+        assert lib.snake_rhs(ctypes.c_double(0.2), ptr(x), ptr(P), None, ptr(xd)) == 0
+        assert lib.snake_outputs(ctypes.c_double(0.2), ptr(x), ptr(P), None, ptr(y)) == 0
+        ref = model.rhs(0.2, x, P)
+        np.testing.assert_allclose(xd, ref, rtol=1e-12, atol=1e-13)
+        udot, _ = model.accelerations(x[:L.N], x[L.N:], P, 0.2)
+        np.testing.assert_allclose(y[0], udot[-1], rtol=1e-12, atol=1e-13)
+
+
+def test_a_model_loaded_from_a_file_exports_its_stored_expressions(tmp_path):
+    zoo, model = zoo_model("four-bar")
+    loaded = sb.load_model(model.save(tmp_path / "four_bar.npz"))
+    lib = build_shared(sb.export_c(loaded, tmp_path, name="fb").source, tmp_path / "fb.so")
+    P = model.constants_array(zoo.constants)
+    x = model.state_array(zoo.initial_state) + 0.1
+    xd = np.empty(model.layout.nx)
+    assert lib.fb_rhs(ctypes.c_double(0.0), ptr(x), ptr(P), None, ptr(xd)) == 0
+    np.testing.assert_allclose(xd, model.rhs(0.0, x, P), rtol=1e-12, atol=1e-13)

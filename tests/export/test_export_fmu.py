@@ -5,6 +5,7 @@ on a cart takes its force as an FMU input.  Refusals name the feature."""
 from __future__ import annotations
 
 import math
+import subprocess
 import zipfile
 
 import numpy as np
@@ -32,6 +33,14 @@ def test_four_bar_fmu_validates_and_keeps_its_loop_closed(tmp_path):
         xml = zf.read("modelDescription.xml").decode()
     assert {"sources/four_bar.c", "sources/four_bar.h", "sources/four_bar_fmi2.c"} <= set(names)
     assert any(n.startswith("binaries/") for n in names)
+    src = tmp_path / "unzipped"
+    with zipfile.ZipFile(fmu) as zf:
+        zf.extractall(src)
+    strict = subprocess.run([compiler(), "-std=c99", "-O2", "-Wall", "-Wextra", "-Werror", "-fPIC",
+                             "-shared", f"-I{src / 'sources'}", str(src / "sources/four_bar.c"),
+                             str(src / "sources/four_bar_fmi2.c"), "-o", str(tmp_path / "fb.so"),
+                             "-lm"], capture_output=True, text=True)
+    assert strict.returncode == 0, strict.stderr       # the sources build warning-free
     assert "<ModelExchange" not in xml          # a closed loop: co-simulation only (it projects)
     grid = np.linspace(0.0, 5.0, 501)
     res = fmpy.simulate_fmu(str(fmu), stop_time=5.0, output_interval=0.01, fmi_type="CoSimulation")
@@ -115,6 +124,8 @@ def _co_simulate(fmu, grid, force):
 
 def test_refusals_and_a_missing_compiler(tmp_path, monkeypatch):
     zoo, model = zoo_model("n-link-pendulum-on-cart", n=3, force=True)
+    with pytest.raises(InputError, match="events"):
+        sb.export_c(model, tmp_path, name="m", events=[object()])
     with pytest.raises(InputError, match="events"):
         sb.export_fmu(model, tmp_path / "a.fmu", constants=zoo.constants, events=[object()])
     with pytest.raises(InputError, match=r"inputs is a callable"):

@@ -202,7 +202,8 @@ def _kernel_text(program: c_kernels.StraightLineProgram, fname: str) -> str:
                   r"|^#ifndef M_E\n#define M_E [^\n]*\n#endif\n|^#include <stdlib.h>\n", "",
                   text, flags=re.M)
     text = re.sub(r"^void ", "static void ", text, flags=re.M)
-    return text
+    # segments that share no temporaries leave the workspace unused (-Wextra)
+    return re.sub(r"^(static void \w+_s\d+\(.*\) \{)$", r"\1\n  (void)w;", text, flags=re.M)
 
 
 def _c_string(text: str) -> str:
@@ -257,30 +258,30 @@ static int lu_solve(int n, double *A, double *b)
 """
 
 _CHOLESKY = r"""
-/* Cholesky A = L L^T of a symmetric positive definite A (lower triangle read); 1: not definite */
+/* Cholesky A = U^T U of a symmetric positive definite A (upper triangle read; right-looking,
+   row by row, so that the inner loops are independent updates); 1: not definite */
 static int cholesky_solve(int n, double *A, double *b)
 {
     int i, j, k;
     for (j = 0; j < n; j++) {
         double d = A[j * n + j];
-        for (k = 0; k < j; k++) d -= A[j * n + k] * A[j * n + k];
         if (!(d > 0.0)) return 1;
         d = sqrt(d);
         A[j * n + j] = d;
-        for (i = j + 1; i < n; i++) {
-            double s = A[i * n + j];
-            for (k = 0; k < j; k++) s -= A[i * n + k] * A[j * n + k];
-            A[i * n + j] = s / d;
+        d = 1.0 / d;
+        for (i = j + 1; i < n; i++) A[j * n + i] *= d;
+        for (k = j + 1; k < n; k++) {
+            double f = A[j * n + k];
+            for (i = k; i < n; i++) A[k * n + i] -= f * A[j * n + i];
         }
     }
-    for (i = 0; i < n; i++) {
-        double s = b[i];
-        for (k = 0; k < i; k++) s -= A[i * n + k] * b[k];
-        b[i] = s / A[i * n + i];
+    for (k = 0; k < n; k++) {                       /* U^T y = b */
+        b[k] /= A[k * n + k];
+        for (i = k + 1; i < n; i++) b[i] -= A[k * n + i] * b[k];
     }
-    for (i = n - 1; i >= 0; i--) {
+    for (i = n - 1; i >= 0; i--) {                  /* U x = y */
         double s = b[i];
-        for (k = i + 1; k < n; k++) s -= A[k * n + i] * b[k];
+        for (k = i + 1; k < n; k++) s -= A[i * n + k] * b[k];
         b[i] = s / A[i * n + i];
     }
     return 0;
@@ -389,17 +390,25 @@ class _Writer:
         K = L.K
         lines = ["/* main kernel at a filled z, S y = s solved: xdot (nx), y (K) (2: singular) */",
                  "static int dynamics(double *z, double *xdot, double *y)", "{",
-                 f"    double out[{self.nout['main']}], S[{K * K}];",
+                 f"    double out[{self.nout['main']}];",
                  "    int i;",
-                 f"    {self.k('main')}(z, out);",
-                 "    system_of(out, S, y);"]
+                 f"    {self.k('main')}(z, out);"]
         if L.mass_symmetric and not L.augmented:
-            lines += [f"    if (cholesky_solve({K}, S, y)) {{     /* not definite: LU */",
+            # M_d symmetric: factored in place in the kernel's output (row by row = column by
+            # column); not definite: the kernel again and LU, as model.rhs does
+            lines += [f"    for (i = 0; i < {K}; i++) y[i] = out[{L.main_rhs.start} + i];",
+                      f"    if (cholesky_solve({K}, out + {L.main_system.start}, y)) {{",
+                      f"        double S[{K * K}];",
+                      f"        {self.k('main')}(z, out);",
                       "        system_of(out, S, y);",
                       f"        if (lu_solve({K}, S, y)) return 2;",
                       "    }"]
         else:
-            lines.append(f"    if (lu_solve({K}, S, y)) return 2;")
+            lines += ["    {",
+                      f"        double S[{K * K}];",
+                      "        system_of(out, S, y);",
+                      f"        if (lu_solve({K}, S, y)) return 2;",
+                      "    }"]
         lines.append(f"    for (i = 0; i < {L.N}; i++) xdot[i] = out[{L.main_qdot.start} + i];")
         lines.append(f"    for (i = 0; i < {L.p}; i++) xdot[{L.N} + i] = y[i];")
         if L.e:
@@ -709,6 +718,13 @@ constants `p` and writes only its own outputs (thread safe, no global state).
 """
 
 
+def check_no_events(events: Any, what: str) -> None:
+    """Refuse events: the exported code integrates the smooth equations only."""
+    if events:
+        raise InputError(f"{what}: events (impacts, terminal conditions) cannot be carried by the "
+                         "exported code; it integrates the smooth equations of motion only")
+
+
 def generate_c(model: Any, name: str, *, outputs: Mapping | None = None,
                constants: Any = None, initial_state: Any = None,
                what: str = "export_c") -> GeneratedC:
@@ -743,7 +759,7 @@ def generate_c(model: Any, name: str, *, outputs: Mapping | None = None,
 
 def export_c(model: Any, directory: str | Path, *, name: str = "model",
              outputs: Mapping | None = None, constants: Any = None,
-             initial_state: Any = None) -> CExport:
+             initial_state: Any = None, events: Any = None) -> CExport:
     """Write ``model`` as standalone C99 into ``directory``: ``name.h``, ``name.c``, a
     README.md and ``name_example.c`` (RK4 with projection).
 
@@ -756,9 +772,11 @@ def export_c(model: Any, directory: str | Path, *, name: str = "model",
     (Newton on q_dep).  ``constants`` / ``initial_state``: optional values written as
     ``name_default_constants`` / ``name_default_state`` (used by the example).
 
-    Refused (InputError naming it): a redundant constraint set, callables given as values,
-    a ``name`` that is not a C identifier; CompilationError for an expression C cannot hold.
+    Refused (InputError naming it): ``events`` (impacts), a redundant constraint set,
+    callables given as values, a ``name`` that is not a C identifier; CompilationError for
+    an expression C cannot hold.
     """
+    check_no_events(events, "export_c")
     gen = generate_c(model, name, outputs=outputs, constants=constants,
                      initial_state=initial_state)
     d = Path(directory)

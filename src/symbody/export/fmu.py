@@ -38,7 +38,7 @@ import numpy as np
 from ..compilation import c_kernels
 from ..errors import CompilationError, InputError
 from ..version import __version__
-from .c_code import GeneratedC, check_name, check_not_callable, generate_c
+from .c_code import GeneratedC, check_name, check_no_events, check_not_callable, generate_c
 
 __all__ = ["export_fmu", "find_compiler"]
 
@@ -693,9 +693,7 @@ def export_fmu(model: Any, path: str | Path, *, constants: Any = None, initial_s
     be carried), a redundant constraint set, callables as inputs, constants or initial
     state; a missing C compiler (CompilationError saying how to get one).
     """
-    if events:
-        raise InputError("export_fmu: events (impacts, terminal conditions) cannot be carried by "
-                         "the FMU; it integrates the smooth equations of motion only")
+    check_no_events(events, "export_fmu")
     for value, arg in ((constants, "constants"), (initial_state, "initial_state"),
                        (inputs, "inputs")):
         check_not_callable(value, "export_fmu", arg)
