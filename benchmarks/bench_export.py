@@ -11,8 +11,8 @@
      dposv from SciPy), the function simulate's compiled steps call;
    * for reference, ``model.rhs`` from Python (one call).
 
-   Both give the same x' to round-off (checked).  Times are the best of 7 loops of
-   ``--calls`` calls each.
+   Both give the same x' to round-off (checked).  Times are the best of 9 loops of
+   ``--calls`` calls each, the two loops taking turns.
 2. The Whipple bicycle (zoo ``whipple-bicycle``): the time of ``export_c`` and of
    ``export_fmu`` (generation + building the FMU's binary with cc) on a compiled model.
 
@@ -59,13 +59,21 @@ double loop_native(long n, void *f, void *plan, const double *x, double *xd)
 
 
 def best_of(fn, repeats: int = 7) -> float:
-    fn()
-    times = []
-    for _ in range(repeats):
-        t0 = time.perf_counter()
+    return best_of_each([fn], repeats)[0]
+
+
+def best_of_each(fns: list, repeats: int = 9) -> list[float]:
+    """The best time of each function over ``repeats`` rounds, the functions interleaved in
+    each round (so a change of load on the shared machine hits both alike)."""
+    for fn in fns:
         fn()
-        times.append(time.perf_counter() - t0)
-    return min(times)
+    best = [float("inf")] * len(fns)
+    for _ in range(repeats):
+        for i, fn in enumerate(fns):
+            t0 = time.perf_counter()
+            fn()
+            best[i] = min(best[i], time.perf_counter() - t0)
+    return best
 
 
 def rhs_speed(n: int, calls: int) -> dict:
@@ -97,8 +105,7 @@ def rhs_speed(n: int, calls: int) -> dict:
                             ctypes.c_void_p(native.plan), ctypes.c_void_p(x.ctypes.data),
                             ctypes.c_void_p(xd_n.ctypes.data))
 
-        t_exp = best_of(exported) / calls
-        t_nat = best_of(symbody_native) / calls
+        t_exp, t_nat = (t / calls for t in best_of_each([exported, symbody_native]))
         ref = model.rhs(0.0, x, P)
         err = max(np.abs(xd_e - ref).max(), np.abs(xd_n - ref).max()) / (1 + np.abs(ref).max())
         t_py = best_of(lambda: [model.rhs(0.0, x, P) for _ in range(1000)]) / 1000
