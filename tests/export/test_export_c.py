@@ -170,3 +170,46 @@ def test_a_model_loaded_from_a_file_exports_its_stored_expressions(tmp_path):
     xd = np.empty(model.layout.nx)
     assert lib.fb_rhs(ctypes.c_double(0.0), ptr(x), ptr(P), None, ptr(xd)) == 0
     np.testing.assert_allclose(xd, model.rhs(0.0, x, P), rtol=1e-12, atol=1e-13)
+
+
+@pytest.mark.parametrize("kind", ["tree", "nonholonomic"])
+def test_random_models_with_inputs(tmp_path, kind):
+    """Random trees (dampers, an input torque) and nonholonomic bases (an input, dependent
+    speeds): the exported rhs equals model.rhs, time and inputs included."""
+    from symbody.testing.random_models import RandomModelOptions, random_model
+
+    rm = random_model(4, 3, kind, RandomModelOptions(inputs=1, damping=kind == "tree"))
+    model = sb.compile(rm.to_eom())
+    L = model.layout
+    lib = build_shared(sb.export_c(model, tmp_path, name="rnd").source, tmp_path / "rnd.so")
+    P = model.constants_array({k: v for k, v in rm.constants.items() if k in model.constants})
+    rng = np.random.default_rng(4)
+    x0 = model.state_array(rm.state)
+    for _ in range(5):
+        t = float(rng.uniform(0, 3))
+        x = x0 + 0.05 * rng.normal(size=L.nx)
+        r = rng.normal(size=L.s)
+        xd = np.empty(L.nx)
+        assert lib.rnd_rhs(ctypes.c_double(t), ptr(x), ptr(P), ptr(r), ptr(xd)) == 0
+        ref = model.rhs(t, x, P, r)
+        np.testing.assert_allclose(xd, ref, rtol=1e-12, atol=1e-12 * (1 + np.abs(ref).max()))
+
+
+def test_moving_pivot_rhs_and_projection_at_time_t(tmp_path):
+    """Time in the holonomic constraint and an input in the dynamics: rhs equal to model.rhs,
+    and name_project lands on the constraint circle around the pivot at that time."""
+    from systems.moving_pivot import P1, hanging_y, pendulum_eom
+
+    model = sb.compile(pendulum_eom())
+    lib = build_shared(sb.export_c(model, tmp_path, name="pivot").source, tmp_path / "p.so")
+    P = model.constants_array(P1)
+    for t in (0.0, 0.7, 2.3):
+        x = np.array([0.3, -0.7, 0.4])
+        r = np.array([0.25])
+        xd = np.empty(3)
+        assert lib.pivot_rhs(ctypes.c_double(t), ptr(x), ptr(P), ptr(r), ptr(xd)) == 0
+        np.testing.assert_allclose(xd, model.rhs(t, x, P, r), rtol=1e-12, atol=1e-13)
+        assert lib.pivot_project(ctypes.c_double(t), ptr(x), ptr(P), ctypes.c_double(1e-12),
+                                 ctypes.c_int(50)) == 0
+        np.testing.assert_allclose(x[1], hanging_y(t, 0.3), atol=1e-13)
+        assert x[0] == 0.3                               # q_ind held
