@@ -673,7 +673,8 @@ def _build(cc: list[str], sources: list[Path], out: Path, include: Path, large: 
 
 
 def export_fmu(model: Any, path: str | Path, *, constants: Any = None, initial_state: Any = None,
-               inputs: Any = None, outputs: Mapping | None = None, name: str | None = None,
+               inputs: Any = None, specifieds: Any = None, outputs: Mapping | None = None,
+               name: str | None = None,
                rtol: float = 1e-10, atol: float = 1e-12, stop_time: float = 10.0,
                events: Any = None) -> Path:
     """Write ``model`` as an FMI 2.0 FMU at ``path`` (a ``.fmu`` zip); returns the path.
@@ -681,7 +682,7 @@ def export_fmu(model: Any, path: str | Path, *, constants: Any = None, initial_s
     Variables carry the model's names: coordinates and independent speeds (outputs with
     start values ``initial_state``; the FMU's continuous states), dependent speeds (outputs),
     constants (parameters, values ``constants``), specified inputs (inputs, start values
-    ``inputs``), the ``outputs`` ``{name: SymPy expression}`` and, for closed loops, the
+    ``inputs``, or ``specifieds`` as simulate names them), the ``outputs`` ``{name: SymPy expression}`` and, for closed loops, the
     residuals ``loop_residual_<i>`` of f_h(q, t) = 0.  Co-simulation integrates with a
     Dormand-Prince 5(4) pair at ``rtol``/``atol`` and projects q_dep onto f_h = 0 after every
     step (also at initialization: q_ind held, q_dep solved from the start values); model
@@ -694,6 +695,11 @@ def export_fmu(model: Any, path: str | Path, *, constants: Any = None, initial_s
     state; a missing C compiler (CompilationError saying how to get one).
     """
     check_no_events(events, "export_fmu")
+    if specifieds is not None:
+        if inputs is not None:
+            raise InputError("export_fmu: give the inputs' start values once, as inputs= or as "
+                             "specifieds= (the same thing, simulate's name), not both")
+        inputs = specifieds
     for value, arg in ((constants, "constants"), (initial_state, "initial_state"),
                        (inputs, "inputs")):
         check_not_callable(value, "export_fmu", arg)
@@ -714,6 +720,8 @@ def export_fmu(model: Any, path: str | Path, *, constants: Any = None, initial_s
     P = model.constants_array(constants) if L.c else np.empty(0)
     X = model.state_array(initial_state) if initial_state is not None else np.zeros(L.nx)
     R = model.specifieds_array(inputs) if L.s and inputs is not None else np.zeros(L.s)
+    if L.M and initial_state is not None:
+        model.consistent_state(X, P)     # the start values assemble (InputError saying why not)
     cc = find_compiler()
     plat, ext = _platform()
     has_me = L.M == 0
