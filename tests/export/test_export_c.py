@@ -30,7 +30,6 @@ def _export(tmp_path, name, options, **kw):
 @pytest.mark.parametrize("name, options", CASES, ids=[c[0] for c in CASES])
 def test_exported_rhs_equals_model_rhs_at_random_states(tmp_path, name, options):
     zoo, model, paths = _export(tmp_path, name, options, outputs=zoo_model(name, **options)[0].outputs)
-    assert not paths.source.read_text().count("#include <stdlib.h>")
     lib = build_shared(paths.source, tmp_path / "mdl.so")
     L = model.layout
     P = model.constants_array(zoo.constants)
@@ -83,9 +82,11 @@ def test_header_names_and_sizes(tmp_path):
     assert "#define MDL_NX 8 " in header and "#define MDL_NR 1 " in header
     assert "int mdl_rhs(double t, const double *x, const double *p, const double *r, double *xdot);" \
         in header
+    assert '#define MDL_INPUT_NAMES {"F", 0}' in header
+    assert '#define MDL_STATE_NAMES {"q0", "q1", "q2", "q3", "u0", "u1", "u2", "u3", 0}' in header
+    assert '#define MDL_CONSTANT_NAMES {"g", "l0", "l1", "l2", "m0", "m1", "m2", "m3", 0}' in header
     source = paths.source.read_text()
-    assert 'mdl_input_names[] = {"F", 0}' in source
-    assert 'mdl_state_names[] = {"q0", "q1", "q2", "q3", "u0", "u1", "u2", "u3", 0}' in source
+    assert "const char *const mdl_input_names[] = MDL_INPUT_NAMES;" in source
     for forbidden in ("Python.h", "lapack", "dgesv", "cblas"):
         assert forbidden not in source
 
@@ -213,3 +214,22 @@ def test_moving_pivot_rhs_and_projection_at_time_t(tmp_path):
                                  ctypes.c_int(50)) == 0
         np.testing.assert_allclose(x[1], hanging_y(t, 0.3), atol=1e-13)
         assert x[0] == 0.3                               # q_ind held
+
+
+def test_large_work_space_from_the_heap(tmp_path, monkeypatch):
+    """Work arrays above STACK_DOUBLES come from malloc (small thread stacks in importers):
+    the same numbers."""
+    from symbody.export import c_code
+
+    monkeypatch.setattr(c_code, "STACK_DOUBLES", 4)
+    zoo, model = zoo_model("four-bar")
+    paths = sb.export_c(model, tmp_path, name="big")
+    assert "malloc" in paths.source.read_text()
+    lib = build_shared(paths.source, tmp_path / "big.so")
+    P = model.constants_array(zoo.constants)
+    x = model.state_array(zoo.initial_state) + 0.05
+    xd, S, s = np.empty(model.layout.nx), np.empty(model.layout.K ** 2), np.empty(model.layout.K)
+    assert lib.big_rhs(ctypes.c_double(0.0), ptr(x), ptr(P), None, ptr(xd)) == 0
+    np.testing.assert_allclose(xd, model.rhs(0.0, x, P), rtol=1e-12, atol=1e-13)
+    assert lib.big_mass_forcing(ctypes.c_double(0.0), ptr(x), ptr(P), None, ptr(S), ptr(s)) == 0
+    np.testing.assert_allclose(np.linalg.solve(S.reshape(5, 5), s)[0], xd[3], rtol=1e-12)

@@ -35,6 +35,9 @@ from ..symengine_bridge import SympyConverter, to_symengine
 
 __all__ = ["export_c", "CExport", "GeneratedC", "generate_c", "check_exportable"]
 
+#: work arrays larger than this (doubles) are taken from malloc, not the stack
+STACK_DOUBLES = 16384
+
 _IDENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 _C_KEYWORDS = frozenset(
     "auto break case char const continue default do double else enum extern float for goto if "
@@ -210,11 +213,6 @@ def _c_string(text: str) -> str:
     return '"' + text.replace("\\", "\\\\").replace('"', '\\"') + '"'
 
 
-def _names_array(cname: str, names: Sequence[str]) -> str:
-    items = ", ".join([_c_string(n) for n in names] + ["0"])
-    return f"const char *const {cname}[] = {{{items}}};"
-
-
 def _doubles(values: Sequence[float]) -> str:
     return ", ".join(repr(float(v)) for v in values) if len(values) else "0.0"
 
@@ -387,10 +385,11 @@ class _Writer:
 
     def dynamics(self) -> str:
         L = self.L
-        K = L.K
-        lines = ["/* main kernel at a filled z, S y = s solved: xdot (nx), y (K) (2: singular) */",
-                 "static int dynamics(double *z, double *xdot, double *y)", "{",
-                 f"    double out[{self.nout['main']}];",
+        K, nout = L.K, self.nout["main"]
+        lines = ["/* main kernel at a filled z, S y = s solved: xdot (nx), y (K) (2: singular);",
+                 "   out (the kernel's output) and S (K x K) are work space */",
+                 "static int dynamics_in(double *z, double *xdot, double *y, double *out, "
+                 "double *S)", "{",
                  "    int i;",
                  f"    {self.k('main')}(z, out);"]
         if L.mass_symmetric and not L.augmented:
@@ -398,23 +397,37 @@ class _Writer:
             # column); not definite: the kernel again and LU, as model.rhs does
             lines += [f"    for (i = 0; i < {K}; i++) y[i] = out[{L.main_rhs.start} + i];",
                       f"    if (cholesky_solve({K}, out + {L.main_system.start}, y)) {{",
-                      f"        double S[{K * K}];",
                       f"        {self.k('main')}(z, out);",
                       "        system_of(out, S, y);",
                       f"        if (lu_solve({K}, S, y)) return 2;",
                       "    }"]
         else:
-            lines += ["    {",
-                      f"        double S[{K * K}];",
-                      "        system_of(out, S, y);",
-                      f"        if (lu_solve({K}, S, y)) return 2;",
-                      "    }"]
+            lines += ["    system_of(out, S, y);",
+                      f"    if (lu_solve({K}, S, y)) return 2;"]
         lines.append(f"    for (i = 0; i < {L.N}; i++) xdot[i] = out[{L.main_qdot.start} + i];")
         lines.append(f"    for (i = 0; i < {L.p}; i++) xdot[{L.N} + i] = y[i];")
         if L.e:
             lines.append(f"    {self.k('extra')}(z, xdot + {L.nxm});")
-        lines += ["    return 0;", "}", ""]
+        lines += ["    return 0;", "}", "",
+                  "static int dynamics(double *z, double *xdot, double *y)", "{"]
+        size = nout + K * K
+        if self.heap(size):
+            lines += [f"    double *work = (double *)malloc({size} * sizeof(double));",
+                      "    int st;",
+                      "    if (!work) return 4;",
+                      f"    st = dynamics_in(z, xdot, y, work, work + {nout});",
+                      "    free(work);", "    return st;"]
+        else:
+            lines += [f"    double work[{size}];",
+                      f"    return dynamics_in(z, xdot, y, work, work + {nout});"]
+        lines += ["}", ""]
         return "\n".join(lines)
+
+    @staticmethod
+    def heap(size: int) -> bool:
+        """Work space of more than STACK_DOUBLES numbers comes from malloc (importers may run
+        the code on threads with small stacks)."""
+        return size > STACK_DOUBLES
 
     def udot(self) -> str:
         """u' of all speeds into z from the solution y (for outputs that use it)."""
@@ -453,12 +466,19 @@ class _Writer:
               "    if (fill_z(z, t, x, p, r)) return 1;",
               f"    for (i = 0; i < {L.o}; i++) u[i] = z[{L.iu} + i];",
               "    return 0;", "}", ""]
+        nmain = self.nout["main"]
         f += [f"int {n}_mass_forcing(double t, const double *x, const double *p, const double *r, "
-              "double *S, double *s)", "{", zdecl, f"    double out[{self.nout['main']}];",
-              "    if (fill_z(z, t, x, p, r)) return 1;",
-              f"    {self.k('main')}(z, out);",
-              "    system_of(out, S, s);",
-              "    return 0;", "}", ""]
+              "double *S, double *s)", "{", zdecl]
+        if self.heap(nmain):
+            f += [f"    double *out = (double *)malloc({nmain} * sizeof(double));",
+                  "    if (!out) return 4;",
+                  "    if (fill_z(z, t, x, p, r)) { free(out); return 1; }"]
+        else:
+            f += [f"    double out[{nmain}];", "    if (fill_z(z, t, x, p, r)) return 1;"]
+        f += [f"    {self.k('main')}(z, out);", "    system_of(out, S, s);"]
+        if self.heap(nmain):
+            f += ["    free(out);"]
+        f += ["    return 0;", "}", ""]
         # holonomic constraints
         f += [f"void {n}_holonomic(double t, const double *q, const double *p, double *fh, "
               "double *J)", "{"]
@@ -562,15 +582,19 @@ def _header(w: _Writer, names: dict, has_constants: bool, has_state: bool) -> st
     lines = [f"/* {n}.h: generated by symbody from {names['model']}.  C99, link with -lm. */",
              f"#ifndef {guard}", f"#define {guard}", ""]
     lines += [f"#define {P}_{k} {v}   /* {doc} */" for k, v, doc in defs]
-    lines += ["", "/* names in order, each list ended by a null pointer */"]
-    for key in ("state", "coordinate", "speed", "constant", "input", "output"):
+    lines += ["", "/* names in order, each list ended by a null pointer (also as initializers) */"]
+    for key, plural in (("state", "states"), ("coordinate", "coordinates"), ("speed", "speeds"),
+                        ("constant", "constants"), ("input", "inputs"), ("output", "outputs")):
+        items = ", ".join([_c_string(v) for v in names[plural]] + ["0"])
+        lines.append(f"#define {P}_{key.upper()}_NAMES {{{items}}}")
         lines.append(f"extern const char *const {n}_{key}_names[];")
     if has_constants:
         lines.append(f"extern const double {n}_default_constants[];   /* NP values */")
     if has_state:
         lines.append(f"extern const double {n}_default_state[];       /* NX values */")
     lines += ["", f"""/* x' = f(t, x) in the state order above; p (NP), r (NR, may be null when NR is 0).
-   0 on success; 1: the velocity constraints are singular in u_dep; 2: S is singular. */
+   0 on success; 1: the velocity constraints are singular in u_dep; 2: S is singular;
+   4: no memory for the work space (large models only). */
 int {n}_rhs(double t, const double *x, const double *p, const double *r, double *xdot);
 
 /* all speeds u (NU): u_ind from x, u_dep from B u + b = 0 (1: singular) */
@@ -609,12 +633,11 @@ def _source(w: _Writer, names: dict, constants: np.ndarray | None,
             state: np.ndarray | None) -> str:
     n = w.name
     parts = [f"/* {n}.c: generated by symbody from {names['model']}.  C99, link with -lm. */",
-             "#include <math.h>", f'#include "{n}.h"',
+             "#include <math.h>", "#include <stdlib.h>", f'#include "{n}.h"',
              "#ifndef M_PI\n#define M_PI 3.14159265358979323846\n#endif",
              "#ifndef M_E\n#define M_E 2.7182818284590452354\n#endif", ""]
-    for key, cname in (("states", "state"), ("coordinates", "coordinate"), ("speeds", "speed"),
-                       ("constants", "constant"), ("inputs", "input"), ("outputs", "output")):
-        parts.append(_names_array(f"{n}_{cname}_names", names[key]))
+    for cname in ("state", "coordinate", "speed", "constant", "input", "output"):
+        parts.append(f"const char *const {n}_{cname}_names[] = {w.P}_{cname.upper()}_NAMES;")
     if constants is not None:
         parts.append(f"const double {n}_default_constants[] = {{{_doubles(constants)}}};")
     if state is not None:
