@@ -160,3 +160,16 @@ def test_moving_pivot_time_dependent_loop_with_an_input(tmp_path):
         np.testing.assert_allclose(res[symbol_name(q)], traj.x[:, i], atol=1e-5)
     assert np.abs(res["loop_residual_0"]).max() < 1e-8
     np.testing.assert_allclose(res["y"], hanging_y(grid, res["x"]), atol=1e-8)
+
+
+def test_an_output_that_is_a_state_is_that_variable_and_a_clash_is_refused(tmp_path):
+    compiler()
+    zoo, model = zoo_model("n-link-pendulum-on-cart", n=3, force=True)
+    q0 = model.coordinates[0]
+    fmu = sb.export_fmu(model, tmp_path / "c.fmu", constants=zoo.constants,
+                        outputs={"q0": q0, "tip_height": zoo.outputs["tip_height"]})
+    with zipfile.ZipFile(fmu) as zf:
+        xml = zf.read("modelDescription.xml").decode()
+    assert xml.count('name="q0"') == 1 and xml.count('name="tip_height"') == 1
+    with pytest.raises(InputError, match="q0 are used twice"):
+        sb.export_fmu(model, tmp_path / "d.fmu", constants=zoo.constants, outputs={"q0": 2 * q0})

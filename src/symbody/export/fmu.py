@@ -672,6 +672,16 @@ def _build(cc: list[str], sources: list[Path], out: Path, include: Path, large: 
                                f"{r.stderr[:2000]}")
 
 
+def _without_repeated_variables(model: Any, outputs: Mapping | None) -> Mapping | None:
+    """``outputs`` without the entries that are a variable of the FMU already: the name of a
+    coordinate or speed whose expression is that very symbol (``{"s": s(t)}``)."""
+    if not isinstance(outputs, Mapping):
+        return outputs
+    from ..formatting import symbol_name
+    own = {symbol_name(v): v for v in (*model.coordinates, *model.speeds)}
+    return {k: e for k, e in outputs.items() if not (k in own and e == own[k])}
+
+
 def export_fmu(model: Any, path: str | Path, *, constants: Any = None, initial_state: Any = None,
                inputs: Any = None, specifieds: Any = None, outputs: Mapping | None = None,
                name: str | None = None,
@@ -682,7 +692,9 @@ def export_fmu(model: Any, path: str | Path, *, constants: Any = None, initial_s
     Variables carry the model's names: coordinates and independent speeds (outputs with
     start values ``initial_state``; the FMU's continuous states), dependent speeds (outputs),
     constants (parameters, values ``constants``), specified inputs (inputs, start values
-    ``inputs``, or ``specifieds`` as simulate names them), the ``outputs`` ``{name: SymPy expression}`` and, for closed loops, the
+    ``inputs``, or ``specifieds`` as simulate names them), the ``outputs`` ``{name: SymPy
+    expression}`` (an entry that is a coordinate or speed under its own name is that
+    variable already) and, for closed loops, the
     residuals ``loop_residual_<i>`` of f_h(q, t) = 0.  Co-simulation integrates with a
     Dormand-Prince 5(4) pair at ``rtol``/``atol`` and projects q_dep onto f_h = 0 after every
     step (also at initialization: q_ind held, q_dep solved from the start values); model
@@ -714,6 +726,7 @@ def export_fmu(model: Any, path: str | Path, *, constants: Any = None, initial_s
     if L is not None and L.c and constants is None:
         raise InputError("export_fmu needs the constants' values (constants=, a dict by symbol or "
                          "name): they are the FMU's parameter start values")
+    outputs = _without_repeated_variables(model, outputs)
     gen = generate_c(model, ident, outputs=outputs, constants=constants,
                      initial_state=initial_state, what="export_fmu")
     L = gen.layout
