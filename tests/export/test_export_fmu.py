@@ -137,6 +137,10 @@ def test_refusals_and_a_missing_compiler(tmp_path, monkeypatch):
     monkeypatch.setenv("CC", str(tmp_path / "no-such-compiler"))
     with pytest.raises(CompilationError, match="no-such-compiler.*was not found"):
         sb.export_fmu(model, tmp_path / "a.fmu", constants=zoo.constants)
+    monkeypatch.delenv("CC")
+    monkeypatch.setenv("PATH", str(tmp_path))             # no cc, gcc or clang anywhere
+    with pytest.raises(CompilationError, match="needs a C compiler.*apt-get install gcc"):
+        sb.export_fmu(model, tmp_path / "a.fmu", constants=zoo.constants)
     assert not (tmp_path / "a.fmu").exists()
 
 
