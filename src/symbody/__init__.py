@@ -71,6 +71,8 @@ _LAZY: dict[str, tuple[str, str | None]] = {
     "FigureOptions": (".presentation.options", "FigureOptions"),
     "Camera": (".presentation.options", "Camera"),
     "RedundantConstraintWarning": (".compilation.redundant", "RedundantConstraintWarning"),
+    "export_c": (".export", "export_c"),
+    "export_fmu": (".export", "export_fmu"),
 }
 
 if TYPE_CHECKING:  # for type checkers and IDEs: the names __getattr__ provides
@@ -91,6 +93,9 @@ if TYPE_CHECKING:  # for type checkers and IDEs: the names __getattr__ provides
 if TYPE_CHECKING:  # simulate()'s option objects
     from .analysis.simulation import DAE, Baumgarte, Plain, Projection, Solver
     from .analysis.sweep import Execution
+
+if TYPE_CHECKING:  # exporting a model as C and as an FMU (symbody.export)
+    from .export import export_c, export_fmu
 
 if TYPE_CHECKING:  # trajectory optimization (symbody.optimize)
     from . import optimize
@@ -143,6 +148,8 @@ __all__ = [
     "Execution",
     "FigureOptions",
     "Camera",
+    "export_c",
+    "export_fmu",
 ]
 
 
