@@ -364,7 +364,7 @@ class Robot:
 
 def load_urdf(path_or_xml: str | os.PathLike, *, floating_base: bool = False,
               gravity: Any = (0.0, 0.0, -9.81), symbolic_inertia: bool = False,
-              joint_dynamics: bool = True) -> Robot:
+              joint_dynamics: bool = True, invalid_inertia: str = "error") -> Robot:
     """Load a URDF robot (a file path or the XML text) as equations of motion.
 
     ``floating_base``: a free-flyer root (7 coordinates: position and unit quaternion
@@ -373,7 +373,14 @@ def load_urdf(path_or_xml: str | os.PathLike, *, floating_base: bool = False,
     ``symbolic_inertia``: keep each body's 10 inertial parameters (mass, first moment
     m c, inertia about the body origin) as symbols, their values in ``robot.constants``
     (needed by :meth:`Robot.regressor`).  ``joint_dynamics``: the URDF
-    ``<dynamics damping friction>`` as joint torques -D u - F sign(u).
+    ``<dynamics damping friction>`` as joint torques -D u - F sign(u).  ``invalid_inertia``:
+    "error" (default) refuses an inertia tensor that is not positive semi-definite; "warn"
+    uses it as given with an ``InvalidInertiaWarning`` (Pinocchio's behaviour; TIAGo's
+    antenna links have one).
+
+    The coordinates are in Pinocchio's order (the tree depth first, children in
+    alphabetical order of their joint names, as urdfdom stores them), the dependent ones
+    (the free-flyer's qw, mimic joints) moved to the end.
 
     Raises :class:`~symbody.errors.InputError` naming the element and line for a malformed
     file, a loop, several roots, an unknown parent link, an unsupported joint type, bad
@@ -383,7 +390,7 @@ def load_urdf(path_or_xml: str | os.PathLike, *, floating_base: bool = False,
     g = np.asarray(gravity, dtype=float)
     if g.shape != (3,) or not np.all(np.isfinite(g)):
         raise InputError(f"load_urdf: gravity must be 3 finite numbers, got {gravity!r}")
-    model = parse_urdf(path_or_xml)
+    model = parse_urdf(path_or_xml, invalid_inertia)
     tree = build_tree(model)
     _check_masses(model, tree, floating_base)
     return Robot(model, tree, floating_base=bool(floating_base), gravity=g,

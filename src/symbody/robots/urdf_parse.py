@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import math
 import os
+import warnings
 import xml.parsers.expat
 from dataclasses import dataclass, field
 
@@ -18,7 +19,7 @@ import numpy as np
 
 from ..errors import InputError
 
-__all__ = ["XmlElement", "UrdfLink", "UrdfJoint", "UrdfModel", "parse_urdf", "rpy_matrix"]
+__all__ = ["InvalidInertiaWarning", "XmlElement", "UrdfLink", "UrdfJoint", "UrdfModel", "parse_urdf", "rpy_matrix"]
 
 SUPPORTED_TYPES = ("revolute", "continuous", "prismatic", "fixed")
 
@@ -132,9 +133,15 @@ def rpy_matrix(rpy) -> np.ndarray:
                      [-sp, cp * sr, cp * cr]])
 
 
+class InvalidInertiaWarning(UserWarning):
+    """A link's inertia tensor is not positive semi-definite; used as given
+    (``load_urdf(..., invalid_inertia="warn")``)."""
+
+
 class _Reader:
-    def __init__(self, where: str):
+    def __init__(self, where: str, invalid_inertia: str = "error"):
         self.where = where
+        self.invalid_inertia = invalid_inertia
 
     def fail(self, what: str, el: XmlElement, message: str):
         raise InputError(f"{self.where}, {what} (line {el.line}): {message}")
@@ -191,7 +198,11 @@ def _link(rd: _Reader, el: XmlElement) -> UrdfLink:
     ev = np.linalg.eigvalsh(Ic)
     tol = 1e-12 * max(1.0, float(np.abs(ev).max()))
     if ev.min() < -tol:
-        rd.fail(what, iel, f"the inertia tensor is not positive semi-definite (eigenvalues {ev})")
+        msg = f"the inertia tensor is not positive semi-definite (eigenvalues {ev})"
+        if rd.invalid_inertia != "warn":
+            rd.fail(what, iel, msg + "; load_urdf(..., invalid_inertia='warn') uses it as given")
+        warnings.warn(f"{rd.where}, {what} (line {iel.line}): {msg}; used as given",
+                      InvalidInertiaWarning, stacklevel=4)
     return UrdfLink(name, mass, xyz, R @ Ic @ R.T, el.line, el)
 
 
@@ -255,14 +266,18 @@ def _joint(rd: _Reader, el: XmlElement, links: dict) -> UrdfJoint:
                      effort, velocity, damping, friction, mimic, el.line, el)
 
 
-def parse_urdf(path_or_xml: str | os.PathLike) -> UrdfModel:
+def parse_urdf(path_or_xml: str | os.PathLike, invalid_inertia: str = "error") -> UrdfModel:
     """Parse a URDF file (a path) or a URDF string (starting with '<').
 
     Checks: well-formed XML with a <robot> root; unique link and joint names; every joint's
     parent and child links exist; one parent per link; no cycle; one root link; supported
     joint types; finite numbers; positive semi-definite inertias with non-negative masses;
-    mimic joints that name an existing non-mimic joint.
+    mimic joints that name an existing non-mimic joint.  ``invalid_inertia``: "error"
+    (default) or "warn" (an :class:`InvalidInertiaWarning`, the tensor used as given) for an
+    inertia tensor that is not positive semi-definite.
     """
+    if invalid_inertia not in ("error", "warn"):
+        raise InputError(f"invalid_inertia must be 'error' or 'warn', got {invalid_inertia!r}")
     text_in = os.fspath(path_or_xml)
     if text_in.lstrip().startswith("<"):
         text, path, where = text_in, None, "URDF string"
@@ -274,7 +289,7 @@ def parse_urdf(path_or_xml: str | os.PathLike) -> UrdfModel:
             text = fh.read()
         where = path
     root = _xml_tree(text, where)
-    rd = _Reader(where)
+    rd = _Reader(where, invalid_inertia)
     if root.tag != "robot":
         rd.fail(f"<{root.tag}>", root, "the root element is not <robot>")
     links: dict[str, UrdfLink] = {}
