@@ -320,7 +320,9 @@ class Robot:
         return regressor(self)
 
     @cached_property
-    def _system_parts(self):
+    def system_parts(self):
+        """The System with its frames, points and bodies (:class:`.system.SystemParts`),
+        built on first access."""
         from .system import build_system
         return build_system(self)
 
@@ -328,25 +330,25 @@ class Robot:
     def system(self) -> System:
         """A ``sympy.physics.mechanics.System`` of the merged bodies and the joints (built on
         first access)."""
-        return self._system_parts.system
+        return self.system_parts.system
 
     @property
     def link_frames(self) -> dict:
         """URDF link name -> its ReferenceFrame (merged links included)."""
-        return self._system_parts.link_frames
+        return self.system_parts.link_frames
 
     @property
     def link_points(self) -> dict:
         """URDF link name -> its origin Point (merged links included)."""
-        return self._system_parts.link_points
+        return self.system_parts.link_points
 
     @property
     def world_frame(self):
-        return self._system_parts.world_frame
+        return self.system_parts.world_frame
 
     @property
     def world_origin(self):
-        return self._system_parts.world_origin
+        return self.system_parts.world_origin
 
     @cached_property
     def scene(self) -> Scene:
