@@ -15,11 +15,11 @@ URDF = """<robot name="mixed">
   <link name="a"><inertial><origin xyz="0.1 0.02 0.3" rpy="0.2 0.1 -0.3"/><mass value="1.5"/>
     <inertia ixx="0.02" iyy="0.03" izz="0.025" ixy="0.001" ixz="-0.002" iyz="0.0005"/></inertial></link>
   <link name="a_tip"><inertial><origin xyz="0 0 0.1"/><mass value="0.3"/>
-    <inertia ixx="0.001" iyy="0.001" izz="0.001"/></inertial></link>
+    <inertia ixx="0.001" iyy="0.001" izz="0.001" ixy="0" ixz="0" iyz="0"/></inertial></link>
   <link name="b"><inertial><origin xyz="0.05 0 0"/><mass value="0.8"/>
-    <inertia ixx="0.004" iyy="0.005" izz="0.006"/></inertial></link>
-  <link name="c"><inertial><mass value="0.2"/><inertia ixx="0.001" iyy="0.001" izz="0.001"/></inertial></link>
-  <link name="d"><inertial><mass value="0.2"/><inertia ixx="0.001" iyy="0.002" izz="0.001"/></inertial></link>
+    <inertia ixx="0.004" iyy="0.005" izz="0.006" ixy="0" ixz="0" iyz="0"/></inertial></link>
+  <link name="c"><inertial><mass value="0.2"/><inertia ixx="0.001" iyy="0.001" izz="0.001" ixy="0" ixz="0" iyz="0"/></inertial></link>
+  <link name="d"><inertial><mass value="0.2"/><inertia ixx="0.001" iyy="0.002" izz="0.001" ixy="0" ixz="0" iyz="0"/></inertial></link>
   <joint name="j1" type="revolute"><parent link="base"/><child link="a"/><origin xyz="0 0 0.2" rpy="0.3 0 0"/>
     <axis xyz="0 0.6 0.8"/><limit lower="-2" upper="2" effort="1" velocity="1"/>
     <dynamics damping="0.3" friction="0.1"/></joint>

@@ -50,10 +50,10 @@ def test_a_good_string_loads():
      ["link 'b' (line 4)", "several root links"]),
     (robot(link("base"), link("a"), link("a"), joint("j1", "base", "a")),
      ["link 'a' (line 4)", "second link named 'a'"]),
-    (robot(link("base"), link("a", '<inertial><mass value="-1"/><inertia ixx="1" iyy="1" izz="1"/>'
+    (robot(link("base"), link("a", '<inertial><mass value="-1"/><inertia ixx="1" iyy="1" izz="1" ixy="0" ixz="0" iyz="0"/>'
                                   '</inertial>'), joint("j1", "base", "a")),
      ["link 'a' (line 3)", "negative mass"]),
-    (robot(link("base"), link("a", '<inertial><mass value="1"/><inertia ixx="1" iyy="-1" izz="1"/>'
+    (robot(link("base"), link("a", '<inertial><mass value="1"/><inertia ixx="1" iyy="-1" izz="1" ixy="0" ixz="0" iyz="0"/>'
                                   '</inertial>'), joint("j1", "base", "a")),
      ["link 'a' (line 3)", "not positive semi-definite"]),
     (robot(link("base"), link("a", ""), joint("j1", "base", "a")),
@@ -82,9 +82,16 @@ def test_missing_file_and_bad_gravity():
 
 def test_invalid_inertia_can_be_accepted_with_a_warning():
     text = robot(link("base"), link("a", '<inertial><mass value="1"/><inertia ixx="1" iyy="1" '
-                                        'izz="1" ixy="2"/></inertial>'), joint("j1", "base", "a"))
+                                        'izz="1" ixy="2" ixz="0" iyz="0"/></inertial>'), joint("j1", "base", "a"))
     with pytest.raises(InputError, match="invalid_inertia='warn'"):
         sb.load_urdf(text)
     with pytest.warns(InvalidInertiaWarning, match="link 'a' \\(line 3\\)"):
         r = sb.load_urdf(text, invalid_inertia="warn")
     assert len(r.coordinates) == 1
+
+
+def test_inertia_needs_all_six_entries():
+    text = robot(link("base"), link("a", '<inertial><mass value="1"/><inertia ixx="1" iyy="1" '
+                                        'izz="1"/></inertial>'), joint("j1", "base", "a"))
+    with pytest.raises(InputError, match=r"link 'a' \(line 3\): <inertia> has no attribute 'ixy'"):
+        sb.load_urdf(text)

@@ -128,7 +128,7 @@ class Robot:
         self.inputs = tuple(dynamicsymbols(f"tau_{str(u_tree[ub + i])[2:-3]}") for i in free)
         self.input_names = tuple(names_tree[i] for i in free)
         # permutation: model speed k <- tree speed perm[k]
-        self._speed_perm = list(range(ub)) + [ub + i for i in free + mimic]
+        self.speed_permutation = list(range(ub)) + [ub + i for i in free + mimic]
         self.mimic_bodies, self._free = mimic, free
         self.g = sm.Symbol("g")
         self.constants = {self.g: float(np.linalg.norm(self.gravity))}
@@ -179,8 +179,8 @@ class Robot:
         gdir = self.gravity / np.linalg.norm(self.gravity) if self.gravity.any() else np.zeros(3)
         gravity = tuple(num(x) * g for x in gdir)
         dyn = form_tree_dynamics(self.tree, qs, us, gravity, inertias, self.floating_base)
-        self._tree_dynamics = dyn
-        self._se_symbols = (qs, us, udots, taus)
+        self.tree_dynamics = dyn
+        self.symengine_symbols = (qs, us, udots, taus)
         ub = 6 if self.floating_base else 0
         rest = list(dyn.bias)
         moving = self.tree.moving
@@ -193,7 +193,7 @@ class Robot:
                     rest[ub + i] = rest[ub + i] + num(f) * se.sign(us[ub + i])
         for k, i in enumerate(self._free):
             rest[ub + i] = rest[ub + i] - taus[k]
-        perm = self._speed_perm
+        perm = self.speed_permutation
         mass = [[dyn.mass[a][b] for b in perm] for a in perm]
         rest = [rest[a] for a in perm]
         conv = SympyConverter(names)

@@ -192,7 +192,11 @@ def _link(rd: _Reader, el: XmlElement) -> UrdfLink:
     iel = inertial.find("inertia")
     if iel is None:
         rd.fail(what, inertial, "<inertial> has no <inertia>")
-    v = {k: rd.number(what, iel, k, 0.0) for k in ("ixx", "ixy", "ixz", "iyy", "iyz", "izz")}
+    v = {}
+    for k in ("ixx", "ixy", "ixz", "iyy", "iyz", "izz"):     # all six required (URDF spec)
+        v[k] = rd.number(what, iel, k)
+        if v[k] is None:
+            rd.fail(what, iel, f"<inertia> has no attribute {k!r} (all six are required)")
     Ic = np.array([[v["ixx"], v["ixy"], v["ixz"]], [v["ixy"], v["iyy"], v["iyz"]],
                    [v["ixz"], v["iyz"], v["izz"]]])
     ev = np.linalg.eigvalsh(Ic)
