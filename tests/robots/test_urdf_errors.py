@@ -95,3 +95,8 @@ def test_inertia_needs_all_six_entries():
                                         'izz="1"/></inertial>'), joint("j1", "base", "a"))
     with pytest.raises(InputError, match=r"link 'a' \(line 3\): <inertia> has no attribute 'ixy'"):
         sb.load_urdf(text)
+
+
+def test_robot_needs_a_name():
+    with pytest.raises(InputError, match="robot has no name"):
+        sb.load_urdf(GOOD.replace(' name="r"', ""))

@@ -296,6 +296,8 @@ def parse_urdf(path_or_xml: str | os.PathLike, invalid_inertia: str = "error") -
     rd = _Reader(where, invalid_inertia)
     if root.tag != "robot":
         rd.fail(f"<{root.tag}>", root, "the root element is not <robot>")
+    if not root.get("name"):
+        rd.fail("<robot>", root, "the robot has no name (<robot name=...> is required)")
     links: dict[str, UrdfLink] = {}
     for el in root.findall("link"):
         name = el.get("name")
