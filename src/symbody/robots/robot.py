@@ -218,7 +218,10 @@ class Robot:
             f_h=f_h, B=B, b=b, B_a=B_a, b_a=b_a, M_d=None, g_d=None, reduced=False,
             auxiliary=sm.zeros(0, 1), dynamic_se=dynamic,
             holonomic_names=self._holonomic_names)
+        # every constant of the file, also those the equations do not depend on (a parameter
+        # of the first body other than its inertia about the axis)
         return EquationsOfMotion.from_blocks(blocks, specifieds=list(self.inputs),
+                                             constants=list(self.constants),
                                              name=self.urdf.name or "robot")
 
     def _kinematics(self) -> dict:
