@@ -202,15 +202,12 @@ class Robot:
             return conv.matrix(mass), sm.Matrix(len(rest), 1, [conv(e) for e in rest])
 
         dynamic = SymengineDynamics(mass, rest, names, to_sympy)
-        q, u = list(self.coordinates), list(self.speeds)
-        N, o = len(q), len(u)
-        qdot = self._kinematics()
+        q = list(self.coordinates)
+        N = len(q)
+        qdot, K_u = self._kinematics()
+        # kinematic rows q' + K_u u = 0 with K_u = -dq'/du (q' = u for the joints)
         K_qd = sm.eye(N)
-        K_u = sm.zeros(N, o)
-        k = sm.Matrix([-qdot[qi] for qi in q])
-        # kinematic rows written K_qd q' + k = 0 with k = -q'(q, u) (linear in u: K_u u part)
-        K_u = k.jacobian(u)
-        k = (k - K_u * sm.Matrix(u)).applyfunc(sm.expand)
+        k = sm.zeros(N, 1)
         f_h, B, b, B_a, b_a = self._constraint_blocks()
         blocks = CanonicalBlocks(
             q_ind=self.q_ind, q_dep=self.q_dep, u_ind=self.u_ind, u_dep=self.u_dep, u_aux=[],
@@ -224,9 +221,12 @@ class Robot:
                                              constants=list(self.constants),
                                              name=self.urdf.name or "robot")
 
-    def _kinematics(self) -> dict:
-        """q -> q'(q, u)."""
+    def _kinematics(self) -> tuple:
+        """(q -> q'(q, u), K_u = -dq'/du (N x o), both in the model's order)."""
         out = {}
+        row = {c: i for i, c in enumerate(self.coordinates)}
+        col = {c: i for i, c in enumerate(self.speeds)}
+        K_u = sm.zeros(len(row), len(col))
         qt, ut = self.tree_coordinates, self.tree_speeds
         ub = 0
         if self.floating_base:
@@ -237,17 +237,22 @@ class Robot:
             v = R * sm.Matrix(ut[0:3])
             for i in range(3):
                 out[qt[i]] = v[i]
+                for k in range(3):
+                    K_u[row[qt[i]], col[ut[k]]] = -R[i, k]
             wx, wy, wz = ut[3:6]
             half = sm.Rational(1, 2)
-            out[x] = half * (w * wx + y * wz - z * wy)
-            out[y] = half * (w * wy + z * wx - x * wz)
-            out[z] = half * (w * wz + x * wy - y * wx)
-            out[w] = -half * (x * wx + y * wy + z * wz)
+            # Q' = 1/2 G(Q) w
+            G = {x: (w, -z, y), y: (z, w, -x), z: (-y, x, w), w: (-x, -y, -z)}
+            for c, coeffs in G.items():
+                out[c] = half * (coeffs[0] * wx + coeffs[1] * wy + coeffs[2] * wz)
+                for k in range(3):
+                    K_u[row[c], col[ut[3 + k]]] = -half * coeffs[k]
             ub = 6
         nb = 7 if self.floating_base else 0
         for i in range(len(self.tree.moving)):
             out[qt[nb + i]] = ut[ub + i]
-        return out
+            K_u[row[qt[nb + i]], col[ut[ub + i]]] = -1
+        return out, K_u
 
     def _constraint_blocks(self) -> tuple:
         q, u = list(self.coordinates), list(self.speeds)
