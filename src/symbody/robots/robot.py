@@ -64,6 +64,16 @@ class Robot:
     urdf : the parsed :class:`~symbody.robots.urdf_parse.UrdfModel`; ``urdf_path``,
         ``urdf_root`` (the XML element tree, with line numbers).
     floating_base : bool.
+    parameters : the inertial-parameter symbols (10 per body, Pinocchio's order; empty unless
+        ``symbolic_inertia=True``).
+    tree_coordinates, tree_speeds : the coordinates and speeds in tree order (Pinocchio's,
+        the free-flyer's 7 and 6 first); ``speed_permutation[k]``: the tree index of model
+        speed k; ``mimic_bodies``: the indices (in ``tree.moving``) of the mimic joints.
+    tree_dynamics : the symengine M and bias in tree order
+        (:class:`~symbody.robots.dynamics.TreeDynamics`); ``symengine_symbols``: their
+        (q, u, u', tau) symbols.
+    system, link_frames, link_points, world_frame, world_origin, scene : built on first
+        access (:mod:`symbody.robots.system`).
     """
 
     def __init__(self, urdf: UrdfModel, tree: KinematicTree, *, floating_base: bool,
@@ -255,7 +265,8 @@ class Robot:
         return out, K_u
 
     def _constraint_blocks(self) -> tuple:
-        q, u = list(self.coordinates), list(self.speeds)
+        """(f_h, B, b, B_a, b_a): the quaternion norm and the mimic joints (B_a = B, b = 0)."""
+        u = list(self.speeds)
         o = len(u)
         fh, names, Brows = [], [], []
         if self.floating_base:
@@ -279,7 +290,6 @@ class Robot:
             b = sm.zeros(len(Brows), 1)
         else:
             B, b = sm.zeros(0, o), sm.zeros(0, 1)
-        del q
         return f_h, B, b, B, b.copy()
 
     # ------------------------------------------------------------------ views
