@@ -100,3 +100,11 @@ def test_inertia_needs_all_six_entries():
 def test_robot_needs_a_name():
     with pytest.raises(InputError, match="robot has no name"):
         sb.load_urdf(GOOD.replace(' name="r"', ""))
+
+
+def test_mimic_tags_can_be_ignored():
+    text = robot(link("base"), link("a"), link("b"), joint("j1", "base", "a"),
+                 joint("j2", "a", "b", extra='<mimic joint="j1" multiplier="2"/>'))
+    assert sb.load_urdf(text).eom.q_dep != ()
+    free = sb.load_urdf(text, mimic=False)
+    assert free.eom.q_dep == () and free.input_names == ("j1", "j2")

@@ -384,7 +384,8 @@ class Robot:
 
 def load_urdf(path_or_xml: str | os.PathLike, *, floating_base: bool = False,
               gravity: Any = (0.0, 0.0, -9.81), symbolic_inertia: bool = False,
-              joint_dynamics: bool = True, invalid_inertia: str = "error") -> Robot:
+              joint_dynamics: bool = True, invalid_inertia: str = "error",
+              mimic: bool = True) -> Robot:
     """Load a URDF robot (a file path or the XML text) as equations of motion.
 
     ``floating_base``: a free-flyer root (7 coordinates: position and unit quaternion
@@ -396,7 +397,9 @@ def load_urdf(path_or_xml: str | os.PathLike, *, floating_base: bool = False,
     ``<dynamics damping friction>`` as joint torques -D u - F sign(u).  ``invalid_inertia``:
     "error" (default) refuses an inertia tensor that is not positive semi-definite; "warn"
     uses it as given with an ``InvalidInertiaWarning`` (Pinocchio's behaviour; TIAGo's
-    antenna links have one).
+    antenna links have one).  ``mimic``: True makes each ``<mimic>`` joint a holonomic
+    constraint q_j = a q_k + b; False ignores the tags (every joint independent with its own
+    input: Pinocchio's default).
 
     The coordinates are in Pinocchio's order (the tree depth first, children in
     alphabetical order of their joint names, as urdfdom stores them), the dependent ones
@@ -410,7 +413,7 @@ def load_urdf(path_or_xml: str | os.PathLike, *, floating_base: bool = False,
     g = np.asarray(gravity, dtype=float)
     if g.shape != (3,) or not np.all(np.isfinite(g)):
         raise InputError(f"load_urdf: gravity must be 3 finite numbers, got {gravity!r}")
-    model = parse_urdf(path_or_xml, invalid_inertia)
+    model = parse_urdf(path_or_xml, invalid_inertia, mimic)
     tree = build_tree(model)
     _check_masses(model, tree, floating_base)
     return Robot(model, tree, floating_base=bool(floating_base), gravity=g,

@@ -139,9 +139,10 @@ class InvalidInertiaWarning(UserWarning):
 
 
 class _Reader:
-    def __init__(self, where: str, invalid_inertia: str = "error"):
+    def __init__(self, where: str, invalid_inertia: str = "error", mimic: bool = True):
         self.where = where
         self.invalid_inertia = invalid_inertia
+        self.mimic = mimic
 
     def fail(self, what: str, el: XmlElement, message: str):
         raise InputError(f"{self.where}, {what} (line {el.line}): {message}")
@@ -261,7 +262,7 @@ def _joint(rd: _Reader, el: XmlElement, links: dict) -> UrdfJoint:
             rd.fail(what, dyn, "negative damping or friction")
     mimic = None
     mel = el.find("mimic")
-    if mel is not None and jtype != "fixed":
+    if mel is not None and jtype != "fixed" and rd.mimic:
         if mel.get("joint") is None:
             rd.fail(what, mel, "<mimic> has no attribute 'joint'")
         mimic = (mel.get("joint"), rd.number(what, mel, "multiplier", 1.0),
@@ -270,7 +271,8 @@ def _joint(rd: _Reader, el: XmlElement, links: dict) -> UrdfJoint:
                      effort, velocity, damping, friction, mimic, el.line, el)
 
 
-def parse_urdf(path_or_xml: str | os.PathLike, invalid_inertia: str = "error") -> UrdfModel:
+def parse_urdf(path_or_xml: str | os.PathLike, invalid_inertia: str = "error",
+               mimic: bool = True) -> UrdfModel:
     """Parse a URDF file (a path) or a URDF string (starting with '<').
 
     Checks: well-formed XML with a <robot> root; unique link and joint names; every joint's
@@ -278,7 +280,8 @@ def parse_urdf(path_or_xml: str | os.PathLike, invalid_inertia: str = "error") -
     joint types; finite numbers; positive semi-definite inertias with non-negative masses;
     mimic joints that name an existing non-mimic joint.  ``invalid_inertia``: "error"
     (default) or "warn" (an :class:`InvalidInertiaWarning`, the tensor used as given) for an
-    inertia tensor that is not positive semi-definite.
+    inertia tensor that is not positive semi-definite.  ``mimic=False``: <mimic> tags are
+    not read (every joint independent, Pinocchio's default).
     """
     if invalid_inertia not in ("error", "warn"):
         raise InputError(f"invalid_inertia must be 'error' or 'warn', got {invalid_inertia!r}")
@@ -293,7 +296,7 @@ def parse_urdf(path_or_xml: str | os.PathLike, invalid_inertia: str = "error") -
             text = fh.read()
         where = path
     root = _xml_tree(text, where)
-    rd = _Reader(where, invalid_inertia)
+    rd = _Reader(where, invalid_inertia, bool(mimic))
     if root.tag != "robot":
         rd.fail(f"<{root.tag}>", root, "the root element is not <robot>")
     if not root.get("name"):
