@@ -12,6 +12,7 @@ from systems.pinocchio_oracle import robots_dir
 GUIDE = Path(__file__).resolve().parents[2] / "docs" / "guides" / "robots.md"
 
 
+@pytest.mark.slow      # ~30 s on 2 busy cores: two C compilations and two simulations
 @pytest.mark.skipif(robots_dir() is None, reason="example-robot-data is not installed")
 def test_robots_guide_runs(tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
