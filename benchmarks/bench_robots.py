@@ -122,8 +122,9 @@ def _fmt(x, spec=".1e"):
 
 
 def table(rows: list[dict], root: Path) -> str:
-    lines = ["| robot | base | dof | formation s | compile s | peak MB | M | bias | aba | Y pi | Y |",
-             "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]
+    lines = ["| robot | base | dof | formation s | compile s | peak MB | M | bias | aba | cond(M) "
+             "| Y pi | Y |",
+             "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]
     refused = []
     for r in rows:
         name = str(Path(r["path"]).relative_to(root))
@@ -133,6 +134,7 @@ def table(rows: list[dict], root: Path) -> str:
             continue
         lines.append(f"| {name} | {base} | {r['dof']} | {r['form']:.2f} | {r['compile']:.2f} | "
                      f"{r['rss_mb']:.0f} | {_fmt(r['M'])} | {_fmt(r['bias'])} | {_fmt(r['aba'])} | "
+                     f"{_fmt(r['cond'], '.0e')} | "
                      f"{_fmt(r.get('regressor'))} | {_fmt(r.get('regressor_matrix'))} |")
         if r.get("mimic_refused"):
             refused.append(f"- {name} ({base}): refused with its mimic tags ({r['mimic_refused']});"
