@@ -34,8 +34,9 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parents[0] / "tests"))  # the shared oracle helpers
 
-#: robot folders loaded with a free-flyer too (legged robots and humanoids)
-FLOATING = {"a1_description", "alex_description", "alexander_description",
+#: robot folders loaded with a free-flyer too (legged robots, humanoids, flying robots)
+FLOATING = {"hector_description", "iris_description", "borinot_description",
+            "hextilt_description", "a1_description", "alex_description", "alexander_description",
             "anymal_b_simple_description", "anymal_c_simple_description", "b1_description",
             "bolt_description", "centauro_description", "g1_description", "go1_description",
             "go2_description", "human_description", "hyq_description", "icub_description",
