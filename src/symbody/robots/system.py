@@ -185,6 +185,8 @@ def _build_system(robot: Robot) -> SystemParts:
             loads.append(Force(rb.masscenter, rb.mass * gvec))
     system.add_loads(*loads)
     link_frames, link_points = {}, {}
+    if tree.world_link is not None:
+        link_frames[tree.world_link], link_points[tree.world_link] = N, O
     for link, (bi, R, p) in tree.link_body.items():
         F, P = frames[bi], points[bi]
         if not np.array_equal(R, np.eye(3)):
