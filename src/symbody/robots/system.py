@@ -202,8 +202,10 @@ def _build_system(robot: Robot) -> SystemParts:
 
 def system_eom(robot: Robot, loads: Any = (), name: str | None = None) -> EquationsOfMotion:
     """The equations of ``robot.system`` (with whatever the user added to it) and ``loads``,
-    formed by symbody's KanesMethod: the mimic joints' speeds dependent, inputs as in
-    ``robot.eom``.  SymPy's vector algebra: meant for small robots (a handful of joints)."""
+    formed by symbody's KanesMethod with the coordinates, speeds and constraints of
+    ``robot.eom`` (the mimic joints' speeds dependent); its specified inputs are the joint
+    inputs and any the user's loads bring, detected and ordered by name (``eom.specifieds``).
+    SymPy's vector algebra: meant for small robots (a handful of joints)."""
     from ..formulation.kane import KanesMethod
 
     parts = robot.system_parts
