@@ -73,6 +73,8 @@ _LAZY: dict[str, tuple[str, str | None]] = {
     "RedundantConstraintWarning": (".compilation.redundant", "RedundantConstraintWarning"),
     "export_c": (".export", "export_c"),
     "export_fmu": (".export", "export_fmu"),
+    "load_urdf": (".robots", "load_urdf"),
+    "robots": (".robots", None),
 }
 
 if TYPE_CHECKING:  # for type checkers and IDEs: the names __getattr__ provides
@@ -101,8 +103,14 @@ if TYPE_CHECKING:  # trajectory optimization (symbody.optimize)
     from . import optimize
     from .optimize import OptimalControlProblem
 
+if TYPE_CHECKING:  # URDF robots (symbody.robots)
+    from . import robots
+    from .robots import load_urdf
+
 __all__ = [
     "models",
+    "load_urdf",
+    "robots",
     "plot",
     "animate",
     "view",
