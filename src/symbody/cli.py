@@ -467,7 +467,7 @@ def _linearize(numeric, point: dict, p: np.ndarray, inputs: dict | None = None):
     from .analysis import linearize
 
     r = np.array([inputs[_symbol_name(s)] for s in numeric.specifieds]) if inputs else None
-    A, _ = linearize(numeric, point, p, r=r)
+    A, _ = linearize(numeric, point, p, r=r, check_equilibrium=False)   # checked below, reported
     return np.asarray(A, dtype=float)
 
 
