@@ -51,6 +51,7 @@ from ..compilation.named_values import (
 )
 from ..errors import InputError, SingularConstraintError
 from ..formatting import symbol_name
+from .body_check import check_body_inertias
 from .chain_rule import (
     PointRates,
     central_differences,
@@ -195,6 +196,7 @@ def linearize(model: Any, op_point: StateValues, p: ParameterValues | None = Non
                              f"in the order {', '.join(map(str, model.constants))})")
         p = defaults
     P = model.constants_array(p)
+    check_body_inertias(model, P)
     if getattr(model, "e", 0):
         return _linearize_with_extra_states(model, op_point, P, r, t, return_point,
                                             check_equilibrium)
