@@ -59,9 +59,8 @@ __all__ = ["BACKENDS", "Kernel", "NumericFunction", "available_backends", "compi
 BACKENDS = ("c", "llvm", "lambda", "numpy")
 
 #: Part of every cache key: bump it whenever the code generated for the same
-#: expressions changes.  3: kernels are compiled from the expressions as read back from their
-#: serialization (:func:`in_serialized_order`).
-CODEGEN_VERSION = "3"
+#: expressions changes.
+CODEGEN_VERSION = "2"
 
 #: ``backend="auto"``: kernels with at least this many operations (after
 #: :func:`.c_kernels.straight_line_program`) are generated as C, smaller ones by symengine's
@@ -730,22 +729,6 @@ def deserialize_expressions(data: bytes) -> list:
     return [load_basic(b) for b in unframe(data)]
 
 
-def in_serialized_order(se_exprs: Sequence) -> tuple[list, bytes]:
-    """(the expressions as read back from their serialization, the serialized bytes).
-
-    symengine keeps the terms of a sum and the factors of a product in a hash map, whose
-    order depends on the order the terms were inserted in; its serialization writes them
-    in map order and reading them back inserts them in that order, which can give another
-    map order.  The compiled code adds the terms in map order, so a kernel compiled from the
-    expressions and one compiled from the same expressions read back from a saved model
-    differed in round-off (7e-15 in the four-bar's kernel, 1.7e-7 after a long run).  Every
-    kernel is therefore compiled from the read-back expressions, and the bytes are kept as
-    what a saved model stores: compiling again from the file gives the same machine
-    instructions' numbers to the bit."""
-    data = serialize_expressions(se_exprs)
-    return deserialize_expressions(data), data
-
-
 def compile_kernel(args: Sequence, exprs: Sequence, backend: str = "auto", cache: bool = True,
                    name: str = "kernel", lazy: bool = False, progress: Any = None,
                    symengine_names: dict | None = None) -> Kernel:
@@ -774,18 +757,11 @@ def compile_kernel(args: Sequence, exprs: Sequence, backend: str = "auto", cache
         nargs, use_disk = len(args), bool(cache)
 
         def build():
-            # compiled from the expressions as a saved model stores them (in_serialized_order)
-            exprs_read, serialized = in_serialized_order(se_exprs)
             if b == "auto":
-                kern = _auto_kernel(nargs, exprs_read, digest, name, use_disk, progress)
-            elif b == "c":
-                kern = _c_kernel(nargs, exprs_read, digest, name, use_disk, progress)
-            else:
-                kern = _symengine_kernel(nargs, exprs_read, digest, b, name, use_disk)
-            if kern.source is not None and kern.source.get("kind") == "symengine" \
-                    and kern.source.get("serialized") is None and kern.nout:
-                kern.source["serialized"] = serialized
-            return kern
+                return _auto_kernel(nargs, se_exprs, digest, name, use_disk, progress)
+            if b == "c":
+                return _c_kernel(nargs, se_exprs, digest, name, use_disk, progress)
+            return _symengine_kernel(nargs, se_exprs, digest, b, name, use_disk)
 
         if lazy:
             return _LazyKernel(nargs, len(se_exprs), b, name, build)

@@ -42,9 +42,12 @@ Formats: ``symbody-model-3`` (this version) is ``symbody-model-2`` (``layout``, 
 hashes only) and ``symbody-model-1`` (every attribute of the model by its name, the
 private ones included) are still read.
 
-Kernels are compiled from their expressions as read back from symengine's serialization
-(:func:`.codegen.in_serialized_order`), the bytes this module stores, so a model rebuilt
-from a file with ``machine_code=False`` gives the saved model's numbers to the bit.
+A model rebuilt with ``machine_code=False`` equals the saved one to round-off, not to the
+bit: symengine keeps the terms of a sum in a hash map, its serialization writes them in map
+order and reading them back can give another map order, and the compiled code adds the
+terms in that order (7e-15 apart in the four-bar's kernel, 1.7e-7 after a long run).
+Compiling every kernel from its read-back form would make the two equal to the bit, but
+moves every kernel's round-off; that is left to a decision (issue 34).
 """
 
 from __future__ import annotations
