@@ -370,10 +370,88 @@ def _model_and_time_span(args: argparse.Namespace, console: Console):
     return key, model, inputs, t0, tf
 
 
+def _saved_model_path(spec: str) -> Path | None:
+    """The file of a saved model (``model.save``) named on the command line, else None."""
+    path = Path(spec)
+    for candidate in (path, path.with_name(path.name + ".symbody.npz")):
+        if candidate.suffix == ".npz" and candidate.is_file():
+            return candidate
+    if path.suffix == ".npz":
+        raise UsageError(f"no such model file: {path}")
+    return None
+
+
+def _simulate_saved_model(args: argparse.Namespace, console: Console, path: Path) -> int:
+    """``symbody simulate FILE.npz``: a model saved with ``model.save`` has the equations but
+    not the numbers of a run, so every constant and independent state comes from ``--set``
+    (dependent coordinates are optional guesses, 0 when not given; dependent speeds follow),
+    and ``--tf`` is needed.  Writes the trajectory (.npz, .csv), the time histories and a
+    summary; the file's machine code runs, as with ``sb.load_model``."""
+    from .analysis import Solver, simulate
+    from .compilation.numeric_model import load_model
+    from .presentation.options import FigureOptions
+    from .presentation.plot import plot
+
+    if args.tf is None:
+        raise UsageError(f"{path}: a saved model has no time span of its own; give --tf")
+    console.step(f"loading {path} ...")
+    numeric = load_model(path)
+    values = {name: _parse_number(name, text) for name, text in _parse_sets(args.set)}
+    constants = {str(c): c for c in numeric.constants}
+    states = {_symbol_name(x): x for x in numeric.states}
+    inputs = {_symbol_name(r): r for r in numeric.specifieds}
+    unknown = [n for n in values if n not in constants and n not in states and n not in inputs]
+    if unknown:
+        raise UsageError(f"{path}: {unknown[0]!r} is not a constant, state or specified input of "
+                         f"the model; its constants: {', '.join(constants)}; its states: "
+                         f"{', '.join(states)}; its inputs: {', '.join(inputs) or 'none'}")
+    dependent = {_symbol_name(x) for x in numeric.dependent_coordinates}
+    missing = [n for n in constants if n not in values] + \
+        [n for n in states if n not in values and n not in dependent]
+    if missing:
+        raise UsageError(f"{path}: give every constant and independent state with --set; missing "
+                         f"{', '.join(missing)}")
+    p = {n: values[n] for n in constants}
+    x0 = {n: values.get(n, 0.0) for n in states}
+    r = np.array([values.get(n, 0.0) for n in inputs]) if inputs else None
+    t0, tf = 0.0, float(args.tf)
+    if not tf > t0:
+        raise UsageError(f"--tf must be greater than 0, got {tf:g}")
+    tolerances = {k: v for k, v in (("rtol", args.rtol), ("atol", args.atol)) if v is not None}
+    console.step(f"simulating {t0:g} -> {tf:g} s with constraints={args.constraints!r} ...")
+    trajectory = simulate(numeric, (t0, tf), x0, p, constraints=args.constraints,
+                          t_eval=_output_times(t0, tf), specifieds=r,
+                          solver=Solver(progress=False if args.quiet else None, **tolerances))
+    key = path.name.removesuffix(".npz").removesuffix(".symbody")
+    out = Path(args.out) if args.out else Path("symbody-output") / key
+    out.mkdir(parents=True, exist_ok=True)
+    written: list[Path] = []
+    title = f"{key}, constraints={_mode_label(args.constraints, trajectory)}"
+    _save_figure(plot(trajectory, panels=("q", "u"), figure=FigureOptions(title=title)),
+                 out / "time_histories.png", written)
+    _write_trajectory(trajectory, out, written)
+    drift = _drift_numbers(trajectory, None)
+    lines = [f"model          {path}", f"time span      {t0:g} -> {tf:g} s, {len(trajectory.t)} samples",
+             f"constraints    {_mode_label(args.constraints, trajectory)}",
+             f"status         {'success' if trajectory.success else 'FAILED'}: {trajectory.message}",
+             f"max |f_h|      {_fmt(drift['holonomic'])}", f"max |B u + b|  {_fmt(drift['velocity'])}",
+             "", "constants:", *[f"  {k} = {v:g}" for k, v in p.items()],
+             "initial state (dependent coordinates: guesses, solved):",
+             *[f"  {k} = {v:.10g}" for k, v in x0.items()]]
+    summary_path = out / "summary.txt"
+    summary_path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    written.append(summary_path)
+    _list_written(console, written, f"wrote {len(written)} files to {out}/:")
+    return 0 if trajectory.success else 1
+
+
 def cmd_simulate(args: argparse.Namespace, console: Console) -> int:
     from .presentation.options import FigureOptions
     from .presentation.plot import plot
 
+    saved = _saved_model_path(args.model)
+    if saved is not None:
+        return _simulate_saved_model(args, console, saved)
     key, model, inputs, t0, tf = _model_and_time_span(args, console)
     out = Path(args.out) if args.out else Path("symbody-output") / key
     out.mkdir(parents=True, exist_ok=True)
@@ -743,7 +821,8 @@ def build_parser() -> argparse.ArgumentParser:
 
     p_sim = sub.add_parser("simulate", help="simulate a model; write plots, an animation and data")
     p_sim.add_argument("model", metavar="MODEL",
-                       help="model name (see 'symbody list') or your own FILE.py:FUNCTION")
+                       help="model name (see 'symbody list'), your own FILE.py:FUNCTION, or a "
+                            "saved model FILE.npz (give its constants and states with --set)")
     p_sim.add_argument("--tf", type=float, default=None, metavar="T", help="final time in s (default: the model's)")
     p_sim.add_argument("--constraints", type=str.lower, choices=CONSTRAINT_MODES, default="auto",
                        help="constraint handling (default: auto, drift-free)")

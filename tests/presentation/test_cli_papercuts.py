@@ -11,6 +11,7 @@ import pytest
 import symbody as sb
 from symbody.analysis.trajectory import Trajectory
 from symbody.cli import EXIT_CLOSED_PIPE, main
+from symbody.formatting import symbol_name
 
 pytestmark = pytest.mark.filterwarnings("ignore:Animation was deleted without rendering")
 
@@ -97,3 +98,29 @@ def test_users_model_errors_exit_2(tmp_path, capsys, suffix, message):
 def test_users_model_missing_file_exit_2(tmp_path, capsys):
     assert main(["linearize", f"{tmp_path / 'none.py'}:build"]) == 2
     assert "no such file" in capsys.readouterr().err
+
+
+def test_simulate_a_saved_model_file(tmp_path, capsys):
+    zoo = sb.models.four_bar()
+    model = sb.compile(zoo.eom)
+    path = model.save(tmp_path / "fb.npz")
+    consts = {str(k): v for k, v in zoo.constants.items()}
+    state = {symbol_name(k): v for k, v in zoo.initial_state.items()}
+    sets = [f"{k}={v!r}" for k, v in {**consts, "q1": state["q1"], "u1": 0.0,
+                                      "q2": state["q2"], "q3": state["q3"]}.items()]
+    out = tmp_path / "out"
+    argv = ["simulate", str(path), "--tf", "1", "--out", str(out), "--quiet"]
+    for item in sets:
+        argv += ["--set", item]
+    assert main(argv) == 0, capsys.readouterr()
+    traj = Trajectory.load(out / "trajectory.npz")
+    ref = sb.simulate(model, (0.0, 1.0), zoo.initial_state, zoo.constants, t_eval=traj.t)
+    np.testing.assert_array_equal(traj.x, ref.x)       # the file's machine code: the same numbers
+    assert (out / "time_histories.png").is_file() and (out / "summary.txt").is_file()
+    # every constant is needed, and --tf
+    assert main(["simulate", str(path), "--tf", "1", "--set", "m=1", "--quiet"]) == 2
+    assert "give every constant and independent state with --set; missing" in capsys.readouterr().err
+    assert main(["simulate", str(path), "--quiet"]) == 2
+    assert "give --tf" in capsys.readouterr().err
+    assert main(["simulate", str(tmp_path / "none.npz"), "--tf", "1", "--quiet"]) == 2
+    assert "no such model file" in capsys.readouterr().err
