@@ -11,7 +11,8 @@
                        [--constraints MODE] [--follow NAME] [--quiet]
 
 Exit codes: 0 success, 1 a run failed (e.g. the integrator stopped), 2 bad arguments
-(unknown model or parameter, malformed value), with a message naming the culprit.
+(unknown model or parameter, malformed value), with a message naming the culprit; 141 when
+the reader of the output closed the pipe (``symbody list | head -1``), without a message.
 """
 
 from __future__ import annotations
@@ -87,11 +88,55 @@ def _model_key(name: str) -> str:
     return key
 
 
-def _factory_parameters(key: str) -> dict[str, inspect.Parameter]:
+def _user_model(spec: str) -> tuple[str, Callable] | None:
+    """(key, function) of a user's model ``FILE.py:FUNCTION`` (None for any other name): the
+    file is imported as a module (its top level runs) and ``FUNCTION(**options)`` must return
+    a :class:`symbody.models.Model`."""
+    import importlib.util
+
+    path_text, sep, func_name = str(spec).rpartition(":")
+    if not sep or not path_text.endswith(".py"):
+        return None
+    path = Path(path_text)
+    if not func_name.isidentifier():
+        raise UsageError(f"{spec!r}: expected FILE.py:FUNCTION with a function name after the colon")
+    if not path.is_file():
+        raise UsageError(f"{spec!r}: no such file {path}")
+    module_name = f"symbody_user_model_{abs(hash(str(path.resolve())))}"
+    module_spec = importlib.util.spec_from_file_location(module_name, path)
+    if module_spec is None or module_spec.loader is None:
+        raise UsageError(f"{spec!r}: cannot import {path} as a Python module")
+    module = importlib.util.module_from_spec(module_spec)
+    sys.modules[module_name] = module
+    try:
+        module_spec.loader.exec_module(module)
+    except Exception as exc:
+        sys.modules.pop(module_name, None)
+        raise UsageError(f"{spec!r}: importing {path} failed: {type(exc).__name__}: {exc}") from exc
+    factory = getattr(module, func_name, None)
+    if not callable(factory):
+        names = sorted(n for n, v in vars(module).items() if callable(v) and not n.startswith("_")
+                       and getattr(v, "__module__", None) == module_name)
+        raise UsageError(f"{spec!r}: {path} has no function {func_name!r}"
+                         + (f"; its functions: {', '.join(names)}" if names else ""))
+    return f"{path.stem}-{func_name}".replace("_", "-"), factory
+
+
+def _model_source(name: str) -> tuple[str, Callable | None]:
+    """(key, factory) of the MODEL argument: a user's ``FILE.py:FUNCTION``, or a zoo name
+    (factory None: ``symbody.models.get``)."""
+    user = _user_model(name)
+    if user is not None:
+        return user
+    return _model_key(name), None
+
+
+def _factory_parameters(key: str, factory: Callable | None = None) -> dict[str, inspect.Parameter]:
     """Explicit keyword options of the model function (e.g. n for the n-link pendulum)."""
     from . import models
 
-    factory = getattr(models, key.replace("-", "_"), None)
+    if factory is None:
+        factory = getattr(models, key.replace("-", "_"), None)
     if factory is None:
         return {}
     try:
@@ -140,20 +185,25 @@ def _parse_sets(items: Sequence[str] | None) -> list[tuple[str, str]]:
     return pairs
 
 
-def _build_model(key: str, sets: Sequence[tuple[str, str]], console: Console):
+def _build_model(key: str, sets: Sequence[tuple[str, str]], console: Console,
+                 factory: Callable | None = None):
     """Form the model (factory options from --set) and apply the other --set values.
+    ``factory``: the model function (default: the zoo's ``key``).
 
     Returns (model, inputs): inputs {name: value} for the specified inputs r(t), held constant.
     """
     from . import models
 
-    parameters = _factory_parameters(key)
+    parameters = _factory_parameters(key, factory)
     options = {name: _parse_option(name, text, parameters[name]) for name, text in sets
                if name in parameters}
     label = f"{key}" + (f" ({', '.join(f'{k}={v}' for k, v in options.items())})" if options else "")
     console.step(f"forming the equations of motion of {label} ...")
     with _Timer() as timer:
-        model = models.get(key, **options)
+        model = models.get(key, **options) if factory is None else factory(**options)
+    if not isinstance(model, models.Model):
+        raise UsageError(f"the model function of {key} returned a {type(model).__name__}, not a "
+                         "symbody.models.Model (see docs/guides/command_line.md: your own models)")
     values = {name: _parse_number(name, text) for name, text in sets if name not in parameters}
     input_names = [_symbol_name(r) for r in model.eom.specifieds]
     inputs = {name: values.pop(name) for name in list(values) if name in input_names}
@@ -311,8 +361,8 @@ def cmd_list(args: argparse.Namespace, console: Console) -> int:
 def _model_and_time_span(args: argparse.Namespace, console: Console):
     """The model named on the command line, its ``--set`` inputs and the time span (t0, tf):
     ``--tf`` when given (it must come after the model's start time), else the model's own."""
-    key = _model_key(args.model)
-    model, inputs = _build_model(key, _parse_sets(args.set), console)
+    key, factory = _model_source(args.model)
+    model, inputs = _build_model(key, _parse_sets(args.set), console, factory)
     t0 = float(model.t_span[0])
     tf = float(args.tf) if args.tf is not None else float(model.t_span[1])
     if not tf > t0:
@@ -320,10 +370,88 @@ def _model_and_time_span(args: argparse.Namespace, console: Console):
     return key, model, inputs, t0, tf
 
 
+def _saved_model_path(spec: str) -> Path | None:
+    """The file of a saved model (``model.save``) named on the command line, else None."""
+    path = Path(spec)
+    for candidate in (path, path.with_name(path.name + ".symbody.npz")):
+        if candidate.suffix == ".npz" and candidate.is_file():
+            return candidate
+    if path.suffix == ".npz":
+        raise UsageError(f"no such model file: {path}")
+    return None
+
+
+def _simulate_saved_model(args: argparse.Namespace, console: Console, path: Path) -> int:
+    """``symbody simulate FILE.npz``: a model saved with ``model.save`` has the equations but
+    not the numbers of a run, so every constant and independent state comes from ``--set``
+    (dependent coordinates are optional guesses, 0 when not given; dependent speeds follow),
+    and ``--tf`` is needed.  Writes the trajectory (.npz, .csv), the time histories and a
+    summary; the file's machine code runs, as with ``sb.load_model``."""
+    from .analysis import Solver, simulate
+    from .compilation.numeric_model import load_model
+    from .presentation.options import FigureOptions
+    from .presentation.plot import plot
+
+    if args.tf is None:
+        raise UsageError(f"{path}: a saved model has no time span of its own; give --tf")
+    console.step(f"loading {path} ...")
+    numeric = load_model(path)
+    values = {name: _parse_number(name, text) for name, text in _parse_sets(args.set)}
+    constants = {str(c): c for c in numeric.constants}
+    states = {_symbol_name(x): x for x in numeric.states}
+    inputs = {_symbol_name(r): r for r in numeric.specifieds}
+    unknown = [n for n in values if n not in constants and n not in states and n not in inputs]
+    if unknown:
+        raise UsageError(f"{path}: {unknown[0]!r} is not a constant, state or specified input of "
+                         f"the model; its constants: {', '.join(constants)}; its states: "
+                         f"{', '.join(states)}; its inputs: {', '.join(inputs) or 'none'}")
+    dependent = {_symbol_name(x) for x in numeric.dependent_coordinates}
+    missing = [n for n in constants if n not in values] + \
+        [n for n in states if n not in values and n not in dependent]
+    if missing:
+        raise UsageError(f"{path}: give every constant and independent state with --set; missing "
+                         f"{', '.join(missing)}")
+    p = {n: values[n] for n in constants}
+    x0 = {n: values.get(n, 0.0) for n in states}
+    r = np.array([values.get(n, 0.0) for n in inputs]) if inputs else None
+    t0, tf = 0.0, float(args.tf)
+    if not tf > t0:
+        raise UsageError(f"--tf must be greater than 0, got {tf:g}")
+    tolerances = {k: v for k, v in (("rtol", args.rtol), ("atol", args.atol)) if v is not None}
+    console.step(f"simulating {t0:g} -> {tf:g} s with constraints={args.constraints!r} ...")
+    trajectory = simulate(numeric, (t0, tf), x0, p, constraints=args.constraints,
+                          t_eval=_output_times(t0, tf), specifieds=r,
+                          solver=Solver(progress=False if args.quiet else None, **tolerances))
+    key = path.name.removesuffix(".npz").removesuffix(".symbody")
+    out = Path(args.out) if args.out else Path("symbody-output") / key
+    out.mkdir(parents=True, exist_ok=True)
+    written: list[Path] = []
+    title = f"{key}, constraints={_mode_label(args.constraints, trajectory)}"
+    _save_figure(plot(trajectory, panels=("q", "u"), figure=FigureOptions(title=title)),
+                 out / "time_histories.png", written)
+    _write_trajectory(trajectory, out, written)
+    drift = _drift_numbers(trajectory, None)
+    lines = [f"model          {path}", f"time span      {t0:g} -> {tf:g} s, {len(trajectory.t)} samples",
+             f"constraints    {_mode_label(args.constraints, trajectory)}",
+             f"status         {'success' if trajectory.success else 'FAILED'}: {trajectory.message}",
+             f"max |f_h|      {_fmt(drift['holonomic'])}", f"max |B u + b|  {_fmt(drift['velocity'])}",
+             "", "constants:", *[f"  {k} = {v:g}" for k, v in p.items()],
+             "initial state (dependent coordinates: guesses, solved):",
+             *[f"  {k} = {v:.10g}" for k, v in x0.items()]]
+    summary_path = out / "summary.txt"
+    summary_path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    written.append(summary_path)
+    _list_written(console, written, f"wrote {len(written)} files to {out}/:")
+    return 0 if trajectory.success else 1
+
+
 def cmd_simulate(args: argparse.Namespace, console: Console) -> int:
     from .presentation.options import FigureOptions
     from .presentation.plot import plot
 
+    saved = _saved_model_path(args.model)
+    if saved is not None:
+        return _simulate_saved_model(args, console, saved)
     key, model, inputs, t0, tf = _model_and_time_span(args, console)
     out = Path(args.out) if args.out else Path("symbody-output") / key
     out.mkdir(parents=True, exist_ok=True)
@@ -417,7 +545,7 @@ def _linearize(numeric, point: dict, p: np.ndarray, inputs: dict | None = None):
     from .analysis import linearize
 
     r = np.array([inputs[_symbol_name(s)] for s in numeric.specifieds]) if inputs else None
-    A, _ = linearize(numeric, point, p, r=r)
+    A, _ = linearize(numeric, point, p, r=r, check_equilibrium=False)   # checked below, reported
     return np.asarray(A, dtype=float)
 
 
@@ -467,9 +595,9 @@ def _format_complex(z: complex) -> str:
 
 
 def cmd_linearize(args: argparse.Namespace, console: Console) -> int:
-    key = _model_key(args.model)
+    key, factory = _model_source(args.model)
     speeds = _parse_speeds(args.speeds) if args.speeds else None
-    model, inputs = _build_model(key, _parse_sets(args.set), console)
+    model, inputs = _build_model(key, _parse_sets(args.set), console, factory)
     if speeds is not None and not model.op_parameters:
         raise UsageError(f"--speeds sweeps an operating-point parameter, but model {key} has none")
     numeric = _compile(model, console, args.quiet)
@@ -678,6 +806,9 @@ def build_parser() -> argparse.ArgumentParser:
         prog="symbody",
         description="Multibody dynamics with constraints: simulate, linearize and animate the model zoo.",
         epilog="Run 'symbody COMMAND --help' for the options of a command.")
+    from .version import __version__
+
+    parser.add_argument("--version", action="version", version=f"symbody {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     sub.required = True
 
@@ -689,7 +820,9 @@ def build_parser() -> argparse.ArgumentParser:
                        help="no progress or step messages (only the list of files written)")
 
     p_sim = sub.add_parser("simulate", help="simulate a model; write plots, an animation and data")
-    p_sim.add_argument("model", metavar="MODEL", help="model name (see 'symbody list')")
+    p_sim.add_argument("model", metavar="MODEL",
+                       help="model name (see 'symbody list'), your own FILE.py:FUNCTION, or a "
+                            "saved model FILE.npz (give its constants and states with --set)")
     p_sim.add_argument("--tf", type=float, default=None, metavar="T", help="final time in s (default: the model's)")
     p_sim.add_argument("--constraints", type=str.lower, choices=CONSTRAINT_MODES, default="auto",
                        help="constraint handling (default: auto, drift-free)")
@@ -706,7 +839,8 @@ def build_parser() -> argparse.ArgumentParser:
     p_sim.set_defaults(func=cmd_simulate)
 
     p_lin = sub.add_parser("linearize", help="print A and its eigenvalues about the operating point")
-    p_lin.add_argument("model", metavar="MODEL", help="model name (see 'symbody list')")
+    p_lin.add_argument("model", metavar="MODEL",
+                       help="model name (see 'symbody list') or your own FILE.py:FUNCTION")
     p_lin.add_argument("--set", action="append", metavar="NAME=VALUE",
                        help="a constant or operating-point parameter, e.g. --set v=5 (repeatable)")
     p_lin.add_argument("--speeds", metavar="START:STOP:N",
@@ -716,7 +850,8 @@ def build_parser() -> argparse.ArgumentParser:
     p_lin.set_defaults(func=cmd_linearize)
 
     p_view = sub.add_parser("view", help="simulate a model and write its 3D viewer page (one HTML file)")
-    p_view.add_argument("model", metavar="MODEL", help="model name (see 'symbody list')")
+    p_view.add_argument("model", metavar="MODEL",
+                        help="model name (see 'symbody list') or your own FILE.py:FUNCTION")
     p_view.add_argument("--out", metavar="PAGE", help="the HTML file to write (default: MODEL.html)")
     p_view.add_argument("--tf", type=float, default=None, metavar="T", help="final time in s (default: the model's)")
     p_view.add_argument("--fps", type=_positive, default=None,
@@ -745,6 +880,23 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+#: exit code after the reader of our output went away (`symbody list | head -1`): 128 + SIGPIPE,
+#: what a command-line tool killed by the signal reports
+EXIT_CLOSED_PIPE = 141
+
+
+def _closed_pipe() -> int:
+    """The reader of stdout closed the pipe: stop quietly, as command-line tools do.  stdout
+    is pointed at /dev/null so that flushing it at exit raises nothing more."""
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        os.close(devnull)
+    except (OSError, ValueError, AttributeError):   # no real file descriptor (captured output)
+        pass
+    return EXIT_CLOSED_PIPE
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the ``symbody`` command; returns the exit code (0 ok, 1 failed run, 2 bad arguments)."""
     parser = build_parser()
@@ -763,6 +915,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         os.environ["SYMBODY_QUIET"] = "1"   # also silences progress inside formation/compilation
     try:
         return command(args, console)
+    except BrokenPipeError:
+        return _closed_pipe()
     except (UsageError, InputError) as exc:
         print(f"symbody {args.command}: error: {exc}", file=sys.stderr)
         return 2

@@ -8,6 +8,9 @@ from __future__ import annotations
 
 from typing import Any
 
+# SymPy's error for equations not linear in the unknowns (sympy is imported by `import symbody`)
+from sympy.solvers.solveset import NonlinearError as _SympyNonlinearError
+
 
 class SymbodyError(Exception):
     """Base class of all symbody errors."""
@@ -17,8 +20,10 @@ class FormulationError(SymbodyError, ValueError):
     """The equations or symbols given to a formulation object are inconsistent."""
 
 
-class NonlinearityError(FormulationError):
-    """An equation that must be linear in some variables is not."""
+class NonlinearityError(FormulationError, _SympyNonlinearError):
+    """An equation that must be linear in some variables is not.  Also a
+    ``sympy.solvers.solveset.NonlinearError`` (what SymPy's KanesMethod raises there), so
+    code written for SymPy's classes catches it."""
 
 
 class SingularConstraintError(FormulationError):

@@ -87,20 +87,30 @@ def four_bar():
     return zoo, sb.compile(zoo.eom)
 
 
-def _massless(zoo, model):
+def _singular(zoo, model):
+    """A crank of no length: q1 moves nothing, a singular system (massless links, the
+    example before, are refused up front since issue 34: test_massless_links_are_refused)."""
     p = {str(k): v for k, v in zoo.constants.items()}
-    for name in ("m",):      # massless links: singular mass matrix
-        assert name in p, sorted(p)
-        p[name] = 0.0
+    assert "l_a" in p, sorted(p)
+    p["l_a"] = 0.0
     return p
+
+
+def test_massless_links_are_refused(four_bar):
+    zoo, model = four_bar
+    p = {str(k): v for k, v in zoo.constants.items()}
+    p["m"] = 0.0
+    with pytest.raises(InputError, match=r"body P2: its mass m = 0 is not positive"):
+        sb.simulate(model, (0.0, 1.0), zoo.initial_state, p)
 
 
 def test_a_failed_run_warns_or_raises(four_bar):
     zoo, model = four_bar
-    p = _massless(zoo, model)
+    p = _singular(zoo, model)
     with pytest.warns(sb.SimulationFailedWarning, match=r"status -3") as rec:
         sol = sb.simulate(model, (0.0, 1.0), zoo.initial_state, p)
-    assert sol.status == -3 and rec[0].message.status == -3
+    failed = [w for w in rec if w.category is sb.SimulationFailedWarning]
+    assert sol.status == -3 and failed[0].message.status == -3
     with pytest.raises(SimulationError) as info:
         sb.simulate(model, (0.0, 1.0), zoo.initial_state, p,
                     solver=sb.Solver(raise_on_failure=True))

@@ -59,7 +59,8 @@ def _mutate(data: bytearray, rng: random.Random) -> bytearray:
 
 
 def _rehashed(model_path: str, out: str, kind: str, rng: random.Random) -> bool:
-    """A copy of the model with one blob mutated and its hash recomputed (False: no blob)."""
+    """A copy of the model with one blob mutated and its hash (and the file's digest)
+    recomputed (False: no blob)."""
     with np.load(model_path, allow_pickle=False) as data:
         arrays = {k: data[k] for k in data.files}
     header = json.loads(arrays["header"].tobytes().decode())
@@ -71,6 +72,9 @@ def _rehashed(model_path: str, out: str, kind: str, rng: random.Random) -> bool:
     arrays["blob_" + desc["blob"]] = np.frombuffer(bytes(blob), dtype=np.uint8)
     desc["sha256"], desc["size"] = hashlib.sha256(bytes(blob)).hexdigest(), len(blob)
     arrays["header"] = np.frombuffer(json.dumps(header).encode(), dtype=np.uint8)
+    # and the whole-file digest: the deeper checks (object code, expressions) are what is fuzzed
+    from symbody.compilation.persistence import file_digest
+    arrays["digest"] = np.frombuffer(file_digest(arrays).encode(), dtype=np.uint8)
     with open(out, "wb") as fh:
         np.savez(fh, **arrays)
     return True

@@ -56,7 +56,8 @@ def test_fuzzed_files_give_only_documented_errors(saved, tmp_path):
 
 
 def test_rehashed_machine_code_is_an_error_not_an_abort(saved, tmp_path):
-    """The header of the object file damaged and its SHA-256 recomputed: main aborted the
+    """The header of the object file damaged and its SHA-256 (and the file's digest)
+    recomputed: main aborted the
     interpreter at load time; now a ModelFileError names the file and the problem."""
     model_path, _, _ = saved
     script = f"""
@@ -82,6 +83,9 @@ blob[0x28:0x30] = (10 ** 9).to_bytes(8, "little")   # e_shoff: the section heade
 arrays["blob_" + desc["blob"]] = np.frombuffer(bytes(blob), dtype=np.uint8)
 desc["sha256"] = hashlib.sha256(bytes(blob)).hexdigest()
 arrays["header"] = np.frombuffer(json.dumps(header).encode(), dtype=np.uint8)
+# the whole-file digest recomputed too: only the object-code check is left to catch it
+from symbody.compilation.persistence import file_digest
+arrays["digest"] = np.frombuffer(file_digest(arrays).encode(), dtype=np.uint8)
 np.savez({str(tmp_path / "rehashed.npz")!r}, **arrays)
 try:
     sb.load_model({str(tmp_path / "rehashed.npz")!r})

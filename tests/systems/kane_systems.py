@@ -14,8 +14,9 @@ import sympy.physics.mechanics as me
 t = me.dynamicsymbols._t
 
 
-def four_bar(mod):
-    """Seed 001 four-bar: q1 independent, q2, q3 dependent; particles P2, P3 of mass m."""
+def four_bar(mod, **options):
+    """Seed 001 four-bar: q1 independent, q2, q3 dependent; particles P2, P3 of mass m.
+    ``options``: more keywords of KanesMethod (e.g. ``constraint_solver="CRAMER"``)."""
     q1, q2, q3 = me.dynamicsymbols("q1, q2, q3")
     u1, u2, u3 = me.dynamicsymbols("u1, u2, u3")
     la, lb, lc, ln, m, g = sm.symbols("l_a, l_b, l_c, l_n, m, g")
@@ -41,7 +42,7 @@ def four_bar(mod):
     bodies = [me.Particle("p2", P2, m), me.Particle("p3", P3, m)]
     loads = [(P2, -m * g * N.y), (P3, -m * g * N.y)]
     km = mod.KanesMethod(N, [q1], [u1], kd, q_dependent=[q2, q3], configuration_constraints=fh,
-                         u_dependent=[u2, u3], velocity_constraints=fhd)
+                         u_dependent=[u2, u3], velocity_constraints=fhd, **options)
     km.kanes_equations(bodies, loads)
     consts = {la: 0.8, lb: 2.0, lc: 1.0, ln: 2.0, m: 1.0, g: 9.81}
     q0 = {q1: np.deg2rad(10.0), q2: np.deg2rad(6.57526576), q3: np.deg2rad(-151.3836336)}

@@ -50,6 +50,8 @@ from ..compilation.named_values import (
     values_by_symbol,
 )
 from ..errors import InputError, SingularConstraintError
+from ..formatting import symbol_name
+from .body_check import check_body_inertias
 from .chain_rule import (
     PointRates,
     central_differences,
@@ -58,7 +60,17 @@ from .chain_rule import (
     solve_or_raise,
 )
 
-__all__ = ["linearize"]
+__all__ = ["linearize", "NotAnEquilibriumWarning"]
+
+#: |x'_i| above this (times max(1, |x|)) is motion: the operating point is not an equilibrium
+#: (the command line's test)
+EQUILIBRIUM_TOL = 1e-8
+
+
+class NotAnEquilibriumWarning(UserWarning):
+    """:func:`linearize` about a state that is neither an equilibrium nor a steady motion:
+    A and B are the Jacobians of the vector field there, but their eigenvalues say nothing
+    about stability.  ``check_equilibrium=False`` when that is meant (along a trajectory)."""
 
 #: EquationsOfMotion -> NumericModel compiled for linearize(eom) (kernels are built lazily,
 #: so only the small constraint kernels are ever generated on this path)
@@ -131,7 +143,8 @@ def _operating_point(model: NumericModel, op_point: Any, r: Any) -> tuple[np.nda
 
 # --------------------------------------------------------------------------- linearize
 def linearize(model: Any, op_point: StateValues, p: ParameterValues | None = None, *,
-              r: InputValues = None, t: float = 0.0, return_point: bool = False) -> tuple:
+              r: InputValues = None, t: float = 0.0, return_point: bool = False,
+              check_equilibrium: bool = True) -> tuple:
     """Linearize a compiled model about an operating point: ``dx' = A dx + B dr``.
 
     Parameters
@@ -149,6 +162,11 @@ def linearize(model: Any, op_point: StateValues, p: ParameterValues | None = Non
     r : values of the specified inputs at the operating point (array in
         ``model.specifieds`` order or dict); zeros by default.
     t : time of the operating point (for explicitly time-dependent equations).
+    check_equilibrium : warn (:class:`NotAnEquilibriumWarning`, naming the states that move)
+        when the operating point is not an equilibrium or a steady motion: some independent
+        state's rate x'_i is not zero (|x'_i| > 1e-8 max(1, |x|)) although the dynamics
+        depend on that state (column i of A not zero; a coordinate they do not depend on,
+        as a vehicle's position, may move).  False along a trajectory.
     return_point : also return the consistent operating point as a dict with
         keys "q" (N), "u" (o), "qdot" (N), "udot" (o), "multipliers" (m), "r" (s);
         the multipliers λ in ``M_d u' + g_d = B^T λ`` (the sign of SymPy's
@@ -178,8 +196,10 @@ def linearize(model: Any, op_point: StateValues, p: ParameterValues | None = Non
                              f"in the order {', '.join(map(str, model.constants))})")
         p = defaults
     P = model.constants_array(p)
+    check_body_inertias(model, P)
     if getattr(model, "e", 0):
-        return _linearize_with_extra_states(model, op_point, P, r, t, return_point)
+        return _linearize_with_extra_states(model, op_point, P, r, t, return_point,
+                                            check_equilibrium)
     q, u_ind, r_val = _operating_point(model, op_point, r)
     q = _consistent_coordinates(model, q, P, t)
     u = model.full_speeds(q, u_ind, P, t, r_val) if model.m else u_ind.copy()
@@ -187,6 +207,11 @@ def linearize(model: Any, op_point: StateValues, p: ParameterValues | None = Non
     # q', u', lam at the operating point (the engine's solve of the dynamic block)
     rates = point_rates(model, blocks.values, u)
     A, B = _state_space(model, blocks, rates)
+    if check_equilibrium:
+        n = model.n
+        _warn_unless_equilibrium(model, A, np.concatenate([q[:n], u_ind]),
+                                 np.concatenate([rates.qdot[:n], rates.udot[:model.p]]),
+                                 tuple(model.independent_coordinates) + tuple(model.independent_speeds))
     if return_point:
         point = {"q": q.copy(), "u": u.copy(), "qdot": rates.qdot, "udot": rates.udot,
                  "multipliers": rates.multipliers, "r": r_val}
@@ -194,25 +219,90 @@ def linearize(model: Any, op_point: StateValues, p: ParameterValues | None = Non
     return A, B
 
 
+def _warn_unless_equilibrium(model: Any, A: np.ndarray, x: np.ndarray, xdot: np.ndarray,
+                             states: tuple, stacklevel: int = 3) -> None:
+    """NotAnEquilibriumWarning naming the states whose rate is not zero although A depends
+    on them (see ``check_equilibrium`` of :func:`linearize`)."""
+    import warnings
+
+    scale = max(1.0, float(np.max(np.abs(x))) if x.size else 1.0)
+    column_scale = max(1.0, float(np.max(np.abs(A))) if A.size else 1.0)
+    moving = [f"{symbol_name(s)}' = {rate:.3g}" for j, (s, rate) in enumerate(zip(states, xdot))
+              if abs(rate) > EQUILIBRIUM_TOL * scale
+              and np.any(np.abs(A[:, j]) > 1e-12 * column_scale)]
+    if moving:
+        warnings.warn(f"linearize: the operating point is not an equilibrium or a steady motion "
+                      f"({', '.join(moving)}): A and B are the Jacobians of the vector field "
+                      "there, and their eigenvalues say nothing about stability (pass "
+                      "check_equilibrium=False when this is meant)", NotAnEquilibriumWarning,
+                      stacklevel=stacklevel)
+
+
+def _names(symbols: Any) -> str:
+    return ", ".join(symbol_name(s) for s in symbols)
+
+
+def _singular_point_error(model: Any, q: np.ndarray, P: np.ndarray, t: float) -> SingularConstraintError:
+    """Why the dependent coordinates cannot be solved for at q, and what to do: a guess
+    that is not close; a point of the mechanism where ∂f_h/∂q loses rank; or a dead centre
+    of the independent coordinates, with the dependent set that is regular there."""
+    dep, ind = model.dependent_coordinates, model.independent_coordinates
+    where = f"at q = {np.array2string(np.asarray(q), precision=4)}"
+    fh = model.holonomic_residual(q, P, t)
+    if not (np.all(np.isfinite(fh)) and np.max(np.abs(fh)) <= 1e-9 * (1.0 + np.max(np.abs(q)))):
+        return SingularConstraintError(
+            f"the holonomic constraint Jacobian in the dependent coordinates {_names(dep)} is "
+            f"singular {where} (give the operating point a guess for them that is close to the "
+            "solution)")
+    F = model.holonomic_jacobian(q, P, t)
+    sv = np.linalg.svd(F, compute_uv=False)
+    rank = int(np.sum(sv > 1e-10 * max(sv[0], 1e-300))) if sv.size else 0
+    if rank < model.M:
+        return SingularConstraintError(
+            f"the operating point {where} satisfies the holonomic constraints, but their Jacobian "
+            f"∂f_h/∂q has rank {rank} < {model.M} there (a change point of the mechanism): no "
+            "choice of independent coordinates is regular there; linearize at a point nearby")
+    dep_new = model.partition_names(model.choose_partition(q, P, t))[0]
+    ind_new = [x for x in model.states[:model.N] if x not in set(dep_new)]
+    plural = "s" if len(ind) > 1 else ""
+    return SingularConstraintError(
+        f"the operating point {where} satisfies the holonomic constraints, but the independent "
+        f"coordinate{plural} {_names(ind)} cannot be varied there: ∂f_h/∂q in the dependent "
+        f"coordinates {_names(dep)} is singular (a dead centre of {_names(ind)}, not a bad "
+        f"guess). Choose {_names(ind_new)} as independent instead ({_names(dep_new)} dependent): "
+        f"form the equations with q_ind = [{_names(ind_new)}]")
+
+
 def _consistent_coordinates(model: Any, q: np.ndarray, P: np.ndarray, t: float) -> np.ndarray:
-    """q with the dependent coordinates solved by Newton's method on f_h = 0 (q_ind held)."""
+    """q with the dependent coordinates solved by Newton's method on f_h = 0 (q_ind held);
+    SingularConstraintError where ∂f_h/∂q_dep is singular there (:func:`_singular_point_error`)."""
     if not model.M:
         return q
     dep = ", ".join(map(str, model.dependent_coordinates))
+    scale = 1.0 + float(np.max(np.abs(q)))          # of the guess (Newton may run away)
+    fh = model.holonomic_residual(q, P, t)
+    if np.all(np.isfinite(fh)) and np.max(np.abs(fh)) <= 1e-12 * scale:
+        _check_dependent_block(model, q, P, t)      # an exact guess at a dead centre
     try:
         q, _, _ = model.project_coordinates(q, P, t, tol=1e-14, max_iter=60)
-    except SingularConstraintError as exc:
-        raise SingularConstraintError(
-            f"{exc}: the holonomic constraint Jacobian in the dependent coordinates {dep} is "
-            "singular at the operating point (give the operating point a guess for them that is "
-            "close to the solution)") from None
+    except SingularConstraintError:
+        raise _singular_point_error(model, q, P, t) from None
     fh = model.holonomic_residual(q, P, t)
-    scale = 1.0 + float(np.max(np.abs(q)))
     if not np.all(np.isfinite(fh)) or np.max(np.abs(fh)) > 1e-9 * scale:
         raise InputError("could not solve the holonomic constraints for the dependent coordinates "
                          f"{dep} at the operating point (residual {np.max(np.abs(fh)):.3g}); give a "
                          "better guess for them")
+    _check_dependent_block(model, q, P, t)
     return q
+
+
+def _check_dependent_block(model: Any, q: np.ndarray, P: np.ndarray, t: float) -> None:
+    """SingularConstraintError when ∂f_h/∂q_dep is singular at q (relative to ∂f_h/∂q)."""
+    F = model.holonomic_jacobian(q, P, t)
+    sv_dep = np.linalg.svd(F[:, model.n:], compute_uv=False)
+    sv_all = np.linalg.svd(F, compute_uv=False)
+    if sv_dep.size and sv_dep[-1] <= 1e-10 * max(sv_all[0], 1e-300):
+        raise _singular_point_error(model, q, P, t)
 
 
 def _state_space(model: Any, blocks: Any, rates: PointRates) -> tuple[np.ndarray, np.ndarray]:
@@ -246,7 +336,8 @@ def _state_space(model: Any, blocks: Any, rates: PointRates) -> tuple[np.ndarray
     return A, B
 
 
-def _linearize_with_extra_states(model, op_point, P, r, t: float, return_point: bool):
+def _linearize_with_extra_states(model, op_point, P, r, t: float, return_point: bool,
+                                 check_equilibrium: bool = True):
     """A, B in [q_ind, u_ind, x_e] by central differences of ``model.rhs`` (see linearize)."""
     N, n, p_, e, M = model.N, model.n, model.p, model.e, model.M
     s = len(model.specifieds)
@@ -300,6 +391,10 @@ def _linearize_with_extra_states(model, op_point, P, r, t: float, return_point: 
     # about 1e-9
     A = central_differences(lambda zv: f(zv, r_val), z0, 1e-6)
     B = central_differences(lambda rv: f(z0, rv), r_val, 1e-6) if s else np.empty((n + p_ + e, 0))
+    if check_equilibrium:
+        states = (tuple(model.independent_coordinates) + tuple(model.independent_speeds)
+                  + tuple(model.extra_states))
+        _warn_unless_equilibrium(model, A, z0, f(z0, r_val), states, stacklevel=4)
     if return_point:
         u = model.full_speeds(q, u_ind, P, t, r_val) if model.m else u_ind.copy()
         return A, B, {"q": q, "u": u, "extra": xe, "r": r_val,

@@ -213,6 +213,22 @@ class Trajectory:
     def success(self) -> bool:
         return self.status == 0
 
+    def __eq__(self, other: object) -> bool:
+        """Equal when every field is: the arrays exactly (same shapes, NaN equal to NaN, x'
+        evaluated when not yet), the symbols, constants, outputs, events, segments,
+        dependent-set switches, status, message, method, counters and wall time.  So
+        ``Trajectory.load(sol.save(path)) == sol``.  Trajectories are not hashable."""
+        if not isinstance(other, Trajectory):
+            return NotImplemented
+        return _same_value(self._fields(), other._fields())
+
+    __hash__ = None  # type: ignore[assignment] - compared by value, mutable
+
+    def _fields(self) -> dict:
+        fields = {k: v for k, v in vars(self).items() if k not in ("_xdot", "_xdot_source")}
+        fields["xdot"] = self.xdot
+        return fields
+
     def __len__(self) -> int:
         return len(self.t)
 
@@ -520,6 +536,28 @@ class Trajectory:
 
 
 # ---------------------------------------------------------------- file helpers
+def _same_value(a: Any, b: Any) -> bool:
+    """``a`` and ``b`` equal as a trajectory's fields are: arrays exactly (NaN equal to NaN),
+    mappings and sequences item by item (a list equals a tuple of equal items)."""
+    if isinstance(a, np.ndarray) or isinstance(b, np.ndarray):
+        if a is None or b is None:
+            return False
+        a, b = np.asarray(a), np.asarray(b)
+        if a.shape != b.shape:
+            return False
+        try:
+            return bool(np.array_equal(a, b, equal_nan=True))
+        except TypeError:                 # not numeric: no NaN to compare
+            return bool(np.array_equal(a, b))
+    if isinstance(a, Mapping) and isinstance(b, Mapping):
+        return a.keys() == b.keys() and all(_same_value(a[k], b[k]) for k in a)
+    if isinstance(a, (list, tuple)) and isinstance(b, (list, tuple)):
+        return len(a) == len(b) and all(_same_value(x, y) for x, y in zip(a, b))
+    if isinstance(a, float) and isinstance(b, float) and a != a and b != b:
+        return True                       # NaN
+    return bool(a == b)
+
+
 def _symbol_record(sym) -> dict:
     """A JSON description of a symbol that rebuilds an equal one (no eval): a Symbol's name
     and the assumptions it was made with, or an undefined function's name, assumptions and

@@ -62,10 +62,17 @@ def equations_of(source: Any, extra_states: Any = None,
         if extra_states is None:
             extra_states = _system_actuators_with_states(source)
         return method.to_eom(extra_states=extra_states, specifieds=list(specifieds or []))
-    if isinstance(source, (KanesMethod, LagrangesMethod, SympyKane, SympyLagrange)):
+    if isinstance(source, (KanesMethod, LagrangesMethod)):
         raise CompilationError(f"compile() needs an EquationsOfMotion or a SymPy System, got a "
-                               f"{type(source).__name__}; pass method.to_eom() (a symbody "
-                               f"{type(source).__name__}) or the System")
+                               f"symbody {type(source).__name__}; pass method.to_eom()")
+    if isinstance(source, (SympyKane, SympyLagrange)):
+        name = type(source).__name__
+        raise CompilationError(
+            f"compile() needs an EquationsOfMotion or a SymPy System, got SymPy's own {name}, "
+            f"which has no to_eom(): form the equations with symbody.{name} instead (the same "
+            f"arguments: replace sympy.physics.mechanics.{name} by symbody.{name}) and pass "
+            "method.to_eom(), or pass a sympy.physics.mechanics System (compile forms it with "
+            "symbody's class)")
     raise CompilationError(f"compile() needs an EquationsOfMotion or a sympy.physics.mechanics "
                            f"System, got {type(source).__name__}")
 

@@ -692,6 +692,43 @@ class _LazyKernel:
         return f"<Kernel {self.name!r}: {self.nargs} -> {self.nout} ({self.backend}, {state})>"
 
 
+def frame(b: bytes) -> bytes:
+    """``b`` preceded by its length (8 bytes, little-endian): one expression in a kernel's
+    stored expressions."""
+    return len(b).to_bytes(8, "little") + b
+
+
+def unframe(data: bytes) -> list[bytes]:
+    """The pieces :func:`frame` joined."""
+    out, i = [], 0
+    while i < len(data):
+        n = int.from_bytes(data[i:i + 8], "little")
+        out.append(data[i + 8:i + 8 + n])
+        i += 8 + n
+    return out
+
+
+def serialize_expressions(se_exprs: Sequence) -> bytes:
+    """symengine's own binary serialization of each expression, framed (what a saved model
+    stores of a kernel)."""
+    from symengine.lib.symengine_wrapper import load_basic
+
+    out = []
+    for e in se_exprs:
+        red = e.__reduce__()
+        if red[0] is not load_basic:           # pragma: no cover - symengine API change
+            raise CompilationError("this symengine cannot serialize expressions")
+        out.append(frame(red[1][0]))
+    return b"".join(out)
+
+
+def deserialize_expressions(data: bytes) -> list:
+    """The expressions :func:`serialize_expressions` stored, read by symengine."""
+    from symengine.lib.symengine_wrapper import load_basic
+
+    return [load_basic(b) for b in unframe(data)]
+
+
 def compile_kernel(args: Sequence, exprs: Sequence, backend: str = "auto", cache: bool = True,
                    name: str = "kernel", lazy: bool = False, progress: Any = None,
                    symengine_names: dict | None = None) -> Kernel:

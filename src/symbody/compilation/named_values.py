@@ -140,10 +140,14 @@ def values_by_symbol(given: Any, symbols: Sequence, what: str, *, optional: Sequ
             raise InputError(f"{what} values must be numbers (a string is not a number; strings "
                              f"are not converted): {given!r}")
         try:
-            arr = np.array(given, dtype=float).ravel()
+            arr = np.array(given, dtype=float)
         except (TypeError, ValueError) as exc:
             raise InputError(f"{what} values must be numbers or a dict keyed by symbol: "
                              f"{given!r}") from exc
+        if arr.ndim > 1:       # never flattened silently: (1, c) may be a batch of one, or a slip
+            raise InputError(f"{what} values must be a 1-D array of {c} numbers, got an array of "
+                             f"shape {arr.shape} (pass x[0] or x.ravel() for one row)")
+        arr = arr.ravel()
         if arr.shape != (c,):
             raise InputError(words["length"].format(n=arr.size, c=c, what=what, names=index.names()))
         bad = ~np.isfinite(arr)
@@ -185,9 +189,13 @@ def state_values(x0: Any, states: Sequence, dependent_speeds: Sequence, n_depend
     (then dropped)."""
     if not isinstance(x0, Mapping):
         try:
-            x0 = np.array(x0, dtype=float).ravel()
+            x0 = np.array(x0, dtype=float)
         except (TypeError, ValueError) as exc:
             raise InputError(f"state must be numbers or a dict keyed by symbol: {x0!r}") from exc
+        if x0.ndim > 1:        # never flattened silently
+            raise InputError(f"the state must be a 1-D array of {len(states)} numbers, got an "
+                             f"array of shape {x0.shape} (pass x0[0] or x0.ravel() for one row)")
+        x0 = x0.ravel()
         if n_dependent and x0.size == len(states) + n_dependent:
             x0 = np.concatenate([x0[:n_dependent_first], x0[n_dependent_first + n_dependent:]])
     dep = symbol_index(tuple(dependent_speeds))

@@ -15,9 +15,12 @@ a *portable state*, and back, without knowing the NumericModel class (which call
 
 ``model.save(path)`` writes that state as an ``.npz`` archive (``numpy.load`` with
 ``allow_pickle=False``: no Python object is unpickled), with the SHA-256 of every blob in
-the JSON header and the versions it was built with (symbody, symengine, Python, machine,
-OS).  :func:`load_model` refuses a file written by other versions or another platform
-(machine code is not portable) and a file whose blobs do not match their hashes, and parses
+the JSON header, the versions it was built with (symbody, symengine, Python, machine,
+OS), and a SHA-256 digest over the whole archive (header, arrays and blobs:
+:func:`file_digest`, member ``digest``).  :func:`load_model` refuses a file whose digest or
+blobs do not match (damage anywhere), machine code written by other versions or on another
+platform (machine code is not portable; ``machine_code=False`` rebuilds the kernels of a
+file of any known format from the stored expressions), and parses
 each machine-code blob as an object file before LLVM maps it
 (:mod:`.object_code`): every problem is a :class:`~symbody.ModelFileError` naming the
 file, never a KeyError from deep inside or an interpreter abort.
@@ -34,9 +37,17 @@ portable state (:func:`pack_parts`), so the SymPy equations are left out: an unp
 model has ``model.eom = None``.  ``dumps(model, equations=True)`` keeps them.  A pickle is
 Python code to the unpickler, as always: unpickle only data you trust.
 
-Formats: ``symbody-model-2`` (this version) stores ``layout``, ``symbols``, ``kernels`` and
-``backend``; files of ``symbody-model-1`` (every attribute of the model by its name, the
+Formats: ``symbody-model-3`` (this version) is ``symbody-model-2`` (``layout``, ``symbols``,
+``kernels`` and ``backend``) with the whole-file digest; files of ``symbody-model-2`` (blob
+hashes only) and ``symbody-model-1`` (every attribute of the model by its name, the
 private ones included) are still read.
+
+A model rebuilt with ``machine_code=False`` equals the saved one to round-off, not to the
+bit: symengine keeps the terms of a sum in a hash map, its serialization writes them in map
+order and reading them back can give another map order, and the compiled code adds the
+terms in that order (7e-15 apart in the four-bar's kernel, 1.7e-7 after a long run).
+Compiling every kernel from its read-back form would make the two equal to the bit, but
+moves every kernel's round-off; that is left to a decision (issue 34).
 """
 
 from __future__ import annotations
@@ -56,22 +67,27 @@ import sympy as sm
 
 from ..compat.sympy import TIME, original_assumptions
 from ..errors import InputError, ModelFileError
+from .codegen import serialize_expressions
 from .kernel_layout import CompiledParts, KernelLayout, ModelKernels, ModelSymbols
 from .object_code import check_object_code
 
 try:
     import symengine as se
-    from symengine.lib.symengine_wrapper import llvm_loading_func, load_basic
+    from symengine.lib.symengine_wrapper import llvm_loading_func
 except ImportError:  # pragma: no cover - symengine is a dependency
     se = None
 
 __all__ = ["write_parts", "read_parts", "pack_parts", "unpack_parts", "parts_state",
-           "parts_from_state", "pickling_equations", "dumps", "loads", "versions", "FORMAT"]
+           "parts_from_state", "pickling_equations", "dumps", "loads", "versions", "FORMAT",
+           "file_digest"]
 
-#: file format tag; bumped when the layout of the state changes
-FORMAT = "symbody-model-2"
+#: file format tag; bumped when the layout of the state changes.  3: format 2 with a
+#: SHA-256 digest over the whole file (:func:`file_digest`), checked on load
+FORMAT = "symbody-model-3"
 #: the formats this version reads
-FORMATS = ("symbody-model-1", FORMAT)
+FORMATS = ("symbody-model-1", "symbody-model-2", FORMAT)
+#: the archive member holding :func:`file_digest` of all the others
+DIGEST_MEMBER = "digest"
 
 _t = TIME
 
@@ -147,7 +163,7 @@ class _Encoder:
                 raise InputError(f"kernel {k.name!r} uses the {k.backend!r} backend, whose "
                                  "functions cannot be saved; compile with backend='llvm' or 'lambda'")
             if src.get("serialized") is None:
-                src["serialized"] = b"".join(_frame(_basic_bytes(e)) for e in src["exprs"])
+                src["serialized"] = serialize_expressions(src["exprs"])
             lam = src.get("lambdify")
             desc["expressions"] = self._blob(src["serialized"])
             if k.backend == "llvm" and lam is not None and self.keep_machine_code:
@@ -164,26 +180,6 @@ class _Encoder:
         key = f"b{len(self.blobs)}"
         self.blobs[key] = data
         return {"blob": key, "sha256": hashlib.sha256(data).hexdigest(), "size": len(data)}
-
-
-def _frame(b: bytes) -> bytes:
-    return len(b).to_bytes(8, "little") + b
-
-
-def _unframe(data: bytes) -> list[bytes]:
-    out, i = [], 0
-    while i < len(data):
-        n = int.from_bytes(data[i:i + 8], "little")
-        out.append(data[i + 8:i + 8 + n])
-        i += 8 + n
-    return out
-
-
-def _basic_bytes(e) -> bytes:
-    red = e.__reduce__()
-    if red[0] is not load_basic:           # pragma: no cover - symengine API change
-        raise InputError("this symengine cannot serialize expressions")
-    return red[1][0]
 
 
 def _jsonable(v):
@@ -257,12 +253,11 @@ def _check_versions(header: dict, machine_code: bool, source: str) -> bool:
     if header.get("class") != "NumericModel":
         raise ModelFileError(f"{source} holds a {header.get('class')!r}, not a NumericModel")
     mine, theirs = versions(), header.get("versions", {})
+    # the format decides what can be read; the versions only whether the machine code can run
+    # here: machine_code=False rebuilds the kernels of a file of any known format
     for key in ("symbody", "symengine", "python", "machine", "platform"):
         if theirs.get(key) == mine[key]:
             continue
-        if key == "symbody":
-            raise ModelFileError(f"{source} was written by symbody {theirs.get(key)}; this is symbody "
-                                 f"{mine[key]}: compile the model again from its equations")
         if machine_code:
             raise ModelFileError(
                 f"{source} was built with {key} {theirs.get(key)!r}, but this is {key} {mine[key]!r}: its "
@@ -289,7 +284,7 @@ class _Decoder:
         return data
 
     def kernel(self, desc: dict) -> Any:
-        from .codegen import Kernel, kernel_from_lambdify, numpy_kernel
+        from .codegen import Kernel, deserialize_expressions, kernel_from_lambdify, numpy_kernel
         first = desc.get("expressions") or desc.get("sympy")
         key = first["blob"] if first else id(desc)
         if key in self.kernels:
@@ -311,7 +306,7 @@ class _Decoder:
                 args = list(_unjson(desc["llvm"]["args"])) + [np.float64, code]
                 lam = llvm_loading_func(*args)
             k = kernel_from_lambdify(nargs, nout, backend, name, lam, exprs_data,
-                                     lambda: [load_basic(b) for b in _unframe(exprs_data)])
+                                     lambda: deserialize_expressions(exprs_data))
         self.kernels[key] = k
         return k
 
@@ -374,13 +369,45 @@ def parts_from_state(header: dict, arrays: dict, blobs: dict, machine_code: bool
 
 
 # ----------------------------------------------------------------- files
+def file_digest(members: dict[str, np.ndarray]) -> str:
+    """SHA-256 over every member of a model archive but the digest itself: per member, in
+    the order of the names, its name, dtype, shape and bytes (each framed by its length), so
+    that a change anywhere -- the JSON header, an array, a kernel blob, a member added or
+    removed -- changes it."""
+    from .codegen import frame
+
+    h = hashlib.sha256()
+    for name in sorted(members):
+        if name == DIGEST_MEMBER:
+            continue
+        a = np.ascontiguousarray(members[name])
+        for part in (name.encode(), a.dtype.str.encode(), repr(a.shape).encode(), a.tobytes()):
+            h.update(frame(part))
+    return h.hexdigest()
+
+
 def _npz_bytes(header: dict, arrays: dict, blobs: dict) -> dict[str, np.ndarray]:
     payload = {"header": np.frombuffer(json.dumps(header).encode(), dtype=np.uint8)}
     for k, a in arrays.items():
         payload["array_" + k] = a
     for k, b in blobs.items():
         payload["blob_" + k] = np.frombuffer(b, dtype=np.uint8)
+    payload[DIGEST_MEMBER] = np.frombuffer(file_digest(payload).encode(), dtype=np.uint8)
     return payload
+
+
+def _check_digest(members: dict[str, np.ndarray], header: dict, path: Path) -> None:
+    """Refuse a file of the current format whose whole-file digest is missing or wrong."""
+    if header.get("format") != FORMAT:
+        return                         # formats 1 and 2 had SHA-256 sums of the blobs only
+    stored = members.get(DIGEST_MEMBER)
+    if stored is None:
+        raise ModelFileError(f"{path} is damaged: it has no digest (member {DIGEST_MEMBER!r}), "
+                             f"which every {FORMAT} file has")
+    if stored.dtype != np.uint8 or stored.tobytes().decode("ascii", "replace") != file_digest(members):
+        raise ModelFileError(f"{path} is damaged: its SHA-256 digest over the whole file does not "
+                             "match (the header, an array or a kernel was changed after the file "
+                             "was written)")
 
 
 def write_parts(parts: CompiledParts, path: str | Path, machine_code: bool = True,
@@ -445,8 +472,11 @@ def read_parts(path: str | Path, machine_code: bool = True) -> CompiledParts:
                 raise ModelFileError(f"{path}: unreadable header ({exc})") from None
             if not isinstance(header, dict):
                 raise ModelFileError(f"{path}: unreadable header (not a JSON object)")
-            arrays = {k[len("array_"):]: data[k] for k in data.files if k.startswith("array_")}
-            blobs = {k[len("blob_"):]: data[k].tobytes() for k in data.files if k.startswith("blob_")}
+            members = {k: data[k] for k in data.files}
+            _check_digest(members, header, path)
+            arrays = {k[len("array_"):]: v for k, v in members.items() if k.startswith("array_")}
+            blobs = {k[len("blob_"):]: v.tobytes() for k, v in members.items()
+                     if k.startswith("blob_")}
     except ModelFileError:
         raise
     except Exception as exc:        # zipfile, zlib, numpy header errors: a damaged archive

@@ -208,6 +208,10 @@ class EquationsOfMotion:
     name : optional name shown in the repr.
     """
 
+    #: the bodies' masses and inertias (:mod:`.body_inertias`), set by the formulation classes'
+    #: ``to_eom``; empty for hand-derived equations
+    body_inertias: tuple = ()
+
     def __init__(self, q_ind: Sequence, u_ind: Sequence, kinematic: sm.MatrixBase | Sequence,
                  dynamic: sm.MatrixBase | Sequence, *, constraints: ConstraintEquations | None = None,
                  constants: Sequence | None = None, specifieds: Sequence | None = None,

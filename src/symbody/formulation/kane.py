@@ -17,11 +17,12 @@ from __future__ import annotations
 
 import random
 from collections.abc import Callable, Mapping, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import sympy as sm
 from sympy.physics.mechanics import Particle, RigidBody
 from sympy.physics.vector import ReferenceFrame
+from sympy.utilities.iterables import iterable
 
 from .._lazy_modules import lazy_module
 from ..compat.sympy import TIME, add_from_args, mul_from_args
@@ -36,8 +37,12 @@ from ._linear_equations import (
 )
 from ._method_attributes import MethodAttributes
 from ._symengine_kinematics import ChainRule, SymbolMap
+from .body_inertias import body_inertias
 from .eom import CanonicalBlocks, EquationsOfMotion, SymengineDynamics
 from .linearization_data import KaneLinearizationData
+
+if TYPE_CHECKING:
+    from .linearizer import Linearizer
 
 se = lazy_module("symengine")        # imported when first used (import time)
 
@@ -364,8 +369,33 @@ class KanesMethod(MethodAttributes):
         fr, frstar = self.kanes_equations(self._bodies, self._forcelist)
         return fr + frstar
 
-    def _form_unreduced(self, bodies, loads, bar=None):
-        """Fr, and Fr* split as MM u' + nonMM, frame by frame (the sums: :mod:`._kane_sums`)."""
+    def _form_fr(self, fl: Sequence | None) -> sm.Matrix:
+        """Fr, the generalized active forces of the loads ``fl`` alone (SymPy's method of this
+        name, which SymPy's tests call): Fr_r = sum_i v_r^{P_i} . R_i + w_r^{B_i} . T_i, reduced
+        by A = -B_dep^{-1} B_ind as Fr~ = Fr_ind + A^T Fr_dep with dependent speeds; a column
+        of p (independent speeds) rows.  ``fl``: (Point, force) / (ReferenceFrame, torque)
+        pairs, or None (no loads).  Unlike SymPy's it leaves the formed equations as they are
+        (``kanes_equations`` forms Fr with the loads it is given)."""
+        if fl is not None and (isinstance(fl, (str, bytes, Mapping)) or not iterable(fl)
+                               or len(list(fl)) == 0):
+            raise FormulationError(f"_form_fr: the loads must be a non-empty iterable of (Point or "
+                                   f"ReferenceFrame, Vector) pairs or None, got {fl!r}")
+        if self._qdot_u_map is None:
+            raise AttributeError("Create an instance of KanesMethod with kinematic differential "
+                                 "equations to use this method.")
+        sums = self._kane_sums()
+        o = len(self._u)
+        fr = list(sums.active_forces(list(fl) if fl is not None else []))[:o]
+        if len(self._udep):
+            p = o - len(self._udep)
+            A = self._Ars_se()
+            fr = [fr[i] + sum((A[j, i] * fr[p + j] for j in range(o - p)), se.Integer(0))
+                  for i in range(p)]
+        conv = self._converter()
+        return sm.Matrix(len(fr), 1, [conv(e) for e in fr])
+
+    def _kane_sums(self):
+        """The symengine machinery of Kane's sums (:mod:`._kane_sums`) for this system."""
         from ._frame_vectors import FrameVectors  # loads symengine: not at import
         from ._kane_sums import KaneSums
 
@@ -379,7 +409,12 @@ class KanesMethod(MethodAttributes):
         chain = ChainRule(q_se, qdot_se, t_se, symmap=smap, speeds=u_se + ua_se)
         fv = FrameVectors(self._inertial, smap, qdot_map, chain)
         uaux_zero = {s: se.Integer(0) for s in ua_se}
-        sums = KaneSums(self._inertial, fv, chain, smap, u_se + ua_se, len(u_se), uaux_zero)
+        return KaneSums(self._inertial, fv, chain, smap, u_se + ua_se, len(u_se), uaux_zero)
+
+    def _form_unreduced(self, bodies, loads, bar=None):
+        """Fr, and Fr* split as MM u' + nonMM, frame by frame (the sums: :mod:`._kane_sums`)."""
+        sums = self._kane_sums()
+        u_se, ua_se = sums.speeds[:len(self._u)], sums.speeds[len(self._u):]
         Fr = sums.active_forces(loads)
         for idx, body in enumerate(bodies):
             if bar is not None:
@@ -582,10 +617,17 @@ class KanesMethod(MethodAttributes):
         return mat.extract(list(rows), list(range(mat.cols)))
 
     def _Ars_se(self):
-        """A = -B_dep^{-1} B_ind in symengine (LU, no simplification)."""
+        """A = -B_dep^{-1} B_ind in symengine: by LU without simplification, or with the
+        ``constraint_solver`` the user chose (e.g. "CRAMER", as SymPy's bicycle test does),
+        whose A then shapes every reduced form (mass matrix, forcing, Fr, Fr*)."""
         if getattr(self, "_Ars_se_cache", None) is None:
             p = len(self._u) - len(self._udep)
             smap = self._smap
+            if self._constraint_solver not in (None, "LU"):
+                A = self._Ars
+                self._Ars_se_cache = se.DenseMatrix(
+                    [[smap.to_se(A[i, j]) for j in range(A.cols)] for i in range(A.rows)])
+                return self._Ars_se_cache
             B = [[smap.to_se(self._k_nh[i, j]) for j in range(len(self._u))] for i in self._rows()]
             B_ind = se.DenseMatrix([row[:p] for row in B])
             B_dep = se.DenseMatrix([row[p:] for row in B])
@@ -699,8 +741,10 @@ class KanesMethod(MethodAttributes):
             B=self._k_nh, b=self._f_nh, B_a=self._k_dnh, b_a=self._f_dnh,
             M_d=M_d, g_d=g_d, reduced=False, auxiliary=aux, noncontributing=noncontributing or (),
             dynamic_se=dynamic_se)
-        return EquationsOfMotion.from_blocks(blocks, specifieds=specifieds, extra_states=extra_states,
-                                              name=name)
+        eom = EquationsOfMotion.from_blocks(blocks, specifieds=specifieds, extra_states=extra_states,
+                                             name=name)
+        eom.body_inertias = body_inertias(self._bodies)
+        return eom
 
     def _detect_noncontributing(self, M_d, g_d, aux) -> list:
         """Symbols of the auxiliary equations that do no work in the dynamic equations.
@@ -752,6 +796,47 @@ class KanesMethod(MethodAttributes):
         (unreduced dynamic block), as a frozen :class:`KaneLinearizationData` (the role of
         SymPy's ``to_linearizer()``)."""
         return KaneLinearizationData.from_eom(self.to_eom())
+
+    def to_linearizer(self, linear_solver: str | Callable = "LU") -> Linearizer:
+        """The equations in SymPy's ``Linearizer`` form, as symbody's
+        :class:`~symbody.formulation.linearizer.Linearizer` (SymPy's public interface:
+        f_0 ... f_4, f_c, f_v, f_a, q, u, q_i, q_d, u_i, u_d, r, perm_mat and
+        ``linearize(op_point=..., A_and_B=..., simplify=...)``), linearized by symbody's
+        symbolic linearization.  ``linear_solver``: as for :meth:`linearize`.
+
+        f_0 = K_qd q' (with k's q'-part), f_1 = K_u u + k (explicit kinematics: K_qd = I),
+        f_2 = Fr*(u') at q' = u = 0, f_3 = Fr*(u' = 0) + Fr, f_4 = 0 (p rows each),
+        f_v = B u + b, f_a = B_a u' + b_a, f_c = f_h.
+        """
+        from sympy.physics.mechanics import find_dynamicsymbols, msubs
+
+        from .linearizer import Linearizer
+
+        if self._se is None:
+            raise ValueError("Need to compute Fr, Fr* first: call kanes_equations(bodies, loads).")
+        u, ud, qd = self._u, self._udot, self._qdot
+        if self.explicit_kinematics:
+            f_k, k_ku, k_kqdot = self._f_k, self._k_ku, self._k_kqdot
+        else:
+            f_k, k_ku, k_kqdot = self._f_k_implicit, self._k_ku_implicit, self._k_kqdot_implicit
+        fr, frstar = self._fr, self._frstar
+        forms = {
+            # msubs, not xreplace: u -> 0 must leave u' = Derivative(u, t) alone
+            "f_0": msubs(f_k, dict.fromkeys(u, 0)) + k_kqdot * qd,
+            "f_1": msubs(f_k, dict.fromkeys(qd, 0)) + k_ku * u,
+            "f_2": msubs(frstar, dict.fromkeys(list(qd) + list(u), 0)),
+            "f_3": msubs(frstar, dict.fromkeys(ud, 0)) + fr,
+            "f_4": sm.zeros(frstar.rows, 1),
+            "f_c": self._f_h,
+            "f_v": self._f_nh + self._k_nh * u if self._k_nh.rows else sm.Matrix(),
+            "f_a": self._f_dnh + self._k_dnh * ud if self._k_dnh.rows else sm.Matrix(),
+        }
+        data = self.to_linearizer_data()
+        known = set(data.q) | set(data.u) | set(qd) | set(ud) | set(self._uaux) \
+            | set(self._uaux.diff(t))
+        r = set().union(*(find_dynamicsymbols(e, known)
+                          for e in list(data.dynamic_mass) + list(data.dynamic_rest)))
+        return Linearizer(data, forms, sorted(r, key=sm.default_sort_key), linear_solver)
 
     def linearize(self, *, new_method: Any = None, linear_solver: str | Callable = "LU",
                   **kwargs: Any) -> tuple:

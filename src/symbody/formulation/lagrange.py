@@ -35,6 +35,7 @@ from ..errors import FormulationError, NonlinearityError, SingularConstraintErro
 from ..symengine_bridge import DESCEND, SympyConverter, fold_dag, symengine_node
 from ._linear_equations import as_column, as_symbol_list
 from ._method_attributes import MethodAttributes
+from .body_inertias import body_inertias
 from .eom import CanonicalBlocks, EquationsOfMotion
 from .linearization_data import LagrangeLinearizationData
 
@@ -878,8 +879,10 @@ class LagrangesMethod(MethodAttributes):
         blocks = self._canonical_blocks(q, u, qi_list + qd_list, ui_list + ud_list)
         blocks = CanonicalBlocks(q_ind=qi_list, q_dep=qd_list, u_ind=ui_list, u_dep=ud_list,
                                  u_aux=[], **blocks)
-        return EquationsOfMotion.from_blocks(blocks, specifieds=specifieds, extra_states=extra_states,
-                                              name=name)
+        eom = EquationsOfMotion.from_blocks(blocks, specifieds=specifieds, extra_states=extra_states,
+                                             name=name)
+        eom.body_inertias = body_inertias(self._bodies)
+        return eom
 
     def _coordinate_split(self, q_ind: Sequence | None, q_dep: Sequence | None,
                           q: list) -> tuple[list, list]:

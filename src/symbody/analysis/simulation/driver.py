@@ -44,6 +44,7 @@ from ...compilation.numeric_model import Partition
 from ...compilation.redundant import RedundantModel
 from ...errors import InputError, SimulationError, SimulationFailedWarning, SymbodyError
 from ...progress import as_progress
+from ..body_check import check_body_inertias
 from ..events import EventRecord, PreparedEvents, prepare_events
 from ..initial_state import initial_state
 from ..inputs import specified_inputs
@@ -298,6 +299,7 @@ def _prepare(model: NumericModel, span: tuple[float, float], x0: Any, p: Any,
     atol = atol_arr if atol_arr.ndim else float(atol_arr)
     parse_outputs(model, outputs)
     P = model.constants_array(p)
+    check_body_inertias(model, P)            # m > 0, inertia >= 0 with these numbers
     x = model.state_array(x0)
     r_fun = specified_inputs(model, specifieds, P, (t0, tf), x)
     x = initial_state(model, x0, P, t0, r_fun)
