@@ -71,6 +71,7 @@ _LAZY: dict[str, tuple[str, str | None]] = {
     "FigureOptions": (".presentation.options", "FigureOptions"),
     "Camera": (".presentation.options", "Camera"),
     "RedundantConstraintWarning": (".compilation.redundant", "RedundantConstraintWarning"),
+    "to_casadi": (".export.casadi_function", "to_casadi"),
 }
 
 if TYPE_CHECKING:  # for type checkers and IDEs: the names __getattr__ provides
@@ -96,6 +97,9 @@ if TYPE_CHECKING:  # trajectory optimization (symbody.optimize)
     from . import optimize
     from .optimize import OptimalControlProblem
 
+if TYPE_CHECKING:  # export to CasADi (symbody.export)
+    from .export.casadi_function import to_casadi
+
 __all__ = [
     "models",
     "plot",
@@ -117,6 +121,7 @@ __all__ = [
     "AssemblyBranchWarning",
     "redundant_constraints",
     "RedundantConstraintWarning",
+    "to_casadi",
     "EquationsOfMotion",
     "KanesMethod",
     "LagrangesMethod",
