@@ -109,7 +109,7 @@ class OptimalControlProblem(ProblemStatement):
 
     def solve(self, initial_guess: Any = None, *, progress: Any = None, print_level: int = 0,
               max_iter: int = 3000, tol: float = 1e-8,
-              options: Mapping | None = None) -> OptimalControlResult:
+              options: Mapping | None = None, solver: str = "auto") -> OptimalControlResult:
         """Solve the NLP with IPOPT from ``initial_guess``; returns an :class:`OptimalControlResult`.
 
         ``initial_guess``: None (zeros clipped into the bounds), a :class:`~symbody.Trajectory`
@@ -117,9 +117,14 @@ class OptimalControlProblem(ProblemStatement):
         ``{function or parameter: value or array over the nodes}``, or the full NLP vector.
         ``progress``: show the iterations (None: on a terminal); ``print_level``: IPOPT's own
         output (0 silent .. 12); ``options``: further IPOPT options.
+        ``solver``: "ipopt-casadi" (CasADi's IPOPT on symbody's compiled exact derivatives),
+        "ipopt-casadi-sx" (CasADi's IPOPT and CasADi's derivatives of the blocks as SX),
+        "cyipopt" (cyipopt-wheels' IPOPT on the compiled derivatives) or "auto" (the
+        default: "ipopt-casadi" when CasADi is installed, the fastest, else "cyipopt").
         """
         return solve_nlp(self, self.nlp, initial_guess, progress=progress,
-                         print_level=print_level, max_iter=max_iter, tol=tol, options=options)
+                         print_level=print_level, max_iter=max_iter, tol=tol, options=options,
+                         solver=solver)
 
     def initial_vector(self, initial_guess: Any = None) -> np.ndarray:
         """The NLP vector (n,) that :meth:`solve` starts IPOPT from, for ``initial_guess`` as
