@@ -121,6 +121,11 @@ def casadi_solver(nlp: NLP, options: dict, derivatives: str = "kernels") -> tupl
 _EMPTY = np.zeros(0)
 
 
+def _first_arguments(fn: Callable, k: int) -> Callable:
+    """``fn`` of the first ``k`` arguments only."""
+    return lambda *a: fn(*a[:k])
+
+
 def _callback_class(ca: Any) -> type:
     """A ``casadi.Callback`` of dense inputs whose outputs (of given sparsities, values in
     CasADi's column-major nonzero order) are computed by one Python function each, only
@@ -172,8 +177,7 @@ def _callback_class(ca: Any) -> type:
 
         def get_jacobian(self, name: str, inames: list, onames: list, opts: dict) -> Any:
             k = len(self._sp_in)
-            outs = [(sp, (lambda fn: lambda *a: fn(*a[:k]))(fn))
-                    for sp, fn in self._jacobian_outputs]
+            outs = [(sp, _first_arguments(fn, k)) for sp, fn in self._jacobian_outputs]
             self._jacobian_callback = _Callback(name, self._sp_in + self._sp_out, outs)
             return self._jacobian_callback
 
