@@ -277,18 +277,30 @@ def _solve_casadi(problem: ProblemStatement, nlp: NLP, w0: np.ndarray, *, progre
     for k, v in dict(options or {}).items():
         k = str(k)
         opts[k if k.startswith("ipopt.") else "ipopt." + k] = v
-    solver, setup_time = casadi_solver(nlp, opts, derivatives)
     bar = as_progress(progress, "IPOPT", total=float(max_iter))
+    shown = bool(bar.enabled or bar.callback is not None)
+    solver, setup_time = casadi_solver(nlp, opts, derivatives, progress=shown)
+    count = [0]
+
+    def iteration(f: float, g: np.ndarray) -> None:
+        k = count[0]
+        count[0] += 1
+        viol = float(np.max(np.maximum(nlp.cl - g, g - nlp.cu), initial=0.0))
+        bar.set(k, f"it {k}: objective {f:.6g}, infeasibility {viol:.2e}")
+
+    hook = nlp.__dict__["casadi_progress"]
+    hook[0] = iteration
     t_start = _time.perf_counter()
-    with bar:
-        sol = solver(x0=w0, lbx=nlp.lb, ubx=nlp.ub, lbg=nlp.cl, ubg=nlp.cu)
-        solve_time = _time.perf_counter() - t_start
-        stats = solver.stats()
-        it = stats.get("iterations", {})
-        history = [(k, float(o), float(p), float(d)) for k, (o, p, d) in
-                   enumerate(zip(it.get("obj", []), it.get("inf_pr", []), it.get("inf_du", [])))]
-        for k, o, p, _ in history:          # CasADi reports the iterations at the end
-            bar.set(k, f"it {k}: objective {o:.6g}, infeasibility {p:.2e}")
+    try:
+        with bar:
+            sol = solver(x0=w0, lbx=nlp.lb, ubx=nlp.ub, lbg=nlp.cl, ubg=nlp.cu)
+    finally:
+        hook[0] = None
+    solve_time = _time.perf_counter() - t_start
+    stats = solver.stats()
+    it = stats.get("iterations", {})
+    history = [(k, float(o), float(p), float(d)) for k, (o, p, d) in
+               enumerate(zip(it.get("obj", []), it.get("inf_pr", []), it.get("inf_du", [])))]
     w = np.asarray(sol["x"], dtype=float).ravel()
     code = CASADI_STATUS.get(str(stats.get("return_status")), -199)
     message = IPOPT_STATUS.get(code, str(stats.get("return_status")))
