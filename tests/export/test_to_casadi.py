@@ -96,6 +96,20 @@ def test_casadi_jacobian_equals_linearize(case):
     _close(Jr[rows], B, 1e-9)
 
 
+def test_linear_solver_nodes_give_the_same_rhs_and_jacobian(case):
+    """linear_solver="qr": the two solves as CasADi linear-solver nodes (MX functions)."""
+    name, _, model, cm, x, P, r = case
+    mx = sb.to_casadi(model, linear_solver="qr")
+    assert mx.rhs.is_a("MXFunction")
+    _close(np.asarray(mx.rhs(x, P, r)).ravel(), model.rhs(0.0, x, P, r), 1e-12)
+    _close(np.asarray(mx.speeds(x, P, r)).ravel(), np.asarray(cm.speeds(x, P, r)).ravel(), 1e-12)
+    X = ca.MX.sym("x", model.layout.nx)
+    jm = ca.Function("jm", [X], [ca.jacobian(mx.rhs(X, ca.DM(P), ca.DM(r)), X)])
+    Xs = ca.SX.sym("x", model.layout.nx)
+    js = ca.Function("js", [Xs], [ca.jacobian(cm.rhs(Xs, ca.DM(P), ca.DM(r)), Xs)])
+    _close(np.asarray(jm(x)), np.asarray(js(x)), 1e-10)
+
+
 def test_rhs_from_eom_and_zoo_model_and_codegen():
     zoo = sb.models.n_link_pendulum_on_cart(1, force=True)
     cm = sb.to_casadi(zoo)                      # a zoo Model: its equations
@@ -137,3 +151,5 @@ def test_refusals_name_the_feature():
         sb.to_casadi(sb.compile(sb.models.n_link_pendulum_on_cart(1).eom, backend="numpy"))
     with pytest.raises(InputError, match="NumericModel, an EquationsOfMotion"):
         sb.to_casadi("pendulum")
+    with pytest.raises(InputError, match="no linear solver plugin 'gauss'"):
+        sb.to_casadi(sb.models.n_link_pendulum_on_cart(1).eom, linear_solver="gauss")

@@ -259,7 +259,7 @@ def _kernel_exprs(kernel: Any, what: str) -> list:
     return list(exprs)
 
 
-def to_casadi(model: Any, *, r: Any = None) -> CasadiModel:
+def to_casadi(model: Any, *, r: Any = None, linear_solver: str | None = None) -> CasadiModel:
     """The equations of ``model`` as CasADi SX functions (see :class:`CasadiModel`).
 
     ``model``: a NumericModel (``sb.compile``), an EquationsOfMotion or a zoo Model (its
@@ -271,6 +271,13 @@ def to_casadi(model: Any, *, r: Any = None) -> CasadiModel:
     (-(B_ind u_ind + b))``, ``q'`` from the kinematics, ``[u'; λ] = S^-1 s`` by
     ``casadi.solve``, ``x_e'``.  Shapes: x (nx, 1), p (c, 1), r (s, 1) -> (nx, 1).
 
+    ``linear_solver``: None (default) solves the two linear systems symbolically in SX
+    (CasADi's QR of each block of the block-triangular form, O(K^3) operations: fine for
+    tens of unknowns; the 40-four-bar chain's K = 161 system takes 3.3 million); a CasADi
+    linear solver plugin ("qr", "ldl", "csparse", "ma27", ...) keeps them as linear-solve
+    nodes instead: then ``rhs``, ``speeds``, ``mass_matrix`` and ``forcing`` are MX
+    functions (AD and code generation still apply; the blocks inside stay SX).
+
     Refused with InputError: events with impacts (zoo walking models), a redundant set of
     configuration constraints, callable inputs, functions without a CasADi counterpart.
     """
@@ -280,7 +287,13 @@ def to_casadi(model: Any, *, r: Any = None) -> CasadiModel:
                          "its input r (callables such as r(t, x) cannot be carried into SX): "
                          "call rhs(x, p, r) with the values, or write the input law into the "
                          "equations")
+    if linear_solver is not None and not isinstance(linear_solver, str):
+        raise InputError(f"to_casadi: linear_solver must be None or the name of a CasADi linear "
+                         f"solver plugin ('qr', 'ldl', 'csparse', ...), got {linear_solver!r}")
     ca = import_casadi()
+    if linear_solver is not None and not ca.has_linsol(linear_solver):
+        raise InputError(f"to_casadi: CasADi has no linear solver plugin {linear_solver!r} "
+                         "(try 'qr', 'ldl' or 'csparse')")
     mdl = _as_numeric_model(model)
     L = mdl.layout
     N, p_, o, m, e, s, c, K = L.N, L.p, L.o, L.m, L.e, L.s, L.c, L.K
@@ -289,75 +302,81 @@ def to_casadi(model: Any, *, r: Any = None) -> CasadiModel:
     R = ca.SX.sym("r", s)
     T = ca.SX.sym("t")
     udot = ca.SX.sym("udot", o)          # in z, read by no block of the right-hand side
-    # z = [t, q, u, r, constants, u', x_e]; u_dep filled after the velocity solve
-    ud_place = ca.SX.sym("udep", m)
-    z = [T] + [x[i] for i in range(N + p_)] + [ud_place[i] for i in range(m)]
+    # z = [t, q, u, r, constants, u', x_e]; u_dep stands for the velocity solve's result
+    ud = ca.SX.sym("udep", m)
+    z = [T] + [x[i] for i in range(N + p_)] + [ud[i] for i in range(m)]
     z += [R[i] for i in range(s)] + [P[i] for i in range(c)] + [udot[i] for i in range(o)]
     z += [x[N + p_ + i] for i in range(e)]
-    leaves = {f"_a{i}": zi for i, zi in enumerate(z)}
-    conv = SXConverter(leaves, "the equations")
+    conv = SXConverter({f"_a{i}": zi for i, zi in enumerate(z)}, "the equations")
     kern = mdl.kernels
-    u_full = ca.vertcat(*[x[N + i] for i in range(p_)]) if p_ else ca.SX(0, 1)
-    vel = None
-    if m:
-        vel = ca.vertcat(*conv.many(_kernel_exprs(kern.velocity, "velocity")))
-        Bdep = ca.reshape(vel[L.velocity_Bdep], m, m)          # column by column
-        u_dep = ca.solve(Bdep, vel[L.velocity_rest])
-        u_full = ca.vertcat(u_full, u_dep)
-        subst_from, subst_to = ud_place, u_dep
-    main = ca.vertcat(*conv.many(_kernel_exprs(kern.main, "dynamics")))
-    qdot = main[L.main_qdot]
-    rhs_vec = main[L.main_rhs]
+
+    def block(kernel: Any, what: str) -> Any:
+        return ca.vertcat(*conv.many(_kernel_exprs(kernel, what)))
+
+    empty = ca.SX(0, 1)
+    vel = block(kern.velocity, "velocity") if m else empty
+    main = block(kern.main, "dynamics")
+    xe = block(kern.extra, "extra states") if e else empty
+    hol = block(kern.holonomic, "holonomic")[L.holonomic_f] if L.M else None
+    time_dep = _depends_on(ca, [vel, main, xe] + ([hol] if hol is not None else []), T)
+    if not time_dep:
+        vel, main, xe = (ca.substitute(v, T, ca.SX(0.0)) for v in (vel, main, xe))
+        if hol is not None:
+            hol = ca.substitute(hol, T, ca.SX(0.0))
+    # (sparsify: entries that are 0 symbolically become structural zeros)
+    Bdep = ca.sparsify(ca.reshape(vel[L.velocity_Bdep], m, m)) if m else ca.SX(0, 0)
+    vrest = vel[L.velocity_rest] if m else empty
+    u_ind = x[N:N + p_]
+    qdot, forcing = main[L.main_qdot], main[L.main_rhs]
     if L.augmented or L.mass_symmetric:
         S = ca.reshape(main[L.main_system], K, K)                 # column by column
     else:
         S = ca.reshape(main[L.main_system], K, K).T               # row by row
-    sol = ca.solve(S, rhs_vec)
-    parts = [qdot, sol[:p_]]
-    if e:
-        parts.append(ca.vertcat(*conv.many(_kernel_exprs(kern.extra, "extra states"))))
-    xdot = ca.vertcat(*parts)
-    outs = {"xdot": xdot, "u": u_full, "S": S, "s": rhs_vec}
-    if m:
-        names = list(outs)
-        vals = ca.substitute([outs[k] for k in names], [subst_from], [subst_to])
-        outs = dict(zip(names, vals))
-    hol = None
-    if L.M:
-        hk = ca.vertcat(*conv.many(_kernel_exprs(kern.holonomic, "holonomic")))
-        hol = hk[L.holonomic_f]
-    time_dep = _depends_on(ca, [outs["xdot"], outs["u"], outs["S"], outs["s"]]
-                           + ([hol] if hol is not None else []) + ([vel] if vel is not None else []),
-                           T)
-    ins, in_names = [x, P, R], ["x", "p", "r"]
-    if time_dep:
-        ins, in_names = ins + [T], in_names + ["t"]
+    S = ca.sparsify(S)
+    ins, in_names = [x, P, R] + ([T] if time_dep else []), ["x", "p", "r"] + \
+        (["t"] if time_dep else [])
+
+    if linear_solver is None:
+        u_dep = ca.solve(Bdep, vrest) if m else empty
+        sol = ca.solve(S, forcing)
+        outs = [ca.vertcat(qdot, sol[:p_], xe), ca.vertcat(u_ind, u_dep), S, forcing]
+        if m:
+            outs = ca.substitute(outs, [ud], [u_dep])
+        fin = ins
     else:
-        outs = {k: ca.substitute(v, T, ca.SX(0.0)) for k, v in outs.items()}
+        # the blocks as SX functions, the two solves as CasADi linear-solver nodes (MX)
+        fv = ca.Function("velocity_blocks", ins, [Bdep, vrest])
+        fm = ca.Function("dynamics_blocks", ins + [ud], [qdot, forcing, S, xe])
+        fin = [ca.MX.sym(nm, v.sparsity()) for nm, v in zip(in_names, ins)]
+        Bm, vm = fv(*fin)
+        u_dep = ca.solve(Bm, vm, linear_solver) if m else ca.MX(0, 1)
+        qd, fo, Sm, xem = fm(*fin, u_dep)
+        sol = ca.solve(Sm, fo, linear_solver)
+        outs = [ca.vertcat(qd, sol[:p_], xem), ca.vertcat(fin[0][N:N + p_], u_dep), Sm, fo]
 
     def fn(name: str, out: Any, out_name: str) -> Any:
-        return ca.Function(name, ins, [out], in_names, [out_name])
+        return ca.Function(name, fin, [out], in_names, [out_name])
 
     vres = None
     if m:
         U = ca.SX.sym("u", o)
-        Bm = ca.reshape(vel[L.velocity_B], o, m).T                # B row by row (m, o)
-        res = ca.mtimes(Bm, U) + vel[L.velocity_b]
-        qv = ca.vertcat(*[x[i] for i in range(N)])
+        Bm_ = ca.reshape(vel[L.velocity_B], o, m).T               # B row by row (m, o)
+        res = ca.mtimes(Bm_, U) + vel[L.velocity_b]
         Q = ca.SX.sym("q", N)
-        res = ca.substitute(res, qv, Q)
-        if not time_dep:
-            res = ca.substitute(res, T, ca.SX(0.0))
+        res = ca.substitute(res, x[:N], Q)
         vins, vnames = [Q, U, P, R], ["q", "u", "p", "r"]
         if time_dep:
             vins, vnames = vins + [T], vnames + ["t"]
         vres = ca.Function("velocity_residual", vins, [res], vnames, ["residual"])
+    holf = None
+    if hol is not None:
+        holf = ca.Function("holonomic", ins, [hol], in_names, ["f_h"])
     return CasadiModel(
-        rhs=fn("rhs", outs["xdot"], "xdot"), speeds=fn("speeds", outs["u"], "u"),
-        mass_matrix=fn("mass_matrix", outs["S"], "S"), forcing=fn("forcing", outs["s"], "s"),
-        holonomic=fn("holonomic", hol, "f_h") if hol is not None else None,
-        velocity_residual=vres, states=tuple(mdl.states), constants=tuple(mdl.constants),
-        specifieds=tuple(mdl.specifieds), time_dependent=time_dep)
+        rhs=fn("rhs", outs[0], "xdot"), speeds=fn("speeds", outs[1], "u"),
+        mass_matrix=fn("mass_matrix", outs[2], "S"), forcing=fn("forcing", outs[3], "s"),
+        holonomic=holf, velocity_residual=vres, states=tuple(mdl.states),
+        constants=tuple(mdl.constants), specifieds=tuple(mdl.specifieds),
+        time_dependent=time_dep)
 
 
 def _depends_on(ca: Any, exprs: list, sym: Any) -> bool:
