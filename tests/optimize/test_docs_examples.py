@@ -27,3 +27,5 @@ def test_optimize_page_code_runs(capsys):
     assert "objective 15.641554" in out              # the pendulum, as the page says
     assert namespace["result"].success               # the sleigh parks
     assert namespace["result"].trajectory.t[-1] == pytest.approx(4.0)
+    # the Solvers section: both solvers, the same optimum
+    assert abs(namespace["fast"].objective - namespace["slow"].objective) < 1e-6 * 59.19
