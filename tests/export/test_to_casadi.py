@@ -153,3 +153,31 @@ def test_refusals_name_the_feature():
         sb.to_casadi("pendulum")
     with pytest.raises(InputError, match="no linear solver plugin 'gauss'"):
         sb.to_casadi(sb.models.n_link_pendulum_on_cart(1).eom, linear_solver="gauss")
+
+
+def test_the_converter_knows_the_elementary_functions():
+    """SXConverter against symengine's own evaluation, function by function."""
+    import symengine as se
+
+    from symbody.export.casadi_function import SXConverter
+
+    x, y = se.symbols("x y")
+    exprs = [se.sin(x), se.cos(x), se.tan(x), se.asin(x / 2), se.acos(x / 2), se.atan(x),
+             se.atan2(y, x), se.sinh(x), se.cosh(x), se.tanh(x), se.asinh(x), se.acosh(1 + x),
+             se.atanh(x / 2), se.exp(x), se.log(x), se.sqrt(x), 1 / se.sqrt(y), se.Abs(-x),
+             se.sign(x - y), se.floor(3 * x), se.ceiling(3 * x), se.Max(x, y, 0.5),
+             se.Min(x, y), se.cot(x), se.sec(x), se.csc(x), se.erf(x), x ** y, se.E ** x,
+             se.pi * x, se.Rational(1, 3) * x ** 3, x ** -1, x ** 2.5,
+             se.Piecewise((x, se.Lt(x, y)), (y, True)), se.Piecewise((x, se.Gt(x, y)), (y, True)),
+             se.Piecewise((1.0, se.And(se.Lt(x, y), se.Gt(x, 0))), (2.0, True)),
+             se.Piecewise((1.0, se.Or(se.Eq(x, y), se.Le(y, x))), (2.0, True))]
+    X, Y = ca.SX.sym("x"), ca.SX.sym("y")
+    conv = SXConverter({"x": X, "y": Y})
+    f = ca.Function("f", [X, Y], [ca.vertcat(*conv.many(exprs))])
+    got = np.asarray(f(0.3, 0.7)).ravel()
+    ref = [float(e.subs({x: 0.3, y: 0.7})) for e in exprs]
+    np.testing.assert_allclose(got, ref, rtol=1e-14, atol=1e-15)
+    with pytest.raises(InputError, match="z, which is not an input"):
+        conv(se.Symbol("z") + x)
+    with pytest.raises(InputError, match="gamma"):
+        conv(se.gamma(x))

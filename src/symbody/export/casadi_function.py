@@ -106,7 +106,7 @@ class SXConverter:
                 return leaf
             if cls == "Pi":
                 return ca.SX(3.141592653589793)
-            if cls == "E":
+            if cls in ("E", "Exp1"):
                 return ca.SX(2.718281828459045)
             if cls in ("BooleanTrue", "BooleanFalse"):
                 return ca.SX(1.0 if cls == "BooleanTrue" else 0.0)
@@ -141,7 +141,7 @@ class SXConverter:
                     return 1 / base
                 if v == int(v):
                     return ca.constpow(base, v)
-            if type(args[0]).__name__ == "E":
+            if type(args[0]).__name__ in ("E", "Exp1"):
                 return ca.exp(expo)
             return ca.power(base, expo)
         f = self.functions.get(cls)
