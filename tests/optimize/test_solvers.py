@@ -98,3 +98,14 @@ def test_solver_names_and_statuses(cart_pole):
     r = problem.solve(guess, progress=False, options={"mu_strategy": "adaptive",
                                                       "ipopt.acceptable_tol": 1e-6})
     assert r.success and abs(r.objective - 59.1907) < 1e-4
+
+
+def test_without_casadi_auto_falls_back_to_cyipopt(monkeypatch):
+    import sys
+
+    from symbody.optimize import OptimizationDependencyError
+
+    monkeypatch.setitem(sys.modules, "casadi", None)          # import casadi fails
+    assert resolve_solver("auto") == "cyipopt"
+    with pytest.raises(OptimizationDependencyError, match="pip install casadi"):
+        resolve_solver("ipopt-casadi")
