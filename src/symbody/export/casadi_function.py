@@ -185,9 +185,11 @@ class CasadiModel:
     - ``mass_matrix(x, p, r) -> S`` (K, K) and ``forcing(x, p, r) -> s`` (K): the system
       ``S y = s`` solved for ``y = [u'; λ]`` (``S = [[M_d, -B_a^T], [B_a, 0]]``,
       ``s = [-g_d; -b_a]``), or ``M_d u' = -g_d`` without multipliers;
-    - ``holonomic(x, p, r) -> f_h`` (M) and ``velocity_constraints(x, p, r) -> B u + b`` (m)
-      with ``u`` from ``speeds`` (identically zero then: use ``velocity_residual(q, u, p, r)``
-      for an arbitrary u), None when the model has none.
+    - ``holonomic(x, p, r) -> f_h`` (M) and ``velocity_residual(q, u, p, r) -> B u + b`` (m)
+      for any coordinates q (N) and speeds u (o); None when the model has no such
+      constraints.
+
+    With ``to_casadi(..., linear_solver=...)`` the first four are MX functions.
     """
 
     rhs: Any
