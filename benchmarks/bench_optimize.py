@@ -10,8 +10,13 @@ constraints, objective quadrature and initial guess for all three tools):
 For each: build time (problem to a solvable NLP: symbody's symbolic derivatives and compiled
 kernels — cold kernel cache unless ``--warm`` —, opty's Cython compilation, CasADi's graph and
 ``nlpsol``), solve time, IPOPT iterations, optimum.  symbody and CasADi use IPOPT with exact
-Hessians; opty has none (IPOPT's limited-memory quasi-Newton).  All three call the same IPOPT
-(cyipopt-wheels' bundled 3.14 with MUMPS for symbody and opty; CasADi's own build).
+Hessians; opty has none (IPOPT's limited-memory quasi-Newton).  opty and symbody's
+``solver="cyipopt"`` call cyipopt-wheels' bundled IPOPT 3.14.11 / MUMPS 5.5.1; CasADi and
+symbody's ``solver="ipopt-casadi"`` (the default: symbody's compiled derivative kernels in
+CasADi's IPOPT 3.14.19 / MUMPS 5.8.2) and ``"ipopt-casadi-sx"`` (CasADi's AD of symbody's
+blocks as SX) call CasADi's.  ``--solvers`` picks symbody's solvers, ``--repeat k`` solves
+k times (medians of wall and CPU seconds, for a loaded machine), ``setup`` is the one-off
+construction of CasADi's solver object inside symbody's first solve.
 
 Usage (opty declares a dependency on ``cyipopt``, whose source build needs a system IPOPT:
 install it with ``--no-deps`` next to cyipopt-wheels, which provides the same ``cyipopt``
@@ -20,7 +25,8 @@ module)::
     .venv/bin/python -m pip install --pre cyipopt-wheels
     .venv/bin/python -m pip install casadi opty cython --no-deps
     .venv/bin/python benchmarks/bench_optimize.py [--problems pendulum cart-pole cart-10]
-                                                  [--no-opty] [--json out.json]
+                                                  [--solvers ipopt-casadi cyipopt]
+                                                  [--repeat 3] [--no-opty] [--json out.json]
 """
 
 from __future__ import annotations
@@ -28,6 +34,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import statistics
 import tempfile
 import time
 
@@ -74,7 +81,18 @@ def guess_vector_opty(problem, guess, states, inputs):
     return np.concatenate(parts)
 
 
-def run_symbody(name, links, warm):
+def _timed(call, repeat):
+    """(last result, median wall s, median CPU s) of ``repeat`` calls."""
+    walls, cpus = [], []
+    for _ in range(repeat):
+        t0, c0 = time.perf_counter(), time.process_time()
+        out = call()
+        walls.append(time.perf_counter() - t0)
+        cpus.append(time.process_time() - c0)
+    return out, statistics.median(walls), statistics.median(cpus)
+
+
+def run_symbody(name, links, warm, solvers=("ipopt-casadi",), repeat=1):
     builder, kw = problem_spec(name, links)
     if not warm:
         os.environ["SYMBODY_CACHE_DIR"] = tempfile.mkdtemp(prefix="symbody-bench-opt-")
@@ -83,12 +101,20 @@ def run_symbody(name, links, warm):
     t0 = time.perf_counter()
     problem, guess = builder(**kw)
     build = time.perf_counter() - t0
-    res = problem.solve(guess, progress=False)
-    return dict(tool="symbody", build=build, solve=res.solve_time, iterations=res.iterations,
-                objective=res.objective, status=res.status, n=problem.nlp.n, m=problem.nlp.m), problem, guess
+    problem.initial_vector(guess)            # (imports symbody.analysis once, outside the timing)
+    rows = []
+    for solver in solvers:
+        first = problem.solve(guess, progress=False, solver=solver)
+        setup = float(first.info.get("setup_time", 0.0))
+        res, wall, cpu = _timed(lambda s=solver: problem.solve(guess, progress=False, solver=s),
+                                repeat)
+        rows.append(dict(tool=f"symbody ({solver})", build=build, setup=setup, solve=wall,
+                         cpu=cpu, iterations=res.iterations, objective=res.objective,
+                         status=res.status, n=problem.nlp.n, m=problem.nlp.m))
+    return rows, problem, guess
 
 
-def run_opty(problem, guess):
+def run_opty(problem, guess, repeat=1):
     from opty import Problem
     eq, states, inputs = explicit_equations(problem)
     N = problem.num_nodes
@@ -137,14 +163,17 @@ def run_opty(problem, guess):
     prob.add_option("tol", 1e-8)
     prob.add_option("max_iter", 3000)
     w0 = guess_vector_opty(problem, guess, states, inputs)
-    t0 = time.perf_counter()
-    sol, info = prob.solve(w0)
-    solve = time.perf_counter() - t0
-    return dict(tool="opty", build=build, solve=solve, iterations=len(prob.obj_value) - 1,
-                objective=float(info["obj_val"]), status=int(info["status"]))
+
+    def solve_once():
+        prob.obj_value.clear()
+        return prob.solve(w0)
+    (sol, info), solve, cpu = _timed(solve_once, repeat)
+    return dict(tool="opty", build=build, setup=0.0, solve=solve, cpu=cpu,
+                iterations=len(prob.obj_value) - 1, objective=float(info["obj_val"]),
+                status=int(info["status"]))
 
 
-def run_casadi(problem, guess):
+def run_casadi(problem, guess, repeat=1):
     import casadi as ca
     eq, states, inputs = explicit_equations(problem)
     N = problem.num_nodes
@@ -190,13 +219,12 @@ def run_casadi(problem, guess):
         j = (states + inputs).index(k)
         lb[j * N:(j + 1) * N], ub[j * N:(j + 1) * N] = lo, hi
     w0 = guess_vector_opty(problem, guess, states, inputs)
-    t0 = time.perf_counter()
-    sol = solver(x0=w0, lbx=lb, ubx=ub, lbg=0, ubg=0)
-    solve = time.perf_counter() - t0
+    sol, solve, cpu = _timed(lambda: solver(x0=w0, lbx=lb, ubx=ub, lbg=0, ubg=0), repeat)
     st = solver.stats()
     W = np.asarray(sol["x"]).ravel()
     start = {x: W[j * N:(j + 1) * N] for j, x in enumerate(states + inputs)}
-    return dict(tool="casadi", build=build, solve=solve, iterations=int(st["iter_count"]),
+    return dict(tool="casadi", build=build, setup=0.0, solve=solve, cpu=cpu,
+                iterations=int(st["iter_count"]),
                 objective=float(sol["f"]), status=st["return_status"]), start
 
 
@@ -210,34 +238,56 @@ def cross_check(problem, start):
     print(f"           symbody's NLP at CasADi's optimum: objective {nlp.objective(w):.8f}, "
           f"max constraint residual {viol:.1e}")
     res = problem.solve(start, progress=False)
-    return dict(tool="symbody from casadi's optimum", build=0.0, solve=res.solve_time,
-                iterations=res.iterations, objective=res.objective, status=res.status)
+    return dict(tool="symbody from casadi's optimum", build=0.0, setup=0.0, solve=res.solve_time,
+                cpu=float("nan"), iterations=res.iterations, objective=res.objective,
+                status=res.status)
+
+
+def _summary(name, out):
+    """The issue's ratios from one problem's rows (same run)."""
+    ca = next(r for r in out if r["tool"] == "casadi")
+    opty = next((r for r in out if r["tool"] == "opty"), None)
+    for r in out:
+        if not r["tool"].startswith("symbody ("):
+            continue
+        line = (f"  {name}: {r['tool']} solve / CasADi's: wall {r['solve'] / ca['solve']:.2f}x, "
+                f"CPU {r['cpu'] / ca['cpu']:.2f}x")
+        if opty is not None:
+            total = r["build"] + r["setup"] + r["solve"]
+            line += (f"; build+solve {total:.2f} s vs opty's {opty['build'] + opty['solve']:.2f} s"
+                     f" = {(opty['build'] + opty['solve']) / total:.1f}x faster")
+        line += f"; optimum - CasADi's {r['objective'] - ca['objective']:+.1e}"
+        print(line, flush=True)
 
 
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--problems", nargs="+", default=["pendulum", "cart-pole"])
+    ap.add_argument("--solvers", nargs="+", default=["ipopt-casadi", "cyipopt"],
+                    help="symbody's solvers (solve(..., solver=))")
     ap.add_argument("--links", type=int, default=10)
+    ap.add_argument("--repeat", type=int, default=1, help="solves per tool (medians)")
     ap.add_argument("--no-opty", action="store_true")
     ap.add_argument("--warm", action="store_true", help="keep symbody's kernel cache")
     ap.add_argument("--json")
     args = ap.parse_args()
     rows = []
-    print(f"{'problem':10s} {'tool':8s} {'build s':>8s} {'solve s':>8s} {'iter':>5s} "
-          f"{'objective':>14s}  status")
+    print(f"{'problem':10s} {'tool':28s} {'build s':>8s} {'setup s':>8s} {'solve s':>8s} "
+          f"{'CPU s':>7s} {'iter':>5s} {'objective':>14s}  status")
     for name in args.problems:
-        sb, problem, guess = run_symbody(name, args.links, args.warm)
-        out = [sb]
+        out, problem, guess = run_symbody(name, args.links, args.warm, args.solvers, args.repeat)
         if not args.no_opty:
             out.append(run_opty(problem, guess))
-        ca_row, ca_start = run_casadi(problem, guess)
+        ca_row, ca_start = run_casadi(problem, guess, args.repeat)
         out.append(ca_row)
-        if abs(ca_row["objective"] - sb["objective"]) > 1e-6 * abs(ca_row["objective"]):
+        if abs(ca_row["objective"] - out[0]["objective"]) > 1e-6 * abs(ca_row["objective"]):
             out.append(cross_check(problem, ca_start))
         for r in out:
             r["problem"] = name
-            print(f"{name:10s} {r['tool']:8s} {r['build']:8.3f} {r['solve']:8.3f} "
-                  f"{r['iterations']:5d} {r['objective']:14.8f}  {r['status']}", flush=True)
+            print(f"{name:10s} {r['tool']:28s} {r['build']:8.3f} {r['setup']:8.3f} "
+                  f"{r['solve']:8.3f} {r['cpu']:7.3f} {r['iterations']:5d} "
+                  f"{r['objective']:14.8f}  {r['status']}", flush=True)
+        _summary(name, out)
         rows += out
     if args.json:
         with open(args.json, "w") as f:

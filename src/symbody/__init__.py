@@ -75,6 +75,7 @@ _LAZY: dict[str, tuple[str, str | None]] = {
     "export_fmu": (".export", "export_fmu"),
     "load_urdf": (".robots", "load_urdf"),
     "robots": (".robots", None),
+    "to_casadi": (".export.casadi_function", "to_casadi"),
 }
 
 if TYPE_CHECKING:  # for type checkers and IDEs: the names __getattr__ provides
@@ -107,6 +108,9 @@ if TYPE_CHECKING:  # URDF robots (symbody.robots)
     from . import robots
     from .robots import load_urdf
 
+if TYPE_CHECKING:  # export to CasADi (symbody.export)
+    from .export.casadi_function import to_casadi
+
 __all__ = [
     "models",
     "load_urdf",
@@ -130,6 +134,7 @@ __all__ = [
     "AssemblyBranchWarning",
     "redundant_constraints",
     "RedundantConstraintWarning",
+    "to_casadi",
     "EquationsOfMotion",
     "KanesMethod",
     "LagrangesMethod",

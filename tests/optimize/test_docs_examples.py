@@ -31,3 +31,6 @@ def test_optimize_page_code_runs(capsys):
     assert "objective 0.0580" in out                 # the arm with Radau, s = 5, 11 nodes
     assert namespace["replay"].node_deviation < 1e-4       # the sleigh, Radau, 21 nodes
     assert "True True" in out                        # |F| within 10 N, the pole upright
+
+    # the Solvers section: both solvers, the same optimum
+    assert abs(namespace["fast"].objective - namespace["slow"].objective) < 1e-6 * 59.19

@@ -113,7 +113,7 @@ class OptimalControlProblem(ProblemStatement):
 
     def solve(self, initial_guess: Any = None, *, progress: Any = None, print_level: int = 0,
               max_iter: int = 3000, tol: float = 1e-8,
-              options: Mapping | None = None,
+              options: Mapping | None = None, solver: str = "auto",
               warm_start: Mapping | None = None) -> OptimalControlResult:
         """Solve the NLP with IPOPT from ``initial_guess``; returns an :class:`OptimalControlResult`.
 
@@ -121,13 +121,18 @@ class OptimalControlProblem(ProblemStatement):
         (e.g. a simulation; states and recorded inputs interpolated at the points), a mapping
         ``{function or parameter: value or array over the nodes}``, or the full NLP vector.
         ``progress``: show the iterations (None: on a terminal); ``print_level``: IPOPT's own
-        output (0 silent .. 12); ``options``: further IPOPT options; ``warm_start``: the
-        multipliers to start from (a previous result's ``info["ipopt"]``: ``mult_g``,
-        ``mult_x_L``, ``mult_x_U``), for a re-solve near a known solution.
+        output (0 silent .. 12); ``options``: further IPOPT options.
+        ``solver``: "ipopt-casadi" (CasADi's IPOPT on symbody's compiled exact derivatives),
+        "ipopt-casadi-sx" (CasADi's IPOPT and CasADi's derivatives of the blocks as SX),
+        "cyipopt" (cyipopt-wheels' IPOPT on the compiled derivatives) or "auto" (the
+        default: "ipopt-casadi" when CasADi is installed, the fastest, else "cyipopt").
+        ``warm_start``: the multipliers to start from (a previous result's
+        ``info["ipopt"]``: ``mult_g``, ``mult_x_L``, ``mult_x_U``), for a re-solve near a
+        known solution.
         """
         return solve_nlp(self, self.nlp, initial_guess, progress=progress,
                          print_level=print_level, max_iter=max_iter, tol=tol, options=options,
-                         warm_start=warm_start)
+                         solver=solver, warm_start=warm_start)
 
     def initial_vector(self, initial_guess: Any = None) -> np.ndarray:
         """The NLP vector (n,) that :meth:`solve` starts IPOPT from, for ``initial_guess`` as

@@ -18,7 +18,7 @@ if TYPE_CHECKING:
     from .statement import ProblemStatement
     from .transcription import NLP
 
-__all__ = ["OptimalControlResult", "solve_nlp", "IPOPT_STATUS"]
+__all__ = ["OptimalControlResult", "solve_nlp", "IPOPT_STATUS", "SOLVERS", "resolve_solver"]
 
 #: IPOPT's ApplicationReturnStatus -> what it means for the user
 IPOPT_STATUS = {
@@ -193,17 +193,51 @@ def initial_vector(problem: ProblemStatement, nlp: NLP, guess: Any) -> np.ndarra
     return np.clip(w, nlp.lb, nlp.ub)
 
 
+#: the solvers of :func:`solve_nlp` (``solver=``); "auto" is the first one installed
+SOLVERS = ("ipopt-casadi", "ipopt-casadi-sx", "cyipopt")
+
+
+def resolve_solver(solver: str) -> str:
+    """The solver ``solver`` names: "auto" -> "ipopt-casadi" when CasADi is installed (the
+    faster one, see docs/optimize.md), else "cyipopt"; InputError for an unknown name and
+    OptimizationDependencyError when the one named is not installed."""
+    if solver not in ("auto",) + SOLVERS:
+        raise InputError(f"solver must be 'auto' or one of {', '.join(map(repr, SOLVERS))}, "
+                         f"got {solver!r}")
+    if solver == "auto" or solver.startswith("ipopt-casadi"):
+        try:
+            import casadi  # noqa: F401
+        except ImportError as exc:
+            if solver != "auto":
+                raise OptimizationDependencyError(
+                    f"solver={solver!r} needs CasADi: pip install casadi (or "
+                    "pip install 'symbody[optimize]')") from exc
+            return "cyipopt"
+        return "ipopt-casadi" if solver == "auto" else solver
+    return solver
+
+
 def solve_nlp(problem: ProblemStatement, nlp: NLP, initial_guess: Any = None, *,
               progress: Any = None, print_level: int = 0, max_iter: int = 3000, tol: float = 1e-8,
-              options: Mapping | None = None,
+              options: Mapping | None = None, solver: str = "auto",
               warm_start: Mapping | None = None) -> OptimalControlResult:
-    """Run IPOPT on ``nlp``, the transcription of ``problem``, from ``initial_guess``.
+    """Run IPOPT on ``nlp``, the transcription of ``problem``, from ``initial_guess``:
+    CasADi's build of IPOPT on symbody's compiled derivative kernels
+    (``solver="ipopt-casadi"``), CasADi's IPOPT with CasADi's own derivatives of the NLP's
+    blocks as SX (``"ipopt-casadi-sx"``), or cyipopt-wheels' IPOPT on the kernels
+    (``"cyipopt"``); ``"auto"``: "ipopt-casadi" when CasADi is installed, else "cyipopt".
 
     ``warm_start``: the multipliers to start from, ``{"mult_g": (m,), "mult_x_L": (n,),
-    "mult_x_U": (n,)}`` (e.g. a previous result's ``info["ipopt"]``); with it IPOPT's
-    ``warm_start_init_point`` is "yes"."""
-    cyipopt = _import_cyipopt()
+    "mult_x_U": (n,)}`` (e.g. a previous result's ``info["ipopt"]``, which every solver
+    fills); with it IPOPT's ``warm_start_init_point`` is "yes"."""
+    name = resolve_solver(solver)
     w0 = initial_vector(problem, nlp, initial_guess)
+    if name.startswith("ipopt-casadi"):
+        return _solve_casadi(problem, nlp, w0, progress=progress, print_level=print_level,
+                             max_iter=max_iter, tol=tol, options=options,
+                             derivatives="sx" if name == "ipopt-casadi-sx" else "kernels",
+                             warm_start=warm_start)
+    cyipopt = _import_cyipopt()
     bar = as_progress(progress, "IPOPT", total=float(max_iter))
     history: list = []
 
@@ -255,7 +289,70 @@ def solve_nlp(problem: ProblemStatement, nlp: NLP, initial_guess: Any = None, *,
     iterations = history[-1][0] if history else 0
     run = dict(objective=float(info["obj_val"]), status=status, message=message,
                iterations=int(iterations), solve_time=solve_time, constraint_violation=viol,
-               info={"history": history, "ipopt": info})
+               info={"history": history, "ipopt": info, "solver": "cyipopt"})
+    return _result(problem, nlp, w, run)
+
+
+def _solve_casadi(problem: ProblemStatement, nlp: NLP, w0: np.ndarray, *, progress: Any,
+                  print_level: int, max_iter: int, tol: float,
+                  options: Mapping | None, derivatives: str,
+                  warm_start: Mapping | None = None) -> OptimalControlResult:
+    """The NLP solved by CasADi's ``nlpsol("ipopt")`` (:mod:`.casadi_nlp`).  IPOPT's bound
+    multipliers z_L, z_U are CasADi's ``lam_x = z_U - z_L`` (both ways)."""
+    from .casadi_nlp import CASADI_STATUS, casadi_solver
+
+    opts: dict = {"print_time": False, "ipopt.print_level": int(print_level),
+                  "ipopt.max_iter": int(max_iter), "ipopt.tol": float(tol), "ipopt.sb": "yes"}
+    if problem.hessian == "limited-memory":
+        opts["ipopt.hessian_approximation"] = "limited-memory"
+    for k, v in dict(options or {}).items():
+        k = str(k)
+        opts[k if k.startswith("ipopt.") else "ipopt." + k] = v
+    start: dict = {}
+    if warm_start is not None:
+        opts["ipopt.warm_start_init_point"] = "yes"
+        start = {"lam_g0": np.asarray(warm_start["mult_g"], dtype=float),
+                 "lam_x0": (np.asarray(warm_start["mult_x_U"], dtype=float)
+                            - np.asarray(warm_start["mult_x_L"], dtype=float))}
+    bar = as_progress(progress, "IPOPT", total=float(max_iter))
+    shown = bool(bar.enabled or bar.callback is not None)
+    solver, setup_time = casadi_solver(nlp, opts, derivatives, progress=shown)
+    count = [0]
+
+    def iteration(f: float, g: np.ndarray) -> None:
+        k = count[0]
+        count[0] += 1
+        viol = float(np.max(np.maximum(nlp.cl - g, g - nlp.cu), initial=0.0))
+        bar.set(k, f"it {k}: objective {f:.6g}, infeasibility {viol:.2e}")
+
+    hook = nlp.__dict__["casadi_progress"]
+    hook[0] = iteration
+    t_start = _time.perf_counter()
+    try:
+        with bar:
+            sol = solver(x0=w0, lbx=nlp.lb, ubx=nlp.ub, lbg=nlp.cl, ubg=nlp.cu, **start)
+    finally:
+        hook[0] = None
+    solve_time = _time.perf_counter() - t_start
+    stats = solver.stats()
+    it = stats.get("iterations", {})
+    history = [(k, float(o), float(p), float(d)) for k, (o, p, d) in
+               enumerate(zip(it.get("obj", []), it.get("inf_pr", []), it.get("inf_du", [])))]
+    w = np.asarray(sol["x"], dtype=float).ravel()
+    lam_x = np.asarray(sol["lam_x"], dtype=float).ravel()
+    multipliers = {"mult_g": np.asarray(sol["lam_g"], dtype=float).ravel(),
+                   "mult_x_L": np.maximum(-lam_x, 0.0), "mult_x_U": np.maximum(lam_x, 0.0)}
+    code = CASADI_STATUS.get(str(stats.get("return_status")), -199)
+    message = IPOPT_STATUS.get(code, str(stats.get("return_status")))
+    c = nlp.constraints(w)
+    viol = float(np.max(np.maximum(nlp.cl - c, c - nlp.cu), initial=0.0))
+    run = dict(objective=float(sol["f"]), status=code, message=message,
+               iterations=int(stats.get("iter_count", len(history) - 1)), solve_time=solve_time,
+               constraint_violation=viol,
+               info={"history": history, "casadi": stats,
+                     "solver": "ipopt-casadi-sx" if derivatives == "sx" else "ipopt-casadi",
+                     "setup_time": setup_time, "ipopt": multipliers,
+                     "multipliers": multipliers["mult_g"]})
     return _result(problem, nlp, w, run)
 
 
