@@ -34,7 +34,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 
 __all__ = ["UnsupportedExpression", "StraightLineProgram", "straight_line_program", "c_source",
-           "build_library", "compiler_available", "load_library"]
+           "build_library", "compiler_available", "load_library", "install_library"]
 
 #: Version of the generated program (factoring, ordering, C layout): part of the cache key
 #: of C kernels, so that a library built by an earlier generator is not reused.
@@ -796,7 +796,7 @@ def build_library(sources: list[str], out_path: Path, jobs: int | None = None,
                 raise RuntimeError(f"compiling the generated kernel failed: {r.stderr[:2000]}")
             if on_unit_done:
                 on_unit_done(len(sources), len(sources))
-            _install(tmp_lib, out_path)
+            install_library(tmp_lib, out_path)
             return
         objs, running, done = [], [], 0
         for i, text in enumerate(sources):
@@ -818,10 +818,10 @@ def build_library(sources: list[str], out_path: Path, jobs: int | None = None,
                            capture_output=True, text=True)
         if r.returncode != 0:
             raise RuntimeError(f"linking the generated kernel failed: {r.stderr[:2000]}")
-        _install(tmp_lib, out_path)
+        install_library(tmp_lib, out_path)
 
 
-def _install(built: Path, out_path: Path) -> None:
+def install_library(built: Path, out_path: Path) -> None:
     """Copy the library ``built`` to ``out_path`` atomically (a staged copy, then a rename)."""
     out_path.parent.mkdir(parents=True, exist_ok=True)
     fd, staged = tempfile.mkstemp(dir=out_path.parent, prefix=".tmp-", suffix=".so")

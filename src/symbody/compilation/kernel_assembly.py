@@ -130,7 +130,7 @@ def _kernel_builder(args: list, backend: str, cache: bool, progress: Any, bar: A
         # big kernels take seconds to compile: say which one is being built
         bar.set(0.5, f"{name}: {len(exprs)} expressions ({backend})", force=len(exprs) > 200)
         return compile_kernel(args, exprs, backend=backend, cache=cache, name=name, lazy=True,
-                              progress=progress, symengine_names=se_names)
+                              progress=progress, symengine_names=se_names, model_kernel=True)
     return build
 
 
