@@ -111,13 +111,33 @@ def test_singular_system_reaches_the_careful_path():
         model.rhs_many(0.0, np.array([x, x]), P)
 
 
-def test_specified_inputs_and_other_backends_keep_the_python_methods():
+def test_specified_inputs():
+    """Inputs given as values go through the entry (one row, or one row per state in
+    rhs_many); as a function, a dict, NaN or missing they take the careful path."""
     mdl = n_link_pendulum_on_cart(2, force=True)
     model = sb.compile(mdl.eom)
     P = model.constants_array(mdl.constants)
-    x = model.state_array(mdl.initial_state)
-    model.rhs(0.0, x, P, np.array([0.5]))
-    assert type(model.rhs).__name__ == "method"          # specified inputs: no entry
+    X = _states(model, P, model.state_array(mdl.initial_state))
+    r = np.array([0.5])
+    ref = NumericModel.rhs(model, 0.0, X[0], P, r)
+    assert np.array_equal(model.rhs(0.0, X[0], P, r), ref)
+    assert type(model.rhs).__name__ == "Entry"
+    assert np.array_equal(model.rhs(0.0, X[0], P, r=r), ref)
+    assert np.array_equal(model.rhs(0.0, X[0], P, [0.5]), ref)
+    assert np.array_equal(model.rhs(0.0, X[0], P, {"F": 0.5}), ref)
+    assert np.array_equal(model.rhs(0.0, X[0], P, lambda t, x: r), ref)
+    assert not np.array_equal(model.rhs(0.0, X[0], P, r + 1.0), ref)
+    with pytest.raises(InputError):
+        model.rhs(0.0, X[0], P)                          # the inputs are needed
+    with pytest.raises(InputError):
+        model.rhs(0.0, X[0], P, np.array([np.nan]))
+    R = np.linspace(-1.0, 1.0, len(X))[:, None]
+    many = model.rhs_many(0.0, X, P, R)
+    assert np.array_equal(many, np.array([NumericModel.rhs(model, 0.0, y, P, q) for y, q in zip(X, R)]))
+    assert np.array_equal(model.rhs_many(0.0, X, P, r)[3], NumericModel.rhs(model, 0.0, X[3], P, r))
+
+
+def test_other_backends_keep_the_python_methods():
     llvm = sb.compile(four_bar().eom, backend="llvm")
     mdl = four_bar()
     llvm.rhs(0.0, llvm.consistent_state(llvm.state_array(mdl.initial_state),

@@ -9,22 +9,25 @@ machine and Python with the system's C compiler, cached by the hash of its sourc
 digest-checked on load like the kernels) whose instances are vectorcall callables:
 
 * ``rhs(t, x, p, r=None, partition=None)``: when ``x`` is a C-contiguous float64 buffer
-  of ``nx`` values, ``p`` one of ``c`` values (or None without constants), ``t`` a number
-  and ``r``, ``partition`` None, the constants are copied into the plan's argument vector
-  z, ``symbody_rhs`` runs and a new float array (``numpy.empty(nx)``) gets x';
+  of ``nx`` values, ``p`` one of ``c`` values (or None without constants), ``t`` a number,
+  ``r`` None (no specified inputs) or ``s`` finite float64 values and ``partition`` None,
+  the constants and inputs are copied into the plan's argument vector z, ``symbody_rhs``
+  runs and a new float array (``numpy.empty(nx)``) gets x';
 * ``rhs_many(t, X, p, r=None)``: the same for the rows of a C-contiguous (k, nx) float64
-  buffer ``X``, one C loop over the states, ``t`` a number or k values; returns (k, nx).
+  buffer ``X``, one C loop over the states, ``t`` a number or k values, ``r`` s values or
+  (k, s); returns (k, nx).
 
-Anything else (a list, another dtype or shape, a dict of constants, specified inputs, a
-partition, a singular or not positive definite system) goes to the careful path, the
+Anything else (a list, another dtype or shape, a dict of constants or inputs, inputs as a
+function r(t, x), a partition, a singular or not positive definite system) goes to the
+careful path, the
 Python method, with the same arguments: it converts, raises the same errors naming what
 is wrong, or solves the case the general way.  The numbers are the Python path's to the
 bit (the same kernels, and the same LAPACK routines, scipy's, on the same inputs).
 The extension holds the GIL throughout and calls no Python between filling z and
 copying x' out, so a model shared by threads stays safe.  Without a C compiler, or for
-models :func:`.native_rhs.native_rhs` does not take (LLVM kernels, extra states,
-specified inputs, an augmented system with many constraint rows that the Python path
-solves by the null space), :func:`entries` returns None and the Python methods stay.
+models :func:`.native_rhs.native_rhs` does not take (LLVM kernels, extra states, an
+augmented system with many constraint rows that the Python path solves by the null
+space), :func:`entries` returns None and the Python methods stay.
 """
 
 from __future__ import annotations
@@ -54,13 +57,14 @@ if TYPE_CHECKING:
 __all__ = ["ENTRY_SOURCE", "entries", "extension"]
 
 #: The extension module: one type, ``Entry``, made by ``make(kind, function, plan, z, nx,
-#: ic, nc, owner, fallback, empty)``; kind 0 is rhs, kind 1 rhs_many.
+#: ic, nc, ir, ns, owner, fallback, empty)``; kind 0 is rhs, kind 1 rhs_many.
 ENTRY_SOURCE = r"""
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <string.h>
+#include <math.h>
 
 typedef int (*rhs_fn)(void *plan, double t, const double *x, double *xdot);
 
@@ -71,7 +75,7 @@ typedef struct {
     rhs_fn rhs;
     void *plan;
     double *z;
-    Py_ssize_t nx, ic, nc;
+    Py_ssize_t nx, ic, nc, ir, ns;
     PyObject *owner, *fallback, *empty, *shape;
 } Entry;
 
@@ -101,19 +105,57 @@ static PyObject *fallback(Entry *self, PyObject *const *args, size_t nargsf, PyO
     return PyObject_Vectorcall(self->fallback, args, nargsf, kwnames);
 }
 
-/* the optional arguments (from the 4th on) all None, keywords only r= and partition= */
-static int plain_call(PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames, Py_ssize_t most)
+/* t, x, p positional, then r (positional or keyword) and partition= None; *r: r or NULL */
+static int plain_call(PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames, Py_ssize_t most,
+                      PyObject **r)
 {
     Py_ssize_t nkw = kwnames ? PyTuple_GET_SIZE(kwnames) : 0, i;
+    *r = NULL;
     if (nargs < 3 || nargs > most) return 0;
-    for (i = 3; i < nargs; i++)
+    if (nargs > 3) *r = args[3];
+    for (i = 4; i < nargs; i++)
         if (args[i] != Py_None) return 0;
     for (i = 0; i < nkw; i++) {
         PyObject *name = PyTuple_GET_ITEM(kwnames, i);
+        if (PyUnicode_CompareWithASCIIString(name, "r") == 0 && nargs == 3) {
+            *r = args[nargs + i];
+            continue;
+        }
         if (args[nargs + i] != Py_None) return 0;
-        if (PyUnicode_CompareWithASCIIString(name, "r") != 0
-            && (most < 5 || PyUnicode_CompareWithASCIIString(name, "partition") != 0)) return 0;
+        if (most < 5 || PyUnicode_CompareWithASCIIString(name, "partition") != 0) return 0;
     }
+    if (*r == Py_None) *r = NULL;
+    return 1;
+}
+
+/* the specified inputs: k rows (k = 0: one row for all) of ns finite values; the buffer is
+   held in *view (released by the caller when the return is 1 and view->obj is set) */
+static int get_inputs(Entry *self, PyObject *r, Py_buffer *view, Py_ssize_t k, const double **R,
+                      int *per_row)
+{
+    Py_ssize_t i, n;
+    const double *v;
+    view->obj = NULL;
+    *R = NULL;
+    *per_row = 0;
+    if (self->ns == 0) return r == NULL;
+    if (r == NULL) return 0;                       /* the careful path names what is missing */
+    if (get_doubles(r, view, 1)) {
+        if (view->shape[0] != self->ns) { PyBuffer_Release(view); view->obj = NULL; return 0; }
+    } else if (k > 0 && get_doubles(r, view, 2)) {
+        if (view->shape[0] != k || view->shape[1] != self->ns) {
+            PyBuffer_Release(view); view->obj = NULL; return 0;
+        }
+        *per_row = 1;
+    } else {
+        view->obj = NULL;
+        return 0;
+    }
+    v = (const double *)view->buf;
+    n = *per_row ? k * self->ns : self->ns;
+    for (i = 0; i < n; i++)
+        if (!isfinite(v[i])) { PyBuffer_Release(view); view->obj = NULL; return 0; }
+    *R = v;
     return 1;
 }
 
@@ -145,17 +187,26 @@ static PyObject *new_array(Entry *self, PyObject *shape, double **data)
 static PyObject *call_rhs(Entry *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     Py_ssize_t nargs = PyVectorcall_NARGS(nargsf);
-    Py_buffer xv;
+    Py_buffer xv, rv;
     double t, *xdot;
-    PyObject *out;
-    int status;
-    if (!plain_call(args, nargs, kwnames, 5)) return fallback(self, args, nargsf, kwnames);
+    const double *R;
+    PyObject *out, *r;
+    int status, per_row;
+    if (!plain_call(args, nargs, kwnames, 5, &r)) return fallback(self, args, nargsf, kwnames);
     t = PyFloat_AsDouble(args[0]);
     if (t == -1.0 && PyErr_Occurred()) { PyErr_Clear(); return fallback(self, args, nargsf, kwnames); }
     if (!get_doubles(args[1], &xv, 1)) return fallback(self, args, nargsf, kwnames);
     if (xv.shape[0] != self->nx || !set_constants(self, args[2])) {
         PyBuffer_Release(&xv);
         return fallback(self, args, nargsf, kwnames);
+    }
+    if (!get_inputs(self, r, &rv, 0, &R, &per_row)) {
+        PyBuffer_Release(&xv);
+        return fallback(self, args, nargsf, kwnames);
+    }
+    if (R) {
+        memcpy(self->z + self->ir, R, (size_t)self->ns * sizeof(double));
+        PyBuffer_Release(&rv);
     }
     out = new_array(self, self->shape, &xdot);
     if (out == NULL) { PyBuffer_Release(&xv); return NULL; }
@@ -168,11 +219,12 @@ static PyObject *call_rhs(Entry *self, PyObject *const *args, size_t nargsf, PyO
 static PyObject *call_rhs_many(Entry *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     Py_ssize_t nargs = PyVectorcall_NARGS(nargsf), k, i;
-    Py_buffer Xv, tv;
-    int have_tv = 0, status = 0;
+    Py_buffer Xv, tv, rv;
+    int have_tv = 0, status = 0, per_row = 0;
     double t0 = 0.0, *X, *Y, *T = NULL;
-    PyObject *out, *shape;
-    if (!plain_call(args, nargs, kwnames, 4)) return fallback(self, args, nargsf, kwnames);
+    const double *R = NULL;
+    PyObject *out, *shape, *r;
+    if (!plain_call(args, nargs, kwnames, 4, &r)) return fallback(self, args, nargsf, kwnames);
     if (PyFloat_Check(args[0]) || PyLong_Check(args[0])) {
         t0 = PyFloat_AsDouble(args[0]);
         if (t0 == -1.0 && PyErr_Occurred()) { PyErr_Clear(); return fallback(self, args, nargsf, kwnames); }
@@ -187,19 +239,24 @@ static PyObject *call_rhs_many(Entry *self, PyObject *const *args, size_t nargsf
         return fallback(self, args, nargsf, kwnames);
     }
     k = Xv.shape[0];
-    if (Xv.shape[1] != self->nx || (have_tv && tv.shape[0] != k) || !set_constants(self, args[2])) {
+    if (Xv.shape[1] != self->nx || (have_tv && tv.shape[0] != k) || !set_constants(self, args[2])
+        || !get_inputs(self, r, &rv, k, &R, &per_row)) {
         PyBuffer_Release(&Xv);
         if (have_tv) PyBuffer_Release(&tv);
         return fallback(self, args, nargsf, kwnames);
     }
+    if (R && !per_row) memcpy(self->z + self->ir, R, (size_t)self->ns * sizeof(double));
     shape = Py_BuildValue("(nn)", k, self->nx);
     out = shape ? new_array(self, shape, &Y) : NULL;
     Py_XDECREF(shape);
     if (out != NULL) {
         X = (double *)Xv.buf;
-        for (i = 0; i < k && !status; i++)
+        for (i = 0; i < k && !status; i++) {
+            if (per_row) memcpy(self->z + self->ir, R + i * self->ns, (size_t)self->ns * sizeof(double));
             status = self->rhs(self->plan, have_tv ? T[i] : t0, X + i * self->nx, Y + i * self->nx);
+        }
     }
+    if (R) PyBuffer_Release(&rv);
     PyBuffer_Release(&Xv);
     if (have_tv) PyBuffer_Release(&tv);
     if (out == NULL) return NULL;
@@ -253,11 +310,11 @@ static PyObject *make(PyObject *module, PyObject *args)
 {
     int kind;
     unsigned long long function, plan, z;
-    Py_ssize_t nx, ic, nc;
+    Py_ssize_t nx, ic, nc, ir, ns;
     PyObject *owner, *fb, *empty;
     Entry *self;
-    if (!PyArg_ParseTuple(args, "iKKKnnnOOO", &kind, &function, &plan, &z, &nx, &ic, &nc,
-                          &owner, &fb, &empty))
+    if (!PyArg_ParseTuple(args, "iKKKnnnnnOOO", &kind, &function, &plan, &z, &nx, &ic, &nc,
+                          &ir, &ns, &owner, &fb, &empty))
         return NULL;
     self = PyObject_GC_New(Entry, &EntryType);
     if (self == NULL) return NULL;
@@ -266,7 +323,7 @@ static PyObject *make(PyObject *module, PyObject *args)
     self->rhs = (rhs_fn)(uintptr_t)function;
     self->plan = (void *)(uintptr_t)plan;
     self->z = (double *)(uintptr_t)z;
-    self->nx = nx; self->ic = ic; self->nc = nc;
+    self->nx = nx; self->ic = ic; self->nc = nc; self->ir = ir; self->ns = ns;
     Py_INCREF(owner); self->owner = owner;
     Py_INCREF(fb); self->fallback = fb;
     Py_INCREF(empty); self->empty = empty;
@@ -277,7 +334,7 @@ static PyObject *make(PyObject *module, PyObject *args)
 }
 
 static PyMethodDef methods[] = {
-    {"make", make, METH_VARARGS, "make(kind, function, plan, z, nx, ic, nc, owner, fallback, empty)"},
+    {"make", make, METH_VARARGS, "make(kind, function, plan, z, nx, ic, nc, ir, ns, owner, fallback, empty)"},
     {NULL, NULL, 0, NULL}
 };
 
@@ -340,9 +397,9 @@ def entries(model: CompiledModel, rhs: Any, rhs_many: Any) -> tuple[Any, Any] | 
     ``rhs(t, x, p, r=None, partition=None)`` and ``rhs_many(t, X, p, r=None)``; None when the
     model's right-hand side cannot run as one C function (see the module docstring)."""
     L = model.layout
-    if L.s or (L.augmented and L.m >= REDUCED_KKT_MIN):
+    if L.augmented and L.m >= REDUCED_KKT_MIN:
         return None
-    native = native_rhs(model, np.zeros(L.c))
+    native = native_rhs(model, np.zeros(L.c), np.zeros(L.s) if L.s else None)
     if native is None:
         return None
     module = extension()
@@ -352,7 +409,7 @@ def entries(model: CompiledModel, rhs: Any, rhs_many: Any) -> tuple[Any, Any] | 
     z = native.z.ctypes.data
     made = []
     for kind, careful in ((0, rhs), (1, rhs_many)):
-        made.append(module.make(kind, function, native.plan, z, L.nx, L.ic, L.c, native, careful,
-                                np.empty))
+        made.append(module.make(kind, function, native.plan, z, L.nx, L.ic, L.c, L.ir, L.s,
+                                native, careful, np.empty))
     return made[0], made[1]
 
