@@ -89,7 +89,20 @@ _SYMENGINE_LOCK = threading.RLock()
 _BACKGROUND: list = []         # [ThreadPoolExecutor] of the background builds, made on first use
 
 
-def _background_pool() -> Any:
+def _after_fork_in_child() -> None:
+    # a forked process has none of the parent's threads: fresh locks (one held by a build
+    # thread at the fork would never be released) and a pool of its own
+    global _SYMENGINE_LOCK
+    _SYMENGINE_LOCK = threading.RLock()
+    _BACKGROUND.clear()
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_after_fork_in_child)
+
+
+def background_pool() -> Any:
+    """The thread pool of the background builds (a ``ThreadPoolExecutor``, made on first use)."""
     if not _BACKGROUND:
         from concurrent.futures import ThreadPoolExecutor
         _BACKGROUND.append(ThreadPoolExecutor(max_workers=max(2, os.cpu_count() or 1),
@@ -719,7 +732,7 @@ class _LazyKernel:
         self._future = None
         if background:       # built now in a thread; realize() waits for it
             self._pid = os.getpid()
-            self._future = _background_pool().submit(build)
+            self._future = background_pool().submit(build)
 
     def realize(self) -> Kernel:
         """The real kernel, its machine code generated now if not yet (or, when it is being

@@ -179,6 +179,9 @@ def assemble(eom: EquationsOfMotion, constants: Sequence | None = None,
     if naux and sy.noncontributing:
         kernels["auxiliary"] = build("auxiliary equations", _auxiliary_outputs(eom, sy.noncontributing))
     bar.close()
+    if backend in ("auto", "c"):
+        from .native_entry import prepare_in_background
+        prepare_in_background()            # the compiled rhs entry's fixed helpers
     spec = tuple(sy.specifieds)
     layout = KernelLayout(
         n=n, M=M, p=p, m=m, e=len(sy.extra_states), s=len(spec), c=len(sy.constants), K=K,

@@ -36,6 +36,7 @@ import ctypes
 import hashlib
 import importlib.machinery
 import importlib.util
+import os
 import subprocess
 import sys
 import sysconfig
@@ -49,7 +50,7 @@ import numpy as np
 from . import c_kernels
 from . import cache as kernel_cache
 from .linear_algebra import REDUCED_KKT_MIN
-from .native_rhs import native_rhs
+from .native_rhs import RHS_SOURCE, build_source, native_rhs
 
 if TYPE_CHECKING:
     from .kernel_layout import CompiledModel
@@ -351,13 +352,22 @@ _LOCK = threading.Lock()
 _EXTENSION: list = []          # [module or None] once tried in this process
 
 
+def _after_fork_in_child() -> None:
+    global _LOCK
+    _LOCK = threading.Lock()             # (one held by a parent's build thread stays held)
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_after_fork_in_child)
+
+
 def _build(path: Path, cc: str) -> None:
     include = sysconfig.get_paths()["include"]
     with tempfile.TemporaryDirectory(prefix="symbody-entry-") as tmp:
         src = Path(tmp, "symbody_entry.c")
         src.write_text(ENTRY_SOURCE)
         lib = Path(tmp, "symbody_entry.so")
-        r = subprocess.run([*cc.split(), "-shared", "-fPIC", "-O2", "-w", f"-I{include}", str(src),
+        r = subprocess.run([*cc.split(), "-shared", "-fPIC", "-O1", "-w", f"-I{include}", str(src),
                             "-o", str(lib)], capture_output=True, text=True)
         if r.returncode != 0:
             raise RuntimeError(f"building the rhs entry failed: {r.stderr[:2000]}")
@@ -390,6 +400,29 @@ def extension() -> Any | None:
                 module = None
         _EXTENSION.append(module)
         return module
+
+
+_PREPARED: list = []
+
+
+def prepare_in_background() -> None:
+    """Build the fixed helpers the compiled entry needs (:mod:`.native_rhs`'s routine and
+    the extension; once per machine, then found in the kernel cache) in a background
+    thread, once per process: started by ``symbody.compile`` with the model's C kernels, so
+    that the first ``model.rhs`` call does not wait for them."""
+    if _PREPARED or c_kernels.compiler_available() is None:
+        return
+    _PREPARED.append(True)
+    from .codegen import background_pool
+
+    def prepare() -> None:
+        try:
+            build_source(RHS_SOURCE, "native-rhs")
+        except RuntimeError:
+            pass
+        extension()
+
+    background_pool().submit(prepare)
 
 
 def entries(model: CompiledModel, rhs: Any, rhs_many: Any) -> tuple[Any, Any] | None:

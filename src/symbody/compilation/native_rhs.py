@@ -22,6 +22,8 @@ from __future__ import annotations
 
 import ctypes
 import hashlib
+import os
+import threading
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -120,11 +122,28 @@ def c_function_address(kernel: Any) -> int | None:
 
 
 _LIBRARIES: dict[str, Any] = {}
+_BUILD_LOCK = threading.RLock()
+
+
+def _after_fork_in_child() -> None:
+    global _BUILD_LOCK
+    _BUILD_LOCK = threading.RLock()      # (one held by a parent's build thread stays held)
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_after_fork_in_child)
 
 
 def build_source(source: str, name: str) -> ctypes.CDLL | None:
     """A fixed C source compiled once (kernel cache, digest-checked) and loaded; None
     without a C compiler."""
+    if source in _LIBRARIES:
+        return _LIBRARIES[source]
+    with _BUILD_LOCK:                  # (a background thread may be building it)
+        return _build_source(source, name)
+
+
+def _build_source(source: str, name: str) -> ctypes.CDLL | None:
     if source in _LIBRARIES:
         return _LIBRARIES[source]
     cc = c_kernels.compiler_available()
