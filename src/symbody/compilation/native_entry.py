@@ -21,8 +21,11 @@ Anything else (a list, another dtype or shape, a dict of constants or inputs, in
 function r(t, x), a partition, a singular or not positive definite system) goes to the
 careful path, the
 Python method, with the same arguments: it converts, raises the same errors naming what
-is wrong, or solves the case the general way.  The numbers are the Python path's to the
-bit (the same kernels, and the same LAPACK routines, scipy's, on the same inputs).
+is wrong, or solves the case the general way.  The numbers are the Python path's (the
+same kernels): to the bit for the augmented system and the dependent speeds (the same
+LAPACK routine, scipy's dgesv, on the same inputs), to round-off for a symmetric mass
+matrix, which ``symbody_rhs`` factors by its own Cholesky routine where the Python path
+calls dposv.
 The extension holds the GIL throughout and calls no Python between filling z and
 copying x' out, so a model shared by threads stays safe.  Without a C compiler, or for
 models :func:`.native_rhs.native_rhs` does not take (LLVM kernels, extra states, an

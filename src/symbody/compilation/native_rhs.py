@@ -4,13 +4,16 @@ When every kernel the right-hand side needs is generated C (``backend="c"``, or 
 large models), x' = f(t, x) needs no Python at all: a small fixed C routine (compiled
 once per machine and kept in the kernel cache) fills the argument vector z, calls the
 velocity kernel and LAPACK's dgesv for the dependent speeds, the main kernel and dgesv
-(augmented system) or dposv (symmetric mass matrix) on the kernel's output in place, and
+(augmented system) or a Cholesky factorization (symmetric mass matrix: written out in C
+up to 64 rows, where LAPACK's dposv spends more on its set-up than on the work, e.g. 3 of
+3.4 us per call on UR5's 6 x 6; dposv beyond) on the kernel's output in place, and
 copies [q', u_ind'] out::
 
     int symbody_rhs(plan *P, double t, const double *x, double *xdot)   (0: done)
 
 LAPACK is scipy's (the function pointers ``scipy.linalg.cython_lapack`` exports), so
-the numbers are those of :meth:`NumericModel.rhs_function` to round-off.  Every size and
+the numbers are those of :meth:`NumericModel.rhs_function` to round-off (to the bit with
+dgesv).  Every size and
 offset in the plan comes from the model's :class:`~.kernel_layout.KernelLayout`.  A nonzero
 return (a singular system, a mass matrix that is not positive definite) leaves the case
 to the Python path, which raises or solves it the general way.  :func:`native_rhs`
@@ -41,6 +44,7 @@ __all__ = ["NativeRHS", "native_rhs", "lapack_function", "RHS_SOURCE", "C_MAX_AB
 RHS_SOURCE = r"""
 #include <string.h>
 #include <math.h>
+#define CHOLESKY_MAX 64
 typedef void (*kernel_fn)(const double *, double *);
 typedef void (*gesv_fn)(int *, int *, double *, int *, int *, double *, int *, int *);
 typedef void (*posv_fn)(char *, int *, int *, double *, int *, double *, int *, int *);
@@ -53,6 +57,38 @@ typedef struct {
     long N, p, m, K, nx, iud, s_bdep, s_vrhs, augmented;
     long nfev;
 } plan;
+
+/* A y = b for a symmetric positive definite A (k x k, column by column, the lower triangle
+   read): Cholesky in place (the lower triangle becomes L), then L w = b and L^T y = w.
+   2 when a pivot is not positive (or NaN), as LAPACK's dpotrf reports it. */
+static int cholesky_solve(int k, double *A, double *b)
+{
+    int i, j, l;
+    for (j = 0; j < k; j++) {
+        double *cj = A + (size_t)j * k;
+        double d = cj[j];
+        for (l = 0; l < j; l++) d -= A[(size_t)l * k + j] * A[(size_t)l * k + j];
+        if (!(d > 0.0)) return 2;
+        d = sqrt(d);
+        cj[j] = d;
+        for (i = j + 1; i < k; i++) {
+            double s = cj[i];
+            for (l = 0; l < j; l++) s -= A[(size_t)l * k + i] * A[(size_t)l * k + j];
+            cj[i] = s / d;
+        }
+    }
+    for (i = 0; i < k; i++) {
+        double s = b[i];
+        for (l = 0; l < i; l++) s -= A[(size_t)l * k + i] * b[l];
+        b[i] = s / A[(size_t)i * k + i];
+    }
+    for (i = k - 1; i >= 0; i--) {
+        double s = b[i];
+        for (l = i + 1; l < k; l++) s -= A[(size_t)i * k + l] * b[l];
+        b[i] = s / A[(size_t)i * k + i];
+    }
+    return 0;
+}
 
 int symbody_rhs(plan *P, double t, const double *x, double *xdot)
 {
@@ -73,6 +109,9 @@ int symbody_rhs(plan *P, double t, const double *x, double *xdot)
     k = (int)P->K;
     if (P->augmented) {
         P->gesv(&k, &one, P->main_out + P->N + k, &k, P->pivots, P->main_out + P->N, &k, &info);
+    } else if (k <= CHOLESKY_MAX) {
+        /* small: LAPACK's call costs more than the factorization (dpotrf's set-up) */
+        if (cholesky_solve(k, P->main_out + P->N + k, P->main_out + P->N)) return 2;
     } else {
         char lower = 'L';
         P->posv(&lower, &k, &one, P->main_out + P->N + k, &k, P->main_out + P->N, &k, &info);
