@@ -22,10 +22,9 @@ function r(t, x), a partition, a singular or not positive definite system) goes 
 careful path, the
 Python method, with the same arguments: it converts, raises the same errors naming what
 is wrong, or solves the case the general way.  The numbers are the Python path's (the
-same kernels): to the bit for the augmented system and the dependent speeds (the same
-LAPACK routine, scipy's dgesv, on the same inputs), to round-off for a symmetric mass
-matrix, which ``symbody_rhs`` factors by its own Cholesky routine where the Python path
-calls dposv.
+same kernels) to round-off: ``symbody_rhs`` solves systems of up to 64 rows by its own LU
+and Cholesky code where the Python path calls LAPACK (to the bit beyond, where both call
+scipy's dgesv / dposv on the same inputs).
 The extension holds the GIL throughout and calls no Python between filling z and
 copying x' out, so a model shared by threads stays safe.  Without a C compiler, or for
 models :func:`.native_rhs.native_rhs` does not take (LLVM kernels, extra states, an
