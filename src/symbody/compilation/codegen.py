@@ -9,7 +9,10 @@ built by :func:`compile_kernel` with one of three backends:
               whose straight-line program has :data:`C_MIN_OPERATIONS` or more
               operations by ``"c"`` (compile time linear in their size); the default.
               The choice follows from the expressions alone (never from what is
-              cached), so a model gives the same numbers in every session.
+              cached), so a model gives the same numbers in every session.  A
+              model's own kernels (``model_kernel=True``: ``symbody.compile``) are
+              C whatever their size (:data:`MODEL_C_MIN_OPERATIONS`), built in
+              background threads, so default runs reach the compiled steps.
 ``"c"``       generated C (:mod:`.c_kernels`): linear-time common subexpressions
               and collected sums, compiled in segments by the system's C compiler,
               in parallel; cached on disk.

@@ -515,8 +515,8 @@ def compile(eom: EquationsOfMotion, constants: Sequence | None = None, specified
 
     ``constants`` / ``specifieds``: optional orderings (default: the eom's, sorted
     by name); every symbol the equations use must be included.  ``backend``:
-    "auto" (symengine LLVM when available, else numpy), "llvm", "lambda" or
-    "numpy".  ``cache``: reuse compiled kernels from the on-disk cache
+    "auto" (generated C when a C compiler works, else symengine LLVM, else numpy), "c",
+    "llvm", "lambda" or "numpy".  ``cache``: reuse compiled kernels from the on-disk cache
     ($SYMBODY_CACHE_DIR or ~/.cache/symbody).
     """
     return NumericModel(eom, constants=constants, specifieds=specifieds, backend=backend,
