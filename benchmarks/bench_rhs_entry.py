@@ -2,7 +2,8 @@
 
 Three parts, each in one process so that the ratios compare runs of the same moment:
 
-``--robots``   example-robot-data's UR5, Panda, Solo12 (free-flyer) and Talos' left arm,
+``--robots``   example-robot-data's UR5, Panda, Solo12 (free-flyer), Talos' left arm and
+               Talos (talos_reduced, free-flyer, 38 speeds),
                loaded with ``symbody.load_urdf`` and compiled with the default backend:
                one ``model.rhs(t, x, p, tau)`` call (the compiled entry), the same on the
                Python path (``NumericModel.rhs``), one ``pin.aba(model, data, q, v, tau)``
@@ -43,7 +44,8 @@ sys.path.insert(0, str(HERE))
 ROBOTS = [("UR5", "ur_description/urdf/ur5_robot.urdf", False),
           ("Panda", "panda_description/urdf/panda.urdf", False),
           ("Solo12", "solo_description/robots/solo12.urdf", True),
-          ("Talos arm", "talos_data/robots/talos_left_arm.urdf", False)]
+          ("Talos arm", "talos_data/robots/talos_left_arm.urdf", False),
+          ("Talos", "talos_data/robots/talos_reduced.urdf", True)]
 
 
 def per_call(fn, min_time: float = 0.1, repeats: int = 7) -> float:
