@@ -88,11 +88,15 @@ class NumericModel:
     """
 
     _frozen = False
+    #: ``backend="auto"`` builds the model's kernels as C (see :mod:`.codegen`); a subclass
+    #: whose runs need Python between the steps can keep the size rule (LLVM when small)
+    _auto_c_kernels = True
 
     def __init__(self, eom: EquationsOfMotion, constants: Sequence | None = None, specifieds: Sequence | None = None,
                  backend: str = "auto", cache: bool = True, progress: Any = None):
         from .kernel_assembly import assemble
-        self._set_parts(assemble(eom, constants, specifieds, backend, cache, progress), eom)
+        self._set_parts(assemble(eom, constants, specifieds, backend, cache, progress,
+                                 model_kernels=self._auto_c_kernels), eom)
 
     @classmethod
     def from_parts(cls, parts: CompiledParts, eom: EquationsOfMotion | None = None) -> NumericModel:
