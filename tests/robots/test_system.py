@@ -15,11 +15,11 @@ URDF = """<robot name="mixed">
   <link name="a"><inertial><origin xyz="0.1 0.02 0.3" rpy="0.2 0.1 -0.3"/><mass value="1.5"/>
     <inertia ixx="0.02" iyy="0.03" izz="0.025" ixy="0.001" ixz="-0.002" iyz="0.0005"/></inertial></link>
   <link name="a_tip"><inertial><origin xyz="0 0 0.1"/><mass value="0.3"/>
-    <inertia ixx="0.001" iyy="0.001" izz="0.001"/></inertial></link>
+    <inertia ixx="0.001" iyy="0.001" izz="0.001" ixy="0" ixz="0" iyz="0"/></inertial></link>
   <link name="b"><inertial><origin xyz="0.05 0 0"/><mass value="0.8"/>
-    <inertia ixx="0.004" iyy="0.005" izz="0.006"/></inertial></link>
-  <link name="c"><inertial><mass value="0.2"/><inertia ixx="0.001" iyy="0.001" izz="0.001"/></inertial></link>
-  <link name="d"><inertial><mass value="0.2"/><inertia ixx="0.001" iyy="0.002" izz="0.001"/></inertial></link>
+    <inertia ixx="0.004" iyy="0.005" izz="0.006" ixy="0" ixz="0" iyz="0"/></inertial></link>
+  <link name="c"><inertial><mass value="0.2"/><inertia ixx="0.001" iyy="0.001" izz="0.001" ixy="0" ixz="0" iyz="0"/></inertial></link>
+  <link name="d"><inertial><mass value="0.2"/><inertia ixx="0.001" iyy="0.002" izz="0.001" ixy="0" ixz="0" iyz="0"/></inertial></link>
   <joint name="j1" type="revolute"><parent link="base"/><child link="a"/><origin xyz="0 0 0.2" rpy="0.3 0 0"/>
     <axis xyz="0 0.6 0.8"/><limit lower="-2" upper="2" effort="1" velocity="1"/>
     <dynamics damping="0.3" friction="0.1"/></joint>
@@ -73,3 +73,22 @@ def test_scene_has_a_segment_per_joint():
     robot = sb.load_urdf(URDF)
     scene = robot.scene
     assert len(scene.visualization_frames) == 5 + 4 and robot.world_frame is scene.reference_frame
+
+
+def test_floating_base_system_equations_equal_the_tree_equations():
+    heavy = URDF.replace('<link name="base"/>', '<link name="base"><inertial><mass value="3"/>'
+                         '<inertia ixx="0.1" iyy="0.2" izz="0.15" ixy="0" ixz="0" iyz="0"/>'
+                         '</inertial></link>')
+    robot = sb.load_urdf(heavy, floating_base=True)
+    m1, m2 = sb.compile(robot.eom), sb.compile(robot.to_eom())
+    rng = np.random.default_rng(4)
+    N = len(robot.coordinates)
+    quat = [robot.coordinates.index(s) for s in robot.tree_coordinates[3:7]]
+    q = rng.uniform(-1, 1, N)
+    q[quat] /= np.linalg.norm(q[quat])
+    u = rng.standard_normal(len(robot.speeds))
+    tau = rng.standard_normal(3)
+    M1, g1 = dynamic_terms(m1, q, u, robot.constants, tau)
+    M2, g2 = dynamic_terms(m2, q, u, robot.constants, tau)
+    np.testing.assert_allclose(M2, M1, rtol=1e-12, atol=1e-13)
+    np.testing.assert_allclose(g2, g1, rtol=1e-12, atol=1e-13)

@@ -40,8 +40,16 @@ def test_a_good_string_loads():
      ["joint 'j1' (line 4)", "child link 'nowhere'"]),
     (robot(link("base"), link("a"), joint("j1", "base", "a", "planar")),
      ["joint 'j1' (line 4)", "'planar' is not supported"]),
+    (robot(link("world", ""), link("a"), joint("j1", "world", "a", "floating")),
+     ["joint 'j1' (line 4)", "floating joint from the world; load the robot with floating_base"]),
     (robot(link("base"), link("a"), joint("j1", "base", "a", "floating")),
-     ["joint 'j1' (line 4)", "floating joint inside the tree"]),
+     ["joint 'j1' (line 4)", "floating joint is supported only from a massless root link"]),
+    (robot(link("base"), link("a"), link("b"), joint("j1", "base", "a"),
+           joint("j2", "a", "b", "floating")),
+     ["joint 'j2' (line 6)", "floating joint is supported only from a massless root link"]),
+    (robot(link("world", ""), link("a"), joint("j1", "world", "a", "floating",
+                                               extra='<origin xyz="0 0 1"/>')),
+     ["joint 'j1' (line 4)", "the floating joint has an <origin>"]),
     (robot(link("base"), link("a"), link("b"), joint("j1", "a", "b"), joint("j2", "b", "a")),
      ["loop"]),
     (robot(link("base"), link("a"), link("b"), joint("j1", "base", "a"), joint("j2", "base", "a")),
@@ -50,10 +58,10 @@ def test_a_good_string_loads():
      ["link 'b' (line 4)", "several root links"]),
     (robot(link("base"), link("a"), link("a"), joint("j1", "base", "a")),
      ["link 'a' (line 4)", "second link named 'a'"]),
-    (robot(link("base"), link("a", '<inertial><mass value="-1"/><inertia ixx="1" iyy="1" izz="1"/>'
+    (robot(link("base"), link("a", '<inertial><mass value="-1"/><inertia ixx="1" iyy="1" izz="1" ixy="0" ixz="0" iyz="0"/>'
                                   '</inertial>'), joint("j1", "base", "a")),
      ["link 'a' (line 3)", "negative mass"]),
-    (robot(link("base"), link("a", '<inertial><mass value="1"/><inertia ixx="1" iyy="-1" izz="1"/>'
+    (robot(link("base"), link("a", '<inertial><mass value="1"/><inertia ixx="1" iyy="-1" izz="1" ixy="0" ixz="0" iyz="0"/>'
                                   '</inertial>'), joint("j1", "base", "a")),
      ["link 'a' (line 3)", "not positive semi-definite"]),
     (robot(link("base"), link("a", ""), joint("j1", "base", "a")),
@@ -82,9 +90,37 @@ def test_missing_file_and_bad_gravity():
 
 def test_invalid_inertia_can_be_accepted_with_a_warning():
     text = robot(link("base"), link("a", '<inertial><mass value="1"/><inertia ixx="1" iyy="1" '
-                                        'izz="1" ixy="2"/></inertial>'), joint("j1", "base", "a"))
+                                        'izz="1" ixy="2" ixz="0" iyz="0"/></inertial>'), joint("j1", "base", "a"))
     with pytest.raises(InputError, match="invalid_inertia='warn'"):
         sb.load_urdf(text)
     with pytest.warns(InvalidInertiaWarning, match="link 'a' \\(line 3\\)"):
         r = sb.load_urdf(text, invalid_inertia="warn")
     assert len(r.coordinates) == 1
+
+
+def test_inertia_needs_all_six_entries():
+    text = robot(link("base"), link("a", '<inertial><mass value="1"/><inertia ixx="1" iyy="1" '
+                                        'izz="1"/></inertial>'), joint("j1", "base", "a"))
+    with pytest.raises(InputError, match=r"link 'a' \(line 3\): <inertia> has no attribute 'ixy'"):
+        sb.load_urdf(text)
+
+
+def test_robot_needs_a_name():
+    with pytest.raises(InputError, match="robot has no name"):
+        sb.load_urdf(GOOD.replace(' name="r"', ""))
+
+
+def test_mimic_tags_can_be_ignored():
+    text = robot(link("base"), link("a"), link("b"), joint("j1", "base", "a"),
+                 joint("j2", "a", "b", extra='<mimic joint="j1" multiplier="2"/>'))
+    assert sb.load_urdf(text).eom.q_dep != ()
+    free = sb.load_urdf(text, mimic=False)
+    assert free.eom.q_dep == () and free.input_names == ("j1", "j2")
+
+
+def test_a_robot_without_moving_joints_needs_a_floating_base():
+    single = robot(link("base"))
+    with pytest.raises(InputError, match="no moving joint"):
+        sb.load_urdf(single)
+    free = sb.load_urdf(single, floating_base=True)
+    assert len(free.coordinates) == 7 and len(free.speeds) == 6 and free.inputs == ()

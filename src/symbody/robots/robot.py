@@ -64,6 +64,16 @@ class Robot:
     urdf : the parsed :class:`~symbody.robots.urdf_parse.UrdfModel`; ``urdf_path``,
         ``urdf_root`` (the XML element tree, with line numbers).
     floating_base : bool.
+    parameters : the inertial-parameter symbols (10 per body, Pinocchio's order; empty unless
+        ``symbolic_inertia=True``).
+    tree_coordinates, tree_speeds : the coordinates and speeds in tree order (Pinocchio's,
+        the free-flyer's 7 and 6 first); ``speed_permutation[k]``: the tree index of model
+        speed k; ``mimic_bodies``: the indices (in ``tree.moving``) of the mimic joints.
+    tree_dynamics : the symengine M and bias in tree order
+        (:class:`~symbody.robots.dynamics.TreeDynamics`); ``symengine_symbols``: their
+        (q, u, u', tau) symbols.
+    system, link_frames, link_points, world_frame, world_origin, scene : built on first
+        access (:mod:`symbody.robots.system`).
     """
 
     def __init__(self, urdf: UrdfModel, tree: KinematicTree, *, floating_base: bool,
@@ -128,7 +138,7 @@ class Robot:
         self.inputs = tuple(dynamicsymbols(f"tau_{str(u_tree[ub + i])[2:-3]}") for i in free)
         self.input_names = tuple(names_tree[i] for i in free)
         # permutation: model speed k <- tree speed perm[k]
-        self._speed_perm = list(range(ub)) + [ub + i for i in free + mimic]
+        self.speed_permutation = list(range(ub)) + [ub + i for i in free + mimic]
         self.mimic_bodies, self._free = mimic, free
         self.g = sm.Symbol("g")
         self.constants = {self.g: float(np.linalg.norm(self.gravity))}
@@ -179,8 +189,8 @@ class Robot:
         gdir = self.gravity / np.linalg.norm(self.gravity) if self.gravity.any() else np.zeros(3)
         gravity = tuple(num(x) * g for x in gdir)
         dyn = form_tree_dynamics(self.tree, qs, us, gravity, inertias, self.floating_base)
-        self._tree_dynamics = dyn
-        self._se_symbols = (qs, us, udots, taus)
+        self.tree_dynamics = dyn
+        self.symengine_symbols = (qs, us, udots, taus)
         ub = 6 if self.floating_base else 0
         rest = list(dyn.bias)
         moving = self.tree.moving
@@ -193,7 +203,7 @@ class Robot:
                     rest[ub + i] = rest[ub + i] + num(f) * se.sign(us[ub + i])
         for k, i in enumerate(self._free):
             rest[ub + i] = rest[ub + i] - taus[k]
-        perm = self._speed_perm
+        perm = self.speed_permutation
         mass = [[dyn.mass[a][b] for b in perm] for a in perm]
         rest = [rest[a] for a in perm]
         conv = SympyConverter(names)
@@ -202,15 +212,12 @@ class Robot:
             return conv.matrix(mass), sm.Matrix(len(rest), 1, [conv(e) for e in rest])
 
         dynamic = SymengineDynamics(mass, rest, names, to_sympy)
-        q, u = list(self.coordinates), list(self.speeds)
-        N, o = len(q), len(u)
-        qdot = self._kinematics()
+        q = list(self.coordinates)
+        N = len(q)
+        qdot, K_u = self._kinematics()
+        # kinematic rows q' + K_u u = 0 with K_u = -dq'/du (q' = u for the joints)
         K_qd = sm.eye(N)
-        K_u = sm.zeros(N, o)
-        k = sm.Matrix([-qdot[qi] for qi in q])
-        # kinematic rows written K_qd q' + k = 0 with k = -q'(q, u) (linear in u: K_u u part)
-        K_u = k.jacobian(u)
-        k = (k - K_u * sm.Matrix(u)).applyfunc(sm.expand)
+        k = sm.zeros(N, 1)
         f_h, B, b, B_a, b_a = self._constraint_blocks()
         blocks = CanonicalBlocks(
             q_ind=self.q_ind, q_dep=self.q_dep, u_ind=self.u_ind, u_dep=self.u_dep, u_aux=[],
@@ -218,12 +225,18 @@ class Robot:
             f_h=f_h, B=B, b=b, B_a=B_a, b_a=b_a, M_d=None, g_d=None, reduced=False,
             auxiliary=sm.zeros(0, 1), dynamic_se=dynamic,
             holonomic_names=self._holonomic_names)
+        # every constant of the file, also those the equations do not depend on (a parameter
+        # of the first body other than its inertia about the axis)
         return EquationsOfMotion.from_blocks(blocks, specifieds=list(self.inputs),
+                                             constants=list(self.constants),
                                              name=self.urdf.name or "robot")
 
-    def _kinematics(self) -> dict:
-        """q -> q'(q, u)."""
+    def _kinematics(self) -> tuple:
+        """(q -> q'(q, u), K_u = -dq'/du (N x o), both in the model's order)."""
         out = {}
+        row = {c: i for i, c in enumerate(self.coordinates)}
+        col = {c: i for i, c in enumerate(self.speeds)}
+        K_u = sm.zeros(len(row), len(col))
         qt, ut = self.tree_coordinates, self.tree_speeds
         ub = 0
         if self.floating_base:
@@ -234,20 +247,26 @@ class Robot:
             v = R * sm.Matrix(ut[0:3])
             for i in range(3):
                 out[qt[i]] = v[i]
+                for k in range(3):
+                    K_u[row[qt[i]], col[ut[k]]] = -R[i, k]
             wx, wy, wz = ut[3:6]
             half = sm.Rational(1, 2)
-            out[x] = half * (w * wx + y * wz - z * wy)
-            out[y] = half * (w * wy + z * wx - x * wz)
-            out[z] = half * (w * wz + x * wy - y * wx)
-            out[w] = -half * (x * wx + y * wy + z * wz)
+            # Q' = 1/2 G(Q) w
+            G = {x: (w, -z, y), y: (z, w, -x), z: (-y, x, w), w: (-x, -y, -z)}
+            for c, coeffs in G.items():
+                out[c] = half * (coeffs[0] * wx + coeffs[1] * wy + coeffs[2] * wz)
+                for k in range(3):
+                    K_u[row[c], col[ut[3 + k]]] = -half * coeffs[k]
             ub = 6
         nb = 7 if self.floating_base else 0
         for i in range(len(self.tree.moving)):
             out[qt[nb + i]] = ut[ub + i]
-        return out
+            K_u[row[qt[nb + i]], col[ut[ub + i]]] = -1
+        return out, K_u
 
     def _constraint_blocks(self) -> tuple:
-        q, u = list(self.coordinates), list(self.speeds)
+        """(f_h, B, b, B_a, b_a): the quaternion norm and the mimic joints (B_a = B, b = 0)."""
+        u = list(self.speeds)
         o = len(u)
         fh, names, Brows = [], [], []
         if self.floating_base:
@@ -271,7 +290,6 @@ class Robot:
             b = sm.zeros(len(Brows), 1)
         else:
             B, b = sm.zeros(0, o), sm.zeros(0, 1)
-        del q
         return f_h, B, b, B, b.copy()
 
     # ------------------------------------------------------------------ views
@@ -366,7 +384,8 @@ class Robot:
 
 def load_urdf(path_or_xml: str | os.PathLike, *, floating_base: bool = False,
               gravity: Any = (0.0, 0.0, -9.81), symbolic_inertia: bool = False,
-              joint_dynamics: bool = True, invalid_inertia: str = "error") -> Robot:
+              joint_dynamics: bool = True, invalid_inertia: str = "error",
+              mimic: bool = True) -> Robot:
     """Load a URDF robot (a file path or the XML text) as equations of motion.
 
     ``floating_base``: a free-flyer root (7 coordinates: position and unit quaternion
@@ -378,7 +397,9 @@ def load_urdf(path_or_xml: str | os.PathLike, *, floating_base: bool = False,
     ``<dynamics damping friction>`` as joint torques -D u - F sign(u).  ``invalid_inertia``:
     "error" (default) refuses an inertia tensor that is not positive semi-definite; "warn"
     uses it as given with an ``InvalidInertiaWarning`` (Pinocchio's behaviour; TIAGo's
-    antenna links have one).
+    antenna links have one).  ``mimic``: True makes each ``<mimic>`` joint a holonomic
+    constraint q_j = a q_k + b; False ignores the tags (every joint independent with its own
+    input: Pinocchio's default).
 
     The coordinates are in Pinocchio's order (the tree depth first, children in
     alphabetical order of their joint names, as urdfdom stores them), the dependent ones
@@ -392,8 +413,17 @@ def load_urdf(path_or_xml: str | os.PathLike, *, floating_base: bool = False,
     g = np.asarray(gravity, dtype=float)
     if g.shape != (3,) or not np.all(np.isfinite(g)):
         raise InputError(f"load_urdf: gravity must be 3 finite numbers, got {gravity!r}")
-    model = parse_urdf(path_or_xml, invalid_inertia)
+    model = parse_urdf(path_or_xml, invalid_inertia, mimic)
+    if model.floating_joint is not None and not floating_base:
+        j = model.joints[model.floating_joint]
+        raise InputError(f"{model.path or 'URDF string'}, joint {j.name!r} (line {j.line}): a "
+                         "floating joint from the world; load the robot with floating_base=True "
+                         "(it is then the free-flyer)")
     tree = build_tree(model)
+    if not tree.moving and not floating_base:
+        raise InputError(f"{model.path or 'URDF string'}: the robot {model.name!r} has no moving "
+                         "joint (nothing to move with a fixed base; floating_base=True makes it "
+                         "a free body)")
     _check_masses(model, tree, floating_base)
     return Robot(model, tree, floating_base=bool(floating_base), gravity=g,
                  symbolic_inertia=bool(symbolic_inertia), joint_dynamics=bool(joint_dynamics))

@@ -89,7 +89,8 @@ class UrdfJoint:
 @dataclass(frozen=True)
 class UrdfModel:
     """The parsed robot: ``name``, ``links`` and ``joints`` by name (file order), the ``root``
-    link, ``path`` (None for a string) and the XML ``element`` tree."""
+    link, ``path`` (None for a string), the XML ``element`` tree and ``floating_joint``: the
+    name of a floating joint from a massless root link (the world) to the base, or None."""
 
     name: str
     links: dict
@@ -97,6 +98,7 @@ class UrdfModel:
     root: str
     path: str | None
     element: XmlElement
+    floating_joint: str | None = None
 
 
 def _xml_tree(text: str, where: str) -> XmlElement:
@@ -139,9 +141,10 @@ class InvalidInertiaWarning(UserWarning):
 
 
 class _Reader:
-    def __init__(self, where: str, invalid_inertia: str = "error"):
+    def __init__(self, where: str, invalid_inertia: str = "error", mimic: bool = True):
         self.where = where
         self.invalid_inertia = invalid_inertia
+        self.mimic = mimic
 
     def fail(self, what: str, el: XmlElement, message: str):
         raise InputError(f"{self.where}, {what} (line {el.line}): {message}")
@@ -192,7 +195,11 @@ def _link(rd: _Reader, el: XmlElement) -> UrdfLink:
     iel = inertial.find("inertia")
     if iel is None:
         rd.fail(what, inertial, "<inertial> has no <inertia>")
-    v = {k: rd.number(what, iel, k, 0.0) for k in ("ixx", "ixy", "ixz", "iyy", "iyz", "izz")}
+    v = {}
+    for k in ("ixx", "ixy", "ixz", "iyy", "iyz", "izz"):     # all six required (URDF spec)
+        v[k] = rd.number(what, iel, k)
+        if v[k] is None:
+            rd.fail(what, iel, f"<inertia> has no attribute {k!r} (all six are required)")
     Ic = np.array([[v["ixx"], v["ixy"], v["ixz"]], [v["ixy"], v["iyy"], v["iyz"]],
                    [v["ixz"], v["iyz"], v["izz"]]])
     ev = np.linalg.eigvalsh(Ic)
@@ -212,14 +219,9 @@ def _joint(rd: _Reader, el: XmlElement, links: dict) -> UrdfJoint:
     jtype = el.get("type")
     if jtype is None:
         rd.fail(what, el, "no type")
-    if jtype not in SUPPORTED_TYPES:
-        if jtype == "floating":
-            msg = ("a floating joint inside the tree is not supported; load the robot from its "
-                   "base link with floating_base=True")
-        else:
-            msg = (f"joint type {jtype!r} is not supported (supported: "
-                   f"{', '.join(SUPPORTED_TYPES)}; a floating base via floating_base=True)")
-        rd.fail(what, el, msg)
+    if jtype not in SUPPORTED_TYPES and jtype != "floating":     # floating: checked below
+        rd.fail(what, el, f"joint type {jtype!r} is not supported (supported: "
+                f"{', '.join(SUPPORTED_TYPES)}; a floating base via floating_base=True)")
     ends = {}
     for tag in ("parent", "child"):
         sub = el.find(tag)
@@ -257,7 +259,7 @@ def _joint(rd: _Reader, el: XmlElement, links: dict) -> UrdfJoint:
             rd.fail(what, dyn, "negative damping or friction")
     mimic = None
     mel = el.find("mimic")
-    if mel is not None and jtype != "fixed":
+    if mel is not None and jtype != "fixed" and rd.mimic:
         if mel.get("joint") is None:
             rd.fail(what, mel, "<mimic> has no attribute 'joint'")
         mimic = (mel.get("joint"), rd.number(what, mel, "multiplier", 1.0),
@@ -266,7 +268,8 @@ def _joint(rd: _Reader, el: XmlElement, links: dict) -> UrdfJoint:
                      effort, velocity, damping, friction, mimic, el.line, el)
 
 
-def parse_urdf(path_or_xml: str | os.PathLike, invalid_inertia: str = "error") -> UrdfModel:
+def parse_urdf(path_or_xml: str | os.PathLike, invalid_inertia: str = "error",
+               mimic: bool = True) -> UrdfModel:
     """Parse a URDF file (a path) or a URDF string (starting with '<').
 
     Checks: well-formed XML with a <robot> root; unique link and joint names; every joint's
@@ -274,7 +277,8 @@ def parse_urdf(path_or_xml: str | os.PathLike, invalid_inertia: str = "error") -
     joint types; finite numbers; positive semi-definite inertias with non-negative masses;
     mimic joints that name an existing non-mimic joint.  ``invalid_inertia``: "error"
     (default) or "warn" (an :class:`InvalidInertiaWarning`, the tensor used as given) for an
-    inertia tensor that is not positive semi-definite.
+    inertia tensor that is not positive semi-definite.  ``mimic=False``: <mimic> tags are
+    not read (every joint independent, Pinocchio's default).
     """
     if invalid_inertia not in ("error", "warn"):
         raise InputError(f"invalid_inertia must be 'error' or 'warn', got {invalid_inertia!r}")
@@ -289,9 +293,11 @@ def parse_urdf(path_or_xml: str | os.PathLike, invalid_inertia: str = "error") -
             text = fh.read()
         where = path
     root = _xml_tree(text, where)
-    rd = _Reader(where, invalid_inertia)
+    rd = _Reader(where, invalid_inertia, bool(mimic))
     if root.tag != "robot":
         rd.fail(f"<{root.tag}>", root, "the root element is not <robot>")
+    if not root.get("name"):
+        rd.fail("<robot>", root, "the robot has no name (<robot name=...> is required)")
     links: dict[str, UrdfLink] = {}
     for el in root.findall("link"):
         name = el.get("name")
@@ -352,4 +358,18 @@ def parse_urdf(path_or_xml: str | os.PathLike, invalid_inertia: str = "error") -
             if target.mimic is not None:
                 rd.fail(f"joint {j.name!r}", j.element, f"mimics {j.mimic[0]!r}, itself a mimic "
                         "joint (chains of mimics are not supported)")
-    return UrdfModel(root.get("name", ""), links, joints, roots[0], path, root)
+    floating = None
+    for j in joints.values():
+        if j.type != "floating":
+            continue
+        world = links[roots[0]]
+        if (j.parent != roots[0] or world.mass != 0 or world.inertia.any()
+                or len(children.get(roots[0], [])) != 1):
+            rd.fail(f"joint {j.name!r}", j.element, "a floating joint is supported only from a "
+                    "massless root link (the world) to the robot's base, its only joint; "
+                    "otherwise load the robot from its base link with floating_base=True")
+        if not (np.array_equal(j.rotation, np.eye(3)) and not j.origin.any()):
+            rd.fail(f"joint {j.name!r}", j.element, "the floating joint has an <origin>: give it "
+                    "none (the base's pose is its coordinates)")
+        floating = j.name
+    return UrdfModel(root.get("name", ""), links, joints, roots[0], path, root, floating)
