@@ -32,10 +32,10 @@ from symbody.optimize import ModelPredictiveController, examples
 
 
 def run(nodes: int, period: float, transcription: str, name: str, start: float,
-        duration: float) -> dict:
+        duration: float, solver: str = "auto") -> dict:
     problem, guess = examples.cart_pole_horizon(num_nodes=nodes, period=period,
                                                 force_limit=20.0, transcription=transcription)
-    mpc = ModelPredictiveController(problem)
+    mpc = ModelPredictiveController(problem, solve_options={"solver": solver})
     x0 = {"q0": 0.0, "q1": start, "u0": 0.0, "u1": 0.0}
     loop = mpc.run(x0, duration, guess=guess if start < 0 else {"q1": start})
     x = loop.trajectory.x
@@ -135,10 +135,12 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--nodes", type=int, default=50)
     parser.add_argument("--period", type=float, default=0.02)
     parser.add_argument("--transcription", default="backward-euler")
+    parser.add_argument("--solver", default="auto",
+                        help="auto (CasADi's IPOPT when installed), ipopt-casadi, cyipopt")
     parser.add_argument("--json", default=None)
     args = parser.parse_args(argv)
-    rows = [run(args.nodes, args.period, args.transcription, "stabilize", math.pi / 2 + 0.3, 2.0),
-            run(args.nodes, args.period, args.transcription, "swing-up", -math.pi / 2, 5.0)]
+    rows = [run(args.nodes, args.period, args.transcription, "stabilize", math.pi / 2 + 0.3, 2.0, args.solver),
+            run(args.nodes, args.period, args.transcription, "swing-up", -math.pi / 2, 5.0, args.solver)]
     head = ("run", "periods", "solved", "median_ms", "max_ms", "median_after_first_ms",
             "max_after_first_ms", "cpu_median_ms", "iterations_median", "iterations_max",
             "max_abs_F", "tilt_last_second", "cold_median_ms", "cold_iterations_median",

@@ -19,7 +19,7 @@ from scipy.integrate import DOP853, RK23, RK45
 
 import symbody as sb
 import symbody.analysis.simulation.native_rk as native_rk
-from symbody.compilation import compile
+from symbody.compilation import available_backends, compile
 from symbody.models import four_bar, n_link_pendulum_on_cart
 
 t = me.dynamicsymbols._t
@@ -152,10 +152,26 @@ def test_constant_inputs_take_compiled_steps(monkeypatch):
 
 def test_llvm_models_keep_python_steps():
     zoo = four_bar()
-    model = compile(zoo.eom)                    # small kernels: LLVM under "auto"
+    model = compile(zoo.eom, backend="llvm")    # LLVM kernels have no C entry point
     P = model.constants_array(zoo.constants)
     assert native_rk.native_solver(model, P, "DOP853") is None
     assert model.kernels.main.backend == "llvm"                               # (built by now)
+
+
+@pytest.mark.skipif("c" not in available_backends(), reason="no C compiler")
+def test_default_backend_takes_compiled_steps():
+    """``backend="auto"`` builds a model's kernels as C (when a compiler works): the default
+    reaches the compiled steps, with the numbers of ``backend="c"``."""
+    zoo = four_bar()
+    model = compile(zoo.eom)
+    P = model.constants_array(zoo.constants)
+    assert native_rk.native_solver(model, P, "DOP853") is not None
+    assert model.kernels.main.backend == "c" and model.backend == "auto"
+    c = compile(zoo.eom, backend="c")
+    kw = dict(solver=sb.Solver(rtol=1e-8, atol=1e-10), t_eval=np.linspace(0.0, 1.0, 11))
+    a = sb.simulate(model, (0.0, 1.0), zoo.initial_state, zoo.constants, **kw)
+    b = sb.simulate(c, (0.0, 1.0), zoo.initial_state, zoo.constants, **kw)
+    assert a.success and np.array_equal(a.x, b.x)
 
 
 def _mass_crossing_zero():

@@ -281,3 +281,26 @@ def test_products_with_a_two_term_sum_pair_their_factors():
     # 4 operations per entry plus, per link, sin, cos, the pair products and a partial
     # mass sum (about 4 n in all); the unpaired form takes 6 per entry (190 here)
     assert len(prog) <= 5 * len(off_diagonal) + 5 * n, len(prog)
+
+
+@pytest.mark.parametrize("count", [5, 200])
+def test_constant_and_argument_outputs_few_and_as_tables(count, tmp_path, monkeypatch):
+    """Outputs that are literals (the zeros of a sparse matrix) or arguments: one statement
+    each when few, loops over static index tables when many; the same numbers either way."""
+    monkeypatch.setenv("SYMBODY_CACHE_DIR", str(tmp_path))
+    monkeypatch.setattr(codegen, "_MEMORY", {})
+    a, b, c = sm.symbols("a b c")
+    exprs = []
+    for i in range(count):
+        exprs += [sm.Integer(0), a * sm.sin(b) + i, c, sm.Rational(1, 3), b if i % 2 else sm.Integer(-2)]
+    kernel = codegen.compile_kernel([a, b, c], exprs, backend="c", name="tables")
+    assert kernel.backend == "c"
+    z = np.array([0.7, -1.3, 2.5])
+    expected = np.array([float(e.subs({a: z[0], b: z[1], c: z[2]})) for e in exprs])
+    np.testing.assert_allclose(kernel(z), expected, rtol=1e-15, atol=1e-15)
+    Z = np.array([z, z[::-1]])
+    np.testing.assert_array_equal(kernel.many(Z)[0], kernel(z))
+    program = c_kernels.straight_line_program(
+        codegen._to_symengine([a, b, c], exprs, "tables", None)[0], 3)
+    source = "\n".join(c_kernels.c_source(program, "k"))
+    assert ("static const long idx" in source) == (count * 4 >= c_kernels.TABLE_MIN_OUTPUTS)

@@ -10,7 +10,7 @@ import pytest
 
 GUIDES = [Path(__file__).resolve().parents[2] / "docs" / "guides" / f"{name}.md"
           for name in ("events", "saving", "simulate", "hard_mechanisms", "options", "models",
-                       "studies", "sweeps", "seed_workflow", "command_line")]
+                       "studies", "sweeps", "seed_workflow", "command_line", "speed")]
 
 
 @pytest.mark.parametrize("guide", GUIDES, ids=lambda p: p.stem)

@@ -86,8 +86,9 @@ def compile(eom: Any, constants: Sequence | None = None, specifieds: Sequence | 
     ``specifieds``: optional orderings (default: the equations', sorted by name);
     every symbol the equations use must be included.  ``extra_states``: extra
     first-order states ``{a: a'}`` or SymPy biomechanics objects (their ``x``,
-    ``r``, ``rhs()``).  ``backend``: "auto" (symengine LLVM when available, else
-    numpy), "llvm", "lambda" or "numpy".  ``cache``: reuse compiled kernels from
+    ``r``, ``rhs()``).  ``backend``: "auto" (the model's kernels as generated C when a C
+    compiler works, built in background threads; else symengine LLVM, else numpy), "c",
+    "llvm", "lambda" or "numpy".  ``cache``: reuse compiled kernels from
     the on-disk cache ($SYMBODY_CACHE_DIR or ~/.cache/symbody).
     """
     eq = equations_of(eom, extra_states=extra_states, specifieds=specifieds)

@@ -34,11 +34,11 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 
 __all__ = ["UnsupportedExpression", "StraightLineProgram", "straight_line_program", "c_source",
-           "build_library", "compiler_available", "load_library"]
+           "build_library", "compiler_available", "load_library", "install_library"]
 
 #: Version of the generated program (factoring, ordering, C layout): part of the cache key
 #: of C kernels, so that a library built by an earlier generator is not reused.
-PROGRAM_VERSION = "3"
+PROGRAM_VERSION = "4"
 
 #: Operations per generated C function: small enough that the compiler's cost per
 #: operation stays constant, large enough that calls between segments cost nothing.
@@ -630,6 +630,40 @@ def _c_op(kind: str, operands: list, name: Callable[[tuple], str]) -> str:
     return f"{kind}({', '.join(name(a) for a in operands)})"
 
 
+#: Outputs that are a literal or an argument (the zeros of a sparse matrix, mostly) beyond
+#: this many are written by a loop over a static table rather than one statement each: the
+#: augmented system of A02 (161 x 161, 26 000 zeros) took gcc 8.7 s as statements.
+TABLE_MIN_OUTPUTS = 32
+
+
+def _copied_outputs(outputs: list) -> list[str]:
+    """C statements storing the outputs that are literals or arguments (not temporaries):
+    one statement each when few, else runs of equal literals as ``for`` loops over a table
+    of output indices and the argument copies as a loop over (output, argument) pairs."""
+    literals: dict[str, list[int]] = {}
+    copies: list[tuple[int, int]] = []
+    for j, ref in enumerate(outputs):
+        if ref[0] == "z":
+            copies.append((j, ref[1]))
+        elif ref[0] == "c":
+            literals.setdefault(ref[1], []).append(j)
+    lines = []
+    if sum(map(len, literals.values())) + len(copies) < TABLE_MIN_OUTPUTS:
+        for text, js in literals.items():
+            lines.extend(f"  out[{j}] = {text};" for j in js)
+        lines.extend(f"  out[{j}] = z[{k}];" for j, k in copies)
+        return lines
+    for text, js in literals.items():
+        table = ",".join(map(str, js))
+        lines.append(f"  {{ static const long idx[{len(js)}] = {{{table}}};\n"
+                     f"    for (long i = 0; i < {len(js)}; ++i) out[idx[i]] = {text}; }}")
+    if copies:
+        table = ",".join(f"{j},{k}" for j, k in copies)
+        lines.append(f"  {{ static const long idx[{2 * len(copies)}] = {{{table}}};\n"
+                     f"    for (long i = 0; i < {len(copies)}; ++i) out[idx[2 * i]] = z[idx[2 * i + 1]]; }}")
+    return lines
+
+
 def c_source(program: StraightLineProgram, fname: str, segment_size: int | None = None) -> list[str]:
     """C translation units for ``program``: segment functions, then the entry points.
 
@@ -681,12 +715,7 @@ def c_source(program: StraightLineProgram, fname: str, segment_size: int | None 
         sources.append("\n".join(lines))
     nw = max(1, len(shared))
     decls = "\n".join(f"void {fname}_s{s}{signature};" for s in range(nseg))
-    outs = []
-    for j, ref in enumerate(program.outputs):
-        if ref[0] == "z":
-            outs.append(f"  out[{j}] = z[{ref[1]}];")
-        elif ref[0] == "c":
-            outs.append(f"  out[{j}] = {ref[1]};")
+    outs = _copied_outputs(program.outputs)
     calls = "\n".join(f"  {fname}_s{s}(z, w, out);" for s in range(nseg))
     stack_limit = 4096   # doubles: a workspace up to 32 kB lives on the stack
     alloc = (f"  double w[{nw}];" if nw <= stack_limit else
@@ -736,6 +765,11 @@ def compiler_available() -> str | None:
     return None
 
 
+#: Translation units up to this many (one segment and the entry points) are compiled and
+#: linked by one compiler run: a small kernel's build is one process, not three.
+SINGLE_UNIT_MAX = 2
+
+
 def build_library(sources: list[str], out_path: Path, jobs: int | None = None,
                   opt: str = OPT_FLAGS, on_unit_done: Callable[[int, int], None] | None = None) -> None:
     """Compile ``sources`` (translation units) in parallel and link ``out_path`` (a .so).
@@ -751,6 +785,19 @@ def build_library(sources: list[str], out_path: Path, jobs: int | None = None,
     jobs = jobs or max(1, min(len(sources), os.cpu_count() or 1))
     flags = [*opt.split(), "-fPIC", "-fno-math-errno", "-w"]
     with tempfile.TemporaryDirectory(prefix="symbody-cc-") as tmp:
+        tmp_lib = Path(tmp, "kernel.so")
+        if len(sources) <= SINGLE_UNIT_MAX:
+            # one segment and its entry points: one compiler run compiles and links
+            c = Path(tmp, "u.c")
+            c.write_text("\n".join(sources))
+            r = subprocess.run([*cc.split(), *flags, "-shared", str(c), "-o", str(tmp_lib), "-lm"],
+                               capture_output=True, text=True)
+            if r.returncode != 0:
+                raise RuntimeError(f"compiling the generated kernel failed: {r.stderr[:2000]}")
+            if on_unit_done:
+                on_unit_done(len(sources), len(sources))
+            install_library(tmp_lib, out_path)
+            return
         objs, running, done = [], [], 0
         for i, text in enumerate(sources):
             c = Path(tmp, f"u{i}.c")
@@ -767,16 +814,20 @@ def build_library(sources: list[str], out_path: Path, jobs: int | None = None,
             done += _wait_one(running)
             if on_unit_done:
                 on_unit_done(done, len(sources))
-        tmp_lib = Path(tmp, "kernel.so")
         r = subprocess.run([*cc.split(), "-shared", *objs, "-o", str(tmp_lib), "-lm"],
                            capture_output=True, text=True)
         if r.returncode != 0:
             raise RuntimeError(f"linking the generated kernel failed: {r.stderr[:2000]}")
-        out_path.parent.mkdir(parents=True, exist_ok=True)
-        fd, staged = tempfile.mkstemp(dir=out_path.parent, prefix=".tmp-", suffix=".so")
-        os.close(fd)
-        shutil.copyfile(tmp_lib, staged)
-        os.replace(staged, out_path)
+        install_library(tmp_lib, out_path)
+
+
+def install_library(built: Path, out_path: Path) -> None:
+    """Copy the library ``built`` to ``out_path`` atomically (a staged copy, then a rename)."""
+    out_path.parent.mkdir(parents=True, exist_ok=True)
+    fd, staged = tempfile.mkstemp(dir=out_path.parent, prefix=".tmp-", suffix=".so")
+    os.close(fd)
+    shutil.copyfile(built, staged)
+    os.replace(staged, out_path)
 
 
 def _wait_one(running: list) -> int:

@@ -46,7 +46,7 @@ from pathlib import Path
 from typing import Any
 
 __all__ = ["cache_dir", "cache_key", "load_cached", "store_cached", "clear_cache", "library_path",
-           "verified_library", "seal_library"]
+           "verified_library", "seal_library", "store_library"]
 
 #: Bumped whenever the layout of cached objects changes.
 CACHE_FORMAT = 2
@@ -201,6 +201,16 @@ def _valid_library(lib: Path) -> bool:
     except (SymbodyError, OSError):
         return False
     return True
+
+
+def store_library(key: str, data: bytes) -> Path:
+    """Write the shared library bytes ``data`` as the library of ``key`` (atomically) with
+    its SHA-256; returns its path."""
+    lib = library_path(key)
+    lib.parent.mkdir(parents=True, exist_ok=True)
+    _write_atomic(lib, data)
+    seal_library(key)
+    return lib
 
 
 def seal_library(key: str) -> bool:

@@ -9,7 +9,10 @@ built by :func:`compile_kernel` with one of three backends:
               whose straight-line program has :data:`C_MIN_OPERATIONS` or more
               operations by ``"c"`` (compile time linear in their size); the default.
               The choice follows from the expressions alone (never from what is
-              cached), so a model gives the same numbers in every session.
+              cached), so a model gives the same numbers in every session.  A
+              model's own kernels (``model_kernel=True``: ``symbody.compile``) are
+              C whatever their size (:data:`MODEL_C_MIN_OPERATIONS`), built in
+              background threads, so default runs reach the compiled steps.
 ``"c"``       generated C (:mod:`.c_kernels`): linear-time common subexpressions
               and collected sums, compiled in segments by the system's C compiler,
               in parallel; cached on disk.
@@ -36,6 +39,8 @@ from __future__ import annotations
 
 import functools
 import hashlib
+import os
+import threading
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -71,8 +76,41 @@ CODEGEN_VERSION = "2"
 #: compiler start-up); the C kernels are also 1.2-1.9x faster per call.
 C_MIN_OPERATIONS = 3000
 
+#: ``backend="auto"`` for the kernels of a model (``symbody.compile``: the main, velocity,
+#: holonomic... kernels): generated C whatever the size, so that the right-hand side is one
+#: C function (:mod:`.native_rhs`) and runs reach the compiled steps and the compiled
+#: ``model.rhs`` entry (:mod:`.native_entry`).  Their compiler runs start at once, in
+#: background threads, while the rest of the model is assembled (see :class:`_LazyKernel`).
+MODEL_C_MIN_OPERATIONS = 0
+
 #: In-process cache: key -> Kernel (shared by all models of this process).
 _MEMORY: dict[str, Kernel] = {}
+
+#: symengine's code generation is not run by two threads at once
+_SYMENGINE_LOCK = threading.RLock()
+
+_BACKGROUND: list = []         # [ThreadPoolExecutor] of the background builds, made on first use
+
+
+def _after_fork_in_child() -> None:
+    # a forked process has none of the parent's threads: fresh locks (one held by a build
+    # thread at the fork would never be released) and a pool of its own
+    global _SYMENGINE_LOCK
+    _SYMENGINE_LOCK = threading.RLock()
+    _BACKGROUND.clear()
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_after_fork_in_child)
+
+
+def background_pool() -> Any:
+    """The thread pool of the background builds (a ``ThreadPoolExecutor``, made on first use)."""
+    if not _BACKGROUND:
+        from concurrent.futures import ThreadPoolExecutor
+        _BACKGROUND.append(ThreadPoolExecutor(max_workers=max(2, os.cpu_count() or 1),
+                                              thread_name_prefix="symbody-build"))
+    return _BACKGROUND[0]
 
 
 @functools.cache
@@ -444,7 +482,8 @@ def _symengine_kernel(nargs: int, se_exprs: list, digest: str, backend: str, nam
     if lam is None and nout:
         pos = [se.Symbol(f"_a{i}") for i in range(nargs)]
         try:
-            lam = se.Lambdify(pos, se_exprs, backend=backend, cse=True, real=True)
+            with _SYMENGINE_LOCK:         # one code generation at a time (background builds)
+                lam = se.Lambdify(pos, se_exprs, backend=backend, cse=True, real=True)
         except Exception as exc:
             raise CompilationError(f"{name}: symengine ({backend}) failed to compile: {exc}") from exc
         if backend == "llvm" and use_disk:
@@ -526,10 +565,19 @@ def _c_kernel(nargs: int, se_exprs: list, digest: str, name: str, use_disk: bool
         if use_disk:
             _cache.seal_library(key)
     try:
-        lib, single, many = _c.load_library(path, "symbody_kernel")
+        kern = _library_kernel(nargs, nout, name, path,
+                               {"kind": "symengine", "exprs": se_exprs, "serialized": None,
+                                "lambdify": None})
     finally:
         if scratch is not None:
             shutil.rmtree(scratch, ignore_errors=True)
+    _MEMORY[key] = kern
+    return kern
+
+
+def _library_kernel(nargs: int, nout: int, name: str, path: Any, source: dict) -> Kernel:
+    """A C kernel around the shared library at ``path``."""
+    lib, single, many = _c.load_library(path, "symbody_kernel")
     address = _pointer_cache()
 
     def into(z, out, _f=single, _p=address):
@@ -540,11 +588,22 @@ def _c_kernel(nargs: int, se_exprs: list, digest: str, name: str, use_disk: bool
         _f(Z.ctypes.data, out.ctypes.data, Z.shape[0])
         return out
 
-    kern = Kernel(nargs, nout, "c", name, into, batch,       # the library lives with the kernel
-                  {"kind": "symengine", "exprs": se_exprs, "serialized": None, "lambdify": None},
+    return Kernel(nargs, nout, "c", name, into, batch, source,   # the library lives with the kernel
                   library=lib)
-    _MEMORY[key] = kern
-    return kern
+
+
+def kernel_from_library(nargs: int, nout: int, name: str, code: bytes, serialized: bytes) -> Kernel:
+    """A C kernel of the machine code ``code`` (a shared library saved with a model, already
+    checked by :func:`.object_code.check_shared_library`), placed in the kernel cache under
+    its SHA-256 and loaded: the saved kernel's numbers to the bit.  Raises OSError when the
+    library cannot be loaded here."""
+    key = _cache.cache_key("c-saved", hashlib.sha256(code).hexdigest())
+    path = _cache.verified_library(key)
+    if path is None:
+        path = _cache.store_library(key, code)
+    return _library_kernel(nargs, nout, name, path,
+                           {"kind": "symengine", "exprs": None, "serialized": serialized,
+                            "lambdify": None})
 
 
 def _straight_line(se_exprs: list, nargs: int, name: str) -> _c.StraightLineProgram:
@@ -558,15 +617,17 @@ def _straight_line(se_exprs: list, nargs: int, name: str) -> _c.StraightLineProg
 _AUTO_CHOICE: dict[str, str] = {}
 
 
-def _auto_key(nargs: int, nout: int, digest: str) -> str:
-    return _cache.cache_key("auto-choice", CODEGEN_VERSION, _c.PROGRAM_VERSION, str(C_MIN_OPERATIONS),
+def _auto_key(nargs: int, nout: int, digest: str, threshold: int) -> str:
+    return _cache.cache_key("auto-choice", CODEGEN_VERSION, _c.PROGRAM_VERSION, str(threshold),
                             str(nargs), str(nout), digest)
 
 
 def _auto_kernel(nargs: int, se_exprs: list, digest: str, name: str, use_disk: bool,
-                 progress=None) -> Kernel:
-    """``"auto"``: generated C for programs of at least C_MIN_OPERATIONS operations, symengine's
-    LLVM below that (C when LLVM is missing, LLVM when there is no C compiler).
+                 progress=None, c_min_operations: int | None = None) -> Kernel:
+    """``"auto"``: generated C for programs of at least C_MIN_OPERATIONS operations (or
+    ``c_min_operations``: 0 for a model's own kernels, see :data:`MODEL_C_MIN_OPERATIONS`),
+    symengine's LLVM below that (C when LLVM is missing, LLVM when there is no C compiler
+    or the expressions hold something C cannot express).
 
     The choice depends on the expressions only, never on what happens to be cached (a kernel
     built earlier with an explicit backend is not picked up), so the same model gives the
@@ -577,7 +638,8 @@ def _auto_kernel(nargs: int, se_exprs: list, digest: str, name: str, use_disk: b
     has_c, has_llvm = bool(_c.compiler_available()), _llvm_available()
     if not nout or not has_c:
         return _symengine_kernel(nargs, se_exprs, digest, "llvm" if has_llvm else "lambda", name, use_disk)
-    key = _auto_key(nargs, nout, digest)
+    threshold = C_MIN_OPERATIONS if c_min_operations is None else c_min_operations
+    key = _auto_key(nargs, nout, digest, threshold)
     choice = _AUTO_CHOICE.get(key)
     if choice is None and use_disk:
         stored = _cache.load_cached(key, "choices")
@@ -588,7 +650,7 @@ def _auto_kernel(nargs: int, se_exprs: list, digest: str, name: str, use_disk: b
             program = _c.straight_line_program(se_exprs, nargs)
         except _c.UnsupportedExpression:
             program = None
-        choice = "c" if program is not None and (len(program) >= C_MIN_OPERATIONS or not has_llvm) \
+        choice = "c" if program is not None and (len(program) >= threshold or not has_llvm) \
             else "llvm"
         if use_disk:
             _cache.store_cached(key, choice, "choices")
@@ -665,18 +727,29 @@ class _LazyKernel:
     value is needed.  After that, ``into`` and ``many`` are the real kernel's.
     """
 
-    def __init__(self, nargs: int, nout: int, backend: str, name: str, build):
+    def __init__(self, nargs: int, nout: int, backend: str, name: str, build,
+                 background: bool = False):
         self.nargs, self.nout, self.backend, self.name = nargs, nout, backend, name
         self._build = build
         self._kernel = None
+        self._future = None
+        if background:       # built now in a thread; realize() waits for it
+            self._pid = os.getpid()
+            self._future = background_pool().submit(build)
 
     def realize(self) -> Kernel:
-        """The real kernel, its machine code generated now if not yet."""
+        """The real kernel, its machine code generated now if not yet (or, when it is being
+        built in the background, once that build is done)."""
         if self._kernel is None:
-            self._kernel = self._build()
-            self.backend = self._kernel.backend
-            self.into = self._kernel.into
-            self.many = self._kernel.many
+            future = self._future
+            # a forked child has the future but not the thread: it builds the kernel itself
+            kernel = future.result() if future is not None and os.getpid() == self._pid \
+                else self._build()
+            self._future = None
+            self._kernel = kernel
+            self.backend = kernel.backend
+            self.into = kernel.into
+            self.many = kernel.many
         return self._kernel
 
     def __getattr__(self, attr):
@@ -731,7 +804,7 @@ def deserialize_expressions(data: bytes) -> list:
 
 def compile_kernel(args: Sequence, exprs: Sequence, backend: str = "auto", cache: bool = True,
                    name: str = "kernel", lazy: bool = False, progress: Any = None,
-                   symengine_names: dict | None = None) -> Kernel:
+                   symengine_names: dict | None = None, model_kernel: bool = False) -> Kernel:
     """Compile the flat list ``exprs`` as a function of the flat list ``args``.
 
     ``args``: Symbols, dynamicsymbols or their derivatives (each once);
@@ -742,7 +815,10 @@ def compile_kernel(args: Sequence, exprs: Sequence, backend: str = "auto", cache
     ``z (len(args),) -> (len(exprs),)``.  Raises CompilationError naming an
     expression that depends on something not in ``args``.  ``lazy``: generate the
     machine code on first use.  ``progress``: as in :func:`symbody.progress.as_progress`
-    (shown for C compilations that take longer than half a second).
+    (shown for C compilations that take longer than half a second).  ``model_kernel``: a
+    kernel of a model's right-hand side or constraints: ``"auto"`` builds it as C whatever
+    its size (:data:`MODEL_C_MIN_OPERATIONS`) and, when ``lazy``, starts the build at once in
+    a background thread.
     """
     args = list(args)
     _check_args(args)
@@ -756,15 +832,18 @@ def compile_kernel(args: Sequence, exprs: Sequence, backend: str = "auto", cache
         se_exprs, digest = _to_symengine(args, exprs, name, symengine_names)
         nargs, use_disk = len(args), bool(cache)
 
+        threshold = MODEL_C_MIN_OPERATIONS if model_kernel else None
+
         def build():
             if b == "auto":
-                return _auto_kernel(nargs, se_exprs, digest, name, use_disk, progress)
+                return _auto_kernel(nargs, se_exprs, digest, name, use_disk, progress, threshold)
             if b == "c":
                 return _c_kernel(nargs, se_exprs, digest, name, use_disk, progress)
             return _symengine_kernel(nargs, se_exprs, digest, b, name, use_disk)
 
         if lazy:
-            return _LazyKernel(nargs, len(se_exprs), b, name, build)
+            background = model_kernel and b == "auto" and bool(_c.compiler_available())
+            return _LazyKernel(nargs, len(se_exprs), b, name, build, background)
         return build()
     return numpy_kernel(len(args), _to_sympy_positional(args, exprs, name), name)
 

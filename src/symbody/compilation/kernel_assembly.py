@@ -125,19 +125,22 @@ def _auxiliary_outputs(eom: EquationsOfMotion, noncontributing: tuple) -> list:
 
 
 def _kernel_builder(args: list, backend: str, cache: bool, progress: Any, bar: Any,
-                    se_names: dict | None) -> Callable[[str, list], Any]:
+                    se_names: dict | None, model_kernels: bool = True) -> Callable[[str, list], Any]:
     def build(name: str, exprs: list) -> Any:
         # big kernels take seconds to compile: say which one is being built
         bar.set(0.5, f"{name}: {len(exprs)} expressions ({backend})", force=len(exprs) > 200)
         return compile_kernel(args, exprs, backend=backend, cache=cache, name=name, lazy=True,
-                              progress=progress, symengine_names=se_names)
+                              progress=progress, symengine_names=se_names,
+                              model_kernel=model_kernels)
     return build
 
 
 def assemble(eom: EquationsOfMotion, constants: Sequence | None = None,
              specifieds: Sequence | None = None, backend: str = "auto", cache: bool = True,
-             progress: Any = None) -> CompiledParts:
-    """The layout, kernels and symbols of ``eom`` compiled (see :func:`symbody.compile`)."""
+             progress: Any = None, model_kernels: bool = True) -> CompiledParts:
+    """The layout, kernels and symbols of ``eom`` compiled (see :func:`symbody.compile`);
+    ``model_kernels``: under ``backend="auto"``, C kernels whatever their size (False: the
+    size rule of :func:`.codegen.compile_kernel`)."""
     from ..formulation import EquationsOfMotion
 
     if not isinstance(eom, EquationsOfMotion):
@@ -153,7 +156,7 @@ def assemble(eom: EquationsOfMotion, constants: Sequence | None = None,
     bar = as_progress(progress, "compiling", total=1.0)
     dyn = eom.symengine_dynamics() if backend != "numpy" else None
     build = _kernel_builder(args, backend, cache, progress, bar,
-                            dyn.names if dyn is not None else None)
+                            dyn.names if dyn is not None else None, model_kernels)
 
     rows, neg_gd = _dynamic_rows(eom, dyn)
     reduced = bool(eom.dynamic_reduced)
@@ -179,6 +182,9 @@ def assemble(eom: EquationsOfMotion, constants: Sequence | None = None,
     if naux and sy.noncontributing:
         kernels["auxiliary"] = build("auxiliary equations", _auxiliary_outputs(eom, sy.noncontributing))
     bar.close()
+    if backend == "c" or (backend == "auto" and model_kernels):
+        from .native_entry import prepare_in_background
+        prepare_in_background()            # the compiled rhs entry's fixed helpers
     spec = tuple(sy.specifieds)
     layout = KernelLayout(
         n=n, M=M, p=p, m=m, e=len(sy.extra_states), s=len(spec), c=len(sy.constants), K=K,

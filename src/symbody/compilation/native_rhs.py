@@ -3,14 +3,18 @@
 When every kernel the right-hand side needs is generated C (``backend="c"``, or "auto" on
 large models), x' = f(t, x) needs no Python at all: a small fixed C routine (compiled
 once per machine and kept in the kernel cache) fills the argument vector z, calls the
-velocity kernel and LAPACK's dgesv for the dependent speeds, the main kernel and dgesv
-(augmented system) or dposv (symmetric mass matrix) on the kernel's output in place, and
-copies [q', u_ind'] out::
+velocity kernel and an LU solve for the dependent speeds, the main kernel and an LU
+(augmented system) or Cholesky (symmetric mass matrix) solve on the kernel's output in
+place, and copies [q', u_ind'] out::
 
     int symbody_rhs(plan *P, double t, const double *x, double *xdot)   (0: done)
 
-LAPACK is scipy's (the function pointers ``scipy.linalg.cython_lapack`` exports), so
-the numbers are those of :meth:`NumericModel.rhs_function` to round-off.  Every size and
+The solves are written out in C up to 64 rows (partial pivoting as LAPACK's dgetrf picks
+its pivots), where LAPACK's dgesv / dposv spend more on their set-up than on the work
+(3 of 3.4 us per call on UR5's 6 x 6 under load); LAPACK's routines beyond.
+
+LAPACK is scipy's (the function pointers ``scipy.linalg.cython_lapack`` exports); the
+numbers are those of :meth:`NumericModel.rhs_function` to round-off.  Every size and
 offset in the plan comes from the model's :class:`~.kernel_layout.KernelLayout`.  A nonzero
 return (a singular system, a mass matrix that is not positive definite) leaves the case
 to the Python path, which raises or solves it the general way.  :func:`native_rhs`
@@ -22,6 +26,8 @@ from __future__ import annotations
 
 import ctypes
 import hashlib
+import os
+import threading
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -39,6 +45,7 @@ __all__ = ["NativeRHS", "native_rhs", "lapack_function", "RHS_SOURCE", "C_MAX_AB
 RHS_SOURCE = r"""
 #include <string.h>
 #include <math.h>
+#define SMALL_MAX 64
 typedef void (*kernel_fn)(const double *, double *);
 typedef void (*gesv_fn)(int *, int *, double *, int *, int *, double *, int *, int *);
 typedef void (*posv_fn)(char *, int *, int *, double *, int *, double *, int *, int *);
@@ -52,6 +59,83 @@ typedef struct {
     long nfev;
 } plan;
 
+/* A y = b for a symmetric positive definite A (k x k, column by column, the lower triangle
+   read): Cholesky in place (the lower triangle becomes L), then L w = b and L^T y = w.
+   2 when a pivot is not positive (or NaN), as LAPACK's dpotrf reports it. */
+static int cholesky_solve(int k, double *A, double *b)
+{
+    int i, j, l;
+    for (j = 0; j < k; j++) {
+        double *cj = A + (size_t)j * k;
+        double d = cj[j];
+        for (l = 0; l < j; l++) d -= A[(size_t)l * k + j] * A[(size_t)l * k + j];
+        if (!(d > 0.0)) return 2;
+        d = sqrt(d);
+        cj[j] = d;
+        for (i = j + 1; i < k; i++) {
+            double s = cj[i];
+            for (l = 0; l < j; l++) s -= A[(size_t)l * k + i] * A[(size_t)l * k + j];
+            cj[i] = s / d;
+        }
+    }
+    for (i = 0; i < k; i++) {
+        double s = b[i];
+        for (l = 0; l < i; l++) s -= A[(size_t)l * k + i] * b[l];
+        b[i] = s / A[(size_t)i * k + i];
+    }
+    for (i = k - 1; i >= 0; i--) {
+        double s = b[i];
+        for (l = i + 1; l < k; l++) s -= A[(size_t)i * k + l] * b[l];
+        b[i] = s / A[(size_t)i * k + i];
+    }
+    return 0;
+}
+
+/* A y = b (k x k, column by column) by LU with partial pivoting in place (the pivot of a
+   column its first entry of largest magnitude, as LAPACK's dgetrf picks it; rows swapped
+   across the whole matrix and b), then L w = P b and U y = w.  1 when a pivot is exactly
+   zero (LAPACK's info > 0). */
+static int lu_solve(int k, double *A, double *b)
+{
+    int i, j, l;
+    for (j = 0; j < k; j++) {
+        double *cj = A + (size_t)j * k;
+        double mx = fabs(cj[j]), d;
+        int p = j;
+        for (i = j + 1; i < k; i++)
+            if (fabs(cj[i]) > mx) { mx = fabs(cj[i]); p = i; }
+        if (cj[p] == 0.0) return 1;
+        if (p != j) {
+            double w;
+            for (l = 0; l < k; l++) {
+                w = A[(size_t)l * k + j]; A[(size_t)l * k + j] = A[(size_t)l * k + p]; A[(size_t)l * k + p] = w;
+            }
+            w = b[j]; b[j] = b[p]; b[p] = w;
+        }
+        d = cj[j];
+        for (i = j + 1; i < k; i++) cj[i] /= d;
+        for (l = j + 1; l < k; l++) {
+            double *cl = A + (size_t)l * k;
+            double f = cl[j];
+            if (f != 0.0)
+                for (i = j + 1; i < k; i++) cl[i] -= cj[i] * f;
+        }
+    }
+    for (j = 0; j < k; j++) {
+        double f = b[j];
+        if (f != 0.0)
+            for (i = j + 1; i < k; i++) b[i] -= A[(size_t)j * k + i] * f;
+    }
+    for (j = k - 1; j >= 0; j--) {
+        double f;
+        b[j] /= A[(size_t)j * k + j];
+        f = b[j];
+        if (f != 0.0)
+            for (i = 0; i < j; i++) b[i] -= A[(size_t)j * k + i] * f;
+    }
+    return 0;
+}
+
 int symbody_rhs(plan *P, double t, const double *x, double *xdot)
 {
     int one = 1, info = 0, k;
@@ -63,14 +147,24 @@ int symbody_rhs(plan *P, double t, const double *x, double *xdot)
         int m = (int)P->m;
         double *v = P->velocity_out;
         P->velocity(z, v);
-        P->gesv(&m, &one, v + P->s_bdep, &m, P->pivots, v + P->s_vrhs, &m, &info);
-        if (info) return 1;
+        if (m <= SMALL_MAX) {
+            if (lu_solve(m, v + P->s_bdep, v + P->s_vrhs)) return 1;
+        } else {
+            P->gesv(&m, &one, v + P->s_bdep, &m, P->pivots, v + P->s_vrhs, &m, &info);
+            if (info) return 1;
+        }
         memcpy(z + P->iud, v + P->s_vrhs, (size_t)m * sizeof(double));
     }
     P->main(z, P->main_out);
     k = (int)P->K;
-    if (P->augmented) {
+    if (P->augmented && k <= SMALL_MAX) {
+        /* small: LAPACK's call costs more than the factorization (dgetrf's set-up) */
+        if (lu_solve(k, P->main_out + P->N + k, P->main_out + P->N)) return 2;
+    } else if (P->augmented) {
         P->gesv(&k, &one, P->main_out + P->N + k, &k, P->pivots, P->main_out + P->N, &k, &info);
+    } else if (k <= SMALL_MAX) {
+        /* small: LAPACK's call costs more than the factorization (dpotrf's set-up) */
+        if (cholesky_solve(k, P->main_out + P->N + k, P->main_out + P->N)) return 2;
     } else {
         char lower = 'L';
         P->posv(&lower, &k, &one, P->main_out + P->N + k, &k, P->main_out + P->N, &k, &info);
@@ -120,11 +214,28 @@ def c_function_address(kernel: Any) -> int | None:
 
 
 _LIBRARIES: dict[str, Any] = {}
+_BUILD_LOCK = threading.RLock()
+
+
+def _after_fork_in_child() -> None:
+    global _BUILD_LOCK
+    _BUILD_LOCK = threading.RLock()      # (one held by a parent's build thread stays held)
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_after_fork_in_child)
 
 
 def build_source(source: str, name: str) -> ctypes.CDLL | None:
     """A fixed C source compiled once (kernel cache, digest-checked) and loaded; None
     without a C compiler."""
+    if source in _LIBRARIES:
+        return _LIBRARIES[source]
+    with _BUILD_LOCK:                  # (a background thread may be building it)
+        return _build_source(source, name)
+
+
+def _build_source(source: str, name: str) -> ctypes.CDLL | None:
     if source in _LIBRARIES:
         return _LIBRARIES[source]
     cc = c_kernels.compiler_available()

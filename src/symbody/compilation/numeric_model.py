@@ -88,11 +88,15 @@ class NumericModel:
     """
 
     _frozen = False
+    #: ``backend="auto"`` builds the model's kernels as C (see :mod:`.codegen`); a subclass
+    #: whose runs need Python between the steps can keep the size rule (LLVM when small)
+    _auto_c_kernels = True
 
     def __init__(self, eom: EquationsOfMotion, constants: Sequence | None = None, specifieds: Sequence | None = None,
                  backend: str = "auto", cache: bool = True, progress: Any = None):
         from .kernel_assembly import assemble
-        self._set_parts(assemble(eom, constants, specifieds, backend, cache, progress), eom)
+        self._set_parts(assemble(eom, constants, specifieds, backend, cache, progress,
+                                 model_kernels=self._auto_c_kernels), eom)
 
     @classmethod
     def from_parts(cls, parts: CompiledParts, eom: EquationsOfMotion | None = None) -> NumericModel:
@@ -120,7 +124,27 @@ class NumericModel:
         self.default_partition = Partition(tuple(range(L.n, L.N)), tuple(range(L.p, L.o)), L.N, L.o)
         self._local = threading.local()           # per-thread Workspace (see workspace())
         self._derivatives: dict = {}              # the block-derivative program, built on first use
+        self._entries: list = []                  # [True] once the compiled entries were tried
         self._frozen = True
+
+    def _compiled_entries(self) -> bool:
+        """Put the compiled entries of :mod:`.native_entry` in front of ``rhs`` and
+        ``rhs_many`` (instance attributes that shadow the methods, which stay the careful
+        path), once; True when they are there."""
+        if self._entries:
+            return self._entries[0]
+        self._entries.append(False)
+        cls = type(self)
+        if cls.rhs is not NumericModel.rhs or cls.rhs_many is not NumericModel.rhs_many:
+            return False
+        from .native_entry import entries
+        made = entries(self, NumericModel.rhs.__get__(self), NumericModel.rhs_many.__get__(self))
+        if made is None:
+            return False
+        object.__setattr__(self, "rhs", made[0])
+        object.__setattr__(self, "rhs_many", made[1])
+        self._entries[0] = True
+        return True
 
     # ------------------------------------------------------------ work data
     def workspace(self) -> Workspace:
@@ -241,6 +265,8 @@ class NumericModel:
         ``partition``: integrate in another dependent set: x = [q, u[partition.independent_speeds]]
         and x' in the same layout (needs ``partition_switchable`` unless it is the default).
         """
+        if not self._entries and self._compiled_entries():
+            return self.rhs(t, x, p, r, partition)      # the compiled entry from now on
         if partition is not None and partition.dependent_speeds != self.default_partition.dependent_speeds:
             return partitions.rhs_in_partition(self, t, x, p, r, partition)
         L = self.layout
@@ -440,7 +466,10 @@ class NumericModel:
         return forces.auxiliary_forces(self, q, u, udot, p, t, r, extra)
 
     def rhs_many(self, t: ArrayLike, X: ArrayLike, p: ParameterValues, r: InputValues = None) -> np.ndarray:
-        """x' for many states at once: X (k, N + p + e) -> (k, N + p + e) (:func:`.batch.rhs_many`)."""
+        """x' for many states at once: X (k, N + p + e) -> (k, N + p + e) (:func:`.batch.rhs_many`;
+        with the compiled entry one C loop over the states, each x' that of :meth:`rhs`)."""
+        if not self._entries and self._compiled_entries():
+            return self.rhs_many(t, X, p, r)
         return batch.rhs_many(self, t, X, p, r)
 
     def speeds_many(self, t: ArrayLike, X: ArrayLike, p: ParameterValues, r: InputValues = None, partition: Partition | None = None) -> np.ndarray:
@@ -490,8 +519,8 @@ def compile(eom: EquationsOfMotion, constants: Sequence | None = None, specified
 
     ``constants`` / ``specifieds``: optional orderings (default: the eom's, sorted
     by name); every symbol the equations use must be included.  ``backend``:
-    "auto" (symengine LLVM when available, else numpy), "llvm", "lambda" or
-    "numpy".  ``cache``: reuse compiled kernels from the on-disk cache
+    "auto" (generated C when a C compiler works, else symengine LLVM, else numpy), "c",
+    "llvm", "lambda" or "numpy".  ``cache``: reuse compiled kernels from the on-disk cache
     ($SYMBODY_CACHE_DIR or ~/.cache/symbody).
     """
     return NumericModel(eom, constants=constants, specifieds=specifieds, backend=backend,

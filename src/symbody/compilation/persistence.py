@@ -69,7 +69,7 @@ from ..compat.sympy import TIME, original_assumptions
 from ..errors import InputError, ModelFileError
 from .codegen import serialize_expressions
 from .kernel_layout import CompiledParts, KernelLayout, ModelKernels, ModelSymbols
-from .object_code import check_object_code
+from .object_code import check_object_code, check_shared_library
 
 try:
     import symengine as se
@@ -173,6 +173,12 @@ class _Encoder:
                 if dtype is not np.float64:
                     raise InputError(f"kernel {k.name!r} is not a float64 kernel")
                 desc["llvm"] = {"args": _jsonable(args[:-2]), "code": self._blob(code)}
+            library = getattr(getattr(k, "library", None), "_name", None)    # the loaded .so
+            if k.backend == "c" and library and self.keep_machine_code:
+                try:
+                    desc["c"] = {"code": self._blob(Path(library).read_bytes())}
+                except OSError:        # a scratch library (cache=False): rebuilt when loaded
+                    pass
         self._kernels[id(k)] = desc
         return desc
 
@@ -284,7 +290,13 @@ class _Decoder:
         return data
 
     def kernel(self, desc: dict) -> Any:
-        from .codegen import Kernel, deserialize_expressions, kernel_from_lambdify, numpy_kernel
+        from .codegen import (
+            Kernel,
+            deserialize_expressions,
+            kernel_from_lambdify,
+            kernel_from_library,
+            numpy_kernel,
+        )
         first = desc.get("expressions") or desc.get("sympy")
         key = first["blob"] if first else id(desc)
         if key in self.kernels:
@@ -305,8 +317,17 @@ class _Decoder:
                 check_object_code(code, f"{self.source}, kernel {name!r}")
                 args = list(_unjson(desc["llvm"]["args"])) + [np.float64, code]
                 lam = llvm_loading_func(*args)
-            k = kernel_from_lambdify(nargs, nout, backend, name, lam, exprs_data,
-                                     lambda: deserialize_expressions(exprs_data))
+            k = None
+            if self.use_code and "c" in desc and backend == "c":
+                code = self.blob(desc["c"]["code"])
+                check_shared_library(code, f"{self.source}, kernel {name!r}")
+                try:
+                    k = kernel_from_library(nargs, nout, name, code, exprs_data)
+                except OSError:        # not loadable here: compiled again from the expressions
+                    k = None
+            if k is None:
+                k = kernel_from_lambdify(nargs, nout, backend, name, lam, exprs_data,
+                                         lambda: deserialize_expressions(exprs_data))
         self.kernels[key] = k
         return k
 

@@ -167,7 +167,13 @@ class RedundantModel(NumericModel):
     docstring).  Everything a NumericModel does it does for the square subset
     ``constraint_rows``; ``full_eom`` holds all equations, ``constraint_names`` their names,
     :meth:`constraints` evaluates all of them, :meth:`assemble` checks and names them at a
-    configuration and :meth:`with_rows` gives the model of another subset."""
+    configuration and :meth:`with_rows` gives the model of another subset.
+
+    Under ``backend="auto"`` its kernels keep the size rule (LLVM when small): with C
+    kernels the compiled steps switch the dependent set before the kept equations are chosen
+    again where they degrade (as with ``backend="c"``), an open issue."""
+
+    _auto_c_kernels = False
 
     def __init__(self, eom: EquationsOfMotion, constants: Sequence | None = None,
                  specifieds: Sequence | None = None, backend: str = "auto", cache: bool = True,

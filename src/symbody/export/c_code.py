@@ -124,10 +124,8 @@ def _kernel_expressions(kernel: Any) -> list:
     if src.get("kind") == "sympy" and exprs is not None:
         return to_symengine(exprs)
     if exprs is None and src.get("serialized") is not None:
-        from symengine.lib.symengine_wrapper import load_basic
-
-        from ..compilation.persistence import _unframe
-        exprs = [load_basic(b) for b in _unframe(src["serialized"])]
+        from ..compilation.codegen import deserialize_expressions
+        exprs = deserialize_expressions(src["serialized"])
     if exprs is None:
         raise CompilationError(f"the kernel {k.name!r} keeps no expressions to generate C from")
     return list(exprs)
