@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import math
 import os
+import re
 import warnings
 import xml.parsers.expat
 from dataclasses import dataclass, field
@@ -124,6 +125,16 @@ def _xml_tree(text: str, where: str) -> XmlElement:
     if not top:
         raise InputError(f"{where}: no XML element")
     return top[0]
+
+
+def _leading_space_before_declaration(text: str | bytes) -> str | bytes:
+    """Blank lines before ``<?xml ...?>`` (not well-formed XML, but read by urdfdom, hence
+    Pinocchio): moved after the declaration, so the line numbers stay the file's."""
+    pattern = rb"(\s+)(<\?xml[^>]*\?>)" if isinstance(text, bytes) else r"(\s+)(<\?xml[^>]*\?>)"
+    m = re.match(pattern, text)
+    if m is None:
+        return text
+    return m.group(2) + m.group(1) + text[m.end():]
 
 
 def rpy_matrix(rpy) -> np.ndarray:
@@ -248,8 +259,10 @@ def _joint(rd: _Reader, el: XmlElement, links: dict) -> UrdfJoint:
     if jtype in ("revolute", "prismatic"):
         lower = 0.0 if lower is None else lower
         upper = 0.0 if upper is None else upper
-        if lower > upper:
-            rd.fail(what, lim, f"lower limit {lower} > upper limit {upper}")
+        if lower > upper:   # Bullet's "no limit"; urdfdom and Pinocchio accept it as given
+            warnings.warn(f"{rd.where}, {what} (line {lim.line}): lower limit {lower} > upper "
+                          f"limit {upper} (kept as given; the dynamics does not use limits)",
+                          UserWarning, stacklevel=4)
     damping = friction = 0.0
     dyn = el.find("dynamics")
     if dyn is not None:
@@ -292,11 +305,11 @@ def parse_urdf(path_or_xml: str | os.PathLike, invalid_inertia: str = "error",
         with open(path, "rb") as fh:
             text = fh.read()
         where = path
-    root = _xml_tree(text, where)
+    root = _xml_tree(_leading_space_before_declaration(text), where)
     rd = _Reader(where, invalid_inertia, bool(mimic))
     if root.tag != "robot":
         rd.fail(f"<{root.tag}>", root, "the root element is not <robot>")
-    if not root.get("name"):
+    if root.get("name") is None:     # name="" is accepted, as by urdfdom (hence Pinocchio)
         rd.fail("<robot>", root, "the robot has no name (<robot name=...> is required)")
     links: dict[str, UrdfLink] = {}
     for el in root.findall("link"):

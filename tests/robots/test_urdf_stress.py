@@ -1,0 +1,76 @@
+"""Stress cases of load_urdf found on files it was not developed on (Bullet's pybullet_data,
+adversarial valid URDFs): each a minimal reproduction, checked against Pinocchio."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import symbody as sb
+from symbody.errors import InputError
+
+pin = pytest.importorskip("pinocchio")
+
+from systems.pinocchio_oracle import compare  # noqa: E402
+
+
+def inertial(m: float = 1.3, ixx: float = 0.11, iyy: float = 0.23, izz: float = 0.31,
+             ixy: float = 0.01, ixz: float = -0.02, iyz: float = 0.015,
+             xyz: str = "0.1 -0.05 0.2", rpy: str = "0.3 -0.7 1.1") -> str:
+    return (f'<inertial><origin xyz="{xyz}" rpy="{rpy}"/><mass value="{m}"/><inertia ixx="{ixx}" '
+            f'iyy="{iyy}" izz="{izz}" ixy="{ixy}" ixz="{ixz}" iyz="{iyz}"/></inertial>')
+
+
+def link(name: str, inert: str | None = None) -> str:
+    return f'<link name="{name}">{inertial() if inert is None else inert}</link>'
+
+
+def joint(name: str, parent: str, child: str, type_: str = "revolute", axis: str = "0 0 1",
+          limit: str = 'lower="-2" upper="1.5"', xyz: str = "0.1 0.2 0.3",
+          rpy: str = "0.4 -0.5 0.6") -> str:
+    return (f'<joint name="{name}" type="{type_}"><parent link="{parent}"/><child link="{child}"/>'
+            f'<origin xyz="{xyz}" rpy="{rpy}"/><axis xyz="{axis}"/>'
+            f'<limit {limit} effort="10" velocity="3"/></joint>')
+
+
+def urdf(*parts: str, name: str = "stress") -> str:
+    return f'<?xml version="1.0"?>\n<robot name="{name}">\n' + "\n".join(parts) + "\n</robot>\n"
+
+
+def agrees(text: str, floating: bool = False, **kw) -> dict:
+    robot = sb.load_urdf(text, floating_base=floating, **kw)
+    pm = (pin.buildModelFromXML(text, pin.JointModelFreeFlyer()) if floating
+          else pin.buildModelFromXML(text))
+    err = compare(pin, robot, sb.compile(robot.eom), pm, np.random.default_rng(11), states=2)
+    assert max(err["M"], err["bias"], err["aba"]) < 1e-9, err
+    return err
+
+
+TWO = (link("base"), link("a"), link("b"), joint("j1", "base", "a"),
+       joint("j2", "a", "b", axis="0.3 -1.7 2.2"))
+
+
+def test_blank_lines_before_the_xml_declaration(tmp_path):
+    # Bullet's differential/diff_ring.urdf starts with a newline; urdfdom reads it
+    f = tmp_path / "r.urdf"
+    f.write_text("\n\n" + urdf(*TWO))
+    robot = sb.load_urdf(f)
+    assert robot.joint_names == ("j1", "j2")
+    assert robot.urdf.joints["j1"].line == 8      # line numbers are still the file's
+    agrees("\n" + urdf(*TWO))
+
+
+def test_an_empty_robot_name_is_accepted():
+    # Bullet's humanoid.urdf has <robot name="">; urdfdom (hence Pinocchio) reads it
+    agrees(urdf(*TWO, name=""))
+    with pytest.raises(InputError, match="robot has no name"):
+        sb.load_urdf(urdf(*TWO).replace(' name="stress"', ""))
+
+
+def test_lower_limit_above_upper_is_kept_with_a_warning():
+    # Bullet writes lower="1" upper="0" for "no limit"; urdfdom and Pinocchio accept it
+    text = urdf(*TWO[:4], joint("j2", "a", "b", limit='lower="1" upper="0"'))
+    with pytest.warns(UserWarning, match=r"joint 'j2' \(line 7\): lower limit 1.0 > upper"):
+        robot = sb.load_urdf(text)
+    assert robot.urdf.joints["j2"].lower == 1.0 and robot.urdf.joints["j2"].upper == 0.0
+    agrees(text.replace('lower="1" upper="0"', 'lower="-1" upper="1"'))
