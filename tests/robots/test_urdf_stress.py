@@ -74,3 +74,16 @@ def test_lower_limit_above_upper_is_kept_with_a_warning():
         robot = sb.load_urdf(text)
     assert robot.urdf.joints["j2"].lower == 1.0 and robot.urdf.joints["j2"].upper == 0.0
     agrees(text.replace('lower="1" upper="0"', 'lower="-1" upper="1"'))
+
+
+def test_a_tiny_body_keeps_its_inertia():
+    # a 1 mg sensor link with inertia 1e-14 kg m² on its own joint: not round-off of zero
+    # (it was dropped: "the acceleration of u_j2 appears in no dynamic equation")
+    tiny = inertial(1e-6, 1e-14, 2e-14, 3e-14, 0, 0, 0, "0 0 0", "0 0 0")
+    text = urdf(link("base"), link("a"), link("b", tiny), joint("j1", "base", "a"),
+                joint("j2", "a", "b", xyz="0 0 0"))
+    robot = sb.load_urdf(text)
+    M, _ = sb.robots.dynamic_terms(sb.compile(robot.eom), [0.1, 0.2], [0, 0], robot.constants,
+                                   [0, 0])
+    assert M[1, 1] == pytest.approx(3e-14, rel=1e-9)
+    agrees(text)

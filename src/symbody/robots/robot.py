@@ -149,8 +149,9 @@ class Robot:
         out, self.parameters = [], []
         for b in self.tree.bodies:
             if not self.symbolic_inertia:
-                out.append((num(b.mass), [num(x) for x in b.h],
-                            [[num(x) for x in row] for row in b.I_o]))
+                sc = max(b.mass, float(np.abs(b.h).max()), float(np.abs(b.I_o).max()))
+                out.append((num(b.mass, sc), [num(x, sc) for x in b.h],
+                            [[num(x, sc) for x in row] for row in b.I_o]))
                 continue
             if b.index == 0 and not self.floating_base:
                 out.append((se.Integer(0), [se.Integer(0)] * 3, [[se.Integer(0)] * 3] * 3))
