@@ -87,3 +87,23 @@ def test_a_tiny_body_keeps_its_inertia():
                                    [0, 0])
     assert M[1, 1] == pytest.approx(3e-14, rel=1e-9)
     agrees(text)
+
+
+@pytest.mark.parametrize(("parts", "line"), [
+    ((link("base", ""), link("a"), link("b"), joint("j1", "base", "a"), joint("j2", "a", "b")), 6),
+    ((link("world", ""), link("base", ""), link("a"),
+      joint("weld", "world", "base", "fixed"), joint("j1", "base", "a")), 7),
+], ids=["massless-root", "massless-root-below-a-fixed-joint"])
+def test_a_massless_floating_base_with_one_joint_is_refused(parts, line):
+    # the free-flyer and j1 move the same body: Pinocchio's M is singular (cond ~ 1e16), aba
+    # returns one of many answers; symbody says so instead
+    text = urdf(*parts)
+    pm = pin.buildModelFromXML(text, pin.JointModelFreeFlyer())
+    M = pin.crba(pm, pm.createData(), pin.neutral(pm))
+    assert np.linalg.cond(np.triu(M) + np.triu(M, 1).T) > 1e12
+    with pytest.raises(InputError, match=rf"joint 'j1' \(line {line}\): the floating base link"):
+        sb.load_urdf(text, floating_base=True)
+    sb.load_urdf(text)      # a fixed base is fine
+    # with a second joint on the massless base the free-flyer is determined
+    agrees(urdf(*parts, link("c"), joint("j3", "base", "c", axis="1 0 0", xyz="0.5 0 0")),
+           floating=True)

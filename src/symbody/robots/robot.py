@@ -453,3 +453,10 @@ def _check_masses(model: UrdfModel, tree: KinematicTree, floating: bool) -> None
                              "have no inertia (a zero row of the mass matrix)")
     if floating and (sub_mass[0] <= 0 or sub_rot[0] <= 0):
         raise InputError(f"{where}: the floating base moves no mass")
+    root = tree.bodies[0]
+    if floating and root.mass <= 0 and not root.I_o.any() and len(root.children) == 1:
+        j = tree.bodies[root.children[0]].joint
+        raise InputError(f"{where}, joint {j.name!r} (line {j.line}): the floating base link "
+                         f"{model.root!r} has no inertia and this is its only moving joint, so "
+                         "the base and the joint turn the same body (a singular mass matrix); "
+                         "give the base link an <inertial>")
