@@ -107,3 +107,20 @@ def test_a_massless_floating_base_with_one_joint_is_refused(parts, line):
     # with a second joint on the massless base the free-flyer is determined
     agrees(urdf(*parts, link("c"), joint("j3", "base", "c", axis="1 0 0", xyz="0.5 0 0")),
            floating=True)
+
+
+def test_a_chain_of_mimic_joints_is_resolved():
+    # j3 mimics j2, which mimics j1: q3 = -0.5 (2 q1 + 0.1) + 0.3 (was refused with the default
+    # mimic=True, while Pinocchio reads the file)
+    text = urdf(link("base"), link("a"), link("b"), link("c"), joint("j1", "base", "a"),
+                joint("j2", "a", "b").replace("</joint>", '<mimic joint="j1" multiplier="2" '
+                                              'offset="0.1"/></joint>'),
+                joint("j3", "b", "c", "prismatic").replace("</joint>", '<mimic joint="j2" '
+                                                           'multiplier="-0.5" offset="0.3"/></joint>'))
+    robot = sb.load_urdf(text)
+    assert robot.urdf.joints["j3"].mimic == ("j1", -1.0, pytest.approx(0.25))
+    assert robot.input_names == ("j1",) and robot.default_state()[2] == pytest.approx(0.25)
+    agrees(text)
+    loop = text.replace('<mimic joint="j1"', '<mimic joint="j3"')
+    with pytest.raises(InputError, match=r"joint 'j2' \(line 8\): the mimic joints .* loop"):
+        sb.load_urdf(loop)

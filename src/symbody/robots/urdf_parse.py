@@ -14,7 +14,7 @@ import os
 import re
 import warnings
 import xml.parsers.expat
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 
@@ -288,9 +288,10 @@ def parse_urdf(path_or_xml: str | os.PathLike, invalid_inertia: str = "error",
     Checks: well-formed XML with a <robot> root; unique link and joint names; every joint's
     parent and child links exist; one parent per link; no cycle; one root link; supported
     joint types; finite numbers; positive semi-definite inertias with non-negative masses;
-    mimic joints that name an existing non-mimic joint.  ``invalid_inertia``: "error"
-    (default) or "warn" (an :class:`InvalidInertiaWarning`, the tensor used as given) for an
-    inertia tensor that is not positive semi-definite.  ``mimic=False``: <mimic> tags are
+    mimic joints that name an existing moving joint (a chain of mimics is resolved to the
+    joint at its end).  ``invalid_inertia``: "error" (default) or "warn" (an
+    :class:`InvalidInertiaWarning`, the tensor used as given) for an inertia tensor that is
+    not positive semi-definite.  ``mimic=False``: <mimic> tags are
     not read (every joint independent, Pinocchio's default).
     """
     if invalid_inertia not in ("error", "warn"):
@@ -368,9 +369,21 @@ def parse_urdf(path_or_xml: str | os.PathLike, invalid_inertia: str = "error",
             if target is None or target.type == "fixed":
                 rd.fail(f"joint {j.name!r}", j.element, f"mimics {j.mimic[0]!r}, which is not a "
                         "moving joint of the file")
-            if target.mimic is not None:
-                rd.fail(f"joint {j.name!r}", j.element, f"mimics {j.mimic[0]!r}, itself a mimic "
-                        "joint (chains of mimics are not supported)")
+    # a chain of mimics (j mimics k, k mimics m): q_j = a_j (a_k q_m + b_k) + b_j, resolved to
+    # the joint at its end
+    for name, j in list(joints.items()):
+        if j.mimic is None:
+            continue
+        target, a, b = j.mimic
+        seen = [name]
+        while joints[target].mimic is not None:
+            if target in seen:
+                rd.fail(f"joint {name!r}", j.element, f"the mimic joints {seen} mimic each other "
+                        "in a loop")
+            seen.append(target)
+            t2, a2, b2 = joints[target].mimic
+            target, a, b = t2, a * a2, a * b2 + b
+        joints[name] = replace(j, mimic=(target, a, b))
     floating = None
     for j in joints.values():
         if j.type != "floating":
