@@ -147,6 +147,7 @@ class Robot:
         """Per body, (m, h, I_o) as symengine expressions (numbers, or symbols with values in
         ``constants``) and the parameter symbols (10 per body, Pinocchio's order)."""
         out, self.parameters = [], []
+        used: set = set()       # links "a b" and "a-b" are both _ident "a_b": one symbol each
         for b in self.tree.bodies:
             if not self.symbolic_inertia:
                 sc = max(b.mass, float(np.abs(b.h).max()), float(np.abs(b.I_o).max()))
@@ -156,7 +157,12 @@ class Robot:
             if b.index == 0 and not self.floating_base:
                 out.append((se.Integer(0), [se.Integer(0)] * 3, [[se.Integer(0)] * 3] * 3))
                 continue
-            ident = _ident(b.name)
+            ident = base = _ident(b.name)
+            k = 1
+            while ident in used:
+                k += 1
+                ident = f"{base}_{k}"
+            used.add(ident)
             names = [f"m_{ident}", f"mx_{ident}", f"my_{ident}", f"mz_{ident}", f"Ixx_{ident}",
                      f"Ixy_{ident}", f"Iyy_{ident}", f"Ixz_{ident}", f"Iyz_{ident}", f"Izz_{ident}"]
             syms = [sm.Symbol(n) for n in names]
