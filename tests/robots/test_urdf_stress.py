@@ -136,3 +136,13 @@ def test_symbolic_inertia_of_links_with_the_same_identifier():
     assert len(set(robot.parameters)) == 30
     assert [str(p) for p in robot.parameters[::10]] == ["m_a_b", "m_a_b_2", "m_a_b_3"]
     agrees(text, symbolic_inertia=True)
+
+
+def test_a_point_mass_on_the_axis_of_a_last_joint_is_refused():
+    # Pinocchio's M has a zero row; symbody said "u_j1(t) appears in no dynamic equation"
+    # without the joint's line
+    text = urdf(link("base"), link("a", inertial(2.0, 0, 0, 0, 0, 0, 0, "0 0 0.5")),
+                joint("j1", "base", "a", rpy="0 0 0"))
+    with pytest.raises(InputError, match=r"joint 'j1' \(line 5\): .* no inertia about its axis"):
+        sb.load_urdf(text)
+    agrees(text.replace('xyz="0 0 0.5"', 'xyz="0 0.01 0.5"'))     # off the axis: fine

@@ -457,6 +457,11 @@ def _check_masses(model: UrdfModel, tree: KinematicTree, floating: bool) -> None
         if j.type != "prismatic" and sub_rot[b.index] <= 0:
             raise InputError(f"{where}, joint {j.name!r} (line {j.line}): the links it moves "
                              "have no inertia (a zero row of the mass matrix)")
+        # a last body turning about an axis through its centre of mass with no inertia about it
+        if j.type != "prismatic" and not b.children and j.axis @ b.I_o @ j.axis <= 1e-14 * \
+                max(sub_rot[b.index], 1e-300):
+            raise InputError(f"{where}, joint {j.name!r} (line {j.line}): the links it moves "
+                             "have no inertia about its axis (a zero row of the mass matrix)")
     if floating and (sub_mass[0] <= 0 or sub_rot[0] <= 0):
         raise InputError(f"{where}: the floating base moves no mass")
     root = tree.bodies[0]
