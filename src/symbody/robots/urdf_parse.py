@@ -297,7 +297,7 @@ def parse_urdf(path_or_xml: str | os.PathLike, invalid_inertia: str = "error",
     if invalid_inertia not in ("error", "warn"):
         raise InputError(f"invalid_inertia must be 'error' or 'warn', got {invalid_inertia!r}")
     text_in = os.fspath(path_or_xml)
-    if text_in.lstrip().startswith("<"):
+    if text_in.lstrip("\ufeff \t\r\n").startswith("<"):     # a byte-order mark allowed
         text, path, where = text_in, None, "URDF string"
     else:
         path = os.path.abspath(text_in)
