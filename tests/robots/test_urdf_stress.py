@@ -151,3 +151,29 @@ def test_a_string_with_a_byte_order_mark():
     text = "\ufeff" + urdf(*TWO)
     assert sb.load_urdf(text).joint_names == ("j1", "j2")
     agrees(text)
+
+
+def test_mimic_joints_agree_with_pinocchios_mimic_model():
+    # a second oracle for mimic joints: Pinocchio 4's own mimic model (mimic=True), whose crba
+    # and nonLinearEffects are the reduced G^T M G and G^T b (its aba refuses mimic joints)
+    text = urdf(*TWO[:4], joint("j2", "a", "b").replace(
+        "</joint>", '<mimic joint="j1" multiplier="-2.5" offset="0.3"/></joint>'),
+        link("c"), joint("j3", "b", "c", "prismatic").replace(
+        "</joint>", '<mimic joint="j1" multiplier="0.5"/></joint>'))
+    try:
+        pm = pin.buildModelFromXML(text, mimic=True)
+    except TypeError:
+        pytest.skip("this Pinocchio has no mimic models")
+    pd = pm.createData()
+    robot = sb.load_urdf(text)
+    model = sb.compile(robot.eom)
+    assert pm.nv == 1 and robot.input_names == ("j1",) and robot.joint_names == ("j1", "j2", "j3")
+    rng = np.random.default_rng(8)
+    for _ in range(3):
+        q1, v1, tau = rng.uniform(-1.5, 1.5), rng.standard_normal(), rng.standard_normal()
+        M = pin.crba(pm, pd, np.array([q1]))
+        dv = (tau - pin.nonLinearEffects(pm, pd, np.array([q1]), np.array([v1]))) / M[0, 0]
+        x = np.array([q1, -2.5 * q1 + 0.3, 0.5 * q1, v1])
+        xdot = model.rhs(0.0, x, robot.constants, np.array([tau]))
+        assert abs(xdot[3] - dv[0]) <= 1e-12 * max(1.0, abs(dv[0]))
+        np.testing.assert_allclose(xdot[:3], [v1, -2.5 * v1, 0.5 * v1], rtol=1e-13)
