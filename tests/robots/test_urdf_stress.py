@@ -146,6 +146,8 @@ def test_a_point_mass_on_the_axis_of_a_last_joint_is_refused():
     with pytest.raises(InputError, match=r"joint 'j1' \(line 5\): .* no inertia about its axis"):
         sb.load_urdf(text)
     agrees(text.replace('xyz="0 0 0.5"', 'xyz="0 0.01 0.5"'))     # off the axis: fine
+
+
 def test_a_string_with_a_byte_order_mark():
     # text read with encoding="utf-8" keeps the BOM; it was taken for a file name
     text = "\ufeff" + urdf(*TWO)
