@@ -179,3 +179,12 @@ def test_mimic_joints_agree_with_pinocchios_mimic_model():
         xdot = model.rhs(0.0, x, robot.constants, np.array([tau]))
         assert abs(xdot[3] - dv[0]) <= 1e-12 * max(1.0, abs(dv[0]))
         np.testing.assert_allclose(xdot[:3], [v1, -2.5 * v1, 0.5 * v1], rtol=1e-13)
+
+
+def test_a_massless_base_below_the_files_own_floating_joint_is_refused():
+    world = ('<link name="world"/><joint name="fj" type="floating"><parent link="world"/>'
+             '<child link="base"/></joint>')
+    text = urdf(world, link("base", ""), link("a"), link("b"), joint("j1", "base", "a"),
+                joint("j2", "a", "b"))
+    with pytest.raises(InputError, match=r"joint 'j1' \(line 7\): the floating base link 'base'"):
+        sb.load_urdf(text, floating_base=True)

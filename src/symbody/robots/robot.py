@@ -468,6 +468,6 @@ def _check_masses(model: UrdfModel, tree: KinematicTree, floating: bool) -> None
     if floating and root.mass <= 0 and not root.I_o.any() and len(root.children) == 1:
         j = tree.bodies[root.children[0]].joint
         raise InputError(f"{where}, joint {j.name!r} (line {j.line}): the floating base link "
-                         f"{model.root!r} has no inertia and this is its only moving joint, so "
+                         f"{root.name!r} has no inertia and this is its only moving joint, so "
                          "the base and the joint turn the same body (a singular mass matrix); "
                          "give the base link an <inertial>")
