@@ -32,11 +32,13 @@ __all__ = ["TreeDynamics", "form_tree_dynamics", "num"]
 ZERO = se.Integer(0)
 
 
-def num(v: float):
+def num(v: float, scale: float = 1.0):
     """A numeric constant for symengine: exact 0 and ±integers as Integers (so products with them
-    fold away), round-off of an exact zero (|v| < 1e-13) as 0, anything else as a double."""
+    fold away), round-off of an exact zero (|v| < 1e-13 min(1, scale)) as 0, anything else as
+    a double.  ``scale``: the size of the numbers v is one of (a tiny body's inertia, 1e-14
+    kg m², is not round-off)."""
     v = float(v)
-    if abs(v) < 1e-13:
+    if abs(v) < 1e-13 * min(1.0, scale):
         return ZERO
     if v == round(v) and abs(v) < 1e6:
         return se.Integer(int(round(v)))

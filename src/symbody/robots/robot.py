@@ -147,15 +147,22 @@ class Robot:
         """Per body, (m, h, I_o) as symengine expressions (numbers, or symbols with values in
         ``constants``) and the parameter symbols (10 per body, Pinocchio's order)."""
         out, self.parameters = [], []
+        used: set = set()       # links "a b" and "a-b" are both _ident "a_b": one symbol each
         for b in self.tree.bodies:
             if not self.symbolic_inertia:
-                out.append((num(b.mass), [num(x) for x in b.h],
-                            [[num(x) for x in row] for row in b.I_o]))
+                sc = max(b.mass, float(np.abs(b.h).max()), float(np.abs(b.I_o).max()))
+                out.append((num(b.mass, sc), [num(x, sc) for x in b.h],
+                            [[num(x, sc) for x in row] for row in b.I_o]))
                 continue
             if b.index == 0 and not self.floating_base:
                 out.append((se.Integer(0), [se.Integer(0)] * 3, [[se.Integer(0)] * 3] * 3))
                 continue
-            ident = _ident(b.name)
+            ident = base = _ident(b.name)
+            k = 1
+            while ident in used:
+                k += 1
+                ident = f"{base}_{k}"
+            used.add(ident)
             names = [f"m_{ident}", f"mx_{ident}", f"my_{ident}", f"mz_{ident}", f"Ixx_{ident}",
                      f"Ixy_{ident}", f"Iyy_{ident}", f"Ixz_{ident}", f"Iyz_{ident}", f"Izz_{ident}"]
             syms = [sm.Symbol(n) for n in names]
@@ -450,5 +457,17 @@ def _check_masses(model: UrdfModel, tree: KinematicTree, floating: bool) -> None
         if j.type != "prismatic" and sub_rot[b.index] <= 0:
             raise InputError(f"{where}, joint {j.name!r} (line {j.line}): the links it moves "
                              "have no inertia (a zero row of the mass matrix)")
+        # a last body turning about an axis through its centre of mass with no inertia about it
+        if j.type != "prismatic" and not b.children and j.axis @ b.I_o @ j.axis <= 1e-14 * \
+                max(sub_rot[b.index], 1e-300):
+            raise InputError(f"{where}, joint {j.name!r} (line {j.line}): the links it moves "
+                             "have no inertia about its axis (a zero row of the mass matrix)")
     if floating and (sub_mass[0] <= 0 or sub_rot[0] <= 0):
         raise InputError(f"{where}: the floating base moves no mass")
+    root = tree.bodies[0]
+    if floating and root.mass <= 0 and not root.I_o.any() and len(root.children) == 1:
+        j = tree.bodies[root.children[0]].joint
+        raise InputError(f"{where}, joint {j.name!r} (line {j.line}): the floating base link "
+                         f"{root.name!r} has no inertia and this is its only moving joint, so "
+                         "the base and the joint turn the same body (a singular mass matrix); "
+                         "give the base link an <inertial>")

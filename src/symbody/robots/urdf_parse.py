@@ -11,9 +11,10 @@ from __future__ import annotations
 
 import math
 import os
+import re
 import warnings
 import xml.parsers.expat
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 
@@ -124,6 +125,16 @@ def _xml_tree(text: str, where: str) -> XmlElement:
     if not top:
         raise InputError(f"{where}: no XML element")
     return top[0]
+
+
+def _leading_space_before_declaration(text: str | bytes) -> str | bytes:
+    """Blank lines before ``<?xml ...?>`` (not well-formed XML, but read by urdfdom, hence
+    Pinocchio): moved after the declaration, so the line numbers stay the file's."""
+    pattern = rb"(\s+)(<\?xml[^>]*\?>)" if isinstance(text, bytes) else r"(\s+)(<\?xml[^>]*\?>)"
+    m = re.match(pattern, text)
+    if m is None:
+        return text
+    return m.group(2) + m.group(1) + text[m.end():]
 
 
 def rpy_matrix(rpy) -> np.ndarray:
@@ -248,8 +259,10 @@ def _joint(rd: _Reader, el: XmlElement, links: dict) -> UrdfJoint:
     if jtype in ("revolute", "prismatic"):
         lower = 0.0 if lower is None else lower
         upper = 0.0 if upper is None else upper
-        if lower > upper:
-            rd.fail(what, lim, f"lower limit {lower} > upper limit {upper}")
+        if lower > upper:   # Bullet's "no limit"; urdfdom and Pinocchio accept it as given
+            warnings.warn(f"{rd.where}, {what} (line {lim.line}): lower limit {lower} > upper "
+                          f"limit {upper} (kept as given; the dynamics does not use limits)",
+                          UserWarning, stacklevel=4)
     damping = friction = 0.0
     dyn = el.find("dynamics")
     if dyn is not None:
@@ -275,15 +288,16 @@ def parse_urdf(path_or_xml: str | os.PathLike, invalid_inertia: str = "error",
     Checks: well-formed XML with a <robot> root; unique link and joint names; every joint's
     parent and child links exist; one parent per link; no cycle; one root link; supported
     joint types; finite numbers; positive semi-definite inertias with non-negative masses;
-    mimic joints that name an existing non-mimic joint.  ``invalid_inertia``: "error"
-    (default) or "warn" (an :class:`InvalidInertiaWarning`, the tensor used as given) for an
-    inertia tensor that is not positive semi-definite.  ``mimic=False``: <mimic> tags are
+    mimic joints that name an existing moving joint (a chain of mimics is resolved to the
+    joint at its end).  ``invalid_inertia``: "error" (default) or "warn" (an
+    :class:`InvalidInertiaWarning`, the tensor used as given) for an inertia tensor that is
+    not positive semi-definite.  ``mimic=False``: <mimic> tags are
     not read (every joint independent, Pinocchio's default).
     """
     if invalid_inertia not in ("error", "warn"):
         raise InputError(f"invalid_inertia must be 'error' or 'warn', got {invalid_inertia!r}")
     text_in = os.fspath(path_or_xml)
-    if text_in.lstrip().startswith("<"):
+    if text_in.lstrip("\ufeff \t\r\n").startswith("<"):     # a byte-order mark allowed
         text, path, where = text_in, None, "URDF string"
     else:
         path = os.path.abspath(text_in)
@@ -292,11 +306,11 @@ def parse_urdf(path_or_xml: str | os.PathLike, invalid_inertia: str = "error",
         with open(path, "rb") as fh:
             text = fh.read()
         where = path
-    root = _xml_tree(text, where)
+    root = _xml_tree(_leading_space_before_declaration(text), where)
     rd = _Reader(where, invalid_inertia, bool(mimic))
     if root.tag != "robot":
         rd.fail(f"<{root.tag}>", root, "the root element is not <robot>")
-    if not root.get("name"):
+    if root.get("name") is None:     # name="" is accepted, as by urdfdom (hence Pinocchio)
         rd.fail("<robot>", root, "the robot has no name (<robot name=...> is required)")
     links: dict[str, UrdfLink] = {}
     for el in root.findall("link"):
@@ -355,9 +369,21 @@ def parse_urdf(path_or_xml: str | os.PathLike, invalid_inertia: str = "error",
             if target is None or target.type == "fixed":
                 rd.fail(f"joint {j.name!r}", j.element, f"mimics {j.mimic[0]!r}, which is not a "
                         "moving joint of the file")
-            if target.mimic is not None:
-                rd.fail(f"joint {j.name!r}", j.element, f"mimics {j.mimic[0]!r}, itself a mimic "
-                        "joint (chains of mimics are not supported)")
+    # a chain of mimics (j mimics k, k mimics m): q_j = a_j (a_k q_m + b_k) + b_j, resolved to
+    # the joint at its end
+    for name, j in list(joints.items()):
+        if j.mimic is None:
+            continue
+        target, a, b = j.mimic
+        seen = [name]
+        while joints[target].mimic is not None:
+            if target in seen:
+                rd.fail(f"joint {name!r}", j.element, f"the mimic joints {seen} mimic each other "
+                        "in a loop")
+            seen.append(target)
+            t2, a2, b2 = joints[target].mimic
+            target, a, b = t2, a * a2, a * b2 + b
+        joints[name] = replace(j, mimic=(target, a, b))
     floating = None
     for j in joints.values():
         if j.type != "floating":
