@@ -29,8 +29,10 @@ lies in the x-y plane.  Dimensions are numbers or expressions in the model's con
 
 from __future__ import annotations
 
+import math
 from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 import sympy as sm
@@ -40,6 +42,7 @@ from .errors import InputError
 
 __all__ = ["Shape", "Box", "Cylinder", "Cone", "Sphere", "Torus", "Plane",
            "VisualizationFrame", "Segment", "Scene", "UP_AXES"]
+__all__ += ["Mesh", "MESH_FORMATS"]
 
 #: Allowed values of Scene.up: the axis of N that points up on screen.
 UP_AXES = ("x", "y", "z", "-x", "-y", "-z")
@@ -171,6 +174,55 @@ class Plane(Shape):
     dimensions = ("length", "width")
 
 
+#: Mesh file formats the viewer reads (by the file name's suffix, any case).
+MESH_FORMATS = ("stl", "obj", "dae")
+
+
+class Mesh(Shape):
+    """A triangle mesh read from a file (STL, OBJ or Collada .dae), in the frame's coordinates.
+
+    ``Mesh(filename, scale=(1, 1, 1), color="grey", opacity=1.0)``: a vertex v of the file is
+    drawn at ``diag(scale) v`` in the frame (Collada files also get their ``<unit>``).  STL
+    and OBJ meshes take ``color``; Collada meshes keep their own material colours (as RViz
+    does) and take ``color`` only where a part has none.  Textures are not drawn.  The
+    viewer embeds the file's bytes in the page (compressed, once per file).
+    """
+
+    kind = "mesh"
+    dimensions = ()
+
+    def __init__(self, filename: str | Path, scale: Any = (1.0, 1.0, 1.0), *, color: str = "grey",
+                 opacity: float = 1.0):
+        super().__init__(color=color, opacity=opacity)
+        path = Path(filename).expanduser()
+        fmt = path.suffix.lower().lstrip(".")
+        if fmt not in MESH_FORMATS:
+            raise InputError(f"mesh file {str(filename)!r}: the viewer reads "
+                             f"{', '.join('.' + f for f in MESH_FORMATS)} files, not {path.suffix or 'files without a suffix'!r}")
+        if isinstance(scale, (int, float)):
+            scale = (scale, scale, scale)
+        try:
+            factors = tuple(float(v) for v in scale)
+        except (TypeError, ValueError) as exc:
+            raise InputError(f"mesh {path.name!r}: scale must be a number or 3 numbers, got {scale!r}") from exc
+        if len(factors) != 3 or not all(math.isfinite(v) and v != 0 for v in factors):
+            raise InputError(f"mesh {path.name!r}: scale must be 3 finite non-zero numbers, got {scale!r}")
+        self.filename = path.resolve()
+        self.format = fmt
+        self.scale = factors
+
+    def __repr__(self) -> str:
+        return (f"Mesh({str(self.filename)!r}, scale={self.scale}, color={self.color!r}, "
+                f"opacity={self.opacity:g})")
+
+    def __eq__(self, other: object) -> bool:
+        return (super().__eq__(other) and isinstance(other, Mesh)
+                and (self.filename, self.scale) == (other.filename, other.scale))
+
+    def __hash__(self) -> int:
+        return hash((type(self).__name__, str(self.filename), self.scale, self.color, self.opacity))
+
+
 PointSpec = Point | str | sm.MatrixBase | Vector | Sequence
 
 
@@ -213,7 +265,7 @@ class VisualizationFrame:
         name, frame, point, shape = _parse_visualization_args(args)
         if not isinstance(shape, Shape):
             raise InputError(f"visualization frame {name!r}: the shape must be a symbody Box, Cylinder, "
-                             f"Cone, Sphere, Torus or Plane, got {type(shape).__name__}")
+                             f"Cone, Sphere, Torus, Plane or Mesh, got {type(shape).__name__}")
         if frame is not None and not isinstance(frame, ReferenceFrame):
             raise InputError(f"visualization frame {name!r}: frame must be a ReferenceFrame or None, "
                              f"got {type(frame).__name__}")
