@@ -248,7 +248,9 @@ class VisualizationFrame:
     ``VisualizationFrame(name, frame, point, shape)``; also ``(frame, point, shape)``,
     ``(name, body, shape)`` and ``(body, shape)`` with a RigidBody (its frame and mass centre)
     or a Particle (its point; no turning).  ``frame`` is a ReferenceFrame oriented (directly
-    or through others) relative to the scene's frame, or None (the shape keeps N's axes).
+    or through others) relative to the scene's frame, a 3x3 rotation matrix R (expressions:
+    frame-fixed coordinates -> N coordinates, what ``N.dcm(frame)`` would give), or None (the
+    shape keeps N's axes).
     ``point`` is a Point (located relative to the scene's origin), the name of one of the
     scene's ``points``, or the 3 coordinates in N (Matrix, sequence or Vector).
     ``axes``: draw the frame's x, y, z axes (red, green, blue) with this length (True: sized
@@ -256,7 +258,7 @@ class VisualizationFrame:
     """
 
     name: str
-    frame: ReferenceFrame | None
+    frame: ReferenceFrame | sm.ImmutableMatrix | None
     point: Any
     shape: Shape
     axes: bool | float = False
@@ -266,9 +268,14 @@ class VisualizationFrame:
         if not isinstance(shape, Shape):
             raise InputError(f"visualization frame {name!r}: the shape must be a symbody Box, Cylinder, "
                              f"Cone, Sphere, Torus, Plane or Mesh, got {type(shape).__name__}")
-        if frame is not None and not isinstance(frame, ReferenceFrame):
-            raise InputError(f"visualization frame {name!r}: frame must be a ReferenceFrame or None, "
-                             f"got {type(frame).__name__}")
+        if isinstance(frame, sm.MatrixBase):
+            if frame.shape != (3, 3):
+                raise InputError(f"visualization frame {name!r}: a rotation matrix must be 3x3, "
+                                 f"got {frame.shape[0]}x{frame.shape[1]}")
+            frame = sm.ImmutableMatrix(frame)
+        elif frame is not None and not isinstance(frame, ReferenceFrame):
+            raise InputError(f"visualization frame {name!r}: frame must be a ReferenceFrame, a 3x3 "
+                             f"rotation matrix or None, got {type(frame).__name__}")
         object.__setattr__(self, "name", str(name))
         object.__setattr__(self, "frame", frame)
         object.__setattr__(self, "point", point)

@@ -156,9 +156,12 @@ def _point_expression(scene: Scene, spec: Any, what: str) -> sm.Matrix:
     return position_matrix(spec, what)
 
 
-def _rotation_expression(scene: Scene, frame: ReferenceFrame | None, what: str) -> sm.Matrix | None:
+def _rotation_expression(scene: Scene, frame: ReferenceFrame | sm.MatrixBase | None,
+                         what: str) -> sm.Matrix | None:
     if frame is None:
         return None
+    if isinstance(frame, sm.MatrixBase):      # the rotation matrix N <- frame itself
+        return sm.Matrix(frame)
     N = scene.reference_frame
     try:
         return sm.Matrix(N.dcm(frame))

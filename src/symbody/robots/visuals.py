@@ -75,7 +75,8 @@ class Visual:
 class RobotVisuals:
     """The parsed URDF: ``links`` in file order, ``visuals`` and ``collisions`` per link,
     ``inertias`` per link (mass, Ixx, Iyy, Izz, Ixy, Ixz, Iyz about the inertial origin),
-    ``materials`` (name -> rgba at the robot level) and ``base_dir`` (relative mesh paths)."""
+    ``materials`` (name -> rgba at the robot level), ``parents`` (child link -> parent link,
+    from the joints) and ``base_dir`` (relative mesh paths)."""
 
     name: str
     links: tuple[str, ...]
@@ -83,6 +84,7 @@ class RobotVisuals:
     collisions: Mapping[str, tuple[Visual, ...]] = field(default_factory=dict)
     inertias: Mapping[str, tuple[float, ...]] = field(default_factory=dict)
     materials: Mapping[str, tuple[float, float, float, float]] = field(default_factory=dict)
+    parents: Mapping[str, str] = field(default_factory=dict)
     base_dir: Path = Path(".")
     source: str = "<string>"
 
@@ -199,8 +201,13 @@ def read_visuals(urdf: str | Path) -> RobotVisuals:
             moments = tuple(_numbers(tensor.get(k), 1, f"{what} <inertia {k}>", (0.0,))[0] for k in keys) \
                 if tensor is not None else (0.0,) * 6
             inertias[name] = (mass, *moments)
+    parents: dict[str, str] = {}
+    for joint in root.findall("joint"):
+        parent, child = joint.find("parent"), joint.find("child")
+        if parent is not None and child is not None and parent.get("link") and child.get("link"):
+            parents[child.get("link")] = parent.get("link")
     return RobotVisuals(root.get("name", ""), tuple(links), visuals, collisions, inertias, materials,
-                        base_dir, source)
+                        parents, base_dir, source)
 
 
 def _urdf_text(urdf: str | Path) -> tuple[str, str, Path]:
@@ -365,6 +372,52 @@ def _clean(matrix: np.ndarray) -> sm.Matrix:
     return sm.Matrix(3, 3, out)
 
 
+class _LinkPoses:
+    """Link poses in the world frame, p_L (3x1) and R_L (3x3), built down the URDF's tree:
+
+        R_L = R_P P.dcm(L),    p_L = p_P + R_P [r_{L/P}]_P       (P: the parent link)
+
+    so that a link's expressions reuse its parent's (SymPy's N.dcm(L) and pos_from walk the
+    whole chain again for every link); the root link, or a link whose parent has no frame,
+    from ``world_frame`` / ``world_origin`` directly.
+    """
+
+    def __init__(self, robot: RobotVisuals, frames: Mapping[str, ReferenceFrame],
+                 points: Mapping[str, Point], world_frame: ReferenceFrame, world_origin: Point):
+        self.robot, self.frames, self.points = robot, frames, points
+        self.N, self.O = world_frame, world_origin
+        self.done: dict[str, tuple[sm.Matrix, sm.Matrix]] = {}
+
+    def __call__(self, link: str) -> tuple[sm.Matrix, sm.Matrix]:
+        if link in self.done:
+            return self.done[link]
+        chain = [link]      # up to a link already done or without a parent frame (no recursion limit)
+        while True:
+            parent = self.robot.parents.get(chain[-1])
+            if (parent is None or parent in self.done or parent not in self.frames
+                    or parent not in self.points or parent in chain):
+                break
+            chain.append(parent)
+        for item in reversed(chain):
+            self.done[item] = self._pose(item)
+        return self.done[link]
+
+    def _pose(self, link: str) -> tuple[sm.Matrix, sm.Matrix]:
+        frame, point = self.frames[link], self.points[link]
+        parent = self.robot.parents.get(link)
+        try:
+            if parent in self.done and parent in self.points:
+                p_parent, R_parent = self.done[parent]
+                P = self.frames[parent]
+                local = point.pos_from(self.points[parent]).to_matrix(P)
+                return p_parent + R_parent * local, R_parent * P.dcm(frame)
+            return sm.Matrix(point.pos_from(self.O).to_matrix(self.N)), sm.Matrix(self.N.dcm(frame))
+        except ValueError as exc:
+            raise InputError(f"scene_from_urdf: link {link!r}: its frame or point is not related to "
+                             f"{'its parent link ' + repr(parent) if parent in self.done else 'the world'}: "
+                             f"{exc}") from exc
+
+
 def scene_from_urdf(urdf: str | Path | RobotVisuals, link_frames: Mapping[str, ReferenceFrame],
                     link_points: Mapping[str, Point], world_frame: ReferenceFrame, world_origin: Point,
                     *, package_dirs: Sequence[str | Path] | Mapping[str, str | Path] | None = None,
@@ -373,10 +426,11 @@ def scene_from_urdf(urdf: str | Path | RobotVisuals, link_frames: Mapping[str, R
 
     ``link_frames[L]`` / ``link_points[L]``: the ReferenceFrame and the Point (origin) of
     link L, oriented and located (through the joints) relative to ``world_frame`` /
-    ``world_origin``.  Each visual becomes a VisualizationFrame named L (``L#2``, ``L#3``
-    for a link's further visuals) at p_L + R_L xyz, turned by R_L rpy_matrix(rpy); each link
-    origin is a named point L (``window.symbody.position(L)`` in the page).  Missing mesh
-    files: a box and a :class:`MeshFileWarning`.  ``package_dirs``: see :func:`resolve_mesh`.
+    ``world_origin``; they are read, not changed.  Each visual becomes a VisualizationFrame
+    named L (``L#2``, ``L#3`` for a link's further visuals) at p_L + R_L xyz (3x1 in N),
+    turned by R_L rpy_matrix(rpy) (3x3); each link origin is a named point L
+    (``window.symbody.position(L)`` in the page).  Missing mesh files: a box and a
+    :class:`MeshFileWarning`.  ``package_dirs``: see :func:`resolve_mesh`.
     """
     robot = urdf if isinstance(urdf, RobotVisuals) else read_visuals(urdf)
     if not isinstance(world_frame, ReferenceFrame):
@@ -385,20 +439,17 @@ def scene_from_urdf(urdf: str | Path | RobotVisuals, link_frames: Mapping[str, R
         raise InputError(f"scene_from_urdf: world_origin must be a Point, got {type(world_origin).__name__}")
     items: list[VisualizationFrame] = []
     points: dict[str, sm.Matrix] = {}
+    pose = _LinkPoses(robot, link_frames, link_points, world_frame, world_origin)
     for link in robot.links:
         visuals = robot.visuals.get(link, ())
         if not visuals and link not in link_points:
             continue
-        frame, point = link_frames.get(link), link_points.get(link)
-        if frame is None or point is None:
-            missing = "link_frames" if frame is None else "link_points"
+        if link not in link_frames or link not in link_points:
+            missing, known = ("link_frames", link_frames) if link not in link_frames else ("link_points", link_points)
             raise InputError(f"scene_from_urdf: URDF link {link!r} is not in {missing} "
-                             f"(known: {', '.join(sorted(link_frames if frame is None else link_points))})")
-        try:
-            points[link] = sm.Matrix(point.pos_from(world_origin).to_matrix(world_frame))
-        except ValueError as exc:
-            raise InputError(f"scene_from_urdf: the point of link {link!r} is not located relative "
-                             f"to the world origin {world_origin.name}: {exc}") from exc
+                             f"(known: {', '.join(sorted(known))})")
+        p, R = pose(link)
+        points[link] = p
         for i, visual in enumerate(visuals):
             label = link if i == 0 else f"{link}#{i + 1}"
             where = f"URDF {robot.source}, link {link!r}" + (f" visual {i + 1}" if len(visuals) > 1 else "")
@@ -406,14 +457,8 @@ def scene_from_urdf(urdf: str | Path | RobotVisuals, link_frames: Mapping[str, R
             rotation = rpy_matrix(visual.rpy)
             if isinstance(shape, Cylinder):
                 rotation = rotation @ _Y_TO_Z
-            at = point
-            if any(visual.xyz):
-                x, y, z = (float(c) for c in visual.xyz)
-                at = point.locatenew(f"{label}_visual", x * frame.x + y * frame.y + z * frame.z)
-            turned = frame
-            if not np.allclose(rotation, np.eye(3), rtol=0, atol=1e-15):
-                turned = ReferenceFrame(f"{label}_visual".replace("#", "_"))
-                turned.orient_explicit(frame, _clean(rotation))     # frame.dcm(turned) = rotation
+            at = p + R * sm.Matrix([float(c) for c in visual.xyz]) if any(visual.xyz) else p
+            turned = R if np.allclose(rotation, np.eye(3), rtol=0, atol=1e-15) else R * _clean(rotation)
             items.append(VisualizationFrame(label, turned, at, shape))
     return Scene(world_frame, world_origin, *items, points=points, up="z",
                  name=name if name is not None else robot.name)
