@@ -71,6 +71,8 @@ _LAZY: dict[str, tuple[str, str | None]] = {
     "FigureOptions": (".presentation.options", "FigureOptions"),
     "Camera": (".presentation.options", "Camera"),
     "RedundantConstraintWarning": (".compilation.redundant", "RedundantConstraintWarning"),
+    "load_urdf": (".robots", "load_urdf"),
+    "robots": (".robots", None),
 }
 
 if TYPE_CHECKING:  # for type checkers and IDEs: the names __getattr__ provides
@@ -96,8 +98,14 @@ if TYPE_CHECKING:  # trajectory optimization (symbody.optimize)
     from . import optimize
     from .optimize import OptimalControlProblem
 
+if TYPE_CHECKING:  # URDF robots (symbody.robots)
+    from . import robots
+    from .robots import load_urdf
+
 __all__ = [
     "models",
+    "load_urdf",
+    "robots",
     "plot",
     "animate",
     "view",

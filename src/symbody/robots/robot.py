@@ -1,0 +1,445 @@
+"""``load_urdf``: a URDF robot as equations of motion, a SymPy System and a scene.
+
+The equations are formed on the tree (:mod:`.dynamics`: composite rigid bodies for M(q),
+Newton-Euler for the bias) and handed to :class:`~symbody.EquationsOfMotion` in symengine::
+
+    M(q) u' + C(q, u) u + g(q) + D u + F sign(u) - tau = 0,    q' = u (joints)
+
+with D, F the URDF ``<dynamics damping friction>`` of each joint and tau the specified
+joint torques/forces (one per actuated, i.e. non-mimic, joint).  A free-flyer base has
+q = (x, y, z, qx, qy, qz, qw) (position in the world, unit quaternion) and u = (v, ω)
+(linear and angular velocity in the base frame, Pinocchio's v), with
+p' = R(Q) v, Q' = ½ Q ⊗ (ω, 0), and |Q|² - 1 = 0 as a holonomic constraint (qw dependent).
+A mimic joint j of joint k is q_j = a q_k + b (holonomic; u_j = a u_k).
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from functools import cached_property
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+import symengine as se
+import sympy as sm
+from sympy.physics.mechanics import dynamicsymbols
+
+from ..compat.sympy import TIME
+from ..errors import InputError
+from ..formulation.eom import CanonicalBlocks, EquationsOfMotion, SymengineDynamics
+from ..symengine_bridge import SympyConverter
+from .dynamics import form_tree_dynamics, num
+from .tree import KinematicTree, build_tree
+from .urdf_parse import UrdfModel, parse_urdf
+
+if TYPE_CHECKING:
+    from sympy.physics.mechanics import System
+
+    from ..scene import Scene
+
+__all__ = ["Robot", "load_urdf"]
+
+BASE_COORDINATES = ("x", "y", "z", "qx", "qy", "qz", "qw")
+BASE_SPEEDS = ("vx", "vy", "vz", "wx", "wy", "wz")
+
+
+def _ident(name: str) -> str:
+    s = re.sub(r"\W", "_", name)
+    return s if s and not s[0].isdigit() else "_" + s
+
+
+class Robot:
+    """A URDF robot: its equations, constants, names, SymPy System and scene.
+
+    Attributes
+    ----------
+    eom : EquationsOfMotion, ready for ``symbody.compile``.
+    constants : dict {Symbol: value}: gravity ``g`` (and the inertial parameters with
+        ``symbolic_inertia=True``).
+    joint_names : the URDF joint of coordinate i (base coordinates named ``"base.x"`` ...).
+    speed_names, input_names : the joint of speed i (``"base.vx"`` ...) and of input i.
+    coordinates, speeds, inputs : the dynamicsymbols, in the model's order.
+    tree : the :class:`~symbody.robots.tree.KinematicTree` (merged bodies).
+    urdf : the parsed :class:`~symbody.robots.urdf_parse.UrdfModel`; ``urdf_path``,
+        ``urdf_root`` (the XML element tree, with line numbers).
+    floating_base : bool.
+    parameters : the inertial-parameter symbols (10 per body, Pinocchio's order; empty unless
+        ``symbolic_inertia=True``).
+    tree_coordinates, tree_speeds : the coordinates and speeds in tree order (Pinocchio's,
+        the free-flyer's 7 and 6 first); ``speed_permutation[k]``: the tree index of model
+        speed k; ``mimic_bodies``: the indices (in ``tree.moving``) of the mimic joints.
+    tree_dynamics : the symengine M and bias in tree order
+        (:class:`~symbody.robots.dynamics.TreeDynamics`); ``symengine_symbols``: their
+        (q, u, u', tau) symbols.
+    system, link_frames, link_points, world_frame, world_origin, scene : built on first
+        access (:mod:`symbody.robots.system`).
+    """
+
+    def __init__(self, urdf: UrdfModel, tree: KinematicTree, *, floating_base: bool,
+                 gravity: np.ndarray, symbolic_inertia: bool, joint_dynamics: bool) -> None:
+        self.urdf, self.tree = urdf, tree
+        self.floating_base = floating_base
+        self.gravity = gravity
+        self.symbolic_inertia = symbolic_inertia
+        self.joint_dynamics = joint_dynamics
+        self.urdf_path = urdf.path
+        self.urdf_root = urdf.element
+        self._make_symbols()
+        self.eom = self._form()
+
+    # ------------------------------------------------------------------ symbols
+    def _make_symbols(self) -> None:
+        moving = self.tree.moving
+        used: set = set()
+
+        def unique(s: str) -> str:
+            k, base = 1, s
+            while s in used:
+                k += 1
+                s = f"{base}_{k}"
+            used.add(s)
+            return s
+
+        q_tree, u_tree, names_tree = [], [], []
+        if self.floating_base:
+            for c in BASE_COORDINATES:
+                q_tree.append(dynamicsymbols(unique(f"base_{c}")))
+            for c in BASE_SPEEDS:
+                u_tree.append(dynamicsymbols(unique(f"base_{c}")))
+        for b in moving:
+            ident = unique(_ident(b.joint.name))
+            q_tree.append(dynamicsymbols(f"q_{ident}"))
+            u_tree.append(dynamicsymbols(f"u_{ident}"))
+            names_tree.append(b.joint.name)
+        self.tree_coordinates, self.tree_speeds = q_tree, u_tree
+        nb = 7 if self.floating_base else 0
+        ub = 6 if self.floating_base else 0
+        mimic = [i for i, b in enumerate(moving) if b.joint.mimic is not None]
+        free = [i for i, b in enumerate(moving) if b.joint.mimic is None]
+        # the model's order: independent (base, then non-mimic joints), then dependent
+        if self.floating_base:
+            q_ind = q_tree[:6] + [q_tree[nb + i] for i in free]
+            q_dep = [q_tree[6]] + [q_tree[nb + i] for i in mimic]
+            self.joint_names = (tuple(f"base.{c}" for c in BASE_COORDINATES[:6])
+                                + tuple(names_tree[i] for i in free) + ("base.qw",)
+                                + tuple(names_tree[i] for i in mimic))
+        else:
+            q_ind = [q_tree[i] for i in free]
+            q_dep = [q_tree[i] for i in mimic]
+            self.joint_names = tuple(names_tree[i] for i in free + mimic)
+        u_ind = u_tree[:ub] + [u_tree[ub + i] for i in free]
+        u_dep = [u_tree[ub + i] for i in mimic]
+        self.speed_names = (tuple(f"base.{c}" for c in BASE_SPEEDS) if self.floating_base else ()) \
+            + tuple(names_tree[i] for i in free + mimic)
+        self.q_ind, self.q_dep, self.u_ind, self.u_dep = q_ind, q_dep, u_ind, u_dep
+        self.coordinates = tuple(q_ind + q_dep)
+        self.speeds = tuple(u_ind + u_dep)
+        self.inputs = tuple(dynamicsymbols(f"tau_{str(u_tree[ub + i])[2:-3]}") for i in free)
+        self.input_names = tuple(names_tree[i] for i in free)
+        # permutation: model speed k <- tree speed perm[k]
+        self.speed_permutation = list(range(ub)) + [ub + i for i in free + mimic]
+        self.mimic_bodies, self._free = mimic, free
+        self.g = sm.Symbol("g")
+        self.constants = {self.g: float(np.linalg.norm(self.gravity))}
+
+    def _inertia_symbols(self) -> list:
+        """Per body, (m, h, I_o) as symengine expressions (numbers, or symbols with values in
+        ``constants``) and the parameter symbols (10 per body, Pinocchio's order)."""
+        out, self.parameters = [], []
+        for b in self.tree.bodies:
+            if not self.symbolic_inertia:
+                out.append((num(b.mass), [num(x) for x in b.h],
+                            [[num(x) for x in row] for row in b.I_o]))
+                continue
+            if b.index == 0 and not self.floating_base:
+                out.append((se.Integer(0), [se.Integer(0)] * 3, [[se.Integer(0)] * 3] * 3))
+                continue
+            ident = _ident(b.name)
+            names = [f"m_{ident}", f"mx_{ident}", f"my_{ident}", f"mz_{ident}", f"Ixx_{ident}",
+                     f"Ixy_{ident}", f"Iyy_{ident}", f"Ixz_{ident}", f"Iyz_{ident}", f"Izz_{ident}"]
+            syms = [sm.Symbol(n) for n in names]
+            self.parameters.extend(syms)
+            for s, v in zip(syms, b.dynamic_parameters):
+                self.constants[s] = float(v)
+            m, hx, hy, hz, xx, xy, yy, xz, yz, zz = (se.Symbol(n) for n in names)
+            out.append((m, [hx, hy, hz], [[xx, xy, xz], [xy, yy, yz], [xz, yz, zz]]))
+        return out
+
+    # ------------------------------------------------------------------ the equations
+    def _form(self) -> EquationsOfMotion:
+        names: dict = {}
+        se_of: dict = {}
+
+        def sym(atom, key):
+            s = se.Symbol(key)
+            names[key] = atom
+            se_of[atom] = s
+            return s
+
+        qs = [sym(a, f"_sbq{i}") for i, a in enumerate(self.tree_coordinates)]
+        us = [sym(a, f"_sbu{i}") for i, a in enumerate(self.tree_speeds)]
+        taus = [sym(a, f"_sbtau{i}") for i, a in enumerate(self.inputs)]
+        udots = [sym(a.diff(TIME), f"_sbud{i}") for i, a in enumerate(self.tree_speeds)]
+        g = se.Symbol("g")
+        names["g"] = self.g
+        inertias = self._inertia_symbols()
+        for p in self.parameters:
+            names[p.name] = p
+        gdir = self.gravity / np.linalg.norm(self.gravity) if self.gravity.any() else np.zeros(3)
+        gravity = tuple(num(x) * g for x in gdir)
+        dyn = form_tree_dynamics(self.tree, qs, us, gravity, inertias, self.floating_base)
+        self.tree_dynamics = dyn
+        self.symengine_symbols = (qs, us, udots, taus)
+        ub = 6 if self.floating_base else 0
+        rest = list(dyn.bias)
+        moving = self.tree.moving
+        if self.joint_dynamics:
+            for i, b in enumerate(moving):
+                d, f = b.joint.damping, b.joint.friction
+                if d:
+                    rest[ub + i] = rest[ub + i] + num(d) * us[ub + i]
+                if f:
+                    rest[ub + i] = rest[ub + i] + num(f) * se.sign(us[ub + i])
+        for k, i in enumerate(self._free):
+            rest[ub + i] = rest[ub + i] - taus[k]
+        perm = self.speed_permutation
+        mass = [[dyn.mass[a][b] for b in perm] for a in perm]
+        rest = [rest[a] for a in perm]
+        conv = SympyConverter(names)
+
+        def to_sympy(mass=mass, rest=rest):
+            return conv.matrix(mass), sm.Matrix(len(rest), 1, [conv(e) for e in rest])
+
+        dynamic = SymengineDynamics(mass, rest, names, to_sympy)
+        q = list(self.coordinates)
+        N = len(q)
+        qdot, K_u = self._kinematics()
+        # kinematic rows q' + K_u u = 0 with K_u = -dq'/du (q' = u for the joints)
+        K_qd = sm.eye(N)
+        k = sm.zeros(N, 1)
+        f_h, B, b, B_a, b_a = self._constraint_blocks()
+        blocks = CanonicalBlocks(
+            q_ind=self.q_ind, q_dep=self.q_dep, u_ind=self.u_ind, u_dep=self.u_dep, u_aux=[],
+            K_qd=K_qd, K_u=K_u, k=k, qdot_solution=sm.Matrix([qdot[qi] for qi in q]),
+            f_h=f_h, B=B, b=b, B_a=B_a, b_a=b_a, M_d=None, g_d=None, reduced=False,
+            auxiliary=sm.zeros(0, 1), dynamic_se=dynamic,
+            holonomic_names=self._holonomic_names)
+        # every constant of the file, also those the equations do not depend on (a parameter
+        # of the first body other than its inertia about the axis)
+        return EquationsOfMotion.from_blocks(blocks, specifieds=list(self.inputs),
+                                             constants=list(self.constants),
+                                             name=self.urdf.name or "robot")
+
+    def _kinematics(self) -> tuple:
+        """(q -> q'(q, u), K_u = -dq'/du (N x o), both in the model's order)."""
+        out = {}
+        row = {c: i for i, c in enumerate(self.coordinates)}
+        col = {c: i for i, c in enumerate(self.speeds)}
+        K_u = sm.zeros(len(row), len(col))
+        qt, ut = self.tree_coordinates, self.tree_speeds
+        ub = 0
+        if self.floating_base:
+            x, y, z, w = qt[3:7]
+            R = sm.Matrix([[1 - 2 * (y * y + z * z), 2 * (x * y - w * z), 2 * (x * z + w * y)],
+                           [2 * (x * y + w * z), 1 - 2 * (x * x + z * z), 2 * (y * z - w * x)],
+                           [2 * (x * z - w * y), 2 * (y * z + w * x), 1 - 2 * (x * x + y * y)]])
+            v = R * sm.Matrix(ut[0:3])
+            for i in range(3):
+                out[qt[i]] = v[i]
+                for k in range(3):
+                    K_u[row[qt[i]], col[ut[k]]] = -R[i, k]
+            wx, wy, wz = ut[3:6]
+            half = sm.Rational(1, 2)
+            # Q' = 1/2 G(Q) w
+            G = {x: (w, -z, y), y: (z, w, -x), z: (-y, x, w), w: (-x, -y, -z)}
+            for c, coeffs in G.items():
+                out[c] = half * (coeffs[0] * wx + coeffs[1] * wy + coeffs[2] * wz)
+                for k in range(3):
+                    K_u[row[c], col[ut[3 + k]]] = -half * coeffs[k]
+            ub = 6
+        nb = 7 if self.floating_base else 0
+        for i in range(len(self.tree.moving)):
+            out[qt[nb + i]] = ut[ub + i]
+            K_u[row[qt[nb + i]], col[ut[ub + i]]] = -1
+        return out, K_u
+
+    def _constraint_blocks(self) -> tuple:
+        """(f_h, B, b, B_a, b_a): the quaternion norm and the mimic joints (B_a = B, b = 0)."""
+        u = list(self.speeds)
+        o = len(u)
+        fh, names, Brows = [], [], []
+        if self.floating_base:
+            x, y, z, w = self.tree_coordinates[3:7]
+            fh.append(x * x + y * y + z * z + w * w - 1)
+            names.append("base.quaternion_norm")
+        moving = self.tree.moving
+        nb = 7 if self.floating_base else 0
+        ub = 6 if self.floating_base else 0
+        index = {b.joint.name: i for i, b in enumerate(moving)}
+        for i in self.mimic_bodies:
+            jname, a, off = moving[i].joint.mimic
+            k = index[jname]
+            fh.append(self.tree_coordinates[nb + i] - a * self.tree_coordinates[nb + k] - off)
+            names.append(f"mimic {moving[i].joint.name}")
+            Brows.append(self.tree_speeds[ub + i] - a * self.tree_speeds[ub + k])
+        self._holonomic_names = names
+        f_h = sm.Matrix(len(fh), 1, fh) if fh else sm.zeros(0, 1)
+        if Brows:
+            B = sm.Matrix(Brows).jacobian(u)
+            b = sm.zeros(len(Brows), 1)
+        else:
+            B, b = sm.zeros(0, o), sm.zeros(0, 1)
+        return f_h, B, b, B, b.copy()
+
+    # ------------------------------------------------------------------ views
+    @property
+    def nq(self) -> int:
+        return len(self.coordinates)
+
+    @property
+    def nv(self) -> int:
+        return len(self.speeds)
+
+    def __repr__(self) -> str:
+        base = "floating" if self.floating_base else "fixed"
+        return (f"<Robot {self.urdf.name!r}: {len(self.tree.moving)} moving joints, {base} base, "
+                f"{len(self.coordinates)} coordinates, {len(self.speeds)} speeds, "
+                f"{len(self.inputs)} inputs>")
+
+    def default_state(self) -> np.ndarray:
+        """x = [q, u_ind] at the zero configuration (identity quaternion, mimic joints at their
+        offset) with zero speeds."""
+        q = np.zeros(len(self.coordinates))
+        if self.floating_base:
+            q[self.coordinates.index(self.tree_coordinates[6])] = 1.0
+        moving = self.tree.moving
+        nb = 7 if self.floating_base else 0
+        for i in self.mimic_bodies:
+            q[self.coordinates.index(self.tree_coordinates[nb + i])] = moving[i].joint.mimic[2]
+        return np.concatenate([q, np.zeros(len(self.u_ind))])
+
+    # pinocchio conventions (see .pinocchio)
+    def to_pinocchio(self, x: Any, xdot: Any = None) -> tuple:
+        """``(q, v)`` or ``(q, v, dv)`` in Pinocchio's conventions (see
+        :func:`symbody.robots.pinocchio.to_pinocchio`)."""
+        from .pinocchio import to_pinocchio
+        return to_pinocchio(self, x, xdot)
+
+    def from_pinocchio(self, q: Any, v: Any) -> np.ndarray:
+        """The symbody state x = [q, u_ind] of Pinocchio's (q, v)
+        (:func:`symbody.robots.pinocchio.from_pinocchio`)."""
+        from .pinocchio import from_pinocchio
+        return from_pinocchio(self, q, v)
+
+    def regressor(self):
+        """The joint-torque regressor (see :func:`symbody.robots.regressor.regressor`)."""
+        from .regressor import regressor
+        return regressor(self)
+
+    @cached_property
+    def system_parts(self):
+        """The System with its frames, points and bodies (:class:`.system.SystemParts`),
+        built on first access."""
+        from .system import build_system
+        return build_system(self)
+
+    @property
+    def system(self) -> System:
+        """A ``sympy.physics.mechanics.System`` of the merged bodies and the joints (built on
+        first access)."""
+        return self.system_parts.system
+
+    @property
+    def link_frames(self) -> dict:
+        """URDF link name -> its ReferenceFrame (merged links included)."""
+        return self.system_parts.link_frames
+
+    @property
+    def link_points(self) -> dict:
+        """URDF link name -> its origin Point (merged links included)."""
+        return self.system_parts.link_points
+
+    @property
+    def world_frame(self):
+        return self.system_parts.world_frame
+
+    @property
+    def world_origin(self):
+        return self.system_parts.world_origin
+
+    @cached_property
+    def scene(self) -> Scene:
+        """A drawing: a segment from each joint to its children, a sphere per joint."""
+        from .system import build_scene
+        return build_scene(self)
+
+    def to_eom(self, loads: Any = (), name: str | None = None) -> EquationsOfMotion:
+        """The equations with the loads and actuators added to ``robot.system`` (and ``loads``),
+        formed by symbody's KanesMethod on the System (for small robots: SymPy's vector
+        algebra; see :func:`symbody.robots.system.system_eom`)."""
+        from .system import system_eom
+        return system_eom(self, loads, name)
+
+
+def load_urdf(path_or_xml: str | os.PathLike, *, floating_base: bool = False,
+              gravity: Any = (0.0, 0.0, -9.81), symbolic_inertia: bool = False,
+              joint_dynamics: bool = True, invalid_inertia: str = "error",
+              mimic: bool = True) -> Robot:
+    """Load a URDF robot (a file path or the XML text) as equations of motion.
+
+    ``floating_base``: a free-flyer root (7 coordinates: position and unit quaternion
+    (x, y, z, w); 6 speeds: linear and angular velocity in the base frame).  ``gravity``:
+    the gravity vector in world coordinates (3); its magnitude is the constant ``g``.
+    ``symbolic_inertia``: keep each body's 10 inertial parameters (mass, first moment
+    m c, inertia about the body origin) as symbols, their values in ``robot.constants``
+    (needed by :meth:`Robot.regressor`).  ``joint_dynamics``: the URDF
+    ``<dynamics damping friction>`` as joint torques -D u - F sign(u).  ``invalid_inertia``:
+    "error" (default) refuses an inertia tensor that is not positive semi-definite; "warn"
+    uses it as given with an ``InvalidInertiaWarning`` (Pinocchio's behaviour; TIAGo's
+    antenna links have one).  ``mimic``: True makes each ``<mimic>`` joint a holonomic
+    constraint q_j = a q_k + b; False ignores the tags (every joint independent with its own
+    input: Pinocchio's default).
+
+    The coordinates are in Pinocchio's order (the tree depth first, children in
+    alphabetical order of their joint names, as urdfdom stores them), the dependent ones
+    (the free-flyer's qw, mimic joints) moved to the end.
+
+    Raises :class:`~symbody.errors.InputError` naming the element and line for a malformed
+    file, a loop, several roots, an unknown parent link, an unsupported joint type, bad
+    numbers or inertias; and for a moving joint with nothing to move (a massless subtree:
+    a singular mass matrix).
+    """
+    g = np.asarray(gravity, dtype=float)
+    if g.shape != (3,) or not np.all(np.isfinite(g)):
+        raise InputError(f"load_urdf: gravity must be 3 finite numbers, got {gravity!r}")
+    model = parse_urdf(path_or_xml, invalid_inertia, mimic)
+    tree = build_tree(model)
+    _check_masses(model, tree, floating_base)
+    return Robot(model, tree, floating_base=bool(floating_base), gravity=g,
+                 symbolic_inertia=bool(symbolic_inertia), joint_dynamics=bool(joint_dynamics))
+
+
+def _check_masses(model: UrdfModel, tree: KinematicTree, floating: bool) -> None:
+    """Every moving joint must move some inertia (else a zero row of M): the composite
+    inertia of its subtree, seen along the joint axis, must be positive."""
+    where = model.path or "URDF string"
+    n = len(tree.bodies)
+    sub_mass = np.zeros(n)
+    sub_rot = np.zeros(n)
+    for b in reversed(tree.bodies):
+        sub_mass[b.index] += b.mass
+        sub_rot[b.index] += np.trace(b.I_o)
+        if b.parent >= 0:
+            sub_mass[b.parent] += sub_mass[b.index]
+            sub_rot[b.parent] += sub_rot[b.index]
+    for b in tree.moving:
+        j = b.joint
+        if j.type == "prismatic" and sub_mass[b.index] <= 0:
+            raise InputError(f"{where}, joint {j.name!r} (line {j.line}): the links it moves "
+                             "have no mass (a zero row of the mass matrix)")
+        if j.type != "prismatic" and sub_rot[b.index] <= 0:
+            raise InputError(f"{where}, joint {j.name!r} (line {j.line}): the links it moves "
+                             "have no inertia (a zero row of the mass matrix)")
+    if floating and (sub_mass[0] <= 0 or sub_rot[0] <= 0):
+        raise InputError(f"{where}: the floating base moves no mass")

@@ -1,0 +1,111 @@
+"""The kinematic tree of a URDF robot: moving bodies, with fixed joints merged into their parent.
+
+A *body* is a link reached by a moving joint (revolute, continuous, prismatic), or the root
+link, together with every link welded to it by fixed joints (Pinocchio merges them the same
+way).  The body frame is the moving joint's frame (the URDF child link's frame).  For each
+body the tree keeps the constant placement of its joint frame in the parent body's frame
+(rotation R_p (3x3), translation p_p (3)), the joint axis (3, in the joint frame) and the
+merged inertia about the body origin: mass m, first moment h = m c (3), rotational inertia
+I_o (3x3) = sum over the merged links of (I_c + m (|c|^2 1 - c c^T)).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from .urdf_parse import UrdfJoint, UrdfModel
+
+__all__ = ["Body", "KinematicTree", "build_tree"]
+
+
+@dataclass
+class Body:
+    """One moving body (see the module docstring); ``joint`` is None for the root."""
+
+    index: int
+    name: str
+    joint: UrdfJoint | None
+    parent: int                     # -1 for the root
+    R_p: np.ndarray
+    p_p: np.ndarray
+    mass: float = 0.0
+    h: np.ndarray = field(default_factory=lambda: np.zeros(3))
+    I_o: np.ndarray = field(default_factory=lambda: np.zeros((3, 3)))
+    links: list = field(default_factory=list)     # (link name, R (3x3), p (3)) in the body frame
+    children: list = field(default_factory=list)
+
+    @property
+    def dynamic_parameters(self) -> np.ndarray:
+        """Pinocchio's order: [m, h_x, h_y, h_z, I_xx, I_xy, I_yy, I_xz, I_yz, I_zz] (10)."""
+        I = self.I_o
+        return np.array([self.mass, *self.h, I[0, 0], I[0, 1], I[1, 1], I[0, 2], I[1, 2], I[2, 2]])
+
+
+@dataclass
+class KinematicTree:
+    """The bodies in depth-first order (a parent before its children) and where each link is."""
+
+    bodies: list
+    link_body: dict          # link name -> (body index, R (3x3), p (3)) of the link in the body
+    urdf: UrdfModel
+
+    @property
+    def moving(self) -> list:
+        """The bodies with a moving joint (all but the root), in tree order."""
+        return self.bodies[1:]
+
+
+def build_tree(model: UrdfModel) -> KinematicTree:
+    """Walk the links depth first from the root (children in file order) and merge fixed joints."""
+    by_parent: dict[str, list] = {}
+    for j in sorted(model.joints.values(), key=lambda j: j.name):
+        by_parent.setdefault(j.parent, []).append(j)
+    bodies = [Body(0, model.root, None, -1, np.eye(3), np.zeros(3))]
+    link_body: dict = {}
+    stack = [(model.root, 0, np.eye(3), np.zeros(3))]
+    while stack:
+        link, b, R, p = stack.pop()
+        link_body[link] = (b, R, p)
+        body = bodies[b]
+        body.links.append((link, R, p))
+        _add_inertia(body, model.links[link], R, p)
+        below = []
+        for j in by_parent.get(link, []):
+            Rj, pj = R @ j.rotation, R @ j.origin + p
+            if j.type == "fixed":
+                below.append((j.child, b, Rj, pj))
+            else:
+                nb = Body(len(bodies), j.child, j, b, Rj, pj)
+                bodies.append(nb)
+                body.children.append(nb.index)
+                below.append((j.child, nb.index, np.eye(3), np.zeros(3)))
+        stack.extend(reversed(below))
+    # renumber depth first so a parent precedes its children and siblings keep file order
+    order: list[int] = []
+    walk = [0]
+    while walk:
+        i = walk.pop()
+        order.append(i)
+        walk.extend(reversed(bodies[i].children))
+    new = {old: k for k, old in enumerate(order)}
+    out = []
+    for old in order:
+        bd = bodies[old]
+        bd.index = new[old]
+        bd.parent = new[bd.parent] if bd.parent >= 0 else -1
+        bd.children = [new[c] for c in bd.children]
+        out.append(bd)
+    link_body = {k: (new[b], R, p) for k, (b, R, p) in link_body.items()}
+    return KinematicTree(out, link_body, model)
+
+
+def _add_inertia(body: Body, link, R: np.ndarray, p: np.ndarray) -> None:
+    if link.mass == 0 and not link.inertia.any():
+        return
+    c = R @ link.com + p
+    m = link.mass
+    body.mass += m
+    body.h = body.h + m * c
+    body.I_o = body.I_o + R @ link.inertia @ R.T + m * (c @ c * np.eye(3) - np.outer(c, c))
