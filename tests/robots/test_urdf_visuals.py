@@ -65,12 +65,13 @@ URDF = """<?xml version="1.0"?>
     <visual><geometry><mesh filename="package://sampler_pkg/meshes/tet.stl" scale="2 2 2"/></geometry></visual>
   </link>
   <link name="hand">
-    <inertial><mass value="2.0"/><inertia ixx="0.0410" iyy="0.0250" izz="0.0233" ixy="0" ixz="0" iyz="0"/></inertial>
+    <inertial><origin xyz="0.01 0 0.02" rpy="0 0 0.3"/><mass value="2.0"/>
+      <inertia ixx="0.0410" iyy="0.0250" izz="0.0233" ixy="0" ixz="0" iyz="0"/></inertial>
     <visual><geometry><mesh filename="package://sampler_pkg/meshes/missing.stl"/></geometry></visual>
     <visual><geometry><mesh filename="../meshes/tet.stl"/></geometry></visual>
   </link>
   <link name="tool">
-    <collision><geometry><box size="0.01 0.02 0.03"/></geometry></collision>
+    <collision><origin xyz="0 0 0.05" rpy="0.2 0 0"/><geometry><box size="0.01 0.02 0.03"/></geometry></collision>
     <visual><geometry><mesh filename="meshes/tool.dae"/></geometry></visual>
   </link>
   <link name="empty"/>
@@ -180,7 +181,8 @@ def test_scene_shapes_poses_and_a_missing_mesh(sampler):
     assert m / 12 * (edges[1] ** 2 + edges[2] ** 2) == pytest.approx(I[0])
     assert items["tool"].shape == Box(0.01, 0.02, 0.03, color="#b2b2b2")
     assert set(scene.points) == {"base", "arm", "hand", "tool", "empty"}
-    # poses along a made-up motion against numpy: r = p_L + R_L xyz, R = R_L Rz Ry Rx (Rx(pi/2) for cylinders)
+    # poses along a made-up motion against numpy: r = p_L + R_L xyz, R = R_L Rz Ry Rx (Rx(pi/2)
+    # for cylinders); the stand-in boxes at the collision's origin and at the centre of mass
     k = 4
     q = np.random.default_rng(1).normal(size=(k, len(qs)))
     traj = SimpleNamespace(t=np.linspace(0, 1, k), q=q, u=np.zeros((k, 0)), coordinates=tuple(qs),
@@ -193,12 +195,21 @@ def test_scene_shapes_poses_and_a_missing_mesh(sampler):
             link, _, number = vf.name.partition("#")
             visual = robot.visuals[link][int(number or 1) - 1]
             p, R = poses[link]
-            R_visual = R @ Rotation.from_euler("xyz", visual.rpy).as_matrix()
+            xyz, rpy = {"tool": ((0, 0, 0.05), (0.2, 0, 0)),
+                        "hand": ((0.01, 0, 0.02), (0, 0, 0.3))}.get(vf.name, (visual.xyz, visual.rpy))
+            R_visual = R @ Rotation.from_euler("xyz", rpy).as_matrix()
             if isinstance(vf.shape, Cylinder):
                 R_visual = R_visual @ Rotation.from_euler("x", np.pi / 2).as_matrix()
-            np.testing.assert_allclose(samples["pose"][i, f, :3], p + R @ visual.xyz, atol=1e-12)
+            np.testing.assert_allclose(samples["pose"][i, f, :3], p + R @ np.array(xyz), atol=1e-12)
             got = Rotation.from_quat(samples["pose"][i, f, 3:7]).as_matrix()
-            np.testing.assert_allclose(got, R_visual, atol=1e-12, err_msg=vf.name)
+            if vf.name == "hand":       # principal axes = the inertial frame's, in some order:
+                # the box's edges along the inertial frame's x, y, z are the analytic ones
+                sizes = np.array([hand.width, hand.height, hand.depth])
+                along = np.abs(R_visual.T @ got) @ sizes
+                np.testing.assert_allclose(along, edges, rtol=1e-12)
+                assert np.linalg.det(got) == pytest.approx(1.0)
+            else:
+                np.testing.assert_allclose(got, R_visual, atol=1e-12, err_msg=vf.name)
         for j, name in enumerate(samples["names"]):
             np.testing.assert_allclose(samples["points"][i, j], poses[name][0], atol=1e-12)
 

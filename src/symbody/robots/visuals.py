@@ -16,8 +16,10 @@ Boxes, spheres, cylinders (URDF: axis along z; the scene's Cylinder: along y, so
 Rx(pi/2)) and meshes (STL, OBJ, Collada) are drawn; mesh file names are resolved from
 ``package://pkg/...`` (through ``package_dirs``, the folders above the URDF and
 ``ROS_PACKAGE_PATH`` / ``AMENT_PREFIX_PATH``), ``file://`` and paths relative to the URDF.
-A mesh that cannot be found or read is drawn as a box (sized from the link's collision
-geometry or its inertia) with a :class:`MeshFileWarning` naming the link and the file.
+A mesh that cannot be found or read is drawn as a box with a :class:`MeshFileWarning`
+naming the link and the file: the link's collision box (cylinder, sphere: the box around
+it) where that is, else the uniform box of the link's mass and principal moments of
+inertia at its centre of mass, along its principal axes.
 """
 
 from __future__ import annotations
@@ -74,7 +76,8 @@ class Visual:
 @dataclass(frozen=True)
 class RobotVisuals:
     """The parsed URDF: ``links`` in file order, ``visuals`` and ``collisions`` per link,
-    ``inertias`` per link (mass, Ixx, Iyy, Izz, Ixy, Ixz, Iyz about the inertial origin),
+    ``inertias`` per link (mass, Ixx, Iyy, Izz, Ixy, Ixz, Iyz about the inertial origin, in
+    its axes), ``inertial_origins`` per link (xyz, rpy of that origin in the link frame),
     ``materials`` (name -> rgba at the robot level), ``parents`` (child link -> parent link,
     from the joints) and ``base_dir`` (relative mesh paths)."""
 
@@ -86,6 +89,7 @@ class RobotVisuals:
     materials: Mapping[str, tuple[float, float, float, float]] = field(default_factory=dict)
     parents: Mapping[str, str] = field(default_factory=dict)
     base_dir: Path = Path(".")
+    inertial_origins: Mapping[str, tuple[tuple, tuple]] = field(default_factory=dict)
     source: str = "<string>"
 
 
@@ -178,6 +182,7 @@ def read_visuals(urdf: str | Path) -> RobotVisuals:
     visuals: dict[str, tuple[Visual, ...]] = {}
     collisions: dict[str, tuple[Visual, ...]] = {}
     inertias: dict[str, tuple[float, ...]] = {}
+    inertial_origins: dict[str, tuple[tuple, tuple]] = {}
     for link in root.findall("link"):
         name = link.get("name")
         if not name:
@@ -201,13 +206,14 @@ def read_visuals(urdf: str | Path) -> RobotVisuals:
             moments = tuple(_numbers(tensor.get(k), 1, f"{what} <inertia {k}>", (0.0,))[0] for k in keys) \
                 if tensor is not None else (0.0,) * 6
             inertias[name] = (mass, *moments)
+            inertial_origins[name] = _origin(inertial, what)
     parents: dict[str, str] = {}
     for joint in root.findall("joint"):
         parent, child = joint.find("parent"), joint.find("child")
         if parent is not None and child is not None and parent.get("link") and child.get("link"):
             parents[child.get("link")] = parent.get("link")
     return RobotVisuals(root.get("name", ""), tuple(links), visuals, collisions, inertias, materials,
-                        parents, base_dir, source)
+                        parents, base_dir, inertial_origins=inertial_origins, source=source)
 
 
 def _urdf_text(urdf: str | Path) -> tuple[str, str, Path]:
@@ -299,37 +305,49 @@ def _box_edges(geometry: Geometry) -> tuple[float, float, float] | None:
     return None
 
 
-def _inertia_box(inertia: tuple[float, ...] | None) -> tuple[float, float, float] | None:
-    """The uniform box with the same mass and principal moments: a^2 = 6 (I2 + I3 - I1) / m, ..."""
+def _inertia_box(inertia: tuple[float, ...] | None) -> tuple[tuple[float, ...], np.ndarray] | None:
+    """The uniform box with the same mass and principal moments I_i: edges a_i^2 =
+    6 (I_1 + I_2 + I_3 - 2 I_i) / m along the principal axes, the columns of V (3, 3),
+    det V = +1 (in the inertial frame).  None without mass or for impossible moments."""
     if inertia is None:
         return None
     mass, ixx, iyy, izz, ixy, ixz, iyz = inertia
     if not mass > 0:
         return None
-    moments = np.linalg.eigvalsh(np.array([[ixx, ixy, ixz], [ixy, iyy, iyz], [ixz, iyz, izz]]))
+    moments, V = np.linalg.eigh(np.array([[ixx, ixy, ixz], [ixy, iyy, iyz], [ixz, iyz, izz]]))
     total = float(np.sum(moments))
     squares = [6.0 * (total - 2.0 * m) / mass for m in moments]
     if not all(s > 0 for s in squares):
         return None
-    return tuple(math.sqrt(s) for s in squares)     # type: ignore[return-value]
+    if np.linalg.det(V) < 0:
+        V[:, 2] *= -1.0
+    return tuple(math.sqrt(s) for s in squares), V
 
 
-def _stand_in_box(robot: RobotVisuals, link: str, color: str, opacity: float) -> Box:
-    """The box drawn for a mesh that cannot be drawn: the link's collision primitive, its
-    inertia's equivalent box, or sized from the scene."""
+def _stand_in_box(robot: RobotVisuals, link: str, color: str, opacity: float
+                  ) -> tuple[Box, tuple[tuple, np.ndarray] | None]:
+    """The box drawn for a mesh that cannot be drawn, and where (xyz, rotation in the link
+    frame; None: at the visual's origin): the link's collision primitive at its origin, the
+    box of its inertia at the centre of mass along the principal axes, or sized from the scene."""
     for collision in robot.collisions.get(link, ()):
         edges = _box_edges(collision.geometry)
         if edges is not None:
-            return Box(*edges, color=color, opacity=opacity)
-    edges = _inertia_box(robot.inertias.get(link))
-    return Box(*(edges or (None, None, None)), color=color, opacity=opacity)
+            return Box(*edges, color=color, opacity=opacity), (collision.xyz, rpy_matrix(collision.rpy))
+    box = _inertia_box(robot.inertias.get(link))
+    if box is None:
+        return Box(None, None, None, color=color, opacity=opacity), None
+    edges, V = box
+    xyz, rpy = robot.inertial_origins.get(link, ((0.0, 0.0, 0.0), (0.0, 0.0, 0.0)))
+    return Box(*edges, color=color, opacity=opacity), (xyz, rpy_matrix(rpy) @ V)
 
 
 def _hex(rgba: Sequence[float]) -> str:
     return "#" + "".join(f"{round(min(max(float(c), 0.0), 1.0) * 255):02x}" for c in rgba[:3])
 
 
-def _shape(robot: RobotVisuals, visual: Visual, package_dirs, where: str) -> Shape:
+def _shape(robot: RobotVisuals, visual: Visual, package_dirs, where: str
+           ) -> tuple[Shape, tuple[tuple, np.ndarray] | None]:
+    """The shape of a visual and, for a stand-in box, its own placement (else None)."""
     rgba = visual.rgba or DEFAULT_COLOR
     color = _hex(rgba)
     opacity = float(rgba[3])
@@ -339,23 +357,23 @@ def _shape(robot: RobotVisuals, visual: Visual, package_dirs, where: str) -> Sha
         opacity = 1.0
     g = visual.geometry
     if g.kind == "box":
-        return Box(*g.size, color=color, opacity=opacity)
+        return Box(*g.size, color=color, opacity=opacity), None
     if g.kind == "sphere":
-        return Sphere(g.size[0], color=color, opacity=opacity)
+        return Sphere(g.size[0], color=color, opacity=opacity), None
     if g.kind == "cylinder":
-        return Cylinder(g.size[1], g.size[0], color=color, opacity=opacity)
+        return Cylinder(g.size[1], g.size[0], color=color, opacity=opacity), None
     path = resolve_mesh(g.filename or "", robot.base_dir, package_dirs)
     suffix = Path(g.filename or "").suffix.lower().lstrip(".")
     if path is None or suffix not in MESH_FORMATS:
         reason = ("was not found" if path is None else
                   f"is a .{suffix} file; the viewer reads {', '.join('.' + f for f in MESH_FORMATS)}")
-        box = _stand_in_box(robot, visual.link, color, opacity)
+        box, placement = _stand_in_box(robot, visual.link, color, opacity)
         warnings.warn(f"{where}: mesh file {g.filename!r} {reason}"
                       f"{'' if path is None else f' ({path})'}; drawing a box "
                       f"({', '.join('auto' if v is None else f'{v:.3g}' for v in box.sizes().values())} m) instead",
                       MeshFileWarning, stacklevel=4)
-        return box
-    return Mesh(path, g.scale, color=color, opacity=opacity)
+        return box, placement
+    return Mesh(path, g.scale, color=color, opacity=opacity), None
 
 
 def _clean(matrix: np.ndarray) -> sm.Matrix:
@@ -429,7 +447,8 @@ def scene_from_urdf(urdf: str | Path | RobotVisuals, link_frames: Mapping[str, R
     ``world_origin``; they are read, not changed.  Each visual becomes a VisualizationFrame
     named L (``L#2``, ``L#3`` for a link's further visuals) at p_L + R_L xyz (3x1 in N),
     turned by R_L rpy_matrix(rpy) (3x3); each link origin is a named point L
-    (``window.symbody.position(L)`` in the page).  Missing mesh files: a box and a
+    (``window.symbody.position(L)`` in the page).  Missing mesh files: a box (from the
+    link's collision geometry or inertia, placed as those are) and a
     :class:`MeshFileWarning`.  ``package_dirs``: see :func:`resolve_mesh`.
     """
     robot = urdf if isinstance(urdf, RobotVisuals) else read_visuals(urdf)
@@ -453,11 +472,11 @@ def scene_from_urdf(urdf: str | Path | RobotVisuals, link_frames: Mapping[str, R
         for i, visual in enumerate(visuals):
             label = link if i == 0 else f"{link}#{i + 1}"
             where = f"URDF {robot.source}, link {link!r}" + (f" visual {i + 1}" if len(visuals) > 1 else "")
-            shape = _shape(robot, visual, package_dirs, where)
-            rotation = rpy_matrix(visual.rpy)
+            shape, placement = _shape(robot, visual, package_dirs, where)
+            xyz, rotation = placement or (visual.xyz, rpy_matrix(visual.rpy))
             if isinstance(shape, Cylinder):
                 rotation = rotation @ _Y_TO_Z
-            at = p + R * sm.Matrix([float(c) for c in visual.xyz]) if any(visual.xyz) else p
+            at = p + R * sm.Matrix([float(c) for c in xyz]) if any(xyz) else p
             turned = R if np.allclose(rotation, np.eye(3), rtol=0, atol=1e-15) else R * _clean(rotation)
             items.append(VisualizationFrame(label, turned, at, shape))
     return Scene(world_frame, world_origin, *items, points=points, up="z",
