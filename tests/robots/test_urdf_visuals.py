@@ -129,6 +129,7 @@ def test_mesh_names_resolve_from_package_file_and_relative_paths(sampler, tmp_pa
     base = sampler.parent
     # package://: a folder named like the package above the URDF
     assert resolve_mesh("package://sampler_pkg/meshes/tet.stl", base) == tet
+    assert resolve_mesh("package:///sampler_pkg/meshes/tet.stl", base) == tet      # as Pinocchio reads it
     assert resolve_mesh("package://sampler_pkg/meshes/none.stl", base) is None
     assert resolve_mesh("package://other_pkg/meshes/tet.stl", base) is None
     # given package folders: a mapping, the package folder itself, or a folder holding it

@@ -263,7 +263,8 @@ def resolve_mesh(filename: str, base_dir: str | Path = ".",
     """
     base_dir = Path(base_dir)
     if filename.startswith("package://"):
-        package, _, rest = filename[len("package://"):].partition("/")
+        # "package:///pkg/..." (Talos's full_v2 files) is read as "package://pkg/...", as Pinocchio does
+        package, _, rest = filename[len("package://"):].lstrip("/").partition("/")
         if not package or not rest:
             return None
         for root in _package_roots(package, base_dir, package_dirs):
