@@ -34,8 +34,9 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parents[0] / "tests"))  # the shared oracle helpers
 
-#: robot folders loaded with a free-flyer too (legged robots and humanoids)
-FLOATING = {"a1_description", "alex_description", "alexander_description",
+#: robot folders loaded with a free-flyer too (legged robots, humanoids, flying robots)
+FLOATING = {"hector_description", "iris_description", "borinot_description",
+            "hextilt_description", "a1_description", "alex_description", "alexander_description",
             "anymal_b_simple_description", "anymal_c_simple_description", "b1_description",
             "bolt_description", "centauro_description", "g1_description", "go1_description",
             "go2_description", "human_description", "hyq_description", "icub_description",
@@ -122,8 +123,9 @@ def _fmt(x, spec=".1e"):
 
 
 def table(rows: list[dict], root: Path) -> str:
-    lines = ["| robot | base | dof | formation s | compile s | peak MB | M | bias | aba | Y pi | Y |",
-             "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]
+    lines = ["| robot | base | dof | formation s | compile s | peak MB | M | bias | aba | cond(M) "
+             "| Y pi | Y |",
+             "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]
     refused = []
     for r in rows:
         name = str(Path(r["path"]).relative_to(root))
@@ -133,6 +135,7 @@ def table(rows: list[dict], root: Path) -> str:
             continue
         lines.append(f"| {name} | {base} | {r['dof']} | {r['form']:.2f} | {r['compile']:.2f} | "
                      f"{r['rss_mb']:.0f} | {_fmt(r['M'])} | {_fmt(r['bias'])} | {_fmt(r['aba'])} | "
+                     f"{_fmt(r['cond'], '.0e')} | "
                      f"{_fmt(r.get('regressor'))} | {_fmt(r.get('regressor_matrix'))} |")
         if r.get("mimic_refused"):
             refused.append(f"- {name} ({base}): refused with its mimic tags ({r['mimic_refused']});"

@@ -108,3 +108,11 @@ def test_mimic_tags_can_be_ignored():
     assert sb.load_urdf(text).eom.q_dep != ()
     free = sb.load_urdf(text, mimic=False)
     assert free.eom.q_dep == () and free.input_names == ("j1", "j2")
+
+
+def test_a_robot_without_moving_joints_needs_a_floating_base():
+    single = robot(link("base"))
+    with pytest.raises(InputError, match="no moving joint"):
+        sb.load_urdf(single)
+    free = sb.load_urdf(single, floating_base=True)
+    assert len(free.coordinates) == 7 and len(free.speeds) == 6 and free.inputs == ()

@@ -64,7 +64,7 @@ def compare(pin, robot, model, pm, rng, states: int = 3) -> dict:
     if robot.joint_dynamics:
         for i, b in enumerate(robot.tree.moving):
             damp[off + i], fric[off + i] = b.joint.damping, b.joint.friction
-    err = {"M": 0.0, "bias": 0.0, "aba": 0.0}
+    err = {"M": 0.0, "bias": 0.0, "aba": 0.0, "cond": 0.0}
     p = robot.constants
     for _ in range(states):
         qp, v = random_state(pin, pm, rng)
@@ -78,6 +78,7 @@ def compare(pin, robot, model, pm, rng, states: int = 3) -> dict:
         Mp = np.triu(Mp) + np.triu(Mp, 1).T
         bp = pin.rnea(pm, pd, qp, v, np.zeros(pm.nv)) + damp * v + fric * np.sign(v)
         err["M"] = max(err["M"], _rel(M, Mp[np.ix_(ui, ui)]))
+        err["cond"] = max(err["cond"], float(np.linalg.cond(Mp)))
         err["bias"] = max(err["bias"], _rel(gd, bp[ui]))
         # forward dynamics: tau in Pinocchio's order (zero on the base and mimic joints)
         tau = np.zeros(pm.nv)

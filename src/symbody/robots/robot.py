@@ -415,6 +415,10 @@ def load_urdf(path_or_xml: str | os.PathLike, *, floating_base: bool = False,
         raise InputError(f"load_urdf: gravity must be 3 finite numbers, got {gravity!r}")
     model = parse_urdf(path_or_xml, invalid_inertia, mimic)
     tree = build_tree(model)
+    if not tree.moving and not floating_base:
+        raise InputError(f"{model.path or 'URDF string'}: the robot {model.name!r} has no moving "
+                         "joint (nothing to move with a fixed base; floating_base=True makes it "
+                         "a free body)")
     _check_masses(model, tree, floating_base)
     return Robot(model, tree, floating_base=bool(floating_base), gravity=g,
                  symbolic_inertia=bool(symbolic_inertia), joint_dynamics=bool(joint_dynamics))

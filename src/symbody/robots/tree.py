@@ -58,47 +58,33 @@ class KinematicTree:
 
 
 def build_tree(model: UrdfModel) -> KinematicTree:
-    """Walk the links depth first from the root (children in file order) and merge fixed joints."""
+    """Walk the links depth first from the root, the child joints of each link in alphabetical
+    order of their names (urdfdom's order, hence Pinocchio's), numbering a body when its
+    link is visited, and merge fixed joints."""
     by_parent: dict[str, list] = {}
     for j in sorted(model.joints.values(), key=lambda j: j.name):
         by_parent.setdefault(j.parent, []).append(j)
-    bodies = [Body(0, model.root, None, -1, np.eye(3), np.zeros(3))]
+    bodies: list[Body] = []
     link_body: dict = {}
-    stack = [(model.root, 0, np.eye(3), np.zeros(3))]
+    # (link, its joint from the parent, the parent's body, placement of the link in that body)
+    stack: list = [(model.root, None, -1, np.eye(3), np.zeros(3))]
     while stack:
-        link, b, R, p = stack.pop()
+        link, joint, parent, R, p = stack.pop()
+        if joint is None or joint.type != "fixed":
+            b = len(bodies)
+            bodies.append(Body(b, link, joint, parent, R, p))
+            if parent >= 0:
+                bodies[parent].children.append(b)
+            R, p = np.eye(3), np.zeros(3)
+        else:
+            b = parent
         link_body[link] = (b, R, p)
-        body = bodies[b]
-        body.links.append((link, R, p))
-        _add_inertia(body, model.links[link], R, p)
-        below = []
-        for j in by_parent.get(link, []):
-            Rj, pj = R @ j.rotation, R @ j.origin + p
-            if j.type == "fixed":
-                below.append((j.child, b, Rj, pj))
-            else:
-                nb = Body(len(bodies), j.child, j, b, Rj, pj)
-                bodies.append(nb)
-                body.children.append(nb.index)
-                below.append((j.child, nb.index, np.eye(3), np.zeros(3)))
+        bodies[b].links.append((link, R, p))
+        _add_inertia(bodies[b], model.links[link], R, p)
+        below = [(j.child, j, b, R @ j.rotation, R @ j.origin + p)
+                 for j in by_parent.get(link, [])]
         stack.extend(reversed(below))
-    # renumber depth first so a parent precedes its children and siblings keep file order
-    order: list[int] = []
-    walk = [0]
-    while walk:
-        i = walk.pop()
-        order.append(i)
-        walk.extend(reversed(bodies[i].children))
-    new = {old: k for k, old in enumerate(order)}
-    out = []
-    for old in order:
-        bd = bodies[old]
-        bd.index = new[old]
-        bd.parent = new[bd.parent] if bd.parent >= 0 else -1
-        bd.children = [new[c] for c in bd.children]
-        out.append(bd)
-    link_body = {k: (new[b], R, p) for k, (b, R, p) in link_body.items()}
-    return KinematicTree(out, link_body, model)
+    return KinematicTree(bodies, link_body, model)
 
 
 def _add_inertia(body: Body, link, R: np.ndarray, p: np.ndarray) -> None:
