@@ -17,12 +17,13 @@ from types import SimpleNamespace
 
 import numpy as np
 import pytest
+import sympy as sm
 from scipy.spatial.transform import Rotation
 from sympy.physics.vector import Point, ReferenceFrame, dynamicsymbols
 from visuals_fk import forward_kinematics, numeric_link_poses, robots_folder
 
 from symbody.errors import InputError
-from symbody.presentation import Box, Cylinder, Mesh, Sphere, view
+from symbody.presentation import Box, Cylinder, Mesh, Sphere, VisualizationFrame, view
 from symbody.presentation.viewer import scene_samples
 from symbody.robots.visuals import (
     MeshFileWarning,
@@ -272,6 +273,8 @@ def test_bad_input_is_refused_naming_the_culprit(sampler, tmp_path):
         Mesh("arm.mesh")
     with pytest.raises(InputError, match="scale must be 3 finite non-zero"):
         Mesh("arm.stl", (1, 0, 1))
+    with pytest.raises(InputError, match="a rotation matrix must be 3x3, got 2x2"):
+        VisualizationFrame("a", sm.eye(2), Point("P"), Box(1, 1, 1))
 
 
 @needs_robots

@@ -138,6 +138,7 @@ f 1 4 3 2\nf 5 6 7 8\nf 1 2 6 5\nf 2 3 7 6\nf 3 4 8 7\nf 4 1 5 8
 """
 
 
+@pytest.mark.slow      # 16-27 s on 2 busy cores: a C compilation, Chromium parsing three formats
 def test_stl_obj_collada_scales_origins_and_a_broken_file(browser, tmp_path):
     hector = ROBOTS / "hector_description" / "meshes" / "quadrotor"
     so100 = ROBOTS / "so_arm_description" / "meshes" / "so100"
