@@ -609,8 +609,9 @@ def _is_urdf(name: str) -> bool:
 
 def _robot_option_check(args: argparse.Namespace) -> None:
     """--floating-base and --package-dir belong to URDF robots only."""
-    if not _is_urdf(args.model) and (args.floating_base or args.package_dir):
-        flag = "--floating-base" if args.floating_base else "--package-dir"
+    if not _is_urdf(args.model) and (args.floating_base or args.package_dir or args.no_joint_dynamics):
+        flag = ("--floating-base" if args.floating_base else "--package-dir" if args.package_dir
+                else "--no-joint-dynamics")
         raise UsageError(f"{flag} applies to a URDF robot file (ROBOT.urdf), not to the model {args.model!r}")
 
 
@@ -623,9 +624,11 @@ def _load_robot(args: argparse.Namespace, console: Console):
     if not path.is_file():
         raise UsageError(f"URDF file {args.model!r} does not exist")
     base = "floating" if args.floating_base else "fixed"
-    console.step(f"loading {path} ({base} base) ...")
+    extra = ", without the URDF's joint damping and friction" if args.no_joint_dynamics else ""
+    console.step(f"loading {path} ({base} base{extra}) ...")
     with _Timer() as timer:
-        robot = load_urdf(path, floating_base=bool(args.floating_base))
+        robot = load_urdf(path, floating_base=bool(args.floating_base),
+                          joint_dynamics=not args.no_joint_dynamics)
     console.step(f"  {len(robot.coordinates)} coordinates, {len(robot.inputs)} joint torques; "
                  f"equations formed in {timer.seconds:.1f} s")
     constants = dict(robot.constants)
@@ -729,8 +732,10 @@ def _simulate_robot_command(args: argparse.Namespace, console: Console) -> int:
     if scene is not None and len(trajectory.t):
         written.append(_robot_page(trajectory, scene, args, stem).save(out / f"{stem}.html"))
     _write_trajectory(trajectory, out, written)
+    dynamics = "without" if args.no_joint_dynamics else "with"
     lines = [f"symbody simulate {args.model}", f"robot: {robot.urdf.name} ({'floating' if robot.floating_base else 'fixed'} base), "
-             f"{len(robot.coordinates)} coordinates, {len(robot.inputs)} joint torques (all zero)",
+             f"{len(robot.coordinates)} coordinates, {len(robot.inputs)} joint torques (all zero), "
+             f"{dynamics} the URDF's joint damping and friction",
              "constants: " + ", ".join(f"{c} = {v:g}" for c, v in constants.items()),
              f"time: 0 -> {tf:g} s, {len(trajectory.t)} samples; {status}",
              f"right-hand-side evaluations: {trajectory.nfev}; wall time {trajectory.wall_time:.3f} s"]
@@ -850,6 +855,9 @@ def build_parser() -> argparse.ArgumentParser:
     def robot_options(p: argparse.ArgumentParser) -> None:
         p.add_argument("--floating-base", action="store_true",
                        help="URDF robots: a free-flying root link (default: fixed to the world)")
+        p.add_argument("--no-joint-dynamics", action="store_true",
+                       help="URDF robots: without the <dynamics damping friction> joint torques "
+                            "(Coulomb friction at rest makes a free fall stiff and slow)")
         p.add_argument("--package-dir", action="append", metavar="DIR",
                        help="URDF robots: a folder that is or holds a package named in package:// "
                             "mesh paths (repeatable; default: the folders above the URDF, "

@@ -37,7 +37,8 @@ def read_csv(path: Path) -> dict[str, np.ndarray]:
 
 def test_simulate_a_floating_robot_falls_freely(tmp_path, capsys):
     out = tmp_path / "sim"
-    code = main(["simulate", str(pendulum()), "--floating-base", "--t-final", "0.3", "--out", str(out), "--quiet"])
+    code = main(["simulate", str(pendulum()), "--floating-base", "--no-joint-dynamics", "--t-final", "0.3",
+                 "--out", str(out), "--quiet"])
     assert code == 0, capsys.readouterr().err
     written = {p.name for p in out.iterdir()}
     assert {"time_histories.png", "double_pendulum.html", "trajectory.csv", "trajectory.npz",
@@ -51,6 +52,7 @@ def test_simulate_a_floating_robot_falls_freely(tmp_path, capsys):
     np.testing.assert_allclose(data["base_qw"], 1.0, atol=1e-12)
     summary = (out / "summary.txt").read_text(encoding="utf-8")
     assert "floating base" in summary and "g = 9.81" in summary and "base.z" in summary
+    assert "without the URDF's joint damping and friction" in summary
 
 
 def test_view_a_fixed_robot_writes_a_page_with_its_meshes(tmp_path, capsys):
@@ -94,6 +96,8 @@ def test_missing_meshes_and_bad_arguments_are_reported(tmp_path, capsys):
     assert "URDF file" in capsys.readouterr().err
     assert main(["simulate", "pendulum", "--floating-base"]) == 2
     assert "--floating-base applies to a URDF robot file" in capsys.readouterr().err
+    assert main(["view", "pendulum", "--no-joint-dynamics"]) == 2
+    assert "--no-joint-dynamics applies to a URDF robot file" in capsys.readouterr().err
     assert main(["simulate", str(pendulum()), "--set", "m=2", "--quiet"]) == 2
     assert "the robot's constants are g" in capsys.readouterr().err
     assert main(["view", str(pendulum()), "--follow", "elbow", "--tf", "0.02", "--quiet",
