@@ -89,3 +89,20 @@ def test_free_fall_keeps_the_quaternion_and_the_invariants():
     np.testing.assert_allclose(c1, c0 + v0 * T + 0.5 * g * T ** 2, atol=1e-7)
     np.testing.assert_allclose(v1, v0 + g * T, atol=1e-7)
     np.testing.assert_allclose(L1, L0, atol=1e-7 * max(1.0, np.abs(L0).max()))
+
+
+def test_a_floating_joint_from_the_world_is_the_free_flyer():
+    from test_system import URDF
+    text = URDF.replace('<link name="base"/>', '<link name="world"/><joint name="free" '
+                        'type="floating"><parent link="world"/><child link="base"/></joint>'
+                        '<link name="base"><inertial><mass value="3"/><inertia ixx="0.1" '
+                        'iyy="0.2" izz="0.15" ixy="0" ixz="0" iyz="0"/></inertial></link>')
+    robot = sb.load_urdf(text, floating_base=True, mimic=False)
+    plain = sb.load_urdf(text.split('<joint name="free"')[0].replace('<link name="world"/>', "")
+                         + '<link name="base"' + text.split('<link name="base"', 1)[1],
+                         floating_base=True, mimic=False)
+    assert robot.joint_names == plain.joint_names and robot.link_frames["world"] is robot.world_frame
+    pm = pin.buildModelFromXML(text)           # Pinocchio: the floating joint, a free-flyer
+    assert pm.joints[1].shortname() == "JointModelFreeFlyer"
+    err = compare(pin, robot, sb.compile(robot.eom), pm, np.random.default_rng(6), states=2)
+    assert max(err["M"], err["bias"], err["aba"]) < 1e-9, err

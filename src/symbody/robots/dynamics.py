@@ -101,8 +101,8 @@ def _rotate_inertia(I: Inertia, R) -> Inertia:
 
 
 def _shift_inertia(I: Inertia, p) -> Inertia:
-    """The inertia about the point -p... i.e. expressed about an origin from which the old origin
-    sits at p (same axes): h' = h + m p, I' = I - [h'][p] - [p][h] ... (parallel axes)."""
+    """The inertia about a new origin from which the old origin sits at p (same axes), by the
+    parallel-axis theorem: h' = h + m p, I' = I + m(|p|^2 1 - p p^T) + 2(h.p) 1 - h p^T - p h^T."""
     if _is_zero(p):
         return I
     m, h = I.m, I.h
@@ -178,9 +178,8 @@ class _Joint:
 
 @dataclass
 class TreeDynamics:
-    """``mass``: the mass matrix (o x o nested lists), ``bias``: C(q, u) u + g(q) (o),
-    ``accelerations``: the body accelerations of the bias pass (for the regressor), all
-    symengine; ``base_rotation``: the free-flyer's rotation matrix (3x3) or None."""
+    """``mass``: the mass matrix (o x o nested lists), ``bias``: C(q, u) u + g(q) (o), both
+    symengine, in tree order; ``base_rotation``: the free-flyer's rotation matrix (3x3) or None."""
 
     mass: list
     bias: list

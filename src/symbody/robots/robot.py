@@ -414,6 +414,11 @@ def load_urdf(path_or_xml: str | os.PathLike, *, floating_base: bool = False,
     if g.shape != (3,) or not np.all(np.isfinite(g)):
         raise InputError(f"load_urdf: gravity must be 3 finite numbers, got {gravity!r}")
     model = parse_urdf(path_or_xml, invalid_inertia, mimic)
+    if model.floating_joint is not None and not floating_base:
+        j = model.joints[model.floating_joint]
+        raise InputError(f"{model.path or 'URDF string'}, joint {j.name!r} (line {j.line}): a "
+                         "floating joint from the world; load the robot with floating_base=True "
+                         "(it is then the free-flyer)")
     tree = build_tree(model)
     if not tree.moving and not floating_base:
         raise InputError(f"{model.path or 'URDF string'}: the robot {model.name!r} has no moving "

@@ -185,6 +185,8 @@ def _build_system(robot: Robot) -> SystemParts:
             loads.append(Force(rb.masscenter, rb.mass * gvec))
     system.add_loads(*loads)
     link_frames, link_points = {}, {}
+    if tree.world_link is not None:
+        link_frames[tree.world_link], link_points[tree.world_link] = N, O
     for link, (bi, R, p) in tree.link_body.items():
         F, P = frames[bi], points[bi]
         if not np.array_equal(R, np.eye(3)):
@@ -200,8 +202,10 @@ def _build_system(robot: Robot) -> SystemParts:
 
 def system_eom(robot: Robot, loads: Any = (), name: str | None = None) -> EquationsOfMotion:
     """The equations of ``robot.system`` (with whatever the user added to it) and ``loads``,
-    formed by symbody's KanesMethod: the mimic joints' speeds dependent, inputs as in
-    ``robot.eom``.  SymPy's vector algebra: meant for small robots (a handful of joints)."""
+    formed by symbody's KanesMethod with the coordinates, speeds and constraints of
+    ``robot.eom`` (the mimic joints' speeds dependent); its specified inputs are the joint
+    inputs and any the user's loads bring, detected and ordered by name (``eom.specifieds``).
+    SymPy's vector algebra: meant for small robots (a handful of joints)."""
     from ..formulation.kane import KanesMethod
 
     parts = robot.system_parts

@@ -50,6 +50,7 @@ class KinematicTree:
     bodies: list
     link_body: dict          # link name -> (body index, R (3x3), p (3)) of the link in the body
     urdf: UrdfModel
+    world_link: str | None = None     # the root link of a floating joint (the world)
 
     @property
     def moving(self) -> list:
@@ -67,7 +68,10 @@ def build_tree(model: UrdfModel) -> KinematicTree:
     bodies: list[Body] = []
     link_body: dict = {}
     # (link, its joint from the parent, the parent's body, placement of the link in that body)
-    stack: list = [(model.root, None, -1, np.eye(3), np.zeros(3))]
+    root, world = model.root, None
+    if model.floating_joint is not None:    # the world link and its floating joint: the base
+        world, root = root, model.joints[model.floating_joint].child
+    stack: list = [(root, None, -1, np.eye(3), np.zeros(3))]
     while stack:
         link, joint, parent, R, p = stack.pop()
         if joint is None or joint.type != "fixed":
@@ -84,7 +88,7 @@ def build_tree(model: UrdfModel) -> KinematicTree:
         below = [(j.child, j, b, R @ j.rotation, R @ j.origin + p)
                  for j in by_parent.get(link, [])]
         stack.extend(reversed(below))
-    return KinematicTree(bodies, link_body, model)
+    return KinematicTree(bodies, link_body, model, world)
 
 
 def _add_inertia(body: Body, link, R: np.ndarray, p: np.ndarray) -> None:

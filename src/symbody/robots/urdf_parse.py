@@ -89,7 +89,8 @@ class UrdfJoint:
 @dataclass(frozen=True)
 class UrdfModel:
     """The parsed robot: ``name``, ``links`` and ``joints`` by name (file order), the ``root``
-    link, ``path`` (None for a string) and the XML ``element`` tree."""
+    link, ``path`` (None for a string), the XML ``element`` tree and ``floating_joint``: the
+    name of a floating joint from a massless root link (the world) to the base, or None."""
 
     name: str
     links: dict
@@ -97,6 +98,7 @@ class UrdfModel:
     root: str
     path: str | None
     element: XmlElement
+    floating_joint: str | None = None
 
 
 def _xml_tree(text: str, where: str) -> XmlElement:
@@ -217,14 +219,9 @@ def _joint(rd: _Reader, el: XmlElement, links: dict) -> UrdfJoint:
     jtype = el.get("type")
     if jtype is None:
         rd.fail(what, el, "no type")
-    if jtype not in SUPPORTED_TYPES:
-        if jtype == "floating":
-            msg = ("a floating joint inside the tree is not supported; load the robot from its "
-                   "base link with floating_base=True")
-        else:
-            msg = (f"joint type {jtype!r} is not supported (supported: "
-                   f"{', '.join(SUPPORTED_TYPES)}; a floating base via floating_base=True)")
-        rd.fail(what, el, msg)
+    if jtype not in SUPPORTED_TYPES and jtype != "floating":     # floating: checked below
+        rd.fail(what, el, f"joint type {jtype!r} is not supported (supported: "
+                f"{', '.join(SUPPORTED_TYPES)}; a floating base via floating_base=True)")
     ends = {}
     for tag in ("parent", "child"):
         sub = el.find(tag)
@@ -361,4 +358,18 @@ def parse_urdf(path_or_xml: str | os.PathLike, invalid_inertia: str = "error",
             if target.mimic is not None:
                 rd.fail(f"joint {j.name!r}", j.element, f"mimics {j.mimic[0]!r}, itself a mimic "
                         "joint (chains of mimics are not supported)")
-    return UrdfModel(root.get("name", ""), links, joints, roots[0], path, root)
+    floating = None
+    for j in joints.values():
+        if j.type != "floating":
+            continue
+        world = links[roots[0]]
+        if (j.parent != roots[0] or world.mass != 0 or world.inertia.any()
+                or len(children.get(roots[0], [])) != 1):
+            rd.fail(f"joint {j.name!r}", j.element, "a floating joint is supported only from a "
+                    "massless root link (the world) to the robot's base, its only joint; "
+                    "otherwise load the robot from its base link with floating_base=True")
+        if not (np.array_equal(j.rotation, np.eye(3)) and not j.origin.any()):
+            rd.fail(f"joint {j.name!r}", j.element, "the floating joint has an <origin>: give it "
+                    "none (the base's pose is its coordinates)")
+        floating = j.name
+    return UrdfModel(root.get("name", ""), links, joints, roots[0], path, root, floating)
