@@ -9,6 +9,11 @@
     symbody demo [--out DIR] [--tf T] [--no-animation] [--quiet]
     symbody view MODEL [--out PAGE.html] [--tf T] [--fps FPS] [--set NAME=VALUE ...]
                        [--constraints MODE] [--follow NAME] [--quiet]
+    symbody view ROBOT.urdf [--floating-base] [--package-dir DIR ...] [--out PAGE.html] [--tf T] ...
+    symbody simulate ROBOT.urdf [--floating-base] [--t-final T] [--out DIR] ...
+
+A MODEL ending in ``.urdf`` is a robot file (``symbody.load_urdf``): it falls under gravity
+from its zero pose with zero joint torques, drawn with its URDF visual geometry.
 
 Exit codes: 0 success, 1 a run failed (e.g. the integrator stopped), 2 bad arguments
 (unknown model or parameter, malformed value), with a message naming the culprit; 141 when
@@ -449,6 +454,9 @@ def cmd_simulate(args: argparse.Namespace, console: Console) -> int:
     from .presentation.options import FigureOptions
     from .presentation.plot import plot
 
+    _robot_option_check(args)
+    if _is_urdf(args.model):
+        return _simulate_robot_command(args, console)
     saved = _saved_model_path(args.model)
     if saved is not None:
         return _simulate_saved_model(args, console, saved)
@@ -684,6 +692,9 @@ def cmd_view(args: argparse.Namespace, console: Console) -> int:
     from .analysis import Solver, simulate
     from .presentation.viewer import view
 
+    _robot_option_check(args)
+    if _is_urdf(args.model):
+        return _view_robot_command(args, console)
     key, model, inputs, t0, tf = _model_and_time_span(args, console)
     names = [item.name for item in model.scene.visualization_frames]
     if args.follow and args.follow not in names:
@@ -713,6 +724,159 @@ def cmd_view(args: argparse.Namespace, console: Console) -> int:
     path = page.save(out)
     size = path.stat().st_size
     console.always(f"wrote {path} ({size / 1e6:.2f} MB): open it in a browser (no network needed)")
+    return 0 if trajectory.success else 1
+
+
+# ----------------------------------------------------------------------------- URDF robots
+ROBOT_T_FINAL = 1.0    # s: how long a robot falls from its zero pose unless --tf / --t-final
+
+
+def _is_urdf(name: str) -> bool:
+    return str(name).lower().endswith(".urdf")
+
+
+def _robot_option_check(args: argparse.Namespace) -> None:
+    """--floating-base and --package-dir belong to URDF robots only."""
+    if not _is_urdf(args.model) and (args.floating_base or args.package_dir or args.no_joint_dynamics):
+        flag = ("--floating-base" if args.floating_base else "--package-dir" if args.package_dir
+                else "--no-joint-dynamics")
+        raise UsageError(f"{flag} applies to a URDF robot file (ROBOT.urdf), not to the model {args.model!r}")
+
+
+def _load_robot(args: argparse.Namespace, console: Console):
+    """The robot of the URDF file on the command line (``symbody.load_urdf``), its constants
+    with the ``--set`` values, and the final time (``--tf``, default ROBOT_T_FINAL)."""
+    from .robots import load_urdf
+
+    path = Path(args.model)
+    if not path.is_file():
+        raise UsageError(f"URDF file {args.model!r} does not exist")
+    base = "floating" if args.floating_base else "fixed"
+    extra = ", without the URDF's joint damping and friction" if args.no_joint_dynamics else ""
+    console.step(f"loading {path} ({base} base{extra}) ...")
+    with _Timer() as timer:
+        robot = load_urdf(path, floating_base=bool(args.floating_base),
+                          joint_dynamics=not args.no_joint_dynamics)
+    console.step(f"  {len(robot.coordinates)} coordinates, {len(robot.inputs)} joint torques; "
+                 f"equations formed in {timer.seconds:.1f} s")
+    constants = dict(robot.constants)
+    by_name = {str(c): c for c in constants}
+    for name, text in _parse_sets(args.set):
+        if name not in by_name:
+            raise UsageError(f"--set {name}: the robot's constants are {', '.join(sorted(by_name))}")
+        constants[by_name[name]] = _parse_number(name, text)
+    tf = float(args.tf) if args.tf is not None else ROBOT_T_FINAL
+    if not tf > 0:
+        raise UsageError(f"--tf must be positive (the robot starts at t = 0), got {tf:g}")
+    return robot, constants, tf
+
+
+def _robot_scene(robot, args: argparse.Namespace):
+    """The robot's URDF visual geometry as a Scene; a missing mesh file is reported on stderr."""
+    import warnings
+
+    from .robots.visuals import MeshFileWarning, scene_from_urdf
+
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always", MeshFileWarning)
+        scene = scene_from_urdf(robot.urdf_path, robot.link_frames, robot.link_points, robot.world_frame,
+                                robot.world_origin, package_dirs=args.package_dir or None)
+    for warning in caught:
+        if issubclass(warning.category, MeshFileWarning):
+            print(f"symbody {args.command}: warning: {warning.message}", file=sys.stderr)
+        else:
+            warnings.warn_explicit(warning.message, warning.category, warning.filename, warning.lineno)
+    return scene
+
+
+def _fall(robot, constants: dict, times: np.ndarray, args: argparse.Namespace, console: Console):
+    """The robot from its zero pose (identity quaternion) at rest, zero joint torques."""
+    from .analysis import Solver, simulate
+
+    numeric = _compile(robot, console, args.quiet)
+    console.step(f"simulating 0 -> {times[-1]:g} s (zero torques, from the zero pose) ...")
+    tolerances = {k: v for k, v in (("rtol", getattr(args, "rtol", None)), ("atol", getattr(args, "atol", None)))
+                  if v is not None}
+    return simulate(numeric, (0.0, float(times[-1])), robot.default_state(), numeric.constants_array(constants),
+                    specifieds=np.zeros(len(numeric.specifieds)), constraints=args.constraints, t_eval=times,
+                    solver=Solver(progress=False if args.quiet else None, **tolerances)), numeric
+
+
+def _check_follow(scene, args: argparse.Namespace) -> None:
+    follow = getattr(args, "follow", None)
+    names = [item.name for item in scene.visualization_frames]
+    if follow and follow not in names:
+        raise UsageError(f"--follow {follow!r} is not a link of the robot's scene; known: {', '.join(names)}")
+
+
+def _robot_page(trajectory, scene, args: argparse.Namespace, title: str):
+    from .presentation.viewer import view
+
+    return view(trajectory, scene, follow=getattr(args, "follow", None) or None, title=title)
+
+
+def _view_robot_command(args: argparse.Namespace, console: Console) -> int:
+    robot, constants, tf = _load_robot(args, console)
+    scene = _robot_scene(robot, args)
+    _check_follow(scene, args)
+    fps = float(args.fps) if args.fps is not None else VIEW_FPS
+    count = int(np.floor(tf * fps + 1e-9)) + 1
+    if count > MAX_OUTPUT_SAMPLES:
+        raise UsageError(f"{count} samples ({tf:g} s at {fps:g} per second) are too many for one page; "
+                         f"at most {MAX_OUTPUT_SAMPLES}: lower --fps or --tf")
+    trajectory, _ = _fall(robot, constants, np.linspace(0.0, (count - 1) / fps, count), args, console)
+    if not trajectory.success:
+        console.always(f"symbody view: the simulation stopped at t = {trajectory.t[-1]:g} s: "
+                       f"{trajectory.message}; the page shows what was computed")
+    if len(trajectory.t) == 0:
+        return 1
+    stem = Path(args.model).stem
+    page = _robot_page(trajectory, scene, args, f"{robot.urdf.name or stem} ({len(trajectory.t)} samples)")
+    path = page.save(Path(args.out) if args.out else Path(f"{stem}.html"))
+    console.always(f"wrote {path} ({path.stat().st_size / 1e6:.2f} MB, {len(page.data['meshes'])} mesh files): "
+                   "open it in a browser (no network needed)")
+    return 0 if trajectory.success else 1
+
+
+def _simulate_robot_command(args: argparse.Namespace, console: Console) -> int:
+    from .presentation.options import FigureOptions
+    from .presentation.plot import plot
+
+    robot, constants, tf = _load_robot(args, console)
+    stem = Path(args.model).stem
+    out = Path(args.out) if args.out else Path("symbody-output") / stem
+    out.mkdir(parents=True, exist_ok=True)
+    scene = None if args.no_animation else _robot_scene(robot, args)
+    trajectory, numeric = _fall(robot, constants, _output_times(0.0, tf), args, console)
+    drift = _drift_numbers(trajectory, None)
+    status = "ok" if trajectory.success else f"FAILED: {trajectory.message}"
+    console.step(f"  {status}; {trajectory.nfev} right-hand-side evaluations in {trajectory.wall_time:.2f} s"
+                 + (f"; max |f_h| = {_fmt(drift['holonomic'])}" if robot.floating_base else ""))
+    written: list[Path] = []
+    console.step("writing plots, the 3D page and data ...")
+    title = f"{stem}: falling from the zero pose, zero torques"
+    _save_figure(plot(trajectory, numeric, panels=("q", "u"), figure=FigureOptions(title=title)),
+                 out / "time_histories.png", written)
+    if scene is not None and len(trajectory.t):
+        written.append(_robot_page(trajectory, scene, args, stem).save(out / f"{stem}.html"))
+    _write_trajectory(trajectory, out, written)
+    dynamics = "without" if args.no_joint_dynamics else "with"
+    lines = [f"symbody simulate {args.model}", f"robot: {robot.urdf.name} ({'floating' if robot.floating_base else 'fixed'} base), "
+             f"{len(robot.coordinates)} coordinates, {len(robot.inputs)} joint torques (all zero), "
+             f"{dynamics} the URDF's joint damping and friction",
+             "constants: " + ", ".join(f"{c} = {v:g}" for c, v in constants.items()),
+             f"time: 0 -> {tf:g} s, {len(trajectory.t)} samples; {status}",
+             f"right-hand-side evaluations: {trajectory.nfev}; wall time {trajectory.wall_time:.3f} s"]
+    if robot.floating_base:
+        lines.append(f"max |f_h| (unit quaternion): {_fmt(drift['holonomic'])}")
+    if len(trajectory.t):
+        lines.append("final coordinates:")
+        lines += [f"  {name:<32} {value: .6g}" for name, value in
+                  zip(robot.joint_names, trajectory.q[-1], strict=True)]
+    summary = out / "summary.txt"
+    summary.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    written.append(summary)
+    _list_written(console, written, f"wrote {len(written)} files to {out}/:")
     return 0 if trajectory.success else 1
 
 
@@ -819,11 +983,24 @@ def build_parser() -> argparse.ArgumentParser:
         p.add_argument("--quiet", "-q", action="store_true",
                        help="no progress or step messages (only the list of files written)")
 
+    def robot_options(p: argparse.ArgumentParser) -> None:
+        p.add_argument("--floating-base", action="store_true",
+                       help="URDF robots: a free-flying root link (default: fixed to the world)")
+        p.add_argument("--no-joint-dynamics", action="store_true",
+                       help="URDF robots: without the <dynamics damping friction> joint torques "
+                            "(Coulomb friction at rest makes a free fall stiff and slow)")
+        p.add_argument("--package-dir", action="append", metavar="DIR",
+                       help="URDF robots: a folder that is or holds a package named in package:// "
+                            "mesh paths (repeatable; default: the folders above the URDF, "
+                            "ROS_PACKAGE_PATH)")
+
     p_sim = sub.add_parser("simulate", help="simulate a model; write plots, an animation and data")
     p_sim.add_argument("model", metavar="MODEL",
-                       help="model name (see 'symbody list'), your own FILE.py:FUNCTION, or a "
-                            "saved model FILE.npz (give its constants and states with --set)")
-    p_sim.add_argument("--tf", type=float, default=None, metavar="T", help="final time in s (default: the model's)")
+                       help="model name (see 'symbody list'), your own FILE.py:FUNCTION, a "
+                            "saved model FILE.npz (give its constants and states with --set) "
+                            "or a robot's URDF file")
+    p_sim.add_argument("--tf", "--t-final", dest="tf", type=float, default=None, metavar="T",
+                       help=f"final time in s (default: the model's; robots: {ROBOT_T_FINAL:g})")
     p_sim.add_argument("--constraints", type=str.lower, choices=CONSTRAINT_MODES, default="auto",
                        help="constraint handling (default: auto, drift-free)")
     p_sim.add_argument("--set", action="append", metavar="NAME=VALUE",
@@ -832,9 +1009,11 @@ def build_parser() -> argparse.ArgumentParser:
     p_sim.add_argument("--out", metavar="DIR", help="output directory (default: symbody-output/MODEL)")
     p_sim.add_argument("--fps", type=_positive, default=None,
                        help="animation frames per simulated second (default 20, at most 200 frames)")
-    p_sim.add_argument("--no-animation", action="store_true", help="skip the animation")
+    p_sim.add_argument("--no-animation", action="store_true",
+                       help="skip the animation (robots: the 3D viewer page)")
     p_sim.add_argument("--rtol", type=_positive, default=None, help="relative tolerance of the integrator")
     p_sim.add_argument("--atol", type=_positive, default=None, help="absolute tolerance of the integrator")
+    robot_options(p_sim)
     common(p_sim)
     p_sim.set_defaults(func=cmd_simulate)
 
@@ -851,9 +1030,11 @@ def build_parser() -> argparse.ArgumentParser:
 
     p_view = sub.add_parser("view", help="simulate a model and write its 3D viewer page (one HTML file)")
     p_view.add_argument("model", metavar="MODEL",
-                        help="model name (see 'symbody list') or your own FILE.py:FUNCTION")
+                        help="model name (see 'symbody list'), your own FILE.py:FUNCTION or a "
+                             "robot's URDF file")
     p_view.add_argument("--out", metavar="PAGE", help="the HTML file to write (default: MODEL.html)")
-    p_view.add_argument("--tf", type=float, default=None, metavar="T", help="final time in s (default: the model's)")
+    p_view.add_argument("--tf", "--t-final", dest="tf", type=float, default=None, metavar="T",
+                        help=f"final time in s (default: the model's; robots: {ROBOT_T_FINAL:g})")
     p_view.add_argument("--fps", type=_positive, default=None,
                         help=f"samples per simulated second sent to the page (default {VIEW_FPS:g})")
     p_view.add_argument("--constraints", type=str.lower, choices=CONSTRAINT_MODES, default="auto",
@@ -862,6 +1043,7 @@ def build_parser() -> argparse.ArgumentParser:
                         help="a constant, model option or (constant) specified input, e.g. --set v=6 (repeatable)")
     p_view.add_argument("--follow", metavar="NAME", default=None,
                         help="the body the camera follows (default: the model's; '' for a fixed camera)")
+    robot_options(p_view)
     common(p_view)
     p_view.set_defaults(func=cmd_view)
 

@@ -29,8 +29,10 @@ lies in the x-y plane.  Dimensions are numbers or expressions in the model's con
 
 from __future__ import annotations
 
+import math
 from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 import sympy as sm
@@ -40,6 +42,7 @@ from .errors import InputError
 
 __all__ = ["Shape", "Box", "Cylinder", "Cone", "Sphere", "Torus", "Plane",
            "VisualizationFrame", "Segment", "Scene", "UP_AXES"]
+__all__ += ["Mesh", "MESH_FORMATS"]
 
 #: Allowed values of Scene.up: the axis of N that points up on screen.
 UP_AXES = ("x", "y", "z", "-x", "-y", "-z")
@@ -171,6 +174,55 @@ class Plane(Shape):
     dimensions = ("length", "width")
 
 
+#: Mesh file formats the viewer reads (by the file name's suffix, any case).
+MESH_FORMATS = ("stl", "obj", "dae")
+
+
+class Mesh(Shape):
+    """A triangle mesh read from a file (STL, OBJ or Collada .dae), in the frame's coordinates.
+
+    ``Mesh(filename, scale=(1, 1, 1), color="grey", opacity=1.0)``: a vertex v of the file is
+    drawn at ``diag(scale) v`` in the frame (Collada files also get their ``<unit>``).  STL
+    and OBJ meshes take ``color``; Collada meshes keep their own material colours (as RViz
+    does) and take ``color`` only where a part has none.  Textures are not drawn.  The
+    viewer embeds the file's bytes in the page (compressed, once per file).
+    """
+
+    kind = "mesh"
+    dimensions = ()
+
+    def __init__(self, filename: str | Path, scale: Any = (1.0, 1.0, 1.0), *, color: str = "grey",
+                 opacity: float = 1.0):
+        super().__init__(color=color, opacity=opacity)
+        path = Path(filename).expanduser()
+        fmt = path.suffix.lower().lstrip(".")
+        if fmt not in MESH_FORMATS:
+            raise InputError(f"mesh file {str(filename)!r}: the viewer reads "
+                             f"{', '.join('.' + f for f in MESH_FORMATS)} files, not {path.suffix or 'files without a suffix'!r}")
+        if isinstance(scale, (int, float)):
+            scale = (scale, scale, scale)
+        try:
+            factors = tuple(float(v) for v in scale)
+        except (TypeError, ValueError) as exc:
+            raise InputError(f"mesh {path.name!r}: scale must be a number or 3 numbers, got {scale!r}") from exc
+        if len(factors) != 3 or not all(math.isfinite(v) and v != 0 for v in factors):
+            raise InputError(f"mesh {path.name!r}: scale must be 3 finite non-zero numbers, got {scale!r}")
+        self.filename = path.resolve()
+        self.format = fmt
+        self.scale = factors
+
+    def __repr__(self) -> str:
+        return (f"Mesh({str(self.filename)!r}, scale={self.scale}, color={self.color!r}, "
+                f"opacity={self.opacity:g})")
+
+    def __eq__(self, other: object) -> bool:
+        return (super().__eq__(other) and isinstance(other, Mesh)
+                and (self.filename, self.scale) == (other.filename, other.scale))
+
+    def __hash__(self) -> int:
+        return hash((type(self).__name__, str(self.filename), self.scale, self.color, self.opacity))
+
+
 PointSpec = Point | str | sm.MatrixBase | Vector | Sequence
 
 
@@ -196,7 +248,9 @@ class VisualizationFrame:
     ``VisualizationFrame(name, frame, point, shape)``; also ``(frame, point, shape)``,
     ``(name, body, shape)`` and ``(body, shape)`` with a RigidBody (its frame and mass centre)
     or a Particle (its point; no turning).  ``frame`` is a ReferenceFrame oriented (directly
-    or through others) relative to the scene's frame, or None (the shape keeps N's axes).
+    or through others) relative to the scene's frame, a 3x3 rotation matrix R (expressions:
+    frame-fixed coordinates -> N coordinates, what ``N.dcm(frame)`` would give), or None (the
+    shape keeps N's axes).
     ``point`` is a Point (located relative to the scene's origin), the name of one of the
     scene's ``points``, or the 3 coordinates in N (Matrix, sequence or Vector).
     ``axes``: draw the frame's x, y, z axes (red, green, blue) with this length (True: sized
@@ -204,7 +258,7 @@ class VisualizationFrame:
     """
 
     name: str
-    frame: ReferenceFrame | None
+    frame: ReferenceFrame | sm.ImmutableMatrix | None
     point: Any
     shape: Shape
     axes: bool | float = False
@@ -213,10 +267,15 @@ class VisualizationFrame:
         name, frame, point, shape = _parse_visualization_args(args)
         if not isinstance(shape, Shape):
             raise InputError(f"visualization frame {name!r}: the shape must be a symbody Box, Cylinder, "
-                             f"Cone, Sphere, Torus or Plane, got {type(shape).__name__}")
-        if frame is not None and not isinstance(frame, ReferenceFrame):
-            raise InputError(f"visualization frame {name!r}: frame must be a ReferenceFrame or None, "
-                             f"got {type(frame).__name__}")
+                             f"Cone, Sphere, Torus, Plane or Mesh, got {type(shape).__name__}")
+        if isinstance(frame, sm.MatrixBase):
+            if frame.shape != (3, 3):
+                raise InputError(f"visualization frame {name!r}: a rotation matrix must be 3x3, "
+                                 f"got {frame.shape[0]}x{frame.shape[1]}")
+            frame = sm.ImmutableMatrix(frame)
+        elif frame is not None and not isinstance(frame, ReferenceFrame):
+            raise InputError(f"visualization frame {name!r}: frame must be a ReferenceFrame, a 3x3 "
+                             f"rotation matrix or None, got {type(frame).__name__}")
         object.__setattr__(self, "name", str(name))
         object.__setattr__(self, "frame", frame)
         object.__setattr__(self, "point", point)

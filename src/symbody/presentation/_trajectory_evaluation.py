@@ -73,6 +73,36 @@ def _plain_symbols(variables: Sequence) -> tuple[list[sm.Symbol], dict]:
     return plain, mapping
 
 
+def _symbols_and_functions(exprs: Sequence[sm.Basic]) -> tuple[set, set]:
+    """The free Symbols and the applied undefined functions and Derivatives in ``exprs``.
+
+    What ``free_symbols`` and ``atoms(AppliedUndef, Derivative)`` give, walking each shared
+    subexpression once (by identity): a robot's link poses are products of its parents',
+    DAGs whose trees are exponentially larger.  Nodes that bind variables (integrals, sums,
+    lambdas) are asked for their free symbols.
+    """
+    symbols: set = set()
+    functions: set = set()
+    seen: set[int] = set()
+    stack = list(exprs)
+    while stack:
+        node = stack.pop()
+        if id(node) in seen:
+            continue
+        seen.add(id(node))
+        if isinstance(node, sm.Symbol):
+            symbols.add(node)
+            continue
+        if getattr(node, "bound_symbols", None):
+            symbols |= node.free_symbols
+            functions |= node.atoms(AppliedUndef, sm.Derivative)
+            continue
+        if isinstance(node, (AppliedUndef, sm.Derivative)):
+            functions.add(node)
+        stack.extend(getattr(node, "args", ()))
+    return symbols, functions
+
+
 class TrajectoryEvaluator:
     """Compile expressions in (t, q, u, constants) once; evaluate them along trajectories.
 
@@ -90,16 +120,15 @@ class TrajectoryEvaluator:
         self.constant_symbols = tuple(constant_symbols)
         variables = [_t, *self.coordinates, *self.speeds, *self.constant_symbols]
         plain, mapping = _plain_symbols(variables)
-        exprs_plain = []
         allowed = set(variables)
         for i, e in enumerate(self.exprs):
-            unknown = {s for s in e.free_symbols if s not in allowed and s != _t}
-            unknown |= {f for f in e.atoms(AppliedUndef, sm.Derivative) if f not in allowed}
+            symbols, functions = _symbols_and_functions([e])
+            unknown = {s for s in symbols if s not in allowed and s != _t}
+            unknown |= {f for f in functions if f not in allowed}
             if unknown:
                 name = sorted(map(str, unknown))[0]
                 raise InputError(f"{what} {i} ({e}) depends on {name}, which is neither a "
                                  "coordinate, a speed nor a known constant")
-            exprs_plain.append(e.xreplace(mapping))
         self._compiled = None
         self._function = None
         if self.exprs and backend != "lambdify":
@@ -107,7 +136,7 @@ class TrajectoryEvaluator:
                 [[_t], list(self.coordinates), list(self.speeds), list(self.constant_symbols)],
                 self.exprs, backend)
         if self._compiled is None:
-            self._function = _make_vector_function(plain, exprs_plain)
+            self._function = _make_vector_function(plain, [e.xreplace(mapping) for e in self.exprs])
 
     def __call__(self, trajectory: Any, constants: Mapping | None = None) -> np.ndarray:
         t = np.asarray(trajectory.t, dtype=float)
@@ -161,10 +190,8 @@ def _make_vector_function(symbols: list[sm.Symbol], exprs: list[sm.Expr]):
 
 def free_constants(exprs: Sequence[sm.Expr]) -> list[sm.Symbol]:
     """The plain Symbols (not t) in ``exprs``, sorted by name: the constants they need."""
-    found: set = set()
-    for e in exprs:
-        found |= {s for s in sm.sympify(e).free_symbols if isinstance(s, sm.Symbol) and s != _t}
-    return sorted(found, key=str)
+    symbols, _ = _symbols_and_functions([sm.sympify(e) for e in exprs])
+    return sorted((s for s in symbols if s != _t), key=str)
 
 
 def evaluate_along(trajectory: Any, exprs: Sequence[sm.Expr], constants: Mapping | None = None,

@@ -12,6 +12,7 @@ from ..scene import (  # noqa: F401
     Box,
     Cone,
     Cylinder,
+    Mesh,
     Plane,
     Scene,
     Segment,

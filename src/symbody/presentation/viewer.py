@@ -21,8 +21,10 @@ speed, orbits, zooms, follows a body, and exposes ``window.symbody`` for tests
 from __future__ import annotations
 
 import base64
+import hashlib
 import html
 import json
+import zlib
 from collections.abc import Mapping, Sequence
 from functools import cache
 from importlib import resources
@@ -40,7 +42,7 @@ from ._trajectory_evaluation import (
     free_constants,
     position_matrix,
 )
-from .scene import Scene, Segment, VisualizationFrame
+from .scene import Mesh, Scene, Segment, VisualizationFrame
 
 __all__ = ["view", "Viewer", "scene_samples", "rotation_to_quaternion"]
 
@@ -50,6 +52,8 @@ TRACE_COLORS = ["#d62728", "#1f77b4", "#2ca02c", "#9467bd"]
 #: automatic sizes, as fractions of the scene's size (largest extent at the first sample)
 AUTO_SPHERE, AUTO_ROD, AUTO_AXES = 0.025, 0.01, 0.2
 DEFAULT_MAX_SAMPLES = 6000
+#: largest total of mesh file bytes (before compression) a page embeds
+DEFAULT_MAX_MESH_BYTES = 400_000_000
 
 
 @cache
@@ -152,9 +156,12 @@ def _point_expression(scene: Scene, spec: Any, what: str) -> sm.Matrix:
     return position_matrix(spec, what)
 
 
-def _rotation_expression(scene: Scene, frame: ReferenceFrame | None, what: str) -> sm.Matrix | None:
+def _rotation_expression(scene: Scene, frame: ReferenceFrame | sm.MatrixBase | None,
+                         what: str) -> sm.Matrix | None:
     if frame is None:
         return None
+    if isinstance(frame, sm.MatrixBase):      # the rotation matrix N <- frame itself
+        return sm.Matrix(frame)
     N = scene.reference_frame
     try:
         return sm.Matrix(N.dcm(frame))
@@ -245,6 +252,40 @@ def _b64(array: np.ndarray, dtype: str) -> str:
     return base64.b64encode(np.ascontiguousarray(array, dtype=dtype).tobytes()).decode("ascii")
 
 
+def _mesh_table(items: Sequence[Any], max_bytes: int) -> tuple[list[dict], dict[int, int]]:
+    """The mesh files of the scene's Mesh shapes, each once: [{file, format, size, data}] with
+    ``data`` the zlib-compressed bytes in base64 (the page inflates them with fflate), and
+    item index -> table index.  Files with the same bytes are stored once."""
+    table: list[dict] = []
+    by_digest: dict[tuple[str, str], int] = {}
+    by_path: dict[str, int] = {}
+    of_item: dict[int, int] = {}
+    total = 0
+    for f, item in enumerate(items):
+        shape = getattr(item, "shape", None)
+        if not isinstance(shape, Mesh):
+            continue
+        key = str(shape.filename)
+        if key not in by_path:
+            try:
+                raw = shape.filename.read_bytes()
+            except OSError as exc:
+                raise InputError(f"visualization frame {item.name!r}: cannot read the mesh file "
+                                 f"{key}: {exc.strerror or exc}") from exc
+            digest = (shape.format, hashlib.sha256(raw).hexdigest())
+            if digest not in by_digest:
+                total += len(raw)
+                if total > max_bytes:
+                    raise InputError(f"the scene's mesh files exceed max_mesh_bytes={max_bytes} bytes "
+                                     f"(at {key}); raise max_mesh_bytes or use lighter meshes")
+                by_digest[digest] = len(table)
+                table.append({"file": shape.filename.name, "format": shape.format, "size": len(raw),
+                              "data": base64.b64encode(zlib.compress(raw, 9)).decode("ascii")})
+            by_path[key] = by_digest[digest]
+        of_item[f] = by_path[key]
+    return table, of_item
+
+
 def _bounds(pose: np.ndarray, points: np.ndarray) -> np.ndarray:
     xyz = np.concatenate([pose[..., :3].reshape(len(pose), -1, 3), points], axis=1)
     if xyz.shape[1] == 0:
@@ -275,7 +316,7 @@ class Viewer:
             "lines": d["lines"], "traces": d["traces"], "world": d["world"], "follow": d["follow"],
             "bounds_all": d["bounds_all"], "size": d["size"],
             "ground": d["ground"], "autoplay": d["autoplay"], "background": BACKGROUND,
-            "line_color": LINE_COLOR, "trace_colors": TRACE_COLORS,
+            "line_color": LINE_COLOR, "trace_colors": TRACE_COLORS, "meshes": d.get("meshes", []),
         }
 
     def to_html(self) -> str:
@@ -316,7 +357,7 @@ button, select {{ font: inherit; }}
 <label><input id="symbody-axes" type="checkbox"> axes</label>
 </div>
 <script type="application/json" id="symbody-data">{payload}</script>
-<script>{_asset("vendor", "three.min.js")}</script>
+<script>{_asset("vendor", "three-meshes.min.js" if self.data.get("meshes") else "three.min.js")}</script>
 <script>{_asset("viewer.js")}</script>
 </body></html>
 """
@@ -355,7 +396,7 @@ def _scene_of(scene: Any) -> Scene:
 def view(trajectory: Any, scene: Any, *, constants: Mapping | Sequence | None = None,
          fps: float | None = None, max_samples: int = DEFAULT_MAX_SAMPLES, title: str | None = None,
          follow: str | None = None, axes: bool = False, autoplay: bool = True,
-         height: int = 520) -> Viewer:
+         height: int = 520, max_mesh_bytes: int = DEFAULT_MAX_MESH_BYTES) -> Viewer:
     """A 3D view of ``trajectory`` in ``scene`` (a :class:`Scene`, a zoo Model or a Drawing).
 
     ``constants``: values for the constants in the scene (default: the trajectory's).
@@ -365,7 +406,9 @@ def view(trajectory: Any, scene: Any, *, constants: Mapping | Sequence | None = 
     (a start of ``trajectory.segments``) is kept as two samples, just before and at it,
     so the player never blends the states on its two sides.
     ``follow``: the visualization frame the camera follows (default: the scene's).
-    ``axes``: show every frame's axes.  Returns a :class:`Viewer`.
+    ``axes``: show every frame's axes.  Mesh shapes' files are embedded in the page
+    (zlib-compressed, each file once), at most ``max_mesh_bytes`` bytes of them (before
+    compression).  Returns a :class:`Viewer`.
     """
     from ._trajectory_evaluation import resampled, segment_starts, with_impact_times
 
@@ -398,8 +441,9 @@ def view(trajectory: Any, scene: Any, *, constants: Mapping | Sequence | None = 
     size = float(np.max(bounds_first[1] - bounds_first[0]))
     if size <= 0:
         size = max(float(np.max(bounds_all[1] - bounds_all[0])), 1.0)
+    meshes, mesh_of = _mesh_table(sc.visualization_frames, int(max_mesh_bytes))
     frames = []
-    for item, dims in zip(sc.visualization_frames, samples["sizes"], strict=True):
+    for f, (item, dims) in enumerate(zip(sc.visualization_frames, samples["sizes"], strict=True)):
         segment = isinstance(item, Segment)
         shape_kind = "cylinder" if segment else item.shape.kind
         color = item.color if segment else item.shape.color
@@ -415,6 +459,8 @@ def view(trajectory: Any, scene: Any, *, constants: Mapping | Sequence | None = 
         frames.append({"name": item.name, "kind": shape_kind, "dims": dims, "color": color,
                        "opacity": opacity, "segment": segment, "axes": bool(item.axes) or axes,
                        "axes_length": float(axes_length)})
+        if f in mesh_of:
+            frames[-1].update(mesh=mesh_of[f], scale=list(item.shape.scale))
     follow_name = sc.follow if follow is None else (follow or None)
     if follow_name is not None and follow_name not in [f["name"] for f in frames]:
         raise InputError(f"follow={follow_name!r} is not a visualization frame of the scene; known: "
@@ -423,6 +469,6 @@ def view(trajectory: Any, scene: Any, *, constants: Mapping | Sequence | None = 
             "frames": frames, "lines": [list(line) for line in sc.lines], "traces": list(sc.traces),
             "world": _world_quaternion(sc.up), "follow": follow_name,
             "bounds_all": bounds_all.tolist(), "bounds_first": bounds_first.tolist(), "size": size,
-            "ground": sc.ground, "autoplay": bool(autoplay)}
+            "ground": sc.ground, "autoplay": bool(autoplay), "meshes": meshes}
     name = title if title is not None else (sc.name or "symbody")
     return Viewer(data, name, height=height)

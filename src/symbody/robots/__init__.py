@@ -12,3 +12,8 @@ from .robot import Robot, load_urdf
 from .terms import dynamic_terms
 
 __all__ = ["Robot", "load_urdf", "dynamic_terms"]
+
+# the robot's visual geometry for the 3D viewer (URDF <visual> boxes, cylinders, spheres, meshes)
+from .visuals import MeshFileWarning, read_visuals, resolve_mesh, scene_from_urdf  # noqa: E402
+
+__all__ += ["MeshFileWarning", "read_visuals", "resolve_mesh", "scene_from_urdf"]

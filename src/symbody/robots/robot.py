@@ -377,7 +377,25 @@ class Robot:
 
     @cached_property
     def scene(self) -> Scene:
-        """A drawing: a segment from each joint to its children, a sphere per joint."""
+        """The URDF's ``<visual>`` geometry on the link frames (boxes, cylinders, spheres and
+        STL/OBJ/Collada meshes, resolved with ``package_dirs``; a missing mesh file is drawn
+        as a box with a :class:`~symbody.robots.visuals.MeshFileWarning` naming it).  A file
+        without any ``<visual>``: a segment from each joint to its children and a sphere per
+        joint (:meth:`skeleton_scene`)."""
+        from .visuals import read_visuals, scene_from_urdf
+        source = getattr(self, "urdf_source", None)
+        if source is None:
+            return self.skeleton_scene()
+        visuals = read_visuals(source)
+        if not any(visuals.visuals.values()):
+            return self.skeleton_scene()
+        return scene_from_urdf(visuals, self.link_frames, self.link_points, self.world_frame,
+                               self.world_origin, package_dirs=getattr(self, "package_dirs", None),
+                               name=self.urdf.name)
+
+    def skeleton_scene(self) -> Scene:
+        """A drawing of the kinematic tree: a segment from each joint to its children, a
+        sphere per joint."""
         from .system import build_scene
         return build_scene(self)
 
@@ -392,7 +410,7 @@ class Robot:
 def load_urdf(path_or_xml: str | os.PathLike, *, floating_base: bool = False,
               gravity: Any = (0.0, 0.0, -9.81), symbolic_inertia: bool = False,
               joint_dynamics: bool = True, invalid_inertia: str = "error",
-              mimic: bool = True) -> Robot:
+              mimic: bool = True, package_dirs: Any = None) -> Robot:
     """Load a URDF robot (a file path or the XML text) as equations of motion.
 
     ``floating_base``: a free-flyer root (7 coordinates: position and unit quaternion
@@ -406,7 +424,10 @@ def load_urdf(path_or_xml: str | os.PathLike, *, floating_base: bool = False,
     uses it as given with an ``InvalidInertiaWarning`` (Pinocchio's behaviour; TIAGo's
     antenna links have one).  ``mimic``: True makes each ``<mimic>`` joint a holonomic
     constraint q_j = a q_k + b; False ignores the tags (every joint independent with its own
-    input: Pinocchio's default).
+    input: Pinocchio's default).  ``package_dirs``: where ``robot.scene`` looks for the
+    mesh files of ``package://`` paths (a folder or a list of folders that are or hold the
+    packages, or ``{package: folder}``; default: the folders above the URDF, then
+    ``ROS_PACKAGE_PATH``; see :func:`symbody.robots.visuals.resolve_mesh`).
 
     The coordinates are in Pinocchio's order (the tree depth first, children in
     alphabetical order of their joint names, as urdfdom stores them), the dependent ones
@@ -432,8 +453,12 @@ def load_urdf(path_or_xml: str | os.PathLike, *, floating_base: bool = False,
                          "joint (nothing to move with a fixed base; floating_base=True makes it "
                          "a free body)")
     _check_masses(model, tree, floating_base)
-    return Robot(model, tree, floating_base=bool(floating_base), gravity=g,
-                 symbolic_inertia=bool(symbolic_inertia), joint_dynamics=bool(joint_dynamics))
+    robot = Robot(model, tree, floating_base=bool(floating_base), gravity=g,
+                  symbolic_inertia=bool(symbolic_inertia), joint_dynamics=bool(joint_dynamics))
+    robot.urdf_source = model.path if model.path is not None else str(path_or_xml)
+    robot.package_dirs = ([package_dirs] if isinstance(package_dirs, (str, os.PathLike))
+                          else package_dirs)
+    return robot
 
 
 def _check_masses(model: UrdfModel, tree: KinematicTree, floating: bool) -> None:

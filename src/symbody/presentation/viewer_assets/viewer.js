@@ -3,11 +3,15 @@
  * Data (script#symbody-data, JSON): t (base64 float64, K samples), frames [{name, kind, dims,
  * color, opacity, axes, segment}], pose (base64 float32, K x F x 8: position xyz, quaternion
  * xyzw, length scale), points [names], pts (base64 float32, K x P x 3), lines, traces,
- * world (quaternion turning N so that its "up" axis points up on screen), follow, title.
+ * world (quaternion turning N so that its "up" axis points up on screen), follow, title,
+ * meshes [{file, format: "stl" | "obj" | "dae", size, data: base64 zlib bytes}] (a frame of kind
+ * "mesh" names its table entry in `mesh` and its `scale`; the page then bundles three.js's
+ * STL, OBJ and Collada loaders and fflate).
  * Positions are in N; between samples they are interpolated linearly, rotations by slerp.
  *
  * Test hook: window.symbody = {ready, setTime(t), time(), names(), position(name), frames(),
- * play(), pause(), playing(), screen(name), project(xyz), firstFrameMs, webgl}.
+ * play(), pause(), playing(), screen(name), project(xyz), meshBounds(name), meshErrors,
+ * firstFrameMs, webgl}.
  */
 (function () {
   "use strict";
@@ -26,6 +30,39 @@
     const bytes = new Uint8Array(bin.length);
     for (let i = 0; i < bin.length; i++) bytes[i] = bin.charCodeAt(i);
     return new Type(bytes.buffer);
+  }
+
+  function inflate(text) {   // base64 zlib text -> Uint8Array (fflate, bundled with the loaders)
+    const bin = atob(text);
+    const bytes = new Uint8Array(bin.length);
+    for (let i = 0; i < bin.length; i++) bytes[i] = bin.charCodeAt(i);
+    return THREE.unzlibSync(bytes);
+  }
+
+  // 1x1 white PNG: what Collada texture references load instead of files (the page is offline)
+  const WHITE_PIXEL = "data:image/png;base64,iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAQAAAC1HAwCAAAAC0lEQVR42mP8/x8AAwMCAO+ip1sAAAAASUVORK5CYII=";
+
+  function parseMesh(entry) {   // {geometry} (STL) or {object, own: Collada keeps its materials}
+    const bytes = inflate(entry.data);
+    if (entry.format === "stl") {
+      const geometry = new THREE.STLLoader().parse(bytes.buffer.slice(bytes.byteOffset, bytes.byteOffset + bytes.byteLength));
+      if (!geometry.attributes.position || geometry.attributes.position.count === 0) throw new Error("no triangles");
+      return { geometry: geometry };
+    }
+    const text = new TextDecoder().decode(bytes);
+    if (entry.format === "obj") return { object: new THREE.OBJLoader().parse(text), own: false };
+    const manager = new THREE.LoadingManager();
+    manager.setURLModifier(function () { return WHITE_PIXEL; });
+    const warn = console.warn;   // the loader warns about every Z_UP file, which is RViz's (and our) convention
+    console.warn = function (message) {
+      if (!(typeof message === "string" && message.indexOf("Z-UP coordinate system") >= 0)) warn.apply(console, arguments);
+    };
+    let dae;
+    try { dae = new THREE.ColladaLoader(manager).parse(text, ""); } finally { console.warn = warn; }
+    if (!dae || !dae.scene) throw new Error("not a Collada document");
+    // keep the file's own axes, as RViz does: the loader turns Z_UP files to three.js's y-up
+    dae.scene.rotation.set(0, 0, 0);
+    return { object: dae.scene, own: true };
   }
 
   function main() {
@@ -59,13 +96,59 @@
     sun.position.set(0.6, 1.0, 0.8);
     camera.add(sun);
 
+    // ---------------------------------------------------------------- meshes
+    const meshCache = [];
+    api.meshErrors = [];
+    function meshTemplate(index) {
+      if (meshCache[index] === undefined) {
+        const entry = data.meshes[index];
+        try { meshCache[index] = parseMesh(entry); } catch (err) {
+          meshCache[index] = null;
+          api.meshErrors.push(entry.file + ": " + err);
+        }
+      }
+      return meshCache[index];
+    }
+    function ownMaterial(material, spec) {   // a Collada material without its texture
+      const copy = material.clone();
+      if ("map" in copy) copy.map = null;
+      if (spec.opacity < 1) { copy.transparent = true; copy.opacity = spec.opacity; copy.depthWrite = false; }
+      copy.needsUpdate = true;
+      return copy;
+    }
+    function meshObject(spec, material) {   // the mesh of a frame, scaled, sharing parsed geometry
+      const group = new THREE.Group();
+      group.scale.set(spec.scale[0], spec.scale[1], spec.scale[2]);
+      const template = meshTemplate(spec.mesh);
+      if (template === null) {
+        const side = data.size * 0.05;
+        group.scale.set(1, 1, 1);
+        group.add(new THREE.Mesh(new THREE.BoxGeometry(side, side, side), material));
+      } else if (template.geometry) {
+        group.add(new THREE.Mesh(template.geometry, material));
+      } else {
+        const copy = template.object.clone(true);
+        copy.traverse(function (node) {
+          if (!node.isMesh) return;
+          if (template.own) {
+            node.material = Array.isArray(node.material) ? node.material.map(function (m) { return ownMaterial(m, spec); })
+                                                         : ownMaterial(node.material, spec);
+          } else {
+            node.material = material;
+          }
+        });
+        group.add(copy);
+      }
+      return group;
+    }
+
     // ---------------------------------------------------------------- bodies
     const objects = [];
     const axesHelpers = [];
     for (let f = 0; f < F; f++) {
       const spec = data.frames[f];
       const d = spec.dims;
-      let geometry;
+      let geometry = null;
       switch (spec.kind) {
         case "box": geometry = new THREE.BoxGeometry(d.width, d.height, d.depth); break;
         case "cylinder": geometry = new THREE.CylinderGeometry(d.radius, d.radius, d.length, 32); break;
@@ -76,6 +159,7 @@
           geometry.rotateX(Math.PI / 2);   // axis from z to y, as cylinders
           break;
         case "plane": geometry = new THREE.PlaneGeometry(d.length, d.width); break;
+        case "mesh": break;
         default: throw new Error("unknown shape " + spec.kind);
       }
       const material = new THREE.MeshPhongMaterial({
@@ -85,7 +169,7 @@
       });
       const holder = new THREE.Group();
       holder.name = spec.name;
-      const mesh = new THREE.Mesh(geometry, material);
+      const mesh = spec.kind === "mesh" ? meshObject(spec, material) : new THREE.Mesh(geometry, material);
       holder.add(mesh);
       const axes = new THREE.AxesHelper(spec.axes_length);
       axes.visible = !!spec.axes;
@@ -317,12 +401,33 @@
       const rect = renderer.domElement.getBoundingClientRect();
       return [rect.left + ((v.x + 1) / 2) * rect.width, rect.top + ((1 - v.y) / 2) * rect.height];
     };
+    api.meshBounds = function (name) {   // vertex count and box (in N) of a frame's drawn triangles now
+      const f = data.frames.findIndex(function (s) { return s.name === name; });
+      if (f < 0) throw new Error("no visualization frame named " + name);
+      scene.updateMatrixWorld(true);
+      const box = new THREE.Box3(), v = new THREE.Vector3();
+      let count = 0;
+      objects[f].holder.traverse(function (node) {
+        if (!node.isMesh) return;
+        const position = node.geometry.attributes.position;
+        for (let i = 0; i < position.count; i++) {
+          box.expandByPoint(world.worldToLocal(node.localToWorld(v.fromBufferAttribute(position, i))));
+        }
+        count += position.count;
+      });
+      return { vertices: count, min: box.min.toArray(), max: box.max.toArray() };
+    };
     api.screen = function (name) { return api.project(api.position(name)); };
     api.play = function () { setPlaying(true); };
     api.pause = function () { setPlaying(false); };
     api.playing = function () { return playing; };
     api.samples = K;
 
+    if (api.meshErrors.length) {
+      const box = document.getElementById("symbody-message");
+      box.textContent = "symbody viewer: could not read " + api.meshErrors.join("; ") + " (drawn as boxes)";
+      box.style.display = "block";
+    }
     resize();
     apply(t0);
     frameCamera(followName ? currentBox() : allBox, followName ? 1.7 : 1.25);
