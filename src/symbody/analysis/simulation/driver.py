@@ -44,6 +44,7 @@ from ...compilation.numeric_model import Partition
 from ...compilation.redundant import RedundantModel
 from ...errors import InputError, SimulationError, SimulationFailedWarning, SymbodyError
 from ...progress import as_progress
+from ..dense_output import StepRecorder
 from ..events import EventRecord, PreparedEvents, prepare_events
 from ..initial_state import initial_state
 from ..inputs import specified_inputs
@@ -218,6 +219,8 @@ def simulate(model: NumericModel, t_span: Sequence[float], x0: Any, p: Any, *,
     except StopIntegration as stop:
         raise InputError(f"initial state: {stop.message}") from None
     segments = _Segments(run, mode, monitor, samples, t_eval, bar, watcher)
+    if solver.dense_output:
+        segments.steps = StepRecorder(run.method, model.N + model.o + model.e)
     # the linear algebra here is on small matrices, where BLAS threads only wait for each
     # other (and for other processes on a busy machine): one thread while integrating
     with _one_blas_thread():
@@ -229,7 +232,9 @@ def simulate(model: NumericModel, t_span: Sequence[float], x0: Any, p: Any, *,
         wall = time.perf_counter() - start
         bar.close(message if status else "")
         traj = build_trajectory(run, samples, status, message, mode.name, segments.nsteps, wall,
-                                events=list(segments.records), segments=segments.spans(samples))
+                                events=list(segments.records), segments=segments.spans(samples),
+                                steps=segments.steps, restarts=segments.restarts,
+                                positions=mode.projects_positions)
         attach_outputs(traj, model, run.constants, run.specifieds, outputs)
         if status != 0:
             if solver.raise_on_failure:
@@ -403,6 +408,11 @@ class _Segments:
         #: layout, partition index) per step, and how many samples that is
         self.pending: list[tuple[np.ndarray, np.ndarray, Partition, int]] = []
         self.pending_rows = 0
+        #: the accepted steps' dense output (the trajectory's interpolant; None: not kept)
+        self.steps: StepRecorder | None = None
+        #: how many times the mode's correction after a step was fed back into the solver
+        #: (a restart from the corrected state); the other corrections moved the samples only
+        self.restarts = 0
         self._quiet_event: int | None = None   # the event whose action started this segment
         # where the constraint Jacobian loses rank the run goes on in full coordinates
         self.full_mode = AugmentedLagrangian() if monitor.active and monitor.switch else None
@@ -500,7 +510,10 @@ class _Segments:
         while True:
             # with events, a stepper that outputs by stopping (IDA) steps one internal step at
             # a time, so that its interpolant covers each whole step
-            run.next_output = self._next_output_time() if user is None else None
+            # (with the dense output kept, one internal step at a time always: IDA's
+            # interpolant covers its last internal step only)
+            run.next_output = self._next_output_time() if user is None and self.steps is None \
+                else None
             message = stepper.step()
             self.nsteps += 1
             if stepper.status == "failed":
@@ -557,6 +570,7 @@ class _Segments:
                 if restart is not None:
                     return restart
             y_kept, again = mode.accept(run, t_new, y_new, part)
+            self.record(dense, t_a, t_new)
             self.emit(dense, t_new, part)
             if self.t_eval is None:
                 self.samples.add(t_new, y_kept)
@@ -571,6 +585,7 @@ class _Segments:
                 raise StopIntegration(-1, f"stopped after max_num_steps = {run.max_num_steps} steps "
                                           f"at t = {t_new:.6g}")
             if again:
+                self.restarts += not full
                 return t_new, y_kept, part, _restart_step(stepper, single=t_a == t and not full)
             t_a, y_a, g_a, e_a = t_new, y_kept, g_b, e_b
 
@@ -635,6 +650,7 @@ class _Segments:
         t_e = event.t
         y_e = start[1] if t_e == start[0] else dense(t_e)
         if event.kind != "switch":
+            self.record(dense, start[0], t_e)
             self.emit(dense, t_e, part, strict=False)
             raise StopIntegration(-3, self.monitor.message(event, t_e, y_e, part))
         self.emit(dense, t_e, part)
@@ -642,6 +658,7 @@ class _Segments:
         new = event.partition or run.model.choose_partition(y_e[:run.model.N], run.constants, t_e)
         if new == part:           # no better choice: carry on with this step
             return None
+        self.record(dense, start[0], t_e)
         if self.t_eval is None and t_e != samples.last_t:
             samples.add(t_e, y_e)
         y_new = remap(run.model, t_e, y_e, run.constants, part, new)
@@ -665,6 +682,7 @@ class _Segments:
                 self.records.append(EventRecord(watcher.names[i], t_e, x_e))
                 continue
             y_e = start[1] if t_e == start[0] else dense(t_e)
+            self.record(dense, start[0], t_e)
             self.emit(dense, t_e, part)
             y_e = mode.output(run, t_e, y_e, part)
             if self.t_eval is None and t_e != samples.last_t:
@@ -773,6 +791,13 @@ class _Segments:
                 "moves through its condition again at once (the impact map does not separate "
                 f"it: a resting contact); stopped at t = {t_a:.6g} (no resting contact is modelled)",
             None)
+
+    def record(self, dense: _Dense, t_a: float, t_b: float) -> None:
+        """Keep the step [t_a, t_b] of the dense output (its states at the recorder's nodes,
+        in the current layout) for the trajectory's interpolant."""
+        steps = self.steps
+        if steps is not None and t_b != t_a:
+            steps.add(t_a, t_b, dense.many(steps.times(t_a, t_b)), len(self.samples.partitions) - 1)
 
     def emit(self, dense: _Dense, t_end: float, part: Partition, strict: bool = True) -> None:
         """Output samples t_eval[next_output:] up to t_end from the step's dense output.
