@@ -9,7 +9,9 @@ mode handles (one module each, behind :class:`~.strategy.ConstraintMode`):
 ``"none"``       :class:`~.plain.Plain`: plain ODE; f_h drifts (the books' approach).
 ``"baumgarte"``  :class:`~.baumgarte.Baumgarte`: q_dep' <- q_dep' - α J_dep^{-1} f_h.
 ``"project"``    :class:`~.projection.Projection`: Newton's method on q_dep after each step
-                 and at each output sample: residuals at round-off at any tolerance.
+                 and at each output sample: residuals at round-off at any tolerance; a
+                 correction is fed back into the solver (a restart) only above its
+                 ``drift_tolerance`` (counted in ``Trajectory.projection_restarts``).
 ``"dae"``        :class:`~.dae.DAE`: SUNDIALS IDA on the index-1 DAE.
 ``"auto"``       "project" when the model has holonomic constraints, else "none".
 
