@@ -31,7 +31,8 @@ import numpy as np
 
 from ..errors import InputError
 
-__all__ = ["NODES", "ConstraintProjection", "StepInterpolant", "StepRecorder", "lobatto_points"]
+__all__ = ["NODES", "ConstraintProjection", "JoinedProjection", "StepInterpolant", "StepRecorder",
+           "join_steps", "lobatto_points"]
 
 #: nodes per step for each integrator: one more than the degree of its dense output (LSODA's
 #: Nordsieck polynomial goes up to degree 12)
@@ -229,4 +230,40 @@ class ConstraintProjection:
                                                                 partition=part)[0]
                         except SymbodyError:
                             continue
+        return W
+
+
+def join_steps(parts: list[StepInterpolant]) -> StepInterpolant:
+    """The steps of consecutive runs as one interpolant (their partition lists joined, the
+    indices shifted)."""
+    offsets = np.cumsum([0] + [len(p.partitions) for p in parts[:-1]])
+    width = {p.width for p in parts if len(p)}
+    nodes = {p.nodes for p in parts if len(p)}
+    if len(width) > 1 or len(nodes) > 1:
+        raise InputError("join_steps: the runs' steps have different shapes")
+    k, w = (nodes.pop(), width.pop()) if width else (2, parts[0].values.shape[2])
+    return StepInterpolant(
+        np.concatenate([p.t_start for p in parts]), np.concatenate([p.t_end for p in parts]),
+        np.concatenate([p.values.reshape(len(p), k, w) for p in parts]),
+        np.concatenate([p.partition + off for p, off in zip(parts, offsets, strict=True)]),
+        tuple(pp for p in parts for pp in p.partitions), positions=parts[0].positions)
+
+
+class JoinedProjection:
+    """The projections of consecutive runs (one model each) over their joined steps
+    (:func:`join_steps`): the rows of each run's partitions go to that run's projection."""
+
+    def __init__(self, projections: list, sizes: list[int]) -> None:
+        self.projections = projections
+        self.offsets = np.cumsum([0] + list(sizes))
+
+    def __call__(self, times: np.ndarray, W: np.ndarray, pid: np.ndarray,
+                 partitions: tuple) -> np.ndarray:
+        W = np.array(W, dtype=float)
+        for j, projection in enumerate(self.projections):
+            lo, hi = self.offsets[j], self.offsets[j + 1]
+            rows = np.flatnonzero((pid >= lo) & (pid < hi))
+            if projection is None or not len(rows):
+                continue
+            W[rows] = projection(times[rows], W[rows], pid[rows] - lo, partitions[lo:hi])
         return W
