@@ -221,3 +221,13 @@ def test_dense_output_can_be_left_out(pendulum):
     np.testing.assert_array_equal(sol(sol.t), sol.x)
     with pytest.raises(InputError, match="dense_output"):
         sb.Solver(dense_output="yes")
+
+
+def test_dae_with_output_times_keeps_no_steps(four_bar):
+    """IDA integrating to each output time leaves no interpolant of its whole step: no steps
+    are kept (trajectory(t) is the samples' Hermite interpolant), the samples are IDA's."""
+    zoo, model = four_bar
+    sol = sb.simulate(model, (0.0, 0.5), zoo.initial_state, zoo.constants, constraints="dae",
+                      t_eval=np.linspace(0.0, 0.5, 11))
+    assert sol.success and sol.steps is None
+    np.testing.assert_array_equal(sol(sol.t), sol.x)

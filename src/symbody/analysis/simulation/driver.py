@@ -512,10 +512,7 @@ class _Segments:
         while True:
             # with events, a stepper that outputs by stopping (IDA) steps one internal step at
             # a time, so that its interpolant covers each whole step
-            # (with the dense output kept, one internal step at a time always: IDA's
-            # interpolant covers its last internal step only)
-            run.next_output = self._next_output_time() if user is None and self.steps is None \
-                else None
+            run.next_output = self._next_output_time() if user is None else None
             message = stepper.step()
             self.nsteps += 1
             if stepper.status == "failed":
@@ -798,8 +795,15 @@ class _Segments:
         """Keep the step [t_a, t_b] of the dense output (its states at the recorder's nodes,
         in the current layout) for the trajectory's interpolant."""
         steps = self.steps
-        if steps is not None and t_b != t_a:
-            steps.add(t_a, t_b, dense.many(steps.times(t_a, t_b)), len(self.samples.partitions) - 1)
+        if steps is None or t_b == t_a:
+            return
+        if hasattr(dense.stepper, "events") and self.run.next_output is not None:
+            # IDA stepping to the next output time: its interpolant covers only its last
+            # internal step, not the whole step: no steps for this run (trajectory(t) is the
+            # samples' Hermite interpolant; without t_eval IDA steps one internal step at a time)
+            self.steps = None
+            return
+        steps.add(t_a, t_b, dense.many(steps.times(t_a, t_b)), len(self.samples.partitions) - 1)
 
     def emit(self, dense: _Dense, t_end: float, part: Partition, strict: bool = True) -> None:
         """Output samples t_eval[next_output:] up to t_end from the step's dense output.
