@@ -64,7 +64,7 @@ class Solver:
         SYMBODY_QUIET=1), False, True, or a callable ``f(done, total, message)`` receiving
         ``|t - t0|`` and ``|tf - t0|`` after each step.
     dense_output : keep every step's interpolant for ``trajectory(t)`` (default True: the
-        integrator's own dense output, as accurate between the samples as the run; about 10 %
+        integrator's own dense output, as accurate between the samples as the run; 10-20 %
         more run time for small models).  False: ``trajectory(t)`` is the cubic Hermite
         interpolant of the samples (see :class:`~symbody.analysis.trajectory.Trajectory`).
 
