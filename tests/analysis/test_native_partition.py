@@ -109,7 +109,11 @@ def test_what_it_takes(two_loops, eight_loops):
 
 def test_switched_segments_take_compiled_steps(two_loops, monkeypatch):
     """The two-loop N-four-bar switches its dependent set ~30 times in 20 s: those segments
-    now run in C; the run is the one of the Python segments within what rtol allows."""
+    run in C.  What is guaranteed on any CPU: over a short span (the first 1 s, six switches)
+    the compiled run is the Python run to round-off; over the whole run both keep the loops
+    closed to round-off and the energy to the tolerance.  (How far the two runs end apart
+    after 50+ switches is round-off grown through a sensitive motion: 2e-4 here, CPU- and
+    compiler-dependent, so it is not compared.)"""
     mdl, model, P = two_loops
     built = []
     real = native_partition.native_partition_rhs
@@ -120,14 +124,23 @@ def test_switched_segments_take_compiled_steps(two_loops, monkeypatch):
         return found
 
     monkeypatch.setattr(native_rk, "native_partition_rhs", spy)
-    kw = dict(t_eval=np.linspace(0.0, 20.0, 401), solver=sb.Solver(rtol=1e-8, atol=1e-10))
-    tr = sb.simulate(model, (0.0, 20.0), mdl.initial_state, mdl.constants, **kw)
+    solver = sb.Solver(rtol=1e-8, atol=1e-10)
+    short = dict(t_eval=np.linspace(0.0, 1.0, 101), solver=solver)
+    tr = sb.simulate(model, (0.0, 1.0), mdl.initial_state, mdl.constants, **short)
     assert tr.status == 0, tr.message
-    assert len(tr.partition_changes) >= 10
-    assert len(built) >= 10 and all(b is not None for b in built)
-    assert sum(b.nfev for b in built) > 1000
+    assert len(tr.partition_changes) >= 4
+    assert len(built) >= 2 and all(b is not None for b in built)
+    long = sb.simulate(model, (0.0, 20.0), mdl.initial_state, mdl.constants, solver=solver,
+                       t_eval=np.linspace(0.0, 20.0, 401), outputs={"E": mdl.energy})
+    assert long.status == 0, long.message
+    assert len(long.partition_changes) >= 10 and sum(b.nfev for b in built) > 1000
     monkeypatch.setattr(native_rk, "native_partition_rhs", lambda *args: None)
-    ref = sb.simulate(model, (0.0, 20.0), mdl.initial_state, mdl.constants, **kw)
+    ref = sb.simulate(model, (0.0, 1.0), mdl.initial_state, mdl.constants, **short)
     assert ref.status == 0
-    # (the spans and switches depend on the step sizes: ~5e-6 apart, see test_native_full)
-    np.testing.assert_allclose(tr.x, ref.x, rtol=0, atol=1e-4)
+    assert [c.t for c in tr.partition_changes] == pytest.approx([c.t for c in ref.partition_changes],
+                                                                abs=1e-9)
+    np.testing.assert_allclose(tr.x, ref.x, rtol=0, atol=1e-9)
+    # the invariants of the long compiled run
+    assert long.max_holonomic_residual < 1e-10        # (the projection's Newton tolerance)
+    E = long.outputs["E"]
+    assert np.abs(E - E[0]).max() < 1e-5 * max(1.0, np.abs(E).max())

@@ -36,7 +36,7 @@ def test_the_signature_has_ten_parameters_and_one_way_to_say_each_thing():
     fields = {f.name for f in dataclasses.fields(Solver)}
     assert not fields & set(params)          # nothing said twice
     assert {"method", "rtol", "atol", "max_step", "first_step", "max_num_steps", "jacobian",
-            "backwards", "raise_on_failure", "progress"} == fields
+            "backwards", "raise_on_failure", "progress", "dense_output"} == fields
     for mode in (Projection(), Baumgarte(), DAE(), Plain()):
         assert mode.switch_threshold == 0.1
 

@@ -247,3 +247,8 @@ def test_the_kept_equation_is_chosen_again_where_it_degrades():
     assert np.max(np.abs(sol.q[:, 1] - sol.q[:, 0])) < 1e-12
     assert np.max(np.abs(sol.constraint_residuals)) < 1e-12
     assert sol.events == []
+    # trajectory(t) of the joined pieces: each piece's steps, on its kept equation
+    tm = 0.5 * (t[1:] + t[:-1])
+    q, _ = sol.interpolate(tm)
+    assert np.max(np.abs(q[:, 0] - (0.5 - 9.81 / 4 * tm**2))) < 1e-9
+    assert np.max(np.abs(q[:, 1] - q[:, 0])) < 1e-12

@@ -26,6 +26,7 @@ from sympy.physics.vector import dynamicsymbols
 from ..compat.sympy import function_assumptions, original_assumptions
 from ..errors import InputError, TrajectoryFileError
 from ..formatting import symbol_name as _short
+from .dense_output import ConstraintProjection, StepInterpolant
 
 if TYPE_CHECKING:
     import pandas
@@ -33,8 +34,10 @@ if TYPE_CHECKING:
 
 __all__ = ["Trajectory", "PartitionChange", "SampleArrays", "ModelInfo", "RunReport"]
 
-_FORMAT = "symbody-trajectory-2"
-_FORMATS = ("symbody-trajectory-1", _FORMAT)     # what load() reads
+_FORMAT = "symbody-trajectory-3"
+#: what load() reads (formats 1 and 2 hold no steps: their trajectory(t) is the cubic
+#: Hermite interpolant of the samples)
+_FORMATS = ("symbody-trajectory-1", "symbody-trajectory-2", _FORMAT)
 
 
 class PartitionChange(NamedTuple):
@@ -53,7 +56,8 @@ class SampleArrays:
     t (k,), x (k, N + p + e) = [q, u_ind, extra states], q (k, N), u (k, o),
     holonomic_residuals (k, M), velocity_residuals (k, m), multipliers (k, m) or None,
     specified_values (k, s) or None, xdot (k, N + p + e) or None (x' at the samples, for
-    the dense output), outputs {name: array over t} or None.
+    the cubic Hermite interpolant used without steps), outputs {name: array over t} or None,
+    steps: the integrator's dense output (:class:`~.dense_output.StepInterpolant`) or None.
     """
 
     t: ArrayLike
@@ -66,6 +70,7 @@ class SampleArrays:
     specified_values: ArrayLike | None = None
     xdot: ArrayLike | None = None
     outputs: Mapping[str, ArrayLike] | None = None
+    steps: StepInterpolant | None = None
 
 
 @dataclass(frozen=True)
@@ -86,8 +91,11 @@ class RunReport:
     """How the run that made a :class:`Trajectory` went: ``status`` (0 success, < 0
     failure: see :func:`symbody.simulate`), ``message``, the ``constraints`` mode and
     ``method`` used, ``nfev``, ``nsteps``, ``wall_time`` (s), ``partition_changes``
-    ((t, dependent coordinates, dependent speeds) each), ``events`` (records) and
-    ``segments`` ((t_start, t_end) between impacts; None: one segment over the samples)."""
+    ((t, dependent coordinates, dependent speeds) each), ``events`` (records),
+    ``segments`` ((t_start, t_end) between impacts; None: one segment over the samples) and
+    ``projection_restarts`` (how many of the mode's corrections after a step were fed back
+    into the integrator, restarting it from the corrected state; the other corrections
+    moved only the recorded samples)."""
 
     status: int = 0
     message: str = ""
@@ -99,6 +107,7 @@ class RunReport:
     partition_changes: Sequence = ()
     events: Sequence = ()
     segments: Sequence[tuple[float, float]] | None = None
+    projection_restarts: int = 0
 
 
 class Trajectory:
@@ -153,6 +162,11 @@ class Trajectory:
         #: evaluates it on first access (see :attr:`xdot`)
         self._xdot = None if s.xdot is None else np.asarray(s.xdot, dtype=float)
         self._xdot_source: Callable[[], np.ndarray] | None = None
+        #: the integrator's dense output, step by step (what ``trajectory(t)`` evaluates), or
+        #: None (a trajectory built from samples only: cubic Hermite between them)
+        self.steps: StepInterpolant | None = s.steps
+        #: puts interpolated states back on the constraints (a simulation's model), or None
+        self.projection: ConstraintProjection | None = None
 
     def _set_report(self, r: RunReport) -> None:
         self.status = int(r.status)
@@ -172,13 +186,15 @@ class Trajectory:
         if segments is None:
             segments = [(float(self.t[0]), float(self.t[-1]))] if len(self.t) else []
         self.segments = [(float(a), float(b)) for a, b in segments]
+        #: corrections of the constraint mode fed back into the integrator (restarts)
+        self.projection_restarts = int(r.projection_restarts)
 
     @property
     def report(self) -> RunReport:
         """How the run went, as one :class:`RunReport` (a copy of the fields)."""
         return RunReport(self.status, self.message, self.constraints, self.method, self.nfev,
                          self.nsteps, self.wall_time, tuple(self.partition_changes),
-                         tuple(self.events), tuple(self.segments))
+                         tuple(self.events), tuple(self.segments), self.projection_restarts)
 
     @property
     def xdot(self) -> np.ndarray | None:
@@ -198,6 +214,7 @@ class Trajectory:
         # the model that would compute it
         state = self.__dict__.copy()
         state["_xdot"], state["_xdot_source"] = self.xdot, None
+        state["projection"] = None       # (the model: Trajectory.load(path, model=...) again)
         return state
 
     @xdot.setter
@@ -236,22 +253,89 @@ class Trajectory:
     def __call__(self, t) -> np.ndarray:
         """The state x (model.states order) at time(s) ``t`` in the span: (N + p,) or (len(t), N + p).
 
-        Piecewise cubic Hermite interpolation between consecutive knots with the state
-        derivative at each (C1, error O(h^4) in the knot spacing h), segment by segment:
-        never across an impact.  The knots are the samples and, where the samples do not
-        hold an impact (``t_eval``), the states just before and after it from
-        ``trajectory.events``; at an impact's time the state after it is returned.
+        A simulation's trajectory evaluates the integrator's own dense output of the step
+        holding t (:attr:`steps`: DOP853's 7th-degree polynomial, RK45's quartic, Radau's
+        and BDF's polynomials, IDA's, those of the compiled steps), so it is as accurate
+        between the samples as the run is at them; for a model with constraints the
+        interpolated state is put back on them (:attr:`projection`: q_dep by Newton's
+        method with q_ind held, the dependent speeds from B u + b = 0), so the residuals
+        stay at round-off between the samples too.  A step never crosses an impact; at an
+        impact's time the state after it is returned; at a sample's time, the sample.
+
+        Without steps (a trajectory built from samples, a file of formats 1 and 2):
+        piecewise cubic Hermite interpolation between consecutive knots with the state
+        derivative at each (C1, error O(h^4) in the knot spacing h), segment by segment,
+        never across an impact (:meth:`knots`).
         """
         ts = np.asarray(t, dtype=float)
         scalar = ts.ndim == 0
         ts = np.atleast_1d(ts)
+        self._check_span(ts)
+        if self.steps is None or not len(self.steps):
+            out = self._hermite(ts)
+        else:
+            W = self._full_states(ts)
+            N, o, n_x = self.q.shape[1], len(self.speeds), self.x.shape[1]
+            p = n_x - N - (W.shape[1] - N - o)
+            out = np.concatenate([W[:, :N + p], W[:, N + o:]], axis=1)
+        return out[0] if scalar else out
+
+    def interpolate(self, t: ArrayLike) -> tuple[np.ndarray, np.ndarray]:
+        """(q (n, N), u (n, o)): all coordinates and all speeds (dependent ones included) at
+        the times ``t`` (n,), from the dense output as ``trajectory(t)`` (see
+        :meth:`__call__`).  Without steps: q and the independent speeds from the Hermite
+        interpolant, the dependent speeds linear between the samples of each segment."""
+        ts = np.atleast_1d(np.asarray(t, dtype=float))
+        self._check_span(ts)
+        N, o = self.q.shape[1], len(self.speeds)
+        if self.steps is not None and len(self.steps):
+            W = self._full_states(ts)
+            return W[:, :N], W[:, N:N + o]
+        x = self._hermite(ts)
+        u = np.empty((len(ts), o))
+        for c in range(o):
+            u[:, c] = np.interp(ts, self.t, self.u[:, c]) if self.t[-1] >= self.t[0] else \
+                np.interp(-ts, -self.t, self.u[:, c])
+        speeds = list(self.speeds)
+        for k, s in enumerate(self.states[N:]):
+            if s in speeds:
+                u[:, speeds.index(s)] = x[:, N + k]
+        return x[:, :N], u
+
+    def _check_span(self, ts: np.ndarray) -> None:
         if len(self.t) == 0:
             raise InputError("the trajectory has no samples")
-        T, X, D = self.knots()
-        lo, hi = min(T[0], T[-1]), max(T[0], T[-1])
+        lo, hi = min(self.t[0], self.t[-1]), max(self.t[0], self.t[-1])
         bad = (ts < lo - 1e-12 * max(1.0, abs(lo))) | (ts > hi + 1e-12 * max(1.0, abs(hi)))
         if bad.any():
             raise InputError(f"t = {ts[bad][0]:.6g} is outside the trajectory's span [{lo:.6g}, {hi:.6g}]")
+
+    def _full_states(self, ts: np.ndarray) -> np.ndarray:
+        """[q, u (all speeds), extra states] (n, N + o + e) at ``ts`` from the steps, put on
+        the constraints when the trajectory has its model's projection; the samples where
+        ``ts`` is a sample time (the last of a repeated time: after an impact)."""
+        steps = self.steps
+        idx = steps.locate(ts)
+        W = steps.evaluate(ts, idx)
+        if self.projection is not None:
+            W = self.projection(ts, W, steps.partition[idx], steps.partitions)
+        T = self.t
+        sign = 1.0 if T[-1] >= T[0] else -1.0
+        i = np.clip(np.searchsorted(sign * T, sign * ts, side="right") - 1, 0, len(T) - 1)
+        at = T[i] == ts
+        if at.any():
+            N, o = self.q.shape[1], len(self.speeds)
+            e = W.shape[1] - N - o
+            rows = i[at]
+            W[at, :N] = self.q[rows]
+            W[at, N:N + o] = self.u[rows]
+            if e:
+                W[at, N + o:] = self.x[rows, self.x.shape[1] - e:]
+        return W
+
+    def _hermite(self, ts: np.ndarray) -> np.ndarray:
+        """The cubic Hermite interpolant of the knots at ``ts`` (n, N + p)."""
+        T, X, D = self.knots()
         sign = 1.0 if T[-1] >= T[0] else -1.0
         out = np.empty((ts.size, X.shape[1]))
         for j, tj in enumerate(ts):
@@ -274,7 +358,7 @@ class Trajectory:
             h01 = s_ ** 2 * (3 - 2 * s_)
             h11 = s_ ** 2 * (s_ - 1)
             out[j] = h00 * X[i] + h10 * h * d0 + h01 * X[i + 1] + h11 * h * d1
-        return out[0] if scalar else out
+        return out
 
     def knots(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """(T (n,), X (n, N + p), X' (n, N + p)): the knots of the dense output ``trajectory(t)``.
@@ -375,10 +459,12 @@ class Trajectory:
         """Save everything the trajectory holds to a ``.npz`` file (arrays plus a JSON header;
         no pickles): samples, x' (for the dense output), residuals, multipliers, specified
         inputs, outputs, events (times, states before and after), segments, dependent-set
-        switches, symbols (names and assumptions), constants, status, message and counters.
-        :meth:`load` gives back an equal trajectory; ``trajectory(t)`` after loading is the
-        same piecewise interpolant (never across an impact).  Returns the path written
-        (``.npz`` appended when missing).
+        switches, the integrator's steps (:attr:`steps`: the dense output), symbols (names
+        and assumptions), constants, status, message and counters.  :meth:`load` gives back
+        an equal trajectory; ``trajectory(t)`` after loading evaluates the same steps (never
+        across an impact), and, given the model (``load(path, model=...)``), puts the states
+        back on its constraints as before.  Returns the path written (``.npz`` appended when
+        missing).
         """
         path = Path(path)
         if path.suffix != ".npz":
@@ -395,6 +481,11 @@ class Trajectory:
             arrays[f"output_{i}"] = np.asarray(self.outputs[name])
         n_x = self.x.shape[1] if self.x.ndim == 2 else 0
         ev = self.events
+        if self.steps is not None:
+            st = self.steps
+            arrays["steps_t"] = np.stack([st.t_start, st.t_end], axis=1).reshape(len(st), 2)
+            arrays["steps_values"] = st.values
+            arrays["steps_partition"] = np.asarray(st.partition, dtype=np.int64)
         arrays["event_t"] = np.array([float(e.t) for e in ev], dtype=float)
         arrays["event_x"] = np.array([np.asarray(e.x, dtype=float) for e in ev]).reshape(len(ev), -1) \
             if ev else np.empty((0, n_x))
@@ -419,6 +510,10 @@ class Trajectory:
             "partition_changes": [[c.t, list(c.dependent_coordinates), list(c.dependent_speeds)]
                                   for c in self.partition_changes],
             "segments": [[a, b] for a, b in self.segments],
+            "projection_restarts": self.projection_restarts,
+            "steps_partitions": None if self.steps is None else
+            [[list(map(int, qd)), list(map(int, ud))] for qd, ud in self.steps.partitions],
+            "steps_positions": self.steps is not None and self.steps.positions,
             "outputs": outputs,
             "events": [[str(e.name), e.x_after is not None, e.xdot is not None,
                         e.xdot_after is not None] for e in ev],
@@ -428,9 +523,15 @@ class Trajectory:
         return path
 
     @classmethod
-    def load(cls, path: str | Path) -> Trajectory:
+    def load(cls, path: str | Path, model: Any = None) -> Trajectory:
         """Load a trajectory written by :meth:`save` (this version's files and those of the
-        first format, which held the samples only).
+        first two formats, which hold no steps: their ``trajectory(t)`` is the cubic Hermite
+        interpolant of the samples, less accurate between them).
+
+        ``model``: the NumericModel that made the trajectory (``symbody.compile(eom)``, same
+        coordinates and speeds), to put the interpolated states back on its constraints as
+        the simulation's own trajectory does; without it ``trajectory(t)`` is the
+        integrator's interpolant as it was (within the run's error of the constraints).
 
         Raises :class:`~symbody.TrajectoryFileError` (an InputError) naming the file and what
         is wrong: missing, not a symbody trajectory file, damaged, or of an unknown format.
@@ -450,11 +551,30 @@ class Trajectory:
                                       "Trajectory.save writes one)")
         try:
             with np.load(path, allow_pickle=False) as data:
-                return _load_arrays(cls, path, data)
+                traj = _load_arrays(cls, path, data)
         except TrajectoryFileError:
             raise
         except Exception as exc:       # zipfile, zlib, numpy header errors: a damaged file
             raise TrajectoryFileError(f"{path}: damaged trajectory file ({_describe(exc)})") from None
+        if model is not None:
+            traj.attach_model(model)
+        return traj
+
+    def attach_model(self, model: Any) -> None:
+        """Put ``trajectory(t)``'s interpolated states back on the constraints of ``model``
+        (the NumericModel that made the trajectory: the same coordinates and speeds), with the
+        trajectory's constants.  Raises InputError when the model does not fit."""
+        names = [_short(s) for s in getattr(model, "coordinates", ())], \
+            [_short(s) for s in getattr(model, "speeds", ())]
+        mine = [_short(s) for s in self.coordinates], [_short(s) for s in self.speeds]
+        if names != mine or not hasattr(model, "project_coordinates_many"):
+            raise InputError(f"model={type(model).__name__} does not fit this trajectory: its "
+                             f"coordinates and speeds are {names}, the trajectory's {mine} (give "
+                             "the compiled model that made it)")
+        P = model.constants_array({str(k): v for k, v in self.constants.items()})
+        positions = self.steps is not None and self.steps.positions
+        self.projection = ConstraintProjection(model, P, positions) if (model.M or model.m) \
+            else None
 
     def to_csv(self, path: str | Path) -> Path:
         """Write t, all coordinates, all speeds, extra states, specified inputs, outputs
@@ -518,6 +638,7 @@ class Trajectory:
             "max |holonomic residual|": f"{self.max_holonomic_residual:.3g}",
             "max |velocity residual|": f"{self.max_velocity_residual:.3g}",
             "dependent-set switches": len(self.partition_changes),
+            "projection restarts": self.projection_restarts,
             "rhs evaluations": self.nfev,
             "steps": self.nsteps,
             "wall time": f"{self.wall_time:.3g} s",
@@ -701,6 +822,22 @@ def _load_arrays(cls, path: Path, data) -> Trajectory:
                                                         and not isinstance(v, bool) for v in sg)
             for sg in segments):
         fail("damaged trajectory file (header field 'segments')")
+    steps = None
+    if "steps_t" in data.files:
+        st_t, st_v = array("steps_t", 2), array("steps_values", 3)
+        st_p = array("steps_partition", 1)
+        parts = field("steps_partitions", list)
+        S = st_t.shape[0]
+        width = shapes["q"] + shapes["u"] + len(symbols["states"]) - shapes["q"] - \
+            sum(1 for s_ in symbols["states"][shapes["q"]:] if s_ in set(symbols["speeds"]))
+        if st_t.shape[1] != 2 or st_v.shape[0] != S or st_p.shape != (S,) or \
+                st_v.shape[2] != width or st_v.shape[1] < 2 or not all(
+                    isinstance(pp, list) and len(pp) == 2 and all(isinstance(v, list) for v in pp)
+                    for pp in parts) or (S and not 0 <= st_p.min() <= st_p.max() < len(parts)):
+            fail("damaged trajectory file (the step arrays do not match)")
+        steps = StepInterpolant(st_t[:, 0].copy(), st_t[:, 1].copy(), st_v, st_p.astype(np.intp),
+                                tuple((tuple(map(int, a)), tuple(map(int, b))) for a, b in parts),
+                                positions=field("steps_positions", bool, False))
     changes = field("partition_changes", list, [])
     if not all(isinstance(c, list) and len(c) == 3 and isinstance(c[0], (int, float))
                and all(isinstance(c[j], list) for j in (1, 2)) for c in changes):
@@ -709,11 +846,13 @@ def _load_arrays(cls, path: Path, data) -> Trajectory:
         SampleArrays(t=t, x=arr["x"], q=arr["q"], u=arr["u"],
                      holonomic_residuals=arr["holonomic_residuals"],
                      velocity_residuals=arr["velocity_residuals"], multipliers=extra["multipliers"],
-                     outputs=outputs, xdot=extra["xdot"], specified_values=extra["specified_values"]),
+                     outputs=outputs, xdot=extra["xdot"], specified_values=extra["specified_values"],
+                     steps=steps),
         ModelInfo(coordinates=symbols["coordinates"], speeds=symbols["speeds"],
                   states=symbols["states"], specifieds=symbols["specifieds"], constants=constants),
         RunReport(status=field("status", int), message=field("message", str),
                   constraints=field("constraints", str), method=field("method", str),
                   nfev=field("nfev", int), nsteps=field("nsteps", int),
                   wall_time=field("wall_time", (int, float)), partition_changes=changes,
-                  events=events, segments=segments))
+                  events=events, segments=segments,
+                  projection_restarts=field("projection_restarts", int, 0)))

@@ -769,6 +769,20 @@ def compiler_available() -> str | None:
 #: linked by one compiler run: a small kernel's build is one process, not three.
 SINGLE_UNIT_MAX = 2
 
+@functools.cache
+def accepted_flags(cc: str, opt: str) -> str:
+    """``opt`` when the compiler ``cc`` takes it, else only its ``-O`` level: the passes
+    :data:`OPT_FLAGS` switches off are gcc's, and clang refuses the options that name them
+    (``CC=clang`` then builds at ``-O1`` alone)."""
+    with tempfile.TemporaryDirectory() as tmp:
+        src = Path(tmp, "probe.c")
+        src.write_text("double probe(double x) { return 2.0 * x; }\n")
+        r = subprocess.run([*cc.split(), *opt.split(), "-fPIC", "-c", str(src), "-o",
+                            str(Path(tmp, "probe.o"))], capture_output=True, timeout=60)
+    if r.returncode == 0:
+        return opt
+    return " ".join(f for f in opt.split() if f.startswith("-O"))
+
 
 def build_library(sources: list[str], out_path: Path, jobs: int | None = None,
                   opt: str = OPT_FLAGS, on_unit_done: Callable[[int, int], None] | None = None) -> None:
@@ -783,7 +797,7 @@ def build_library(sources: list[str], out_path: Path, jobs: int | None = None,
     if cc is None:
         raise RuntimeError("no working C compiler")
     jobs = jobs or max(1, min(len(sources), os.cpu_count() or 1))
-    flags = [*opt.split(), "-fPIC", "-fno-math-errno", "-w"]
+    flags = [*accepted_flags(cc, opt).split(), "-fPIC", "-fno-math-errno", "-w"]
     with tempfile.TemporaryDirectory(prefix="symbody-cc-") as tmp:
         tmp_lib = Path(tmp, "kernel.so")
         if len(sources) <= SINGLE_UNIT_MAX:

@@ -252,12 +252,17 @@ def resample(trajectory: Any, times: np.ndarray) -> tuple[np.ndarray, np.ndarray
 
     A frame time belongs to the segment (between impacts, ``trajectory.segments``) it
     falls in (an impact's time: the one after); q and u there come from that segment's
-    samples only, never across an impact: the trajectory's dense output ``trajectory(t)``
-    (cubic Hermite with x') for q and the independent speeds when it has one, linear
-    interpolation of the samples otherwise and for the dependent speeds.
+    samples only, never across an impact: a simulation's trajectory gives all of q and u
+    from the integrator's dense output put back on the constraints
+    (``trajectory.interpolate``); one without steps (built from samples, an old file) its
+    cubic Hermite interpolant with x' for q and the independent speeds when it has one,
+    linear interpolation of the samples otherwise and for the dependent speeds.
     """
     t = np.asarray(trajectory.t, dtype=float)
     times = np.asarray(times, dtype=float)
+    if getattr(trajectory, "steps", None) is not None and len(t) > 1:
+        # a simulation's trajectory: the integrator's dense output, on the constraints
+        return trajectory.interpolate(times)
     q = np.asarray(trajectory.q, dtype=float).reshape(len(t), -1)
     u = getattr(trajectory, "u", None)
     u = np.zeros((len(t), 0)) if u is None else np.asarray(u, dtype=float).reshape(len(t), -1)

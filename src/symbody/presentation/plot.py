@@ -321,10 +321,19 @@ _FINE_SAMPLES = 1200
 def _dense_output(trajectory: Any, n_coordinates: int):
     """The trajectory's own dense output as f(times) -> (q (k, N), {speed column: (k,)}), or None.
 
-    Used when the trajectory carries it (``trajectory(t)`` returning the state [q, u_ind]
-    with the state derivatives ``trajectory.xdot`` known): a cubic Hermite interpolant with
-    the true slopes, more accurate than a spline through the samples alone.
+    A simulation's trajectory carries the integrator's own (``trajectory.interpolate``: all
+    of q and u, back on the constraints); one built from samples may carry x' at them
+    (``trajectory(t)`` returning [q, u_ind] with ``trajectory.xdot`` known): a cubic Hermite
+    interpolant with the true slopes, more accurate than a spline through the samples.
     """
+    if getattr(trajectory, "steps", None) is not None and hasattr(trajectory, "interpolate"):
+        # a simulation's trajectory: the integrator's dense output, on the constraints, for
+        # all coordinates and speeds
+        def interpolated(times: np.ndarray):
+            q, u = trajectory.interpolate(times)
+            return q, {i: u[:, i] for i in range(u.shape[1])}
+
+        return interpolated
     if not callable(trajectory) or getattr(trajectory, "xdot", None) is None:
         return None
     speeds = list(getattr(trajectory, "speeds", ()))

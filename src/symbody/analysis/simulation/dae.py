@@ -53,6 +53,7 @@ class DAE(ConstraintMode):
                  switch_threshold: float = ConstraintMode.SWITCH_THRESHOLD) -> None:
         super().__init__(switch_threshold=switch_threshold)
         self.polish_algebraic = bool(polish_algebraic)
+        self.projects_positions = self.polish_algebraic
 
     def integrator(self, model: NumericModel, method: str | None, rtol: float) -> str:
         if method not in (None, "IDA", "ida"):

@@ -9,7 +9,9 @@ mode handles (one module each, behind :class:`~.strategy.ConstraintMode`):
 ``"none"``       :class:`~.plain.Plain`: plain ODE; f_h drifts (the books' approach).
 ``"baumgarte"``  :class:`~.baumgarte.Baumgarte`: q_dep' <- q_dep' - α J_dep^{-1} f_h.
 ``"project"``    :class:`~.projection.Projection`: Newton's method on q_dep after each step
-                 and at each output sample: residuals at round-off at any tolerance.
+                 and at each output sample: residuals at round-off at any tolerance; a
+                 correction is fed back into the solver (a restart) only above its
+                 ``drift_tolerance`` (counted in ``Trajectory.projection_restarts``).
 ``"dae"``        :class:`~.dae.DAE`: SUNDIALS IDA on the index-1 DAE.
 ``"auto"``       "project" when the model has holonomic constraints, else "none".
 
@@ -45,6 +47,7 @@ from ...compilation.redundant import RedundantModel
 from ...errors import InputError, SimulationError, SimulationFailedWarning, SymbodyError
 from ...progress import as_progress
 from ..body_check import check_body_inertias
+from ..dense_output import StepRecorder
 from ..events import EventRecord, PreparedEvents, prepare_events
 from ..initial_state import initial_state
 from ..inputs import specified_inputs
@@ -219,6 +222,8 @@ def simulate(model: NumericModel, t_span: Sequence[float], x0: Any, p: Any, *,
     except StopIntegration as stop:
         raise InputError(f"initial state: {stop.message}") from None
     segments = _Segments(run, mode, monitor, samples, t_eval, bar, watcher)
+    if solver.dense_output:
+        segments.steps = StepRecorder(run.method, model.N + model.o + model.e)
     # the linear algebra here is on small matrices, where BLAS threads only wait for each
     # other (and for other processes on a busy machine): one thread while integrating
     with _one_blas_thread():
@@ -230,7 +235,9 @@ def simulate(model: NumericModel, t_span: Sequence[float], x0: Any, p: Any, *,
         wall = time.perf_counter() - start
         bar.close(message if status else "")
         traj = build_trajectory(run, samples, status, message, mode.name, segments.nsteps, wall,
-                                events=list(segments.records), segments=segments.spans(samples))
+                                events=list(segments.records), segments=segments.spans(samples),
+                                steps=segments.steps, restarts=segments.restarts,
+                                positions=mode.projects_positions)
         attach_outputs(traj, model, run.constants, run.specifieds, outputs)
         if status != 0:
             if solver.raise_on_failure:
@@ -405,6 +412,11 @@ class _Segments:
         #: layout, partition index) per step, and how many samples that is
         self.pending: list[tuple[np.ndarray, np.ndarray, Partition, int]] = []
         self.pending_rows = 0
+        #: the accepted steps' dense output (the trajectory's interpolant; None: not kept)
+        self.steps: StepRecorder | None = None
+        #: how many times the mode's correction after a step was fed back into the solver
+        #: (a restart from the corrected state); the other corrections moved the samples only
+        self.restarts = 0
         self._quiet_event: int | None = None   # the event whose action started this segment
         # where the constraint Jacobian loses rank the run goes on in full coordinates
         self.full_mode = AugmentedLagrangian() if monitor.active and monitor.switch else None
@@ -559,6 +571,7 @@ class _Segments:
                 if restart is not None:
                     return restart
             y_kept, again = mode.accept(run, t_new, y_new, part)
+            self.record(dense, t_a, t_new)
             self.emit(dense, t_new, part)
             if self.t_eval is None:
                 self.samples.add(t_new, y_kept)
@@ -573,6 +586,7 @@ class _Segments:
                 raise StopIntegration(-1, f"stopped after max_num_steps = {run.max_num_steps} steps "
                                           f"at t = {t_new:.6g}")
             if again:
+                self.restarts += not full
                 return t_new, y_kept, part, _restart_step(stepper, single=t_a == t and not full)
             t_a, y_a, g_a, e_a = t_new, y_kept, g_b, e_b
 
@@ -637,6 +651,7 @@ class _Segments:
         t_e = event.t
         y_e = start[1] if t_e == start[0] else dense(t_e)
         if event.kind != "switch":
+            self.record(dense, start[0], t_e)
             self.emit(dense, t_e, part, strict=False)
             raise StopIntegration(-3, self.monitor.message(event, t_e, y_e, part))
         self.emit(dense, t_e, part)
@@ -644,6 +659,7 @@ class _Segments:
         new = event.partition or run.model.choose_partition(y_e[:run.model.N], run.constants, t_e)
         if new == part:           # no better choice: carry on with this step
             return None
+        self.record(dense, start[0], t_e)
         if self.t_eval is None and t_e != samples.last_t:
             samples.add(t_e, y_e)
         y_new = remap(run.model, t_e, y_e, run.constants, part, new)
@@ -667,6 +683,7 @@ class _Segments:
                 self.records.append(EventRecord(watcher.names[i], t_e, x_e))
                 continue
             y_e = start[1] if t_e == start[0] else dense(t_e)
+            self.record(dense, start[0], t_e)
             self.emit(dense, t_e, part)
             y_e = mode.output(run, t_e, y_e, part)
             if self.t_eval is None and t_e != samples.last_t:
@@ -775,6 +792,20 @@ class _Segments:
                 "moves through its condition again at once (the impact map does not separate "
                 f"it: a resting contact); stopped at t = {t_a:.6g} (no resting contact is modelled)",
             None)
+
+    def record(self, dense: _Dense, t_a: float, t_b: float) -> None:
+        """Keep the step [t_a, t_b] of the dense output (its states at the recorder's nodes,
+        in the current layout) for the trajectory's interpolant."""
+        steps = self.steps
+        if steps is None or t_b == t_a:
+            return
+        if hasattr(dense.stepper, "events") and self.run.next_output is not None:
+            # IDA stepping to the next output time: its interpolant covers only its last
+            # internal step, not the whole step: no steps for this run (trajectory(t) is the
+            # samples' Hermite interpolant; without t_eval IDA steps one internal step at a time)
+            self.steps = None
+            return
+        steps.add(t_a, t_b, dense.many(steps.times(t_a, t_b)), len(self.samples.partitions) - 1)
 
     def emit(self, dense: _Dense, t_end: float, part: Partition, strict: bool = True) -> None:
         """Output samples t_eval[next_output:] up to t_end from the step's dense output.

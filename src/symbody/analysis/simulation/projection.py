@@ -42,6 +42,7 @@ class Projection(ConstraintMode):
     """
 
     name: ClassVar[str] = "project"
+    projects_positions = True
 
     def __init__(self, drift_tolerance: float | None = None, *,
                  switch_threshold: float = ConstraintMode.SWITCH_THRESHOLD) -> None:

@@ -45,6 +45,7 @@ from ...compilation.redundant import (
     minimum_norm_multipliers,
 )
 from ...errors import SimulationError, SimulationFailedWarning, SymbodyError
+from ..dense_output import JoinedProjection, join_steps
 from ..events import Event
 from ..initial_state import InitialStateWarning
 from ..trajectory import ModelInfo, RunReport, SampleArrays, Trajectory
@@ -193,6 +194,12 @@ def _join(trajs: list[Trajectory]) -> Trajectory:
                   events=[e for tr in trajs for e in tr.events], segments=segments))
     for name in ("constraint_residuals", "constraint_rank", "redundant_residual"):
         setattr(joined, name, cat(lambda tr, name=name: getattr(tr, name)))
+    if all(tr.steps is not None for tr in trajs):
+        # trajectory(t): each piece's steps, put on the constraints by its own model
+        joined.steps = join_steps([tr.steps for tr in trajs])
+        joined.projection = JoinedProjection([tr.projection for tr in trajs],
+                                             [len(tr.steps.partitions) for tr in trajs])
+    joined.projection_restarts = sum(tr.projection_restarts for tr in trajs)
     return joined
 
 

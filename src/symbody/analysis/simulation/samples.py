@@ -15,6 +15,7 @@ from ...compilation.native_full import native_full_rhs
 from ...compilation.numeric_model import Partition, SampleValues
 from ...errors import SymbodyError
 from ...formatting import symbol_name as _short
+from ..dense_output import ConstraintProjection, StepInterpolant, StepRecorder
 from ..trajectory import ModelInfo, PartitionChange, RunReport, SampleArrays, Trajectory
 from .augmented import PENALTY, augmented_solve, is_full
 from .strategy import Run
@@ -62,7 +63,9 @@ class Samples:
 
 def build_trajectory(run: Run, samples: Samples, status: int, message: str, mode: str, nsteps: int,
                      wall: float, events: list | None = None,
-                     segments: list[tuple[float, float]] | None = None) -> Trajectory:
+                     segments: list[tuple[float, float]] | None = None,
+                     steps: StepRecorder | None = None, restarts: int = 0,
+                     positions: bool = False) -> Trajectory:
     model, P, r_fun = run.model, run.constants, run.specifieds
     k = len(samples.T)
     T = np.array(samples.T, dtype=float)
@@ -116,16 +119,57 @@ def build_trajectory(run: Run, samples: Samples, status: int, message: str, mode
         post = SampleValues(np.empty((0, model.o)), np.empty((0, model.M)), np.empty((0, model.m)), None)
     if k and post.multipliers is not None and in_full.any():
         _full_span_multipliers(model, np.flatnonzero(in_full), T, X, U, P, R, post.multipliers)
-    return Trajectory(
+    traj = Trajectory(
         SampleArrays(t=T, x=X, q=X[:, :model.N], u=post.speeds, holonomic_residuals=post.holonomic,
                      velocity_residuals=post.velocity, multipliers=post.multipliers,
-                     specified_values=R if R is not None and len(model.specifieds) else None),
+                     specified_values=R if R is not None and len(model.specifieds) else None,
+                     steps=None if steps is None else step_interpolant(
+                         model, P, steps, samples.partitions, positions)),
         ModelInfo(coordinates=model.coordinates, speeds=model.speeds, states=model.states,
                   specifieds=model.specifieds,
                   constants=dict(zip(model.constants, (float(v) for v in P)))),
         RunReport(status=status, message=message, constraints=mode, method=run.method,
                   nfev=run.nfev, nsteps=nsteps, wall_time=wall, partition_changes=samples.changes,
-                  events=events or (), segments=segments))
+                  events=events or (), segments=segments, projection_restarts=restarts))
+    if model.M or model.m:
+        traj.projection = ConstraintProjection(model, P, positions=positions)
+    return traj
+
+
+def step_interpolant(model: NumericModel, P: np.ndarray, steps: StepRecorder,
+                     partitions: list[Partition], positions: bool = False) -> StepInterpolant:
+    """The recorded steps as full states [q, u (all o speeds), x_e] in model order: the
+    dependent speeds of each node solved in the dependent set its step ran in (nodes where
+    that fails: NaN)."""
+    N, o, e = model.N, model.o, model.e
+    t, pid, Y, widths = steps.arrays()
+    S, k = len(pid), steps.k
+    W = np.full((S, k, N + o + e), np.nan)
+    times = t[:, :1] + (t[:, 1:] - t[:, :1]) * steps.s[None, :]
+    r0 = np.zeros(len(model.specifieds)) if model.specifieds else None
+    for j in np.unique(pid):
+        part = partitions[j]
+        rows = np.flatnonzero(pid == j)
+        n = int(widths[rows[0]])
+        Yj = Y[rows, :, :n].reshape(-1, n)
+        if not part.dependent_speeds:        # full coordinates (or no velocity constraints)
+            W[rows] = Yj.reshape(len(rows), k, n)
+            continue
+        Tj = times[rows].ravel()
+        U = np.full((len(Tj), o), np.nan)
+        try:
+            U = model.speeds_many(Tj, Yj, P, r0, partition=part)
+        except SymbodyError:
+            for i in range(len(Tj)):
+                try:
+                    U[i] = model.speeds_many(Tj[i:i + 1], Yj[i:i + 1], P, r0, partition=part)[0]
+                except SymbodyError:
+                    continue
+        full = np.concatenate([Yj[:, :N], U, Yj[:, n - e:] if e else np.empty((len(Tj), 0))], axis=1)
+        W[rows] = full.reshape(len(rows), k, N + o + e)
+    return StepInterpolant(t[:, 0].copy(), t[:, 1].copy(), W, pid.copy(),
+                           tuple((p.dependent_coordinates, p.dependent_speeds) for p in partitions),
+                           positions=positions)
 
 
 def _full_span_multipliers(model: NumericModel, rows: np.ndarray, T, X, U, P, R, L) -> None:

@@ -114,6 +114,10 @@ class ConstraintMode:
     SWITCH_THRESHOLD: ClassVar[float] = 0.1
     #: (a class default too, for subclasses whose __init__ does not call this one's)
     switch_threshold: float = SWITCH_THRESHOLD
+    #: True when the mode's output samples are on f_h = 0 (projected): the trajectory's
+    #: interpolant then puts its positions back on f_h = 0 between the samples too (its
+    #: dependent speeds are solved from the velocity constraints in every mode)
+    projects_positions: bool = False
 
     def __init__(self, *, switch_threshold: float = SWITCH_THRESHOLD) -> None:
         """``switch_threshold``: the dependent coordinates/speeds are switched where ``|det|``
