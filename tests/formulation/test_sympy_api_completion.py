@@ -67,7 +67,9 @@ def test_to_linearizer_is_symbodys_with_sympys_interface():
     # and what the method's own linearize gives
     A2, B2, r2 = ours.linearize(op_point=op, A_and_B=True)
     A3, B3 = lin.linearize(op_point=op, A_and_B=True)
-    assert A2 == A3 and r2 == lin.r
+    # the same linearization: equal in value (their terms may come out in another order
+    # when other tests ran first and SymPy's caches hold other forms)
+    assert _close(A2.xreplace(consts), A3.xreplace(consts), {}, 1e-12) and r2 == lin.r
 
 
 def test_to_linearizer_inputs_r():
