@@ -443,21 +443,26 @@ class _Transcriber:
         nlp.lb, nlp.ub = lb, ub
 
     # ---- the dynamics
-    def hermite_simpson_dynamics(self) -> None:
-        """Φ = 0 at every point (nodes and midpoints) and the defects of each interval."""
-        mdl, ph, nlp, P = self.mdl, self.ph, self.nlp, self.P
-        nx, s, nD, mm = mdl.nx, mdl.s, mdl.nD, mdl.mm
-        Nn, Hv = self.problem.num_nodes, self.Hv
-        Xv, Rv, Vv = _syms("x", nx), _syms("r", s), _syms("v", nD)
-        Av, Lv = _syms("a", mm), _syms("l", mm)
+    def collocation_points(self, kappa: np.ndarray) -> None:
+        """Φ = 0 at every point of the grid (nodes and interior collocation points), the
+        point's place in its interval ``kappa`` (P, 1) given."""
+        mdl, ph, nlp = self.mdl, self.ph, self.nlp
+        Xv, Rv, Vv = _syms("x", mdl.nx), _syms("r", mdl.s), _syms("v", mdl.nD)
+        Av, Lv = _syms("a", mdl.mm), _syms("l", mdl.mm)
         mp = self.common({})
         for key, values in (("X", Xv), ("R", Rv), ("V", Vv), ("A", Av), ("L", Lv)):
             mp.update(zip(ph[key], values))
-        vars_pt = Xv + Rv + Vv + Av + Lv + self.Pv + [Hv]
+        vars_pt = Xv + Rv + Vv + Av + Lv + self.Pv + [self.Hv]
         idx_pt = np.hstack([nlp.iX, nlp.iR, nlp.iV, nlp.iA, nlp.iL,
-                            np.tile(self.cols_PH, (P, 1))])
-        kap_pt = (np.arange(P) / 2.0)[:, None]
-        self.add("collocation_point", vars_pt, [self.kappa], _to_se(mdl.phi, mp), idx_pt, kap_pt)
+                            np.tile(self.cols_PH, (self.P, 1))])
+        self.add("collocation_point", vars_pt, [self.kappa], _to_se(mdl.phi, mp), idx_pt, kappa)
+
+    def hermite_simpson_dynamics(self) -> None:
+        """Φ = 0 at every point (nodes and midpoints) and the defects of each interval."""
+        mdl, nlp, P = self.mdl, self.nlp, self.P
+        nD = mdl.nD
+        Nn, Hv = self.problem.num_nodes, self.Hv
+        self.collocation_points((np.arange(P) / 2.0)[:, None])
         # defects
         Dk, Dc, D1 = _syms("dk", nD), _syms("dc", nD), _syms("dn", nD)
         Vk, Vc, V1 = _syms("vk", nD), _syms("vc", nD), _syms("vn", nD)
@@ -474,19 +479,10 @@ class _Transcriber:
     def radau_dynamics(self) -> None:
         """Φ = 0 at every point, the Radau defects of each interval and the input at t0 as the
         first interval's input polynomial extrapolated (see the module's docstring)."""
-        mdl, ph, nlp, P, S = self.mdl, self.ph, self.nlp, self.P, self.S
-        nx, s, nD, mm = mdl.nx, mdl.s, mdl.nD, mdl.mm
+        mdl, nlp, S = self.mdl, self.nlp, self.S
+        s, nD = mdl.s, mdl.nD
         Nn, Hv = self.problem.num_nodes, self.Hv
-        Xv, Rv, Vv = _syms("x", nx), _syms("r", s), _syms("v", nD)
-        Av, Lv = _syms("a", mm), _syms("l", mm)
-        mp = self.common({})
-        for key, values in (("X", Xv), ("R", Rv), ("V", Vv), ("A", Av), ("L", Lv)):
-            mp.update(zip(ph[key], values))
-        vars_pt = Xv + Rv + Vv + Av + Lv + self.Pv + [Hv]
-        idx_pt = np.hstack([nlp.iX, nlp.iR, nlp.iV, nlp.iA, nlp.iL,
-                            np.tile(self.cols_PH, (P, 1))])
-        self.add("collocation_point", vars_pt, [self.kappa], _to_se(mdl.phi, mp), idx_pt,
-                 nlp.point_kappa[:, None])
+        self.collocation_points(nlp.point_kappa[:, None])
         _, _, Dm, e0 = self.scheme
         Ds = [_syms(f"d{i}_", nD) for i in range(S + 1)]       # D at t_k and the S points
         Vs = [_syms(f"v{j}_", nD) for j in range(S)]
