@@ -129,7 +129,7 @@ def test_switched_segments_take_compiled_steps(two_loops, monkeypatch):
     tr = sb.simulate(model, (0.0, 1.0), mdl.initial_state, mdl.constants, **short)
     assert tr.status == 0, tr.message
     assert len(tr.partition_changes) >= 4
-    assert len(built) >= 2 and all(b is not None for b in built)
+    assert built and all(b is not None for b in built)     # the switched sets ran in C
     long = sb.simulate(model, (0.0, 20.0), mdl.initial_state, mdl.constants, solver=solver,
                        t_eval=np.linspace(0.0, 20.0, 401), outputs={"E": mdl.energy})
     assert long.status == 0, long.message
