@@ -16,7 +16,10 @@ symbody's ``solver="ipopt-casadi"`` (the default: symbody's compiled derivative 
 CasADi's IPOPT 3.14.19 / MUMPS 5.8.2) and ``"ipopt-casadi-sx"`` (CasADi's AD of symbody's
 blocks as SX) call CasADi's.  ``--solvers`` picks symbody's solvers, ``--repeat k`` solves
 k times (medians of wall and CPU seconds, for a loaded machine), ``setup`` is the one-off
-construction of CasADi's solver object inside symbody's first solve.
+construction of CasADi's solver object inside symbody's first solve.  ``--coarse 26 51``
+starts every tool from one guess made by a continuation in the grid (the problem solved by
+symbody on 26 nodes, then on 51 from it, interpolated to the benchmark's nodes; not timed):
+the 10-link cart's local optima depend on the start.
 
 Usage (opty declares a dependency on ``cyipopt``, whose source build needs a system IPOPT:
 install it with ``--no-deps`` next to cyipopt-wheels, which provides the same ``cyipopt``
@@ -27,6 +30,7 @@ module)::
     .venv/bin/python benchmarks/bench_optimize.py [--problems pendulum cart-pole cart-10]
                                                   [--solvers ipopt-casadi cyipopt]
                                                   [--repeat 3] [--no-opty] [--json out.json]
+                                                  [--coarse 26 51]
 """
 
 from __future__ import annotations
@@ -92,7 +96,38 @@ def _timed(call, repeat):
     return out, statistics.median(walls), statistics.median(cpus)
 
 
-def run_symbody(name, links, warm, solvers=("ipopt-casadi",), repeat=1):
+def _on_nodes(problem, res, num_nodes):
+    """A result's states and inputs interpolated linearly to ``num_nodes`` equal nodes."""
+    tr = res.trajectory
+    tn = np.linspace(tr.t[0], tr.t[-1], num_nodes)
+    start = {}
+    for j, c in enumerate(problem.coordinates):
+        start[c] = np.interp(tn, tr.t, tr.q[:, j])
+    for j, c in enumerate(problem.speeds):
+        start[c] = np.interp(tn, tr.t, tr.u[:, j])
+    for j, c in enumerate(problem.specifieds):
+        start[c] = np.interp(tn, tr.t, tr.specified_values[:, j])
+    return start
+
+
+def coarse_start(name, links, grids):
+    """A continuation in the grid: the problem solved on ``grids[0]`` nodes (symbody's
+    default solver, from the problem's own guess), then on each next grid from the previous
+    solution interpolated, the last one interpolated to the benchmark's nodes -> (guess
+    mapping of arrays, the last coarse result): the one initial guess all tools start from."""
+    builder, kw = problem_spec(name, links)
+    guess, res = None, None
+    sizes = list(grids) + [kw["num_nodes"]]
+    for k, nxt in zip(sizes[:-1], sizes[1:]):
+        coarse, own = builder(**dict(kw, num_nodes=k))
+        res = coarse.solve(own if guess is None else guess, progress=False)
+        print(f"           continuation: {k} nodes, {res.iterations} iterations, objective "
+              f"{res.objective:.8f} ({res.message})", flush=True)
+        guess = _on_nodes(coarse, res, nxt)
+    return guess, res
+
+
+def run_symbody(name, links, warm, solvers=("ipopt-casadi",), repeat=1, start=None):
     builder, kw = problem_spec(name, links)
     if not warm:
         os.environ["SYMBODY_CACHE_DIR"] = tempfile.mkdtemp(prefix="symbody-bench-opt-")
@@ -101,6 +136,8 @@ def run_symbody(name, links, warm, solvers=("ipopt-casadi",), repeat=1):
     t0 = time.perf_counter()
     problem, guess = builder(**kw)
     build = time.perf_counter() - t0
+    if start is not None:
+        guess = start
     problem.initial_vector(guess)            # (imports symbody.analysis once, outside the timing)
     rows = []
     for solver in solvers:
@@ -269,13 +306,24 @@ def main():
     ap.add_argument("--repeat", type=int, default=1, help="solves per tool (medians)")
     ap.add_argument("--no-opty", action="store_true")
     ap.add_argument("--warm", action="store_true", help="keep symbody's kernel cache")
+    ap.add_argument("--coarse", type=int, nargs="+", default=[], metavar="N",
+                    help="start every tool from the problem solved on N nodes first (then on "
+                         "each next N; interpolated: a continuation in the grid)")
     ap.add_argument("--json")
     args = ap.parse_args()
     rows = []
     print(f"{'problem':10s} {'tool':28s} {'build s':>8s} {'setup s':>8s} {'solve s':>8s} "
           f"{'CPU s':>7s} {'iter':>5s} {'objective':>14s}  status")
     for name in args.problems:
-        out, problem, guess = run_symbody(name, args.links, args.warm, args.solvers, args.repeat)
+        start = None
+        if args.coarse:
+            t0 = time.perf_counter()
+            start, res = coarse_start(name, args.links, args.coarse)
+            print(f"{name:10s} start: solved on {args.coarse} nodes in "
+                  f"{time.perf_counter() - t0:.2f} s (build and solve, not counted below), "
+                  f"{res.iterations} iterations, objective {res.objective:.8f}", flush=True)
+        out, problem, guess = run_symbody(name, args.links, args.warm, args.solvers, args.repeat,
+                                          start)
         if not args.no_opty:
             out.append(run_opty(problem, guess))
         ca_row, ca_start = run_casadi(problem, guess, args.repeat)
