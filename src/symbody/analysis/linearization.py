@@ -164,7 +164,7 @@ def linearize(model: Any, op_point: StateValues, p: ParameterValues | None = Non
     t : time of the operating point (for explicitly time-dependent equations).
     check_equilibrium : warn (:class:`NotAnEquilibriumWarning`, naming the states that move)
         when the operating point is not an equilibrium or a steady motion: some independent
-        state's rate x'_i is not zero (|x'_i| > 1e-8 max(1, |x|)) although the dynamics
+        state's rate x'_i is not zero (``|x'_i| > 1e-8 max(1, |x|)``) although the dynamics
         depend on that state (column i of A not zero; a coordinate they do not depend on,
         as a vehicle's position, may move).  False along a trajectory.
     return_point : also return the consistent operating point as a dict with
