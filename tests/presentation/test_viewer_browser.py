@@ -14,8 +14,6 @@ from __future__ import annotations
 
 import io
 import os
-import shutil
-import tempfile
 from pathlib import Path
 
 import numpy as np
@@ -24,39 +22,16 @@ import sympy as sm
 
 import symbody as sb
 from symbody.presentation import view
+from systems.headless_browser import VIEWPORT, browser_context
 
 REPO = Path(__file__).resolve().parents[2]
 BACKGROUND = (0xF3, 0xF5, 0xF8)          # symbody.presentation.viewer.BACKGROUND
-VIEWPORT = {"width": 900, "height": 600}
-
-
-def chromium_path() -> str | None:
-    for candidate in (os.environ.get("SYMBODY_CHROMIUM"), "/usr/bin/chromium", shutil.which("chromium"),
-                      shutil.which("chromium-browser")):
-        if candidate and Path(candidate).exists():
-            return candidate
-    return None
 
 
 @pytest.fixture(scope="module")
 def browser():
-    playwright_api = pytest.importorskip("playwright.sync_api", reason="Playwright's Python package "
-                                         "is not installed (pip install -e '.[browser]')")
-    executable = chromium_path()
-    if executable is None:
-        pytest.skip("no Chromium at /usr/bin/chromium (apt-get install chromium; .ci/run does this in CI)")
-    profile = tempfile.mkdtemp(prefix="symbody-chromium-")
-    with playwright_api.sync_playwright() as pw:
-        context = pw.chromium.launch_persistent_context(
-            profile, executable_path=executable, headless=True, viewport=VIEWPORT,
-            args=["--no-sandbox", "--use-angle=swiftshader", "--enable-unsafe-swiftshader",
-                  "--no-first-run", "--disable-background-networking", "--disable-component-update",
-                  "--disable-sync", "--disable-default-apps"])
-        try:
-            yield context
-        finally:
-            context.close()
-            shutil.rmtree(profile, ignore_errors=True)
+    with browser_context(VIEWPORT) as context:
+        yield context
 
 
 class OpenPage:

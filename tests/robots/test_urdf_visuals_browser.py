@@ -8,10 +8,7 @@ placed by a numpy forward kinematics.  Skipped (with the reason) without Chromiu
 
 from __future__ import annotations
 
-import os
 import re
-import shutil
-import tempfile
 import warnings
 import xml.etree.ElementTree as ET
 from pathlib import Path
@@ -24,38 +21,16 @@ from visuals_fk import forward_kinematics, numeric_link_poses, robots_folder
 
 from symbody.presentation import Mesh, view
 from symbody.robots.visuals import MeshFileWarning, read_visuals, scene_from_urdf
+from systems.headless_browser import browser_context
 
 ROBOTS = robots_folder()
 pytestmark = pytest.mark.skipif(ROBOTS is None, reason="example-robot-data is not installed")
 
 
-def chromium_path() -> str | None:
-    for candidate in (os.environ.get("SYMBODY_CHROMIUM"), "/usr/bin/chromium", shutil.which("chromium"),
-                      shutil.which("chromium-browser")):
-        if candidate and Path(candidate).exists():
-            return candidate
-    return None
-
-
 @pytest.fixture(scope="module")
 def browser():
-    playwright_api = pytest.importorskip("playwright.sync_api", reason="Playwright's Python package "
-                                         "is not installed (pip install -e '.[browser]')")
-    executable = chromium_path()
-    if executable is None:
-        pytest.skip("no Chromium at /usr/bin/chromium (apt-get install chromium)")
-    profile = tempfile.mkdtemp(prefix="symbody-chromium-")
-    with playwright_api.sync_playwright() as pw:
-        context = pw.chromium.launch_persistent_context(
-            profile, executable_path=executable, headless=True, viewport={"width": 900, "height": 600},
-            args=["--no-sandbox", "--use-angle=swiftshader", "--enable-unsafe-swiftshader",
-                  "--no-first-run", "--disable-background-networking", "--disable-component-update",
-                  "--disable-sync", "--disable-default-apps"])
-        try:
-            yield context
-        finally:
-            context.close()
-            shutil.rmtree(profile, ignore_errors=True)
+    with browser_context() as context:
+        yield context
 
 
 def open_page(context, path: Path):
