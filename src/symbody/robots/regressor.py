@@ -89,8 +89,7 @@ def regressor(robot: Robot) -> Regressor:
         raise InputError("robot.regressor() needs the inertial parameters as symbols: load the "
                          "robot with load_urdf(..., symbolic_inertia=True)")
     qs, us, udots, _ = robot.symengine_symbols
-    gdir = robot.gravity / np.linalg.norm(robot.gravity) if robot.gravity.any() else np.zeros(3)
-    gravity = tuple(num(x) * se.Symbol("g") for x in gdir)
+    gravity = tuple(num(x) * se.Symbol("g") for x in robot.gravity_direction)
     rows = regressor_rows(robot.tree, qs, us, udots, gravity, robot.floating_base)
     rows = [rows[a] for a in robot.speed_permutation]
     names = dict(robot.eom.symengine_dynamics().names)

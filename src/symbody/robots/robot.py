@@ -143,6 +143,13 @@ class Robot:
         self.g = sm.Symbol("g")
         self.constants = {self.g: float(np.linalg.norm(self.gravity))}
 
+    @property
+    def gravity_direction(self) -> np.ndarray:
+        """The unit vector (3) of gravity in the world: ``gravity`` / |gravity|, or -z for
+        ``gravity=(0, 0, 0)`` (then ``g`` = 0, and giving g a value turns gravity on along -z)."""
+        norm = float(np.linalg.norm(self.gravity))
+        return self.gravity / norm if norm > 0.0 else np.array([0.0, 0.0, -1.0])
+
     def _inertia_symbols(self) -> list:
         """Per body, (m, h, I_o) as symengine expressions (numbers, or symbols with values in
         ``constants``) and the parameter symbols (10 per body, Pinocchio's order)."""
@@ -193,8 +200,7 @@ class Robot:
         inertias = self._inertia_symbols()
         for p in self.parameters:
             names[p.name] = p
-        gdir = self.gravity / np.linalg.norm(self.gravity) if self.gravity.any() else np.zeros(3)
-        gravity = tuple(num(x) * g for x in gdir)
+        gravity = tuple(num(x) * g for x in self.gravity_direction)
         dyn = form_tree_dynamics(self.tree, qs, us, gravity, inertias, self.floating_base)
         self.tree_dynamics = dyn
         self.symengine_symbols = (qs, us, udots, taus)
@@ -415,7 +421,9 @@ def load_urdf(path_or_xml: str | os.PathLike, *, floating_base: bool = False,
 
     ``floating_base``: a free-flyer root (7 coordinates: position and unit quaternion
     (x, y, z, w); 6 speeds: linear and angular velocity in the base frame).  ``gravity``:
-    the gravity vector in world coordinates (3); its magnitude is the constant ``g``.
+    the gravity vector in world coordinates (3); its magnitude is the constant ``g`` and its
+    direction ``robot.gravity_direction`` (``(0, 0, 0)``: g = 0 along -z, so that a value of
+    g given later in ``p`` turns gravity on along -z).
     ``symbolic_inertia``: keep each body's 10 inertial parameters (mass, first moment
     m c, inertia about the body origin) as symbols, their values in ``robot.constants``
     (needed by :meth:`Robot.regressor`).  ``joint_dynamics``: the URDF
@@ -487,8 +495,8 @@ def _check_masses(model: UrdfModel, tree: KinematicTree, floating: bool) -> None
                 max(sub_rot[b.index], 1e-300):
             raise InputError(f"{where}, joint {j.name!r} (line {j.line}): the links it moves "
                              "have no inertia about its axis (a zero row of the mass matrix)")
-    if floating and (sub_mass[0] <= 0 or sub_rot[0] <= 0):
-        raise InputError(f"{where}: the floating base moves no mass")
+    if floating:
+        _check_free_body(model, tree)
     root = tree.bodies[0]
     if floating and root.mass <= 0 and not root.I_o.any() and len(root.children) == 1:
         j = tree.bodies[root.children[0]].joint
@@ -496,3 +504,48 @@ def _check_masses(model: UrdfModel, tree: KinematicTree, floating: bool) -> None
                          f"{root.name!r} has no inertia and this is its only moving joint, so "
                          "the base and the joint turn the same body (a singular mass matrix); "
                          "give the base link an <inertial>")
+
+
+def _check_free_body(model: UrdfModel, tree: KinematicTree) -> None:
+    """A floating base needs a positive definite spatial inertia of the whole robot (at the
+    zero configuration): mass m > 0 and a rotational inertia I_C about the centre of mass C
+    with no zero principal moment, I_C = sum_b R_b I_b R_b^T + m_b (|c_b - C|^2 1 - (c_b - C)
+    (c_b - C)^T).  Otherwise the base's speeds along the null direction appear in no equation
+    (a singular mass matrix); the InputError names the base link and its <inertial> line."""
+    base = tree.bodies[0]
+    link = model.links[base.name]
+    inertial = link.element.find("inertial")
+    line = (inertial.find("inertia") or inertial).line if inertial is not None else link.line
+    what = (f"{model.path or 'URDF string'}, link {base.name!r} (line {line}): the floating base"
+            + (" with the links it carries" if len(tree.bodies) > 1 else ""))
+    R = {-1: np.eye(3)}
+    p = {-1: np.zeros(3)}
+    masses, centres, inertias = [], [], []
+    for b in tree.bodies:                       # placements at q = 0 (parents come first)
+        R[b.index] = R[b.parent] @ b.R_p
+        p[b.index] = R[b.parent] @ b.p_p + p[b.parent]
+        if b.mass > 0:
+            c = b.h / b.mass
+            I_c = b.I_o - b.mass * (c @ c * np.eye(3) - np.outer(c, c))
+            masses.append(b.mass)
+            centres.append(R[b.index] @ c + p[b.index])
+            inertias.append(R[b.index] @ I_c @ R[b.index].T)
+        elif b.I_o.any():
+            masses.append(0.0)
+            centres.append(p[b.index])
+            inertias.append(R[b.index] @ b.I_o @ R[b.index].T)
+    total = float(sum(masses))
+    if total <= 0.0:
+        raise InputError(f"{what} has no mass: a free body needs a positive <mass>")
+    C = sum(m * c for m, c in zip(masses, centres)) / total
+    I_C = sum(I + m * ((c - C) @ (c - C) * np.eye(3) - np.outer(c - C, c - C))
+              for m, c, I in zip(masses, centres, inertias))
+    moments, axes = np.linalg.eigh(I_C)
+    if moments[0] <= 1e-12 * max(float(moments[-1]), 1e-300):
+        axis = axes[:, 0] * np.sign(axes[np.argmax(np.abs(axes[:, 0])), 0])
+        raise InputError(
+            f"{what} has no rotational inertia about the axis "
+            f"({', '.join(f'{x:.3g}' for x in axis)}) through its centre of mass (principal "
+            f"moments {', '.join(f'{x:.3g}' for x in moments)}): a free body's rotation about "
+            "it appears in no equation (a singular mass matrix); give the <inertia> a positive "
+            "moment about every axis")

@@ -127,7 +127,7 @@ def _build_system(robot: Robot) -> SystemParts:
     rbodies.append(base)
     nb = 7 if robot.floating_base else 0
     ub = 6 if robot.floating_base else 0
-    gdir = robot.gravity / max(float(sm.sqrt(sum(float(v) ** 2 for v in robot.gravity))), 1e-300)
+    gdir = robot.gravity_direction
     loads = []
     index = {b.joint.name: i for i, b in enumerate(tree.moving)}
     for i, b in enumerate(tree.moving, start=0):

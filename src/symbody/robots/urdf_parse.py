@@ -147,8 +147,15 @@ def rpy_matrix(rpy) -> np.ndarray:
 
 
 class InvalidInertiaWarning(UserWarning):
-    """A link's inertia tensor is not positive semi-definite; used as given
-    (``load_urdf(..., invalid_inertia="warn")``)."""
+    """A link's inertia tensor is not positive semi-definite (used as given with
+    ``load_urdf(..., invalid_inertia="warn")``), or its principal moments violate the
+    triangle inequality I_1 + I_2 >= I_3 (physically impossible; always a warning)."""
+
+
+#: principal moments I_1 <= I_2 <= I_3 violate the triangle inequality when
+#: I_1 + I_2 < I_3 (1 - TRIANGLE_TOLERANCE): a flat plate (I_1 + I_2 = I_3) written with
+#: numbers rounded to three or four digits is not warned about
+TRIANGLE_TOLERANCE = 1e-3
 
 
 class _Reader:
@@ -221,6 +228,11 @@ def _link(rd: _Reader, el: XmlElement) -> UrdfLink:
             rd.fail(what, iel, msg + "; load_urdf(..., invalid_inertia='warn') uses it as given")
         warnings.warn(f"{rd.where}, {what} (line {iel.line}): {msg}; used as given",
                       InvalidInertiaWarning, stacklevel=4)
+    elif ev[0] + ev[1] < ev[2] * (1.0 - TRIANGLE_TOLERANCE):
+        warnings.warn(f"{rd.where}, {what} (line {iel.line}): the principal moments of inertia "
+                      f"{ev[0]:.6g}, {ev[1]:.6g}, {ev[2]:.6g} violate the triangle inequality "
+                      f"({ev[0]:.6g} + {ev[1]:.6g} < {ev[2]:.6g}): no rigid body has them; used as "
+                      "given", InvalidInertiaWarning, stacklevel=4)
     return UrdfLink(name, mass, xyz, R @ Ic @ R.T, el.line, el)
 
 

@@ -56,6 +56,7 @@ from ..trajectory import Trajectory
 from . import redundant
 from .augmented import ENTER_RANK, LEAVE_RANK, AugmentedLagrangian, full_partition, is_full
 from .dependent_set import DependentSetMonitor, SetEvent, near_singular_note, remap, switch_note
+from .nonfinite import NonFinite
 from .options import (
     MODES,
     Solver,
@@ -66,7 +67,7 @@ from .options import (
     time_span,
 )
 from .samples import Samples, build_trajectory
-from .strategy import ConstraintMode, Run, StopIntegration
+from .strategy import ConstraintMode, Run, StopIntegration, ode_function
 
 __all__ = ["simulate", "MODES", "STATUS", "deprecated_keywords"]
 
@@ -419,6 +420,7 @@ class _Segments:
         self.restarts = 0
         self._quiet_event: int | None = None   # the event whose action started this segment
         # where the constraint Jacobian loses rank the run goes on in full coordinates
+        self._start_rhs: dict = {}      # partition -> x' in its layout (see _check_start)
         self.full_mode = AugmentedLagrangian() if monitor.active and monitor.switch else None
         if self.full_mode is not None:
             monitor.rank_floor = ENTER_RANK
@@ -491,6 +493,8 @@ class _Segments:
         run, monitor = self.run, self.monitor
         mode = self.mode_for(part)
         full = mode is self.full_mode
+        if not full:
+            self._check_start(t, y, part)
         stepper = mode.start(run, t, y, part, h)
         locates = hasattr(stepper, "events")       # finds the roots of run.watch itself
         watch = monitor.active and not locates and not full
@@ -515,13 +519,21 @@ class _Segments:
             # with events, a stepper that outputs by stopping (IDA) steps one internal step at
             # a time, so that its interpolant covers each whole step
             run.next_output = self._next_output_time() if user is None else None
-            message = stepper.step()
+            try:
+                message = stepper.step()
+            except ValueError as exc:       # (BDF's LU of a Jacobian with NaN entries)
+                if run.nonfinite is None:
+                    raise
+                raise StopIntegration(-2, f"{run.nonfinite_message()}; {run.method} stopped at "
+                                          f"t = {stepper.t:.6g} ({exc})", (t_a, y_a)) from None
             self.nsteps += 1
             if stepper.status == "failed":
                 raise self._failure(stepper, message)
             t_new, y_new = stepper.t, stepper.y
             if not np.isfinite(y_new).all():
-                raise StopIntegration(-2, f"non-finite state at t = {t_new:.6g}")
+                known = run.nonfinite_message()
+                raise StopIntegration(-2, f"non-finite state at t = {t_new:.6g}"
+                                          + (f" after a {known}" if known else ""), (t_a, y_a))
             dense = _Dense(stepper)
             if rank_watch:
                 # the constraint Jacobian loses rank at the step's end or inside it (where it
@@ -589,6 +601,23 @@ class _Segments:
                 self.restarts += not full
                 return t_new, y_kept, part, _restart_step(stepper, single=t_a == t and not full)
             t_a, y_a, g_a, e_a = t_new, y_kept, g_b, e_b
+
+    def _check_start(self, t: float, y: np.ndarray, part: Partition) -> None:
+        """Stop at once (status -2) when x' is not finite at the start of a segment: no
+        method can step from there (scipy's explicit methods chose a NaN first step and never
+        returned, Radau and BDF raised from LAPACK); the message names the first non-finite
+        entry of x', its equation and term (:mod:`.nonfinite`)."""
+        run = self.run
+        fun = self._start_rhs.get(part)
+        if fun is None:
+            fun = self._start_rhs[part] = ode_function(run, part)
+        xd = fun(t, y)
+        if np.isfinite(xd).all():
+            return
+        run.nonfinite = NonFinite(t, np.array(y, dtype=float), part, np.array(xd, dtype=float))
+        where = "the run" if t == run.t0 else "this segment"
+        raise StopIntegration(-2, f"{run.nonfinite_message()}; x' is not finite at the start of "
+                                  f"{where}, so no step can be taken", (t, y))
 
     def _stop_if_stepped_over(self, dense: _Dense, t_a: float, y_a: np.ndarray, rank_a: float,
                               t_b: float, rank_b: float) -> None:
@@ -869,6 +898,6 @@ class _Segments:
         at = (stepper.t, np.array(stepper.y))
         text = f"integration failed at t = {stepper.t:.6g}: {message}"
         if self.run.nonfinite is not None:
-            return StopIntegration(-2, f"{self.run.nonfinite[1]}; the step size collapsed at "
+            return StopIntegration(-2, f"{self.run.nonfinite_message()}; the step size collapsed at "
                                        f"t = {stepper.t:.6g}", at)
         return StopIntegration(-1, text, at)
