@@ -55,6 +55,7 @@ from ..outputs import attach_outputs, parse_outputs
 from ..trajectory import Trajectory
 from . import redundant
 from .augmented import ENTER_RANK, LEAVE_RANK, AugmentedLagrangian, full_partition, is_full
+from .chattering import ChatterWatch
 from .dependent_set import DependentSetMonitor, SetEvent, near_singular_note, remap, switch_note
 from .nonfinite import NonFinite
 from .options import (
@@ -421,6 +422,7 @@ class _Segments:
         self._quiet_event: int | None = None   # the event whose action started this segment
         # where the constraint Jacobian loses rank the run goes on in full coordinates
         self._start_rhs: dict = {}      # partition -> x' in its layout (see _check_start)
+        self.chatter = ChatterWatch(run)   # a discontinuous force flipping at every step
         self.full_mode = AugmentedLagrangian() if monitor.active and monitor.switch else None
         if self.full_mode is not None:
             monitor.rank_floor = ENTER_RANK
@@ -590,6 +592,9 @@ class _Segments:
             self.bar.set(abs(t_new - run.t0), f"t = {t_new:.4g}, {self.nsteps} steps")
             if stepper.status == "finished":
                 return None
+            if self.nsteps >= self.chatter.next_check:
+                self.chatter.check(self.nsteps, t_new, functools.partial(self._model_state, t_new,
+                                                                         y_kept, part))
             if full:
                 rank = monitor.rank(t_new, y_kept)
                 if full and rank > LEAVE_RANK:
@@ -900,4 +905,8 @@ class _Segments:
         if self.run.nonfinite is not None:
             return StopIntegration(-2, f"{self.run.nonfinite_message()}; the step size collapsed at "
                                        f"t = {stepper.t:.6g}", at)
+        try:
+            text += self.chatter.near_switch(stepper.t, self._model_state(*at, self.samples.part))
+        except Exception:       # noqa: BLE001 - only the note is lost
+            pass
         return StopIntegration(-1, text, at)
