@@ -54,14 +54,17 @@ class _Meter:
     """CPU seconds of this process and of each of its child processes (alive ones read
     directly, finished ones from RUSAGE_CHILDREN), and the wall time."""
 
-    def __init__(self) -> None:
+    def __init__(self, exclude: set | None = None) -> None:
         self.me = psutil.Process()
+        self.exclude = exclude or set()     # (the Dask workers: measured by client.run)
 
     def snapshot(self) -> tuple[float, float, dict, float]:
         import resource
 
         children = {}
         for c in self.me.children(recursive=True):
+            if c.pid in self.exclude:
+                continue
             try:
                 children[c.pid] = _cpu_seconds(c)
             except psutil.Error:
@@ -106,7 +109,12 @@ def main() -> None:
                "processes (default)": sb.Execution(processes=args.workers, progress=False)}
     if client is not None:
         runners["dask"] = sb.Execution(client=client, progress=False)
-    meter = _Meter()
+    dask_pids: set = set()
+    if client is not None:
+        for pid in client.run(os.getpid).values():
+            dask_pids |= {pid} | {c.pid for c in psutil.Process(pid).children(recursive=True)}
+            dask_pids |= {p.pid for p in psutil.Process(pid).parents()} - {os.getpid(), 1}
+    meter = _Meter(dask_pids)
     print(f"four-bar sweeps, t in [0, 2] s, rtol 1e-8, {args.workers} workers, {os.cpu_count()} CPUs "
           f"(load average before: {os.getloadavg()[0]:.2f}); medians of {args.repeat}")
     print("| runs | runner | wall | CPU here | busiest worker CPU | idle wall (est.) | speed-up "
@@ -126,14 +134,15 @@ def main() -> None:
                     elif name == "processes (kept)":      # kept from a sweep before
                         sb.sweep(model, t_span, cases[:4], zoo.constants, x0=zoo.initial_state,
                                  execution=execution, **opts)
+                    before = client.run(time.process_time) if name == "dask" else {}
                     a = meter.snapshot()
                     res = sb.sweep(model, t_span, cases, zoo.constants, x0=zoo.initial_state,
                                    execution=execution, **opts)
                     b = meter.snapshot()
                     wall, here, worker = meter.difference(a, b)
                     if name == "dask":
-                        here_workers = client.run(time.process_time)
-                        worker = max(here_workers.values()) if here_workers else 0.0
+                        after = client.run(time.process_time)
+                        worker = max((after[k] - before.get(k, 0.0) for k in after), default=0.0)
                     rows[name].append((wall, here, worker))
                     decided[name] = res.parallel.split(";")[0][:60]
                     ref = ref or res.trajectories
@@ -143,7 +152,7 @@ def main() -> None:
             med = {k: [statistics.median(r[j] for r in v) for j in range(3)] for k, v in rows.items()}
             base = max(med["serial"][1], med["serial"][2])
             for name, (wall, here, worker) in med.items():
-                idle = here + worker if name != "dask" else wall
+                idle = here + worker
                 speed = base / idle if idle > 0 else float("nan")
                 if name in crossover and crossover[name] is None and speed > 1.0:
                     crossover[name] = runs

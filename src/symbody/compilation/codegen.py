@@ -11,8 +11,9 @@ built by :func:`compile_kernel` with one of three backends:
               The choice follows from the expressions alone (never from what is
               cached), so a model gives the same numbers in every session.  A
               model's own kernels (``model_kernel=True``: ``symbody.compile``) are
-              C whatever their size (:data:`MODEL_C_MIN_OPERATIONS`), built in
-              background threads, so default runs reach the compiled steps.
+              C whatever their size (:data:`MODEL_C_MIN_OPERATIONS`), so default
+              runs reach the compiled steps; the constraint kernels are built in
+              background threads at once, the dynamics at their first use.
 ``"c"``       generated C (:mod:`.c_kernels`): linear-time common subexpressions
               and collected sums, compiled in segments by the system's C compiler,
               in parallel; cached on disk.
@@ -79,8 +80,10 @@ C_MIN_OPERATIONS = 3000
 #: ``backend="auto"`` for the kernels of a model (``symbody.compile``: the main, velocity,
 #: holonomic... kernels): generated C whatever the size, so that the right-hand side is one
 #: C function (:mod:`.native_rhs`) and runs reach the compiled steps and the compiled
-#: ``model.rhs`` entry (:mod:`.native_entry`).  Their compiler runs start at once, in
-#: background threads, while the rest of the model is assembled (see :class:`_LazyKernel`).
+#: ``model.rhs`` entry (:mod:`.native_entry`).  The compiler runs of the constraint kernels
+#: start at once, in background threads, while the rest of the model is assembled (see
+#: :class:`_LazyKernel`); the dynamics kernels' at their first use (the rhs of a
+#: simulation), so that a linearization, which never evaluates them, does not pay for them.
 MODEL_C_MIN_OPERATIONS = 0
 
 #: In-process cache: key -> Kernel (shared by all models of this process).
@@ -804,7 +807,8 @@ def deserialize_expressions(data: bytes) -> list:
 
 def compile_kernel(args: Sequence, exprs: Sequence, backend: str = "auto", cache: bool = True,
                    name: str = "kernel", lazy: bool = False, progress: Any = None,
-                   symengine_names: dict | None = None, model_kernel: bool = False) -> Kernel:
+                   symengine_names: dict | None = None, model_kernel: bool = False,
+                   background: bool | None = None) -> Kernel:
     """Compile the flat list ``exprs`` as a function of the flat list ``args``.
 
     ``args``: Symbols, dynamicsymbols or their derivatives (each once);
@@ -818,7 +822,8 @@ def compile_kernel(args: Sequence, exprs: Sequence, backend: str = "auto", cache
     (shown for C compilations that take longer than half a second).  ``model_kernel``: a
     kernel of a model's right-hand side or constraints: ``"auto"`` builds it as C whatever
     its size (:data:`MODEL_C_MIN_OPERATIONS`) and, when ``lazy``, starts the build at once in
-    a background thread.
+    a background thread (``background=False``: at its first use, e.g. the dynamics, which a
+    linearization never evaluates).
     """
     args = list(args)
     _check_args(args)
@@ -842,8 +847,9 @@ def compile_kernel(args: Sequence, exprs: Sequence, backend: str = "auto", cache
             return _symengine_kernel(nargs, se_exprs, digest, b, name, use_disk)
 
         if lazy:
-            background = model_kernel and b == "auto" and bool(_c.compiler_available())
-            return _LazyKernel(nargs, len(se_exprs), b, name, build, background)
+            start = (model_kernel if background is None else background) and b == "auto" \
+                and bool(_c.compiler_available())
+            return _LazyKernel(nargs, len(se_exprs), b, name, build, start)
         return build()
     return numpy_kernel(len(args), _to_sympy_positional(args, exprs, name), name)
 

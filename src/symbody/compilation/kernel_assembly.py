@@ -129,9 +129,13 @@ def _kernel_builder(args: list, backend: str, cache: bool, progress: Any, bar: A
     def build(name: str, exprs: list) -> Any:
         # big kernels take seconds to compile: say which one is being built
         bar.set(0.5, f"{name}: {len(exprs)} expressions ({backend})", force=len(exprs) > 200)
+        # the constraint kernels (every analysis needs them) are built at once in the
+        # background; the dynamics, the extra states and the auxiliary equations when first
+        # used (a linearization never evaluates them: issue 40, the bicycle's pipeline)
         return compile_kernel(args, exprs, backend=backend, cache=cache, name=name, lazy=True,
                               progress=progress, symengine_names=se_names,
-                              model_kernel=model_kernels)
+                              model_kernel=model_kernels,
+                              background=None if "constraints" in name else False)
     return build
 
 
