@@ -30,6 +30,8 @@ from ..errors import InputError
 from ..formulation.eom import CanonicalBlocks, EquationsOfMotion, SymengineDynamics
 from ..symengine_bridge import SympyConverter
 from .dynamics import form_tree_dynamics, num
+from .limits import add_limit_terms, check_limits, joint_limits, limit_events
+from .mass_checks import check_masses
 from .tree import KinematicTree, build_tree
 from .urdf_parse import UrdfModel, parse_urdf
 
@@ -77,12 +79,15 @@ class Robot:
     """
 
     def __init__(self, urdf: UrdfModel, tree: KinematicTree, *, floating_base: bool,
-                 gravity: np.ndarray, symbolic_inertia: bool, joint_dynamics: bool) -> None:
+                 gravity: np.ndarray, symbolic_inertia: bool, joint_dynamics: bool,
+                 limits: bool = False) -> None:
         self.urdf, self.tree = urdf, tree
         self.floating_base = floating_base
         self.gravity = gravity
         self.symbolic_inertia = symbolic_inertia
         self.joint_dynamics = joint_dynamics
+        self.limits = joint_limits(self)
+        self.limits_act = bool(limits)
         self.urdf_path = urdf.path
         self.urdf_root = urdf.element
         self._make_symbols()
@@ -216,6 +221,8 @@ class Robot:
                     rest[ub + i] = rest[ub + i] + num(f) * se.sign(us[ub + i])
         for k, i in enumerate(self._free):
             rest[ub + i] = rest[ub + i] - taus[k]
+        if self.limits_act:           # effort saturation and position stops (.limits)
+            rest = add_limit_terms(self, rest, qs, us, taus, names)
         perm = self.speed_permutation
         mass = [[dyn.mass[a][b] for b in perm] for a in perm]
         rest = [rest[a] for a in perm]
@@ -345,6 +352,16 @@ class Robot:
         from .pinocchio import from_pinocchio
         return from_pinocchio(self, q, v)
 
+    def check_limits(self, trajectory: Any, warn: bool = False,
+                     tolerance: float = 0.0) -> list:
+        """The joint limits (position, velocity, effort) ``trajectory`` exceeds
+        (:func:`symbody.robots.limits.check_limits`)."""
+        return check_limits(self, trajectory, warn, tolerance)
+
+    def limit_events(self, terminal: bool = True, action: Any = None) -> list:
+        """The position limits as events (:func:`symbody.robots.limits.limit_events`)."""
+        return limit_events(self, terminal, action)
+
     def regressor(self):
         """The joint-torque regressor (see :func:`symbody.robots.regressor.regressor`)."""
         from .regressor import regressor
@@ -416,7 +433,7 @@ class Robot:
 def load_urdf(path_or_xml: str | os.PathLike, *, floating_base: bool = False,
               gravity: Any = (0.0, 0.0, -9.81), symbolic_inertia: bool = False,
               joint_dynamics: bool = True, invalid_inertia: str = "error",
-              mimic: bool = True, package_dirs: Any = None) -> Robot:
+              mimic: bool = True, package_dirs: Any = None, limits: bool = False) -> Robot:
     """Load a URDF robot (a file path or the XML text) as equations of motion.
 
     ``floating_base``: a free-flyer root (7 coordinates: position and unit quaternion
@@ -435,7 +452,11 @@ def load_urdf(path_or_xml: str | os.PathLike, *, floating_base: bool = False,
     input: Pinocchio's default).  ``package_dirs``: where ``robot.scene`` looks for the
     mesh files of ``package://`` paths (a folder or a list of folders that are or hold the
     packages, or ``{package: folder}``; default: the folders above the URDF, then
-    ``ROS_PACKAGE_PATH``; see :func:`symbody.robots.visuals.resolve_mesh`).
+    ``ROS_PACKAGE_PATH``; see :func:`symbody.robots.visuals.resolve_mesh`).  ``limits``: the
+    URDF ``<limit>`` acting on the motion: each input saturated at its ``effort``, each
+    position range held by a one-sided stiff spring-damper (constants ``limit_stiffness``,
+    ``limit_damping``); velocity limits are checked on trajectories by
+    ``robot.check_limits(sol)`` (see :mod:`symbody.robots.limits`).
 
     The coordinates are in Pinocchio's order (the tree depth first, children in
     alphabetical order of their joint names, as urdfdom stores them), the dependent ones
@@ -460,92 +481,11 @@ def load_urdf(path_or_xml: str | os.PathLike, *, floating_base: bool = False,
         raise InputError(f"{model.path or 'URDF string'}: the robot {model.name!r} has no moving "
                          "joint (nothing to move with a fixed base; floating_base=True makes it "
                          "a free body)")
-    _check_masses(model, tree, floating_base)
+    check_masses(model, tree, floating_base)
     robot = Robot(model, tree, floating_base=bool(floating_base), gravity=g,
-                  symbolic_inertia=bool(symbolic_inertia), joint_dynamics=bool(joint_dynamics))
+                  symbolic_inertia=bool(symbolic_inertia), joint_dynamics=bool(joint_dynamics),
+                  limits=bool(limits))
     robot.urdf_source = model.path if model.path is not None else str(path_or_xml)
     robot.package_dirs = ([package_dirs] if isinstance(package_dirs, (str, os.PathLike))
                           else package_dirs)
     return robot
-
-
-def _check_masses(model: UrdfModel, tree: KinematicTree, floating: bool) -> None:
-    """Every moving joint must move some inertia (else a zero row of M): the composite
-    inertia of its subtree, seen along the joint axis, must be positive."""
-    where = model.path or "URDF string"
-    n = len(tree.bodies)
-    sub_mass = np.zeros(n)
-    sub_rot = np.zeros(n)
-    for b in reversed(tree.bodies):
-        sub_mass[b.index] += b.mass
-        sub_rot[b.index] += np.trace(b.I_o)
-        if b.parent >= 0:
-            sub_mass[b.parent] += sub_mass[b.index]
-            sub_rot[b.parent] += sub_rot[b.index]
-    for b in tree.moving:
-        j = b.joint
-        if j.type == "prismatic" and sub_mass[b.index] <= 0:
-            raise InputError(f"{where}, joint {j.name!r} (line {j.line}): the links it moves "
-                             "have no mass (a zero row of the mass matrix)")
-        if j.type != "prismatic" and sub_rot[b.index] <= 0:
-            raise InputError(f"{where}, joint {j.name!r} (line {j.line}): the links it moves "
-                             "have no inertia (a zero row of the mass matrix)")
-        # a last body turning about an axis through its centre of mass with no inertia about it
-        if j.type != "prismatic" and not b.children and j.axis @ b.I_o @ j.axis <= 1e-14 * \
-                max(sub_rot[b.index], 1e-300):
-            raise InputError(f"{where}, joint {j.name!r} (line {j.line}): the links it moves "
-                             "have no inertia about its axis (a zero row of the mass matrix)")
-    if floating:
-        _check_free_body(model, tree)
-    root = tree.bodies[0]
-    if floating and root.mass <= 0 and not root.I_o.any() and len(root.children) == 1:
-        j = tree.bodies[root.children[0]].joint
-        raise InputError(f"{where}, joint {j.name!r} (line {j.line}): the floating base link "
-                         f"{root.name!r} has no inertia and this is its only moving joint, so "
-                         "the base and the joint turn the same body (a singular mass matrix); "
-                         "give the base link an <inertial>")
-
-
-def _check_free_body(model: UrdfModel, tree: KinematicTree) -> None:
-    """A floating base needs a positive definite spatial inertia of the whole robot (at the
-    zero configuration): mass m > 0 and a rotational inertia I_C about the centre of mass C
-    with no zero principal moment, I_C = sum_b R_b I_b R_b^T + m_b (|c_b - C|^2 1 - (c_b - C)
-    (c_b - C)^T).  Otherwise the base's speeds along the null direction appear in no equation
-    (a singular mass matrix); the InputError names the base link and its <inertial> line."""
-    base = tree.bodies[0]
-    link = model.links[base.name]
-    inertial = link.element.find("inertial")
-    line = (inertial.find("inertia") or inertial).line if inertial is not None else link.line
-    what = (f"{model.path or 'URDF string'}, link {base.name!r} (line {line}): the floating base"
-            + (" with the links it carries" if len(tree.bodies) > 1 else ""))
-    R = {-1: np.eye(3)}
-    p = {-1: np.zeros(3)}
-    masses, centres, inertias = [], [], []
-    for b in tree.bodies:                       # placements at q = 0 (parents come first)
-        R[b.index] = R[b.parent] @ b.R_p
-        p[b.index] = R[b.parent] @ b.p_p + p[b.parent]
-        if b.mass > 0:
-            c = b.h / b.mass
-            I_c = b.I_o - b.mass * (c @ c * np.eye(3) - np.outer(c, c))
-            masses.append(b.mass)
-            centres.append(R[b.index] @ c + p[b.index])
-            inertias.append(R[b.index] @ I_c @ R[b.index].T)
-        elif b.I_o.any():
-            masses.append(0.0)
-            centres.append(p[b.index])
-            inertias.append(R[b.index] @ b.I_o @ R[b.index].T)
-    total = float(sum(masses))
-    if total <= 0.0:
-        raise InputError(f"{what} has no mass: a free body needs a positive <mass>")
-    C = sum(m * c for m, c in zip(masses, centres)) / total
-    I_C = sum(I + m * ((c - C) @ (c - C) * np.eye(3) - np.outer(c - C, c - C))
-              for m, c, I in zip(masses, centres, inertias))
-    moments, axes = np.linalg.eigh(I_C)
-    if moments[0] <= 1e-12 * max(float(moments[-1]), 1e-300):
-        axis = axes[:, 0] * np.sign(axes[np.argmax(np.abs(axes[:, 0])), 0])
-        raise InputError(
-            f"{what} has no rotational inertia about the axis "
-            f"({', '.join(f'{x:.3g}' for x in axis)}) through its centre of mass (principal "
-            f"moments {', '.join(f'{x:.3g}' for x in moments)}): a free body's rotation about "
-            "it appears in no equation (a singular mass matrix); give the <inertia> a positive "
-            "moment about every axis")
