@@ -132,6 +132,14 @@ def test_heaviside_compiles_in_the_default_backends(backend):
         assert fast.rhs(0.0, x, [2.0]) == pytest.approx(slow.rhs(0.0, x, [2.0]), abs=0.0)
     assert fast.rhs(0.0, [-0.5, 0.0], [2.0])[1] == 1.0            # -k q: a spring on q < 0
     assert fast.rhs(0.0, [0.0, 0.0], [2.0])[1] == -0.25            # H0 = 0.25 at q = 0
+    if backend == "auto":       # in outputs and event conditions (make_function) too
+        spring = sb.compile(sb.EquationsOfMotion([q], [u], kinematic=[q.diff(t) - u],
+                                                 dynamic=(sm.Matrix([[1]]), sm.Matrix([q]))))
+        sol = sb.simulate(spring, (0.0, 1.0), [1.0, 0.0], [], outputs={"h": sm.Heaviside(q - 0.8)},
+                          events=[sb.Event(sm.Heaviside(q - 0.8) - 0.5, name="below")],
+                          solver=sb.Solver(rtol=1e-10, atol=1e-12))
+        assert sol.events[0].t == pytest.approx(np.arccos(0.8), abs=1e-9)     # q = cos t
+        np.testing.assert_array_equal(sol.outputs["h"], np.where(sol.q[:, 0] > 0.8, 1.0, 0.0))
 
 
 @pytest.fixture(scope="module")

@@ -833,6 +833,11 @@ def compile_kernel(args: Sequence, exprs: Sequence, backend: str = "auto", cache
         to_sympy = SympyConverter(dict(symengine_names or {}))
         exprs = [to_sympy(e) if _is_symengine(e) else e for e in exprs]
     exprs = [e if _is_symengine(e) else sm.sympify(e) for e in exprs]
+    if b != "numpy" and any(not _is_symengine(e) and e.has(sm.Heaviside) for e in exprs):
+        # symengine has no Heaviside: the Piecewise it is (as in the models' kernels)
+        exprs = [e if _is_symengine(e) else e.replace(lambda x: isinstance(x, sm.Heaviside),
+                                                      lambda x: x.rewrite(sm.Piecewise))
+                 for e in exprs]
     if b in ("auto", "c", "llvm", "lambda"):
         se_exprs, digest = _to_symengine(args, exprs, name, symengine_names)
         nargs, use_disk = len(args), bool(cache)
