@@ -422,6 +422,7 @@ class _Segments:
         self._quiet_event: int | None = None   # the event whose action started this segment
         # where the constraint Jacobian loses rank the run goes on in full coordinates
         self._start_rhs: dict = {}      # partition -> x' in its layout (see _check_start)
+        self._fresh = True              # the next segment starts from x0 or an impact's state
         self.chatter = ChatterWatch(run)   # a discontinuous force flipping at every step
         self.full_mode = AugmentedLagrangian() if monitor.active and monitor.switch else None
         if self.full_mode is not None:
@@ -495,8 +496,9 @@ class _Segments:
         run, monitor = self.run, self.monitor
         mode = self.mode_for(part)
         full = mode is self.full_mode
-        if not full:
+        if self._fresh and not full:
             self._check_start(t, y, part)
+        self._fresh = False
         stepper = mode.start(run, t, y, part, h)
         locates = hasattr(stepper, "events")       # finds the roots of run.watch itself
         watch = monitor.active and not locates and not full
@@ -608,8 +610,8 @@ class _Segments:
             t_a, y_a, g_a, e_a = t_new, y_kept, g_b, e_b
 
     def _check_start(self, t: float, y: np.ndarray, part: Partition) -> None:
-        """Stop at once (status -2) when x' is not finite at the start of a segment: no
-        method can step from there (scipy's explicit methods chose a NaN first step and never
+        """Stop at once (status -2) when x' is not finite at the start of the run or after an
+        impact (a state the integrator did not make): no method can step from there (scipy's explicit methods chose a NaN first step and never
         returned, Radau and BDF raised from LAPACK); the message names the first non-finite
         entry of x', its equation and term (:mod:`.nonfinite`)."""
         run = self.run
@@ -748,6 +750,7 @@ class _Segments:
             if self.direction * (run.tf - t_e) <= 0:
                 return None
             self._quiet_event = i
+            self._fresh = True
             return t_e, y_new, part, max(0.5 * abs(h), 1e-12 * max(1.0, abs(t_e)))
         return None
 
