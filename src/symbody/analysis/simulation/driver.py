@@ -420,10 +420,10 @@ class _Segments:
         #: (a restart from the corrected state); the other corrections moved the samples only
         self.restarts = 0
         self._quiet_event: int | None = None   # the event whose action started this segment
-        # where the constraint Jacobian loses rank the run goes on in full coordinates
         self._start_rhs: dict = {}      # partition -> x' in its layout (see _check_start)
         self._fresh = True              # the next segment starts from x0 or an impact's state
         self.chatter = ChatterWatch(run)   # a discontinuous force flipping at every step
+        # where the constraint Jacobian loses rank the run goes on in full coordinates
         self.full_mode = AugmentedLagrangian() if monitor.active and monitor.switch else None
         if self.full_mode is not None:
             monitor.rank_floor = ENTER_RANK
@@ -611,9 +611,10 @@ class _Segments:
 
     def _check_start(self, t: float, y: np.ndarray, part: Partition) -> None:
         """Stop at once (status -2) when x' is not finite at the start of the run or after an
-        impact (a state the integrator did not make): no method can step from there (scipy's explicit methods chose a NaN first step and never
-        returned, Radau and BDF raised from LAPACK); the message names the first non-finite
-        entry of x', its equation and term (:mod:`.nonfinite`)."""
+        impact (a state the integrator did not make): no method can step from there (scipy's
+        explicit methods chose a NaN first step and never returned, Radau and BDF raised from
+        LAPACK); the message names the first non-finite entry of x', its equation and term
+        (:mod:`.nonfinite`)."""
         run = self.run
         fun = self._start_rhs.get(part)
         if fun is None:
