@@ -32,6 +32,7 @@ from ..compilation.function_expansion import expand_functions
 from ..errors import CompilationError, InputError
 from ..formatting import symbol_name
 from ..symengine_bridge import SympyConverter, to_symengine
+from . import c_switching
 
 __all__ = ["export_c", "CExport", "GeneratedC", "generate_c", "check_exportable"]
 
@@ -333,9 +334,10 @@ class _Writer:
     # ------------------------------------------------------------------ functions
     def fill(self) -> str:
         L = self.L
-        lines = ["/* z = [t, q, u, r, p, u', x_e] of one state; u_dep solved (1: B_dep singular) */",
+        lines = ["/* z = [t, q, u, r, p, u', x_e] of one state; u_dep solved (1: B_dep singular;",
+                 "   watch: 5 where B_dep is near singular, see dependent_set_poor) */",
                  "static int fill_z(double *z, double t, const double *x, const double *p, "
-                 "const double *r)", "{",
+                 "const double *r, int watch)", "{",
                  "    int i;",
                  f"    for (i = 0; i < {L.nz}; i++) z[i] = 0.0;",
                  "    z[0] = t;",
@@ -350,11 +352,13 @@ class _Writer:
             lines.append(f"    for (i = 0; i < {L.s}; i++) z[{L.ir} + i] = r[i];")
         else:
             lines.append("    (void)r;")
+        if not L.m:
+            lines.append("    (void)watch;")
         if L.m:
             m, sb, sr = L.m, L.velocity_Bdep.start, L.velocity_rest.start
             lines += [
                 "    {",
-                f"        double v[{self.nout['velocity']}], A[{m * m}], b[{m}];",
+                f"        double v[{self.nout['velocity']}], A[{m * m}], b[{m}], d;",
                 "        int j;",
                 f"        {self.k('velocity')}(z, v);",
                 f"        for (i = 0; i < {m}; i++) {{",
@@ -363,6 +367,9 @@ class _Writer:
                 "        }",
                 f"        if (lu_solve({m}, A, b)) return 1;",
                 f"        for (i = 0; i < {m}; i++) z[{L.iud} + i] = b[i];",
+                "        for (i = 0, d = 1.0; i < " + str(m) + "; i++) d *= fabs(A[i * "
+                + str(m) + " + i]);",
+                *c_switching.dependent_gauge_check(self, "v", m, L.o, "d", watch=True),
                 "    }"]
         lines += ["    return 0;", "}", ""]
         return "\n".join(lines)
@@ -457,11 +464,11 @@ class _Writer:
         f = []
         f += [f"int {n}_rhs(double t, const double *x, const double *p, const double *r, "
               "double *xdot)", "{", zdecl, f"    double y[{K}];",
-              "    if (fill_z(z, t, x, p, r)) return 1;",
+              "    { int fz = fill_z(z, t, x, p, r, 1); if (fz) return fz; }",
               "    return dynamics(z, xdot, y);", "}", ""]
         f += [f"int {n}_speeds(double t, const double *x, const double *p, const double *r, "
               "double *u)", "{", zdecl, "    int i;",
-              "    if (fill_z(z, t, x, p, r)) return 1;",
+              "    { int fz = fill_z(z, t, x, p, r, 1); if (fz) return fz; }",
               f"    for (i = 0; i < {L.o}; i++) u[i] = z[{L.iu} + i];",
               "    return 0;", "}", ""]
         nmain = self.nout["main"]
@@ -470,9 +477,9 @@ class _Writer:
         if self.heap(nmain):
             f += [f"    double *out = (double *)malloc({nmain} * sizeof(double));",
                   "    if (!out) return 4;",
-                  "    if (fill_z(z, t, x, p, r)) { free(out); return 1; }"]
+                  "    { int fz = fill_z(z, t, x, p, r, 1); if (fz) { free(out); return fz; } }"]
         else:
-            f += [f"    double out[{nmain}];", "    if (fill_z(z, t, x, p, r)) return 1;"]
+            f += [f"    double out[{nmain}];", "    { int fz = fill_z(z, t, x, p, r, 1); if (fz) return fz; }"]
         f += [f"    {self.k('main')}(z, out);", "    system_of(out, S, s);"]
         if self.heap(nmain):
             f += ["    free(out);"]
@@ -513,7 +520,7 @@ class _Writer:
         f += [f"int {n}_outputs(double t, const double *x, const double *p, const double *r, "
               "double *y)", "{"]
         if "outputs" in self.programs:
-            f += [zdecl, "    if (fill_z(z, t, x, p, r)) return 1;"]
+            f += [zdecl, "    { int fz = fill_z(z, t, x, p, r, 1); if (fz) return fz; }"]
             if self.outputs_use_udot:
                 f += [f"    {{ double xd[{L.nx}], sol[{K}]; int st = dynamics(z, xd, sol);",
                       "      if (st) return st;",
@@ -561,7 +568,11 @@ class _Writer:
             "        norm = fresh;",
             "        if (norm == 0.0) converged = 1;",
             "    }",
-            "    return converged ? 0 : 1;", "}", ""]
+            f"    for (i = 0; i < {M}; i++)",
+            f"        for (j = 0; j < {M}; j++) A[i * {M} + j] = J[i * {N} + {nn} + j];",
+            f"    if (!converged || !(max_abs(J, {M * N}) < HUGE_VAL)) return 1;",
+            *c_switching.dependent_gauge_check(self, "J", M, N, f"abs_det({M}, A)", "    "),
+            "    return 0;", "}", ""]
         return "\n".join(head + body)
 
 
@@ -592,7 +603,9 @@ def _header(w: _Writer, names: dict, has_constants: bool, has_state: bool) -> st
         lines.append(f"extern const double {n}_default_state[];       /* NX values */")
     lines += ["", f"""/* x' = f(t, x) in the state order above; p (NP), r (NR, may be null when NR is 0).
    0 on success; 1: the velocity constraints are singular in u_dep; 2: S is singular;
-   4: no memory for the work space (large models only). */
+   4: no memory for the work space (large models only); 5 ({P}_ERR_DEPENDENT_SET): u_dep is
+   near singular (see {P}_DEPENDENT_SET_RATIO; the same for {n}_speeds, {n}_mass_forcing and
+   {n}_outputs). */
 int {n}_rhs(double t, const double *x, const double *p, const double *r, double *xdot);
 
 /* all speeds u (NU): u_ind from x, u_dep from B u + b = 0 (1: singular) */
@@ -619,11 +632,15 @@ int {n}_outputs(double t, const double *x, const double *p, const double *r, dou
 /* positions back onto f_h(q, t) = 0: damped Newton on q_dep = x[NQ_IND .. NQ) with q_ind held,
    until a step is below tol * (1 + max|q_dep|) (tol = 1e-10 is a good choice).  Speeds need
    no projection: u_dep are not states and {n}_speeds solves them from the constraints.
-   0: converged; 1: not converged in max_iter iterations; 2: singular Jacobian. */
+   0: converged; 1: not converged in max_iter iterations; 2: singular Jacobian;
+   5 ({P}_ERR_DEPENDENT_SET): converged, but the dependent coordinates are near singular. */
 int {n}_project(double t, double *x, const double *p, double tol, int max_iter);
-
-#endif
 """]
+    if L.m or L.M:
+        lines.append(c_switching.switching_defines(P))
+    if switchable(L):
+        lines.append(c_switching.full_state_header(w))
+    lines += ["#endif", ""]
     return "\n".join(lines)
 
 
@@ -649,11 +666,21 @@ def _source(w: _Writer, names: dict, constants: np.ndarray | None,
         parts.append(_CHOLESKY)
     if w.L.M:
         parts.append(_MAX_ABS)
+    if w.L.m or w.L.M:
+        parts.append(c_switching.GAUGE_C)
     parts += [w.fill(), w.system(), w.dynamics()]
     if w.outputs_use_udot:
         parts.append(w.udot())
     parts.append(w.public())
+    if switchable(w.L):
+        parts.append(c_switching.full_state_c(w))
     return "\n".join(parts)
+
+
+def switchable(L: Any) -> bool:
+    """The export carries the full-state functions: the dependent speeds may be chosen
+    freely (``partition_switchable``) and there are some."""
+    return bool(L.partition_switchable and L.m)
 
 
 def _example(w: _Writer, has_constants: bool, has_state: bool) -> str:

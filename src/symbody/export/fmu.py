@@ -39,7 +39,15 @@ import numpy as np
 from ..compilation import c_kernels
 from ..errors import CompilationError, InputError
 from ..version import __version__
-from .c_code import GeneratedC, check_name, check_no_events, check_not_callable, generate_c
+from . import c_switching
+from .c_code import (
+    GeneratedC,
+    check_name,
+    check_no_events,
+    check_not_callable,
+    generate_c,
+    switchable,
+)
 
 __all__ = ["export_fmu", "find_compiler"]
 
@@ -155,7 +163,8 @@ typedef struct {
     double time, h;
     double x[NX1], p[NP1], r[NR1], dr[NR1];
     double u[NU1], y[NY1], fh[NM1], xdot[NX1];
-    int status;
+    double yf[NF1];        /* co-simulation of a switchable model: [q, u, x_e] (full state) */
+    int status, full;
 } Instance;
 
 static const double start_x[NX1] = {@START_X@};
@@ -166,6 +175,37 @@ static void logf_(Instance *c, fmi2Status s, const char *msg)
 {
     if (c && c->cb.logger) c->cb.logger(c->cb.componentEnvironment, c->name, s, "symbody", msg);
 }
+
+/* what a nonzero status of the model's C functions means */
+static const char *why(int st)
+{
+    switch (st) {
+    case 1: return "the velocity constraints are singular in the dependent speeds";
+    case 2: return "the system solved for the accelerations is singular (mass matrix or constraints)";
+    case 4: return "no memory for the work space";
+    case ERR_DEPENDENT_SET: return "the model's dependent coordinates or speeds are near singular "
+        "here (|det| below DEPENDENT_SET_RATIO of the best-conditioned choice): this interface "
+        "keeps one dependent set and cannot pass this position on the right branch";
+    case ERR_RANK: return "the constraint Jacobian loses rank: no choice of dependent coordinates "
+        "and speeds is regular here (a change point of the mechanism)";
+    default: return "the model's equations failed";
+    }
+}
+
+#if !FULL
+/* (no full state: the model's dependent set cannot change) */
+static int MODEL_full_rhs(double t, const double *y, const double *p, const double *r, double *d)
+{ (void)t; (void)y; (void)p; (void)r; (void)d; return 2; }
+static int MODEL_full_project(double t, double *y, const double *p, const double *r, double tol,
+                              int max_iter)
+{ (void)t; (void)y; (void)p; (void)r; (void)tol; (void)max_iter; return 2; }
+static int MODEL_full_state(double t, const double *x, const double *p, const double *r,
+                            double *y)
+{ (void)t; (void)x; (void)p; (void)r; (void)y; return 2; }
+static int MODEL_full_outputs(double t, const double *y, const double *p, const double *r,
+                              double *out)
+{ (void)t; (void)y; (void)p; (void)r; (void)out; return 2; }
+#endif
 
 static void set_start(Instance *c)
 {
@@ -179,23 +219,43 @@ static void set_start(Instance *c)
 }
 
 /* the inputs at time t inside a communication step (linear from their derivatives) */
+static void inputs_at(const Instance *c, double t, double *r)
+{
+    int i;
+    for (i = 0; i < NR1; i++) r[i] = c->r[i] + c->dr[i] * (t - c->time);
+}
+
 static int rhs_at(Instance *c, double t, const double *x, double *f)
 {
     double r[NR1];
-    int i;
-    for (i = 0; i < NR1; i++) r[i] = c->r[i] + c->dr[i] * (t - c->time);
-    return MODEL_rhs(t, x, c->p, r, f);
+    inputs_at(c, t, r);
+    return c->full ? MODEL_full_rhs(t, x, c->p, r, f) : MODEL_rhs(t, x, c->p, r, f);
 }
 
 static int update(Instance *c)
 {
-    int st = 0;
+    int st = 0, i;
     if (!c->dirty) return 0;
-    st |= MODEL_speeds(c->time, c->x, c->p, c->r, c->u);
-    if (NY) st |= MODEL_outputs(c->time, c->x, c->p, c->r, c->y);
+    if (c->full) {               /* x = [q, u_ind, x_e] and all speeds from the full state */
+        double yd[NF1];
+        for (i = 0; i < NQ; i++) c->x[i] = c->yf[i];
+        for (i = 0; i < NU; i++) c->u[i] = c->yf[NQ + i];
+        for (i = 0; i < NU_IND; i++) c->x[NQ + i] = c->yf[NQ + i];
+        for (i = 0; i < NE; i++) c->x[NQ + NU_IND + i] = c->yf[NQ + NU + i];
+        if (NY) st = MODEL_full_outputs(c->time, c->yf, c->p, c->r, c->y);
+        if (!st) st = MODEL_full_rhs(c->time, c->yf, c->p, c->r, yd);
+        if (!st) {
+            for (i = 0; i < NQ; i++) c->xdot[i] = yd[i];
+            for (i = 0; i < NU_IND; i++) c->xdot[NQ + i] = yd[NQ + i];
+            for (i = 0; i < NE; i++) c->xdot[NQ + NU_IND + i] = yd[NQ + NU + i];
+        }
+    } else {
+        st = MODEL_speeds(c->time, c->x, c->p, c->r, c->u);
+        if (!st && NY) st = MODEL_outputs(c->time, c->x, c->p, c->r, c->y);
+        if (!st) st = MODEL_rhs(c->time, c->x, c->p, c->r, c->xdot);
+    }
     if (NM) MODEL_holonomic(c->time, c->x, c->p, c->fh, 0);
-    st |= MODEL_rhs(c->time, c->x, c->p, c->r, c->xdot);
-    if (st) { logf_(c, fmi2Error, "singular constraint or mass matrix"); return 1; }
+    if (st) { logf_(c, fmi2Error, why(st)); return 1; }
     c->dirty = 0;
     return 0;
 }
@@ -210,8 +270,10 @@ static int integrate(Instance *c, double h_total)
         a73 = 500.0 / 1113, a74 = 125.0 / 192, a75 = -2187.0 / 6784, a76 = 11.0 / 84,
         e1 = 71.0 / 57600, e3 = -71.0 / 16695, e4 = 71.0 / 1920, e5 = -17253.0 / 339200,
         e6 = 22.0 / 525, e7 = -1.0 / 40;
-    double k1[NX1], k2[NX1], k3[NX1], k4[NX1], k5[NX1], k6[NX1], k7[NX1], xs[NX1], xn[NX1];
+    double k1[NS1], k2[NS1], k3[NS1], k4[NS1], k5[NS1], k6[NS1], k7[NS1], xs[NS1], xn[NS1];
     double t = c->time, t_end = c->time + h_total, h = c->h;
+    double *x = c->full ? c->yf : c->x;          /* the integrated state, NS values */
+    const int NS = c->full ? NF : NX;
     long steps = 0;
     int i, st;
     if (!(h > 0.0)) {                                /* first step: a small fraction */
@@ -223,40 +285,44 @@ static int integrate(Instance *c, double h_total)
         int last = 0;
         if (t + h >= t_end || t + 1.01 * h >= t_end) { h = t_end - t; last = 1; }
         if (++steps > MAX_STEPS) { logf_(c, fmi2Error, "too many steps"); return 1; }
-        st = rhs_at(c, t, c->x, k1);
-        for (i = 0; i < NX; i++) xs[i] = c->x[i] + h * a21 * k1[i];
+        st = rhs_at(c, t, x, k1);
+        for (i = 0; i < NS; i++) xs[i] = x[i] + h * a21 * k1[i];
         st |= rhs_at(c, t + h / 5, xs, k2);
-        for (i = 0; i < NX; i++) xs[i] = c->x[i] + h * (a31 * k1[i] + a32 * k2[i]);
+        for (i = 0; i < NS; i++) xs[i] = x[i] + h * (a31 * k1[i] + a32 * k2[i]);
         st |= rhs_at(c, t + 3 * h / 10, xs, k3);
-        for (i = 0; i < NX; i++) xs[i] = c->x[i] + h * (a41 * k1[i] + a42 * k2[i] + a43 * k3[i]);
+        for (i = 0; i < NS; i++) xs[i] = x[i] + h * (a41 * k1[i] + a42 * k2[i] + a43 * k3[i]);
         st |= rhs_at(c, t + 4 * h / 5, xs, k4);
-        for (i = 0; i < NX; i++)
-            xs[i] = c->x[i] + h * (a51 * k1[i] + a52 * k2[i] + a53 * k3[i] + a54 * k4[i]);
+        for (i = 0; i < NS; i++)
+            xs[i] = x[i] + h * (a51 * k1[i] + a52 * k2[i] + a53 * k3[i] + a54 * k4[i]);
         st |= rhs_at(c, t + 8 * h / 9, xs, k5);
-        for (i = 0; i < NX; i++)
-            xs[i] = c->x[i] + h * (a61 * k1[i] + a62 * k2[i] + a63 * k3[i] + a64 * k4[i]
+        for (i = 0; i < NS; i++)
+            xs[i] = x[i] + h * (a61 * k1[i] + a62 * k2[i] + a63 * k3[i] + a64 * k4[i]
                                    + a65 * k5[i]);
         st |= rhs_at(c, t + h, xs, k6);
-        for (i = 0; i < NX; i++)
-            xn[i] = c->x[i] + h * (a71 * k1[i] + a73 * k3[i] + a74 * k4[i] + a75 * k5[i]
+        for (i = 0; i < NS; i++)
+            xn[i] = x[i] + h * (a71 * k1[i] + a73 * k3[i] + a74 * k4[i] + a75 * k5[i]
                                    + a76 * k6[i]);
         st |= rhs_at(c, t + h, xn, k7);
-        if (st) { logf_(c, fmi2Error, "singular constraint or mass matrix in a step"); return 1; }
-        for (i = 0; i < NX; i++) {
-            double sc = ATOL + RTOL * (fabs(c->x[i]) > fabs(xn[i]) ? fabs(c->x[i]) : fabs(xn[i]));
+        if (st) { logf_(c, fmi2Error, why(st)); return 1; }
+        for (i = 0; i < NS; i++) {
+            double sc = ATOL + RTOL * (fabs(x[i]) > fabs(xn[i]) ? fabs(x[i]) : fabs(xn[i]));
             double e = h * (e1 * k1[i] + e3 * k3[i] + e4 * k4[i] + e5 * k5[i] + e6 * k6[i]
                             + e7 * k7[i]) / sc;
             err += e * e;
         }
-        err = NX ? sqrt(err / NX) : 0.0;
+        err = NS ? sqrt(err / NS) : 0.0;
         if (err != err) { logf_(c, fmi2Error, "the state is not finite"); return 1; }
         if (err <= 1.0) {
             t = last ? t_end : t + h;
-            memcpy(c->x, xn, sizeof xn);
-            if (NM && MODEL_project(t, c->x, c->p, 1e-12, 50) == 2) {
-                logf_(c, fmi2Error, "the loop constraints are singular in the dependent coordinates");
-                return 1;
+            memcpy(x, xn, NS * sizeof(double));
+            if (c->full) {              /* q and u back on the constraints, best-conditioned set */
+                double r[NR1];
+                inputs_at(c, t, r);
+                st = MODEL_full_project(t, x, c->p, r, 1e-12, 50);
+            } else {
+                st = NM ? MODEL_project(t, x, c->p, 1e-12, 50) : 0;
             }
+            if (st >= 2) { logf_(c, fmi2Error, why(st)); return 1; }
             fac = err > 0.0 ? 0.9 * pow(err, -0.2) : 5.0;
             if (fac > 5.0) fac = 5.0;
             if (!last) h *= fac;                        /* keep the step of the last full step */
@@ -303,6 +369,7 @@ FMI2_EXPORT fmi2Component fmi2Instantiate(fmi2String name, fmi2Type type, fmi2St
     if (functions) c->cb = *functions;
     if (name) { strncpy(c->name, name, sizeof c->name - 1); }
     c->type = type;
+    c->full = FULL && type == fmi2CoSimulation;
     c->logging = logging;
     set_start(c);
     return c;
@@ -332,11 +399,18 @@ FMI2_EXPORT fmi2Status fmi2ExitInitializationMode(fmi2Component c_)
     if (!c) return fmi2Error;
     if (NM) {                      /* the start values assembled: q_dep solved, q_ind held */
         int st = MODEL_project(c->time, c->x, c->p, 1e-12, 100);
+        if (st == ERR_DEPENDENT_SET && c->full) st = 0;    /* converged; the run may switch */
         if (st) {
             logf_(c, fmi2Error, st == 2 ? "cannot assemble: singular loop constraints"
-                                        : "cannot assemble the loop from the start values");
+                                : st == 1 ? "cannot assemble the loop from the start values"
+                                : why(st));
             return fmi2Error;
         }
+    }
+    if (c->full && MODEL_full_state(c->time, c->x, c->p, c->r, c->yf)) {
+        logf_(c, fmi2Error, "the start values' dependent speeds are singular in the model's "
+              "dependent set");
+        return fmi2Error;
     }
     c->initialized = 1;
     c->dirty = 1;
@@ -576,14 +650,18 @@ def _glue(plan: _Plan) -> str:
     defs = {"NX": L.nx, "NX1": max(L.nx, 1), "NP1": max(L.c, 1), "NR1": max(L.s, 1),
             "NU1": max(L.o, 1), "NY": ny, "NY1": max(ny, 1), "NM": L.M, "NM1": max(L.M, 1),
             "NU_IND": L.p, "HAS_ME": int(plan.has_me), "MAX_STEPS": 10_000_000,
-            "RTOL": repr(float(plan.rtol)), "ATOL": repr(float(plan.atol))}
+            "RTOL": repr(float(plan.rtol)), "ATOL": repr(float(plan.atol)),
+            "FULL": int(switchable(L)), "NF": L.N + L.o + L.e, "NF1": max(L.N + L.o + L.e, 1),
+            "NS1": max(L.nx, L.N + L.o + L.e, 1), "NQ": L.N, "NU": L.o, "NE": L.e,
+            "ERR_DEPENDENT_SET": c_switching.ERR_DEPENDENT_SET, "ERR_RANK": c_switching.ERR_RANK}
     defs.update({f"VR_{k}": v for k, v in vr.items()})
     lines = [f"/* {ident}_fmi2.c: the FMI 2.0 interface of {ident}.c, generated by symbody. */",
              "#include <stddef.h>", "#include <stdlib.h>", "#include <string.h>",
              "#include <math.h>", f'#include "{ident}.h"', _FMI2_DECLARATIONS]
     lines += [f"#define {k} {v}" for k, v in defs.items()]
     lines.append(f'#define GUID "{guid}"')
-    for fn in ("rhs", "speeds", "outputs", "holonomic", "project"):
+    for fn in ("rhs", "speeds", "outputs", "holonomic", "project", "full_rhs", "full_project",
+               "full_state", "full_outputs"):
         lines.append(f"#define MODEL_{fn} {ident}_{fn}")
     glue = _GLUE.replace("@START_X@", arr(plan.start_x)) \
         .replace("@START_P@", arr(plan.start_p)).replace("@START_R@", arr(plan.start_r))
