@@ -33,17 +33,13 @@ from ..errors import CompilationError, InputError
 from ..formatting import symbol_name
 from ..symengine_bridge import SympyConverter, to_symengine
 from . import c_switching
+from .validation import OutputLocation, check_events, check_identifier, checked_constants
 
 __all__ = ["export_c", "CExport", "GeneratedC", "generate_c", "check_exportable"]
 
 #: work arrays larger than this (doubles) are taken from malloc, not the stack
 STACK_DOUBLES = 16384
 
-_IDENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
-_C_KEYWORDS = frozenset(
-    "auto break case char const continue default do double else enum extern float for goto if "
-    "inline int long register restrict return short signed sizeof static struct switch typedef "
-    "union unsigned void volatile while main".split())
 
 
 @dataclass(frozen=True)
@@ -81,11 +77,8 @@ class CExport:
 
 # ----------------------------------------------------------------------------- checks
 def check_name(name: Any) -> str:
-    """``name`` as a C identifier prefix, or InputError."""
-    if not isinstance(name, str) or not _IDENT.match(name) or name in _C_KEYWORDS:
-        raise InputError(f"name must be a C identifier (letters, digits, _; not a keyword), "
-                         f"got {name!r}")
-    return name
+    """``name`` as a C identifier prefix, or InputError (:func:`.validation.check_identifier`)."""
+    return check_identifier(name)
 
 
 def check_exportable(model: Any, what: str) -> None:
@@ -766,13 +759,6 @@ constants `p` and writes only its own outputs (thread safe, no global state).
 """
 
 
-def check_no_events(events: Any, what: str) -> None:
-    """Refuse events: the exported code integrates the smooth equations only."""
-    if events:
-        raise InputError(f"{what}: events (impacts, terminal conditions) cannot be carried by the "
-                         "exported code; it integrates the smooth equations of motion only")
-
-
 def generate_c(model: Any, name: str, *, outputs: Mapping | None = None,
                constants: Any = None, initial_state: Any = None,
                what: str = "export_c") -> GeneratedC:
@@ -782,7 +768,7 @@ def generate_c(model: Any, name: str, *, outputs: Mapping | None = None,
     check_exportable(model, what)
     check_not_callable(constants, what, "constants")
     check_not_callable(initial_state, what, "initial_state")
-    P = None if constants is None else model.constants_array(constants)
+    P = checked_constants(model, constants)
     X = None if initial_state is None else model.state_array(initial_state)
     w = _Writer(model, name, outputs)
     names = {
@@ -818,21 +804,34 @@ def export_c(model: Any, directory: str | Path, *, name: str = "model",
     the system S, s ("mass matrix and forcing"), f_h and ∂f_h/∂q, B and b, the ``outputs``
     (``{name: SymPy expression}`` in t, q, u, u', constants, inputs) and ``name_project``
     (Newton on q_dep).  ``constants`` / ``initial_state``: optional values written as
-    ``name_default_constants`` / ``name_default_state`` (used by the example).
+    ``name_default_constants`` / ``name_default_state`` (used by the example), checked as
+    ``simulate`` checks them (finite; masses positive, inertias positive semidefinite).
 
-    Refused (InputError naming it): ``events`` (impacts), a redundant constraint set,
-    callables given as values, a ``name`` that is not a C identifier; CompilationError for
-    an expression C cannot hold.
+    Where the model's dependent set is near singular (``|det B_dep|`` below
+    ``NAME_DEPENDENT_SET_RATIO`` = 0.1 of the best-conditioned choice) these functions
+    return ``NAME_ERR_DEPENDENT_SET`` (5) rather than follow a branch they cannot tell apart;
+    a model whose dependent set may change also gets the full-state functions
+    ``name_full_rhs`` / ``name_full_project`` (y = [q, u, x_e], the dependent set chosen
+    afresh at each projection), which pass those positions.
+
+    Refused (InputError naming it): ``events`` (impacts), and a model whose equations come
+    with events (the zoo's walkers) unless ``events=False`` says they are not wanted; a
+    redundant constraint set, callables given as values, a ``name`` that is not a C
+    identifier, a folder that cannot be written; CompilationError for an expression C
+    cannot hold.
     """
-    check_no_events(events, "export_c")
+    check_identifier(name)
+    check_exportable(model, "export_c")
+    check_events(model, events, "export_c")
     gen = generate_c(model, name, outputs=outputs, constants=constants,
                      initial_state=initial_state)
     d = Path(directory)
-    d.mkdir(parents=True, exist_ok=True)
     paths = CExport(header=d / f"{name}.h", source=d / f"{name}.c", readme=d / "README.md",
                     example=d / f"{name}_example.c")
-    paths.header.write_text(gen.header)
-    paths.source.write_text(gen.source)
-    paths.readme.write_text(gen.readme)
-    paths.example.write_text(gen.example)
+    with OutputLocation(d, "export_c"):
+        d.mkdir(parents=True, exist_ok=True)
+        paths.header.write_text(gen.header)
+        paths.source.write_text(gen.source)
+        paths.readme.write_text(gen.readme)
+        paths.example.write_text(gen.example)
     return paths

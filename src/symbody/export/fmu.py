@@ -42,11 +42,21 @@ from ..version import __version__
 from . import c_switching
 from .c_code import (
     GeneratedC,
-    check_name,
-    check_no_events,
+    _c_string,
+    check_exportable,
     check_not_callable,
     generate_c,
     switchable,
+)
+from .fmu_state import CAPABILITIES, FMU_STATE_C
+from .validation import (
+    OutputLocation,
+    check_distinct_names,
+    check_events,
+    check_identifier,
+    check_stop_time,
+    check_tolerances,
+    identifier_from_path,
 )
 
 __all__ = ["export_fmu", "find_compiler"]
@@ -175,6 +185,22 @@ static void logf_(Instance *c, fmi2Status s, const char *msg)
 {
     if (c && c->cb.logger) c->cb.logger(c->cb.componentEnvironment, c->name, s, "symbody", msg);
 }
+
+/* a refused call: fmi2Error, and why through the logger (printf-style message) */
+static fmi2Status refuse(Instance *c, const char *fmt, ...)
+{
+    char msg[512];
+    va_list args;
+    va_start(args, fmt);
+    vsnprintf(msg, sizeof msg, fmt, args);
+    va_end(args);
+    logf_(c, fmi2Error, msg);
+    return fmi2Error;
+}
+
+/* the variable of a value reference, for the messages */
+static const char *const vr_names[VR_END1] = {@VR_NAMES@};
+static const char *vr_name(unsigned v) { return v < VR_END ? vr_names[v] : "(none)"; }
 
 /* what a nonzero status of the model's C functions means */
 static const char *why(int st)
@@ -363,9 +389,21 @@ FMI2_EXPORT fmi2Component fmi2Instantiate(fmi2String name, fmi2Type type, fmi2St
                               "wrong GUID: this binary belongs to another modelDescription.xml");
         return 0;
     }
-    if (type == fmi2ModelExchange && !HAS_ME) return 0;
+    if (type == fmi2ModelExchange && !HAS_ME) {
+        if (functions && functions->logger)
+            functions->logger(functions->componentEnvironment, name, fmi2Error, "symbody",
+                              "this FMU offers co-simulation only: its model has holonomic "
+                              "constraints, which an importer's integrator would let drift open "
+                              "(model exchange cannot project); instantiate it as fmi2CoSimulation");
+        return 0;
+    }
     c = (Instance *)calloc(1, sizeof(Instance));
-    if (!c) return 0;
+    if (!c) {
+        if (functions && functions->logger)
+            functions->logger(functions->componentEnvironment, name, fmi2Error, "symbody",
+                              "no memory for the instance");
+        return 0;
+    }
     if (functions) c->cb = *functions;
     if (name) { strncpy(c->name, name, sizeof c->name - 1); }
     c->type = type;
@@ -449,7 +487,7 @@ FMI2_EXPORT fmi2Status fmi2GetReal(fmi2Component c_, const fmi2ValueReference vr
         else if (v < VR_RES) value[k] = c->y[v - VR_Y];
         else if (v < VR_DER) value[k] = c->fh[v - VR_RES];
         else if (v < VR_END) value[k] = c->xdot[v - VR_DER];
-        else return fmi2Error;
+        else return refuse(c, "fmi2GetReal: no Real variable has the value reference %u", v);
     }
     return fmi2OK;
 }
@@ -463,15 +501,21 @@ FMI2_EXPORT fmi2Status fmi2SetReal(fmi2Component c_, const fmi2ValueReference vr
     for (k = 0; k < n; k++) {
         unsigned v = vr[k];
         if (v < VR_UDEP) {
-            if (c->initialized && c->type == fmi2CoSimulation) return fmi2Error;
+            if (c->initialized && c->type == fmi2CoSimulation)
+                return refuse(c, "fmi2SetReal: %s (value reference %u) is a state of the "
+                              "co-simulation, set only before fmi2ExitInitializationMode",
+                              vr_name(v), v);
             c->x[v - VR_X] = value[k];
         } else if (v >= VR_P && v < VR_R) {
-            if (c->initialized) return fmi2Error;    /* constants are fixed */
+            if (c->initialized)                      /* constants are fixed */
+                return refuse(c, "fmi2SetReal: %s (value reference %u) is a fixed parameter, "
+                              "set only before fmi2ExitInitializationMode", vr_name(v), v);
             c->p[v - VR_P] = value[k];
         } else if (v >= VR_R && v < VR_Y) {
             c->r[v - VR_R] = value[k];
         } else {
-            return fmi2Error;
+            return refuse(c, "fmi2SetReal: %s (value reference %u) is %s; it cannot be set",
+                          vr_name(v), v, v < VR_END ? "calculated by the FMU" : "no variable");
         }
     }
     c->dirty = 1;
@@ -480,37 +524,54 @@ FMI2_EXPORT fmi2Status fmi2SetReal(fmi2Component c_, const fmi2ValueReference vr
 
 FMI2_EXPORT fmi2Status fmi2GetInteger(fmi2Component c, const fmi2ValueReference vr[], size_t n,
                                       fmi2Integer value[])
-{ (void)c; (void)vr; (void)value; return n ? fmi2Error : fmi2OK; }
+{
+    (void)value;
+    if (!c) return fmi2Error;
+    return n ? refuse((Instance *)c, "fmi2GetInteger: the FMU has no Integer variables "
+                      "(value reference %u)", vr[0]) : fmi2OK;
+}
 FMI2_EXPORT fmi2Status fmi2GetBoolean(fmi2Component c, const fmi2ValueReference vr[], size_t n,
                                       fmi2Boolean value[])
-{ (void)c; (void)vr; (void)value; return n ? fmi2Error : fmi2OK; }
+{
+    (void)value;
+    if (!c) return fmi2Error;
+    return n ? refuse((Instance *)c, "fmi2GetBoolean: the FMU has no Boolean variables "
+                      "(value reference %u)", vr[0]) : fmi2OK;
+}
 FMI2_EXPORT fmi2Status fmi2GetString(fmi2Component c, const fmi2ValueReference vr[], size_t n,
                                      fmi2String value[])
-{ (void)c; (void)vr; (void)value; return n ? fmi2Error : fmi2OK; }
+{
+    (void)value;
+    if (!c) return fmi2Error;
+    return n ? refuse((Instance *)c, "fmi2GetString: the FMU has no String variables "
+                      "(value reference %u)", vr[0]) : fmi2OK;
+}
 FMI2_EXPORT fmi2Status fmi2SetInteger(fmi2Component c, const fmi2ValueReference vr[], size_t n,
                                       const fmi2Integer value[])
-{ (void)c; (void)vr; (void)value; return n ? fmi2Error : fmi2OK; }
+{
+    (void)value;
+    if (!c) return fmi2Error;
+    return n ? refuse((Instance *)c, "fmi2SetInteger: the FMU has no Integer variables "
+                      "(value reference %u)", vr[0]) : fmi2OK;
+}
 FMI2_EXPORT fmi2Status fmi2SetBoolean(fmi2Component c, const fmi2ValueReference vr[], size_t n,
                                       const fmi2Boolean value[])
-{ (void)c; (void)vr; (void)value; return n ? fmi2Error : fmi2OK; }
+{
+    (void)value;
+    if (!c) return fmi2Error;
+    return n ? refuse((Instance *)c, "fmi2SetBoolean: the FMU has no Boolean variables "
+                      "(value reference %u)", vr[0]) : fmi2OK;
+}
 FMI2_EXPORT fmi2Status fmi2SetString(fmi2Component c, const fmi2ValueReference vr[], size_t n,
                                      const fmi2String value[])
-{ (void)c; (void)vr; (void)value; return n ? fmi2Error : fmi2OK; }
+{
+    (void)value;
+    if (!c) return fmi2Error;
+    return n ? refuse((Instance *)c, "fmi2SetString: the FMU has no String variables "
+                      "(value reference %u)", vr[0]) : fmi2OK;
+}
 
-FMI2_EXPORT fmi2Status fmi2GetFMUstate(fmi2Component c, fmi2FMUstate *s)
-{ (void)c; (void)s; return fmi2Error; }
-FMI2_EXPORT fmi2Status fmi2SetFMUstate(fmi2Component c, fmi2FMUstate s)
-{ (void)c; (void)s; return fmi2Error; }
-FMI2_EXPORT fmi2Status fmi2FreeFMUstate(fmi2Component c, fmi2FMUstate *s)
-{ (void)c; (void)s; return fmi2Error; }
-FMI2_EXPORT fmi2Status fmi2SerializedFMUstateSize(fmi2Component c, fmi2FMUstate s, size_t *n)
-{ (void)c; (void)s; (void)n; return fmi2Error; }
-FMI2_EXPORT fmi2Status fmi2SerializeFMUstate(fmi2Component c, fmi2FMUstate s, fmi2Byte b[],
-                                             size_t n)
-{ (void)c; (void)s; (void)b; (void)n; return fmi2Error; }
-FMI2_EXPORT fmi2Status fmi2DeSerializeFMUstate(fmi2Component c, const fmi2Byte b[], size_t n,
-                                               fmi2FMUstate *s)
-{ (void)c; (void)b; (void)n; (void)s; return fmi2Error; }
+@FMU_STATE@
 FMI2_EXPORT fmi2Status fmi2GetDirectionalDerivative(fmi2Component c,
         const fmi2ValueReference u[], size_t nu, const fmi2ValueReference z[], size_t nz,
         const fmi2Real dv[], fmi2Real dz[])
@@ -524,16 +585,29 @@ FMI2_EXPORT fmi2Status fmi2SetRealInputDerivatives(fmi2Component c_,
     size_t k;
     if (!c) return fmi2Error;
     for (k = 0; k < n; k++) {
-        if (vr[k] < VR_R || vr[k] >= VR_Y || order[k] < 1) return fmi2Error;
+        if (vr[k] < VR_R || vr[k] >= VR_Y)
+            return refuse(c, "fmi2SetRealInputDerivatives: %s (value reference %u) is not an "
+                          "input", vr_name(vr[k]), vr[k]);
+        if (order[k] < 1)
+            return refuse(c, "fmi2SetRealInputDerivatives: order %d of %s; the order is 1 or more",
+                          (int)order[k], vr_name(vr[k]));
         if (order[k] == 1) c->dr[vr[k] - VR_R] = value[k];
-        else if (value[k] != 0.0) return fmi2Error;    /* only linear interpolation */
+        else if (value[k] != 0.0)                /* only linear interpolation */
+            return refuse(c, "fmi2SetRealInputDerivatives: a derivative of order %d of %s; the "
+                          "FMU interpolates its inputs linearly (maxInputDerivativeOrder 1)",
+                          (int)order[k], vr_name(vr[k]));
     }
     return fmi2OK;
 }
 
 FMI2_EXPORT fmi2Status fmi2GetRealOutputDerivatives(fmi2Component c,
         const fmi2ValueReference vr[], size_t n, const fmi2Integer order[], fmi2Real value[])
-{ (void)c; (void)vr; (void)order; (void)value; return n ? fmi2Error : fmi2OK; }
+{
+    (void)order; (void)value;
+    if (!c) return fmi2Error;
+    return n ? refuse((Instance *)c, "fmi2GetRealOutputDerivatives: the FMU gives no output "
+                      "derivatives (maxOutputDerivativeOrder 0; %s asked)", vr_name(vr[0])) : fmi2OK;
+}
 
 FMI2_EXPORT fmi2Status fmi2DoStep(fmi2Component c_, fmi2Real t, fmi2Real h,
                                   fmi2Boolean no_prior)
@@ -541,13 +615,17 @@ FMI2_EXPORT fmi2Status fmi2DoStep(fmi2Component c_, fmi2Real t, fmi2Real h,
     Instance *c = (Instance *)c_;
     int i;
     (void)no_prior;
-    if (!c || !c->initialized) return fmi2Error;
-    if (fabs(t - c->time) > 1e-9 * (1.0 + fabs(t))) {
-        logf_(c, fmi2Error, "fmi2DoStep: the communication point is not the FMU's time");
-        return fmi2Error;
-    }
+    if (!c) return fmi2Error;
+    if (!c->initialized)
+        return refuse(c, "fmi2DoStep before fmi2ExitInitializationMode");
+    if (!(h > 0.0))
+        return refuse(c, "fmi2DoStep: the communication step size is %g; it must be positive "
+                      "(the FMU's time stays at %.17g)", h, c->time);
+    if (fabs(t - c->time) > 1e-9 * (1.0 + fabs(t)))
+        return refuse(c, "fmi2DoStep: the communication point %.17g is not the FMU's time %.17g",
+                      t, c->time);
     c->time = t;
-    if (h > 0.0 && integrate(c, h)) { c->status = fmi2Error; return fmi2Error; }
+    if (integrate(c, h)) { c->status = fmi2Error; return fmi2Error; }
     for (i = 0; i < NR1; i++) c->r[i] += c->dr[i] * h;
     c->time = t + h;
     c->dirty = 1;
@@ -555,7 +633,12 @@ FMI2_EXPORT fmi2Status fmi2DoStep(fmi2Component c_, fmi2Real t, fmi2Real h,
     return (fmi2Status)c->status;
 }
 
-FMI2_EXPORT fmi2Status fmi2CancelStep(fmi2Component c) { (void)c; return fmi2Error; }
+FMI2_EXPORT fmi2Status fmi2CancelStep(fmi2Component c)
+{
+    if (!c) return fmi2Error;
+    return refuse((Instance *)c, "fmi2CancelStep: the FMU steps synchronously (fmi2DoStep never "
+                  "returns fmi2Pending), there is no step to cancel");
+}
 FMI2_EXPORT fmi2Status fmi2GetStatus(fmi2Component c, const fmi2StatusKind s, fmi2Status *v)
 { (void)s; if (!c) return fmi2Error; *v = (fmi2Status)((Instance *)c)->status; return fmi2OK; }
 FMI2_EXPORT fmi2Status fmi2GetRealStatus(fmi2Component c, const fmi2StatusKind s, fmi2Real *v)
@@ -656,15 +739,22 @@ def _glue(plan: _Plan) -> str:
             "ERR_DEPENDENT_SET": c_switching.ERR_DEPENDENT_SET, "ERR_RANK": c_switching.ERR_RANK}
     defs.update({f"VR_{k}": v for k, v in vr.items()})
     lines = [f"/* {ident}_fmi2.c: the FMI 2.0 interface of {ident}.c, generated by symbody. */",
-             "#include <stddef.h>", "#include <stdlib.h>", "#include <string.h>",
+             "#include <stdarg.h>", "#include <stddef.h>", "#include <stdio.h>",
+             "#include <stdlib.h>", "#include <string.h>",
              "#include <math.h>", f'#include "{ident}.h"', _FMI2_DECLARATIONS]
     lines += [f"#define {k} {v}" for k, v in defs.items()]
     lines.append(f'#define GUID "{guid}"')
     for fn in ("rhs", "speeds", "outputs", "holonomic", "project", "full_rhs", "full_project",
                "full_state", "full_outputs"):
         lines.append(f"#define MODEL_{fn} {ident}_{fn}")
+    defs["VR_END1"] = max(vr["END"], 1)
+    lines += [f"#define {k} {v}" for k, v in {"VR_END1": defs["VR_END1"]}.items()]
+    names = [*gen.states, *gen.speeds[L.p:], *gen.constants, *gen.inputs, *gen.outputs,
+             *plan.residual_names, *(f"der({n})" for n in gen.states)]
     glue = _GLUE.replace("@START_X@", arr(plan.start_x)) \
-        .replace("@START_P@", arr(plan.start_p)).replace("@START_R@", arr(plan.start_r))
+        .replace("@START_P@", arr(plan.start_p)).replace("@START_R@", arr(plan.start_r)) \
+        .replace("@VR_NAMES@", ", ".join(_c_string(n) for n in names) or "0") \
+        .replace("@FMU_STATE@", FMU_STATE_C)
     lines.append(glue)
     return "\n".join(lines)
 
@@ -741,12 +831,12 @@ def _model_description(plan: _Plan) -> tuple[str, list[str]]:
     sources = (f'      <SourceFiles>\n        <File name="{ident}.c"/>\n'
                f'        <File name="{ident}_fmi2.c"/>\n      </SourceFiles>\n')
     me = (f'  <ModelExchange modelIdentifier="{ident}" canNotUseMemoryManagementFunctions="true" '
-          f'canGetAndSetFMUstate="false" canSerializeFMUstate="false">\n{sources}'
+          f'{CAPABILITIES}>\n{sources}'
           "  </ModelExchange>\n") if has_me else ""
     cs = (f'  <CoSimulation modelIdentifier="{ident}" canHandleVariableCommunicationStepSize="true" '
           'canInterpolateInputs="true" maxOutputDerivativeOrder="0" '
-          'canNotUseMemoryManagementFunctions="true" canGetAndSetFMUstate="false" '
-          f'canSerializeFMUstate="false">\n{sources}  </CoSimulation>\n')
+          f'canNotUseMemoryManagementFunctions="true" {CAPABILITIES}>\n{sources}'
+          '  </CoSimulation>\n')
     now = datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
     text = (
         '<?xml version="1.0" encoding="UTF-8"?>\n'
@@ -807,11 +897,28 @@ def export_fmu(model: Any, path: str | Path, *, constants: Any = None, initial_s
     by the system's C compiler (``$CC``, cc, gcc or clang) for this platform; the C sources
     are included under ``sources/``.
 
+    A model whose dependent set may change (unreduced dynamics with velocity constraints)
+    is integrated in co-simulation in the full state [q, u, x_e], the dependent coordinates
+    and speeds chosen afresh (best conditioned) at each projection, so the FMU passes the
+    singular positions of any one set; model exchange keeps the model's set and reports an
+    error where it is near singular.  The FMU saves, restores and serializes its state
+    (``canGetAndSetFMUstate``, ``canSerializeFMUstate``), and every refused call says why
+    through the importer's logger.
+
+    The model identifier is ``name`` or the file name's stem (other characters than letters,
+    digits and _ replaced by _, ``m_`` before a leading digit: '1pend.fmu' -> m_1pend).
+    The constants and start values are checked as ``simulate`` checks them (finite,
+    positive masses, positive semidefinite inertias); ``stop_time`` (the DefaultExperiment's
+    end, after its start 0), ``rtol`` and ``atol`` must be positive.
+
     Refused with a message naming the feature: ``events`` (impacts and other events cannot
-    be carried), a redundant constraint set, callables as inputs, constants or initial
-    state; a missing C compiler (CompilationError saying how to get one).
+    be carried), a model whose equations come with events (the zoo's walkers) unless
+    ``events=False`` says they are not wanted, a redundant constraint set, callables as
+    inputs, constants or initial state, two variables of the same name, a path that cannot
+    be written; a missing C compiler (CompilationError saying how to get one).
     """
-    check_no_events(events, "export_fmu")
+    check_exportable(model, "export_fmu")
+    check_events(model, events, "export_fmu")
     if specifieds is not None:
         if inputs is not None:
             raise InputError("export_fmu: give the inputs' start values once, as inputs= or as "
@@ -821,17 +928,16 @@ def export_fmu(model: Any, path: str | Path, *, constants: Any = None, initial_s
                        (inputs, "inputs")):
         check_not_callable(value, "export_fmu", arg)
     path = Path(path)
-    ident = check_name(name if name is not None else
-                       "".join(ch if ch.isalnum() else "_" for ch in path.stem) or "model")
-    if ident[0].isdigit():
-        ident = "m_" + ident
-    if not (rtol > 0 and atol > 0):
-        raise InputError(f"rtol and atol must be positive, got {rtol!r}, {atol!r}")
-    L = getattr(model, "layout", None)
-    if L is not None and L.c and constants is None:
+    OutputLocation(path, "export_fmu").check_file()
+    ident = check_identifier(name) if name is not None else identifier_from_path(path)
+    rtol, atol = check_tolerances(rtol, atol)
+    stop_time = check_stop_time(stop_time)
+    L = model.layout
+    if L.c and constants is None:
         raise InputError("export_fmu needs the constants' values (constants=, a dict by symbol or "
                          "name): they are the FMU's parameter start values")
     outputs = _without_repeated_variables(model, outputs)
+    check_distinct_names(_variable_names(model, outputs), "export_fmu")
     gen = generate_c(model, ident, outputs=outputs, constants=constants,
                      initial_state=initial_state, what="export_fmu")
     L = gen.layout
@@ -858,11 +964,7 @@ def export_fmu(model: Any, path: str | Path, *, constants: Any = None, initial_s
     plan = _Plan(gen=gen, ident=ident, guid=guid, start_x=X, start_p=P, start_r=R, vr=vr,
                  has_me=L.M == 0, rtol=rtol, atol=atol, stop_time=stop_time,
                  description=description)
-    xml, names_used = _model_description(plan)
-    dup = sorted({n for n in names_used if names_used.count(n) > 1})
-    if dup:
-        raise InputError(f"export_fmu: the variable names {', '.join(dup)} are used twice "
-                         "(rename the outputs)")
+    xml, _ = _model_description(plan)
     glue = _glue(plan)
     large = len(gen.source) > 400_000
     with tempfile.TemporaryDirectory(prefix="symbody-fmu-") as tmp:
@@ -877,11 +979,34 @@ def export_fmu(model: Any, path: str | Path, *, constants: Any = None, initial_s
         binary.parent.mkdir(parents=True)
         _build(cc, [src / f"{ident}.c", src / f"{ident}_fmi2.c"], binary, src, large)
         (root / "modelDescription.xml").write_text(xml)
-        path.parent.mkdir(parents=True, exist_ok=True)
-        staged = path.with_name(path.name + ".partial")
+        staged = Path(tmp + ".fmu")                 # beside the tree, not inside it
         with zipfile.ZipFile(staged, "w", zipfile.ZIP_DEFLATED) as zf:
             for f in sorted(root.rglob("*")):
                 if f.is_file():
                     zf.write(f, f.relative_to(root).as_posix())
-        os.replace(staged, path)
+        partial = path.with_name(path.name + ".partial")   # then renamed: never half written
+        try:
+            with OutputLocation(path, "export_fmu"):
+                path.parent.mkdir(parents=True, exist_ok=True)
+                shutil.copyfile(staged, partial)
+                os.replace(partial, path)
+        finally:
+            staged.unlink()
+            if partial.exists() and not partial.is_dir():
+                partial.unlink()
     return path
+
+
+def _variable_names(model: Any, outputs: Mapping | None) -> list[tuple[str, str]]:
+    """(FMU variable name, what it is) of every variable ``export_fmu`` writes."""
+    from ..formatting import symbol_name
+    L = model.layout
+    named = [("coordinate", model.coordinates), ("speed", model.speeds),
+             ("extra state", model.extra_states), ("constant", model.constants),
+             ("input", model.specifieds)]
+    kinds = [(symbol_name(s), f"the {kind} {s}") for kind, symbols in named for s in symbols]
+    kinds += [(str(k), f"the output {k!r}") for k in (outputs or {})]
+    kinds += [(f"loop_residual_{i}", "a loop residual") for i in range(L.M)]
+    if L.M == 0:
+        kinds += [(f"der({symbol_name(s)})", f"the derivative of {s}") for s in model.states]
+    return kinds
