@@ -32,7 +32,7 @@ from ..compilation.function_expansion import expand_functions
 from ..errors import CompilationError, InputError
 from ..formatting import symbol_name
 from ..symengine_bridge import SympyConverter, to_symengine
-from . import c_switching
+from . import c_switching, directional
 from .validation import OutputLocation, check_events, check_identifier, checked_constants
 
 __all__ = ["export_c", "CExport", "GeneratedC", "generate_c", "check_exportable"]
@@ -62,6 +62,7 @@ class GeneratedC:
     inputs: tuple[str, ...]
     outputs: tuple[str, ...]
     layout: Any
+    derivatives: bool = False
 
 
 @dataclass(frozen=True)
@@ -296,7 +297,8 @@ static double max_abs(const double *v, int n)
 class _Writer:
     """Builds the C text of one model (see :func:`generate_c`)."""
 
-    def __init__(self, model: Any, name: str, outputs: Mapping | None) -> None:
+    def __init__(self, model: Any, name: str, outputs: Mapping | None,
+                 derivatives: bool = False) -> None:
         self.model, self.name, self.L = model, name, model.layout
         self.P = name.upper()
         kernels = model.kernels
@@ -315,11 +317,19 @@ class _Writer:
             for e in out_exprs for s in e.free_symbols)
         if self.outputs_use_udot and L.m and not L.augmented:
             slots.append(("acceleration", kernels.acceleration))
-        for slot, kernel in slots:
-            self.programs[slot] = _program(_kernel_expressions(kernel), L.nz, f"{slot} kernel")
+        expressions = {slot: _kernel_expressions(kernel) for slot, kernel in slots}
         if out_exprs:
-            self.programs["outputs"] = _program(out_exprs, L.nz, "outputs")
+            expressions["outputs"] = out_exprs
+        for slot, exprs in expressions.items():
+            self.programs[slot] = _program(exprs, L.nz, f"{slot} kernel")
         self.nout = {slot: len(p.outputs) for slot, p in self.programs.items()}
+        #: the kernels' tangents (slot -> program of [z, dz]) when the export carries
+        #: name_rhs_derivative, else empty
+        self.tangents = (directional.tangent_programs(self)
+                         if derivatives and directional.provides_derivatives(self) else {})
+
+    def tangent_kernel(self, slot: str) -> str:
+        return f"{self.name}_tangent_{slot}"
 
     def k(self, slot: str) -> str:
         return f"{self.name}_kernel_{slot}"
@@ -633,6 +643,8 @@ int {n}_project(double t, double *x, const double *p, double tol, int max_iter);
         lines.append(c_switching.switching_defines(P))
     if switchable(L):
         lines.append(c_switching.full_state_header(w))
+    if w.tangents:
+        lines.append(directional.derivative_header(w))
     lines += ["#endif", ""]
     return "\n".join(lines)
 
@@ -667,6 +679,11 @@ def _source(w: _Writer, names: dict, constants: np.ndarray | None,
     parts.append(w.public())
     if switchable(w.L):
         parts.append(c_switching.full_state_c(w))
+    if w.tangents:
+        for slot, program in w.tangents.items():
+            parts.append(f"/* ---- tangent of the {slot} kernel ({len(program)} operations) */")
+            parts.append(_kernel_text(program, w.tangent_kernel(slot)))
+        parts.append(directional.derivative_c(w))
     return "\n".join(parts)
 
 
@@ -761,16 +778,17 @@ constants `p` and writes only its own outputs (thread safe, no global state).
 
 def generate_c(model: Any, name: str, *, outputs: Mapping | None = None,
                constants: Any = None, initial_state: Any = None,
-               what: str = "export_c") -> GeneratedC:
+               what: str = "export_c", derivatives: bool = False) -> GeneratedC:
     """The generated C of ``model`` (texts and names), without writing files; see
-    :func:`export_c`."""
+    :func:`export_c`.  ``derivatives``: also ``name_rhs_derivative`` (exact directional
+    derivatives, :mod:`.directional`; ``GeneratedC.derivatives`` says whether it is there)."""
     check_name(name)
     check_exportable(model, what)
     check_not_callable(constants, what, "constants")
     check_not_callable(initial_state, what, "initial_state")
     P = checked_constants(model, constants)
     X = None if initial_state is None else model.state_array(initial_state)
-    w = _Writer(model, name, outputs)
+    w = _Writer(model, name, outputs, derivatives)
     names = {
         "model": getattr(model.eom, "name", None) or repr(model).strip("<>"),
         "states": tuple(symbol_name(s) for s in model.states),
@@ -788,12 +806,14 @@ def generate_c(model: Any, name: str, *, outputs: Mapping | None = None,
     return GeneratedC(name=name, header=header, source=source, readme=readme, example=example,
                       states=names["states"], coordinates=names["coordinates"],
                       speeds=names["speeds"], constants=names["constants"],
-                      inputs=names["inputs"], outputs=names["outputs"], layout=model.layout)
+                      inputs=names["inputs"], outputs=names["outputs"], layout=model.layout,
+                      derivatives=bool(w.tangents))
 
 
 def export_c(model: Any, directory: str | Path, *, name: str = "model",
              outputs: Mapping | None = None, constants: Any = None,
-             initial_state: Any = None, events: Any = None) -> CExport:
+             initial_state: Any = None, events: Any = None,
+             derivatives: bool = False) -> CExport:
     """Write ``model`` as standalone C99 into ``directory``: ``name.h``, ``name.c``, a
     README.md and ``name_example.c`` (RK4 with projection).
 
@@ -806,9 +826,13 @@ def export_c(model: Any, directory: str | Path, *, name: str = "model",
     (Newton on q_dep).  ``constants`` / ``initial_state``: optional values written as
     ``name_default_constants`` / ``name_default_state`` (used by the example), checked as
     ``simulate`` checks them (finite; masses positive, inertias positive semidefinite).
+    ``derivatives=True`` adds ``name_rhs_derivative``: the exact directional derivative of
+    x' (and of the speeds, outputs and f_h) along a direction of the state and the inputs
+    (forward mode, :mod:`symbody.export.directional`), what the FMU's
+    ``fmi2GetDirectionalDerivative`` calls.
 
     Where the model's dependent set is near singular (``|det B_dep|`` below
-    ``NAME_DEPENDENT_SET_RATIO`` = 0.1 of the best-conditioned choice) these functions
+    ``NAME_DEPENDENT_SET_RATIO`` = 0.01 of the best-conditioned choice) these functions
     return ``NAME_ERR_DEPENDENT_SET`` (5) rather than follow a branch they cannot tell apart;
     a model whose dependent set may change also gets the full-state functions
     ``name_full_rhs`` / ``name_full_project`` (y = [q, u, x_e], the dependent set chosen
@@ -824,7 +848,7 @@ def export_c(model: Any, directory: str | Path, *, name: str = "model",
     check_exportable(model, "export_c")
     check_events(model, events, "export_c")
     gen = generate_c(model, name, outputs=outputs, constants=constants,
-                     initial_state=initial_state)
+                     initial_state=initial_state, derivatives=derivatives)
     d = Path(directory)
     paths = CExport(header=d / f"{name}.h", source=d / f"{name}.c", readme=d / "README.md",
                     example=d / f"{name}_example.c")
