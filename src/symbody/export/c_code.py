@@ -32,7 +32,7 @@ from ..compilation.function_expansion import expand_functions
 from ..errors import CompilationError, InputError
 from ..formatting import symbol_name
 from ..symengine_bridge import SympyConverter, to_symengine
-from . import c_switching, directional
+from . import c_fused, c_linear_algebra, c_switching, directional
 from .validation import OutputLocation, check_events, check_identifier, checked_constants
 
 __all__ = ["export_c", "CExport", "GeneratedC", "generate_c", "check_exportable"]
@@ -198,6 +198,7 @@ def _kernel_text(program: c_kernels.StraightLineProgram, fname: str) -> str:
                   r"|^#ifndef M_E\n#define M_E [^\n]*\n#endif\n|^#include <stdlib.h>\n", "",
                   text, flags=re.M)
     text = re.sub(r"^void ", "static void ", text, flags=re.M)
+    text = text.replace("pow(M_E, ", "exp(")       # e^x: exp is several times faster than pow
     # segments that share no temporaries leave the workspace unused (-Wextra)
     return re.sub(r"^(static void \w+_s\d+\(.*\) \{)$", r"\1\n  (void)w;", text, flags=re.M)
 
@@ -304,6 +305,8 @@ class _Writer:
         kernels = model.kernels
         L = self.L
         self.programs: dict[str, c_kernels.StraightLineProgram] = {}
+        #: sizes of the straight-line LU solves the C uses (c_linear_algebra.lu_function)
+        self.lu_sizes: set[int] = set()
         slots = [("main", kernels.main)]
         if L.m:
             slots.append(("velocity", kernels.velocity))
@@ -325,6 +328,8 @@ class _Writer:
         self.nout = {slot: len(p.outputs) for slot, p in self.programs.items()}
         #: the kernels' tangents (slot -> program of [z, dz]) when the export carries
         #: name_rhs_derivative, else empty
+        #: name_rhs as one straight-line function (c_fused), or None
+        self.fused = c_fused.fused_rhs(self)
         self.tangents = (directional.tangent_programs(self)
                          if derivatives and directional.provides_derivatives(self) else {})
 
@@ -368,14 +373,55 @@ class _Writer:
                 f"            for (j = 0; j < {m}; j++) A[i * {m} + j] = v[{sb} + j * {m} + i];",
                 f"            b[i] = v[{sr} + i];",
                 "        }",
-                f"        if (lu_solve({m}, A, b)) return 1;",
+                *self.solve_with_det(m, "A", "b", "d", "return 1;"),
                 f"        for (i = 0; i < {m}; i++) z[{L.iud} + i] = b[i];",
-                "        for (i = 0, d = 1.0; i < " + str(m) + "; i++) d *= fabs(A[i * "
-                + str(m) + " + i]);",
                 *c_switching.dependent_gauge_check(self, "v", m, L.o, "d", watch=True),
                 "    }"]
         lines += ["    return 0;", "}", ""]
         return "\n".join(lines)
+
+    def solve_with_det(self, n: int, A: str, b: str, det: str, fail: str) -> list[str]:
+        """C lines solving the n x n system A (row by row) in place in b, |det A| into
+        ``det``; ``fail`` where it is singular (straight-line LU for small n)."""
+        if n <= c_linear_algebra.UNROLL_MAX:
+            self.lu_sizes.add(n)
+            return [f"        if (lu_solve_{n}({A}, {b}, &{det})) {fail}"]
+        return [f"        if (lu_solve({n}, {A}, {b})) {fail}",
+                f"        for (i = 0, {det} = 1.0; i < {n}; i++) {det} *= fabs({A}[i * {n} + i]);"]
+
+    def main_entry(self, k: int) -> c_linear_algebra.Entry:
+        """Output k of the main kernel in C (``out[k]``), or its value when it is a literal."""
+        ref = self.programs["main"].outputs[k]
+        if ref[0] == "c":
+            try:
+                return float(ref[1])
+            except ValueError:
+                pass
+        return f"out[{k}]"
+
+    def fast_solve(self) -> list[str]:
+        """Straight-line solve of S y = s from the kernel's output ``out`` into y (the Schur
+        complement of the augmented system, L D L^T of a symmetric M_d, or LU), going to the
+        label ``general`` where a factor is singular or not definite; [] for large systems."""
+        L = self.L
+        K, ms, mr = L.K, L.main_system.start, L.main_rhs.start
+        by_column = L.augmented or L.mass_symmetric
+
+        def S(i: int, j: int) -> c_linear_algebra.Entry:
+            return self.main_entry(ms + j * K + i if by_column else ms + i * K + j)
+
+        body: list[str] = []
+        solved = c_linear_algebra.solve_statements(
+            (K, L.o, L.m), L.augmented, L.mass_symmetric, S,
+            [self.main_entry(mr + i) for i in range(K)], body, "goto general;")
+        if solved is None:
+            return []
+        x, lu = solved
+        if lu:
+            self.lu_sizes.add(lu)
+        body += [f"    y[{i}] = {v!r};" if isinstance(v, float) else f"    y[{i}] = {v};"
+                 for i, v in enumerate(x)]
+        return ["    {", *("    " + line for line in body), "    }"]
 
     def system(self) -> str:
         """S (row by row) and s from the main kernel's output."""
@@ -400,7 +446,14 @@ class _Writer:
                  "double *S)", "{",
                  "    int i;",
                  f"    {self.k('main')}(z, out);"]
-        if L.mass_symmetric and not L.augmented:
+        fast = self.fast_solve()
+        if fast:
+            # straight-line Cholesky (or Schur complement of the augmented system) from the
+            # kernel's output; a factor that is not definite: LU of S, as model.rhs does
+            lines += fast + ["    goto solved;", "general:",
+                             "    system_of(out, S, y);",
+                             f"    if (lu_solve({K}, S, y)) return 2;", "solved:"]
+        elif L.mass_symmetric and not L.augmented:
             # M_d symmetric: factored in place in the kernel's output (row by row = column by
             # column); not definite: the kernel again and LU, as model.rhs does
             lines += [f"    for (i = 0; i < {K}; i++) y[i] = out[{L.main_rhs.start} + i];",
@@ -465,7 +518,8 @@ class _Writer:
         L, n, K = self.L, self.name, self.L.K
         zdecl = f"    double z[{L.nz}];"
         f = []
-        f += [f"int {n}_rhs(double t, const double *x, const double *p, const double *r, "
+        rhs = "static int rhs_general" if self.fused else f"int {n}_rhs"
+        f += [f"{rhs}(double t, const double *x, const double *p, const double *r, "
               "double *xdot)", "{", zdecl, f"    double y[{K}];",
               "    { int fz = fill_z(z, t, x, p, r, 1); if (fz) return fz; }",
               "    return dynamics(z, xdot, y);", "}", ""]
@@ -666,25 +720,28 @@ def _source(w: _Writer, names: dict, constants: np.ndarray | None,
     for slot, program in w.programs.items():
         parts.append(f"/* ---- kernel: {slot} ({len(program)} operations) */")
         parts.append(_kernel_text(program, w.k(slot)))
+    bodies = [w.fill(), w.system(), w.dynamics()]
+    if w.outputs_use_udot:
+        bodies.append(w.udot())
+    bodies.append(w.public())
+    if w.fused:
+        bodies.append(w.fused)
+    if switchable(w.L):
+        bodies.append(c_switching.full_state_c(w))
+    if w.tangents:
+        for slot, program in w.tangents.items():
+            bodies.append(f"/* ---- tangent of the {slot} kernel ({len(program)} operations) */")
+            bodies.append(_kernel_text(program, w.tangent_kernel(slot)))
+        bodies.append(directional.derivative_c(w))
     parts.append(_LINEAR_ALGEBRA)
-    if w.L.mass_symmetric and not w.L.augmented:
+    parts += [c_linear_algebra.lu_function(n, f"lu_solve_{n}") for n in sorted(w.lu_sizes)]
+    if any("cholesky_solve(" in b for b in bodies):
         parts.append(_CHOLESKY)
     if w.L.M:
         parts.append(_MAX_ABS)
     if w.L.m or w.L.M:
         parts.append(c_switching.GAUGE_C)
-    parts += [w.fill(), w.system(), w.dynamics()]
-    if w.outputs_use_udot:
-        parts.append(w.udot())
-    parts.append(w.public())
-    if switchable(w.L):
-        parts.append(c_switching.full_state_c(w))
-    if w.tangents:
-        for slot, program in w.tangents.items():
-            parts.append(f"/* ---- tangent of the {slot} kernel ({len(program)} operations) */")
-            parts.append(_kernel_text(program, w.tangent_kernel(slot)))
-        parts.append(directional.derivative_c(w))
-    return "\n".join(parts)
+    return "\n".join(parts + bodies)
 
 
 def switchable(L: Any) -> bool:
