@@ -289,3 +289,21 @@ def test_rhs_derivative_of_a_closed_loop_with_an_acceleration_output(tmp_path):
     fd = (evaluate(x + h * dx) - evaluate(x - h * dx)) / (2 * h)
     exact = np.concatenate([dxdot, du, dy, dfh])
     np.testing.assert_allclose(exact, fd, rtol=1e-6, atol=1e-6 * np.abs(fd).max())
+
+
+@pytest.mark.parametrize("name, options", [("n-link-pendulum-on-cart", {"n": 2}),
+                                           ("chaplygin-sleigh", {})])
+def test_a_mass_matrix_that_is_not_definite_takes_the_general_solve(tmp_path, name, options):
+    """Negative masses make M_d negative definite: the straight-line L D L^T (or null-space)
+    solve of the exported rhs meets a negative pivot and hands over to the LU of the whole
+    system, as model.rhs does (dposv, then dgesv): the same x'."""
+    zoo, model = zoo_model(name, **options)
+    lib = build_shared(sb.export_c(model, tmp_path, name="neg").source, tmp_path / "neg.so")
+    names = [str(c) for c in model.constants]
+    P = model.constants_array(zoo.constants)
+    P = np.where([n.startswith("m") for n in names], -P, P)
+    x = model.state_array(zoo.initial_state) + 0.05
+    xd = np.empty(model.layout.nx)
+    assert lib.neg_rhs(ctypes.c_double(0.0), ptr(x), ptr(P), None, ptr(xd)) == 0
+    ref = model.rhs(0.0, x, P)
+    np.testing.assert_allclose(xd, ref, rtol=1e-11, atol=1e-12 * np.abs(ref).max())
