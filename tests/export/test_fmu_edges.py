@@ -246,3 +246,31 @@ def test_directional_derivatives_are_the_exact_jacobian(cart_fmu, tmp_path):
         with pytest.raises(Exception, match="fmi2GetDirectionalDerivative failed"):
             inst.fmu.getDirectionalDerivative(der, [inst.vr[str(model_.constants[0])]], [1.0])
         assert "neither a continuous state nor an input" in inst.messages[-1][1]
+
+
+def test_model_exchange_refuses_a_near_singular_dependent_set(tmp_path):
+    """The snakeboard's own dependent set near a singular position: model exchange cannot
+    switch it, so fmi2GetDerivatives fails and says why (co-simulation switches)."""
+    from symbody.compilation.linear_algebra import determinant, pivoted_columns
+    from symbody.export.c_switching import DEFAULT_RATIO
+
+    compiler()
+    zoo, model = zoo_model("snakeboard")
+    P = model.constants_array(zoo.constants)
+    dep = list(model.default_partition.dependent_speeds)
+    rng = np.random.default_rng(1)
+    for _ in range(2000):
+        x = rng.uniform(-np.pi, np.pi, model.layout.nx)
+        B = model.constraint_matrices(x[:model.layout.N], P, 0.0)[1]
+        best = list(pivoted_columns(B)[0])
+        if abs(determinant(B[:, dep])) < 0.5 * DEFAULT_RATIO * abs(determinant(B[:, best])):
+            break
+    else:
+        pytest.fail("no near-singular state found")
+    path = sb.export_fmu(model, tmp_path / "snake.fmu", constants=zoo.constants,
+                         initial_state=zoo.initial_state)
+    inst = Logged(path, kind="ModelExchange").start()
+    inst.fmu.setContinuousStates(np.ctypeslib.as_ctypes(x), len(x))
+    with pytest.raises(Exception, match="fmi2GetDerivatives failed"):
+        inst.fmu.getDerivatives(np.ctypeslib.as_ctypes(np.zeros(len(x))), len(x))
+    assert "near singular" in inst.messages[-1][1]

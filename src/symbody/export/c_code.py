@@ -803,6 +803,9 @@ int main(int argc, char **argv)
 
 def _readme(w: _Writer, names: dict, example: str) -> str:
     n, L = w.name, w.L
+    full = (f"; on the full state y = [q, u, x_e], `{n}_full_rhs` and `{n}_full_project` (the "
+            "dependent set chosen afresh at each projection: they pass the positions where the "
+            "model's own set is singular)" if switchable(L) else "")
     return f"""# {n}: standalone C of the symbody model {names['model']}
 
 `{n}.h` / `{n}.c` compile alone (C99, only libm):
@@ -819,9 +822,10 @@ def _readme(w: _Writer, names: dict, example: str) -> str:
 | holonomic constraints (`{w.P}_NQ_DEP`) | {L.M} | dependent coordinates {', '.join(names['coordinates'][L.n:]) or '-'} |
 
 The functions (see `{n}.h`): `{n}_rhs` (x' in the state order above; 0 on success,
-nonzero on a singular matrix), `{n}_speeds`, `{n}_mass_forcing`, `{n}_holonomic`,
-`{n}_velocity_constraints`, `{n}_outputs`, `{n}_project`.  Every function takes the
-constants `p` and writes only its own outputs (thread safe, no global state).
+nonzero on a singular matrix, 5 where the model's dependent set is near singular),
+`{n}_speeds`, `{n}_mass_forcing`, `{n}_holonomic`, `{n}_velocity_constraints`,
+`{n}_outputs`, `{n}_project`{full}.  Every function takes the constants `p` and writes only
+its own outputs (thread safe, no global state).
 
 ## Example: RK4 with projection (`{n}_example.c`)
 

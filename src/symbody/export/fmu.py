@@ -49,6 +49,7 @@ from .c_code import (
     switchable,
 )
 from .directional import DIRECTIONAL_C
+from .fmu_messages import MESSAGES_C
 from .fmu_state import CAPABILITIES, FMU_STATE_C
 from .validation import (
     OutputLocation,
@@ -187,63 +188,7 @@ static void logf_(Instance *c, fmi2Status s, const char *msg)
     if (c && c->cb.logger) c->cb.logger(c->cb.componentEnvironment, c->name, s, "symbody", msg);
 }
 
-/* a refused call: fmi2Error, and why through the logger (printf-style message) */
-static fmi2Status refuse(Instance *c, const char *fmt, ...)
-{
-    char msg[512];
-    va_list args;
-    va_start(args, fmt);
-    vsnprintf(msg, sizeof msg, fmt, args);
-    va_end(args);
-    logf_(c, fmi2Error, msg);
-    return fmi2Error;
-}
-
-/* the variable of a value reference, for the messages */
-static const char *const vr_names[VR_END1] = {@VR_NAMES@};
-static const char *vr_name(unsigned v) { return v < VR_END ? vr_names[v] : "(none)"; }
-
-/* what a nonzero status of the model's C functions means */
-static const char *why(int st)
-{
-    switch (st) {
-    case 1: return "the velocity constraints are singular in the dependent speeds";
-    case 2: return "the system solved for the accelerations is singular (mass matrix or constraints)";
-    case 4: return "no memory for the work space";
-    case ERR_DEPENDENT_SET: return "the model's dependent coordinates or speeds are near singular "
-        "here (|det| below DEPENDENT_SET_RATIO of the best-conditioned choice): this interface "
-        "keeps one dependent set and cannot pass this position on the right branch";
-    case ERR_RANK: return "the constraint Jacobian loses rank: no choice of dependent coordinates "
-        "and speeds is regular here (a change point of the mechanism)";
-    default: return "the model's equations failed";
-    }
-}
-
-#if !HAS_DERIVATIVE
-static int MODEL_rhs_derivative(double t, const double *x, const double *p, const double *r,
-                                const double *dx, const double *dr, double *dxdot, double *du,
-                                double *dy, double *dfh)
-{
-    (void)t; (void)x; (void)p; (void)r; (void)dx; (void)dr; (void)dxdot; (void)du; (void)dy;
-    (void)dfh;
-    return 2;
-}
-#endif
-
-#if !FULL
-/* (no full state: the model's dependent set cannot change) */
-static int MODEL_full_rhs(double t, const double *y, const double *p, const double *r, double *d)
-{ (void)t; (void)y; (void)p; (void)r; (void)d; return 2; }
-static int MODEL_full_project(double t, double *y, const double *p, const double *r, double tol,
-                              int max_iter)
-{ (void)t; (void)y; (void)p; (void)r; (void)tol; (void)max_iter; return 2; }
-static int MODEL_full_state(double t, const double *x, const double *p, const double *r,
-                            double *y)
-{ (void)t; (void)x; (void)p; (void)r; (void)y; return 2; }
-static int MODEL_full_outputs(double t, const double *y, const double *p, const double *r,
-                              double *out)
-{ (void)t; (void)y; (void)p; (void)r; (void)out; return 2; }
-#endif
+@MESSAGES@
 
 static void set_start(Instance *c)
 {
@@ -761,10 +706,11 @@ def _glue(plan: _Plan) -> str:
     lines += [f"#define {k} {v}" for k, v in {"VR_END1": defs["VR_END1"]}.items()]
     names = [*gen.states, *gen.speeds[L.p:], *gen.constants, *gen.inputs, *gen.outputs,
              *plan.residual_names, *(f"der({n})" for n in gen.states)]
+    vr_names = ", ".join(_c_string(n) for n in names) or "0"
     glue = _GLUE.replace("@START_X@", arr(plan.start_x)) \
         .replace("@START_P@", arr(plan.start_p)).replace("@START_R@", arr(plan.start_r)) \
-        .replace("@VR_NAMES@", ", ".join(_c_string(n) for n in names) or "0") \
-        .replace("@FMU_STATE@", FMU_STATE_C).replace("@DIRECTIONAL@", DIRECTIONAL_C)
+        .replace("@FMU_STATE@", FMU_STATE_C).replace("@DIRECTIONAL@", DIRECTIONAL_C) \
+        .replace("@MESSAGES@", MESSAGES_C.replace("@VR_NAMES@", vr_names))
     lines.append(glue)
     return "\n".join(lines)
 
