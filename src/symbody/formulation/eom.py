@@ -211,6 +211,9 @@ class EquationsOfMotion:
     #: the bodies' masses and inertias (:mod:`.body_inertias`), set by the formulation classes'
     #: ``to_eom``; empty for hand-derived equations
     body_inertias: tuple = ()
+    #: events the motion needs (a walker's heelstrike), set by the zoo entry these equations
+    #: belong to; the exporters refuse to drop them unless told to (``events=False``)
+    events: tuple = ()
 
     def __init__(self, q_ind: Sequence, u_ind: Sequence, kinematic: sm.MatrixBase | Sequence,
                  dynamic: sm.MatrixBase | Sequence, *, constraints: ConstraintEquations | None = None,
