@@ -29,6 +29,7 @@ from ..compat.sympy import TIME
 from ..errors import InputError
 from ..formulation.eom import CanonicalBlocks, EquationsOfMotion, SymengineDynamics
 from ..symengine_bridge import SympyConverter
+from .control import RobotControl
 from .dynamics import form_tree_dynamics, num
 from .tree import KinematicTree, build_tree
 from .urdf_parse import UrdfModel, parse_urdf
@@ -49,8 +50,9 @@ def _ident(name: str) -> str:
     return s if s and not s[0].isdigit() else "_" + s
 
 
-class Robot:
-    """A URDF robot: its equations, constants, names, SymPy System and scene.
+class Robot(RobotControl):
+    """A URDF robot: its equations, constants, names, SymPy System and scene; its frames,
+    Jacobians and dynamics terms as compiled functions (:class:`~.control.RobotControl`).
 
     Attributes
     ----------
@@ -191,6 +193,7 @@ class Robot:
         g = se.Symbol("g")
         names["g"] = self.g
         inertias = self._inertia_symbols()
+        self.tree_inertias = inertias
         for p in self.parameters:
             names[p.name] = p
         gdir = self.gravity / np.linalg.norm(self.gravity) if self.gravity.any() else np.zeros(3)
