@@ -1,7 +1,7 @@
 """Quantities along a trajectory: user expressions (compiled), specified inputs, constraint
 and auxiliary forces, and the state derivative the dense output uses.
 
-``simulate(..., outputs=...)`` takes a dict ``{name: SymPy expression}`` -- expressions in
+``simulate(..., outputs=...)`` takes a dict ``{name: SymPy expression or Matrix}`` -- expressions in
 t, the coordinates q, all speeds u (dependent ones included), their derivatives u', the
 constants and the specified inputs, compiled once with ``make_function`` and evaluated on
 all samples at once -- and/or the names of built-in quantities, as a list mixing both::
@@ -230,18 +230,25 @@ def attach_outputs(traj: Trajectory, model: NumericModel, P: np.ndarray,
             out[_short(f)] = A[:, j]
     if exprs:
         names = list(exprs)
+        shapes = [tuple(exprs[n].shape) if isinstance(exprs[n], sm.MatrixBase) else ()
+                  for n in names]
+        flat = [e for n in names for e in (list(exprs[n]) if isinstance(exprs[n], sm.MatrixBase)
+                                           else [exprs[n]])]
         udots = [u.diff(_t) for u in model.speeds]
         f = make_function([_t, list(model.coordinates), list(model.speeds), udots, list(model.constants),
-                           list(model.specifieds)], [exprs[n] for n in names], name="outputs")
+                           list(model.specifieds)], flat, name="outputs")
         if k:
             UD = udot if udot is not None else np.zeros((k, model.o))
             Rv = R if R is not None else np.zeros((k, 0))
             vals = np.asarray(f(T, X[:, :model.N], U, UD, np.broadcast_to(P, (k, len(P))), Rv))
-            vals = vals.reshape(k, len(names))
+            vals = vals.reshape(k, len(flat))
         else:
-            vals = np.empty((0, len(names)))
-        for j, n in enumerate(names):
-            out[n] = vals[:, j].copy()
+            vals = np.empty((0, len(flat)))
+        j = 0
+        for n, shape in zip(names, shapes):
+            size = int(np.prod(shape, dtype=int))
+            out[n] = vals[:, j].copy() if not shape else vals[:, j:j + size].reshape(-1, *shape)
+            j += size
     if functions:
         samples = {"t": T, "q": X[:, :model.N], "u": U,
                    "u_dot": udot if udot is not None else np.zeros((k, model.o)),

@@ -58,23 +58,10 @@ class JointWrenches:
         return sm.Matrix([list(self.wrenches[j]) for j in self.joints])
 
     def outputs(self) -> dict:
-        """``{"<joint>.fx": expression, ...}``: named outputs for ``simulate(outputs=...)``."""
+        """``{"<joint>.fx": expression, ...}``: named outputs for ``simulate(outputs=...)``
+        (``outputs={"W": jw.matrix()}`` gives all of them as one (k, n, 6) array)."""
         return {f"{j}.{c}": self.wrenches[j][k] for j in self.joints
                 for k, c in enumerate(COMPONENTS)}
-
-    def function(self, model: Any, backend: str = "auto") -> Any:
-        """A compiled function of ``model``'s samples (q, u, u', constants, inputs) -> (n, 6):
-        ``simulate(model, ..., outputs={"wrenches": jw.function(model)})`` gives
-        ``sol.outputs["wrenches"]`` of shape (k, n, 6)."""
-        from ..compilation.codegen import NumericFunction, compile_kernel
-        groups = [list(model.coordinates), list(model.speeds),
-                  [u.diff(TIME) for u in model.speeds], list(model.constants),
-                  list(model.specifieds)]
-        flat = [a for g in groups for a in g]
-        M = self.matrix()
-        kernel = compile_kernel(flat, list(M), backend=backend, name="joint_wrenches")
-        return NumericFunction(groups, [False] * 5, tuple(M.shape), kernel,
-                               argument_names=("q", "u", "u_dot", "p", "r"))
 
 
 def _qdot_map(system: Any) -> dict:
