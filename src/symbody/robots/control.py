@@ -105,6 +105,8 @@ class RobotControl:
     def _gravity_vector(self: Robot) -> tuple:
         g = self.gravity
         gdir = g / np.linalg.norm(g) if g.any() else np.zeros(3)
+        if self.floating_base:      # in the frame of the free-flyer's coordinates
+            gdir = self.tree.base_placement[0].T @ gdir
         return tuple(num(x) * se.Symbol("g") for x in gdir)
 
     # ------------------------------------------------------------------ frames

@@ -134,8 +134,11 @@ class TreeKinematics:
             return self._placements
         bodies = self.tree.bodies
         one, Z3 = [[num(float(i == k)) for k in range(3)] for i in range(3)], (ZERO,) * 3
-        if self.floating:
-            R, p = [quaternion_matrix(*self.q[3:7])], [tuple(self.q[0:3])]
+        if self.floating:           # the free-flyer's coordinates, in the frame (R_o, p_o)
+            R_o, p_o = self.tree.base_placement
+            Ro, po = _nmat(R_o), tuple(num(x) for x in p_o)
+            R = [_mm(Ro, quaternion_matrix(*self.q[3:7]))]
+            p = [_add(po, _mv(Ro, tuple(self.q[0:3])))]
         else:
             R, p = [one], [Z3]
         Rj = [None]

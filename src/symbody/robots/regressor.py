@@ -90,6 +90,8 @@ def regressor(robot: Robot) -> Regressor:
                          "robot with load_urdf(..., symbolic_inertia=True)")
     qs, us, udots, _ = robot.symengine_symbols
     gdir = robot.gravity / np.linalg.norm(robot.gravity) if robot.gravity.any() else np.zeros(3)
+    if robot.floating_base:         # in the frame of the free-flyer's coordinates
+        gdir = robot.tree.base_placement[0].T @ gdir
     gravity = tuple(num(x) * se.Symbol("g") for x in gdir)
     rows = regressor_rows(robot.tree, qs, us, udots, gravity, robot.floating_base)
     rows = [rows[a] for a in robot.speed_permutation]

@@ -197,6 +197,8 @@ class Robot(RobotControl):
         for p in self.parameters:
             names[p.name] = p
         gdir = self.gravity / np.linalg.norm(self.gravity) if self.gravity.any() else np.zeros(3)
+        if self.floating_base:      # in the frame of the free-flyer's coordinates
+            gdir = self.tree.base_placement[0].T @ gdir
         gravity = tuple(num(x) * g for x in gdir)
         dyn = form_tree_dynamics(self.tree, qs, us, gravity, inertias, self.floating_base)
         self.tree_dynamics = dyn

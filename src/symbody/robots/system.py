@@ -104,9 +104,15 @@ def _build_system(robot: Robot) -> SystemParts:
         B = ReferenceFrame(rname)
         x, y, z, qx, qy, qz, qw = robot.tree_coordinates[:7]
         vx, vy, vz, wx, wy, wz = robot.tree_speeds[:6]
-        B.orient_quaternion(N, (qw, qx, qy, qz))
+        R_o, p_o = tree.base_placement     # the frame of the coordinates (a floating joint's)
+        F0, O0 = N, O
+        if not np.array_equal(R_o, np.eye(3)) or p_o.any():
+            F0 = ReferenceFrame(f"{rname}_coordinates")
+            F0.orient_explicit(N, _matrix(R_o))
+            O0 = O.locatenew(f"{rname}_coordinates_origin", _vector(N, p_o))
+        B.orient_quaternion(F0, (qw, qx, qy, qz))
         B.set_ang_vel(N, wx * B.x + wy * B.y + wz * B.z)
-        Ob = O.locatenew(f"{rname}_origin", x * N.x + y * N.y + z * N.z)
+        Ob = O0.locatenew(f"{rname}_origin", x * F0.x + y * F0.y + z * F0.z)
         Ob.set_vel(N, vx * B.x + vy * B.y + vz * B.z)
         base = _body_inertia(robot, root, B, Ob, rname)
         system.add_bodies(base)

@@ -20,7 +20,7 @@ import numpy as np
 
 from ..errors import InputError
 
-__all__ = ["InvalidInertiaWarning", "XmlElement", "UrdfLink", "UrdfJoint", "UrdfModel", "parse_urdf", "rpy_matrix"]
+__all__ = ["InvalidInertiaWarning", "PointMassWarning", "XmlElement", "UrdfLink", "UrdfJoint", "UrdfModel", "parse_urdf", "rpy_matrix"]
 
 SUPPORTED_TYPES = ("revolute", "continuous", "prismatic", "fixed")
 
@@ -151,6 +151,10 @@ class InvalidInertiaWarning(UserWarning):
     (``load_urdf(..., invalid_inertia="warn")``)."""
 
 
+class PointMassWarning(UserWarning):
+    """A link's ``<inertial>`` has a mass and no ``<inertia>``: read as a point mass."""
+
+
 class _Reader:
     def __init__(self, where: str, invalid_inertia: str = "error", mimic: bool = True):
         self.where = where
@@ -204,8 +208,11 @@ def _link(rd: _Reader, el: XmlElement) -> UrdfLink:
     if mass < 0:
         rd.fail(what, mel, f"negative mass {mass}")
     iel = inertial.find("inertia")
-    if iel is None:
-        rd.fail(what, inertial, "<inertial> has no <inertia>")
+    if iel is None:        # urdfdom refuses it, Pinocchio reads a point mass
+        warnings.warn(f"{rd.where}, {what} (line {inertial.line}): <inertial> has a <mass> and no "
+                      "<inertia>: read as a point mass at its <origin> (zero inertia about the "
+                      "centre of mass), as Pinocchio reads it", PointMassWarning, stacklevel=4)
+        return UrdfLink(name, mass, xyz, np.zeros((3, 3)), el.line, el)
     v = {}
     for k in ("ixx", "ixy", "ixz", "iyy", "iyz", "izz"):     # all six required (URDF spec)
         v[k] = rd.number(what, iel, k)
@@ -394,8 +401,5 @@ def parse_urdf(path_or_xml: str | os.PathLike, invalid_inertia: str = "error",
             rd.fail(f"joint {j.name!r}", j.element, "a floating joint is supported only from a "
                     "massless root link (the world) to the robot's base, its only joint; "
                     "otherwise load the robot from its base link with floating_base=True")
-        if not (np.array_equal(j.rotation, np.eye(3)) and not j.origin.any()):
-            rd.fail(f"joint {j.name!r}", j.element, "the floating joint has an <origin>: give it "
-                    "none (the base's pose is its coordinates)")
-        floating = j.name
+        floating = j.name       # its <origin>: where the base's coordinates are measured from
     return UrdfModel(root.get("name", ""), links, joints, roots[0], path, root, floating)
