@@ -33,10 +33,10 @@ def sample_frames(pm, count: int) -> list[str]:
 
 def _joint_dynamics(robot, nv: int) -> tuple[np.ndarray, np.ndarray]:
     damp, fric = np.zeros(nv), np.zeros(nv)
-    off = 6 if robot.floating_base else 0
-    if robot.joint_dynamics:
+    if robot.joint_dynamics:        # on each speed of a joint (Pinocchio's v: the tree order)
         for i, b in enumerate(robot.tree.moving):
-            damp[off + i], fric[off + i] = b.joint.damping, b.joint.friction
+            sl = robot.tree_layout.u_slices[i + 1]
+            damp[sl], fric[sl] = b.joint.damping, b.joint.friction
     return damp, fric
 
 

@@ -93,13 +93,14 @@ class RobotControl:
         """tree-order generalized forces + the URDF damping and friction (joint_dynamics)."""
         tau = list(tau)
         if self.joint_dynamics:
-            ub = 6 if self.floating_base else 0
             for i, b in enumerate(self.tree.moving):
                 d, f = b.joint.damping, b.joint.friction
-                if d:
-                    tau[ub + i] = tau[ub + i] + num(d) * u[ub + i]
-                if f:
-                    tau[ub + i] = tau[ub + i] + num(f) * se.sign(u[ub + i])
+                sl = self.tree_layout.u_slices[i + 1]
+                for k in range(sl.start, sl.stop):
+                    if d:
+                        tau[k] = tau[k] + num(d) * u[k]
+                    if f:
+                        tau[k] = tau[k] + num(f) * se.sign(u[k])
         return [tau[k] for k in self.speed_permutation]
 
     def _gravity_vector(self: Robot) -> tuple:
@@ -260,9 +261,8 @@ class RobotControl:
     def joint_wrench_names(self: Robot) -> tuple[str, ...]:
         """The joint of each row of ``joint_wrenches``: the moving URDF joints in
         ``robot.joint_names`` order."""
-        ub = 6 if self.floating_base else 0
         moving = self.tree.moving
-        return tuple(moving[k - ub].joint.name for k in self.speed_permutation[ub:])
+        return tuple(moving[i].joint.name for i in self._free + self.mimic_bodies)
 
     @cached_property
     def joint_wrenches(self: Robot) -> RobotFunction:
@@ -271,8 +271,7 @@ class RobotControl:
         moment) at the child link's origin in the child link's axes: Pinocchio's ``data.f``
         after ``rnea``.  Its component along the joint axis is the joint's actuation (the
         rigid-body part of ``inverse_dynamics``); the rest is the joint's constraint."""
-        ub = 6 if self.floating_base else 0
-        order = [k - ub for k in self.speed_permutation[ub:]]
+        order = self._free + self.mimic_bodies
 
         def build():
             W = self._newton_euler(True, True).wrenches

@@ -4,9 +4,9 @@ Each body's placement in the world, ``R_i`` (3x3, body axes in world coordinates
 ``p_i`` (3), follows its parent's through the numeric joint placement (R_p, p_p) and the
 joint motion::
 
-    R_i = R_λ R_p Rot_i(q_i),   p_i = p_λ + R_λ (p_p + R_p a_i q_i)   (Rot_i = 1 for a prismatic
-                                                                       joint, q_i = 0 for a revolute one)
+    R_i = R_λ R_p R_J(q_i),   p_i = p_λ + R_λ (p_p + R_p p_J(q_i))
 
+(the joint's motion R_J, p_J of :mod:`.joint_models`)
 with the free-flyer's R_0 = R(Q), p_0 = (x, y, z).  A *frame* is a URDF link, a joint's
 frame (the child link's, as URDF puts it: Pinocchio's JOINT and FIXED_JOINT frames) or the
 world, at a constant (R_l, p_l) in its body.  Velocities and accelerations are Newton-Euler's
@@ -27,7 +27,8 @@ import numpy as np
 import symengine as se
 
 from ..errors import InputError
-from .dynamics import ZERO, _add, _cross, _Joint, _mtv, _mv, _nmat, _scale, num, quaternion_matrix
+from .dynamics import ZERO, _add, _cross, _mtv, _mv, _nmat, _scale, num, quaternion_matrix
+from .joint_models import JointModel, tree_layout
 from .tree import KinematicTree
 
 __all__ = ["REFERENCES", "FrameSite", "TreeKinematics", "frame_site", "frame_names"]
@@ -118,10 +119,10 @@ class TreeKinematics:
                  floating: bool) -> None:
         self.tree, self.q, self.u, self.udot = tree, q, u, udot
         self.inertias, self.floating = inertias, floating
-        self.off = 6 if floating else 0
-        qoff = 7 if floating else 0
         bodies = tree.bodies
-        self.joints = [None] + [_Joint(bodies[i], q[qoff + i - 1]) for i in range(1, len(bodies))]
+        self.layout = lay = tree_layout(tree, floating)
+        self.joints = [None] + [JointModel(bodies[i], q[lay.q_slices[i]])
+                                for i in range(1, len(bodies))]
         self._placements = None
         self._columns = None
         self._motions = None
@@ -145,13 +146,8 @@ class TreeKinematics:
         for i in range(1, len(bodies)):
             jt, lam = self.joints[i], bodies[i].parent
             R0 = _mm(R[lam], jt.R_p)
-            pi = _add(p[lam], _mv(R[lam], jt.p_p))
-            if jt.kind in ("revolute", "continuous"):
-                Ri = _mm(R0, jt.Rot)
-            else:
-                Ri = R0
-                if jt.kind == "prismatic":
-                    pi = _add(pi, _mv(R0, jt.d))
+            pi = _add(_add(p[lam], _mv(R[lam], jt.p_p)), _mv(R0, jt.p_J))
+            Ri = _mm(R0, jt.R_J) if jt.rotates else R0
             R.append(Ri)
             p.append(pi)
             Rj.append(R0)
@@ -175,7 +171,7 @@ class TreeKinematics:
         (v, a: of the body origin's spatial motion; no gravity)."""
         if self._motions is not None:
             return self._motions
-        bodies, off = self.tree.bodies, self.off
+        bodies, lay = self.tree.bodies, self.layout
         u, ud = self.u, self.udot
         Z3 = (ZERO,) * 3
         if self.floating:
@@ -186,12 +182,11 @@ class TreeKinematics:
             jt, lam = self.joints[i], bodies[i].parent
             w, v = jt.motion(*V[lam])
             aw, av = jt.motion(*A[lam])
-            Sw, Sv = jt.subspace()
-            ui, udi = u[off + i - 1], ud[off + i - 1]
-            Sw_u, Sv_u = _scale(ui, Sw), _scale(ui, Sv)
-            w, v = _add(w, Sw_u), _add(v, Sv_u)
-            aw = _add(_add(aw, _scale(udi, Sw)), _cross(w, Sw_u))
-            av = _add(_add(av, _scale(udi, Sv)), _add(_cross(w, Sv_u), _cross(v, Sw_u)))
+            Jw, Jv = jt.velocity(u[lay.u_slices[i]])
+            Dw, Dv = jt.velocity(ud[lay.u_slices[i]])
+            w, v = _add(w, Jw), _add(v, Jv)
+            aw = _add(_add(aw, Dw), _cross(w, Jw))
+            av = _add(_add(av, Dv), _add(_cross(w, Jv), _cross(v, Jw)))
             V.append((w, v))
             A.append((aw, av))
         self._motions = (V, A)
@@ -254,11 +249,14 @@ class TreeKinematics:
                 cols.append((_cross(p[0], w), w, 0))
         for i in range(1, len(self.tree.bodies)):
             jt = self.joints[i]
-            axis = _mv(self.joint_rotations[i], jt.axis)
-            if jt.kind == "prismatic":
-                cols.append((axis, Z3, i))
-            else:
-                cols.append((_cross(p[i], axis), axis, i))
+            if jt.kind in ("revolute", "continuous", "prismatic"):
+                axis = _mv(self.joint_rotations[i], jt.axis)      # = R_i a, shorter
+                cols.append((axis, Z3, i) if jt.kind == "prismatic"
+                            else (_cross(p[i], axis), axis, i))
+                continue
+            for Sw, Sv in jt.S:         # the child's axes: R_i S, moved to the world origin
+                w = _mv(R[i], Sw)
+                cols.append((_add(_mv(R[i], Sv), _cross(p[i], w)), w, i))
         self._columns = cols
         return cols
 

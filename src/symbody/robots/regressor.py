@@ -88,6 +88,9 @@ def regressor(robot: Robot) -> Regressor:
     if not robot.symbolic_inertia:
         raise InputError("robot.regressor() needs the inertial parameters as symbols: load the "
                          "robot with load_urdf(..., symbolic_inertia=True)")
+    if robot.tree_layout.multi_dof:
+        raise InputError("robot.regressor(): a robot with planar or floating joints in its tree "
+                         "is not supported (the regressor's recursion takes one-speed joints)")
     qs, us, udots, _ = robot.symengine_symbols
     gdir = robot.gravity / np.linalg.norm(robot.gravity) if robot.gravity.any() else np.zeros(3)
     if robot.floating_base:         # in the frame of the free-flyer's coordinates

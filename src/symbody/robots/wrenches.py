@@ -4,6 +4,8 @@ With the body motions of the forward pass (gravity as the base's acceleration, a
 
     f_i = I_i a_i + v_i ×* I_i v_i + Σ_{children c} X_cᵀ f_c,     τ_i = S_iᵀ f_i
 
+(a joint of several speeds: τ_i has a row per column of S_i; :mod:`.joint_models`)
+
 (Featherstone 2008, section 5.3).  ``f_i`` is the wrench the parent exerts on the subtree of
 body i through its joint, at the body origin in body axes: Pinocchio's ``data.f[i]`` after
 ``rnea``; its component along the joint's motion subspace is the joint torque τ_i.  Returned
@@ -14,7 +16,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from .dynamics import ZERO, Inertia, _add, _cross, _dot, _Joint, _mtv, _scale, quaternion_matrix
+from .dynamics import ZERO, Inertia, _add, _cross, _dot, _mtv, quaternion_matrix
+from .joint_models import JointModel, tree_layout
 from .tree import KinematicTree
 
 __all__ = ["NewtonEuler", "newton_euler"]
@@ -36,13 +39,14 @@ def newton_euler(tree: KinematicTree, q: list, u: list, udot: list, gravity: tup
     """The inverse dynamics of the tree at (q, u, u') (symengine; u or u' may be zeros).
 
     ``q``, ``u``, ``udot``: symbols or expressions in tree order (the free-flyer's 7 and 6
-    first when ``floating``); ``gravity``: the gravity vector (3, world); ``inertias``: per
-    body (m, h (3), I_o (3x3)).
+    first when ``floating``; each joint's as :func:`~.joint_models.tree_layout` places them);
+    ``gravity``: the gravity vector (3, in the frame of the free-flyer's coordinates, or the
+    world's); ``inertias``: per body (m, h (3), I_o (3x3)).
     """
     bodies = tree.bodies
     nb = len(bodies)
-    off, qoff = (6, 7) if floating else (0, 0)
-    joints = [None] + [_Joint(bodies[i], q[qoff + i - 1]) for i in range(1, nb)]
+    lay = tree_layout(tree, floating)
+    joints = [None] + [JointModel(bodies[i], q[lay.q_slices[i]]) for i in range(1, nb)]
     g = tuple(-x for x in gravity)
     Z3 = (ZERO,) * 3
     if floating:
@@ -55,12 +59,12 @@ def newton_euler(tree: KinematicTree, q: list, u: list, udot: list, gravity: tup
         jt, lam = joints[i], bodies[i].parent
         w, v = jt.motion(*V[lam])
         aw, av = jt.motion(*A[lam])
-        Sw, Sv = jt.subspace()
-        ui, udi = u[off + i - 1], udot[off + i - 1]
-        Sw_u, Sv_u = _scale(ui, Sw), _scale(ui, Sv)
-        w, v = _add(w, Sw_u), _add(v, Sv_u)
-        aw = _add(_add(aw, _scale(udi, Sw)), _cross(w, Sw_u))
-        av = _add(_add(av, _scale(udi, Sv)), _add(_cross(w, Sv_u), _cross(v, Sw_u)))
+        sl = lay.u_slices[i]
+        Jw, Jv = jt.velocity(u[sl])
+        Dw, Dv = jt.velocity(udot[sl])
+        w, v = _add(w, Jw), _add(v, Jv)
+        aw = _add(_add(aw, Dw), _cross(w, Jw))
+        av = _add(_add(av, Dv), _add(_cross(w, Jv), _cross(v, Jw)))
         V.append((w, v))
         A.append((aw, av))
     F = []
@@ -71,12 +75,12 @@ def newton_euler(tree: KinematicTree, q: list, u: list, udot: list, gravity: tup
         nv, fv = Ii.times(*V[i])
         w, v = V[i]
         F.append((_add(na, _add(_cross(w, nv), _cross(v, fv))), _add(fa, _cross(w, fv))))
-    tau = [ZERO] * (off + nb - 1)
+    tau = [ZERO] * lay.nv
     for i in range(nb - 1, 0, -1):
         jt = joints[i]
-        Sw, Sv = jt.subspace()
         n, f = F[i]
-        tau[off + i - 1] = _dot(Sw, n) + _dot(Sv, f)
+        for k, (Sw, Sv) in zip(range(lay.u_slices[i].start, lay.u_slices[i].stop), jt.S):
+            tau[k] = _dot(Sw, n) + _dot(Sv, f)
         pn, pf = jt.force(n, f)
         lam = bodies[i].parent
         F[lam] = (_add(F[lam][0], pn), _add(F[lam][1], pf))
