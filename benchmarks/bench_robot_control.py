@@ -13,6 +13,12 @@ relative error of each group, and the time to form and compile every function ch
 
     python benchmarks/bench_robot_control.py                    # all, table to stdout
     python benchmarks/bench_robot_control.py --match panda --frames 0   # every frame
+    python benchmarks/bench_robot_control.py --speed            # per-call times vs Pinocchio
+
+``--speed``: CPU time (time.process_time, median of 7 repeats, the two sides interleaved) of
+``inverse_dynamics``, ``mass_matrix`` and the last frame's LOCAL ``frame_jacobian`` against
+``pin.rnea``, ``pin.crba`` and ``pin.computeFrameJacobian`` from Python: one state per call,
+and 1000 states (symbody's batch call against a Python loop of Pinocchio's).
 
 Needs the `test` extra (pin, example-robot-data).
 """
@@ -71,6 +77,88 @@ def one(path: str, floating: bool, states: int, frames: int) -> dict:
     return row
 
 
+SPEED_ROBOTS = (("ur_description/urdf/ur5_robot.urdf", False),
+                ("panda_description/urdf/panda.urdf", False),
+                ("solo_description/robots/solo12.urdf", True),
+                ("talos_data/robots/talos_full_v2.urdf", True))
+
+
+def speed(path: str, floating: bool) -> dict:
+    """Per-call CPU times (µs) of symbody's functions and Pinocchio's (see the docstring)."""
+    import numpy as np
+    import pinocchio as pin
+
+    import symbody as sb
+    from symbody.robots.pinocchio import full_speeds, tree_index
+    from systems.pinocchio_oracle import pinocchio_model, random_state
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        robot = sb.load_urdf(path, floating_base=floating, invalid_inertia="warn", mimic=False)
+    pm = pinocchio_model(pin, path, floating)
+    pd = pm.createData()
+    rng = np.random.default_rng(0)
+    _, ui = tree_index(robot)
+    frame = pm.frames[len(pm.frames) - 1].name
+    fid = pm.getFrameId(frame)
+    Qp, V, A, Q, U, UD = [], [], [], [], [], []
+    for _ in range(1000):
+        qp, v = random_state(pin, pm, rng)
+        x = robot.from_pinocchio(qp, v)
+        qp, v = robot.to_pinocchio(x)
+        a = rng.standard_normal(pm.nv)
+        Qp.append(qp), V.append(v), A.append(a)
+        Q.append(x[:robot.nq]), U.append(full_speeds(robot, x[robot.nq:])), UD.append(a[ui])
+    Q, U, UD = np.array(Q), np.array(U), np.array(UD)
+    ID, M = robot.inverse_dynamics, robot.mass_matrix
+    J = robot.frame_function(frame, "jacobian", "local")
+    pairs = {
+        "rnea": (lambda: ID(Q[0], U[0], UD[0]), lambda: pin.rnea(pm, pd, Qp[0], V[0], A[0])),
+        "crba": (lambda: M(Q[0]), lambda: pin.crba(pm, pd, Qp[0])),
+        "jacobian": (lambda: J(Q[0]),
+                     lambda: pin.computeFrameJacobian(pm, pd, Qp[0], fid, pin.LOCAL)),
+    }
+
+    def loop(f):
+        def run():
+            for i in range(1000):
+                f(i)
+        return run
+
+    batch = {
+        "rnea": (lambda: ID(Q, U, UD), loop(lambda i: pin.rnea(pm, pd, Qp[i], V[i], A[i]))),
+        "crba": (lambda: M(Q), loop(lambda i: pin.crba(pm, pd, Qp[i]))),
+        "jacobian": (lambda: J(Q), loop(lambda i: pin.computeFrameJacobian(pm, pd, Qp[i], fid,
+                                                                           pin.LOCAL))),
+    }
+    row: dict = {"dof": len(robot.speeds)}
+    for label, table_, n in (("one", pairs, 2000), ("batch", batch, 3)):
+        for name, (ours, theirs) in table_.items():
+            ours(), theirs()
+            a_t, b_t = [], []
+            for _ in range(7):
+                for f, acc in ((ours, a_t), (theirs, b_t)):
+                    t0 = time.process_time()
+                    for _ in range(n):
+                        f()
+                    acc.append((time.process_time() - t0) / n * 1e6)
+            row[f"{label} {name}"] = (float(np.median(a_t)), float(np.median(b_t)))
+    return row
+
+
+def speed_table(rows: list[tuple[str, dict]]) -> str:
+    head = ("| robot | dof | what | symbody, 1 state (µs) | Pinocchio (µs) | ratio | "
+            "symbody, 1000 states (µs) | Pinocchio loop (µs) | ratio |")
+    lines = [head, "|---|---:|---|---:|---:|---:|---:|---:|---:|"]
+    for name, r in rows:
+        for what in ("rnea", "crba", "jacobian"):
+            a1, b1 = r[f"one {what}"]
+            a2, b2 = r[f"batch {what}"]
+            lines.append(f"| {name} | {r['dof']} | {what} | {a1:.2f} | {b1:.2f} | {a1 / b1:.2f} | "
+                         f"{a2:.0f} | {b2:.0f} | {a2 / b2:.2f} |")
+    return "\n".join(lines) + "\n"
+
+
 def table(rows: list[dict], root: Path) -> str:
     head = "| robot | base | dof | frames | s | " + " | ".join(GROUPS) + " |"
     lines = [head, "|---|---|---:|---:|---:|" + "---:|" * len(GROUPS)]
@@ -99,14 +187,31 @@ def main() -> None:
     ap.add_argument("--frames", type=int, default=8, help="frames per robot (0: all)")
     ap.add_argument("--timeout", type=float, default=900)
     ap.add_argument("--out", default=None, help="also write the table here")
+    ap.add_argument("--speed", action="store_true", help="per-call times against Pinocchio")
     ap.add_argument("--one", default=None, help=argparse.SUPPRESS)
     ap.add_argument("--floating", action="store_true", help=argparse.SUPPRESS)
     a = ap.parse_args()
     if a.one:
-        print(json.dumps(one(a.one, a.floating, a.states, a.frames)))
+        print(json.dumps(speed(a.one, a.floating) if a.speed
+                         else one(a.one, a.floating, a.states, a.frames)))
         return
     from systems.pinocchio_oracle import robots_dir
     root = robots_dir()
+    if a.speed:
+        rows = []
+        for rel, floating in SPEED_ROBOTS:
+            if a.match not in rel:
+                continue
+            cmd = [sys.executable, __file__, "--one", str(root / rel), "--speed"]
+            out = subprocess.run(cmd + (["--floating"] if floating else []), capture_output=True,
+                                 text=True, timeout=a.timeout)
+            if out.returncode:
+                print(out.stderr[-2000:], file=sys.stderr)
+                continue
+            rows.append((rel.split("/")[-1] + (" (free-flyer)" if floating else ""),
+                         json.loads(out.stdout.strip().splitlines()[-1])))
+        print(speed_table(rows))
+        return
     rows = []
     for f in [f for f in robot_files() if a.match in str(f)]:
         folder = f.relative_to(root).parts[0]

@@ -18,17 +18,29 @@ from systems.pinocchio_oracle import random_state
 
 
 def _rel(a, b) -> float:
-    return float(np.abs(np.asarray(a) - np.asarray(b)).max() / max(1.0, np.abs(b).max()))
+    a, b = np.asarray(a), np.asarray(b)
+    if a.shape != b.shape:
+        raise AssertionError(f"shapes {a.shape} and {b.shape}")
+    if not b.size:
+        return 0.0
+    return float(np.abs(a - b).max() / max(1.0, np.abs(b).max()))
 
 
-def sample_frames(pm, count: int) -> list[str]:
-    """``count`` frame names spread over Pinocchio's frame list, its last frame included
-    (all of them when count <= 0)."""
-    names = [f.name for f in pm.frames]
-    if count <= 0 or count >= len(names):
-        return names
-    idx = np.unique(np.linspace(0, len(names) - 1, count).round().astype(int))
-    return [names[i] for i in idx]
+def sample_frames(pin, pm, robot, count: int) -> list[tuple[str, int]]:
+    """``count`` frames spread over Pinocchio's frame list, its last frame included (all of
+    them when count <= 0): (symbody's name, Pinocchio's frame id).  A joint's frame whose
+    name is also a link's is symbody's frame of the joint's child link (the same place)."""
+    ids = list(range(len(pm.frames)))
+    if 0 < count < len(ids):
+        ids = list(np.unique(np.linspace(0, len(ids) - 1, count).round().astype(int)))
+    out = []
+    for i in ids:
+        f = pm.frames[int(i)]
+        name = f.name
+        if f.type != pin.FrameType.BODY and name in robot.urdf.links and name in robot.urdf.joints:
+            name = robot.urdf.joints[name].child
+        out.append((name, int(i)))
+    return out
 
 
 def _joint_dynamics(robot, nv: int) -> tuple[np.ndarray, np.ndarray]:
@@ -47,7 +59,7 @@ def compare_control(pin, robot, pm, rng, states: int = 3, frames: int = 8) -> di
     N = robot.nq
     _, ui = tree_index(robot)
     damp, fric = _joint_dynamics(robot, pm.nv)
-    names = sample_frames(pm, frames)
+    names = sample_frames(pin, pm, robot, frames)
     refs = (("local", pin.LOCAL), ("world", pin.WORLD),
             ("local_world_aligned", pin.LOCAL_WORLD_ALIGNED))
     Q, U, UD, ref = [], [], [], {}
@@ -69,18 +81,17 @@ def compare_control(pin, robot, pm, rng, states: int = 3, frames: int = 8) -> di
         pin.forwardKinematics(pm, pd, qp, v, a)
         pin.updateFramePlacements(pm, pd)
         pin.computeJointJacobians(pm, pd, qp)
-        for name in names:
-            fid = pm.getFrameId(name)
-            put(("placement", name), pd.oMf[fid].homogeneous)
+        for name, fid in names:
+            put(("placement", fid), pd.oMf[fid].homogeneous)
             for key, rf in refs:
-                put(("jacobian", name, key), pin.getFrameJacobian(pm, pd, fid, rf)[:, ui])
-                put(("velocity", name, key), pin.getFrameVelocity(pm, pd, fid, rf).vector)
-                put(("acceleration", name, key), pin.getFrameAcceleration(pm, pd, fid, rf).vector)
+                put(("jacobian", fid, key), pin.getFrameJacobian(pm, pd, fid, rf)[:, ui])
+                put(("velocity", fid, key), pin.getFrameVelocity(pm, pd, fid, rf).vector)
+                put(("acceleration", fid, key), pin.getFrameAcceleration(pm, pd, fid, rf).vector)
         put(("com",), pin.centerOfMass(pm, pd, qp))
         put(("com_jacobian",), pin.jacobianCenterOfMass(pm, pd, qp)[:, ui])
         extra = damp * v + fric * np.sign(v)
         put(("rnea",), (pin.rnea(pm, pd, qp, v, a) + extra)[ui])
-        f = np.array([pd.f[i].vector for i in range(off, pm.njoints)])
+        f = np.array([pd.f[i].vector for i in range(off, pm.njoints)]).reshape(-1, 6)
         put(("wrenches",), f[order])
         Mp = pin.crba(pm, pd, qp)
         put(("M",), (np.triu(Mp) + np.triu(Mp, 1).T)[np.ix_(ui, ui)])
@@ -93,13 +104,13 @@ def compare_control(pin, robot, pm, rng, states: int = 3, frames: int = 8) -> di
         theirs = np.array(ref[key])
         err[group] = max(err.get(group, 0.0), max(_rel(o, t) for o, t in zip(ours, theirs)))
 
-    for name in names:
-        check("placement", robot.frame_placement(name, Q), ("placement", name))
+    for name, fid in names:
+        check("placement", robot.frame_placement(name, Q), ("placement", fid))
         for key, _ in refs:
-            check(f"J {key}", robot.frame_jacobian(name, Q, key), ("jacobian", name, key))
-            check("velocity", robot.frame_velocity(name, Q, U, key), ("velocity", name, key))
+            check(f"J {key}", robot.frame_jacobian(name, Q, key), ("jacobian", fid, key))
+            check("velocity", robot.frame_velocity(name, Q, U, key), ("velocity", fid, key))
             check("acceleration", robot.frame_acceleration(name, Q, U, UD, key),
-                  ("acceleration", name, key))
+                  ("acceleration", fid, key))
     check("com", robot.center_of_mass(Q), ("com",))
     check("com J", robot.center_of_mass_jacobian(Q), ("com_jacobian",))
     check("rnea", robot.inverse_dynamics(Q, U, UD), ("rnea",))

@@ -114,8 +114,10 @@ class RobotControl:
     @property
     def frame_names(self: Robot) -> tuple[str, ...]:
         """The names ``frame_placement`` and the others take: "universe", the URDF links
-        (those merged into a body by fixed joints included), the joints."""
-        return frame_names(self.tree)
+        (those merged into a body by fixed joints included), the joints, and "root_joint"
+        (the free-flyer's frame) with a floating base.  A name that is a link and a joint is
+        the link; the joint's frame is its child link's."""
+        return frame_names(self.tree, self.floating_base)
 
     def frame_function(self: Robot, name: str, quantity: str = "placement",
                        reference: str = "local") -> RobotFunction:

@@ -36,12 +36,19 @@ class RobotFunction(NumericFunction):
                          kernel, argument_names=tuple(groups))
         self.name = name
         self.constants = constants
+        # the one-state fast path: argument sizes, the constants' place in z
+        self._given = tuple(len(g) for n, g in groups.items() if n != "p")
+        self._nargs, self._nout = kernel.nargs, kernel.nout
 
     @property
     def takes_constants(self) -> bool:
         return "p" in self.argument_names
 
     def __call__(self, *values: Any, p: Any = None) -> np.ndarray:
+        if p is None and len(values) == len(self._given):
+            out = self._one_state(values)
+            if out is not None:
+                return out
         names = self.argument_names
         given = [n for n in names if n != "p"]
         if self.takes_constants and len(values) == len(names):
@@ -69,6 +76,23 @@ class RobotFunction(NumericFunction):
             raise InputError(f"{self.name}: the batched arguments have different numbers of "
                              f"states: {sorted(lead)}")
         return super().__call__(*arrays)
+
+    def _one_state(self, values: tuple) -> np.ndarray | None:
+        """One state given as float arrays of the right sizes: straight into the kernel
+        (None otherwise: the general path checks and broadcasts)."""
+        for v, n in zip(values, self._given):
+            if type(v) is not np.ndarray or v.shape != (n,):
+                return None
+        z = np.empty(self._nargs)
+        k = 0
+        for v, n in zip(values, self._given):
+            z[k:k + n] = v
+            k += n
+        if k < self._nargs:
+            z[k:] = self.constants
+        out = np.empty(self._nout)
+        self.kernel.into(z, out)
+        return out.reshape(self.shape) if self.shape else float(out[0])
 
     def __repr__(self) -> str:
         return (f"<RobotFunction {self.name}({', '.join(self.argument_names)}) -> "

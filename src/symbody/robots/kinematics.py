@@ -61,10 +61,13 @@ class FrameSite:
     p: np.ndarray
 
 
-def frame_names(tree: KinematicTree) -> tuple[str, ...]:
-    """Every frame name: "universe", the links, then the joints (URDF file order)."""
+def frame_names(tree: KinematicTree, floating: bool = False) -> tuple[str, ...]:
+    """Every frame name: "universe", the links, then the joints (URDF file order), and
+    "root_joint" (the free-flyer's, Pinocchio's name) with a floating base."""
     names = ["universe", *tree.urdf.links]
     names += [j for j in tree.urdf.joints if j not in tree.urdf.links]
+    if floating:
+        names.append("root_joint")
     return tuple(dict.fromkeys(names))
 
 
@@ -73,6 +76,9 @@ def frame_site(tree: KinematicTree, name: str, floating: bool) -> FrameSite:
     joint), or "universe" (the world).  A name that is a link and a joint means the link."""
     if not isinstance(name, str):
         raise InputError(f"frame name must be a string, got {name!r}")
+    if name == "root_joint" and floating and name not in tree.urdf.joints \
+            and name not in tree.link_body:     # Pinocchio's name of the free-flyer's frame
+        return FrameSite(name, 0, np.eye(3), np.zeros(3))
     world = name == "universe" or (name == tree.world_link and tree.world_link is not None)
     if not world and name not in tree.link_body and name in tree.urdf.joints:
         joint = tree.urdf.joints[name]
@@ -85,7 +91,7 @@ def frame_site(tree: KinematicTree, name: str, floating: bool) -> FrameSite:
             if floating or tree.world_link is not None:
                 return FrameSite(name, -1, np.eye(3), np.zeros(3))
             return FrameSite(name, 0, np.eye(3), np.zeros(3))
-        close = sorted(frame_names(tree), key=lambda n: _distance(n, name))[:3]
+        close = sorted(frame_names(tree, floating), key=lambda n: _distance(n, name))[:3]
         raise InputError(f"no frame {name!r} in the robot {tree.urdf.name!r} (frames are its links, "
                          f"its joints and 'universe'; closest: {', '.join(map(repr, close))})")
     b, R, p = tree.link_body[name]
