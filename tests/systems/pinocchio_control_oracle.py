@@ -81,7 +81,7 @@ def compare_control(pin, robot, pm, rng, states: int = 3, frames: int = 8) -> di
         pin.forwardKinematics(pm, pd, qp, v, a)
         pin.updateFramePlacements(pm, pd)
         pin.computeJointJacobians(pm, pd, qp)
-        for name, fid in names:
+        for _, fid in names:
             put(("placement", fid), pd.oMf[fid].homogeneous)
             for key, rf in refs:
                 put(("jacobian", fid, key), pin.getFrameJacobian(pm, pd, fid, rf)[:, ui])
