@@ -231,7 +231,12 @@ class RobotControl:
         """M = mass_matrix(q) (o, o), symmetric (composite rigid bodies; Pinocchio's ``crba``),
         rows and columns ``robot.speeds``."""
         def build():
-            M = self.tree_dynamics.mass
+            M = getattr(self.tree_dynamics, "mass", None)
+            if M is None:       # dynamics formed without M: composite rigid bodies here
+                from .general_dynamics import form_general_dynamics
+                qs, us, _, _ = self.symengine_symbols
+                M = form_general_dynamics(self.tree, qs, us, self._gravity_vector(),
+                                          self.tree_inertias, self.floating_base).mass
             perm = self.speed_permutation
             return [M[a][b] for a in perm for b in perm], (len(perm), len(perm))
 
