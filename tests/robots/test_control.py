@@ -136,3 +136,18 @@ def test_joint_wrenches_as_simulation_outputs(ur5):
     with pytest.raises(InputError, match="a function of another model"):
         sb.simulate(model, (0, 0.01), x0, ur5.constants, specifieds=np.zeros(6),
                     outputs={"W": other.joint_wrenches})
+
+
+def test_classical_acceleration_agrees_with_pinocchio(ur5):
+    pm = pin.buildModelFromUrdf(str(ROBOTS / UR5))
+    pd = pm.createData()
+    rng = np.random.default_rng(4)
+    q, v, a = rng.standard_normal((3, 6))
+    pin.forwardKinematics(pm, pd, q, v, a)
+    pin.updateFramePlacements(pm, pd)
+    fid = pm.getFrameId("tool0")
+    for ref, rf in (("local", pin.LOCAL), ("world", pin.WORLD),
+                    ("local_world_aligned", pin.LOCAL_WORLD_ALIGNED)):
+        ours = ur5.frame_acceleration("tool0", q, v, a, ref, classical=True)
+        theirs = pin.getFrameClassicalAcceleration(pm, pd, fid, rf).vector
+        np.testing.assert_allclose(ours, theirs, rtol=1e-12, atol=1e-12)
