@@ -10,7 +10,9 @@ joint torques/forces (one per actuated, i.e. non-mimic, joint).  A free-flyer ba
 q = (x, y, z, qx, qy, qz, qw) (position in the world, unit quaternion) and u = (v, ω)
 (linear and angular velocity in the base frame, Pinocchio's v), with
 p' = R(Q) v, Q' = ½ Q ⊗ (ω, 0), and |Q|² - 1 = 0 as a holonomic constraint (qw dependent).
-A mimic joint j of joint k is q_j = a q_k + b (holonomic; u_j = a u_k).
+A mimic joint j of joint k is q_j = a q_k + b (holonomic; u_j = a u_k).  Planar joints
+and floating joints inside the tree have several coordinates and speeds (Pinocchio's,
+:mod:`.joint_models`), with q' = K(q) u and a floating joint's quaternion norm holonomic.
 """
 
 from __future__ import annotations
@@ -61,8 +63,10 @@ class Robot(RobotControl):
     eom : EquationsOfMotion, ready for ``symbody.compile``.
     constants : dict {Symbol: value}: gravity ``g`` (and the inertial parameters with
         ``symbolic_inertia=True``).
-    joint_names : the URDF joint of coordinate i (base coordinates named ``"base.x"`` ...).
-    speed_names, input_names : the joint of speed i (``"base.vx"`` ...) and of input i.
+    joint_names : the URDF joint of coordinate i (base coordinates named ``"base.x"`` ...,
+        a planar or floating joint's ``"<joint>.x"`` ...).
+    speed_names, input_names : the joint of speed i (``"base.vx"``, ``"<joint>.vx"`` ...)
+        and of input i.
     coordinates, speeds, inputs : the dynamicsymbols, in the model's order.
     tree : the :class:`~symbody.robots.tree.KinematicTree` (merged bodies).
     urdf : the parsed :class:`~symbody.robots.urdf_parse.UrdfModel`; ``urdf_path``,
