@@ -103,32 +103,31 @@ def test_tensions_along_the_zoo_models_trajectory(pendulum):
 
 
 def test_a_urdf_robots_system_gives_newton_eulers_wrenches():
-    pytest.importorskip("pinocchio")
-    from systems.pinocchio_oracle import robots_dir
-    root = robots_dir()
-    if root is None:
-        pytest.skip("example-robot-data is not installed")
-    robot = sb.load_urdf(root / "double_pendulum_description/urdf/double_pendulum.urdf")
+    # revolute, prismatic (its reaction point fixed in the parent) and continuous joints, a
+    # fixed joint merged, damping and friction: robot.system's wrenches against the tree's
+    from robots.test_system import URDF
+    robot = sb.load_urdf(URDF, mimic=False)
     with warnings.catch_warnings():
         warnings.filterwarnings("ignore", message=r"\s*Velocity of .* automatically calculated")
         jw = sb.joint_wrenches(robot.system)
-    assert jw.joints == robot.joint_wrench_names
+    assert jw.joints == robot.joint_wrench_names == ("j1", "j2", "j3", "j4")
     q, u = list(robot.coordinates), list(robot.speeds)
     f = sb.make_function([q, u, [s.diff(TIME) for s in u], [robot.g], list(robot.inputs)],
                          jw.matrix())
     rng = np.random.default_rng(0)
-    Q, U, UD = rng.standard_normal((3, 4, 2))
-    tau = rng.standard_normal((4, 2))
+    Q, U, UD = rng.standard_normal((3, 4, 4))
+    tau = rng.standard_normal((4, 4))
     Ws = f(Q, U, UD, [9.81], tau)
     Wr = robot.joint_wrenches(Q, U, UD)
     # the System's loads hold the joint inputs, damping and friction: its wrench is the
-    # tree's (Pinocchio's data.f, checked in tests/robots) less that actuation about the axis
+    # tree's (Pinocchio's data.f, checked in tests/robots) less that actuation along the axis
     for i, name in enumerate(robot.joint_wrench_names):
         joint = next(b.joint for b in robot.tree.moving if b.joint.name == name)
         v = U[:, robot.speed_names.index(name)]
         act = tau[:, robot.input_names.index(name)] - joint.damping * v \
             - joint.friction * np.sign(v)
-        Wr[:, i, 3:] -= np.outer(act, joint.axis)
+        part = slice(0, 3) if joint.type == "prismatic" else slice(3, 6)
+        Wr[:, i, part] -= np.outer(act, joint.axis)
     np.testing.assert_allclose(Ws, Wr, rtol=0, atol=1e-12 * np.abs(Wr).max())
 
 

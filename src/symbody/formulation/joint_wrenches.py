@@ -65,7 +65,8 @@ class JointWrenches:
 
 
 def _qdot_map(system: Any) -> dict:
-    """q' in terms of u from the System's kinematic differential equations."""
+    """q' and q'' in terms of u and u' from the System's kinematic differential equations
+    (q'' appears where a point's velocity is the time derivative of its position)."""
     q = list(system.q)
     qd = [c.diff(TIME) for c in q]
     kdes = sm.Matrix(list(system.kdes))
@@ -77,7 +78,9 @@ def _qdot_map(system: Any) -> dict:
         raise InputError(f"joint_wrenches: the System has {A.shape[0]} kinematic differential "
                          f"equations for {len(q)} coordinates")
     sol = A.LUsolve(-rest)
-    return dict(zip(qd, sol))
+    first = dict(zip(qd, sol))
+    second = {c.diff(TIME): e.diff(TIME).xreplace(first) for c, e in zip(qd, sol)}
+    return {**second, **first}
 
 
 class _Motion:
@@ -185,7 +188,8 @@ def joint_wrenches(system: Any, joints: Any = None) -> JointWrenches:
             eqs.append(F[k] + f_total.dot(e))
         for k, e in enumerate((E.x, E.y, E.z)):
             eqs.append(F[3 + k] + n_total.dot(e))
-        eqs = [e.xreplace(qdot) for e in eqs]
+        second = {k: v for k, v in qdot.items() if k.args[1][1] == 2}
+        eqs = [e.xreplace(second).xreplace(qdot) for e in eqs]
         aux_speeds += w
         unknowns += F
         equations += eqs
