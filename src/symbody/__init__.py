@@ -76,6 +76,7 @@ _LAZY: dict[str, tuple[str, str | None]] = {
     "load_urdf": (".robots", "load_urdf"),
     "robots": (".robots", None),
     "to_casadi": (".export.casadi_function", "to_casadi"),
+    "joint_wrenches": (".formulation.joint_wrenches", "joint_wrenches"),
 }
 
 if TYPE_CHECKING:  # for type checkers and IDEs: the names __getattr__ provides
@@ -110,6 +111,9 @@ if TYPE_CHECKING:  # URDF robots (symbody.robots)
 
 if TYPE_CHECKING:  # export to CasADi (symbody.export)
     from .export.casadi_function import to_casadi
+
+if TYPE_CHECKING:  # the joints' wrenches of a SymPy System (auxiliary speeds)
+    from .formulation.joint_wrenches import joint_wrenches
 
 __all__ = [
     "models",
@@ -163,6 +167,7 @@ __all__ = [
     "Camera",
     "export_c",
     "export_fmu",
+    "joint_wrenches",
 ]
 
 

@@ -868,16 +868,19 @@ class NumericFunction:
     an extra leading dimension ``k`` evaluates ``k`` points at once; the other
     values are broadcast.  The result has the shape of the expressions given
     (a number for a single expression), with a leading ``k`` when batched.
+    ``argument_names``: a name per group (None: unnamed), read by the exports
+    (``to_casadi``, ``export_c``) and by ``simulate``'s outputs.
     """
 
     def __init__(self, groups: list[list], scalar_group: list[bool], shape: Any, kernel: Kernel,
-                 multi: bool = False) -> None:
+                 multi: bool = False, argument_names: Sequence[str] | None = None) -> None:
         self.groups = groups
         self._scalar_group = scalar_group
         self.shape = shape
         self.kernel = kernel
         self.multi = multi
         self._sizes = [len(g) for g in groups]
+        self.argument_names = None if argument_names is None else tuple(argument_names)
 
     def _split(self, out: np.ndarray, lead: tuple):
         if not self.multi:

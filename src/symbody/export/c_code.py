@@ -904,7 +904,14 @@ def export_c(model: Any, directory: str | Path, *, name: str = "model",
     redundant constraint set, callables given as values, a ``name`` that is not a C
     identifier, a folder that cannot be written; CompilationError for an expression C
     cannot hold.
+
+    ``model`` may also be a compiled function or ``{name: function}`` (``make_function``'s,
+    a robot's ``robot.inverse_dynamics``, ``robot.frame_function(...)``): see
+    :func:`symbody.export.functions.export_c_functions`.
     """
+    from .functions import export_c_functions, is_function
+    if is_function(model):
+        return export_c_functions(model, directory, name)
     check_identifier(name)
     check_exportable(model, "export_c")
     check_events(model, events, "export_c")

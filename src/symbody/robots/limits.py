@@ -96,9 +96,22 @@ def joint_limits(robot: Robot) -> tuple[JointLimit, ...]:
     return tuple(out)
 
 
-def _actuated(robot: Robot) -> list[int]:
-    """The tree indices of the moving joints with an input (all but the mimic joints)."""
-    return [i for i, b in enumerate(robot.tree.moving) if b.joint.mimic is None]
+def _input_by_speed(robot: Robot, taus: Sequence) -> dict:
+    """Tree speed index -> the input acting along it (actuated joints: not mimic, not
+    floating; a planar joint has one input per speed)."""
+    return dict(zip(robot.input_speed_indices, taus))
+
+
+def _single_dof(robot: Robot) -> dict:
+    """Tree index i of a one-speed moving joint -> (its coordinate index, its speed index)
+    (planar and floating joints in the tree have no <limit> stops)."""
+    lay = robot.tree_layout
+    out = {}
+    for i in range(len(robot.tree.moving)):
+        qsl, usl = lay.q_slices[i + 1], lay.u_slices[i + 1]
+        if qsl.stop - qsl.start == 1 and usl.stop - usl.start == 1:
+            out[i] = (qsl.start, usl.start)
+    return out
 
 
 def add_limit_terms(robot: Robot, rest: list, qs: Sequence, us: Sequence, taus: Sequence,
@@ -111,23 +124,25 @@ def add_limit_terms(robot: Robot, rest: list, qs: Sequence, us: Sequence, taus: 
         sm.Symbol("limit_damping")
     robot.constants[names["limit_stiffness"]] = LIMIT_STIFFNESS
     robot.constants[names["limit_damping"]] = LIMIT_DAMPING
-    nb = 7 if robot.floating_base else 0
-    ub = 6 if robot.floating_base else 0
+    index = _single_dof(robot)
     rest = list(rest)
-    tau_of = dict(zip(_actuated(robot), taus))
+    tau_of = _input_by_speed(robot, taus)
     for i, lim in enumerate(robot.limits):
-        q, u = qs[nb + i], us[ub + i]
-        tau = tau_of.get(i)
+        if i not in index:
+            continue
+        iq, iu = index[i]
+        q, u = qs[iq], us[iu]
+        tau = tau_of.get(iu)
         if tau is not None and lim.effort is not None:
             e = num(lim.effort)
             # the rest holds -tau: exchanged for -sat(tau)
-            rest[ub + i] = rest[ub + i] + tau - se.Max(-e, se.Min(e, tau))
+            rest[iu] = rest[iu] + tau - se.Max(-e, se.Min(e, tau))
         if lim.lower is not None:
             lo, hi = num(lim.lower), num(lim.upper)
             stop = se.Piecewise((se.Max(0, k * (q - hi) + d * u), se.Gt(q, hi)),
                                 (-se.Max(0, k * (lo - q) - d * u), se.Lt(q, lo)),
                                 (se.Integer(0), True))
-            rest[ub + i] = rest[ub + i] + stop       # g_d holds -tau_limit
+            rest[iu] = rest[iu] + stop       # g_d holds -tau_limit
     return rest
 
 
@@ -147,19 +162,20 @@ def check_limits(robot: Robot, trajectory: Any, warn: bool = False,
         raise InputError("check_limits: the trajectory is not of this robot's model (its "
                          "coordinates differ)")
     R = trajectory.specified_values
-    nb = 7 if robot.floating_base else 0
-    ub = 6 if robot.floating_base else 0
-    tau_of = dict(zip(_actuated(robot), robot.inputs))
+    index = _single_dof(robot)
+    tau_of = _input_by_speed(robot, robot.inputs)
     found = []
     for i, lim in enumerate(robot.limits):
-        q = trajectory.q[:, coords[robot.tree_coordinates[nb + i]]]
-        u = trajectory.u[:, speeds[robot.tree_speeds[ub + i]]]
+        if i not in index:
+            continue
+        q = trajectory.q[:, coords[robot.tree_coordinates[index[i][0]]]]
+        u = trajectory.u[:, speeds[robot.tree_speeds[index[i][1]]]]
+        tau = tau_of.get(index[i][1])
         checks = []
         if lim.lower is not None:
             checks += [("lower", lim.lower, lim.lower - q), ("upper", lim.upper, q - lim.upper)]
         if lim.velocity is not None:
             checks.append(("velocity", lim.velocity, np.abs(u) - lim.velocity))
-        tau = tau_of.get(i)
         if lim.effort is not None and tau is not None and R is not None and tau in inputs:
             checks.append(("effort", lim.effort, np.abs(R[:, inputs[tau]]) - lim.effort))
         for kind, limit, excess in checks:
@@ -188,12 +204,12 @@ def limit_events(robot: Robot, terminal: bool = True, action: Any = None) -> lis
     :class:`~symbody.Event`) applies an impact map instead."""
     from ..analysis.events import Event
 
-    nb = 7 if robot.floating_base else 0
+    index = _single_dof(robot)
     events = []
     for i, lim in enumerate(robot.limits):
-        if lim.lower is None:
+        if lim.lower is None or i not in index:
             continue
-        q = robot.tree_coordinates[nb + i]
+        q = robot.tree_coordinates[index[i][0]]
         for kind, cond, direction in (("lower", q - lim.lower, -1), ("upper", q - lim.upper, 1)):
             events.append(Event(cond, name=f"{lim.joint} {kind}", direction=direction,
                                 terminal=terminal and action is None, action=action))

@@ -28,15 +28,15 @@ def check_masses(model: UrdfModel, tree: KinematicTree, floating: bool) -> None:
             sub_rot[b.parent] += sub_rot[b.index]
     for b in tree.moving:
         j = b.joint
-        if j.type == "prismatic" and sub_mass[b.index] <= 0:
+        if j.type in ("prismatic", "planar", "floating") and sub_mass[b.index] <= 0:
             raise InputError(f"{where}, joint {j.name!r} (line {j.line}): the links it moves "
                              "have no mass (a zero row of the mass matrix)")
         if j.type != "prismatic" and sub_rot[b.index] <= 0:
             raise InputError(f"{where}, joint {j.name!r} (line {j.line}): the links it moves "
                              "have no inertia (a zero row of the mass matrix)")
         # a last body turning about an axis through its centre of mass with no inertia about it
-        if j.type != "prismatic" and not b.children and j.axis @ b.I_o @ j.axis <= 1e-14 * \
-                max(sub_rot[b.index], 1e-300):
+        if j.type not in ("prismatic", "floating") and not b.children and \
+                j.axis @ b.I_o @ j.axis <= 1e-14 * max(sub_rot[b.index], 1e-300):
             raise InputError(f"{where}, joint {j.name!r} (line {j.line}): the links it moves "
                              "have no inertia about its axis (a zero row of the mass matrix)")
     if floating:

@@ -10,7 +10,9 @@ joint torques/forces (one per actuated, i.e. non-mimic, joint).  A free-flyer ba
 q = (x, y, z, qx, qy, qz, qw) (position in the world, unit quaternion) and u = (v, ω)
 (linear and angular velocity in the base frame, Pinocchio's v), with
 p' = R(Q) v, Q' = ½ Q ⊗ (ω, 0), and |Q|² - 1 = 0 as a holonomic constraint (qw dependent).
-A mimic joint j of joint k is q_j = a q_k + b (holonomic; u_j = a u_k).
+A mimic joint j of joint k is q_j = a q_k + b (holonomic; u_j = a u_k).  Planar joints
+and floating joints inside the tree have several coordinates and speeds (Pinocchio's,
+:mod:`.joint_models`), with q' = K(q) u and a floating joint's quaternion norm holonomic.
 """
 
 from __future__ import annotations
@@ -29,7 +31,10 @@ from ..compat.sympy import TIME
 from ..errors import InputError
 from ..formulation.eom import CanonicalBlocks, EquationsOfMotion, SymengineDynamics
 from ..symengine_bridge import SympyConverter
+from .control import RobotControl
 from .dynamics import form_tree_dynamics, num
+from .general_dynamics import form_general_dynamics
+from .joint_models import COORDINATE_NAMES, SPEED_NAMES, joint_rates, tree_layout
 from .limits import add_limit_terms, check_limits, joint_limits, limit_events
 from .mass_checks import check_masses
 from .tree import KinematicTree, build_tree
@@ -51,16 +56,19 @@ def _ident(name: str) -> str:
     return s if s and not s[0].isdigit() else "_" + s
 
 
-class Robot:
-    """A URDF robot: its equations, constants, names, SymPy System and scene.
+class Robot(RobotControl):
+    """A URDF robot: its equations, constants, names, SymPy System and scene; its frames,
+    Jacobians and dynamics terms as compiled functions (:class:`~.control.RobotControl`).
 
     Attributes
     ----------
     eom : EquationsOfMotion, ready for ``symbody.compile``.
     constants : dict {Symbol: value}: gravity ``g`` (and the inertial parameters with
         ``symbolic_inertia=True``).
-    joint_names : the URDF joint of coordinate i (base coordinates named ``"base.x"`` ...).
-    speed_names, input_names : the joint of speed i (``"base.vx"`` ...) and of input i.
+    joint_names : the URDF joint of coordinate i (base coordinates named ``"base.x"`` ...,
+        a planar or floating joint's ``"<joint>.x"`` ...).
+    speed_names, input_names : the joint of speed i (``"base.vx"``, ``"<joint>.vx"`` ...)
+        and of input i.
     coordinates, speeds, inputs : the dynamicsymbols, in the model's order.
     tree : the :class:`~symbody.robots.tree.KinematicTree` (merged bodies).
     urdf : the parsed :class:`~symbody.robots.urdf_parse.UrdfModel`; ``urdf_path``,
@@ -106,44 +114,63 @@ class Robot:
             used.add(s)
             return s
 
-        q_tree, u_tree, names_tree = [], [], []
+        q_tree, u_tree, qn_tree, un_tree = [], [], [], []
         if self.floating_base:
             for c in BASE_COORDINATES:
                 q_tree.append(dynamicsymbols(unique(f"base_{c}")))
+                qn_tree.append(f"base.{c}")
             for c in BASE_SPEEDS:
                 u_tree.append(dynamicsymbols(unique(f"base_{c}")))
+                un_tree.append(f"base.{c}")
+        lay = self.tree_layout = tree_layout(self.tree, self.floating_base)
         for b in moving:
             ident = unique(_ident(b.joint.name))
-            q_tree.append(dynamicsymbols(f"q_{ident}"))
-            u_tree.append(dynamicsymbols(f"u_{ident}"))
-            names_tree.append(b.joint.name)
+            kind, name = b.joint.type, b.joint.name
+            if kind in COORDINATE_NAMES:    # several coordinates: "<joint>.x", ...
+                for c in COORDINATE_NAMES[kind]:
+                    q_tree.append(dynamicsymbols(f"q_{unique(f'{ident}_{c}')}"))
+                    qn_tree.append(f"{name}.{c}")
+                for c in SPEED_NAMES[kind]:
+                    u_tree.append(dynamicsymbols(f"u_{unique(f'{ident}_{c}')}"))
+                    un_tree.append(f"{name}.{c}")
+            else:
+                q_tree.append(dynamicsymbols(f"q_{ident}"))
+                u_tree.append(dynamicsymbols(f"u_{ident}"))
+                qn_tree.append(name)
+                un_tree.append(name)
         self.tree_coordinates, self.tree_speeds = q_tree, u_tree
-        nb = 7 if self.floating_base else 0
-        ub = 6 if self.floating_base else 0
         mimic = [i for i, b in enumerate(moving) if b.joint.mimic is not None]
         free = [i for i, b in enumerate(moving) if b.joint.mimic is None]
-        # the model's order: independent (base, then non-mimic joints), then dependent
-        if self.floating_base:
-            q_ind = q_tree[:6] + [q_tree[nb + i] for i in free]
-            q_dep = [q_tree[6]] + [q_tree[nb + i] for i in mimic]
-            self.joint_names = (tuple(f"base.{c}" for c in BASE_COORDINATES[:6])
-                                + tuple(names_tree[i] for i in free) + ("base.qw",)
-                                + tuple(names_tree[i] for i in mimic))
-        else:
-            q_ind = [q_tree[i] for i in free]
-            q_dep = [q_tree[i] for i in mimic]
-            self.joint_names = tuple(names_tree[i] for i in free + mimic)
-        u_ind = u_tree[:ub] + [u_tree[ub + i] for i in free]
-        u_dep = [u_tree[ub + i] for i in mimic]
-        self.speed_names = (tuple(f"base.{c}" for c in BASE_SPEEDS) if self.floating_base else ()) \
-            + tuple(names_tree[i] for i in free + mimic)
+        # the model's order: independent (base, then non-mimic joints), then dependent (the
+        # quaternions' qw, the mimic joints)
+        qi, qd = (list(range(6)), [6]) if self.floating_base else ([], [])
+        ui = list(range(6)) if self.floating_base else []
+        for i in free:
+            sl = lay.q_slices[i + 1]
+            if moving[i].joint.type == "floating":
+                qi += list(range(sl.start, sl.stop - 1))
+                qd.append(sl.stop - 1)
+            else:
+                qi += list(range(sl.start, sl.stop))
+            ui += list(range(lay.u_slices[i + 1].start, lay.u_slices[i + 1].stop))
+        qd += [lay.q_slices[i + 1].start for i in mimic]
+        ud = [lay.u_slices[i + 1].start for i in mimic]
+        q_ind, q_dep = [q_tree[k] for k in qi], [q_tree[k] for k in qd]
+        u_ind, u_dep = [u_tree[k] for k in ui], [u_tree[k] for k in ud]
+        self.joint_names = tuple(qn_tree[k] for k in qi + qd)
+        self.speed_names = tuple(un_tree[k] for k in ui + ud)
         self.q_ind, self.q_dep, self.u_ind, self.u_dep = q_ind, q_dep, u_ind, u_dep
         self.coordinates = tuple(q_ind + q_dep)
         self.speeds = tuple(u_ind + u_dep)
-        self.inputs = tuple(dynamicsymbols(f"tau_{str(u_tree[ub + i])[2:-3]}") for i in free)
-        self.input_names = tuple(names_tree[i] for i in free)
+        # an input per speed of the actuated joints (not mimic, not floating)
+        self._input_speeds = [k for i in free if moving[i].joint.type != "floating"
+                              for k in range(lay.u_slices[i + 1].start, lay.u_slices[i + 1].stop)]
+        self.inputs = tuple(dynamicsymbols(f"tau_{str(u_tree[k])[2:-3]}")
+                            for k in self._input_speeds)
+        self.input_names = tuple(un_tree[k] for k in self._input_speeds)
+        self.input_speed_indices = tuple(self._input_speeds)   # tree speed of each input
         # permutation: model speed k <- tree speed perm[k]
-        self.speed_permutation = list(range(ub)) + [ub + i for i in free + mimic]
+        self.speed_permutation = ui + ud
         self.mimic_bodies, self._free = mimic, free
         self.g = sm.Symbol("g")
         self.constants = {self.g: float(np.linalg.norm(self.gravity))}
@@ -203,24 +230,30 @@ class Robot:
         g = se.Symbol("g")
         names["g"] = self.g
         inertias = self._inertia_symbols()
+        self.tree_inertias = inertias
         for p in self.parameters:
             names[p.name] = p
-        gravity = tuple(num(x) * g for x in self.gravity_direction)
-        dyn = form_tree_dynamics(self.tree, qs, us, gravity, inertias, self.floating_base)
+        gdir = self.gravity_direction
+        if self.floating_base:      # in the frame of the free-flyer's coordinates
+            gdir = self.tree.base_placement[0].T @ gdir
+        gravity = tuple(num(x) * g for x in gdir)
+        form = form_general_dynamics if self.tree_layout.multi_dof else form_tree_dynamics
+        dyn = form(self.tree, qs, us, gravity, inertias, self.floating_base)
         self.tree_dynamics = dyn
         self.symengine_symbols = (qs, us, udots, taus)
-        ub = 6 if self.floating_base else 0
         rest = list(dyn.bias)
         moving = self.tree.moving
-        if self.joint_dynamics:
+        if self.joint_dynamics:        # on each of a joint's speeds
             for i, b in enumerate(moving):
                 d, f = b.joint.damping, b.joint.friction
-                if d:
-                    rest[ub + i] = rest[ub + i] + num(d) * us[ub + i]
-                if f:
-                    rest[ub + i] = rest[ub + i] + num(f) * se.sign(us[ub + i])
-        for k, i in enumerate(self._free):
-            rest[ub + i] = rest[ub + i] - taus[k]
+                for k in range(self.tree_layout.u_slices[i + 1].start,
+                               self.tree_layout.u_slices[i + 1].stop):
+                    if d:
+                        rest[k] = rest[k] + num(d) * us[k]
+                    if f:
+                        rest[k] = rest[k] + num(f) * se.sign(us[k])
+        for tau, k in zip(taus, self._input_speeds):
+            rest[k] = rest[k] - tau
         if self.limits_act:           # effort saturation and position stops (.limits)
             rest = add_limit_terms(self, rest, qs, us, taus, names)
         perm = self.speed_permutation
@@ -258,30 +291,16 @@ class Robot:
         col = {c: i for i, c in enumerate(self.speeds)}
         K_u = sm.zeros(len(row), len(col))
         qt, ut = self.tree_coordinates, self.tree_speeds
-        ub = 0
-        if self.floating_base:
-            x, y, z, w = qt[3:7]
-            R = sm.Matrix([[1 - 2 * (y * y + z * z), 2 * (x * y - w * z), 2 * (x * z + w * y)],
-                           [2 * (x * y + w * z), 1 - 2 * (x * x + z * z), 2 * (y * z - w * x)],
-                           [2 * (x * z - w * y), 2 * (y * z + w * x), 1 - 2 * (x * x + y * y)]])
-            v = R * sm.Matrix(ut[0:3])
-            for i in range(3):
-                out[qt[i]] = v[i]
-                for k in range(3):
-                    K_u[row[qt[i]], col[ut[k]]] = -R[i, k]
-            wx, wy, wz = ut[3:6]
-            half = sm.Rational(1, 2)
-            # Q' = 1/2 G(Q) w
-            G = {x: (w, -z, y), y: (z, w, -x), z: (-y, x, w), w: (-x, -y, -z)}
-            for c, coeffs in G.items():
-                out[c] = half * (coeffs[0] * wx + coeffs[1] * wy + coeffs[2] * wz)
-                for k in range(3):
-                    K_u[row[c], col[ut[3 + k]]] = -half * coeffs[k]
-            ub = 6
-        nb = 7 if self.floating_base else 0
-        for i in range(len(self.tree.moving)):
-            out[qt[nb + i]] = ut[ub + i]
-            K_u[row[qt[nb + i]], col[ut[ub + i]]] = -1
+        lay = self.tree_layout
+        # p' = R(Q) v, Q' = 1/2 Q (x) w for the free-flyer and floating joints (Pinocchio's v)
+        groups = [("floating", qt[:7], ut[:6])] if self.floating_base else []
+        groups += [(b.joint.type, qt[lay.q_slices[i + 1]], ut[lay.u_slices[i + 1]])
+                   for i, b in enumerate(self.tree.moving)]
+        for kind, qs, us in groups:
+            for c, e in zip(qs, joint_rates(kind, qs, us)):
+                out[c] = e
+                for s_ in us:
+                    K_u[row[c], col[s_]] = -sm.diff(e, s_)
         return out, K_u
 
     def _constraint_blocks(self) -> tuple:
@@ -294,15 +313,21 @@ class Robot:
             fh.append(x * x + y * y + z * z + w * w - 1)
             names.append("base.quaternion_norm")
         moving = self.tree.moving
-        nb = 7 if self.floating_base else 0
-        ub = 6 if self.floating_base else 0
+        lay = self.tree_layout
+        for i in self._free:         # floating joints in the tree: their quaternions too
+            if moving[i].joint.type == "floating":
+                x, y, z, w = self.tree_coordinates[lay.q_slices[i + 1]][3:7]
+                fh.append(x * x + y * y + z * z + w * w - 1)
+                names.append(f"{moving[i].joint.name}.quaternion_norm")
         index = {b.joint.name: i for i, b in enumerate(moving)}
         for i in self.mimic_bodies:
             jname, a, off = moving[i].joint.mimic
             k = index[jname]
-            fh.append(self.tree_coordinates[nb + i] - a * self.tree_coordinates[nb + k] - off)
+            qi, qk = lay.q_slices[i + 1].start, lay.q_slices[k + 1].start
+            ui, uk = lay.u_slices[i + 1].start, lay.u_slices[k + 1].start
+            fh.append(self.tree_coordinates[qi] - a * self.tree_coordinates[qk] - off)
             names.append(f"mimic {moving[i].joint.name}")
-            Brows.append(self.tree_speeds[ub + i] - a * self.tree_speeds[ub + k])
+            Brows.append(self.tree_speeds[ui] - a * self.tree_speeds[uk])
         self._holonomic_names = names
         f_h = sm.Matrix(len(fh), 1, fh) if fh else sm.zeros(0, 1)
         if Brows:
@@ -334,9 +359,13 @@ class Robot:
         if self.floating_base:
             q[self.coordinates.index(self.tree_coordinates[6])] = 1.0
         moving = self.tree.moving
-        nb = 7 if self.floating_base else 0
-        for i in self.mimic_bodies:
-            q[self.coordinates.index(self.tree_coordinates[nb + i])] = moving[i].joint.mimic[2]
+        lay = self.tree_layout
+        for i, b in enumerate(moving):
+            sl = lay.q_slices[i + 1]
+            if b.joint.type == "floating":
+                q[self.coordinates.index(self.tree_coordinates[sl.stop - 1])] = 1.0
+            if b.joint.mimic is not None:
+                q[self.coordinates.index(self.tree_coordinates[sl.start])] = b.joint.mimic[2]
         return np.concatenate([q, np.zeros(len(self.u_ind))])
 
     # pinocchio conventions (see .pinocchio)
