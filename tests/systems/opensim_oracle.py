@@ -85,7 +85,7 @@ def opensim_terms(osim, model, m, s, q, u) -> dict:
     m.realizeVelocity(s2)
     matter.calcResidualForceIgnoringConstraints(s2, zero_mob, forces, osim.Vector(n, 0.0), res)
     gravity = -_vec(res)[perm]
-    qdot = _vec(s.getQDot())[perm]
+    qdot = _vec(s.getQDot())[list(model.simbody_q_slots)][perm]
     udot = _vec(s.getUDot())[perm]
     return {"M": Mn, "gravity": gravity, "velocity": velocity, "qdot": qdot, "udot": udot}
 

@@ -9,7 +9,8 @@ arithmetic in Python):
 - ``PolynomialFunction`` (c_n, ..., c_0, highest power first): Horner's form;
 - ``SimmSpline`` (and the old name ``NaturalCubicSpline``, which OpenSim reads as SimmSpline):
   the cubic spline of SIMM (Forsythe, Malcolm & Moler's end conditions: third derivatives
-  at the ends from divided differences), as a Piecewise of the cubics
+  at the ends from divided differences), as a Piecewise (every piece with its own condition: the kernels take
+  it as it is) of the cubics
   y_k + d (b_k + d (c_k + d d_k)), d = x - x_k, on [x_k, x_k+1] and straight lines of slope
   b_0, b_(n-1) outside [x_0, x_(n-1)] (OpenSim extrapolates linearly);
 - ``PiecewiseLinearFunction``: the polygon, extrapolated with the end slopes;
@@ -199,7 +200,8 @@ class SimmSplineFunction(OsimFunction):
             dx = x - _num(X[k])
             cubic = _num(Y[k]) + dx * (_num(b[k]) + dx * (_num(c[k]) + dx * _num(d[k])))
             pieces.append((cubic, se.Le(x, _num(X[k + 1]))))
-        pieces.append((_num(Y[n - 1]) + (x - _num(X[n - 1])) * _num(b[n - 1]), True))
+        pieces.append((_num(Y[n - 1]) + (x - _num(X[n - 1])) * _num(b[n - 1]),
+                       se.Lt(_num(X[n - 1]), x)))
         return se.Piecewise(*pieces)
 
     def value(self, *xs):
@@ -235,7 +237,8 @@ class PiecewiseLinearFunctionOsim(OsimFunction):
         pieces = [(_num(Y[0]) + (x - _num(X[0])) * _num(b[0]), se.Lt(x, _num(X[0])))]
         for k in range(n - 1):
             pieces.append((_num(Y[k]) + (x - _num(X[k])) * _num(b[k]), se.Le(x, _num(X[k + 1]))))
-        pieces.append((_num(Y[n - 1]) + (x - _num(X[n - 1])) * _num(b[n - 1]), True))
+        pieces.append((_num(Y[n - 1]) + (x - _num(X[n - 1])) * _num(b[n - 1]),
+                       se.Lt(_num(X[n - 1]), x)))
         return se.Piecewise(*pieces)
 
     def value(self, *xs):
@@ -266,8 +269,9 @@ class StepFunctionOsim(OsimFunction):
         x = args[0]
         s = (x - _num(self.x0)) / _num(self.x1 - self.x0)
         smooth = s ** 3 * (10 - 15 * s + 6 * s ** 2)
-        step = se.Piecewise((se.Integer(0), se.Le(x, _num(self.x0))),
-                            (se.Integer(1), se.Ge(x, _num(self.x1))), (smooth, True))
+        x0, x1 = _num(self.x0), _num(self.x1)
+        step = se.Piecewise((se.Integer(0), se.Le(x, x0)), (se.Integer(1), se.Le(x1, x)),
+                            (smooth, se.And(se.Lt(x0, x), se.Lt(x, x1))))
         return _num(self.y0) + _num(self.y1 - self.y0) * step
 
     def value(self, *xs):

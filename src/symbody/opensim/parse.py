@@ -14,7 +14,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..errors import InputError
-from .functions import ConstantFunction, LinearFunctionOsim, function_of
+from .functions import ConstantFunction, function_of
 from .geometry_spec import geometry_of
 from .model_spec import (
     JOINT_DOFS,
@@ -163,7 +163,6 @@ def read_transform_axes(joint: OsimElement, coordinate_names: list) -> tuple:
     for k, name in enumerate(_AXIS_NAMES):
         ax = by_name.get(name)
         if ax is None:
-            from .functions import OsimFunction  # noqa: F401  (type only)
             out.append(TransformAxisSpec(name, (), np.array(_DEFAULT_AXES[k], float),
                                          _constant_zero(joint), None))
             continue
@@ -177,18 +176,11 @@ def read_transform_axes(joint: OsimElement, coordinate_names: list) -> tuple:
         if not nrm > 0:
             raise ax.error("<axis> must not be zero")
         f = function_of(ax, "function")
-        if f is None:
-            if len(coords) == 1:
-                f = LinearFunctionOsim(_synthetic(ax, "LinearFunction"))
-            elif len(coords) > 1:
-                raise ax.error("has several coordinates but no function")
-            else:
-                f = _constant_zero(ax)
+        if f is None:       # OpenSim's default: Constant(0), whatever the coordinates
+            f = _constant_zero(ax)
         if f.nargs not in (0, len(coords)) and not (f.nargs == 1 and len(coords) == 1):
             raise ax.error(f"its {f.kind} takes {f.nargs} argument(s) but {len(coords)} "
                            "coordinate(s) are named")
-        if f.nargs == 0 and coords:
-            pass        # a constant of a coordinate: the coordinate does not move this axis
         out.append(TransformAxisSpec(name, coords, axis / nrm, f, ax))
     for start in (0, 3):
         a = [out[start + i].axis for i in range(3)]
