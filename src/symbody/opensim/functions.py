@@ -34,6 +34,12 @@ __all__ = ["OsimFunction", "parse_function", "function_of", "SUPPORTED_FUNCTIONS
 TINY_NUMBER = 1e-7      # OpenSim's TINY_NUMBER (rdMath.h): the smallest knot spacing used
 
 
+def _knot(v: float):
+    """A number in a Piecewise condition: always a double (symengine decides 2.0 <= 2 as
+    False when the 2 is an Integer)."""
+    return se.RealDouble(float(v))
+
+
 def _num(v: float):
     v = float(v)
     if v == 0.0:
@@ -195,13 +201,13 @@ class SimmSplineFunction(OsimFunction):
         x = args[0]
         X, Y, b, c, d = self.x, self.y, self.b, self.c, self.d
         n = X.size
-        pieces = [(_num(Y[0]) + (x - _num(X[0])) * _num(b[0]), se.Lt(x, _num(X[0])))]
+        pieces = [(_num(Y[0]) + (x - _num(X[0])) * _num(b[0]), se.Lt(x, _knot(X[0])))]
         for k in range(n - 1):
             dx = x - _num(X[k])
             cubic = _num(Y[k]) + dx * (_num(b[k]) + dx * (_num(c[k]) + dx * _num(d[k])))
-            pieces.append((cubic, se.Le(x, _num(X[k + 1]))))
+            pieces.append((cubic, se.Le(x, _knot(X[k + 1]))))
         pieces.append((_num(Y[n - 1]) + (x - _num(X[n - 1])) * _num(b[n - 1]),
-                       se.Lt(_num(X[n - 1]), x)))
+                       se.Lt(_knot(X[n - 1]), x)))
         return se.Piecewise(*pieces)
 
     def value(self, *xs):
@@ -234,11 +240,11 @@ class PiecewiseLinearFunctionOsim(OsimFunction):
         x = args[0]
         X, Y, b = self.x, self.y, self.b
         n = X.size
-        pieces = [(_num(Y[0]) + (x - _num(X[0])) * _num(b[0]), se.Lt(x, _num(X[0])))]
+        pieces = [(_num(Y[0]) + (x - _num(X[0])) * _num(b[0]), se.Lt(x, _knot(X[0])))]
         for k in range(n - 1):
-            pieces.append((_num(Y[k]) + (x - _num(X[k])) * _num(b[k]), se.Le(x, _num(X[k + 1]))))
+            pieces.append((_num(Y[k]) + (x - _num(X[k])) * _num(b[k]), se.Le(x, _knot(X[k + 1]))))
         pieces.append((_num(Y[n - 1]) + (x - _num(X[n - 1])) * _num(b[n - 1]),
-                       se.Lt(_num(X[n - 1]), x)))
+                       se.Lt(_knot(X[n - 1]), x)))
         return se.Piecewise(*pieces)
 
     def value(self, *xs):
@@ -269,7 +275,7 @@ class StepFunctionOsim(OsimFunction):
         x = args[0]
         s = (x - _num(self.x0)) / _num(self.x1 - self.x0)
         smooth = s ** 3 * (10 - 15 * s + 6 * s ** 2)
-        x0, x1 = _num(self.x0), _num(self.x1)
+        x0, x1 = _knot(self.x0), _knot(self.x1)
         step = se.Piecewise((se.Integer(0), se.Le(x, x0)), (se.Integer(1), se.Le(x1, x)),
                             (smooth, se.And(se.Lt(x0, x), se.Lt(x, x1))))
         return _num(self.y0) + _num(self.y1 - self.y0) * step

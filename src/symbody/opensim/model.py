@@ -86,7 +86,8 @@ class OpenSimModel:
         multibody tree in Simbody's order; ``kinematics``: body poses and Jacobians.
     """
 
-    def __init__(self, spec: ModelSpec, tree: MultibodyTree, *, unsupported: str = "warn"):
+    def __init__(self, spec: ModelSpec, tree: MultibodyTree, *, unsupported: str = "warn",
+                 force_builders: dict | None = None):
         self.spec, self.tree = spec, tree
         self.name = spec.name
         self.gravity = np.asarray(spec.gravity, dtype=float)
@@ -94,7 +95,7 @@ class OpenSimModel:
         self._make_symbols()
         self._build_tree()
         self._build_constraints()
-        self._build_forces(unsupported)
+        self._build_forces(force_builders or {})
         self.eom = self._form()
         self._report(unsupported)
 
@@ -104,6 +105,7 @@ class OpenSimModel:
         used: set = set()
         self.simbody_coordinate_names = tuple(c.name for c in coords)
         self._q_tree, self._u_tree = [], []
+        self.tree_coordinates, self.tree_speeds = self._q_tree, self._u_tree
         for c in coords:
             ident = base = _ident(c.name)
             k = 1
@@ -154,6 +156,7 @@ class OpenSimModel:
             b = self.spec.bodies[n.name]
             inertias.append(body_inertia(b.mass, b.com, b.inertia))
         self._transforms, self._offsets, self._inertias = transforms, offsets, inertias
+        self.joint_transforms = transforms
         self._parents = [n.parent for n in nodes]
         self.kinematics = TreeKinematics({n.name: n.index for n in nodes}, self._parents,
                                          transforms, offsets, len(self._se_u))
@@ -193,28 +196,28 @@ class OpenSimModel:
         self.u_dep = self.speeds[len(names) - nd:]
 
     # ------------------------------------------------------------------ forces
-    def _build_forces(self, unsupported: str) -> None:
+    def _build_forces(self, extra_builders: dict) -> None:
         coords = {}
         for k, c in enumerate(self.simbody_coordinate_names):
             coords[c] = (self._se_q[k], self._se_u[k], self._q_tree[k], self._u_tree[k], k)
         self.force_context = ForceContext(self.spec, self.kinematics, coords, self._names,
                                           self._se_t)
         self.forces: dict = {}
-        self._contributions: list[ForceContribution] = []
+        self.force_contributions: list[ForceContribution] = []
         self._unsupported: list[LeftOut] = []
         for el in self.spec.forces:
             if _disabled(el):
                 self.left_out.append(LeftOut(el.tag, el.name, el.line,
                                              "disabled in the file (OpenSim ignores it too)"))
                 continue
-            builder = builder_for(el.tag)
+            builder = extra_builders.get(el.tag) or builder_for(el.tag)
             if builder is None:
                 item = LeftOut(el.tag, el.name, el.line, "force type not supported")
                 self._unsupported.append(item)
                 self.left_out.append(item)
                 continue
             contrib = builder(el, self.force_context)
-            self._contributions.append(contrib)
+            self.force_contributions.append(contrib)
             self.forces[el.name or el.tag] = contrib.record
             self.constants.update(contrib.constants)
 
@@ -229,7 +232,7 @@ class OpenSimModel:
                 f"{listing}{more} (see model.left_out)")
         if unsupported == "error":
             raise InputError(text.replace("left out of the model", "not supported"))
-        warnings.warn(text, OpenSimImportWarning, stacklevel=3)
+        warnings.warn(text, OpenSimImportWarning, stacklevel=4)
 
     # ------------------------------------------------------------------ equations
     def _form(self) -> EquationsOfMotion:
@@ -239,14 +242,14 @@ class OpenSimModel:
                             [num(x) * g for x in gdir], self._offsets)
         self.tree_dynamics = dyn
         rest = list(dyn.bias)
-        for c in self._contributions:
+        for c in self.force_contributions:
             if c.generalized is not None:
                 rest = [r - q for r, q in zip(rest, c.generalized)]
         perm = self.simbody_index
         mass = [[dyn.mass[a][b] for b in perm] for a in perm]
         rest = [rest[a] for a in perm]
         conv = SympyConverter(self._names)
-        self._converter = conv
+        self.sympy_converter = conv
 
         def to_sympy(mass=mass, rest=rest):
             return conv.matrix(mass), sm.Matrix(len(rest), 1, [conv(e) for e in rest])
@@ -264,7 +267,7 @@ class OpenSimModel:
         f_h, B, b, B_a, b_a = self._constraint_blocks(conv, qdot, u_model, perm)
         specifieds: list = []
         extra: dict = {}
-        for c in self._contributions:
+        for c in self.force_contributions:
             specifieds += [s for s in c.specifieds if s not in specifieds]
             extra.update(c.extra_states)
         blocks = CanonicalBlocks(
@@ -392,7 +395,7 @@ class OpenSimModel:
         rows = []
         for body, loc in self.markers.values():
             p = self.kinematics.point(body, loc)
-            rows.append([self._converter(e) for e in p])
+            rows.append([self.sympy_converter(e) for e in p])
         return sm.Matrix(rows) if rows else sm.zeros(0, 3)
 
     def marker_outputs(self) -> dict:
@@ -429,15 +432,28 @@ class OpenSimModel:
         the force builders' loads), built on first access."""
         return self.system_parts.system
 
+    def system_eom(self, loads: Any = (), name: str | None = None) -> EquationsOfMotion:
+        """The equations of ``model.system`` (with what the user added) and ``loads``, by
+        symbody's KanesMethod (SymPy's vector algebra: small models;
+        :func:`symbody.opensim.system.system_eom`)."""
+        from .system import system_eom
+        return system_eom(self, loads, name)
+
     @cached_property
     def scene(self) -> Scene:
         """The bodies' geometry (meshes found beside the file, spheres, cylinders, ...) on the
-        body frames, and the markers (:mod:`symbody.opensim.scene`)."""
+        body frames, and the markers (:func:`make_scene` with the default search)."""
+        return self.make_scene()
+
+    def make_scene(self, geometry_dirs: Any = None) -> Scene:
+        """The scene, looking for mesh files in ``geometry_dirs`` (a folder or a list of them)
+        first, then beside the model file (:mod:`symbody.opensim.scene`)."""
         from .scene import build_scene
-        return build_scene(self)
+        return build_scene(self, geometry_dirs)
 
 
-def load_opensim(path_or_xml: str | os.PathLike, *, unsupported: str = "warn") -> OpenSimModel:
+def load_opensim(path_or_xml: str | os.PathLike, *, unsupported: str = "warn",
+                 force_builders: dict | None = None) -> OpenSimModel:
     """Load an OpenSim model (a ``.osim`` path or its XML text) as equations of motion.
 
     Both file formats that circulate are read: 4.x (``Version`` 40000 and later) and the
@@ -446,6 +462,9 @@ def load_opensim(path_or_xml: str | os.PathLike, *, unsupported: str = "warn") -
     a builder, other constraint types, controllers, probes): "warn" (default: load without
     them and name each, with its line, in an :class:`OpenSimImportWarning` and in
     ``model.left_out``) or "error" (an :class:`~symbody.errors.InputError` naming them).
+
+    ``force_builders``: ``{element name: builder(element, ctx)}`` used before the registered
+    ones (:mod:`symbody.opensim.forces`) for this model only.
 
     Raises :class:`~symbody.errors.InputError` naming the element and line for a malformed
     file, an unsupported joint or function type, unknown frames, bodies or coordinates,
@@ -457,4 +476,4 @@ def load_opensim(path_or_xml: str | os.PathLike, *, unsupported: str = "warn") -
     doc = read_document(path_or_xml)
     spec = parse_model(doc)
     tree = build_multibody(spec)
-    return OpenSimModel(spec, tree, unsupported=unsupported)
+    return OpenSimModel(spec, tree, unsupported=unsupported, force_builders=force_builders)
