@@ -147,3 +147,26 @@ def synthetic_model(constraints: bool = False) -> str:
             '<Marker name="m2"><socket_parent_frame>/jointset/j_pin/j_pin_c'
             "</socket_parent_frame><location>0.02 0.03 -0.04</location></Marker>"
             "</objects></MarkerSet></Model></OpenSimDocument>\n")
+
+
+def star_model(only: tuple = ()) -> str:
+    """Every joint type once (or those in ``only``), each body joined to the ground (short
+    expressions: for tests that form the equations with SymPy's vector algebra)."""
+    kinds = (("FreeJoint", ["rx", "ry", "rz", "tx", "ty", "tz"], ""),
+             ("BallJoint", ["x", "y", "z"], ""), ("GimbalJoint", ["x", "y", "z"], ""),
+             ("UniversalJoint", ["x", "y"], ""), ("PlanarJoint", ["rz", "tx", "ty"], ""),
+             ("CustomJoint", ["c_a", "c_b"], custom_transform()), ("PinJoint", ["a"], ""),
+             ("SliderJoint", ["s"], ""), ("WeldJoint", [], ""))
+    bodies, joints = [], []
+    kinds = tuple(k for k in kinds if not only or k[0] in only)
+    for k, (kind, coords, extra) in enumerate(kinds):
+        name = f"s{k}"
+        bodies.append(_body(name, 1.0 + 0.1 * k, "0.02 -0.1 0.03"))
+        cs = [_coord(c if kind == "CustomJoint" else f"{name}_{c}",
+                     -2.0 if c == "c_a" else -1.0, 0.3 if c == "c_a" else 1.0) for c in coords]
+        joints.append(_joint(kind, f"j{k}", "", "", cs, "/ground", f"/bodyset/{name}", extra))
+    return ('<?xml version="1.0" encoding="UTF-8" ?>\n<OpenSimDocument Version="40000">'
+            '<Model name="star"><Ground name="ground"/><gravity>0.3 -9.81 0.2</gravity>'
+            f'<BodySet name="bodyset"><objects>{"".join(bodies)}</objects></BodySet>'
+            f'<JointSet name="jointset"><objects>{"".join(joints)}</objects></JointSet>'
+            "</Model></OpenSimDocument>\n")

@@ -39,7 +39,7 @@ class GeometryFileWarning(UserWarning):
 
 def _color(rgb) -> str:
     r, g, b = (min(max(float(c), 0.0), 1.0) for c in rgb)
-    return "#{:02x}{:02x}{:02x}".format(round(255 * r), round(255 * g), round(255 * b))
+    return f"#{round(255 * r):02x}{round(255 * g):02x}{round(255 * b):02x}"
 
 
 def find_geometry(name: str, model_path: str | None, geometry_dirs: Any = None) -> Path | None:

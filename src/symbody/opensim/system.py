@@ -211,9 +211,12 @@ def _write_out(model, node, conv, frames, points, F, Pf, C, Oc, N) -> None:
     # C's origin: F's origin + p_FM (in F) - (M's origin in C)
     Oc.set_pos(Pf, _vector(F, p_FM) - _vector(C, [_num(x) for x in j.child.p]))
     vs = [conv(e) for e in _column_sum(jt.Sv, jt.u)]
-    parent_frame = frames[j.parent.body]
-    Oc.set_vel(N, Pf.vel(N) + parent_frame.ang_vel_in(N).cross(Oc.pos_from(Pf))
-               + _vector(C, vs))
+    parent_frame, Op = frames[j.parent.body], points[j.parent.body]
+    w_P = parent_frame.ang_vel_in(N)
+    # velocities from the parent origin's (set, never derived: SymPy's derivation through the
+    # frames' direction cosines is slow), v = v_Op + ω_P × r
+    v_Pf = Op.vel(N) if Pf is Op else Op.vel(N) + w_P.cross(Pf.pos_from(Op))
+    Oc.set_vel(N, v_Pf + w_P.cross(Oc.pos_from(Pf)) + _vector(C, vs))
 
 
 def _column_sum(cols: list, u: list) -> list:
