@@ -41,8 +41,8 @@ def _relative(a, b) -> float:
 def one(path: str, states: int) -> dict:
     """Check one model in this process; a dict of the row."""
     import numpy as np
-    import opensim as osim
 
+    import opensim as osim
     from symbody.errors import SymbodyError
     from symbody.opensim import load_opensim
     from systems.opensim_oracle import opensim_markers, opensim_model, opensim_terms, quiet
