@@ -16,14 +16,17 @@ def quiet(osim) -> None:
     osim.Logger.setLevelString("error")
 
 
-def opensim_model(osim, path: str, *, without_forces: bool = True):
+def opensim_model(osim, path: str, *, without_forces: bool = True, constraints_off=()):
     """The OpenSim model of ``path`` with its forces and controllers removed (so that u' is
-    gravity, velocity terms and constraints only), and its initialized state."""
+    gravity, velocity terms and constraints only) and the constraints named in
+    ``constraints_off`` not enforced, and its initialized state."""
     quiet(osim)
     m = osim.Model(str(path))
     if without_forces:
         m.updForceSet().clearAndDestroy()
         m.updControllerSet().clearAndDestroy()
+    for name in constraints_off:
+        m.updConstraintSet().get(name).set_isEnforced(False)
     s = m.initSystem()
     return m, s
 

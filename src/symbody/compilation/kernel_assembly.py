@@ -130,9 +130,16 @@ def _holonomic_outputs(eom: EquationsOfMotion, coordinates: Sequence) -> tuple:
     names -> the SymPy atoms."""
     from ..symengine_bridge import SymbolTable
 
+    import symengine as se
+
     table = SymbolTable()
     qs = [table.add(q) for q in coordinates]
     se_fh = table.to_se_many(list(eom.holonomic))
+    t = se.Symbol(TIME.name)
+    if any(t in f.free_symbols and any(t in f.diff(q).free_symbols for q in qs) for f in se_fh):
+        # a node symengine took whole (a Piecewise) kept a function of time: SymPy's jacobian
+        fh = sm.Matrix(eom.holonomic)
+        return list(fh), list(fh.jacobian(sm.Matrix(coordinates))), None
     jac = [f.diff(q) for f in se_fh for q in qs]
     names = {s.name: atom for atom, s in table.se_of.items()}
     return list(eom.holonomic), jac, names

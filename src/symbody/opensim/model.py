@@ -342,8 +342,9 @@ class OpenSimModel:
         return np.concatenate([q, u[:len(self.u_ind)]])
 
     def random_coordinates(self, rng: Any = None) -> np.ndarray:
-        """q (model order) drawn uniformly within each coordinate's range (a range wider than
-        ±π is cut to ±π for rotations); dependent coordinates are not made consistent."""
+        """q (model order) drawn uniformly within each coordinate's range from the file (an
+        infinite or empty range: [-1, 1]); dependent coordinates are not put on the
+        constraints (``numeric_model.project_coordinates`` does that)."""
         rng = np.random.default_rng(rng)
         out = []
         for n in self.coordinate_names:
