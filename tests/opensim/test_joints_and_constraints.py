@@ -62,7 +62,7 @@ def test_every_joint_type_agrees(free_model):
 
 
 def test_state_maps_round_trip(free_model):
-    _, model = free_model
+    path, model = free_model
     rng = np.random.default_rng(0)
     q = model.random_coordinates(rng)
     u = rng.uniform(-1, 1, len(q))
@@ -70,6 +70,14 @@ def test_state_maps_round_trip(free_model):
     assert Q.size == model.simbody_nq == len(q) + 2     # Free and Ball keep a 4th slot
     q2, u2 = model.from_opensim_state(Q, U)
     assert np.array_equal(q2, q) and np.array_equal(u2, u)
+    # an OpenSim State, read through its getQ/getU, by coordinate name
+    m, s = opensim_model(osim, path)
+    opensim_terms(osim, model, m, s, q, u)
+    q3, u3 = model.from_opensim_state(s)
+    assert np.array_equal(q3, q) and np.array_equal(u3, u)
+    cs = m.getCoordinateSet()
+    for i, name in enumerate(model.coordinate_names):
+        assert cs.get(name).getValue(s) == q[i] and cs.get(name).getSpeedValue(s) == u[i]
 
 
 def test_constraints_agree(constrained_model):

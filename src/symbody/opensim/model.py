@@ -441,6 +441,20 @@ class OpenSimModel:
         return system_eom(self, loads, name)
 
     @cached_property
+    def marker_points(self) -> dict:
+        """{name: SymPy Point} of the markers, fixed in their bodies' frames of ``system``."""
+        parts = self.system_parts
+        out = {}
+        for name, (body, loc) in self.markers.items():
+            F, O = parts.frames[body], parts.points[body]
+            P = O.locatenew(f"marker_{name}", sum((sm.Float(float(c)) * e for c, e in
+                                                   zip(loc, (F.x, F.y, F.z)) if c != 0),
+                                                  0 * F.x))
+            P.set_vel(F, 0)
+            out[name] = P
+        return out
+
+    @cached_property
     def scene(self) -> Scene:
         """The bodies' geometry (meshes found beside the file, spheres, cylinders, ...) on the
         body frames, and the markers (:func:`make_scene` with the default search)."""
