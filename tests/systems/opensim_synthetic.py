@@ -170,3 +170,26 @@ def star_model(only: tuple = ()) -> str:
             f'<BodySet name="bodyset"><objects>{"".join(bodies)}</objects></BodySet>'
             f'<JointSet name="jointset"><objects>{"".join(joints)}</objects></JointSet>'
             "</Model></OpenSimDocument>\n")
+
+
+def coupled_model() -> str:
+    """One body on a CustomJoint whose three rotations are functions of one coordinate (as
+    the knee of Rajagopal et al. 2016): where Simbody's velocity terms are not exact."""
+    zero = '<Constant name="function"><value>0</value></Constant>'
+    transform = ("<SpatialTransform>"
+                 + _axis("rotation1", "k", "1 0 0", '<LinearFunction name="function">'
+                         "<coefficients>1 0</coefficients></LinearFunction>")
+                 + _axis("rotation2", "k", "0 0 1", '<LinearFunction name="function">'
+                         "<coefficients>0.5 0</coefficients></LinearFunction>")
+                 + _axis("rotation3", "k", "0 1 0", '<PolynomialFunction name="function">'
+                         "<coefficients>0.3 0 0</coefficients></PolynomialFunction>")
+                 + "".join(_axis(f"translation{k}", "", a, zero)
+                           for k, a in ((1, "1 0 0"), (2, "0 1 0"), (3, "0 0 1")))
+                 + "</SpatialTransform>")
+    joint = _joint("CustomJoint", "knee", "", "", [_coord("k")], "/ground", "/bodyset/b",
+                   transform)
+    return ('<?xml version="1.0" encoding="UTF-8" ?>\n<OpenSimDocument Version="40000">'
+            '<Model name="coupled"><Ground name="ground"/>'
+            f'<BodySet name="bodyset"><objects>{_body("b", 1.0, "0.1 -0.3 0.05")}</objects>'
+            f'</BodySet><JointSet name="jointset"><objects>{joint}</objects></JointSet>'
+            "</Model></OpenSimDocument>\n")

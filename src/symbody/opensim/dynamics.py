@@ -116,6 +116,7 @@ class JointTransform:
         self.mob = mob
         R_PF, p_PF = _nmat(F.R), [num(x) for x in F.p]
         R_BM, p_BM = _nmat(M.R), [num(x) for x in M.p]
+        self.R_BM, self.p_BM = R_BM, p_BM
         R_MB = transpose(R_BM)
         self.R = matmul(matmul(R_PF, mob.R), R_MB)
         o_M = matvec(R_MB, [-x for x in p_BM])            # B's origin from M's, in M
@@ -149,7 +150,8 @@ class JointTransform:
         return w, v
 
     def subspace_rate(self) -> tuple:
-        """Ṡ u = Σ_k ∂(S u)/∂q_k q_k' (body coordinates)."""
+        """Ṡ u = Σ_k ∂(S u)/∂q_k q_k' (body coordinates), plus the mobilizer's ``hdot_error``
+        (an angular acceleration about M's origin) when it has one."""
         w, v = self.joint_velocity()
         dw, dv = [ZERO] * 3, [ZERO] * 3
         for qk, qdk in zip(self.mob.q, self.mob.qdot):
@@ -159,6 +161,10 @@ class JointTransform:
                     dw[i] = dw[i] + a * qdk
                 if b != 0:
                     dv[i] = dv[i] + b * qdk
+        if self.mob.hdot_error is not None:
+            ew = matvec(self.R_BM, self.mob.hdot_error)
+            dw = _add(dw, ew)
+            dv = _add(dv, _cross(self.p_BM, ew))
         return dw, dv
 
 

@@ -132,6 +132,9 @@ class Mobilizer:
     qdot: list
     q: list
     u: list
+    #: an angular acceleration (3, M frame) added to Ḣ u: Simbody's approximation of the
+    #: FunctionBased mobilizer's Ḣ (see :func:`simbody_hdot_error`), or None
+    hdot_error: list | None = None
 
 
 _X, _Y, _Z = np.eye(3)
@@ -148,8 +151,10 @@ def _columns(*cols) -> list:
     return [[c[i] for c in cols] for i in range(3)]
 
 
-def make_mobilizer(joint: JointSpec, q: list, u: list) -> Mobilizer:
-    """The mobilizer of ``joint`` with coordinate symbols ``q`` and speed symbols ``u``."""
+def make_mobilizer(joint: JointSpec, q: list, u: list, simbody_hdot: bool = False) -> Mobilizer:
+    """The mobilizer of ``joint`` with coordinate symbols ``q`` and speed symbols ``u``;
+    ``simbody_hdot``: a CustomJoint's velocity terms as Simbody computes them
+    (:func:`simbody_hdot_error`)."""
     t = joint.type
     Z3 = [ZERO, ZERO, ZERO]
     if t == "WeldJoint":
@@ -192,11 +197,47 @@ def make_mobilizer(joint: JointSpec, q: list, u: list) -> Mobilizer:
         return Mobilizer(R, [q[1], q[2], ZERO], _columns([ZERO, ZERO, ONE], Z3, Z3), Hv,
                          list(u), q, u)
     if t == "CustomJoint":
-        return _custom(joint, q, u)
+        return _custom(joint, q, u, simbody_hdot)
     raise joint.element.error(f"the joint type {t} is not supported")
 
 
-def _custom(joint: JointSpec, q: list, u: list) -> Mobilizer:
+def simbody_hdot_error(W: list, Fq: list, u: list) -> list:
+    """What Simbody's FunctionBased mobilizer adds to the exact Ḣ u (angular, F frame).
+
+    With W = [a1, R1 a2, R1 R2 a3] (the rotation axes in F, columns) and θ' = F_q u the
+    rotation rates, the exact Ẇ has the columns (0, ω1 × W1, ω2 × W2) with
+    ω1 = W0 θ0', ω2 = W0 θ0' + W1 θ1'.  Simbody (MobilizedBodyImpl.h, FunctionBasedImpl::
+    buildHdot) uses V1 = W F_q u1 and V2 = W F_q u2 instead, u1 = u with every speed but
+    the first set to 0, u2 = u with the third set to 0 (when there are more than two): the
+    same when rotation i is a function of coordinate i alone (the usual joints), different
+    when rotations share a coordinate (a knee whose three rotations are splines of the knee
+    angle).  Returns (V1 - ω1) × W1 θ1' + (V2 - ω2) × W2 θ2'."""
+    nu = len(u)
+    rate = [sum((Fq[i][j] * u[j] for j in range(nu)), ZERO) for i in range(3)]
+
+    def combo(speeds):
+        out = [ZERO] * 3
+        for i in range(3):
+            r = sum((Fq[i][j] * speeds[j] for j in range(nu)), ZERO)
+            if r != 0:
+                out = [o + W[a][i] * r for a, o in enumerate(out)]
+        return out
+
+    u1 = [u[0]] + [ZERO] * (nu - 1)
+    u2 = [ZERO if (j == 2 and nu > 2) else u[j] for j in range(nu)]
+    V1, V2 = combo(u1), combo(u2)
+    w1 = [W[a][0] * rate[0] for a in range(3)]
+    w2 = [W[a][0] * rate[0] + W[a][1] * rate[1] for a in range(3)]
+
+    def cross(a, b):
+        return [a[1] * b[2] - a[2] * b[1], a[2] * b[0] - a[0] * b[2], a[0] * b[1] - a[1] * b[0]]
+
+    d1 = cross([x - y for x, y in zip(V1, w1)], [W[a][1] * rate[1] for a in range(3)])
+    d2 = cross([x - y for x, y in zip(V2, w2)], [W[a][2] * rate[2] for a in range(3)])
+    return [x + y for x, y in zip(d1, d2)]
+
+
+def _custom(joint: JointSpec, q: list, u: list, simbody_hdot: bool = False) -> Mobilizer:
     names = [c.name for c in joint.coordinates]
     sym = dict(zip(names, q))
     values = []
@@ -256,4 +297,14 @@ def _custom(joint: JointSpec, q: list, u: list) -> Mobilizer:
         col = matvec(RT, [dp[0][j], dp[1][j], dp[2][j]])
         for i in range(3):
             Hv[i][j] = col[i]
-    return Mobilizer(R, p, Hw, Hv, list(u), q, u)
+    error = None
+    if simbody_hdot:
+        # W = [a1, R1 a2, R1 R2 a3] in F; F_q the rotation angles' partial derivatives
+        R1 = rots[0] if rots[0] is not None else identity()
+        R12 = matmul(R1, rots[1]) if rots[1] is not None else R1
+        cols = [[num(x) for x in joint.axes[0].axis], matvec(R1, [num(x) for x in joint.axes[1].axis]),
+                matvec(R12, [num(x) for x in joint.axes[2].axis])]
+        W = [[cols[c][a] for c in range(3)] for a in range(3)]
+        Fq = [[ZERO if values[k].is_Number else values[k].diff(qj) for qj in q] for k in range(3)]
+        error = matvec(transpose(R), simbody_hdot_error(W, Fq, list(u)))
+    return Mobilizer(R, p, Hw, Hv, list(u), q, u, error)

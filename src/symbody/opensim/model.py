@@ -87,11 +87,12 @@ class OpenSimModel:
     """
 
     def __init__(self, spec: ModelSpec, tree: MultibodyTree, *, unsupported: str = "warn",
-                 force_builders: dict | None = None):
+                 force_builders: dict | None = None, custom_joint_bias: str = "exact"):
         self.spec, self.tree = spec, tree
         self.name = spec.name
         self.gravity = np.asarray(spec.gravity, dtype=float)
         self.left_out: list[LeftOut] = list(spec.left_out)
+        self.custom_joint_bias = custom_joint_bias
         self._make_symbols()
         self._build_tree()
         self._build_constraints()
@@ -150,7 +151,8 @@ class OpenSimModel:
         for n in nodes[1:]:
             j = n.joint
             ks = [index[c.name] for c in j.coordinates]
-            mob = make_mobilizer(j, [self._se_q[k] for k in ks], [self._se_u[k] for k in ks])
+            mob = make_mobilizer(j, [self._se_q[k] for k in ks], [self._se_u[k] for k in ks],
+                                 simbody_hdot=self.custom_joint_bias == "simbody")
             transforms.append(JointTransform(j.parent, j.child, mob))
             offsets.append(ks[0] if ks else 0)
             b = self.spec.bodies[n.name]
@@ -468,7 +470,8 @@ class OpenSimModel:
 
 
 def load_opensim(path_or_xml: str | os.PathLike, *, unsupported: str = "warn",
-                 force_builders: dict | None = None) -> OpenSimModel:
+                 force_builders: dict | None = None,
+                 custom_joint_bias: str = "exact") -> OpenSimModel:
     """Load an OpenSim model (a ``.osim`` path or its XML text) as equations of motion.
 
     Both file formats that circulate are read: 4.x (``Version`` 40000 and later) and the
@@ -480,6 +483,13 @@ def load_opensim(path_or_xml: str | os.PathLike, *, unsupported: str = "warn",
 
     ``force_builders``: ``{element name: builder(element, ctx)}`` used before the registered
     ones (:mod:`symbody.opensim.forces`) for this model only.
+    ``custom_joint_bias``: "exact" (default) or "simbody": the velocity terms of a
+    CustomJoint whose rotations share coordinates (e.g. a knee whose three rotations are
+    splines of the knee angle) as Simbody 4.6 computes them, which is not exact (OpenSim
+    then loses or gains energy in a conservative model; see
+    :func:`symbody.opensim.mobilizers.simbody_hdot_error`); use it only to reproduce
+    OpenSim's numbers.  Both agree for the usual joints (rotation i a function of
+    coordinate i alone).
 
     Raises :class:`~symbody.errors.InputError` naming the element and line for a malformed
     file, an unsupported joint or function type, unknown frames, bodies or coordinates,
@@ -488,7 +498,11 @@ def load_opensim(path_or_xml: str | os.PathLike, *, unsupported: str = "warn",
     if unsupported not in ("warn", "error"):
         raise InputError(f"load_opensim: unsupported must be 'warn' or 'error', got "
                          f"{unsupported!r}")
+    if custom_joint_bias not in ("exact", "simbody"):
+        raise InputError(f"load_opensim: custom_joint_bias must be 'exact' or 'simbody', got "
+                         f"{custom_joint_bias!r}")
     doc = read_document(path_or_xml)
     spec = parse_model(doc)
     tree = build_multibody(spec)
-    return OpenSimModel(spec, tree, unsupported=unsupported, force_builders=force_builders)
+    return OpenSimModel(spec, tree, unsupported=unsupported, force_builders=force_builders,
+                        custom_joint_bias=custom_joint_bias)
