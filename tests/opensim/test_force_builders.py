@@ -46,3 +46,35 @@ def test_builder_contributions_reach_the_compiled_model():
     assert np.allclose(xdot[:2], u, rtol=0, atol=1e-14)
     assert np.allclose(xdot[2:4], expected_udot, rtol=1e-12, atol=1e-12)
     assert np.allclose(xdot[4:], (exc - act) / 0.05, rtol=1e-12)
+
+
+def test_builders_place_path_points_where_opensim_does():
+    """ctx.point resolves a force component's frame socket (here Arm26's muscle path points)
+    to the same ground positions as OpenSim."""
+    import pytest
+
+    osim = pytest.importorskip("opensim")
+    from systems.opensim_oracle import opensim_model, set_state
+
+    points: dict = {}
+
+    def path_points(element, ctx):
+        for pp in element.walk():
+            if pp.tag == "PathPoint":
+                points[pp.name] = ctx.point(pp, pp.numbers("location", 3))
+        return ForceContribution()
+
+    model = load_opensim(DATA / "arm26.osim", force_builders={"Thelen2003Muscle": path_points})
+    assert len(points) > 10
+    m, s = opensim_model(osim, DATA / "arm26.osim", without_forces=False)
+    q = np.array([0.4, 1.1])
+    set_state(model, m, s, q, np.zeros(2))
+    Q = model.to_opensim_state(q)[0][list(model.simbody_q_slots)]
+    subs = dict(zip(model.tree_coordinates, Q))
+    conv = model.sympy_converter
+    paths = {c.getName(): c.getAbsolutePathString() for c in m.getComponentsList()}
+    for name, p in points.items():
+        ours = np.array([float(conv(e).subs(subs)) for e in p])
+        loc = osim.PathPoint.safeDownCast(m.getComponent(paths[name])).getLocationInGround(s)
+        assert np.abs(ours - [loc.get(i) for i in range(3)]).max() < 1e-12, name
+

@@ -84,6 +84,17 @@ def _visible_geometry(body: OsimElement, name: str) -> list:
     return out
 
 
+def _body_frame(names: set, ground: str):
+    """``frame_of(element, socket)`` of a 3.x file: the ``<body>`` (or ``<parent_body>``) the
+    element names, at its origin."""
+    def frame_of(owner: OsimElement, socket: str = "parent_frame") -> Placement:
+        body = (owner.text_of("body") or owner.text_of("parent_body") or "").strip()
+        if body not in names:
+            raise owner.error(f"names the body {body!r}, which is not in the BodySet")
+        return Placement(body, np.eye(3), np.zeros(3), body)
+    return frame_of
+
+
 def parse_legacy_model(doc: OsimDocument) -> ModelSpec:
     """The :class:`ModelSpec` of a 3.x or 2.x document."""
     model = doc.model
@@ -174,4 +185,5 @@ def parse_legacy_model(doc: OsimDocument) -> ModelSpec:
                      joints=joints, constraints=constraints, markers=markers, forces=forces,
                      left_out=left_out, ground_geometry=ground_geometry,
                      credits=model.text_of("credits") or "",
-                     publications=model.text_of("publications") or "", element=model)
+                     publications=model.text_of("publications") or "", element=model,
+                     frame_of=_body_frame(names, ground))

@@ -10,6 +10,7 @@ and the origin ``p`` (3, body coordinates).
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 
@@ -183,3 +184,6 @@ class ModelSpec:
     credits: str = ""
     publications: str = ""
     element: OsimElement | None = None
+    #: ``frame_of(element, socket)``: the Placement a component's frame socket names (4.x
+    #: ``socket_<socket>``, its older spellings, or a 3.x ``<body>``), for force builders
+    frame_of: Any = None

@@ -257,6 +257,13 @@ class _Reader4:
                     return text
         raise owner.error(f"<socket_{name}> is missing")
 
+    def frame_of(self, owner: OsimElement, socket: str = "parent_frame") -> Placement:
+        """The frame a component's socket names (a marker's, a path point's ...): 4.x
+        ``socket_<socket>`` or an older spelling, or a ``<body>`` name (before 30501)."""
+        if owner.find("body") is not None and owner.text_of("body"):
+            return self.placement(self.index.resolve(owner, owner.text_of("body"), "body"))
+        return self.socket_frame(owner, f"socket_{socket}")
+
     def socket_frame(self, owner: OsimElement, tag: str) -> Placement:
         name = tag.replace("socket_", "")
         return self.placement(self.index.resolve(owner, self.socket_path(owner, name), name))
@@ -419,7 +426,8 @@ def parse_model(doc: OsimDocument) -> ModelSpec:
                      joints=joints, constraints=constraints, markers=markers, forces=forces,
                      left_out=rd.left_out, ground_geometry=ground_geometry,
                      credits=model.text_of("credits") or "",
-                     publications=model.text_of("publications") or "", element=model)
+                     publications=model.text_of("publications") or "", element=model,
+                     frame_of=rd.frame_of)
 
 
 def _left_out_sets(model: OsimElement, left_out: list) -> None:

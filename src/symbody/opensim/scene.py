@@ -122,6 +122,8 @@ def build_scene(model: OpenSimModel, geometry_dirs: Any = None) -> Scene:
         b = kin.pose(node.index)[1]
         items.append(Segment(f"joint {node.joint.name}", sm.Matrix([conv(e) for e in a]),
                              sm.Matrix([conv(e) for e in b]), radius=0.004, color="grey"))
+    for c in model.force_contributions:      # what the force builders draw (muscle paths)
+        items += list(c.scene)
     if missing:
         shown = ", ".join(missing[:8]) + (f" and {len(missing) - 8} more" if len(missing) > 8
                                           else "")

@@ -75,6 +75,18 @@ class ForceContext:
         self._names[key] = atom
         return se.Symbol(key)
 
+    def frame(self, element: Any, socket: str = "parent_frame"):
+        """The body and placement (:class:`~..model_spec.Placement`) of the frame a force
+        element's component names (a path point's ``socket_parent_frame``, a 3.x
+        ``<body>``)."""
+        return self.spec.frame_of(element, socket)
+
+    def point(self, element: Any, location: Any, socket: str = "parent_frame") -> list:
+        """The ground position (3, symengine) of ``location`` (3, in the frame the element's
+        socket names)."""
+        place = self.frame(element, socket)
+        return self.kinematics.point(place.body, place.point(location))
+
     def zeros(self) -> list:
         return [ZERO] * self.o
 
