@@ -1,13 +1,75 @@
 """OpenSim 4.6 as the oracle: M(q), the generalized forces of gravity and of the velocity
 terms, q' and u' without forces, marker positions, at a state given in symbody's order.
 
-Used by the tests and by benchmarks/bench_opensim.py.  OpenSim is imported by the caller
-(``pytest.importorskip("opensim")``) and passed in as ``osim``.
+The tests ask OpenSim in a process of its own (:func:`ask_opensim`, :func:`opensim_terms_of`:
+the ``opensim`` wheel's bundled casadi cannot share a process with the ``casadi`` package;
+see :mod:`systems.opensim_worker`); ``benchmarks/bench_opensim.py`` runs each model in a
+process of its own and calls the in-process functions below with ``osim`` passed in.
 """
 
 from __future__ import annotations
 
+import importlib.util
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
 import numpy as np
+
+_TESTS = Path(__file__).resolve().parents[1]
+
+
+def opensim_installed() -> bool:
+    """Whether the ``opensim`` package is installed (without importing it)."""
+    return importlib.util.find_spec("opensim") is not None
+
+
+def ask_opensim(path, queries: list, *, without_forces: bool = True,
+                constraints_off=()) -> list:
+    """The answers of :mod:`systems.opensim_worker` (a fresh process) to ``queries`` on the
+    model at ``path`` (None: no model, e.g. for functions)."""
+    request = {"path": str(path) if path is not None else None, "queries": queries,
+               "without_forces": without_forces, "constraints_off": list(constraints_off)}
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(_TESTS), str(_TESTS.parent / "src"),
+                                                         os.environ.get("PYTHONPATH", "")]))
+    out = subprocess.run([sys.executable, "-m", "systems.opensim_worker"],
+                         input=json.dumps(request), capture_output=True, text=True, env=env,
+                         timeout=600, cwd=str(_TESTS))
+    if out.returncode != 0:
+        raise RuntimeError(f"the OpenSim worker failed: {out.stderr[-2000:]}")
+    return json.loads(out.stdout.strip().splitlines()[-1])
+
+
+def terms_in_our_order(model, answer: dict) -> dict:
+    """A "terms" answer (OpenSim's order) permuted into the model's order."""
+    perm = list(model.simbody_index)
+    M = np.array(answer["M"])[np.ix_(perm, perm)]
+    return {"M": M, "gravity": np.array(answer["gravity"])[perm],
+            "velocity": np.array(answer["velocity"])[perm],
+            "qdot": np.array(answer["qdot"])[list(model.simbody_q_slots)][perm],
+            "udot": np.array(answer["udot"])[perm]}
+
+
+def opensim_terms_of(model, path, states: list, *, markers: bool = False, **kw) -> list:
+    """OpenSim's terms (in our order) at each (q, u) of ``states`` (our order), one process;
+    with ``markers``, each dict also holds the markers' positions (len x 3, our order)."""
+    queries = []
+    for q, u in states:
+        Q, U = model.to_opensim_state(q, u)
+        queries.append({"kind": "terms", "Q": Q.tolist(), "U": U.tolist()})
+        if markers:
+            queries.append({"kind": "markers", "Q": Q.tolist(), "names": list(model.markers)})
+    answers = ask_opensim(path, queries, **kw)
+    step = 2 if markers else 1
+    out = []
+    for k in range(len(states)):
+        terms = terms_in_our_order(model, answers[step * k])
+        if markers:
+            terms["markers"] = np.array(answers[step * k + 1]).reshape(-1, 3)
+        out.append(terms)
+    return out
 
 
 def quiet(osim) -> None:
