@@ -29,7 +29,8 @@ from ..errors import InputError
 from .mobilizers import matmul, num, transpose
 from .model_spec import ConstraintSpec, CoordinateSpec
 
-__all__ = ["HolonomicRow", "constraint_rows"]
+__all__ = ["HolonomicRow", "constraint_rows", "coordinate_rows", "choose_dependents",
+           "constraint_blocks"]
 
 
 @dataclass
@@ -121,3 +122,47 @@ def choose_dependents(rows: list[HolonomicRow], names: list, symbols: list, elig
                          "ball and free joints) at the default configuration")
     chosen = iter(names[cand[c]] for c in cols)
     return [r.dependent if r.dependent is not None else next(chosen) for r in rows]
+
+
+def constraint_blocks(rows: list, conv, qdot: list, q: list, u: list, t) -> tuple:
+    """(f_h, B, b, B_a, b_a) as SymPy matrices (``conv``: symengine -> SymPy) of the rows in
+    the model's order (``q``, ``u``: symengine symbols; ``qdot``: q'(q, u)):
+
+        B u + b = d f_h/dt = ∂f_h/∂q N(q) u + ∂f_h/∂t,
+        B u' + b_a = d/dt (B u + b) at u' = 0 = Σ_k ∂(B u + b)/∂q_k q_k' + ∂(B u + b)/∂t.
+    """
+    import sympy as sm
+
+    o = len(u)
+    if not rows:
+        return (sm.zeros(0, 1), sm.zeros(0, o), sm.zeros(0, 1), sm.zeros(0, o), sm.zeros(0, 1))
+    ZERO = se.Integer(0)
+    f_h, B, b, b_a = [], [], [], []
+    for r in rows:
+        grad = [r.expr.diff(qk) for qk in q]
+        Brow = []
+        for j in range(o):
+            acc = ZERO
+            for i in range(o):
+                if grad[i] != 0:
+                    d = qdot[i].diff(u[j])
+                    if d != 0:
+                        acc = acc + grad[i] * d
+            Brow.append(acc)
+        brow = r.expr.diff(t)
+        vel = brow
+        for j in range(o):
+            if Brow[j] != 0:
+                vel = vel + Brow[j] * u[j]
+        acc_rest = vel.diff(t)
+        for i in range(o):
+            d = vel.diff(q[i])
+            if d != 0:
+                acc_rest = acc_rest + d * qdot[i]
+        f_h.append(conv(r.expr))
+        B.append([conv(e) for e in Brow])
+        b.append(conv(brow))
+        b_a.append(conv(acc_rest))
+    Bm = sm.Matrix(B)
+    return (sm.Matrix(len(f_h), 1, f_h), Bm, sm.Matrix(len(b), 1, b), Bm.copy(),
+            sm.Matrix(len(b_a), 1, b_a))

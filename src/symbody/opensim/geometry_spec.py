@@ -7,8 +7,6 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-import numpy as np
-
 from .model_spec import GeometrySpec, Placement
 
 if TYPE_CHECKING:
@@ -68,6 +66,3 @@ def geometry_of(frame: OsimElement, reader) -> list:
             attached(c, reader.placement(c))
     return out
 
-
-def identity_placement(body: str) -> Placement:
-    return Placement(body, np.eye(3), np.zeros(3), body)

@@ -29,7 +29,12 @@ from ..compat.sympy import TIME
 from ..errors import InputError
 from ..formulation.eom import CanonicalBlocks, EquationsOfMotion, SymengineDynamics
 from ..symengine_bridge import SympyConverter
-from .constraints import choose_dependents, constraint_rows, coordinate_rows
+from .constraints import (
+    choose_dependents,
+    constraint_blocks,
+    constraint_rows,
+    coordinate_rows,
+)
 from .dynamics import BodyInertia, JointTransform, body_inertia, form_dynamics
 from .forces import ForceContext, ForceContribution, builder_for
 from .kinematics import TreeKinematics
@@ -284,42 +289,8 @@ class OpenSimModel:
                                              extra_states=extra or None, name=self.name)
 
     def _constraint_blocks(self, conv, qdot: list, u_model: list, perm: list) -> tuple:
-        rows = self._holonomic
-        o = len(u_model)
-        if not rows:
-            return (sm.zeros(0, 1), sm.zeros(0, o), sm.zeros(0, 1), sm.zeros(0, o),
-                    sm.zeros(0, 1))
         q_model = [self._se_q[k] for k in perm]
-        t = self._se_t
-        f_h, B, b, b_a = [], [], [], []
-        for r in rows:
-            grad = [r.expr.diff(qk) for qk in q_model]
-            Brow = []
-            for j in range(o):
-                acc = ZERO
-                for i in range(o):
-                    if grad[i] != 0:
-                        d = qdot[i].diff(u_model[j])
-                        if d != 0:
-                            acc = acc + grad[i] * d
-                Brow.append(acc)
-            brow = r.expr.diff(t)
-            vel = brow
-            for j in range(o):
-                if Brow[j] != 0:
-                    vel = vel + Brow[j] * u_model[j]
-            acc_rest = vel.diff(t)
-            for i in range(o):
-                d = vel.diff(q_model[i])
-                if d != 0:
-                    acc_rest = acc_rest + d * qdot[i]
-            f_h.append(conv(r.expr))
-            B.append([conv(e) for e in Brow])
-            b.append(conv(brow))
-            b_a.append(conv(acc_rest))
-        Bm = sm.Matrix(B)
-        return (sm.Matrix(len(f_h), 1, f_h), Bm, sm.Matrix(len(b), 1, b), Bm.copy(),
-                sm.Matrix(len(b_a), 1, b_a))
+        return constraint_blocks(self._holonomic, conv, qdot, q_model, u_model, self._se_t)
 
     # ------------------------------------------------------------------ views
     @property

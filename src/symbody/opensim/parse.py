@@ -440,5 +440,7 @@ def _left_out_sets(model: OsimElement, left_out: list) -> None:
             left_out.append(LeftOut(el.tag, el.name, el.line, reason))
     comps = model.find("components")
     for el in comps.children if comps is not None else []:
+        if el.tag.endswith(("Frame", "Geometry")):
+            continue        # frames and drawings change no equation
         left_out.append(LeftOut(el.tag, el.name, el.line, "model components of this type are "
                                 "not built"))
