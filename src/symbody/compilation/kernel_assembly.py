@@ -128,9 +128,9 @@ def _holonomic_outputs(eom: EquationsOfMotion, coordinates: Sequence) -> tuple:
     """``(f_h, ∂f_h/∂q (row by row), names)``: the Jacobian differentiated in symengine (SymPy's
     ``jacobian`` of long constraint expressions takes seconds per row), its stand-in symbols'
     names -> the SymPy atoms."""
-    from ..symengine_bridge import SymbolTable
-
     import symengine as se
+
+    from ..symengine_bridge import SymbolTable
 
     table = SymbolTable()
     qs = [table.add(q) for q in coordinates]
