@@ -75,6 +75,8 @@ _LAZY: dict[str, tuple[str, str | None]] = {
     "export_fmu": (".export", "export_fmu"),
     "load_urdf": (".robots", "load_urdf"),
     "robots": (".robots", None),
+    "load_opensim": (".opensim", "load_opensim"),
+    "opensim": (".opensim", None),
     "to_casadi": (".export.casadi_function", "to_casadi"),
     "joint_wrenches": (".formulation.joint_wrenches", "joint_wrenches"),
 }
@@ -109,6 +111,10 @@ if TYPE_CHECKING:  # URDF robots (symbody.robots)
     from . import robots
     from .robots import load_urdf
 
+if TYPE_CHECKING:  # OpenSim models (symbody.opensim)
+    from . import opensim
+    from .opensim import load_opensim
+
 if TYPE_CHECKING:  # export to CasADi (symbody.export)
     from .export.casadi_function import to_casadi
 
@@ -119,6 +125,8 @@ __all__ = [
     "models",
     "load_urdf",
     "robots",
+    "load_opensim",
+    "opensim",
     "plot",
     "animate",
     "view",

@@ -388,9 +388,20 @@ class _RenameSymengine:
             out = se.Mul(*new)
         elif cls == "Pow":
             out = se.Pow(*new)
+        elif cls in _REBUILD:
+            out = _REBUILD[cls](new)
         else:
             out = e.func(*new)
         return out, _digest(cls.encode(), parts)
+
+
+#: symengine nodes without a usable ``func``: rebuilt from their (converted) args
+#: (a Piecewise's args are flat: value, condition, value, condition, ...)
+_REBUILD = {
+    "Piecewise": lambda a: se.Piecewise(*zip(a[0::2], a[1::2])),
+    "StrictLessThan": lambda a: se.Lt(*a), "LessThan": lambda a: se.Le(*a),
+    "And": lambda a: se.And(*a), "Or": lambda a: se.Or(*a), "Not": lambda a: se.Not(*a),
+}
 
 
 def _digest(tag: bytes, parts) -> bytes:

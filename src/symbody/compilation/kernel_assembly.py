@@ -124,17 +124,39 @@ def _auxiliary_outputs(eom: EquationsOfMotion, noncontributing: tuple) -> list:
     return list(A_nc) + list(rest)
 
 
+def _holonomic_outputs(eom: EquationsOfMotion, coordinates: Sequence) -> tuple:
+    """``(f_h, ∂f_h/∂q (row by row), names)``: the Jacobian differentiated in symengine (SymPy's
+    ``jacobian`` of long constraint expressions takes seconds per row), its stand-in symbols'
+    names -> the SymPy atoms."""
+    import symengine as se
+
+    from ..symengine_bridge import SymbolTable
+
+    table = SymbolTable()
+    qs = [table.add(q) for q in coordinates]
+    se_fh = table.to_se_many(list(eom.holonomic))
+    t = se.Symbol(TIME.name)
+    if any(t in f.free_symbols and any(t in f.diff(q).free_symbols for q in qs) for f in se_fh):
+        # a node symengine took whole (a Piecewise) kept a function of time: SymPy's jacobian
+        fh = sm.Matrix(eom.holonomic)
+        return list(fh), list(fh.jacobian(sm.Matrix(coordinates))), None
+    jac = [f.diff(q) for f in se_fh for q in qs]
+    names = {s.name: atom for atom, s in table.se_of.items()}
+    return list(eom.holonomic), jac, names
+
+
 def _kernel_builder(args: list, backend: str, cache: bool, progress: Any, bar: Any,
-                    se_names: dict | None, model_kernels: bool = True) -> Callable[[str, list], Any]:
-    def build(name: str, exprs: list) -> Any:
+                    se_names: dict | None, model_kernels: bool = True) -> Callable[..., Any]:
+    def build(name: str, exprs: list, names: dict | None = None) -> Any:
         # big kernels take seconds to compile: say which one is being built
         bar.set(0.5, f"{name}: {len(exprs)} expressions ({backend})", force=len(exprs) > 200)
         # the constraint kernels (every analysis needs them) are built at once in the
         # background; the dynamics, the extra states and the auxiliary equations when first
         # used (a linearization never evaluates them: issue 40, the bicycle's pipeline)
         return compile_kernel(args, exprs, backend=backend, cache=cache, name=name, lazy=True,
-                              progress=progress, symengine_names=se_names,
-                              model_kernel=model_kernels,
+                              progress=progress,
+                              symengine_names={**(se_names or {}), **(names or {})} if names
+                              else se_names, model_kernel=model_kernels,
                               background=None if "constraints" in name else False)
     return build
 
@@ -179,9 +201,8 @@ def assemble(eom: EquationsOfMotion, constants: Sequence | None = None,
     if sy.extra_states:
         kernels["extra"] = build("extra states", list(eom.extra_derivatives))
     if M:
-        fh = sm.Matrix(eom.holonomic)
-        kernels["holonomic"] = build("holonomic constraints",
-                                     list(fh) + list(fh.jacobian(sm.Matrix(sy.coordinates))))
+        fh, jac, names = _holonomic_outputs(eom, sy.coordinates)
+        kernels["holonomic"] = build("holonomic constraints", fh + jac, names)
     naux = eom.auxiliary.rows
     if naux and sy.noncontributing:
         kernels["auxiliary"] = build("auxiliary equations", _auxiliary_outputs(eom, sy.noncontributing))
