@@ -27,13 +27,15 @@ from ..formulation.contact_record import ContactRecord
 from .friction import Friction, as_friction, smooth_friction
 from .geometry import Plane, Shape, Sphere
 from .loads import ContactForce
-from .normal_law import damping_from_restitution, hunt_crossley
+from .normal_law import damping_from_restitution, hunt_crossley, linear_damper
 from .pairs import PointKinematics, sphere_on_plane, sphere_on_sphere
 
-__all__ = ["Contact", "FRICTION_MODES"]
+__all__ = ["Contact", "FRICTION_MODES", "DAMPING_LAWS"]
 
 #: the friction modes of a Contact
 FRICTION_MODES = ("smooth", "exact")
+#: the damping laws: Hunt-Crossley's k δⁿ (1 + 3/2 c δ'), or a linear damper k δⁿ + d δ'
+DAMPING_LAWS = {"hunt-crossley": hunt_crossley, "linear": linear_damper}
 
 
 def _parameter(value: Any, what: str, name: str, low: float, strict: bool = False) -> sm.Expr:
@@ -81,6 +83,9 @@ class Contact:
     damping : Hunt-Crossley c (s/m), >= 0; or ``restitution`` e in [0, 1] with
         ``impact_speed`` v (m/s): c such that a bounce at approach speed v has coefficient
         of restitution e (:mod:`.normal_law`).
+    damping_law : "hunt-crossley" (default: F_n = k δⁿ max(0, 1 + 3/2 c δ')) or "linear"
+        (F_n = max(0, k δⁿ + d δ'), ``damping`` d in N s/m: the book's jumper; with n = 1
+        a linear spring-damper).  Both never pull.
     friction : None, the Coulomb coefficient μ, or a :class:`~.friction.Friction` (Stribeck,
         viscous, the smooth law's velocity scale).
     friction_mode : "smooth" (regularized, no events) or "exact" (Coulomb's law with stick
@@ -93,7 +98,8 @@ class Contact:
 
     def __init__(self, a: Any, b: Any, *, stiffness: Any, exponent: Any = 1.5, damping: Any = None,
                  restitution: Any = None, impact_speed: Any = None, friction: Any = None,
-                 friction_mode: str = "smooth", name: str | None = None) -> None:
+                 friction_mode: str = "smooth", name: str | None = None,
+                 damping_law: str = "hunt-crossley") -> None:
         label = name if name is not None else f"{_shape_name(b)}_on_{_shape_name(a)}"
         if not isinstance(label, str) or not label:
             raise InputError(f"Contact: name must be a non-empty string, got {name!r}")
@@ -102,6 +108,13 @@ class Contact:
         _check_shape(b, label, "the second shape")
         self.stiffness = _parameter(stiffness, "the stiffness", label, 0.0)
         self.exponent = _parameter(exponent, "the exponent", label, 1.0)
+        if damping_law not in DAMPING_LAWS:
+            raise InputError(f"contact {label!r}: damping_law must be one of "
+                             f"{', '.join(map(repr, DAMPING_LAWS))}, got {damping_law!r}")
+        if damping_law != "hunt-crossley" and restitution is not None:
+            raise InputError(f"contact {label!r}: restitution maps to a Hunt-Crossley damping only; "
+                             "give damping=d with damping_law='linear'")
+        self.damping_law = damping_law
         self.damping = self._damping(damping, restitution, impact_speed)
         self.restitution = restitution
         if friction_mode not in FRICTION_MODES:
@@ -189,8 +202,8 @@ class Contact:
 
     def _point(self, kin: PointKinematics, name: str) -> tuple[ContactRecord, list]:
         """The record and the loads of one contact point."""
-        force, energy, switch = hunt_crossley(self.stiffness, self.exponent, self.damping, kin.gap,
-                                              kin.gap_rate)
+        law = DAMPING_LAWS[self.damping_law]
+        force, energy, switch = law(self.stiffness, self.exponent, self.damping, kin.gap, kin.gap_rate)
         switching = [("contact", kin.gap)]
         if switch is not None:
             switching.append(("damping", switch))
@@ -200,17 +213,21 @@ class Contact:
         mu = None
         power = force * kin.gap_rate
         if self.friction is not None:
-            t1, t2 = kin.tangents
-            slip = (kin.slip.dot(t1), kin.slip.dot(t2))
+            # the tangent directions along which b can slip (a planar motion has one)
+            pairs = [(t, kin.slip.dot(t)) for t in kin.tangents]
+            pairs = [(t, v) for t, v in pairs if sm.sympify(v) != 0] or pairs[:1]
+            tangents = [t for t, _ in pairs]
+            slip = tuple(v for _, v in pairs)
             mu = self.friction.coefficient
             if self.friction_mode == "exact":
                 ident = _identifier(name)
-                placeholders = tuple(dynamicsymbols(f"{ident}_friction_{k}") for k in (1, 2))
+                placeholders = tuple(dynamicsymbols(f"{ident}_friction_{k + 1}") for k in range(len(slip)))
                 friction = placeholders
             else:
                 friction = smooth_friction(self.friction, force, slip)
-            force_vec = force_vec + friction[0] * t1 + friction[1] * t2
-            power = power + friction[0] * slip[0] + friction[1] * slip[1]
+            for f, t, v in zip(friction, tangents, slip):
+                force_vec = force_vec + f * t
+                power = power + f * v
         record = ContactRecord(
             name=name, gap=kin.gap, gap_rate=kin.gap_rate, normal_force=force,
             friction_force=tuple(friction), slip_velocity=tuple(slip), friction_coefficient=mu,

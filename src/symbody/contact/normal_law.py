@@ -38,8 +38,24 @@ import sympy as sm
 
 from ..errors import InputError
 
-__all__ = ["hunt_crossley", "restitution_of", "beta_of", "damping_from_restitution", "hertz_stiffness",
+__all__ = ["hunt_crossley", "linear_damper", "restitution_of", "beta_of", "damping_from_restitution", "hertz_stiffness",
            "effective_modulus"]
+
+
+def linear_damper(stiffness: Any, exponent: Any, damping: Any, gap: sm.Expr,
+                  gap_rate: sm.Expr) -> tuple[sm.Expr, sm.Expr, sm.Expr | None]:
+    """(F_n, V, the switching function where the force would pull, or None) of
+    F_n = max(0, k δⁿ + d δ') while δ > 0 (``damping_law="linear"``: a linear damper d in
+    N s/m, the force of the Learn Multibody Dynamics jumper; n = 1 is Kelvin-Voigt's
+    spring-damper).  The force jumps to d δ' at touchdown."""
+    depth = positive_part(-gap)
+    spring = stiffness * depth ** exponent
+    energy = stiffness * depth ** (exponent + 1) / (exponent + 1)
+    if damping == 0:
+        return spring, energy, None
+    switch = spring + damping * (-gap_rate)
+    force = sm.Piecewise((positive_part(switch), gap < 0), (sm.S.Zero, True))
+    return force, energy, switch
 
 
 def hunt_crossley(stiffness: Any, exponent: Any, damping: Any, gap: sm.Expr,
