@@ -214,3 +214,20 @@ def test_a_reloaded_model_simulates_with_its_contacts(ball, tmp_path):
     assert [e.name for e in a.events] == [e.name for e in b.events]
     np.testing.assert_allclose(b.contacts["ground"].normal_force, a.contacts["ground"].normal_force,
                                rtol=1e-9, atol=1e-9)
+
+
+def test_exact_jacobian_through_the_contact_equals_differences():
+    """The implicit methods' exact ODE Jacobian (the derivative program through the contact's
+    Piecewise force) equals central differences of the right-hand side, in contact and slipping."""
+    from symbody.analysis.chain_rule import central_differences
+    from symbody.analysis.simulation.jacobian import ode_jacobian
+
+    model = sb.models.cylinder_on_slope()
+    numeric = sb.compile(model.eom)
+    P = numeric.constants_array(model.constants)
+    x = numeric.state_array(model.initial_state)
+    x[3:] = [0.3, -0.05, 1.0]                        # sliding, rolling too slowly, sinking in
+    J = ode_jacobian(numeric, 0.0, x, P)
+    J_fd = central_differences(lambda xv: numeric.rhs(0.0, xv, P), x, 1e-7)
+    assert np.abs(J).max() > 1e4
+    np.testing.assert_allclose(J, J_fd, rtol=1e-5, atol=1e-8 * np.abs(J).max())
