@@ -231,3 +231,28 @@ def test_exact_jacobian_through_the_contact_equals_differences():
     J_fd = central_differences(lambda xv: numeric.rhs(0.0, xv, P), x, 1e-7)
     assert np.abs(J).max() > 1e4
     np.testing.assert_allclose(J, J_fd, rtol=1e-5, atol=1e-8 * np.abs(J).max())
+
+
+def test_rolling_resistance_decelerates_a_rolling_ball():
+    """A ball rolling on the ground against a rolling-resistance torque ρ F_n decelerates at
+    a = 5 ρ g / (7 r) (its kinetic energy 7/10 m v² drained at ρ m g v / r); the smooth
+    friction's creep (slip ~ ε) changes that by less than 1e-3."""
+    from systems.contact_systems import kane, rolling_ball
+
+    rho = sm.Symbol("rho")
+    s = rolling_ball(rho)
+    numeric = sb.compile(kane(s)[0].to_eom())
+    c = s.constants
+    p = {c["m"]: 1.0, c["g"]: 9.81, c["r"]: 0.1, c["k"]: 1e6, c["c"]: 1.0, c["mu"]: 0.5, rho: 0.002}
+    depth = (9.81 / 1e6) ** (1 / 1.5)
+    x0 = dict(zip(s.q + s.u, [0.0, 0.1 - depth, 0.0, 1.0, 0.0, 10.0]))
+    sol = sb.simulate(numeric, (0.0, 1.0), x0, p, solver=sb.Solver(method="Radau", rtol=1e-9, atol=1e-11))
+    i = np.searchsorted(sol.t, 0.2)
+    a = (sol.u[-1, 0] - sol.u[i, 0]) / (sol.t[-1] - sol.t[i])
+    assert a == pytest.approx(-5 * 0.002 * 9.81 / (7 * 0.1), rel=1e-3)
+    np.testing.assert_allclose(sol.u[:, 0], 0.1 * sol.u[:, 2], atol=1e-3)      # rolling
+    rec = sol.contacts["ground"]
+    E = 0.5 * 1.0 * (sol.u[:, 0] ** 2 + sol.u[:, 1] ** 2) + 0.5 * 0.004 * sol.u[:, 2] ** 2 \
+        + 9.81 * sol.q[:, 1]
+    balance = E + rec.elastic_energy + rec.dissipated - (E[0] + rec.elastic_energy[0])
+    assert np.abs(balance).max() < 1e-7 * E[0]
