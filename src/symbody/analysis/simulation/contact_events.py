@@ -9,7 +9,8 @@ it); :func:`contact_events` makes each switching function of each record in
 step's dense output like any event, with no action: the next segment starts there (no
 step straddles a kink, explicit and implicit methods alike).  They are listed in
 ``trajectory.events`` as "<contact>: touchdown", "<contact>: lift-off" and
-"<contact>: damping zero".
+"<contact>: damping zero"; kinks at one instant (a box landing flat on two corners at once)
+make one segment break, recorded under the first contact's name.
 
 A record's ``max_penetration`` (a sphere's radius) gives one more event: a penetration
 deeper than it means the compliant model has left its range, and the run stops there with
@@ -158,3 +159,11 @@ def break_segment(segments: Any, i: int, t_e: float, dense: Any, part: Any, h: f
 
 def is_contact_event(event: Event) -> bool:
     return isinstance(event, (SegmentBreak, ContactDepth))
+
+
+def contact_indices(watcher: Any) -> list[int]:
+    """The indices of the contacts' segment-breaking events among a run's events: after a
+    kink, every one of them at its root (up to round-off) starts the next segment quietly
+    (two box corners touching at once would otherwise restart the run at the same time
+    again and again)."""
+    return [i for i, e in enumerate(watcher.events) if isinstance(e, SegmentBreak)]
