@@ -97,8 +97,12 @@ def test_recorded_normal_force_is_the_hunt_crossley_law(ball):
     and its rate, the slip of the lowest point v_x - r ω."""
     model, numeric = ball
     sol = sb.simulate(numeric, (0.0, 1.0), model.initial_state, model.constants,
-                      solver=sb.Solver(rtol=1e-9, atol=1e-11))
+                      solver=sb.Solver(rtol=1e-9, atol=1e-11),
+                      outputs={"Fn": model.outputs["normal_force"], "g": model.outputs["gap"]})
     rec = sol.contacts["ground"]
+    # the contact's expressions as outputs give the same numbers
+    np.testing.assert_allclose(sol.outputs["Fn"], rec.normal_force, rtol=1e-12, atol=1e-9)
+    np.testing.assert_allclose(sol.outputs["g"], rec.gap, rtol=0, atol=1e-15)
     p = {str(s): v for s, v in model.constants.items()}
     z, vz = sol.q[:, 1], sol.u[:, 1]
     delta = np.maximum(0.0, p["r"] - z)
