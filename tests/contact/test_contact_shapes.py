@@ -93,3 +93,17 @@ def test_a_box_settles_on_its_corners_carrying_its_weight():
     total = sum(rec.normal_force[-1] for rec in sol.contacts.values())
     assert total == pytest.approx(2.0 * 9.81, rel=1e-6)
     assert np.abs(sol.u[-1]).max() < 1e-4 and abs(sol.q[-1, 2]) < 1e-6
+
+
+@pytest.mark.parametrize("normal", ["z", "-y", "tilted", "symbolic"])
+def test_plane_tangent_basis_is_right_handed_and_orthonormal(normal):
+    N = me.ReferenceFrame("N")
+    alpha = sm.Symbol("alpha")
+    n = {"z": N.z, "-y": -N.y, "tilted": (N.x + N.z) / sm.sqrt(2),
+         "symbolic": sm.cos(alpha) * N.z + sm.sin(alpha) * N.x}[normal]
+    t1, t2 = sb.contact.Plane(me.Point("O"), n).tangents()
+    values = {alpha: 0.37}
+    for a, b, expected in ((t1, t1, 1), (t2, t2, 1), (t1, t2, 0), (t1, n, 0), (t2, n, 0)):
+        assert float(sm.sympify(a.dot(b)).xreplace(values)) == pytest.approx(expected, abs=1e-14)
+    cross = t1.cross(t2) - n
+    assert all(abs(float(sm.sympify(cross.dot(e)).xreplace(values))) < 1e-14 for e in (N.x, N.y, N.z))
