@@ -34,8 +34,8 @@ def hunt_crossley(gap, gap_rate, k, c):
     """F_n = k δ^(3/2) max(0, 1 + 3/2 c δ'), δ = -gap, zero when apart."""
     n = sm.Rational(3, 2)
     delta = -gap
-    return sm.Piecewise((k * delta**n * sm.Max(0, 1 - sm.Rational(3, 2) * c * gap_rate), gap < 0),
-                        (0, True))
+    factor = 1 - sm.Rational(3, 2) * c * gap_rate
+    return sm.Piecewise((k * delta**n * factor, sm.And(gap < 0, factor > 0)), (0, True))
 
 
 def point_contact(name, point, frame, origin, normal, tangents, k, c, mu, placeholders,
@@ -62,10 +62,11 @@ def _symbols():
     return sm.symbols("m g theta k c mu")
 
 
-def block_on_slope(spatial: bool = False, static: bool = False):
+def block_on_slope(spatial: bool = False, static: bool = False, pushed: bool = False):
     """A particle of mass m on a plane inclined by theta (down the slope: +x of the slope frame S,
     S.y its normal).  Coordinates x (down the slope), y (height above the plane) and, spatial, z
-    (across).  Constants m, g, theta, k, c, mu (and mu_s with ``static``)."""
+    (across).  Constants m, g, theta, k, c, mu (and mu_s with ``static``); with ``pushed`` two
+    specified inputs f_x, f_y: a force on the block along S.x and S.y."""
     m, g, th, k, c, mu = _symbols()
     mu_s = sm.Symbol("mu_s") if static else None
     N = me.ReferenceFrame("N")
@@ -82,7 +83,11 @@ def block_on_slope(spatial: bool = False, static: bool = False):
     lam = list(me.dynamicsymbols("F_1 F_2" if spatial else "F_1,"))
     rec, loads = point_contact("block", P, N, O, S.y, tangents, k, c, mu, lam, mu_s)
     km = sb.KanesMethod(N, q, u, kd_eqs=[qi.diff() - ui for qi, ui in zip(q, u)])
-    km.kanes_equations([me.Particle("pa", P, m)], loads + [(P, -m * g * N.y)])
+    extra = []
+    if pushed:
+        fx, fy = me.dynamicsymbols("f_x f_y")
+        extra = [(P, fx * S.x + fy * S.y)]
+    km.kanes_equations([me.Particle("pa", P, m)], loads + [(P, -m * g * N.y)] + extra)
     eom = km.to_eom().with_constants(*([mu, mu_s] if static else [mu])).with_contacts(rec)
     consts = dict(m=1.0, g=9.81, theta=0.5, k=1e5, c=0.5, mu=0.3)
     if static:

@@ -29,7 +29,13 @@ import sympy as sm
 
 from ..compat.sympy import TIME
 from ..errors import InputError
-from ..formulation.friction_variants import ExactContact, exact_contacts, friction_variant
+from ..formulation.friction_variants import (
+    ExactContact,
+    SlipRows,
+    exact_contacts,
+    friction_variant,
+    slip_rows,
+)
 from .codegen import make_function
 from .numeric_model import NumericModel
 
@@ -104,24 +110,29 @@ class FrictionModels:
         self.nrows = start
         self.compiled: dict[PatternKey, NumericModel] = {}
         self._kernel = None
+        self._rows: SlipRows | None = None
+
+    @property
+    def slip_rows(self) -> SlipRows:
+        """The contacts' slip rows v = W u + w, v' = W u' + c (formed on first use)."""
+        if self._rows is None:
+            self._rows = slip_rows(self.base.eom, self.contacts)
+        return self._rows
 
     # ------------------------------------------------------------ the contact kernel
     def _build_kernel(self):
-        eom = self.base.eom
-        u = list(self.base.speeds)
-        q = list(self.base.coordinates)
-        qdot_map = eom.kindiffdict
-        udot_zero = {s.diff(_t): 0 for s in u}
-        slip = [v for c in self.contacts for v in c.slip]
-        W = sm.Matrix([[v.diff(s) for s in u] for v in slip]) if slip else sm.zeros(0, len(u))
-        bias = [v.diff(_t).xreplace(qdot_map).xreplace(udot_zero) for v in slip]
+        rows = self.slip_rows
+        W = rows.W
+        slip = list(W * sm.Matrix(self.base.speeds) + rows.w) if W.rows else []
         normal = [c.normal_force for c in self.contacts]
         gap = [c.gap for c in self.contacts]
         gap_rate = [c.gap_rate for c in self.contacts]
         kinetic = [c.kinetic for c in self.contacts]
         static = [c.static for c in self.contacts]
-        return make_function([_t, q, u, list(self.base.constants)],
-                             [normal, gap, gap_rate, kinetic, static, slip, W, bias], name="exact friction contacts")
+        return make_function([_t, list(self.base.coordinates), list(self.base.speeds),
+                              list(self.base.constants)],
+                             [normal, gap, gap_rate, kinetic, static, slip, W, list(rows.c)],
+                             name="exact friction contacts")
 
     def evaluate(self, t: float, q: np.ndarray, u: np.ndarray, P: np.ndarray) -> ContactState:
         """The contact kernel at (t, q, u) with the base model's constants P (see :class:`ContactState`)."""
@@ -149,7 +160,7 @@ class FrictionModels:
         stuck = dict(stuck_rows)
         speeds = [base.speeds[i] for i in dependent]
         label = ", ".join(f"{n} stuck" for n in stuck) or "all slipping"
-        eom = friction_variant(base.eom, self.contacts, stuck, speeds,
+        eom = friction_variant(base.eom, self.contacts, stuck, speeds, self.slip_rows,
                                name=f"{getattr(base.eom, 'name', None) or 'model'} ({label})")
         variant = NumericModel(eom, constants=list(self.constants), backend=base.backend)
         self.compiled[key] = variant

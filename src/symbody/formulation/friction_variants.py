@@ -34,9 +34,9 @@ import sympy as sm
 
 from ..compat.sympy import TIME
 from ..errors import FormulationError
-from .eom import ConstraintEquations, EquationsOfMotion
+from .eom import CanonicalBlocks, EquationsOfMotion
 
-__all__ = ["ExactContact", "exact_contacts", "sliding_force", "friction_variant"]
+__all__ = ["ExactContact", "SlipRows", "exact_contacts", "slip_rows", "sliding_force", "friction_variant"]
 
 _t = TIME
 
@@ -141,18 +141,46 @@ def sliding_force(contact: ExactContact) -> tuple:
                  for vj, dj in zip(v, d))
 
 
+@dataclass(frozen=True)
+class SlipRows:
+    """The active tangents' slip velocities of all contacts (r rows, in contact order) as
+    v = W u + w, and their rate v' = W u' + c: ``W`` (r x o, over ``eom.u``), ``w`` and ``c``
+    (r x 1; c with q' replaced through the kinematic equations)."""
+
+    W: sm.MatrixBase
+    w: sm.MatrixBase
+    c: sm.MatrixBase
+
+
+def slip_rows(eom: EquationsOfMotion, contacts: Sequence[ExactContact]) -> SlipRows:
+    """The :class:`SlipRows` of ``contacts`` in ``eom`` (formed once per model)."""
+    u = list(eom.u)
+    slip = [v for c in contacts for v in c.slip]
+    if not slip:
+        return SlipRows(sm.zeros(0, len(u)), sm.zeros(0, 1), sm.zeros(0, 1))
+    W = sm.Matrix([[v.diff(s) for s in u] for v in slip])
+    zero_u = dict.fromkeys(u, 0)
+    w = sm.Matrix([v.xreplace(zero_u) for v in slip])
+    qdot_map = eom.kindiffdict
+    zero_udot = {s.diff(_t): 0 for s in u}
+    c = sm.Matrix([v.diff(_t).xreplace(qdot_map).xreplace(zero_udot) for v in slip])
+    return SlipRows(W, w, c)
+
+
 def friction_variant(eom: EquationsOfMotion, contacts: Sequence[ExactContact],
                      stuck: Mapping[str, Sequence[int]], dependent: Sequence,
-                     name: str | None = None) -> EquationsOfMotion:
+                     rows: SlipRows | None = None, name: str | None = None) -> EquationsOfMotion:
     """The equations of ``eom`` with the contacts in ``stuck`` sticking and the others slipping.
 
     ``stuck``: contact name -> the indices of its active tangents whose slip velocity is kept
     as a constraint (an independent subset of all stuck rows: where several contacts hold one
     body, e.g. a box's corners, their rows are dependent); ``dependent``: the speeds (one per
-    kept row, among ``eom.u_ind``) that the new constraints make dependent.  The variant's
-    velocity constraints are ``eom``'s rows followed by the kept rows (contacts in the order of
-    ``contacts``); its constants are ``eom``'s followed by every contact's direction constants;
-    its specified inputs are ``eom``'s without the placeholders.
+    kept row, among ``eom.u_ind``) that the new constraints make dependent; ``rows``: the
+    contacts' :class:`SlipRows` (formed here when not given).  The variant's velocity
+    constraints are ``eom``'s rows followed by the kept rows (contacts in the order of
+    ``contacts``); its constants are ``eom``'s followed by every contact's direction
+    constants; its specified inputs are ``eom``'s without the placeholders.  Its blocks are
+    ``eom``'s, permuted to the new speed order, with the kept rows added (no parsing).
     """
     if eom.dynamic_reduced:
         raise FormulationError("exact friction needs the unreduced dynamic block (every speed's "
@@ -164,42 +192,52 @@ def friction_variant(eom: EquationsOfMotion, contacts: Sequence[ExactContact],
     unknown = sorted(set(stuck) - names)
     if unknown:
         raise FormulationError(f"friction_variant: no exact contact named {unknown[0]!r}")
+    rows = slip_rows(eom, contacts) if rows is None else rows
     rule: dict = {}
-    rows = []
+    kept = []
+    start = 0
     for c in contacts:
         rule.update(dict.fromkeys(c.inactive, sm.S.Zero))
         if c.name in stuck:
             rule.update(dict.fromkeys(c.placeholders, sm.S.Zero))
-            rows += [c.slip[j] for j in stuck[c.name]]
+            kept += [start + j for j in stuck[c.name]]
         else:
             rule.update(zip(c.placeholders, sliding_force(c)))
+        start += c.tangents
     dependent = list(dependent)
-    if len(dependent) != len(rows) or not set(dependent) <= set(eom.u_ind):
-        raise FormulationError(f"friction_variant: {len(rows)} kept slip rows need as many dependent "
+    if len(dependent) != len(kept) or not set(dependent) <= set(eom.u_ind):
+        raise FormulationError(f"friction_variant: {len(kept)} kept slip rows need as many dependent "
                                f"speeds among {', '.join(map(str, eom.u_ind))}; got {dependent}")
     u_old = list(eom.u)
     u_ind = [s for s in eom.u_ind if s not in dependent]
     u_dep = list(eom.u_dep) + dependent
-    u_new = u_ind + u_dep
-    perm = [u_old.index(s) for s in u_new]
-    qd = sm.Matrix([qi.diff(_t) for qi in eom.q])
-    kinematic = eom.kinematic_qdot * qd + eom.kinematic_u * sm.Matrix(u_old) + eom.kinematic_rest
-    qdot_map = eom.kindiffdict
-    velocity = list(eom.velocity_matrix * sm.Matrix(u_old) + eom.velocity_rest) + rows
-    udot = sm.Matrix([s.diff(_t) for s in u_old])
-    acceleration = list(eom.acceleration_matrix * udot + eom.acceleration_rest) + \
-        [r.diff(_t).xreplace(qdot_map) for r in rows]
-    mass = eom.dynamic_mass.extract(perm, perm)
-    rest = eom.dynamic_rest.extract(perm, [0]).xreplace(rule)
+    perm = [u_old.index(s) for s in u_ind + u_dep]
+    cols = list(range(len(u_old)))
+
+    def stack(own, new):
+        return sm.Matrix.vstack(sm.Matrix(own), new) if new.rows else sm.Matrix(own)
+
+    W = rows.W.extract(kept, cols) if kept else sm.zeros(0, len(u_old))
+    w = rows.w.extract(kept, [0]) if kept else sm.zeros(0, 1)
+    c = rows.c.extract(kept, [0]) if kept else sm.zeros(0, 1)
+    B = stack(eom.velocity_matrix, W)
+    B_a = stack(eom.acceleration_matrix, W)
+    blocks = CanonicalBlocks(
+        q_ind=list(eom.q_ind), q_dep=list(eom.q_dep), u_ind=u_ind, u_dep=u_dep, u_aux=[],
+        K_qd=eom.kinematic_qdot, K_u=eom.kinematic_u.extract(list(range(len(eom.q))), perm),
+        k=eom.kinematic_rest, qdot_solution=eom.qdot_solution, f_h=eom.holonomic,
+        B=B.extract(list(range(B.rows)), perm) if B.rows else sm.zeros(0, len(u_old)),
+        b=stack(eom.velocity_rest, w),
+        B_a=B_a.extract(list(range(B_a.rows)), perm) if B_a.rows else sm.zeros(0, len(u_old)),
+        b_a=stack(eom.acceleration_rest, c),
+        M_d=eom.dynamic_mass.extract(perm, perm),
+        g_d=eom.dynamic_rest.extract(perm, [0]).xreplace(rule), reduced=False,
+        auxiliary=sm.zeros(0, 1), holonomic_names=eom.holonomic_names)
     placeholders = set(rule)
     specifieds = [s for s in eom.specifieds if s not in placeholders]
-    constants = list(eom.constants) + [d for c in contacts for d in c.directions
+    constants = list(eom.constants) + [d for ct in contacts for d in ct.directions
                                        if d not in set(eom.constants)]
-    constraints = ConstraintEquations(
-        q_dep=list(eom.q_dep) or None, holonomic=list(eom.holonomic) or None,
-        u_dep=u_dep or None, velocity=velocity or None, acceleration=acceleration or None)
-    variant = EquationsOfMotion(list(eom.q_ind), u_ind, kinematic, (mass, rest), constraints=constraints,
-                                constants=constants, specifieds=specifieds,
-                                name=name or getattr(eom, "name", None))
+    variant = EquationsOfMotion.from_blocks(blocks, constants=constants, specifieds=specifieds,
+                                            name=name or getattr(eom, "name", None))
     variant.body_inertias = eom.body_inertias
     return variant

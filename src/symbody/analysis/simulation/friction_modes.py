@@ -102,6 +102,11 @@ class ContactProblem:
                  r_user: np.ndarray | None) -> None:
         self.fm, self.t, self.q, self.u, self.P = fm, t, q, u, P
         self.state: ContactState = fm.evaluate(t, q, u, P)
+        #: contacts known to touch here (the one whose touchdown was just located: its gap is
+        #: zero to round-off, of either sign)
+        self.landed: set[int] = set()
+        #: contacts known to leave here (the one whose lift-off was just located)
+        self.lifted: set[int] = set()
         base = fm.base
         self.slots = placeholder_slots(fm)
         self.r = np.zeros(len(base.specifieds))
@@ -111,8 +116,12 @@ class ContactProblem:
 
     # ---------------------------------------------------------------- per contact
     def touching(self, i: int) -> bool:
-        """F_n > 0, or gap <= 0 and not opening."""
+        """F_n > 0, or gap <= 0 and not opening (or just landed)."""
         s = self.state
+        if i in self.landed:
+            return True
+        if i in self.lifted:
+            return False
         return bool(s.normal[i] > 0.0 or (s.gap[i] <= 0.0 and s.gap_rate[i] <= 0.0))
 
     def slip(self, i: int) -> np.ndarray:
@@ -276,8 +285,9 @@ def select_pattern(problem: ContactProblem, stuck: Sequence[int], candidates: Se
     dirs = dict(directions)
     for i in range(len(names)):
         v = problem.slip(i)
-        if i not in trying and np.linalg.norm(v) > 0.0:
-            dirs[names[i]] = v / np.linalg.norm(v)
+        speed = float(np.linalg.norm(v))
+        if i not in trying and speed > STOP_FRACTION * problem.speed_scale(i) and speed > 0.0:
+            dirs[names[i]] = v / speed
     reuse = (previous.stuck, previous.dependent) if previous is not None else None
     while True:
         sliding = {i: problem.sliding(i, _direction(dirs, names[i], fm.contacts[i].tangents))
@@ -298,9 +308,18 @@ def select_pattern(problem: ContactProblem, stuck: Sequence[int], candidates: Se
         if size > 0.0:
             dirs[names[worst]] = -f / size
         trying.remove(worst)
-    slipping = tuple((names[i], tuple(map(float, _direction(dirs, names[i], fm.contacts[i].tangents))))
-                     for i in range(len(names)) if i not in trying)
-    return Pattern(kept, dependent, slipping), forces
+    slipping = []
+    for i in range(len(names)):
+        if i in trying:
+            continue
+        d = _direction(dirs, names[i], fm.contacts[i].tangents)
+        v = problem.slip(i)
+        if not problem.touching(i) and float(np.linalg.norm(v)) <= STOP_FRACTION * problem.speed_scale(i):
+            # in the air without slip: no friction until it lands (where the touchdown event
+            # decides), and none in a step that reaches past the landing either
+            d = np.zeros_like(d)
+        slipping.append((names[i], tuple(map(float, d))))
+    return Pattern(kept, dependent, tuple(slipping)), forces
 
 
 def _direction(dirs: dict, name: str, k: int) -> np.ndarray:

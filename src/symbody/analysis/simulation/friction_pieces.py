@@ -46,6 +46,9 @@ MAX_PIECES = 100_000
 #: the modes switch back and forth without the motion moving on (status -7)
 STALL_PIECES = 50
 
+#: a gap this small (m) at a piece's start is a touchdown located there (zero to round-off)
+GAP_ROUNDOFF = 1e-12
+
 _INSIDE: contextvars.ContextVar[bool] = contextvars.ContextVar("symbody_friction_piece", default=False)
 
 
@@ -63,13 +66,17 @@ class PieceWatch:
     the base model's order)."""
 
     def __init__(self, fm: FrictionModels, variant: NumericModel, pattern: Pattern, P: np.ndarray,
-                 P_v: np.ndarray, r_user: Callable | None, slack: dict[int, float]) -> None:
+                 P_v: np.ndarray, r_user: Callable | None, slack: dict[int, float],
+                 start: ContactProblem) -> None:
         self.fm, self.variant, self.pattern, self.P, self.P_v = fm, variant, pattern, P, P_v
         self.r_user = r_user
         base = fm.base
         self.to_base = np.array([list(base.speeds).index(s) for s in variant.speeds], dtype=np.intp)
         self.stuck = [i for i, n in enumerate(fm.names) if pattern.is_stuck(n)]
         self.slipping = [i for i in range(len(fm.names)) if i not in self.stuck]
+        # slipping contacts in the air at the start (no friction): only their touchdown ends the
+        # piece (the ones touching at the start may lift off and land again inside it)
+        self.sliding = [i for i in self.slipping if start.touching(i)]
         self.slack = slack
         self.peak = np.zeros(len(fm.names))
         self.directions = {i: pattern.direction(fm.names[i]) for i in self.slipping}
@@ -81,11 +88,16 @@ class PieceWatch:
         self.stuck_rows = [(i, j) for i in self.stuck for j in range(fm.contacts[i].tangents)]
         self.stuck_index = [state_rows[i].start + j for i, j in self.stuck_rows]
         names = fm.names
-        self.kinds = ([("stick", i) for i in self.stuck] + [("slip", i) for i in self.slipping]
-                      + [("touchdown", i) for i in self.slipping])
+        self.kinds = ([("stick", i) for i in self.stuck] + [("liftoff", i) for i in self.stuck]
+                      + [("slip", i) for i in self.sliding] + [("touchdown", i) for i in self.slipping])
         self.names = ([f"{names[i]}: stick -> slip" for i in self.stuck]
-                      + [f"{names[i]}: slip -> stick" for i in self.slipping]
+                      + [f"{names[i]}: lift-off" for i in self.stuck]
+                      + [f"{names[i]}: slip -> stick" for i in self.sliding]
                       + [f"{names[i]}: touchdown" for i in self.slipping])
+        # a gap at its root at the piece's start (it began at a touchdown) starts the touchdown
+        # function at exactly zero, so that the driver judges it by its sign just after
+        gaps = start.state.gap
+        self.gap_offset = np.where(np.abs(gaps) <= GAP_ROUNDOFF, -gaps, 0.0)
         self._memo: tuple = (None, None)
 
     def owns(self, name: str) -> bool:
@@ -138,13 +150,14 @@ class PieceWatch:
         for i in self.stuck:
             bound = s.static[i] * s.normal[i] * (1.0 + STICK_SLACK) + self.slack[i]
             out.append(bound - float(np.linalg.norm(forces[i])))
-        for i in self.slipping:
+        out += [-float(s.gap[i]) for i in self.stuck]
+        for i in self.sliding:
             v = s.slip[s.rows[i]]
             speed = float(np.linalg.norm(v))
             self.peak[i] = max(self.peak[i], speed)
             d = self.directions[i]
             out.append(float(v @ d) if len(v) == 1 else float(v @ d) - 0.5 * speed)
-        out += [float(s.gap[i]) for i in self.slipping]
+        out += [float(s.gap[i] + self.gap_offset[i]) for i in self.slipping]
         vals = np.array(out)
         self._memo = (key, vals)
         return vals
@@ -231,7 +244,8 @@ def simulate_modes(simulate: Callable[..., Trajectory], model: NumericModel, t_s
             x_v = np.concatenate([q, u[[list(model.speeds).index(s) for s in variant.speeds[:variant.p]]]])
             r_user = inputs.function(variant, P_v, (t, tf), x_v)
             slack = _slacks(fm, inputs, pattern, t, q, u, P)
-            watch = PieceWatch(fm, variant, pattern, P, P_v, r_user, slack)
+            watch = PieceWatch(fm, variant, pattern, P, P_v, r_user, slack,
+                               _problem(fm, inputs, t, q, u, P))
             opts = {k: v for k, v in options.items() if k not in ("outputs", "solver")}
             opts.update(solver=dataclasses.replace(solver, raise_on_failure=False),
                         events=user_events + watch.events(),
@@ -258,8 +272,8 @@ def simulate_modes(simulate: Callable[..., Trajectory], model: NumericModel, t_s
                 break
             new = _next_pattern(fm, inputs, watch, last.name, t, q, u, P)
             x_base = np.concatenate([q, u[:model.p]])
-            for name, before, after in _changes(fm.names, pattern, new):
-                switches.append(EventRecord(f"{name}: {before} -> {after}", t, x_base))
+            for name, change in _changes(fm.names, pattern, new, watch.kind(last.name)):
+                switches.append(EventRecord(f"{name}: {change}", t, x_base))
             pattern = new
     finally:
         _INSIDE.reset(token)
@@ -319,6 +333,10 @@ def _next_pattern(fm, inputs, watch: PieceWatch, name: str, t, q, u, P) -> Patte
     kind, i = watch.kind(name)
     pattern = watch.pattern
     problem = _problem(fm, inputs, t, q, u, P, watch)
+    if kind == "touchdown":
+        problem.landed.add(i)
+    elif kind == "liftoff":
+        problem.lifted.add(i)
     names = fm.names
     candidates = [j for j in _candidates(problem, watch, names) if not pattern.is_stuck(names[j])]
     if kind in ("slip", "touchdown") and i not in candidates:
@@ -343,11 +361,18 @@ def _slacks(fm, inputs, pattern: Pattern, t, q, u, P) -> dict[int, float]:
     return {i: problem.force_slack(i) for i in stuck}
 
 
-def _changes(names, old: Pattern, new: Pattern):
+def _changes(names, old: Pattern, new: Pattern, event: tuple[str, int]):
+    """(name, "stick -> slip" / "slip -> stick" / "reversal") of the contacts whose mode
+    changed; "reversal": the slip that stopped at ``event`` goes on in another direction."""
     for n in names:
         a, b = old.is_stuck(n), new.is_stuck(n)
         if a != b:
-            yield n, "stick" if a else "slip", "stick" if b else "slip"
+            yield n, f"{'stick' if a else 'slip'} -> {'stick' if b else 'slip'}"
+        elif not a and event[0] == "slip" and names[event[1]] == n:
+            d_old, d_new = old.direction(n), new.direction(n)
+            if d_old is not None and d_new is not None and np.linalg.norm(d_new) > 0.0 and \
+                    float(d_old @ d_new) < 0.5:
+                yield n, "reversal"
 
 
 def _recorded_inputs(traj: Trajectory) -> Callable:
