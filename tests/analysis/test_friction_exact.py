@@ -13,12 +13,12 @@ from scipy.integrate import solve_ivp
 
 import symbody as sb
 from symbody.compat.sympy import TIME
-from symbody.errors import FormulationError, InputError
+from symbody.errors import InputError
 from systems.friction_systems import (
     block_on_slope,
     planar_box,
-    sphere_on_ground,
     spatial_box,
+    sphere_on_ground,
     two_blocks,
 )
 
@@ -68,9 +68,9 @@ def test_block_steeper_than_friction_angle_slides_with_textbook_acceleration(blo
     assert np.max(np.abs(sol.q[:, 0] - expected)) <= 1e-6 * expected[-1]
     fitted = 2 * (sol.q[-1, 0] - v0 * 2.0) / 2.0**2
     assert abs(fitted - a) <= 1e-6 * a
-    hist = sol.friction["block"]
+    hist = sol.contacts["block"]
     assert (hist.mode == "slip").all()
-    np.testing.assert_allclose(hist.force[:, 0], -mu * hist.normal, rtol=1e-12)
+    np.testing.assert_allclose(hist.friction_force[:, 0], -mu * hist.normal_force, rtol=1e-12)
 
 
 @pytest.mark.parametrize("theta, mu", [(0.2, 0.3), (0.45, 0.5)])
@@ -80,11 +80,11 @@ def test_block_on_gentler_slope_stays_still(block, theta, mu):
     sol = sb.simulate(model, (0, 10), _block_start(consts, theta), p)
     assert sol.success
     assert np.ptp(sol.q[:, 0]) < 1e-9
-    hist = sol.friction["block"]
+    hist = sol.contacts["block"]
     assert (hist.mode == "stick").all()
     # the stuck contact's force is the multiplier: it holds the block's weight along the slope
-    np.testing.assert_allclose(hist.force[:, 0], -consts["m"] * G * np.sin(theta), rtol=1e-6)
-    assert np.all(np.abs(hist.force[:, 0]) <= mu * hist.normal)
+    np.testing.assert_allclose(hist.friction_force[:, 0], -consts["m"] * G * np.sin(theta), rtol=1e-6)
+    assert np.all(np.abs(hist.friction_force[:, 0]) <= mu * hist.normal_force)
 
 
 def test_spatial_block_stays_still_and_slides_in_two_tangents(spatial_block):
@@ -100,11 +100,11 @@ def test_spatial_block_stays_still_and_slides_in_two_tangents(spatial_block):
     sol = sb.simulate(model, (0, 1), dict(x=0, y=-d0, z=0, v_x=0, v_y=0, v_z=1.0),
                       dict(consts, theta=theta, mu=mu), solver=TIGHT)
     assert sol.success
-    hist = sol.friction["block"]
+    hist = sol.contacts["block"]
     assert (hist.mode == "slip").all()
     v = sol.u[:, [2, 0]]            # the tangents (S.z, S.x)
     speed = np.linalg.norm(v, axis=1)
-    np.testing.assert_allclose(hist.force, -mu * hist.normal[:, None] * v / speed[:, None], rtol=1e-9,
+    np.testing.assert_allclose(hist.friction_force, -mu * hist.normal_force[:, None] * v / speed[:, None], rtol=1e-9,
                                atol=1e-12)
 
 
@@ -133,7 +133,7 @@ def test_sliding_block_stops_and_sticks_on_gentle_slope(block):
     after = sol.t > sol.events[0].t
     np.testing.assert_allclose(sol.q[after, 0], v0**2 / (2 * decel), rtol=1e-9)
     assert np.ptp(sol.q[after, 0]) < 1e-12
-    assert (sol.friction["block"].mode[after] == "stick").all()
+    assert (sol.contacts["block"].mode[after] == "stick").all()
 
 
 @pytest.mark.parametrize("spatial", [False, True])
@@ -154,7 +154,7 @@ def test_sphere_launched_without_spin_rolls_from_closed_form_time(spatial):
     np.testing.assert_allclose(sol.u[rolling, 0], 5 * v0 / 7, rtol=1e-6)
     if spatial:
         np.testing.assert_allclose(sol.u[rolling, 2], -0.75 * 5 * v0 / 7, rtol=1e-6)
-    assert np.max(np.abs(sol.friction["ball"].slip[rolling])) < 1e-12
+    assert np.max(np.abs(sol.contacts["ball"].slip_velocity[rolling])) < 1e-12
 
 
 def _box_reference(p, y0, v0, t_end):
@@ -175,7 +175,7 @@ def _box_reference(p, y0, v0, t_end):
 
     def f(t, s):
         fx = fy = tz = 0.0
-        for rx, ry, gap, vtx, vty in corners(s):
+        for rx, ry, gap, _, vty in corners(s):
             fn = k * (-gap) ** 1.5 * max(0.0, 1 - 1.5 * c * vty) if gap < 0 else 0.0
             ft = -mu * fn
             fx, fy, tz = fx + ft, fy + fn, tz + rx * fn - ry * ft
@@ -209,9 +209,9 @@ def test_box_on_two_corners_slides_to_rest_as_an_independent_integration():
         corner = x + sx * p["a"] * np.cos(phi) + p["h"] * np.sin(phi)
         assert np.ptp(corner) < 1e-6
     for name in ("left", "right"):
-        hist = sol.friction[name]
+        hist = sol.contacts[name]
         assert (hist.mode[after] == "stick").all()
-        assert np.all(np.abs(hist.force[after, 0]) <= p["mu"] * hist.normal[after] * (1 + 1e-8))
+        assert np.all(np.abs(hist.friction_force[after, 0]) <= p["mu"] * hist.normal_force[after] * (1 + 1e-8))
 
 
 def _rotation(angles):
@@ -234,18 +234,18 @@ def test_spatial_box_spinning_and_sliding_comes_to_rest():
     after = sol.t > stuck_at
     assert after.sum() > 2
     # once every corner sticks the corners stay where they stopped (the box may rock on them)
-    for i, (sx, sz) in enumerate(((-1, -1), (1, -1), (1, 1), (-1, 1))):
+    for sx, sz in ((-1, -1), (1, -1), (1, 1), (-1, 1)):
         corner = np.array([_rotation(q[3:6]) @ [sx * p["a"], -p["h"], sz * p["b"]] + q[:3]
                            for q in sol.q[after]])
         assert np.max(np.ptp(corner[:, [0, 2]], axis=0)) < 1e-6
     for i in range(4):
-        hist = sol.friction[f"c{i}"]
+        hist = sol.contacts[f"c{i}"]
         assert (hist.mode[after] == "stick").all()
-        assert np.all(np.linalg.norm(hist.force[after], axis=1) <= p["mu"] * hist.normal[after] * (1 + 1e-8))
+        assert np.all(np.linalg.norm(hist.friction_force[after], axis=1) <= p["mu"] * hist.normal_force[after] * (1 + 1e-8))
         # (dependent rows are held to first order: they slip at second order while the box
         # rocks on its corners, a transient; see friction_modes.RANK_TOL)
-        assert np.max(np.abs(hist.slip[after])) < 1e-4
-        assert np.max(np.abs(hist.slip[sol.t > stuck_at + 0.3])) < 1e-6
+        assert np.max(np.abs(hist.slip_velocity[after])) < 1e-4
+        assert np.max(np.abs(hist.slip_velocity[sol.t > stuck_at + 0.3])) < 1e-6
 
 
 def test_several_contacts_each_in_its_own_mode():
@@ -258,7 +258,7 @@ def test_several_contacts_each_in_its_own_mode():
     a = G * (np.sin(theta) - p["mu_1"] * np.cos(theta))
     assert abs(sol.q[-1, 0] - 2 * a) <= 1e-6 * 2 * a
     assert np.ptp(sol.q[:, 2]) < 1e-9
-    assert (sol.friction["one"].mode == "slip").all() and (sol.friction["two"].mode == "stick").all()
+    assert (sol.contacts["one"].mode == "slip").all() and (sol.contacts["two"].mode == "stick").all()
 
 
 def test_static_friction_holds_until_mu_s_then_kinetic_friction_slides(pushed_block):
@@ -272,7 +272,7 @@ def test_static_friction_holds_until_mu_s_then_kinetic_friction_slides(pushed_bl
     assert abs(sol.events[0].t - t_break) <= 1e-6 * t_break
     x_end = rate * (T**3 / 6 - t_break**2 * T / 2 + t_break**3 / 3) - p["mu"] * G * (T - t_break) ** 2 / 2
     assert abs(sol.q[-1, 0] - x_end) <= 1e-6 * x_end
-    np.testing.assert_allclose(sol.specified_values[:, 0], sol.friction["block"].force[:, 0])
+    np.testing.assert_allclose(sol.specified_values[:, 0], sol.contacts["block"].friction_force[:, 0])
 
 
 def test_lift_off_frees_a_stuck_contact(pushed_block):
@@ -280,11 +280,13 @@ def test_lift_off_frees_a_stuck_contact(pushed_block):
     p = dict(consts, theta=0.0, mu=0.3, mu_s=0.5)
     sol = sb.simulate(model, (0, 1), _block_start(consts, 0.0), p,
                       specifieds={"f_x": 0.0, "f_y": 20 * TIME}, solver=TIGHT)
-    assert [e.name for e in sol.events] == ["block: stick -> slip"]
-    hist = sol.friction["block"]
+    assert [e.name for e in sol.events] == ["block: lift-off", "block: stick -> slip"]
+    assert sol.events[0].t == sol.events[1].t
+    hist = sol.contacts["block"]
     free = sol.t > sol.events[0].t
-    assert (hist.mode[free] == "slip").all() and np.all(hist.normal[free] == 0.0)
-    assert np.all(hist.force[free] == 0.0)
+    assert np.all(hist.gap[free] > 0.0)
+    assert (hist.mode[free] == "slip").all() and np.all(hist.normal_force[free] == 0.0)
+    assert np.all(hist.friction_force[free] == 0.0)
 
 
 def test_ball_landing_without_slip_sticks_and_one_landing_on_a_slope_slides_first(block):
@@ -293,7 +295,7 @@ def test_ball_landing_without_slip_sticks_and_one_landing_on_a_slope_slides_firs
     sol = sb.simulate(model, (0, 0.5), dict(x=0, y=0.01, v_x=0, v_y=0), p)
     assert sol.success
     assert np.max(np.abs(sol.q[:, 0])) < 1e-12
-    assert sol.friction["block"].mode[-1] == "stick"
+    assert sol.contacts["block"].mode[-1] == "stick"
 
 
 def test_exact_friction_needs_its_coefficient_declared_and_sets_its_placeholders(block):
@@ -309,8 +311,13 @@ def test_exact_friction_needs_its_coefficient_declared_and_sets_its_placeholders
     rec = ContactRecord(name="c", gap=-sm.S.One, gap_rate=sm.S.Zero, normal_force=sm.S.One,
                         slip_velocity=(v,), friction_coefficient=mu, friction_mode="exact",
                         friction_placeholders=(lam,))
-    with pytest.raises(FormulationError, match="mu_undeclared.*with_constants"):
-        sb.simulate(sb.compile(eom.with_contacts(rec)), (0, 1), [0, 1], [])
+    # μ appears in the contact only: the run's constants take it (here the only one)
+    model = sb.compile(eom.with_contacts(rec))
+    with pytest.raises(InputError, match="mu_undeclared"):
+        sb.simulate(model, (0, 1), [0, 1], [])
+    sol = sb.simulate(model, (0, 1), [0, 1], {"mu_undeclared": 0.25}, solver=TIGHT)
+    t_stop = 1 / 0.25
+    assert sol.success and abs(sol.q[-1, 0] - (1 - 0.5 * 0.25)) < 1e-9 and t_stop > 1
     model, consts = block
     with pytest.raises(InputError, match="F_1.*placeholder"):
         sb.simulate(model, (0, 1), _block_start(consts, 0.2), consts, specifieds={"F_1": 0.0})

@@ -60,6 +60,13 @@ class ContactSamples(NamedTuple):
     elastic_energy: np.ndarray
     power: np.ndarray
     dissipated: np.ndarray
+    #: exact friction: 1.0 where the contact sticks, 0.0 where it slips (k,); None otherwise
+    stick: np.ndarray | None = None
+
+    @property
+    def mode(self) -> np.ndarray | None:
+        """Exact friction: "stick" or "slip" at each sample (k,); None for other contacts."""
+        return None if self.stick is None else np.where(self.stick > 0.5, "stick", "slip")
 
 
 class ContactTraces(dict):
@@ -92,7 +99,8 @@ def contact_views(traj: Trajectory) -> ContactTraces:
     suffix = ".dissipated"
     names = [key[:-len(suffix)] for key in out if key.endswith(suffix)
              and all(f"{key[:-len(suffix)]}.{q}" in out for q in QUANTITIES)]
-    items = {name: ContactSamples(name, traj.t, *(np.asarray(out[f"{name}.{q}"]) for q in QUANTITIES))
+    items = {name: ContactSamples(name, traj.t, *(np.asarray(out[f"{name}.{q}"]) for q in QUANTITIES),
+                                  stick=np.asarray(out[f"{name}.stick"]) if f"{name}.stick" in out else None)
              for name in names}
     return ContactTraces(items, len(traj.t))
 

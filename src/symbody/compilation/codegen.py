@@ -310,6 +310,7 @@ class _ToSymengine:
     def _whole(self, e):
         # anything else (Piecewise, relationals, constants like pi, unknown functions):
         # symengine's own conversion, then the argument renaming
+        digest, rest = self._walk_whole(e)
         if self.unknown is None:
             funcs = [a for a in e.atoms(sm.Derivative, sm.core.function.AppliedUndef)
                      if a not in self._argset and not (isinstance(a, sm.core.function.AppliedUndef)
@@ -317,11 +318,8 @@ class _ToSymengine:
                                                                if d in self._argset))]
             if funcs:
                 self.unknown = sorted(funcs, key=str)[0]
-            else:
-                dummies = {a: sm.Dummy() for a in self.args}
-                rest = e.xreplace(dummies).free_symbols - set(dummies.values())
-                if rest:
-                    self.unknown = sorted(rest, key=str)[0]
+            elif rest:
+                self.unknown = sorted(rest, key=str)[0]
         if self._se_mapping is None:
             self._se_mapping = {}
             for a, p in zip(self.args, self.pos):
@@ -335,9 +333,35 @@ class _ToSymengine:
         except Exception as exc:
             raise CompilationError(f"{self.name}: symengine cannot convert {_describe(e)} "
                                    f"({exc}); use backend='numpy'") from exc
-        return E, b"X" + hashlib.blake2b(sm.srepr(e.xreplace(
-            {a: sm.Symbol(f"_a{i}") for i, a in enumerate(self.args)})).encode(),
-            digest_size=16).digest()
+        return E, b"X" + digest
+
+    def _walk_whole(self, e) -> tuple[bytes, set]:
+        """(structural digest, plain symbols outside the arguments) of a node converted whole,
+        by one walk over its DAG (the arguments by position; no SymPy rebuild, which for a
+        Piecewise re-evaluates every condition: seconds on a contact model's forces)."""
+        argpos = {a: i for i, a in enumerate(self.args)}
+        memo: dict = {}
+        rest: set = set()
+
+        def walk(n):
+            got = memo.get(id(n))
+            if got is not None:
+                return got[1]
+            i = argpos.get(n)
+            if i is not None:
+                out = b"a%d" % i
+            elif not n.args:
+                if n.is_Symbol:
+                    rest.add(n)
+                out = b"L" + sm.srepr(n).encode()
+            else:
+                inner = b",".join(walk(a) for a in n.args)
+                out = hashlib.blake2b(type(n).__name__.encode() + b"(" + inner + b")",
+                                      digest_size=16).digest()
+            memo[id(n)] = (n, out)
+            return out
+
+        return walk(e), rest
 
 
 class _RenameSymengine:

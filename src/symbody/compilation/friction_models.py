@@ -14,8 +14,10 @@ gives, per base model, one :class:`FrictionModels` (kept while the base model li
   velocity v = W u + w, its Jacobian W = ∂v/∂u (rows, o) and its acceleration bias
   c = v' - W u' (so that v' = W u' + c), everything the mode decisions need.
 
-The variants' constants are the base model's followed by every contact's slip-direction
-constants (:attr:`FrictionModels.constants`), in that order, so one array layout serves all.
+The variants' constants are the base model's, then the symbols only the contacts use (μ
+and μ_s appear in the contact records only: :attr:`FrictionModels.parameters` is what a
+run gives), then every contact's slip-direction constants (:attr:`FrictionModels.constants`),
+in that order, so one array layout serves all.
 """
 
 from __future__ import annotations
@@ -34,9 +36,11 @@ from ..formulation.friction_variants import (
     SlipRows,
     exact_contacts,
     friction_variant,
+    record_constants,
     slip_rows,
 )
 from .codegen import make_function
+from .named_values import constants_values
 from .numeric_model import NumericModel
 
 __all__ = ["FrictionModels", "ContactState", "PatternKey", "friction_models", "has_exact_friction"]
@@ -101,7 +105,9 @@ class FrictionModels:
         self.contacts: tuple[ExactContact, ...] = exact_contacts(eom)
         self.names = tuple(c.name for c in self.contacts)
         directions = [d for c in self.contacts for d in c.directions]
-        self.constants = tuple(model.constants) + tuple(directions)
+        #: the run's constants: the model's, then the symbols only the contacts use (μ, μ_s)
+        self.parameters = tuple(model.constants) + record_constants(eom, self.contacts)
+        self.constants = self.parameters + tuple(directions)
         rows, start = [], 0
         for c in self.contacts:
             rows.append(slice(start, start + c.tangents))
@@ -130,12 +136,13 @@ class FrictionModels:
         kinetic = [c.kinetic for c in self.contacts]
         static = [c.static for c in self.contacts]
         return make_function([_t, list(self.base.coordinates), list(self.base.speeds),
-                              list(self.base.constants)],
+                              list(self.parameters)],
                              [normal, gap, gap_rate, kinetic, static, slip, W, list(rows.c)],
                              name="exact friction contacts")
 
     def evaluate(self, t: float, q: np.ndarray, u: np.ndarray, P: np.ndarray) -> ContactState:
-        """The contact kernel at (t, q, u) with the base model's constants P (see :class:`ContactState`)."""
+        """The contact kernel at (t, q, u) with the run's constants P (``parameters`` order; see
+        :class:`ContactState`)."""
         if self._kernel is None:
             self._kernel = self._build_kernel()
         fn, gap, rate, mk, ms, v, W, c = self._kernel(t, q, u, P)
@@ -161,14 +168,20 @@ class FrictionModels:
         speeds = [base.speeds[i] for i in dependent]
         label = ", ".join(f"{n} stuck" for n in stuck) or "all slipping"
         eom = friction_variant(base.eom, self.contacts, stuck, speeds, self.slip_rows,
-                               name=f"{getattr(base.eom, 'name', None) or 'model'} ({label})")
+                               name=f"{getattr(base.eom, 'name', None) or 'model'} ({label})",
+                               constants=self.constants)
         variant = NumericModel(eom, constants=list(self.constants), backend=base.backend)
         self.compiled[key] = variant
         return variant
 
+    def parameters_array(self, p: Any) -> np.ndarray:
+        """The run's constants (``parameters`` order) from ``p``: a dict keyed by symbol or name,
+        or an array (the model's constants, then the record constants)."""
+        return constants_values(self.parameters, p)
+
     def constants_array(self, P: np.ndarray, directions: dict[str, np.ndarray]) -> np.ndarray:
-        """The variants' constants: the base model's P followed by each contact's direction d
-        (``directions[name]``, default the first tangent)."""
+        """The variants' constants: the run's P (``parameters``) followed by each contact's
+        direction d (``directions[name]``, default the first tangent)."""
         out = [np.asarray(P, dtype=float)]
         for c in self.contacts:
             d = directions.get(c.name)

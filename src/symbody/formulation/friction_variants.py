@@ -15,7 +15,8 @@ equations that hold the contacts:
 
 The slip direction is continued through v = 0 along a reference direction d (constants of
 the variant, one per tangent, set by the simulation at the start of each piece):
-v̂ = sign(v·d) v / |v|, and v̂ = d where v = 0.  Along a slip that comes to rest,
+v̂ = sign(v·d) v / |v|, and v̂ = d where v = 0 (written without branches, see
+:func:`sliding_force`).  Along a slip that comes to rest,
 v(t) ≈ (t* - t) c near the stop, so sign(v·d) v/|v| is smooth through t*: the integrator
 steps across the stop without a kink and the stop is found as the zero of v·d on the step's
 dense output.  With one tangent the sliding force is just -μ F_n d (d = ±1).
@@ -34,9 +35,11 @@ import sympy as sm
 
 from ..compat.sympy import TIME
 from ..errors import FormulationError
+from ..symengine_bridge import SymbolTable
 from .eom import CanonicalBlocks, EquationsOfMotion
 
-__all__ = ["ExactContact", "SlipRows", "exact_contacts", "slip_rows", "sliding_force", "friction_variant"]
+__all__ = ["ExactContact", "SlipRows", "exact_contacts", "slip_rows", "sliding_force", "friction_variant",
+           "record_constants"]
 
 _t = TIME
 
@@ -75,9 +78,9 @@ def _direction_symbols(name: str, k: int) -> tuple:
 
 def exact_contacts(eom: EquationsOfMotion) -> tuple[ExactContact, ...]:
     """The contacts of ``eom`` with ``friction_mode="exact"`` (checked: a coefficient, one
-    placeholder per tangent, slip velocities linear in the speeds)."""
+    placeholder per tangent; :func:`slip_rows` checks that the slip velocities are linear in
+    the speeds)."""
     out = []
-    speeds = set(eom.u)
     for rec in getattr(eom, "contacts", ()):
         if rec.friction_mode != "exact":
             continue
@@ -89,10 +92,6 @@ def exact_contacts(eom: EquationsOfMotion) -> tuple[ExactContact, ...]:
             if v == 0:
                 inactive.append(lam)
                 continue
-            for s in speeds:
-                if v.diff(s).has(*speeds):
-                    raise FormulationError(f"contact {rec.name!r}: the slip velocity {v} is not linear "
-                                           f"in the speeds ({s})")
             active.append((lam, v))
         if not active:
             raise FormulationError(f"contact {rec.name!r}: every slip velocity is identically zero; "
@@ -110,25 +109,45 @@ def exact_contacts(eom: EquationsOfMotion) -> tuple[ExactContact, ...]:
 
 
 def _check_symbols(eom: EquationsOfMotion, rec) -> None:
-    """The contact's force law and coefficients use only t, q, u and the constants of ``eom``
-    (in exact mode μ appears in the record only, not in the equations)."""
-    allowed = set(eom.q) | set(eom.u) | set(eom.constants) | {_t}
-    exprs = [rec.normal_force, rec.gap, rec.friction_coefficient, *rec.slip_velocity]
+    """The contact's force law and coefficients use only t, q, u and constant symbols (in
+    exact mode μ may appear in the record only, not in the equations: see
+    :func:`record_constants`)."""
+    allowed = set(eom.q) | set(eom.u) | {_t}
+    exprs = [rec.normal_force, rec.gap, rec.gap_rate, rec.friction_coefficient, *rec.slip_velocity]
     if rec.static_friction_coefficient is not None:
         exprs.append(rec.static_friction_coefficient)
     for e in exprs:
         e = sm.sympify(e)
-        bad = sorted((e.free_symbols | set(e.atoms(sm.core.function.AppliedUndef))) - allowed, key=str)
+        bad = sorted(set(e.atoms(sm.core.function.AppliedUndef)) - allowed, key=str)
+        bad += sorted(d for d in e.atoms(sm.Derivative))
         if bad:
-            hint = (f": declare it with eom.with_constants({bad[0]})"
-                    if isinstance(bad[0], sm.Symbol) else "")
-            raise FormulationError(f"contact {rec.name!r}: {e} depends on {bad[0]}, which is not a "
-                                   f"coordinate, a speed or a constant of the equations{hint}")
+            raise FormulationError(f"contact {rec.name!r}: {e} depends on {bad[0]}, which is neither a "
+                                   "coordinate nor a speed nor a constant")
+
+
+def record_constants(eom: EquationsOfMotion, contacts: Sequence[ExactContact]) -> tuple:
+    """The constant symbols the exact contacts use that the equations do not (μ and μ_s of
+    exact friction appear in the records only), sorted by name."""
+    known = set(eom.constants)
+    found: set = set()
+    for c in contacts:
+        for e in (c.normal_force, c.gap, c.gap_rate, c.kinetic, c.static, *c.slip):
+            found |= {s for s in sm.sympify(e).free_symbols if s not in known and s != _t}
+    return tuple(sorted(found, key=str))
+
+
+#: ε of the continuation's switch to d at v = 0 (see :func:`sliding_force`): exact in double
+#: precision for every slip speed above 1e-142 m/s
+_ZERO_SLIP = sm.Float("1e-150")
 
 
 def sliding_force(contact: ExactContact) -> tuple:
     """λ = -μ F_n v̂ (one expression per active tangent), v̂ continued through v = 0 along the
-    direction constants d: sign(v·d) v/|v| (d where v = 0); with one tangent -μ F_n d."""
+    direction constants d: sign(v·d) v/|v|, and d where v = 0; with one tangent -μ F_n d.
+
+    Written without Piecewise (which the kernels would have to branch on): with s = |v|² and
+    ε = 1e-150, v̂ = sign(v·d) v / sqrt(s + ε²) + d (1 - sqrt(s) / sqrt(s + ε²)), which is
+    sign(v·d) v/|v| to the last bit for |v| > 1e-142 and d at v = 0."""
     mu_fn = contact.kinetic * contact.normal_force
     d = contact.directions
     if contact.tangents == 1:
@@ -136,9 +155,9 @@ def sliding_force(contact: ExactContact) -> tuple:
     v = contact.slip
     speed2 = sum(vi**2 for vi in v)
     along = sm.sign(sum(vi * di for vi, di in zip(v, d)))
-    return tuple(sm.Piecewise((-mu_fn * dj, sm.Eq(speed2, 0)),
-                              (-mu_fn * along * vj / sm.sqrt(speed2), True))
-                 for vj, dj in zip(v, d))
+    root = sm.sqrt(speed2 + _ZERO_SLIP**2)
+    at_rest = 1 - sm.sqrt(speed2) / root
+    return tuple(-mu_fn * (along * vj / root + dj * at_rest) for vj, dj in zip(v, d))
 
 
 @dataclass(frozen=True)
@@ -153,23 +172,39 @@ class SlipRows:
 
 
 def slip_rows(eom: EquationsOfMotion, contacts: Sequence[ExactContact]) -> SlipRows:
-    """The :class:`SlipRows` of ``contacts`` in ``eom`` (formed once per model)."""
+    """The :class:`SlipRows` of ``contacts`` in ``eom`` (formed once per model; the
+    derivatives in symengine: ∂v/∂u and d/dt by the chain rule through q')."""
     u = list(eom.u)
     slip = [v for c in contacts for v in c.slip]
     if not slip:
         return SlipRows(sm.zeros(0, len(u)), sm.zeros(0, 1), sm.zeros(0, 1))
-    W = sm.Matrix([[v.diff(s) for s in u] for v in slip])
-    zero_u = dict.fromkeys(u, 0)
-    w = sm.Matrix([v.xreplace(zero_u) for v in slip])
-    qdot_map = eom.kindiffdict
-    zero_udot = {s.diff(_t): 0 for s in u}
-    c = sm.Matrix([v.diff(_t).xreplace(qdot_map).xreplace(zero_udot) for v in slip])
-    return SlipRows(W, w, c)
+    table = SymbolTable()
+    q_se = [table.add(qi) for qi in eom.q]
+    u_se = [table.add(ui) for ui in u]
+    converted = table.to_se_many(slip + list(eom.qdot_solution))
+    v_se, qdot_se = converted[:len(slip)], converted[len(slip):]
+    zero_u = dict.fromkeys(u_se, 0)
+    W, w, c = [], [], []
+    u_set = set(u_se)
+    for k, v in enumerate(v_se):
+        W.append([v.diff(s) for s in u_se])
+        if any(e.free_symbols & u_set for e in W[-1]):
+            raise FormulationError(f"exact friction: the slip velocity {slip[k]} is not linear in the "
+                                   "speeds")
+        w.append(v.subs(zero_u))
+        rate = sum((v.diff(qi) * qd for qi, qd in zip(q_se, qdot_se)), 0 * v)
+        for ts in (s for s in v.free_symbols if str(s) == str(_t)):     # a moving plane
+            rate = rate + v.diff(ts)
+        c.append(rate)
+    return SlipRows(table.to_sympy_matrix(W, (len(slip), len(u))),
+                    table.to_sympy_matrix([[e] for e in w], (len(slip), 1)),
+                    table.to_sympy_matrix([[e] for e in c], (len(slip), 1)))
 
 
 def friction_variant(eom: EquationsOfMotion, contacts: Sequence[ExactContact],
                      stuck: Mapping[str, Sequence[int]], dependent: Sequence,
-                     rows: SlipRows | None = None, name: str | None = None) -> EquationsOfMotion:
+                     rows: SlipRows | None = None, name: str | None = None,
+                     constants: Sequence | None = None) -> EquationsOfMotion:
     """The equations of ``eom`` with the contacts in ``stuck`` sticking and the others slipping.
 
     ``stuck``: contact name -> the indices of its active tangents whose slip velocity is kept
@@ -235,8 +270,9 @@ def friction_variant(eom: EquationsOfMotion, contacts: Sequence[ExactContact],
         auxiliary=sm.zeros(0, 1), holonomic_names=eom.holonomic_names)
     placeholders = set(rule)
     specifieds = [s for s in eom.specifieds if s not in placeholders]
-    constants = list(eom.constants) + [d for ct in contacts for d in ct.directions
-                                       if d not in set(eom.constants)]
+    if constants is None:
+        constants = list(eom.constants) + list(record_constants(eom, contacts)) + \
+            [d for ct in contacts for d in ct.directions]
     variant = EquationsOfMotion.from_blocks(blocks, constants=constants, specifieds=specifieds,
                                             name=name or getattr(eom, "name", None))
     variant.body_inertias = eom.body_inertias

@@ -3,13 +3,14 @@
 Each piece (:mod:`.friction_pieces`) ran one pattern's variant model, whose speeds are the
 model's in another order (the stuck contacts' dependent speeds last) and whose constraints
 are the model's followed by the kept slip rows.  :func:`join_pieces` puts every sample back
-in the model's order, keeps the model's own residuals and multipliers, and records per
-contact (:class:`FrictionHistory`, ``trajectory.friction[name]``) the mode, the friction
-force (stick: the constraint's multipliers, split over dependent rows as the switching
-does; slip: -μ F_n v̂), the normal force and the slip velocity at each sample.  The friction
-forces are also the values of the contacts' placeholders in ``specified_values``, so that
-the model's own right-hand side with them reproduces the motion (``trajectory.xdot``, the
-outputs).
+in the model's order and keeps the model's own residuals and multipliers.  The friction
+forces (stick: the constraint's multipliers, split over dependent rows as the switching
+does; slip: -μ F_n v̂) are the values of the contacts' placeholders in
+``specified_values``, and :class:`ForceInputs` gives them at any state of the run, so that
+the model's own right-hand side with them reproduces the motion: ``trajectory.xdot``, the
+outputs and ``trajectory.contacts`` (with the energy balance) are the model's, evaluated
+with them.  :func:`stuck_samples` gives each contact's mode at the samples (1.0 stick, 0.0
+slip), the output "<name>.stick" behind ``trajectory.contacts[name].mode``.
 """
 
 from __future__ import annotations
@@ -26,7 +27,7 @@ from ..events import EventRecord
 from ..trajectory import ModelInfo, RunReport, SampleArrays, Trajectory
 from .friction_modes import Pattern, placeholder_slots
 
-__all__ = ["Piece", "FrictionHistory", "join_pieces"]
+__all__ = ["Piece", "ForceInputs", "join_pieces", "stuck_samples"]
 
 
 @dataclass
@@ -40,28 +41,61 @@ class Piece:
     watch: Any
 
 
-@dataclass(frozen=True)
-class FrictionHistory:
-    """One exact-friction contact along a trajectory (k samples, j active tangents):
-    ``mode`` (k,) "stick" or "slip"; ``force`` (k, j) the friction force on shape b along the
-    tangents (the placeholders' values); ``normal`` (k,) F_n; ``slip`` (k, j) the slip
-    velocity; ``switches`` [(t, "slip -> stick"), ...]."""
+class ForceInputs:
+    """r(t, x) of the model (x in its states): the user's inputs and the contacts' friction
+    forces, from the piece that ran at t (at a switch: the earlier one)."""
 
-    mode: np.ndarray
-    force: np.ndarray
-    normal: np.ndarray
-    slip: np.ndarray
-    switches: tuple
+    def __init__(self, model: NumericModel, fm: FrictionModels, pieces: list[Piece]) -> None:
+        self.model, self.fm, self.pieces = model, fm, pieces
+        self.starts = np.array([p.traj.t[0] if len(p.traj.t) else np.inf for p in pieces])
+        self.slots = placeholder_slots(fm)
+        self.user = [j for j in range(len(model.specifieds)) if j not in set(self.slots.values())]
 
-    @property
-    def stuck(self) -> np.ndarray:
-        """(k,) True where the contact sticks."""
-        return self.mode == "stick"
+    def piece(self, t: float) -> Piece:
+        k = int(np.searchsorted(self.starts, t, side="left")) - 1
+        return self.pieces[min(max(k, 0), len(self.pieces) - 1)]
+
+    def at_piece(self, piece: Piece, t: float, x_v: np.ndarray, state=None, multipliers=None) -> np.ndarray:
+        """The model's inputs at the variant state x_v of ``piece``."""
+        w = piece.watch
+        R = np.zeros(len(self.model.specifieds))
+        if self.user:
+            R[self.user] = np.asarray(w.inputs(t, x_v), dtype=float).ravel()
+        for i, f in w.forces(t, x_v, state, multipliers).items():
+            for j, value in enumerate(f):
+                R[self.slots[(i, j)]] = value
+        return R
+
+    def __call__(self, t: float, x: np.ndarray) -> np.ndarray:
+        model = self.model
+        piece = self.piece(t)
+        w = piece.watch
+        q = np.asarray(x[:model.N], dtype=float)
+        if model.m:
+            u = model.full_speeds(q, x[model.N:model.N + model.p], w.P[:len(model.constants)], t)
+        else:
+            u = np.asarray(x[model.N:model.N + model.o], dtype=float)
+        x_v = np.concatenate([q, u[w.to_base[:piece.variant.p]]])
+        return self.at_piece(piece, t, x_v)
 
 
-def _piece_arrays(model: NumericModel, fm: FrictionModels, piece: Piece, P: np.ndarray,
-                  keep: np.ndarray) -> dict:
-    """The kept samples of one piece in the model's layout, with the contacts' values."""
+def _keep(pieces: list[Piece]) -> list[np.ndarray]:
+    """Per piece, the samples kept (a sample shared with the piece before: the earlier's)."""
+    out, last = [], None
+    for piece in pieces:
+        t = piece.traj.t
+        keep = np.ones(len(t), dtype=bool)
+        if last is not None and len(t) and t[0] == last:
+            keep[0] = False
+        if len(t):
+            last = t[-1]
+        out.append(keep)
+    return out
+
+
+def _piece_arrays(model: NumericModel, fm: FrictionModels, piece: Piece, keep: np.ndarray,
+                  forces: ForceInputs) -> dict:
+    """The kept samples of one piece in the model's layout, with the inputs (friction forces)."""
     tr, w = piece.traj, piece.watch
     T = tr.t[keep]
     k = len(T)
@@ -69,42 +103,18 @@ def _piece_arrays(model: NumericModel, fm: FrictionModels, piece: Piece, P: np.n
     U[:, w.to_base] = tr.u[keep]
     Q = tr.q[keep]
     X_v = tr.x[keep]
-    nc = len(fm.contacts)
-    forces = [np.zeros((k, c.tangents)) for c in fm.contacts]
-    normal = np.zeros((k, nc))
-    slip = [np.zeros((k, c.tangents)) for c in fm.contacts]
     lam = tr.multipliers[keep] if tr.multipliers is not None else None
-    for n in range(k):
-        s = fm.evaluate(T[n], Q[n], U[n], P)
-        normal[n] = s.normal
-        for i in range(nc):
-            slip[i][n] = s.slip[s.rows[i]]
-        if w.stuck:
-            mult = lam[n] if lam is not None else None
-            for i, f in w.stick_forces(T[n], X_v[n], s, mult).items():
-                forces[i][n] = f
-        for i in w.slipping:
-            v = s.slip[s.rows[i]]
-            speed = float(np.linalg.norm(v))
-            d = v / speed if speed > 0.0 and len(v) > 1 else w.directions[i]
-            forces[i][n] = -s.kinetic[i] * s.normal[i] * d
     R = np.zeros((k, len(model.specifieds)))
-    slots = placeholder_slots(fm)
-    user = [j for j in range(len(model.specifieds)) if j not in set(slots.values())]
-    if user and tr.specified_values is not None:
-        R[:, user] = tr.specified_values[keep]
-    for (i, j), col in slots.items():
-        R[:, col] = forces[i][:, j]
+    for n in range(k):
+        state = fm.evaluate(T[n], Q[n], U[n], w.P)
+        R[n] = forces.at_piece(piece, T[n], X_v[n], state, None if lam is None else lam[n])
     m = model.m
-    mult = None if tr.multipliers is None else tr.multipliers[keep][:, :m]
     return dict(t=T, q=Q, u=U, x=np.concatenate([Q, U[:, :model.p]], axis=1),
                 hol=tr.holonomic_residuals[keep], vel=tr.velocity_residuals[keep][:, :m],
-                mult=mult, R=R, forces=forces, normal=normal, slip=slip,
-                mode=[np.full(k, "stick" if w.pattern.is_stuck(nm) else "slip", dtype=object)
-                      for nm in fm.names])
+                mult=None if tr.multipliers is None else tr.multipliers[keep][:, :m], R=R)
 
 
-def _base_record(piece: Piece, record: EventRecord) -> EventRecord:
+def _model_record(piece: Piece, record: EventRecord) -> EventRecord:
     """A user event record of a piece with its states in the model's layout."""
     w = piece.watch
     base = w.fm.base
@@ -132,19 +142,14 @@ def _steps(model: NumericModel, piece: Piece) -> StepInterpolant | None:
 
 
 def join_pieces(model: NumericModel, fm: FrictionModels, pieces: list[Piece],
-                switches: list[EventRecord], P: np.ndarray) -> Trajectory:
-    """One trajectory of consecutive pieces (a sample shared by two pieces kept once: the
-    earlier piece's, before the switch)."""
-    parts = []
-    events: list[EventRecord] = []
-    for n, piece in enumerate(pieces):
-        keep = np.ones(len(piece.traj.t), dtype=bool)
-        if n and len(piece.traj.t) and parts and len(parts[-1]["t"]) and \
-                piece.traj.t[0] == parts[-1]["t"][-1]:
-            keep[0] = False
-        parts.append(_piece_arrays(model, fm, piece, P, keep))
-        events += [_base_record(piece, e) for e in piece.traj.events]
-    events = sorted(events + switches, key=lambda e: e.t)
+                records: list[EventRecord], P: np.ndarray) -> Trajectory:
+    """One trajectory of consecutive pieces in the model's layout; ``records``: the switches
+    (and the touchdowns and lift-offs that ended pieces), merged with the pieces' events."""
+    forces = ForceInputs(model, fm, pieces)
+    keeps = _keep(pieces)
+    parts = [_piece_arrays(model, fm, piece, keep, forces) for piece, keep in zip(pieces, keeps, strict=True)]
+    events = [_model_record(piece, e) for piece in pieces for e in piece.traj.events]
+    events = sorted(events + records, key=lambda e: e.t)
 
     def cat(key):
         got = [p[key] for p in parts]
@@ -160,17 +165,17 @@ def join_pieces(model: NumericModel, fm: FrictionModels, pieces: list[Piece],
                 segments[-1] = (segments[-1][0], b)
             else:
                 segments.append((a, b))
-    mult = cat("mult")
+    switches = [e for e in records if e.name.endswith(("stick", "slip", "reversal"))]
     traj = Trajectory(
         SampleArrays(cat("t"), cat("x"), cat("q"), cat("u"), holonomic_residuals=cat("hol"),
-                     velocity_residuals=cat("vel"), multipliers=mult if model.m else None,
+                     velocity_residuals=cat("vel"), multipliers=cat("mult") if model.m else None,
                      specified_values=cat("R") if len(model.specifieds) else None),
         ModelInfo(coordinates=model.coordinates, speeds=model.speeds, states=model.states,
                   specifieds=model.specifieds,
-                  constants=dict(zip(model.constants, (float(v) for v in P)))),
-        RunReport(status=last.status, message=_message(last, events, switches), constraints=first.constraints,
-                  method=first.method, nfev=sum(p.traj.nfev for p in pieces),
-                  nsteps=sum(p.traj.nsteps for p in pieces),
+                  constants=dict(zip(fm.parameters, (float(v) for v in P)))),
+        RunReport(status=last.status, message=_message(last, events, switches),
+                  constraints=first.constraints, method=first.method,
+                  nfev=sum(p.traj.nfev for p in pieces), nsteps=sum(p.traj.nsteps for p in pieces),
                   wall_time=sum(p.traj.wall_time for p in pieces),
                   partition_changes=[c for p in pieces for c in p.traj.partition_changes],
                   events=events, segments=segments,
@@ -178,18 +183,19 @@ def join_pieces(model: NumericModel, fm: FrictionModels, pieces: list[Piece],
     steps = [_steps(model, p) for p in pieces]
     if all(s is not None for s in steps):
         traj.steps = join_steps(steps)
-    friction = {}
-    for i, name in enumerate(fm.names):
-        sw = tuple((e.t, e.name.split(": ", 1)[1]) for e in switches if e.name.startswith(f"{name}: "))
-        friction[name] = FrictionHistory(
-            mode=np.concatenate([p["mode"][i] for p in parts]),
-            force=np.concatenate([p["forces"][i] for p in parts]),
-            normal=np.concatenate([p["normal"][:, i] for p in parts]),
-            slip=np.concatenate([p["slip"][i] for p in parts]), switches=sw)
-    #: per exact-friction contact: :class:`FrictionHistory` (mode, force, normal, slip)
-    traj.friction = friction
+    #: how many pieces (constant modes and slip directions) the run took
     traj.friction_pieces = len(pieces)
     return traj
+
+
+def stuck_samples(fm: FrictionModels, pieces: list[Piece], traj: Trajectory) -> list[np.ndarray]:
+    """Per contact, 1.0 where it sticks and 0.0 where it slips, at the joined samples."""
+    keeps = _keep(pieces)
+    out = []
+    for name in fm.names:
+        out.append(np.concatenate([np.full(int(keep.sum()), 1.0 if piece.pattern.is_stuck(name) else 0.0)
+                                   for piece, keep in zip(pieces, keeps, strict=True)]))
+    return out
 
 
 def _message(last: Trajectory, events: list, switches: list) -> str:

@@ -92,7 +92,8 @@ class Pattern:
 
 
 class ContactProblem:
-    """The contact equations of the base model at one state (t, q, u all speeds, P): the
+    """The contact equations of the base model at one state (t, q, u all speeds, P the run's
+    constants, :attr:`~symbody.compilation.friction_models.FrictionModels.parameters`): the
     contact kernel's values and the base model's accelerations, affine in the friction forces
     (the placeholders are inputs): u'(F) = a0 + Σ_j G_j F_j.
 
@@ -151,7 +152,8 @@ class ContactProblem:
 
     def accelerations(self, r: np.ndarray) -> np.ndarray:
         base = self.fm.base
-        return base.accelerations(self.q, self.u, self.P, self.t, r if len(r) else None)[0]
+        P = self.P[:len(base.constants)]
+        return base.accelerations(self.q, self.u, P, self.t, r if len(r) else None)[0]
 
     def stick_forces(self, stuck: Sequence[int], sliding: dict[int, np.ndarray],
                      previous: tuple | None = None) -> tuple[dict[int, np.ndarray], tuple, tuple]:
@@ -233,7 +235,7 @@ def independent_rows(base: NumericModel, q: np.ndarray, P: np.ndarray, t: float,
     velocity constraints); the dependent speeds by pivoted QR among the base model's independent
     speeds, sorted.  ``previous`` (kept rows by name, dependent) is kept when it still serves."""
     if base.m:
-        B = base.velocity_constraint_matrix(q, P, t)
+        B = base.velocity_constraint_matrix(q, P[:len(base.constants)], t)
         Nb = scipy.linalg.null_space(B)
         Wr = W @ Nb
     else:

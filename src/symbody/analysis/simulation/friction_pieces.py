@@ -29,12 +29,14 @@ import numpy as np
 from ...compilation import NumericModel
 from ...compilation.friction_models import FrictionModels, friction_models
 from ...errors import InputError, SimulationError, SimulationFailedWarning
+from ..contact_samples import attach_contacts
 from ..events import Event, EventRecord
 from ..initial_state import InitialStateWarning
 from ..inputs import specified_inputs
 from ..outputs import attach_outputs
 from ..trajectory import Trajectory
-from .friction_join import Piece, join_pieces
+from .contact_events import contact_events
+from .friction_join import ForceInputs, Piece, join_pieces, stuck_samples
 from .friction_modes import STICK_SLACK, STOP_FRACTION, ContactProblem, Pattern, select_pattern
 from .options import Solver, time_span
 
@@ -46,6 +48,8 @@ MAX_PIECES = 100_000
 #: the modes switch back and forth without the motion moving on (status -7)
 STALL_PIECES = 50
 
+#: the prefix of the pieces' own terminal events (never listed in trajectory.events)
+INTERNAL = "exact friction: "
 #: a gap this small (m) at a piece's start is a touchdown located there (zero to round-off)
 GAP_ROUNDOFF = 1e-12
 
@@ -90,10 +94,7 @@ class PieceWatch:
         names = fm.names
         self.kinds = ([("stick", i) for i in self.stuck] + [("liftoff", i) for i in self.stuck]
                       + [("slip", i) for i in self.sliding] + [("touchdown", i) for i in self.slipping])
-        self.names = ([f"{names[i]}: stick -> slip" for i in self.stuck]
-                      + [f"{names[i]}: lift-off" for i in self.stuck]
-                      + [f"{names[i]}: slip -> stick" for i in self.sliding]
-                      + [f"{names[i]}: touchdown" for i in self.slipping])
+        self.names = [f"{INTERNAL}{names[i]} {kind}" for kind, i in self.kinds]
         # a gap at its root at the piece's start (it began at a touchdown) starts the touchdown
         # function at exactly zero, so that the driver judges it by its sign just after
         gaps = start.state.gap
@@ -138,6 +139,26 @@ class PieceWatch:
         F = distribute(state.jacobian[self.stuck_index], Q, weights)
         return {i: np.array([F[k] for k, (ii, _) in enumerate(self.stuck_rows) if ii == i])
                 for i in self.stuck}
+
+    def forces(self, t: float, x: np.ndarray, state=None, multipliers=None) -> dict[int, np.ndarray]:
+        """Every contact's friction force (active tangents) at the variant state x: stuck ones
+        from the multipliers (:meth:`stick_forces`), slipping ones -μ F_n v̂ (v̂ continued
+        through v = 0 along the piece's direction d)."""
+        if state is None:
+            q, u = self.full(t, x)
+            state = self.fm.evaluate(t, q, u, self.P)
+        out = self.stick_forces(t, x, state, multipliers)
+        for i in self.slipping:
+            v = state.slip[state.rows[i]]
+            d = self.directions[i]
+            speed = float(np.linalg.norm(v))
+            if len(v) > 1 and speed > 0.0:
+                along = np.sign(v @ d)
+                direction = v / speed * along if along != 0.0 else d
+            else:
+                direction = d
+            out[i] = -state.kinetic[i] * state.normal[i] * direction
+        return out
 
     def values(self, t: float, x: np.ndarray) -> np.ndarray:
         key = (t, x.tobytes())
@@ -216,25 +237,28 @@ class UserInputs:
 def simulate_modes(simulate: Callable[..., Trajectory], model: NumericModel, t_span: Any, x0: Any,
                    p: Any, options: dict) -> Trajectory:
     """``simulate(model, t_span, x0, p, **options)`` for a model with exact friction: piece by
-    piece (see the module doc), joined."""
+    piece (see the module doc), joined.  ``p`` gives the model's constants and the symbols
+    only the contacts use (μ, μ_s: ``friction_models(model).parameters``)."""
     t0, tf = time_span(t_span)
     solver = options.get("solver") or Solver()
     fm = friction_models(model)
-    P = model.constants_array(p)
+    P = fm.parameters_array(p)
+    P_model = P[:len(model.constants)]
     x = model.state_array(x0)
     if model.M or model.m:
-        x = model.consistent_state(x, P, t0)
+        x = model.consistent_state(x, P_model, t0)
     inputs = UserInputs(model, fm, options.get("specifieds"))
     user_events = options.get("events")
     user_events = [] if user_events is None else (
         [user_events] if isinstance(user_events, Event) else list(user_events))
+    breaks = contact_events(model, P_model)      # the contacts' kinks: segment breaks
     t_eval = options.get("t_eval")
     t_eval = None if t_eval is None else np.atleast_1d(np.asarray(t_eval, dtype=float))
     direction = 1.0 if tf >= t0 else -1.0
-    t, q, u = t0, x[:model.N], _all_speeds(model, x, P, t0)
+    t, q, u = t0, x[:model.N], _all_speeds(model, x, P_model, t0)
     pattern = _start_pattern(fm, inputs, t, q, u, P)
     pieces: list[Piece] = []
-    switches: list[EventRecord] = []
+    records: list[EventRecord] = []
     stalled = 0
     token = _INSIDE.set(True)
     try:
@@ -243,12 +267,13 @@ def simulate_modes(simulate: Callable[..., Trajectory], model: NumericModel, t_s
             P_v = fm.constants_array(P, pattern.direction_map())
             x_v = np.concatenate([q, u[[list(model.speeds).index(s) for s in variant.speeds[:variant.p]]]])
             r_user = inputs.function(variant, P_v, (t, tf), x_v)
-            slack = _slacks(fm, inputs, pattern, t, q, u, P)
-            watch = PieceWatch(fm, variant, pattern, P, P_v, r_user, slack,
-                               _problem(fm, inputs, t, q, u, P))
+            start = _problem(fm, inputs, t, q, u, P)
+            slack = {i: start.force_slack(i) for i, n in enumerate(fm.names) if pattern.is_stuck(n)}
+            watch = PieceWatch(fm, variant, pattern, P, P_v, r_user, slack, start)
             opts = {k: v for k, v in options.items() if k not in ("outputs", "solver")}
+            # (the pieces' own events first: at a tie with a segment break they end the piece)
             opts.update(solver=dataclasses.replace(solver, raise_on_failure=False),
-                        events=user_events + watch.events(),
+                        events=user_events + watch.events() + breaks,
                         specifieds=inputs.for_variant(variant, P_v))
             if t_eval is not None:
                 opts["t_eval"] = t_eval[(t_eval - t) * direction > 0] if pieces else t_eval
@@ -265,20 +290,29 @@ def simulate_modes(simulate: Callable[..., Trajectory], model: NumericModel, t_s
             stalled = stalled + 1 if abs(t_new - t) <= 1e-12 * max(1.0, abs(t)) else 0
             t = t_new
             q, u = watch.full(t, np.asarray(last.x, dtype=float))
+            kind, i = watch.kind(last.name)
             if stalled >= STALL_PIECES:
                 traj.status = -7
                 traj.message = (f"exact friction: the contact modes switched {stalled} times at t = "
-                                f"{t:.10g} without the motion moving on (last: {last.name!r}); stopped")
+                                f"{t:.10g} without the motion moving on (last: {fm.names[i]} {kind}); "
+                                "stopped")
                 break
             new = _next_pattern(fm, inputs, watch, last.name, t, q, u, P)
             x_base = np.concatenate([q, u[:model.p]])
-            for name, change in _changes(fm.names, pattern, new, watch.kind(last.name)):
-                switches.append(EventRecord(f"{name}: {change}", t, x_base))
+            if kind in ("touchdown", "liftoff"):
+                label = "touchdown" if kind == "touchdown" else "lift-off"
+                records.append(EventRecord(f"{fm.names[i]}: {label}", t, x_base))
+            for name, change in _changes(fm.names, pattern, new, (kind, i)):
+                records.append(EventRecord(f"{name}: {change}", t, x_base))
             pattern = new
     finally:
         _INSIDE.reset(token)
-    joined = join_pieces(model, fm, pieces, switches, P)
-    attach_outputs(joined, model, P, _recorded_inputs(joined), options.get("outputs"))
+    joined = join_pieces(model, fm, pieces, records, P)
+    forces = ForceInputs(model, fm, pieces)
+    attach_outputs(joined, model, P_model, forces, options.get("outputs"))
+    attach_contacts(joined, model, P_model, forces)
+    for name, stuck in zip(fm.names, stuck_samples(fm, pieces, joined), strict=True):
+        joined.outputs[f"{name}.stick"] = stuck
     if joined.status != 0:
         if solver.raise_on_failure:
             raise SimulationError(joined.message, trajectory=joined)
@@ -352,15 +386,6 @@ def _next_pattern(fm, inputs, watch: PieceWatch, name: str, t, q, u, P) -> Patte
     return select_pattern(problem, stuck, candidates, pattern.direction_map(), pattern)[0]
 
 
-def _slacks(fm, inputs, pattern: Pattern, t, q, u, P) -> dict[int, float]:
-    """The absolute slack of each stuck contact's bound (see ContactProblem.force_slack)."""
-    stuck = [i for i, n in enumerate(fm.names) if pattern.is_stuck(n)]
-    if not stuck:
-        return {}
-    problem = _problem(fm, inputs, t, q, u, P)
-    return {i: problem.force_slack(i) for i in stuck}
-
-
 def _changes(names, old: Pattern, new: Pattern, event: tuple[str, int]):
     """(name, "stick -> slip" / "slip -> stick" / "reversal") of the contacts whose mode
     changed; "reversal": the slip that stopped at ``event`` goes on in another direction."""
@@ -373,16 +398,3 @@ def _changes(names, old: Pattern, new: Pattern, event: tuple[str, int]):
             if d_old is not None and d_new is not None and np.linalg.norm(d_new) > 0.0 and \
                     float(d_old @ d_new) < 0.5:
                 yield n, "reversal"
-
-
-def _recorded_inputs(traj: Trajectory) -> Callable:
-    """r(t, x) -> the recorded specified values of the sample (t, x) (for attach_outputs)."""
-    R = traj.specified_values
-    table = {}
-    if R is not None:
-        for i in range(len(traj.t)):
-            table[(float(traj.t[i]), traj.x[i].tobytes())] = R[i]
-
-    def r(t, x):
-        return table[(float(t), np.asarray(x, dtype=float).tobytes())]
-    return r
