@@ -321,3 +321,71 @@ def test_exact_friction_needs_its_coefficient_declared_and_sets_its_placeholders
     model, consts = block
     with pytest.raises(InputError, match="F_1.*placeholder"):
         sb.simulate(model, (0, 1), _block_start(consts, 0.2), consts, specifieds={"F_1": 0.0})
+
+
+def test_contact_api_sphere_rolls_and_the_energy_balance_closes():
+    """The same slip-to-roll through symbody.contact (Contact(..., friction_mode="exact")): the
+    trajectory's contacts record the modes, and E + V + D stays E(0) + V(0) with D the energy
+    the sliding dissipated, ½v0² - ½(5v0/7)²(1 + 2/5) per unit mass."""
+    import sympy as sm
+    import sympy.physics.mechanics as me
+
+    x, y, a = me.dynamicsymbols("x y alpha")
+    vx, vy, w = me.dynamicsymbols("v_x v_y omega")
+    m, g, r, k, c, mu = sm.symbols("m g r k c mu")
+    N = me.ReferenceFrame("N")
+    O = me.Point("O")
+    O.set_vel(N, 0)
+    B = N.orientnew("B", "Axis", (a, N.z))
+    B.set_ang_vel(N, w * N.z)
+    centre = O.locatenew("G", x * N.x + y * N.y)
+    centre.set_vel(N, vx * N.x + vy * N.y)
+    ball = me.RigidBody("ball", centre, B, m, (me.inertia(B, 0, 0, 2 * m * r**2 / 5), centre))
+    contact = sb.contact.Contact(sb.contact.Plane(O, N.y), sb.contact.Sphere(centre, r, frame=B), stiffness=k,
+                                 damping=c, friction=mu, friction_mode="exact", name="ground")
+    km = sb.KanesMethod(N, [x, y, a], [vx, vy, w], kd_eqs=[x.diff() - vx, y.diff() - vy, a.diff() - w])
+    km.kanes_equations([ball], contact.to_loads() + [(centre, -m * g * N.y)])
+    model = sb.compile(km.to_eom())
+    p = dict(m=1.0, g=G, r=0.1, k=1e6, c=0.5, mu=0.2)
+    v0 = 2.0
+    x0 = dict(x=0, y=0.1 - _rest_depth(G, 1e6), alpha=0, v_x=v0, v_y=0, omega=0)
+    sol = sb.simulate(model, (0, 0.6), x0, p, solver=TIGHT)
+    t_star = 2 * v0 / (7 * 0.2 * G)
+    assert [e.name for e in sol.events] == ["ground: slip -> stick"]
+    assert abs(sol.events[0].t - t_star) <= 1e-6 * t_star
+    ground = sol.contacts["ground"]
+    assert list(ground.mode[[0, -1]]) == ["slip", "stick"]
+    energy = 0.5 * (sol.u[:, 0] ** 2 + sol.u[:, 1] ** 2) + 0.2 * 0.01 * sol.u[:, 2] ** 2 + G * sol.q[:, 1]
+    balance = energy + ground.elastic_energy + ground.dissipated
+    assert np.ptp(balance) < 1e-8
+    lost = 0.5 * v0**2 - 0.5 * (5 * v0 / 7) ** 2 * 1.4
+    assert abs(ground.dissipated[-1] - lost) < 1e-8
+
+
+def test_contact_api_static_coefficient_bounds_the_stick():
+    import sympy as sm
+    import sympy.physics.mechanics as me
+
+    x, y, vx, vy, f = me.dynamicsymbols("x y v_x v_y f")
+    m, g, k, mu_k, mu_s = sm.symbols("m g k mu_k mu_s")
+    N = me.ReferenceFrame("N")
+    O = me.Point("O")
+    O.set_vel(N, 0)
+    P = O.locatenew("P", x * N.x + y * N.y)
+    P.set_vel(N, vx * N.x + vy * N.y)
+    friction = sb.contact.Friction(mu_k, static=mu_s)
+    contact = sb.contact.Contact(sb.contact.Plane(O, N.y), sb.contact.Sphere(P, 0), stiffness=k,
+                                 friction=friction, friction_mode="exact", name="floor")
+    km = sb.KanesMethod(N, [x, y], [vx, vy], kd_eqs=[x.diff() - vx, y.diff() - vy])
+    km.kanes_equations([me.Particle("block", P, m)], contact.to_loads() + [(P, -m * g * N.y + f * N.x)])
+    model = sb.compile(km.to_eom())
+    p = dict(m=1.0, g=G, k=1e5, mu_k=0.3, mu_s=0.5)
+    rate = 4.0
+    sol = sb.simulate(model, (0, 1.5), dict(x=0, y=-_rest_depth(G, 1e5), v_x=0, v_y=0), p,
+                      specifieds={"f": rate * TIME}, solver=TIGHT)
+    t_break = 0.5 * G / rate
+    assert [e.name for e in sol.events] == ["floor: stick -> slip"]
+    assert abs(sol.events[0].t - t_break) <= 1e-6 * t_break
+    with pytest.raises(InputError, match="exact friction is Coulomb"):
+        sb.contact.Contact(sb.contact.Plane(O, N.y), sb.contact.Sphere(P, 0), stiffness=k,
+                           friction=sb.contact.Friction(mu_k, viscous=0.1), friction_mode="exact")
