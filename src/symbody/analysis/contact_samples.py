@@ -121,6 +121,9 @@ def _inputs(model: NumericModel, r_fun: Callable | None, times: np.ndarray, X: n
     if values is not None:                 # constant inputs
         R[:] = np.asarray(values, dtype=float).ravel()
         return R
+    many = getattr(r_fun, "many", None)
+    if many is not None:                   # inputs that evaluate many states at once
+        return np.asarray(many(times, X), dtype=float).reshape(len(times), s)
     for i in range(len(times)):
         try:
             R[i] = np.asarray(r_fun(times[i], X[i]), dtype=float).ravel()

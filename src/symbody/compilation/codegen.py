@@ -975,8 +975,36 @@ def make_function(args: Sequence, exprs: Any, backend: str = "auto", cache: bool
         shape, values = _shape_and_values(item)
         shapes.append(shape)
         flat += values
+    key = _function_key(groups, flat, shapes, (multi, backend, name)) if cache else None
+    found = _FUNCTIONS.get(key) if key is not None else None
+    if found is not None:
+        return found
     kernel = compile_kernel(flat_args, flat, backend=backend, cache=cache, name=name)
-    return NumericFunction(groups, scalar, shapes if multi else shapes[0], kernel, multi=multi)
+    function = NumericFunction(groups, scalar, shapes if multi else shapes[0], kernel, multi=multi)
+    if key is not None:
+        if len(_FUNCTIONS) >= FUNCTION_MEMO_SIZE:
+            _FUNCTIONS.pop(next(iter(_FUNCTIONS)))
+        _FUNCTIONS[key] = function
+    return function
+
+
+#: make_function keeps this many functions in memory (the oldest dropped first; not with
+#: ``cache=False``), so that the same expressions asked for again in a session (every run's
+#: contact quantities, events and outputs) are neither converted nor digested again
+FUNCTION_MEMO_SIZE = 256
+_FUNCTIONS: dict = {}
+
+
+def _function_key(groups: list, flat: list, shapes: list, options: tuple) -> tuple | None:
+    """The memo key of a make_function call (None: not SymPy throughout, not kept)."""
+    if not all(isinstance(e, (sm.Basic, int, float)) for e in flat):
+        return None
+    try:
+        key = (tuple(tuple(g) for g in groups), tuple(flat), tuple(shapes), options)
+        hash(key)
+    except TypeError:
+        return None
+    return key
 
 
 def _shape_and_values(exprs) -> tuple[tuple, list]:

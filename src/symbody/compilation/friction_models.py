@@ -144,17 +144,28 @@ class FrictionModels:
         """The contact kernel at (t, q, u) with the run's constants P (``parameters`` order; see
         :class:`ContactState`)."""
         if self._kernel is None:
-            self._kernel = self._build_kernel()
-        fn, gap, rate, mk, ms, v, W, c = self._kernel(t, q, u, P)
-        r, o = self.nrows, self.base.o
-        return ContactState(np.atleast_1d(np.asarray(fn, dtype=float)),
-                            np.atleast_1d(np.asarray(gap, dtype=float)),
-                            np.atleast_1d(np.asarray(rate, dtype=float)),
-                            np.atleast_1d(np.asarray(mk, dtype=float)),
-                            np.atleast_1d(np.asarray(ms, dtype=float)),
-                            np.asarray(v, dtype=float).reshape(r),
-                            np.asarray(W, dtype=float).reshape(r, o),
-                            np.asarray(c, dtype=float).reshape(r), self.rows)
+            self._kernel = self._build_kernel().kernel      # the flat kernel: z -> all outputs
+        z = np.concatenate(([t], np.asarray(q, dtype=float), np.asarray(u, dtype=float),
+                            np.asarray(P, dtype=float)))
+        return self._state(self._kernel(z), ())
+
+    def evaluate_many(self, T: np.ndarray, Q: np.ndarray, U: np.ndarray, P: np.ndarray) -> ContactState:
+        """:meth:`evaluate` at k states at once: every field with a leading k (T (k,), Q (k, N),
+        U (k, o))."""
+        if self._kernel is None:
+            self._kernel = self._build_kernel().kernel
+        k = len(T)
+        Z = np.concatenate([np.asarray(T, dtype=float).reshape(k, 1), np.asarray(Q, dtype=float),
+                            np.asarray(U, dtype=float), np.broadcast_to(np.asarray(P, dtype=float),
+                                                                       (k, len(P)))], axis=1)
+        return self._state(self._kernel.many(Z), (k,))
+
+    def _state(self, out: np.ndarray, lead: tuple) -> ContactState:
+        c, r, o = len(self.contacts), self.nrows, self.base.o
+        ends = np.cumsum([c, c, c, c, c, r, r * o, r])
+        starts = np.concatenate(([0], ends[:-1]))
+        fn, gap, rate, mk, ms, v, W, bias = (out[..., a:b] for a, b in zip(starts, ends, strict=True))
+        return ContactState(fn, gap, rate, mk, ms, v, W.reshape(lead + (r, o)), bias, self.rows)
 
     # ------------------------------------------------------------ the variants
     def variant(self, key: PatternKey) -> NumericModel:

@@ -66,6 +66,38 @@ class ForceInputs:
                 R[self.slots[(i, j)]] = value
         return R
 
+    def inputs_of(self, piece: Piece, T: np.ndarray, X_v: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """(the model's inputs (k, s), all speeds (k, o)) at the variant states X_v of ``piece``."""
+        w = piece.watch
+        forces, U = w.forces_many(T, X_v)
+        R = np.zeros((len(T), len(self.model.specifieds)))
+        if self.user:
+            R[:, self.user] = w.inputs_many(T, X_v)
+        for i, f in forces.items():
+            for j in range(f.shape[1]):
+                R[:, self.slots[(i, j)]] = f[:, j]
+        return R, U
+
+    def many(self, times: np.ndarray, X: np.ndarray) -> np.ndarray:
+        """The model's inputs (k, s) at k states X in the model's layout, piece by piece."""
+        model = self.model
+        times = np.asarray(times, dtype=float)
+        X = np.asarray(X, dtype=float)
+        R = np.zeros((len(times), len(model.specifieds)))
+        which = np.clip(np.searchsorted(self.starts, times, side="left") - 1, 0, len(self.pieces) - 1)
+        for k in np.unique(which):
+            rows = np.flatnonzero(which == k)
+            piece = self.pieces[k]
+            w = piece.watch
+            Q = X[rows, :model.N]
+            if model.m:
+                U = model.speeds_many(times[rows], X[rows], w.P[:len(model.constants)])
+            else:
+                U = X[rows, model.N:model.N + model.o]
+            X_v = np.concatenate([Q, U[:, w.to_base[:piece.variant.p]]], axis=1)
+            R[rows] = self.inputs_of(piece, times[rows], X_v)[0]
+        return R
+
     def __call__(self, t: float, x: np.ndarray) -> np.ndarray:
         model = self.model
         piece = self.piece(t)
@@ -93,21 +125,12 @@ def _keep(pieces: list[Piece]) -> list[np.ndarray]:
     return out
 
 
-def _piece_arrays(model: NumericModel, fm: FrictionModels, piece: Piece, keep: np.ndarray,
-                  forces: ForceInputs) -> dict:
+def _piece_arrays(model: NumericModel, piece: Piece, keep: np.ndarray, forces: ForceInputs) -> dict:
     """The kept samples of one piece in the model's layout, with the inputs (friction forces)."""
-    tr, w = piece.traj, piece.watch
-    T = tr.t[keep]
-    k = len(T)
-    U = np.empty((k, model.o))
-    U[:, w.to_base] = tr.u[keep]
+    tr = piece.traj
+    T, X_v = tr.t[keep], tr.x[keep]
+    R, U = forces.inputs_of(piece, T, X_v)
     Q = tr.q[keep]
-    X_v = tr.x[keep]
-    lam = tr.multipliers[keep] if tr.multipliers is not None else None
-    R = np.zeros((k, len(model.specifieds)))
-    for n in range(k):
-        state = fm.evaluate(T[n], Q[n], U[n], w.P)
-        R[n] = forces.at_piece(piece, T[n], X_v[n], state, None if lam is None else lam[n])
     m = model.m
     return dict(t=T, q=Q, u=U, x=np.concatenate([Q, U[:, :model.p]], axis=1),
                 hol=tr.holonomic_residuals[keep], vel=tr.velocity_residuals[keep][:, :m],
@@ -147,7 +170,7 @@ def join_pieces(model: NumericModel, fm: FrictionModels, pieces: list[Piece],
     (and the touchdowns and lift-offs that ended pieces), merged with the pieces' events."""
     forces = ForceInputs(model, fm, pieces)
     keeps = _keep(pieces)
-    parts = [_piece_arrays(model, fm, piece, keep, forces) for piece, keep in zip(pieces, keeps, strict=True)]
+    parts = [_piece_arrays(model, piece, keep, forces) for piece, keep in zip(pieces, keeps, strict=True)]
     events = [_model_record(piece, e) for piece in pieces for e in piece.traj.events]
     events = sorted(events + records, key=lambda e: e.t)
 

@@ -160,6 +160,53 @@ class PieceWatch:
             out[i] = -state.kinetic[i] * state.normal[i] * direction
         return out
 
+    def inputs_many(self, T: np.ndarray, X: np.ndarray) -> np.ndarray | None:
+        """The user's inputs (k, s) at the variant states X (k, n), or None."""
+        if self.r_user is None:
+            return None
+        values = getattr(self.r_user, "values", None)
+        if values is not None:
+            return np.broadcast_to(np.asarray(values, dtype=float), (len(T), len(values)))
+        return np.array([np.asarray(self.r_user(t, x), dtype=float).ravel() for t, x in zip(T, X)])
+
+    def forces_many(self, T: np.ndarray, X: np.ndarray) -> tuple[dict[int, np.ndarray], np.ndarray]:
+        """:meth:`forces` at k variant states X (k, n) at once: ({contact: (k, tangents)},
+        all speeds in the base model's order (k, o))."""
+        from .friction_modes import distribute
+
+        v, fm = self.variant, self.fm
+        k = len(T)
+        R = self.inputs_many(T, X)
+        U_v = v.speeds_many(T, X, self.P_v, R) if v.m else np.asarray(X[:, v.N:v.N + v.p], dtype=float)
+        U = np.empty((k, fm.base.o))
+        U[:, self.to_base] = U_v
+        state = fm.evaluate_many(T, X[:, :v.N], U, self.P)
+        out: dict[int, np.ndarray] = {}
+        if self.stuck:
+            lam = v.evaluate_samples(T, X, self.P_v, R, speeds=U_v).multipliers[:, fm.base.m:]
+            F = np.empty((k, len(self.stuck_rows)))
+            if self.kept_index == self.stuck_index:        # no dependent rows: F = λ
+                F[:] = lam
+            else:
+                for n in range(k):
+                    W = state.jacobian[n]
+                    weights = np.array([state.static[n, i] * state.normal[n, i] for i, _ in self.stuck_rows])
+                    F[n] = distribute(W[self.stuck_index], W[self.kept_index].T @ lam[n], weights)
+            for i in self.stuck:
+                out[i] = F[:, [k2 for k2, (ii, _) in enumerate(self.stuck_rows) if ii == i]]
+        for i in self.slipping:
+            vel = state.slip[:, state.rows[i]]
+            d = np.broadcast_to(self.directions[i], vel.shape)
+            if vel.shape[1] > 1:
+                speed = np.linalg.norm(vel, axis=1, keepdims=True)
+                along = np.sign(np.sum(vel * d, axis=1, keepdims=True))
+                moving = (speed > 0.0) & (along != 0.0)
+                direction = np.where(moving, vel * along / np.where(speed > 0.0, speed, 1.0), d)
+            else:
+                direction = d
+            out[i] = -(state.kinetic[:, i] * state.normal[:, i])[:, None] * direction
+        return out, U
+
     def values(self, t: float, x: np.ndarray) -> np.ndarray:
         key = (t, x.tobytes())
         if self._memo[0] == key:
