@@ -39,7 +39,8 @@ if TYPE_CHECKING:
 __all__ = ["ContactSamples", "ContactTraces", "attach_contacts", "contact_views", "QUANTITIES"]
 
 #: the quantities of a contact in ``trajectory.outputs`` ("<name>.<quantity>"); the
-#: friction force and slip velocity are (k, 2) arrays, the others (k,)
+#: friction force and slip velocity are (k, d) arrays (d tangent directions: 2, 1 for a
+#: planar contact, 0 without friction), the others (k,)
 QUANTITIES = ("gap", "gap_rate", "normal_force", "friction_force", "slip_velocity", "elastic_energy",
               "power", "dissipated")
 _SCALARS = ("gap", "gap_rate", "normal_force", "elastic_energy", "power")
@@ -47,8 +48,9 @@ _SCALARS = ("gap", "gap_rate", "normal_force", "elastic_energy", "power")
 
 class ContactSamples(NamedTuple):
     """One contact point along a trajectory: ``t`` (k,), ``gap``, ``gap_rate``,
-    ``normal_force`` (k,), ``friction_force``, ``slip_velocity`` (k, 2: along t1, t2; zeros
-    without friction), ``elastic_energy``, ``power``, ``dissipated`` (k,)."""
+    ``normal_force`` (k,), ``friction_force``, ``slip_velocity`` (k, d: along the tangent
+    directions of the record, d = 2, 1 for a planar contact, 0 without friction),
+    ``elastic_energy``, ``power``, ``dissipated`` (k,)."""
 
     name: str
     t: np.ndarray
@@ -105,11 +107,6 @@ def contact_views(traj: Trajectory) -> ContactTraces:
     return ContactTraces(items, len(traj.t))
 
 
-def _pair(values: tuple) -> tuple:
-    """Two tangential components (zeros without friction)."""
-    return tuple(values) + (0,) * (2 - len(values)) if len(values) < 2 else tuple(values[:2])
-
-
 def _inputs(model: NumericModel, r_fun: Callable | None, times: np.ndarray, X: np.ndarray) -> np.ndarray:
     """The specified inputs (k, s) at ``times`` and states X (model.states layout); NaN where
     the input function fails."""
@@ -140,23 +137,24 @@ def attach_contacts(traj: Trajectory, model: NumericModel, P: np.ndarray, r_fun:
         return
     args = [TIME, list(model.coordinates), list(model.speeds), list(model.constants),
             list(model.specifieds)]
-    exprs = []
+    exprs: list = []
+    blocks = []                  # (start, number of tangent directions) of each record
     for rec in records:
+        blocks.append((len(exprs), len(rec.slip_velocity)))
         exprs += [getattr(rec, q) for q in _SCALARS]
-        exprs += list(_pair(rec.friction_force)) + list(_pair(rec.slip_velocity))
+        exprs += list(rec.friction_force) + list(rec.slip_velocity)
     f = make_function(args, exprs, name="contact quantities")
     T, Q, U = traj.t, traj.q, traj.u
     k = len(T)
     R = _inputs(model, r_fun, T, traj.x)
     Pk = np.broadcast_to(np.asarray(P, dtype=float), (k, len(P)))
     values = np.asarray(f(T, Q, U, Pk, R), dtype=float).reshape(k, len(exprs))
-    work = _work(traj, model, records, P, r_fun, values)
-    width = len(_SCALARS) + 4
-    for j, rec in enumerate(records):
-        block = values[:, j * width:(j + 1) * width]
-        out = dict(zip(_SCALARS, block.T))
-        out["friction_force"] = block[:, 5:7].copy()
-        out["slip_velocity"] = block[:, 7:9].copy()
+    work = _work(traj, model, records, P, r_fun, values[:, [a + _SCALARS.index("power") for a, _ in blocks]])
+    n = len(_SCALARS)
+    for j, (rec, (a, d)) in enumerate(zip(records, blocks)):
+        out = dict(zip(_SCALARS, values[:, a:a + n].T))
+        out["friction_force"] = values[:, a + n:a + n + d].copy()
+        out["slip_velocity"] = values[:, a + n + d:a + n + 2 * d].copy()
         V = out["elastic_energy"]
         out["dissipated"] = -work[:, j] - (V - V[0])
         for q in QUANTITIES:
@@ -164,11 +162,10 @@ def attach_contacts(traj: Trajectory, model: NumericModel, P: np.ndarray, r_fun:
 
 
 def _work(traj: Trajectory, model: NumericModel, records: tuple, P: np.ndarray,
-          r_fun: Callable | None, values: np.ndarray) -> np.ndarray:
-    """∫ P dt of each contact from the first sample to each sample (k, contacts)."""
+          r_fun: Callable | None, power_at_samples: np.ndarray) -> np.ndarray:
+    """∫ P dt of each contact from the first sample to each sample (k, contacts);
+    ``power_at_samples`` (k, contacts) for the trapezoidal rule without the dense output."""
     k = len(traj.t)
-    width = len(_SCALARS) + 4
-    power_at_samples = values[:, [j * width + _SCALARS.index("power") for j in range(len(records))]]
     steps = traj.steps
     if steps is None or not len(steps):
         from scipy.integrate import cumulative_trapezoid

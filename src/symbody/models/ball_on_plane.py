@@ -7,7 +7,7 @@ the ground z = 0.  The ground pushes with a Hunt-Crossley force (``symbody.conta
     F_n = k δ^1.5 max(0, 1 + 3/2 c δ'),   δ = max(0, r - z),
 
 and smooth Coulomb friction μ F_n against the slip of the ball's lowest point,
-v_x + r ω, regularized by the velocity scale v_s.  The default c gives the first bounce
+v_x - r ω, regularized by the velocity scale v_s.  The default c gives the first bounce
 (dropped from z = 1 m, 4.4 m/s at touchdown) a coefficient of restitution of 0.8
 (:func:`symbody.contact.damping_from_restitution`).  Launched at 1 m/s without spin, the
 ball slips at each bounce until it rolls, at 5/7 of its forward speed once friction has

@@ -139,6 +139,8 @@ def break_segment(segments: Any, i: int, t_e: float, dense: Any, part: Any, h: f
     segments.record(dense, start[0], t_e)
     if isinstance(event, ContactDepth):
         segments.emit(dense, t_e, part, strict=False)
+        if segments.t_eval is None and t_e != samples.last_t:
+            samples.add(t_e, y_e)          # the run's samples reach the failure
         raise StopIntegration(
             DEPTH_STATUS, f"contact {event.contact!r} penetrated deeper than {event.limit:g} (the "
                           f"sphere's radius) at t = {t_e:.6g}: the compliant contact means nothing "
