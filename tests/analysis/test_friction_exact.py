@@ -389,3 +389,18 @@ def test_contact_api_static_coefficient_bounds_the_stick():
     with pytest.raises(InputError, match="exact friction is Coulomb"):
         sb.contact.Contact(sb.contact.Plane(O, N.y), sb.contact.Sphere(P, 0), stiffness=k,
                            friction=sb.contact.Friction(mu_k, viscous=0.1), friction_mode="exact")
+
+
+def test_zoo_block_on_slope_in_exact_mode():
+    import math
+
+    from symbody.models.block_on_slope import sliding_acceleration
+
+    zoo = sb.models.block_on_slope(friction_mode="exact")
+    model = sb.compile(zoo.eom)
+    sol = sb.simulate(model, zoo.t_span, zoo.initial_state, zoo.constants, solver=TIGHT)
+    a = (sol.u[-1, 0] - sol.u[0, 0]) / (sol.t[-1] - sol.t[0])
+    assert abs(a / sliding_acceleration(G, math.radians(30), 0.3) - 1) < 1e-6
+    still = sb.models.block_on_slope(friction_mode="exact", theta=0.2, mu=0.3, speed=0.0)
+    sol = sb.simulate(model, (0, 10), still.initial_state, still.constants)
+    assert sol.success and np.ptp(sol.q[:, 0]) < 1e-9
