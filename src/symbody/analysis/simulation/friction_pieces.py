@@ -26,7 +26,8 @@ from typing import Any
 
 import numpy as np
 
-from ...compilation import NumericModel
+from ...compat.sympy import TIME
+from ...compilation import NumericModel, make_function
 from ...compilation.friction_models import FrictionModels, friction_models
 from ...errors import InputError, SimulationError, SimulationFailedWarning
 from ..contact_samples import attach_contacts
@@ -230,6 +231,23 @@ class PieceWatch:
         self._memo = (key, vals)
         return vals
 
+    def breaks(self, events: list, values: Callable | None) -> list[Event]:
+        """The contacts' segment breaks (``events``, conditions in t, q, u; ``values(t, q, u)``
+        all of them at once, compiled) as conditions on this piece's states."""
+        if not events:
+            return []
+        memo: list = [None, None]
+
+        def condition(j):
+            def g(t, x, p):
+                key = (t, np.asarray(x, dtype=float).tobytes())
+                if memo[0] != key:
+                    q, u = self.full(t, np.asarray(x, dtype=float))
+                    memo[:] = [key, np.atleast_1d(values(t, q, u))]
+                return float(memo[1][j])
+            return g
+        return [dataclasses.replace(e, condition=condition(j)) for j, e in enumerate(events)]
+
     def events(self) -> list[Event]:
         def condition(k):
             return lambda t, x, p: float(self.values(t, np.asarray(x, dtype=float))[k])
@@ -298,7 +316,7 @@ def simulate_modes(simulate: Callable[..., Trajectory], model: NumericModel, t_s
     user_events = options.get("events")
     user_events = [] if user_events is None else (
         [user_events] if isinstance(user_events, Event) else list(user_events))
-    breaks = contact_events(model, P_model)      # the contacts' kinks: segment breaks
+    breaks = _compiled_breaks(model, contact_events(model, P_model), P_model)   # the contacts' kinks
     t_eval = options.get("t_eval")
     t_eval = None if t_eval is None else np.atleast_1d(np.asarray(t_eval, dtype=float))
     direction = 1.0 if tf >= t0 else -1.0
@@ -320,7 +338,7 @@ def simulate_modes(simulate: Callable[..., Trajectory], model: NumericModel, t_s
             opts = {k: v for k, v in options.items() if k not in ("outputs", "solver")}
             # (the pieces' own events first: at a tie with a segment break they end the piece)
             opts.update(solver=dataclasses.replace(solver, raise_on_failure=False),
-                        events=user_events + watch.events() + breaks,
+                        events=user_events + watch.events() + watch.breaks(*breaks),
                         specifieds=inputs.for_variant(variant, P_v))
             if t_eval is not None:
                 opts["t_eval"] = t_eval[(t_eval - t) * direction > 0] if pieces else t_eval
@@ -366,6 +384,16 @@ def simulate_modes(simulate: Callable[..., Trajectory], model: NumericModel, t_s
         warnings.warn(SimulationFailedWarning(f"simulate failed (status {joined.status}): "
                                               f"{joined.message}", joined.status), stacklevel=3)
     return joined
+
+
+def _compiled_breaks(model: NumericModel, events: list, P: np.ndarray) -> tuple[list, Callable | None]:
+    """(the contacts' segment-break events, their conditions as one compiled function
+    values(t, q, u) of the model's constants P): compiled once, not at every piece."""
+    if not events:
+        return [], None
+    f = make_function([TIME, list(model.coordinates), list(model.speeds), list(model.constants)],
+                      [e.condition for e in events], name="contact switching functions")
+    return events, lambda t, q, u: f(t, q, u, P)
 
 
 def _all_speeds(model: NumericModel, x: np.ndarray, P: np.ndarray, t: float) -> np.ndarray:
