@@ -1,7 +1,7 @@
 """Exact Coulomb friction against MuJoCo (issue 37): error against the closed form and CPU time.
 
 Three scenes, each with a closed-form answer, in symbody's exact friction mode (tolerance
-swept) and in MuJoCo (timestep swept; elliptic friction cone, RK4 and implicitfast
+swept; DOP853, the default, and Radau with the exact Jacobian) and in MuJoCo (timestep swept; elliptic friction cone, RK4 and implicitfast
 integrators where said), in turn in one session, CPU time (``time.process_time``) median
 of ``--repeat`` runs after a warm-up, per simulated second:
 
@@ -30,6 +30,8 @@ import statistics
 import time
 
 G, THETA, MU, MU_SPHERE, V0, R = 9.81, math.radians(30.0), 0.3, 0.2, 2.0, 0.1
+#: symbody's integrators: the default (DOP853) and the implicit Radau with the exact Jacobian
+METHODS = ("DOP853", "Radau")
 
 
 # ------------------------------------------------------------------ symbody
@@ -77,23 +79,23 @@ def symbody_sphere():
     return sb.compile(km.to_eom())
 
 
-def run_symbody_block(model, theta, T, rtol):
+def run_symbody_block(model, theta, T, rtol, method=None):
     import symbody as sb
 
     k = 1e6
     p = {"m": 1.0, "g": G, "theta": theta, "k": k, "c": 1.0, "mu": MU}
     x0 = {"s": 0.0, "h": -(G * math.cos(theta) / k) ** (2 / 3), "u_s": 0.0, "u_h": 0.0}
-    sol = sb.simulate(model, (0, T), x0, p, solver=sb.Solver(rtol=rtol, atol=rtol * 1e-3))
+    sol = sb.simulate(model, (0, T), x0, p, solver=sb.Solver(method=method, rtol=rtol, atol=rtol * 1e-3))
     return float(sol.q[-1, 0] - sol.q[0, 0])
 
 
-def run_symbody_sphere(model, rtol):
+def run_symbody_sphere(model, rtol, method=None):
     import symbody as sb
 
     k = 1e6
     p = {"m": 1.0, "g": G, "r": R, "k": k, "c": 1.0, "mu": MU_SPHERE}
     x0 = {"x": 0, "y": R - (G / k) ** (2 / 3), "alpha": 0, "v_x": V0, "v_y": 0, "omega": 0}
-    sol = sb.simulate(model, (0, 1.0), x0, p, solver=sb.Solver(rtol=rtol, atol=rtol * 1e-3))
+    sol = sb.simulate(model, (0, 1.0), x0, p, solver=sb.Solver(method=method, rtol=rtol, atol=rtol * 1e-3))
     stops = [e.t for e in sol.events if e.name.endswith("slip -> stick")]
     return float(sol.u[-1, 0]), (stops[0] if stops else math.nan)
 
@@ -211,10 +213,12 @@ def main() -> None:
     print(f"mujoco {mujoco.__version__}")
     print("\n## sliding block: 30 deg, mu 0.3, 1 s (error |s - s_exact| / s_exact; CPU ms per simulated s)")
     print("| tool | setting | error | CPU ms / s |\n|---|---|---|---|")
-    for rtol in tolerances:
-        got = run_symbody_block(block, THETA, 1.0, rtol)
-        ms = 1e3 * cpu(lambda rtol=rtol: run_symbody_block(block, THETA, 1.0, rtol), args.repeat)
-        print(f"| symbody exact | rtol {rtol:g} | {abs(got - s_exact) / s_exact:.1e} | {ms:.2f} |")
+    for method in METHODS:
+        for rtol in tolerances:
+            got = run_symbody_block(block, THETA, 1.0, rtol, method)
+            ms = 1e3 * cpu(lambda rtol=rtol, method=method: run_symbody_block(block, THETA, 1.0, rtol, method),
+                           args.repeat)
+            print(f"| symbody exact {method} | rtol {rtol:g} | {abs(got - s_exact) / s_exact:.1e} | {ms:.2f} |")
     for integrator in integrators:
         for dt in steps:
             m, d = mujoco_block(dt, integrator)
@@ -223,10 +227,12 @@ def main() -> None:
             print(f"| MuJoCo {integrator} | dt {dt:g} | {abs(got_m - s_exact) / s_exact:.1e} | {ms_m:.2f} |")
     print("\n## stuck block: 0.2 rad, mu 0.3, 10 s (distance crept, m; CPU ms per simulated s)")
     print("| tool | setting | creep (m) | CPU ms / s |\n|---|---|---|---|")
-    for rtol in (1e-6, 1e-10):
-        got = run_symbody_block(block, 0.2, 10.0, rtol)
-        ms = 1e3 * cpu(lambda rtol=rtol: run_symbody_block(block, 0.2, 10.0, rtol), args.repeat) / 10
-        print(f"| symbody exact | rtol {rtol:g} | {abs(got):.1e} | {ms:.2f} |")
+    for method in METHODS:
+        for rtol in (1e-6, 1e-10):
+            got = run_symbody_block(block, 0.2, 10.0, rtol, method)
+            ms = 1e3 * cpu(lambda rtol=rtol, method=method: run_symbody_block(block, 0.2, 10.0, rtol, method),
+                           args.repeat) / 10
+            print(f"| symbody exact {method} | rtol {rtol:g} | {abs(got):.1e} | {ms:.2f} |")
     for integrator in integrators:
         for dt in (1e-2, 1e-3, 1e-4):
             m, d = mujoco_block(dt, integrator)
@@ -236,11 +242,12 @@ def main() -> None:
     print(f"\n## sphere: v0 {V0} m/s, mu {MU_SPHERE}: rolls from t* = {t_star:.6f} s at 5 v0/7 "
           "(errors relative; CPU ms per simulated s)")
     print("| tool | setting | v(1 s) error | t* error | CPU ms / s |\n|---|---|---|---|---|")
-    for rtol in tolerances:
-        v, ts = run_symbody_sphere(sphere, rtol)
-        ms = 1e3 * cpu(lambda rtol=rtol: run_symbody_sphere(sphere, rtol), args.repeat)
-        print(f"| symbody exact | rtol {rtol:g} | {abs(v - v_roll) / v_roll:.1e} | "
-              f"{abs(ts - t_star) / t_star:.1e} | {ms:.2f} |")
+    for method in METHODS:
+        for rtol in tolerances:
+            v, ts = run_symbody_sphere(sphere, rtol, method)
+            ms = 1e3 * cpu(lambda rtol=rtol, method=method: run_symbody_sphere(sphere, rtol, method), args.repeat)
+            print(f"| symbody exact {method} | rtol {rtol:g} | {abs(v - v_roll) / v_roll:.1e} | "
+                  f"{abs(ts - t_star) / t_star:.1e} | {ms:.2f} |")
     for integrator in integrators:
         for dt in steps:
             m, d = mujoco_sphere(dt, integrator)

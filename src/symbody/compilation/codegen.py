@@ -83,8 +83,9 @@ C_MIN_OPERATIONS = 3000
 #: background threads, while the rest of the model is assembled (see :class:`_LazyKernel`).
 MODEL_C_MIN_OPERATIONS = 0
 
-#: In-process cache: key -> Kernel (shared by all models of this process).
-_MEMORY: dict[str, Kernel] = {}
+#: In-process cache: key -> Kernel (shared by all models of this process), and make_function's
+#: memo of functions under the key _FUNCTIONS.
+_MEMORY: dict[str, Any] = {}
 
 #: symengine's code generation is not run by two threads at once
 _SYMENGINE_LOCK = threading.RLock()
@@ -976,23 +977,25 @@ def make_function(args: Sequence, exprs: Any, backend: str = "auto", cache: bool
         shapes.append(shape)
         flat += values
     key = _function_key(groups, flat, shapes, (multi, backend, name)) if cache else None
-    found = _FUNCTIONS.get(key) if key is not None else None
+    memo = _MEMORY.setdefault(_FUNCTIONS, {}) if key is not None else None
+    found = memo.get(key) if memo is not None else None
     if found is not None:
         return found
     kernel = compile_kernel(flat_args, flat, backend=backend, cache=cache, name=name)
     function = NumericFunction(groups, scalar, shapes if multi else shapes[0], kernel, multi=multi)
-    if key is not None:
-        if len(_FUNCTIONS) >= FUNCTION_MEMO_SIZE:
-            _FUNCTIONS.pop(next(iter(_FUNCTIONS)))
-        _FUNCTIONS[key] = function
+    if memo is not None:
+        if len(memo) >= FUNCTION_MEMO_SIZE:
+            memo.pop(next(iter(memo)))
+        memo[key] = function
     return function
 
 
 #: make_function keeps this many functions in memory (the oldest dropped first; not with
 #: ``cache=False``), so that the same expressions asked for again in a session (every run's
-#: contact quantities, events and outputs) are neither converted nor digested again
+#: contact quantities, events and outputs) are neither converted nor digested again; they
+#: live in the kernels' memory cache (``_MEMORY``) under this key, and go with it
 FUNCTION_MEMO_SIZE = 256
-_FUNCTIONS: dict = {}
+_FUNCTIONS = "make_function memo"
 
 
 def _function_key(groups: list, flat: list, shapes: list, options: tuple) -> tuple | None:
