@@ -404,3 +404,24 @@ def test_zoo_block_on_slope_in_exact_mode():
     still = sb.models.block_on_slope(friction_mode="exact", theta=0.2, mu=0.3, speed=0.0)
     sol = sb.simulate(model, (0, 10), still.initial_state, still.constants)
     assert sol.success and np.ptp(sol.q[:, 0]) < 1e-9
+
+
+def test_slip_direction_turning_past_ninety_degrees_against_a_reference(spatial_block):
+    """Launched up and across a steep slope the slip direction turns by more than 90 degrees
+    without stopping (the piece's reference direction is renewed at 60 degrees, nothing is
+    recorded): the motion is the particle's with -μ m g cos θ v̂, integrated by solve_ivp."""
+    model, consts = spatial_block
+    theta, mu = 0.5, 0.3
+    d0 = _rest_depth(consts["m"] * G * np.cos(theta), consts["k"])
+    v0 = np.array([-1.5, 1.0])                      # (down the slope, across)
+    sol = sb.simulate(model, (0, 1.5), dict(x=0, y=-d0, z=0, v_x=v0[0], v_y=0, v_z=v0[1]),
+                      dict(consts, theta=theta, mu=mu), solver=TIGHT)
+    assert sol.success and sol.events == [] and sol.friction_pieces > 1
+
+    def particle(t, y):
+        v = y[2:]
+        a = np.array([G * np.sin(theta), 0.0]) - mu * G * np.cos(theta) * v / np.linalg.norm(v)
+        return [v[0], v[1], a[0], a[1]]
+
+    ref = solve_ivp(particle, (0, 1.5), [0, 0, *v0], rtol=1e-12, atol=1e-13, dense_output=True)
+    assert np.max(np.abs(sol.q[:, [0, 2]] - ref.sol(sol.t)[:2].T)) < 1e-8

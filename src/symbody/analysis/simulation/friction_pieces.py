@@ -362,12 +362,12 @@ def simulate_modes(simulate: Callable[..., Trajectory], model: NumericModel, t_s
                                 f"{t:.10g} without the motion moving on (last: {fm.names[i]} {kind}); "
                                 "stopped")
                 break
-            new = _next_pattern(fm, inputs, watch, last.name, t, q, u, P)
+            new, stopped = _next_pattern(fm, inputs, watch, last.name, t, q, u, P)
             x_base = np.concatenate([q, u[:model.p]])
             if kind in ("touchdown", "liftoff"):
                 label = "touchdown" if kind == "touchdown" else "lift-off"
                 records.append(EventRecord(f"{fm.names[i]}: {label}", t, x_base))
-            for name, change in _changes(fm.names, pattern, new, (kind, i)):
+            for name, change in _changes(fm.names, pattern, new, (kind, i), stopped):
                 records.append(EventRecord(f"{name}: {change}", t, x_base))
             pattern = new
     finally:
@@ -437,8 +437,10 @@ def _start_pattern(fm, inputs, t, q, u, P) -> Pattern:
     return select_pattern(problem, [], _candidates(problem, None, fm.names), {})[0]
 
 
-def _next_pattern(fm, inputs, watch: PieceWatch, name: str, t, q, u, P) -> Pattern:
-    """The pattern after the event ``name`` of ``watch``'s piece at (t, q, u)."""
+def _next_pattern(fm, inputs, watch: PieceWatch, name: str, t, q, u, P) -> tuple[Pattern, bool]:
+    """(the pattern after the event ``name`` of ``watch``'s piece at (t, q, u), whether the
+    event was a stop of the slip it names: False for a slip direction that turned or a
+    contact that landed slipping)."""
     kind, i = watch.kind(name)
     pattern = watch.pattern
     problem = _problem(fm, inputs, t, q, u, P, watch)
@@ -456,20 +458,18 @@ def _next_pattern(fm, inputs, watch: PieceWatch, name: str, t, q, u, P) -> Patte
         if np.linalg.norm(v) > 0.0:
             dirs[names[i]] = v / np.linalg.norm(v)
         return Pattern(pattern.stuck, pattern.dependent, tuple((n, tuple(map(float, dirs[n])))
-                                                               for n, _ in pattern.directions))
+                                                               for n, _ in pattern.directions)), False
     stuck = [j for j in range(len(names)) if pattern.is_stuck(names[j])]
-    return select_pattern(problem, stuck, candidates, pattern.direction_map(), pattern)[0]
+    return select_pattern(problem, stuck, candidates, pattern.direction_map(), pattern)[0], True
 
 
-def _changes(names, old: Pattern, new: Pattern, event: tuple[str, int]):
+def _changes(names, old: Pattern, new: Pattern, event: tuple[str, int], stopped: bool):
     """(name, "stick -> slip" / "slip -> stick" / "reversal") of the contacts whose mode
-    changed; "reversal": the slip that stopped at ``event`` goes on in another direction."""
+    changed; "reversal": the slip that stopped at ``event`` (``stopped``) could not stick and
+    goes on (along the direction opposite to the force it would have needed)."""
     for n in names:
         a, b = old.is_stuck(n), new.is_stuck(n)
         if a != b:
             yield n, f"{'stick' if a else 'slip'} -> {'stick' if b else 'slip'}"
-        elif not a and event[0] == "slip" and names[event[1]] == n:
-            d_old, d_new = old.direction(n), new.direction(n)
-            if d_old is not None and d_new is not None and np.linalg.norm(d_new) > 0.0 and \
-                    float(d_old @ d_new) < 0.5:
-                yield n, "reversal"
+        elif not a and stopped and event[0] == "slip" and names[event[1]] == n:
+            yield n, "reversal"
