@@ -33,7 +33,7 @@ __all__ = ["Piece", "ForceInputs", "join_pieces", "stuck_samples"]
 @dataclass
 class Piece:
     """One piece of the run: its trajectory (in its variant's layout), the variant, the pattern
-    and its :class:`~.friction_pieces.PieceWatch`."""
+    and its :class:`~.friction_watch.PieceWatch`."""
 
     traj: Trajectory
     variant: NumericModel
