@@ -70,6 +70,17 @@ class ContactSamples(NamedTuple):
         """Exact friction: "stick" or "slip" at each sample (k,); None for other contacts."""
         return None if self.stick is None else np.where(self.stick > 0.5, "stick", "slip")
 
+    def __getitem__(self, key):                     # type: ignore[override]
+        """``samples["normal_force"]`` as well as ``samples.normal_force`` (and tuple indices)."""
+        if isinstance(key, str):
+            if key not in self._fields:
+                raise KeyError(f"a contact's samples hold {', '.join(self._fields)}; not {key!r}")
+            return getattr(self, key)
+        return tuple.__getitem__(self, key)
+
+    def keys(self) -> tuple[str, ...]:
+        return self._fields
+
 
 class ContactTraces(dict):
     """``{name: ContactSamples}``, with the sums over the contacts ``elastic_energy`` and
