@@ -69,7 +69,7 @@ class ContactRecord:
         The Coulomb coefficient μ (the dynamic one of a Stribeck law); None: frictionless.
     static_friction_coefficient : expression or None
         Exact mode: the static coefficient μ_s >= μ that bounds a stuck contact's friction
-        force (|F_t| <= μ_s F_n); None: μ_s = μ.
+        force (``|F_t| <= μ_s F_n``); None: μ_s = μ.
     friction_mode : "none", "smooth" or "exact"
         "smooth": the friction force is a regularized function of the slip velocity (no
         events); "exact": Coulomb's law with stick as a constraint, see placeholders.
