@@ -195,7 +195,10 @@ def attach_outputs(traj: Trajectory, model: NumericModel, P: np.ndarray,
     R = None
     if model.specifieds:
         R = np.full((k, len(model.specifieds)), np.nan)
-        for i in range(k):
+        many = getattr(r_fun, "many", None)      # inputs that evaluate many states at once
+        if many is not None and k:
+            R[:] = np.asarray(many(T, X), dtype=float).reshape(k, -1)
+        for i in range(k if many is None else 0):
             try:
                 R[i] = np.asarray(r_fun(T[i], X[i]), dtype=float).ravel()
             except Exception:      # the input failed there (the run reports it): NaN

@@ -86,8 +86,9 @@ C_MIN_OPERATIONS = 3000
 #: simulation), so that a linearization, which never evaluates them, does not pay for them.
 MODEL_C_MIN_OPERATIONS = 0
 
-#: In-process cache: key -> Kernel (shared by all models of this process).
-_MEMORY: dict[str, Kernel] = {}
+#: In-process cache: key -> Kernel (shared by all models of this process), and make_function's
+#: memo of functions under the key _FUNCTIONS.
+_MEMORY: dict[str, Any] = {}
 
 #: symengine's code generation is not run by two threads at once
 _SYMENGINE_LOCK = threading.RLock()
@@ -313,6 +314,7 @@ class _ToSymengine:
     def _whole(self, e):
         # anything else (Piecewise, relationals, constants like pi, unknown functions):
         # symengine's own conversion, then the argument renaming
+        digest, rest = self._walk_whole(e)
         if self.unknown is None:
             funcs = [a for a in e.atoms(sm.Derivative, sm.core.function.AppliedUndef)
                      if a not in self._argset and not (isinstance(a, sm.core.function.AppliedUndef)
@@ -320,11 +322,8 @@ class _ToSymengine:
                                                                if d in self._argset))]
             if funcs:
                 self.unknown = sorted(funcs, key=str)[0]
-            else:
-                dummies = {a: sm.Dummy() for a in self.args}
-                rest = e.xreplace(dummies).free_symbols - set(dummies.values())
-                if rest:
-                    self.unknown = sorted(rest, key=str)[0]
+            elif rest:
+                self.unknown = sorted(rest, key=str)[0]
         if self._se_mapping is None:
             self._se_mapping = {}
             for a, p in zip(self.args, self.pos):
@@ -338,9 +337,35 @@ class _ToSymengine:
         except Exception as exc:
             raise CompilationError(f"{self.name}: symengine cannot convert {_describe(e)} "
                                    f"({exc}); use backend='numpy'") from exc
-        return E, b"X" + hashlib.blake2b(sm.srepr(e.xreplace(
-            {a: sm.Symbol(f"_a{i}") for i, a in enumerate(self.args)})).encode(),
-            digest_size=16).digest()
+        return E, b"X" + digest
+
+    def _walk_whole(self, e) -> tuple[bytes, set]:
+        """(structural digest, plain symbols outside the arguments) of a node converted whole,
+        by one walk over its DAG (the arguments by position; no SymPy rebuild, which for a
+        Piecewise re-evaluates every condition: seconds on a contact model's forces)."""
+        argpos = {a: i for i, a in enumerate(self.args)}
+        memo: dict = {}
+        rest: set = set()
+
+        def walk(n):
+            got = memo.get(id(n))
+            if got is not None:
+                return got[1]
+            i = argpos.get(n)
+            if i is not None:
+                out = b"a%d" % i
+            elif not n.args:
+                if n.is_Symbol:
+                    rest.add(n)
+                out = b"L" + sm.srepr(n).encode()
+            else:
+                inner = b",".join(walk(a) for a in n.args)
+                out = hashlib.blake2b(type(n).__name__.encode() + b"(" + inner + b")",
+                                      digest_size=16).digest()
+            memo[id(n)] = (n, out)
+            return out
+
+        return walk(e), rest
 
 
 class _RenameSymengine:
@@ -976,8 +1001,38 @@ def make_function(args: Sequence, exprs: Any, backend: str = "auto", cache: bool
         shape, values = _shape_and_values(item)
         shapes.append(shape)
         flat += values
+    key = _function_key(groups, flat, shapes, (multi, backend, name)) if cache else None
+    memo = _MEMORY.setdefault(_FUNCTIONS, {}) if key is not None else None
+    found = memo.get(key) if memo is not None else None
+    if found is not None:
+        return found
     kernel = compile_kernel(flat_args, flat, backend=backend, cache=cache, name=name)
-    return NumericFunction(groups, scalar, shapes if multi else shapes[0], kernel, multi=multi)
+    function = NumericFunction(groups, scalar, shapes if multi else shapes[0], kernel, multi=multi)
+    if memo is not None:
+        if len(memo) >= FUNCTION_MEMO_SIZE:
+            memo.pop(next(iter(memo)))
+        memo[key] = function
+    return function
+
+
+#: make_function keeps this many functions in memory (the oldest dropped first; not with
+#: ``cache=False``), so that the same expressions asked for again in a session (every run's
+#: contact quantities, events and outputs) are neither converted nor digested again; they
+#: live in the kernels' memory cache (``_MEMORY``) under this key, and go with it
+FUNCTION_MEMO_SIZE = 256
+_FUNCTIONS = "make_function memo"
+
+
+def _function_key(groups: list, flat: list, shapes: list, options: tuple) -> tuple | None:
+    """The memo key of a make_function call (None: not SymPy throughout, not kept)."""
+    if not all(isinstance(e, (sm.Basic, int, float)) for e in flat):
+        return None
+    try:
+        key = (tuple(tuple(g) for g in groups), tuple(flat), tuple(shapes), options)
+        hash(key)
+    except TypeError:
+        return None
+    return key
 
 
 def _shape_and_values(exprs) -> tuple[tuple, list]:

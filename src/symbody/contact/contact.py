@@ -125,7 +125,7 @@ class Contact:
         if friction_mode not in FRICTION_MODES:
             raise InputError(f"contact {label!r}: friction_mode must be 'smooth' or 'exact', got "
                              f"{friction_mode!r}")
-        self.friction: Friction | None = as_friction(friction, label)
+        self.friction: Friction | None = as_friction(friction, label, exact=friction_mode == "exact")
         self.friction_mode = friction_mode if self.friction is not None else "none"
         self.rolling_resistance = (None if rolling_resistance is None else
                                    _parameter(rolling_resistance, "the rolling resistance", label, 0.0))
@@ -243,6 +243,8 @@ class Contact:
             name=name, gap=kin.gap, gap_rate=kin.gap_rate, normal_force=force,
             friction_force=tuple(friction), slip_velocity=tuple(slip), friction_coefficient=mu,
             friction_mode=self.friction_mode, friction_placeholders=placeholders,
+            static_friction_coefficient=(self.friction.static if self.friction_mode == "exact"
+                                         and self.friction is not None else None),
             switching=tuple(switching), max_penetration=kin.max_penetration, elastic_energy=energy,
             power=power, stiffness=self.stiffness, exponent=self.exponent, damping=self.damping)
         loads = [ContactForce(kin.point_b, force_vec, (record,)), ContactForce(kin.point_a, -force_vec)]

@@ -42,6 +42,7 @@ from scipy.integrate import DenseOutput
 from threadpoolctl import ThreadpoolController
 
 from ...compilation import NumericModel
+from ...compilation.friction_models import has_exact_friction
 from ...compilation.numeric_model import Partition
 from ...compilation.redundant import RedundantModel
 from ...errors import InputError, SimulationError, SimulationFailedWarning, SymbodyError
@@ -54,7 +55,7 @@ from ..initial_state import initial_state
 from ..inputs import specified_inputs
 from ..outputs import attach_outputs, parse_outputs
 from ..trajectory import Trajectory
-from . import redundant
+from . import friction_pieces, redundant
 from .augmented import ENTER_RANK, LEAVE_RANK, AugmentedLagrangian, full_partition, is_full
 from .chattering import ChatterWatch
 from .contact_events import (
@@ -222,6 +223,10 @@ def simulate(model: NumericModel, t_span: Sequence[float], x0: Any, p: Any, *,
         # squares, named, run with an independent subset chosen again where it degrades
         # (simulation/redundant.py), each piece by this function
         return redundant.simulate_pieces(simulate, model, t_span, x0, p, options)
+    if has_exact_friction(model) and not friction_pieces.inside():
+        # exact Coulomb friction: pieces of constant stick/slip modes, each an ordinary run of
+        # its pattern's compiled variant, switched at events (simulation/friction_pieces.py)
+        return friction_pieces.simulate_modes(simulate, model, t_span, x0, p, options)
     t0, tf = _checked_span(t_span, solver)
     mode = constraint_mode(model, constraints)
     run, x, watcher = _prepare(model, (t0, tf), x0, p, mode, solver, specifieds, events, outputs)
