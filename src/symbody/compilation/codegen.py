@@ -804,7 +804,8 @@ def deserialize_expressions(data: bytes) -> list:
 
 def compile_kernel(args: Sequence, exprs: Sequence, backend: str = "auto", cache: bool = True,
                    name: str = "kernel", lazy: bool = False, progress: Any = None,
-                   symengine_names: dict | None = None, model_kernel: bool = False) -> Kernel:
+                   symengine_names: dict | None = None, model_kernel: bool = False,
+                   background: bool | None = None) -> Kernel:
     """Compile the flat list ``exprs`` as a function of the flat list ``args``.
 
     ``args``: Symbols, dynamicsymbols or their derivatives (each once);
@@ -818,7 +819,7 @@ def compile_kernel(args: Sequence, exprs: Sequence, backend: str = "auto", cache
     (shown for C compilations that take longer than half a second).  ``model_kernel``: a
     kernel of a model's right-hand side or constraints: ``"auto"`` builds it as C whatever
     its size (:data:`MODEL_C_MIN_OPERATIONS`) and, when ``lazy``, starts the build at once in
-    a background thread.
+    a background thread (``background=False``: on first use, as other lazy kernels).
     """
     args = list(args)
     _check_args(args)
@@ -842,8 +843,9 @@ def compile_kernel(args: Sequence, exprs: Sequence, backend: str = "auto", cache
             return _symengine_kernel(nargs, se_exprs, digest, b, name, use_disk)
 
         if lazy:
-            background = model_kernel and b == "auto" and bool(_c.compiler_available())
-            return _LazyKernel(nargs, len(se_exprs), b, name, build, background)
+            start = model_kernel and b == "auto" and bool(_c.compiler_available())
+            return _LazyKernel(nargs, len(se_exprs), b, name, build,
+                               start if background is None else bool(background) and start)
         return build()
     return numpy_kernel(len(args), _to_sympy_positional(args, exprs, name), name)
 

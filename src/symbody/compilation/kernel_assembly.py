@@ -125,22 +125,42 @@ def _auxiliary_outputs(eom: EquationsOfMotion, noncontributing: tuple) -> list:
 
 
 def _kernel_builder(args: list, backend: str, cache: bool, progress: Any, bar: Any,
-                    se_names: dict | None, model_kernels: bool = True) -> Callable[[str, list], Any]:
-    def build(name: str, exprs: list) -> Any:
+                    se_names: dict | None, model_kernels: bool = True) -> Callable[..., Any]:
+    def build(name: str, exprs: list, background: bool | None = None) -> Any:
         # big kernels take seconds to compile: say which one is being built
         bar.set(0.5, f"{name}: {len(exprs)} expressions ({backend})", force=len(exprs) > 200)
         return compile_kernel(args, exprs, backend=backend, cache=cache, name=name, lazy=True,
                               progress=progress, symengine_names=se_names,
-                              model_kernel=model_kernels)
+                              model_kernel=model_kernels, background=background)
     return build
+
+
+#: ``forward_dynamics="auto"`` takes the formulation's recursion for u' (a kinematic tree's
+#: articulated-body algorithm) from this many speeds on: below it, M_d and g_d with a dense
+#: Cholesky solve cost fewer operations (measured in benchmarks/bench_robot_speed.py)
+RECURSION_MIN_SPEEDS = 12
+
+FORWARD_DYNAMICS = ("auto", "recursion", "solve")
+
+
+def _use_recursion(dyn: Any, forward_dynamics: str, o: int) -> bool:
+    """Whether to build the forward-dynamics kernel from the formulation's recursion."""
+    if forward_dynamics not in FORWARD_DYNAMICS:
+        raise CompilationError(f"forward_dynamics must be one of {', '.join(FORWARD_DYNAMICS)}, "
+                               f"got {forward_dynamics!r}")
+    if dyn is None or getattr(dyn, "forward", None) is None or forward_dynamics == "solve":
+        return False
+    return forward_dynamics == "recursion" or o >= RECURSION_MIN_SPEEDS
 
 
 def assemble(eom: EquationsOfMotion, constants: Sequence | None = None,
              specifieds: Sequence | None = None, backend: str = "auto", cache: bool = True,
-             progress: Any = None, model_kernels: bool = True) -> CompiledParts:
+             progress: Any = None, model_kernels: bool = True,
+             forward_dynamics: str = "auto") -> CompiledParts:
     """The layout, kernels and symbols of ``eom`` compiled (see :func:`symbody.compile`);
     ``model_kernels``: under ``backend="auto"``, C kernels whatever their size (False: the
-    size rule of :func:`.codegen.compile_kernel`)."""
+    size rule of :func:`.codegen.compile_kernel`).  ``forward_dynamics``: "auto", "recursion"
+    or "solve" (see :func:`symbody.compile`)."""
     from ..formulation import EquationsOfMotion
 
     if not isinstance(eom, EquationsOfMotion):
@@ -166,7 +186,14 @@ def assemble(eom: EquationsOfMotion, constants: Sequence | None = None,
         raise CompilationError(f"the dynamic mass matrix is {shape}; expected ({expected}, {expected})")
     augmented = (not reduced) and m > 0
     main, K = _main_outputs(eom, rows, neg_gd, augmented, o)
-    kernels: dict[str, Any] = {"main": build("dynamics", main)}
+    kernels: dict[str, Any] = {}
+    if _use_recursion(dyn, forward_dynamics, o) and not reduced and not sy.extra_states:
+        # u' written out by the recursion: the rhs needs no M_d, whose kernel (for
+        # accelerations, multipliers, derivatives) is then built on first use only
+        kernels["forward"] = build("forward dynamics", list(eom.qdot_solution) + dyn.forward())
+        kernels["main"] = build("dynamics", main, background=False)
+    else:
+        kernels["main"] = build("dynamics", main)
     if m:
         kernels["velocity"] = build("velocity constraints", _velocity_outputs(eom, p, o))
         if reduced:

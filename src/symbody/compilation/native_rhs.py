@@ -5,7 +5,8 @@ large models), x' = f(t, x) needs no Python at all: a small fixed C routine (com
 once per machine and kept in the kernel cache) fills the argument vector z, calls the
 velocity kernel and an LU solve for the dependent speeds, the main kernel and an LU
 (augmented system) or Cholesky (symmetric mass matrix) solve on the kernel's output in
-place, and copies [q', u_ind'] out::
+place (or, when the model has one, the forward-dynamics kernel, which writes [q', u']
+without a solve), and copies [q', u_ind'] out::
 
     int symbody_rhs(plan *P, double t, const double *x, double *xdot)   (0: done)
 
@@ -50,7 +51,7 @@ typedef void (*kernel_fn)(const double *, double *);
 typedef void (*gesv_fn)(int *, int *, double *, int *, int *, double *, int *, int *);
 typedef void (*posv_fn)(char *, int *, int *, double *, int *, double *, int *, int *);
 typedef struct {
-    kernel_fn main, velocity;
+    kernel_fn main, velocity, forward;
     gesv_fn gesv;
     posv_fn posv;
     double *z, *main_out, *velocity_out;
@@ -155,6 +156,12 @@ int symbody_rhs(plan *P, double t, const double *x, double *xdot)
         }
         memcpy(z + P->iud, v + P->s_vrhs, (size_t)m * sizeof(double));
     }
+    if (P->forward) {
+        /* a tree's recursion: [q', u'] written out, nothing to solve */
+        P->forward(z, P->main_out);
+        memcpy(xdot, P->main_out, (size_t)P->nx * sizeof(double));
+        return 0;
+    }
     P->main(z, P->main_out);
     k = (int)P->K;
     if (P->augmented && k <= SMALL_MAX) {
@@ -195,6 +202,7 @@ static double max_abs(const double *v, long n)
 
 class _Plan(ctypes.Structure):
     _fields_ = [("main", ctypes.c_void_p), ("velocity", ctypes.c_void_p),
+                ("forward", ctypes.c_void_p),
                 ("gesv", ctypes.c_void_p), ("posv", ctypes.c_void_p),
                 ("z", ctypes.c_void_p), ("main_out", ctypes.c_void_p),
                 ("velocity_out", ctypes.c_void_p), ("pivots", ctypes.c_void_p),
@@ -258,17 +266,19 @@ class NativeRHS:
     the addresses a compiled integrator calls (``function(plan, t, x, xdot)``); the object
     owns the buffers (one per integration: not to be shared by threads)."""
 
-    def __init__(self, model: CompiledModel, P: np.ndarray, library: ctypes.CDLL, main: int,
-                 velocity: int | None, gesv: int, posv: int, R: np.ndarray | None = None) -> None:
+    def __init__(self, model: CompiledModel, P: np.ndarray, library: ctypes.CDLL, main: int | None,
+                 velocity: int | None, gesv: int, posv: int, R: np.ndarray | None = None,
+                 forward: int | None = None) -> None:
         L, kernels = model.layout, model.kernels
         self.z = np.zeros(L.nz)
         self.z[L.z_constants] = P
         if R is not None:                  # constant specified inputs
             self.z[L.z_r] = R
-        self.main_out = np.empty(kernels.main.nout)
+        self.main_out = np.empty(kernels.forward.nout if forward else kernels.main.nout)
         self.velocity_out = np.empty(kernels.velocity.nout if L.m else 1)
         self.pivots = np.zeros(max(L.K, L.m, 1), dtype=np.intc)
-        plan = _Plan(main=main, velocity=velocity or 0, gesv=gesv, posv=posv,
+        plan = _Plan(main=main or 0, velocity=velocity or 0, forward=forward or 0,
+                     gesv=gesv, posv=posv,
                      z=self.z.ctypes.data, main_out=self.main_out.ctypes.data,
                      velocity_out=self.velocity_out.ctypes.data, pivots=self.pivots.ctypes.data,
                      N=L.N, p=L.p, m=L.m, K=L.K, nx=L.nx, iud=L.iud,
@@ -303,15 +313,17 @@ def native_rhs(model: CompiledModel, P: np.ndarray, R: np.ndarray | None = None)
     ``R`` of constant specified inputs) bound, or None when the model needs Python on its
     path (see the module docstring)."""
     L, kernels = model.layout, model.kernels
-    if L.e or not (L.augmented or L.mass_symmetric):
+    if L.e or not (L.augmented or L.mass_symmetric or kernels.forward is not None):
         return None
     if L.s and (R is None or np.shape(R) != (L.s,)):
         return None
     if not L.contiguous_state_derivative:      # a model saved before the current kernel layout
         return None
-    main = c_function_address(kernels.main)
+    forward = c_function_address(kernels.forward) if kernels.forward is not None else None
+    # with a forward-dynamics kernel the main one is not needed (nor built) for x'
+    main = c_function_address(kernels.main) if forward is None else None
     velocity = c_function_address(kernels.velocity) if L.m else None
-    if main is None or (L.m and velocity is None):
+    if (main is None and forward is None) or (L.m and velocity is None):
         return None
     gesv, posv = lapack_function("dgesv"), lapack_function("dposv")
     if gesv is None or posv is None:
@@ -322,4 +334,5 @@ def native_rhs(model: CompiledModel, P: np.ndarray, R: np.ndarray | None = None)
         return None
     if library is None:
         return None
-    return NativeRHS(model, np.asarray(P, dtype=float), library, main, velocity, gesv, posv, R)
+    return NativeRHS(model, np.asarray(P, dtype=float), library, main, velocity, gesv, posv, R,
+                     forward)

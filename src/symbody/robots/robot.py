@@ -29,6 +29,7 @@ from ..compat.sympy import TIME
 from ..errors import InputError
 from ..formulation.eom import CanonicalBlocks, EquationsOfMotion, SymengineDynamics
 from ..symengine_bridge import SympyConverter
+from .articulated_body import ArticulatedBody, tree_forward_dynamics
 from .dynamics import form_tree_dynamics, num
 from .tree import KinematicTree, build_tree
 from .urdf_parse import UrdfModel, parse_urdf
@@ -210,6 +211,7 @@ class Robot:
                     rest[ub + i] = rest[ub + i] + num(f) * se.sign(us[ub + i])
         for k, i in enumerate(self._free):
             rest[ub + i] = rest[ub + i] - taus[k]
+        forces = self._generalized_forces(us, taus)      # the same terms, for the recursion
         perm = self.speed_permutation
         mass = [[dyn.mass[a][b] for b in perm] for a in perm]
         rest = [rest[a] for a in perm]
@@ -218,7 +220,10 @@ class Robot:
         def to_sympy(mass=mass, rest=rest):
             return conv.matrix(mass), sm.Matrix(len(rest), 1, [conv(e) for e in rest])
 
-        dynamic = SymengineDynamics(mass, rest, names, to_sympy)
+        def forward(qs=qs, us=us, gravity=gravity, inertias=inertias, forces=forces):
+            return self._forward_dynamics(qs, us, gravity, inertias, forces)
+
+        dynamic = SymengineDynamics(mass, rest, names, to_sympy, forward)
         q = list(self.coordinates)
         N = len(q)
         qdot, K_u = self._kinematics()
@@ -237,6 +242,36 @@ class Robot:
         return EquationsOfMotion.from_blocks(blocks, specifieds=list(self.inputs),
                                              constants=list(self.constants),
                                              name=self.urdf.name or "robot")
+
+    def _generalized_forces(self, us: list, taus: list) -> list:
+        """Q (tree order, symengine): the joint inputs tau minus the URDF damping D u and
+        friction F sign(u) (zero on the free-flyer's speeds)."""
+        ub = 6 if self.floating_base else 0
+        forces = [se.Integer(0)] * len(us)
+        for k, i in enumerate(self._free):
+            forces[ub + i] = taus[k]
+        if self.joint_dynamics:
+            for i, b in enumerate(self.tree.moving):
+                d, f = b.joint.damping, b.joint.friction
+                if d:
+                    forces[ub + i] = forces[ub + i] - num(d) * us[ub + i]
+                if f:
+                    forces[ub + i] = forces[ub + i] - num(f) * se.sign(us[ub + i])
+        return forces
+
+    def _forward_dynamics(self, qs: list, us: list, gravity: tuple, inertias: list,
+                          forces: list) -> list:
+        """u' (the model's speed order) by the articulated-body algorithm, with the mimic
+        joints' constraints (:mod:`.articulated_body`)."""
+        body = ArticulatedBody(self.tree, qs, us, gravity, inertias, self.floating_base)
+        ub = 6 if self.floating_base else 0
+        index = {b.joint.name: i for i, b in enumerate(self.tree.moving)}
+        rows = []
+        for i in self.mimic_bodies:
+            target, a, _ = self.tree.moving[i].joint.mimic
+            rows.append({ub + i: 1.0, ub + index[target]: -float(a)})
+        accelerations = tree_forward_dynamics(body, forces, rows)
+        return [accelerations[a] for a in self.speed_permutation]
 
     def _kinematics(self) -> tuple:
         """(q -> q'(q, u), K_u = -dq'/du (N x o), both in the model's order)."""
