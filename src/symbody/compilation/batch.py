@@ -41,9 +41,11 @@ def rhs_many(model: CompiledModel, t: ArrayLike, X: ArrayLike, p: ParameterValue
     ``t``: scalar or (k,); ``r``: None, (len(specifieds),) or (k, len(specifieds)).
     """
     Z = arguments_many(model, t, X, p, r)
-    forward = model.kernels.forward
+    forward, lanes = model.kernels.forward, model.kernels.forward_many
     if forward is None:
         return rhs_many_at(model, Z)[0]
+    if lanes is not None and lanes.built:
+        forward = lanes                              # the same numbers, in SIMD lanes
     L = model.layout
     Xd = np.empty((Z.shape[0], L.nx))
     Xd[:, :L.nxm] = forward.many(Z)[:, :L.nxm]      # [q', u'] written out: no solve

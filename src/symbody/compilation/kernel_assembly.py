@@ -24,6 +24,7 @@ import sympy as sm
 from ..compat.sympy import TIME
 from ..errors import CompilationError
 from ..progress import as_progress
+from . import c_lanes
 from .codegen import compile_kernel, resolve_backend
 from .kernel_layout import CompiledParts, KernelLayout, ModelKernels, ModelSymbols
 
@@ -126,19 +127,19 @@ def _auxiliary_outputs(eom: EquationsOfMotion, noncontributing: tuple) -> list:
 
 def _kernel_builder(args: list, backend: str, cache: bool, progress: Any, bar: Any,
                     se_names: dict | None, model_kernels: bool = True) -> Callable[..., Any]:
-    def build(name: str, exprs: list, background: bool | None = None) -> Any:
+    def build(name: str, exprs: list, background: bool | None = None, lanes: int = 0) -> Any:
         # big kernels take seconds to compile: say which one is being built
         bar.set(0.5, f"{name}: {len(exprs)} expressions ({backend})", force=len(exprs) > 200)
         return compile_kernel(args, exprs, backend=backend, cache=cache, name=name, lazy=True,
                               progress=progress, symengine_names=se_names,
-                              model_kernel=model_kernels, background=background)
+                              model_kernel=model_kernels, background=background, lanes=lanes)
     return build
 
 
 #: ``forward_dynamics="auto"`` takes the formulation's recursion for u' (a kinematic tree's
-#: articulated-body algorithm) from this many speeds on: below it, M_d and g_d with a dense
-#: Cholesky solve cost fewer operations (measured in benchmarks/bench_robot_speed.py)
-RECURSION_MIN_SPEEDS = 12
+#: articulated-body algorithm) from this many speeds on: it was faster than M_d, g_d and the
+#: dense solve on every URDF robot measured, from 2 speeds up (benchmarks/bench_robot_speed.py)
+RECURSION_MIN_SPEEDS = 1
 
 FORWARD_DYNAMICS = ("auto", "recursion", "solve")
 
@@ -190,7 +191,16 @@ def assemble(eom: EquationsOfMotion, constants: Sequence | None = None,
     if _use_recursion(dyn, forward_dynamics, o) and not reduced and not sy.extra_states:
         # u' written out by the recursion: the rhs needs no M_d, whose kernel (for
         # accelerations, multipliers, derivatives) is then built on first use only
-        kernels["forward"] = build("forward dynamics", list(eom.qdot_solution) + dyn.forward())
+        exprs = list(eom.qdot_solution) + dyn.forward()
+        kernels["forward"] = build("forward dynamics", exprs)
+        if backend in ("auto", "c") and c_lanes.available():
+            # many states at once in SIMD lanes: built after the forward kernel, in the
+            # background (nothing waits for it, the end of the process neither; rhs_many
+            # takes it once built)
+            lanes = build("forward dynamics (lanes)", exprs, background=False, lanes=c_lanes.LANES)
+            kernels["forward_many"] = lanes
+            if hasattr(kernels["forward"], "when_built"):
+                kernels["forward"].when_built(lambda _: lanes.start(daemon=True))
         kernels["main"] = build("dynamics", main, background=False)
     else:
         kernels["main"] = build("dynamics", main)

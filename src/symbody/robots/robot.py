@@ -29,7 +29,7 @@ from ..compat.sympy import TIME
 from ..errors import InputError
 from ..formulation.eom import CanonicalBlocks, EquationsOfMotion, SymengineDynamics
 from ..symengine_bridge import SympyConverter
-from .articulated_body import ArticulatedBody, tree_forward_dynamics
+from .articulated_body import ArticulatedBody
 from .dynamics import form_tree_dynamics, num
 from .tree import KinematicTree, build_tree
 from .urdf_parse import UrdfModel, parse_urdf
@@ -263,14 +263,15 @@ class Robot:
                           forces: list) -> list:
         """u' (the model's speed order) by the articulated-body algorithm, with the mimic
         joints' constraints (:mod:`.articulated_body`)."""
-        body = ArticulatedBody(self.tree, qs, us, gravity, inertias, self.floating_base)
         ub = 6 if self.floating_base else 0
         index = {b.joint.name: i for i, b in enumerate(self.tree.moving)}
         rows = []
         for i in self.mimic_bodies:
             target, a, _ = self.tree.moving[i].joint.mimic
             rows.append({ub + i: 1.0, ub + index[target]: -float(a)})
-        accelerations = tree_forward_dynamics(body, forces, rows)
+        body = ArticulatedBody(self.tree, qs, us, gravity, inertias, self.floating_base,
+                               constraints=rows)
+        accelerations = body.accelerations(forces)
         return [accelerations[a] for a in self.speed_permutation]
 
     def _kinematics(self) -> tuple:
