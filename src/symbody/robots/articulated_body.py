@@ -32,7 +32,18 @@ from collections.abc import Sequence
 from typing import Any
 
 from .dynamics import quaternion_matrix
-from .spatial import SYMENGINE, Algebra, Inertia6, JointTransform, add, cross, dot, ldl_solve, scale, vbox
+from .spatial import (
+    SYMENGINE,
+    Algebra,
+    Inertia6,
+    JointTransform,
+    add,
+    cross,
+    dot,
+    ldl_solve,
+    scale,
+    vbox,
+)
 from .tree import KinematicTree
 
 __all__ = ["ArticulatedBody"]
