@@ -1,4 +1,5 @@
-"""A kernel's ``_many`` over SIMD lanes: several states through one straight-line program.
+"""A kernel's ``_many`` over SIMD lanes: several states through one straight-line program
+(and ``_fast``: one state, built for AVX2).
 
 ``kernel.many(Z)`` evaluates the same program at every row of Z.  With ``lanes`` = L > 1,
 :func:`lane_sources` writes it for L rows at a time in GCC's vector extension (``double``
@@ -21,12 +22,15 @@ import subprocess
 import tempfile
 from pathlib import Path
 
-from .c_kernels import StraightLineProgram, _c_op, _copied_outputs, compiler_available
+from .c_kernels import StraightLineProgram, _c_op, _copied_outputs, c_source, compiler_available
 
 __all__ = ["lane_sources", "available", "LANES", "LANE_FLAGS"]
 
 #: lanes per vector: four doubles (AVX2's 256 bits)
 LANES = 4
+
+#: version of the generated lane code: part of the kernel cache key of lane kernels
+VERSION = "2"
 
 #: added to the compiler flags of lane kernels: no fused multiply-adds (the scalar kernel's
 #: numbers to the bit)
@@ -96,6 +100,9 @@ def lane_sources(program: StraightLineProgram, fname: str, segment_size: int,
                 # a literal goes last: vector op scalar broadcasts it
                 refs = sorted(operands, key=lambda a: a[0] == "c")
                 lines.append(f"  const vd t{i} = {_c_op(kind, refs, vector)};")
+            elif kind == "pow" and operands[0][0] != "c" and 0 < abs(operands[1]) <= 4:
+                # small integer powers as products (and 1.0 / them), as the scalar C has them
+                lines.append(f"  const vd t{i} = {_c_op(kind, operands, vector)};")
             else:
                 lines.append(f"  vd t{i};\n  for (int l = 0; l < {lanes}; ++l) "
                              f"t{i}[l] = {_c_op(kind, operands, lane)};")
@@ -112,7 +119,7 @@ def lane_sources(program: StraightLineProgram, fname: str, segment_size: int,
     table = ",".join(map(str, temp_outputs)) or "0"
     copied = "\n".join("    " + line for line in _copied_outputs(program.outputs))
     main = f"""{header}
-void {fname}(const double *restrict z, double *restrict out);
+void {fname}_fast(const double *restrict z, double *restrict out);
 {decls}
 
 {target}
@@ -143,8 +150,25 @@ void {fname}_many(const double *Z, double *OUT, long count) {{
       free(buf);
     }}
   }}
-  for (; i < count; ++i) {fname}(Z + i * {nargs}, OUT + i * {nout});
+  for (; i < count; ++i) {fname}_fast(Z + i * {nargs}, OUT + i * {nout});
 }}
 """
     sources.append(main)
-    return sources
+    return sources + _scalar_avx(program, fname, segment_size)
+
+
+def _scalar_avx(program: StraightLineProgram, fname: str, segment_size: int) -> list[str]:
+    """``fname_fast(z, out)``: the scalar program built for AVX2 (the three-operand VEX
+    instructions save the register copies of SSE2's two-operand ones: 1.2-1.6x on the
+    robots' recursions, the same numbers) where the processor has it, else ``fname``."""
+    units = c_source(program, f"{fname}_avx", segment_size, many=False)
+    units = [u.replace(f"void {fname}_avx_s", f"{_TARGET}\nvoid {fname}_avx_s") for u in units]
+    units.append(f"""void {fname}(const double *restrict z, double *restrict out);
+void {fname}_avx(const double *restrict z, double *restrict out);
+
+void {fname}_fast(const double *restrict z, double *restrict out)
+{{
+  if (__builtin_cpu_supports("avx2")) {fname}_avx(z, out); else {fname}(z, out);
+}}
+""")
+    return units

@@ -546,7 +546,10 @@ def _c_kernel(nargs: int, se_exprs: list, digest: str, name: str, use_disk: bool
     if nout == 0:
         return Kernel(nargs, 0, "c", name, lambda z, out: None, lambda Z: np.empty((len(Z), 0)),
                       {"kind": "symengine", "exprs": [], "serialized": None, "lambdify": None})
-    key = _c_key(nargs, nout, digest if lanes <= 1 else f"{digest}:lanes{lanes}")
+    if lanes > 1:
+        from . import c_lanes
+        digest = f"{digest}:lanes{lanes}:{c_lanes.VERSION}"
+    key = _c_key(nargs, nout, digest)
     hit = _MEMORY.get(key)
     if hit is not None:
         return hit.renamed(name, {"kind": "symengine", "exprs": se_exprs, "serialized": None,

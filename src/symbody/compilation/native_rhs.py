@@ -365,11 +365,14 @@ class NativeRHS:
             lanes.when_built(self._take_lanes)
 
     def _take_lanes(self, kernel: Any) -> None:
-        """Blocks of states through ``kernel``'s many in SIMD lanes from now on."""
+        """Blocks of states through ``kernel``'s many in SIMD lanes from now on, and single
+        states through its AVX2 build (:mod:`.c_lanes`; the same numbers)."""
         address = _many_address(kernel)
-        if address:
+        lib = getattr(kernel, "library", None)
+        if address and lib is not None and hasattr(lib, "symbody_kernel_fast"):
             self._lanes = kernel                 # (keeps its library loaded)
             self._plan.forward_many = address
+            self._plan.forward = ctypes.cast(lib.symbody_kernel_fast, ctypes.c_void_p).value
 
     @property
     def nfev(self) -> int:
