@@ -335,6 +335,10 @@ def native_row(path: str, floating: bool, count: int, rounds: int, exe: str | No
     return out
 
 
+def _fmt(v: float | None) -> str:
+    return "-" if v is None else f"{v:.3f}"
+
+
 def native_table(rows: list[tuple[str, dict]]) -> str:
     lines = ["| robot | nv | Pinocchio ABA, C++ µs | exported C rhs (recursion) µs | C / C++ ABA "
              "| exported C rhs (M and solve) µs |", "|---|---:|---:|---:|---:|---:|"]
@@ -343,9 +347,8 @@ def native_table(rows: list[tuple[str, dict]]) -> str:
             lines.append(f"| {name} | - | {r['refused']} | | | |")
             continue
         a, c, s = r.get("aba_cpp_us"), r.get("c_auto_us"), r.get("c_solve_us")
-        fmt = (lambda v: "-" if v is None else f"{v:.3f}")
         ratio = "-" if not (a and c) else f"**{c / a:.2f}**"
-        lines.append(f"| {name} | {r['nv']} | {fmt(a)} | {fmt(c)} | {ratio} | {fmt(s)} |")
+        lines.append(f"| {name} | {r['nv']} | {_fmt(a)} | {_fmt(c)} | {ratio} | {_fmt(s)} |")
     return "\n".join(lines) + "\n"
 
 
