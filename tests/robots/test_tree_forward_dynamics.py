@@ -83,6 +83,18 @@ def test_forward_kernel_equals_the_mass_matrix_solve(floating):
     assert np.array_equal(sb.compilation.NumericModel.rhs_many(tree, 0.3, X, P, R), one_by_one)
 
 
+def test_saved_model_keeps_the_forward_kernel(tmp_path):
+    robot = sb.load_urdf(URDF)
+    model = sb.compile(robot.eom)
+    loaded = sb.load_model(model.save(tmp_path / "tree.symbody"))
+    assert loaded.kernels.forward is not None
+    x, P = _state(model, robot, np.random.default_rng(4))
+    r = np.ones(len(robot.inputs))
+    assert np.array_equal(loaded.rhs(0.0, x, P, r), model.rhs(0.0, x, P, r))
+    X = np.tile(x, (5, 1))
+    assert np.array_equal(loaded.rhs_many(0.0, X, P, r), model.rhs_many(0.0, X, P, r))
+
+
 def test_forward_dynamics_option_is_checked():
     robot = sb.load_urdf(URDF)
     with pytest.raises(CompilationError, match="forward_dynamics must be one of"):

@@ -360,9 +360,12 @@ class NativeRHS:
         self._call = fn
         self.nx = L.nx
         lanes = kernels.forward_many
-        if forward_many and lanes is not None and hasattr(lanes, "when_built"):
-            # (in the build's thread, which holds the GIL, as does every caller of the plan)
-            lanes.when_built(self._take_lanes)
+        if forward_many and lanes is not None:
+            if hasattr(lanes, "when_built"):
+                # (in the build's thread, which holds the GIL, as does every caller of the plan)
+                lanes.when_built(self._take_lanes)
+            else:                                # a kernel loaded with a saved model
+                self._take_lanes(lanes)
 
     def _take_lanes(self, kernel: Any) -> None:
         """Blocks of states through ``kernel``'s many in SIMD lanes from now on, and single

@@ -221,6 +221,14 @@ class Robot:
             return conv.matrix(mass), sm.Matrix(len(rest), 1, [conv(e) for e in rest])
 
         def forward(qs=qs, us=us, gravity=gravity, inertias=inertias, forces=forces):
+            # u' of the same block: the generalized forces Q are every term of g_d but the
+            # bias C u + g (g_d = bias - Q): inputs, damping, friction, and the link forces
+            # other modules subtract from g_d through _external_forces (linear in what it is
+            # given, so zeros give -Q_ext)
+            external = getattr(self, "_external_forces", None)
+            if external is not None:
+                zero = [se.Integer(0)] * len(us)
+                forces = [f - e for f, e in zip(forces, external(zero, qs, us, names))]
             return self._forward_dynamics(qs, us, gravity, inertias, forces)
 
         dynamic = SymengineDynamics(mass, rest, names, to_sympy, forward)
