@@ -31,6 +31,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+from ..errors import InputError
 from .dynamics import quaternion_matrix
 from .spatial import (
     SYMENGINE,
@@ -41,6 +42,7 @@ from .spatial import (
     cross,
     dot,
     ldl_solve,
+    mtv,
     scale,
     vbox,
 )
@@ -129,7 +131,8 @@ class ArticulatedBody:
         self.joints = [None] + [JointTransform(bodies[i], q[qoff + i - 1], algebra)
                                 for i in range(1, nb)]
         if any(k < off for row in constraints for k in row):
-            raise ValueError("constraints act on joint speeds only, not on the free-flyer's")
+            raise InputError("ArticulatedBody: constraints act on joint speeds only, not on "
+                             "the free-flyer's (indices below 6)")
         self.groups = _constraint_groups(
             self.parent, [{k - off + 1: c for k, c in row.items()} for row in constraints])
         self._velocities(q, u, gravity, [Inertia6.rigid(m, tuple(h), I) for (m, h, I) in inertias],
@@ -145,7 +148,7 @@ class ArticulatedBody:
         V, c, pA = [None] * nb, [None] * nb, [None] * nb
         if self.floating:
             V[0] = (tuple(u[3:6]), tuple(u[0:3]))
-            self.a_world = (Z3, dot_rows_t(quaternion_matrix(*q[3:7]), g_neg))
+            self.a_world = (Z3, mtv(quaternion_matrix(*q[3:7]), g_neg))
         else:
             V[0] = (Z3, Z3)
             self.a_world = (Z3, g_neg)
@@ -343,7 +346,3 @@ class ArticulatedBody:
         uf, lam0 = self._inward(tau, pA, False)
         return self._outward(uf, pA[0], tau, lam0, False)
 
-
-def dot_rows_t(R: list, x: tuple) -> tuple:
-    """Rᵀ x (R 3x3 nested)."""
-    return tuple(R[0][i] * x[0] + R[1][i] * x[1] + R[2][i] * x[2] for i in range(3))

@@ -22,9 +22,10 @@ import symengine as se
 from .dynamics import _add, _cross, _dot, _mtv, _mv, _scale, num
 
 __all__ = ["Algebra", "SYMENGINE", "FLOATS", "Inertia6", "JointTransform", "ldl_solve",
-           "add", "cross", "dot", "scale", "vbox"]
+           "add", "cross", "dot", "mtv", "scale", "vbox"]
 
-add, cross, dot, scale = _add, _cross, _dot, _scale
+#: 3-vector helpers of :mod:`.dynamics`: a + b, a × b, a · b, Aᵀ x, s a
+add, cross, dot, mtv, scale = _add, _cross, _dot, _mtv, _scale
 
 
 @dataclass(frozen=True)
