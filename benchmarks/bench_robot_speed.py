@@ -14,11 +14,15 @@ Three parts (each robot in a fresh process; CPU time, interleaved rounds, median
               from the ``casadi`` wheel) and ``sb.export_c``'s ``name_rhs`` (cc -O2), with
               ``forward_dynamics="auto"`` (the recursion) and ``"solve"`` (M and a dense
               solve), per call over 1 000 states.
+``--ltdl``    the other O(n)-ish choice, measured: M and the bias (the compiled main kernel)
+              then Featherstone's tree-sparse L^T D L factorization and solve (RBDA table
+              6.3, a C loop over the parent array), against the recursion's kernel, scalar
+              and in SIMD lanes, per state over 1 000 states (robots without mimic joints).
 ``--cold``    Panda, Talos and TIAGo dual: formation (``load_urdf``) and compile until the
               first ``model.rhs`` (an empty kernel cache each, CPU of the process and its
               compiler runs) with ``forward_dynamics="solve"`` (what main did) and "auto".
 
-    PYTHONPATH=src:tests python benchmarks/bench_robot_speed.py --speed --native --cold
+    PYTHONPATH=src:tests python benchmarks/bench_robot_speed.py --speed --native --ltdl --cold
     PYTHONPATH=src:tests python benchmarks/bench_robot_speed.py --speed --match talos
 
 Needs the ``test`` extra (pin, example-robot-data); ``--native`` also g++ and casadi.
@@ -352,6 +356,111 @@ def native_table(rows: list[tuple[str, dict]]) -> str:
     return "\n".join(lines) + "\n"
 
 
+# ------------------------------------------------------------------ --ltdl
+LTDL_C = r"""
+#include <string.h>
+/* the main kernel's rows OUT (k states: [q' (N), s (K), S (K*K)]) -> u' (k, K) by
+   Featherstone's L^T D L of the tree (RBDA tables 6.3 and 6.4; lam: parent of each speed) */
+void ltdl_many(const double *OUT, long nout, long N, long K, const int *lam, long k,
+               double *UD, double *H)
+{
+  for (long s = 0; s < k; ++s) {
+    const double *o = OUT + s * nout;
+    double *b = UD + s * K;
+    memcpy(H, o + N + K, K * K * sizeof(double));
+    memcpy(b, o + N, K * sizeof(double));
+    for (long kk = K - 1; kk >= 0; --kk)
+      for (int i = lam[kk]; i >= 0; i = lam[i]) {
+        double a = H[kk * K + i] / H[kk * K + kk];
+        for (int j = i; j >= 0; j = lam[j]) H[i * K + j] -= H[kk * K + j] * a;
+        H[kk * K + i] = a;
+      }
+    for (long i = K - 1; i >= 0; --i) for (int j = lam[i]; j >= 0; j = lam[j]) b[j] -= H[i * K + j] * b[i];
+    for (long i = 0; i < K; ++i) b[i] /= H[i * K + i];
+    for (long i = 0; i < K; ++i) for (int j = lam[i]; j >= 0; j = lam[j]) b[i] -= H[i * K + j] * b[j];
+  }
+}
+"""
+
+LTDL_ROBOTS = [("UR5", "ur_description/urdf/ur5_robot.urdf", False),
+               ("Solo12", "solo_description/robots/solo12.urdf", True),
+               ("Talos (reduced)", "talos_data/robots/talos_reduced.urdf", True),
+               ("TIAGo dual", "tiago_description/robots/tiago_dual.urdf", False)]
+
+
+def ltdl_row(path: str, floating: bool, count: int, rounds: int) -> dict:
+    """One robot of ``--ltdl`` (run in a child process)."""
+    import ctypes
+
+    import pinocchio as pin
+
+    import symbody as sb
+    from symbody.compilation import c_kernels
+    from symbody.compilation.batch import arguments_many
+    from systems.pinocchio_oracle import pinocchio_model
+
+    robot = load(path, floating)
+    model = sb.compile(robot.eom)
+    pm = pinocchio_model(pin, path, floating)
+    X, _, _ = states(robot, model, pm, count)
+    Z = arguments_many(model, 0.0, X, model.constants_array(robot.constants),
+                       np.zeros(len(robot.inputs)))
+    main, fwd = model.kernels.main.realize(), model.kernels.forward.realize()
+    lanes = model.kernels.forward_many.realize() if model.kernels.forward_many else fwd
+    L = model.layout
+    off = 6 if floating else 0
+    lam = list(range(-1, off - 1))           # the free-flyer's six speeds: a chain
+    for b in robot.tree.moving:               # (no mimic joints: tree order = model order)
+        lam.append(-1 if b.parent == 0 and not floating else off + b.parent - 1 if b.parent else off - 1)
+    lam = np.array(lam, dtype=np.intc)
+    with tempfile.TemporaryDirectory() as tmp:
+        lib_path = Path(tmp, "ltdl.so")
+        c_kernels.build_library([LTDL_C], lib_path, opt="-O2")
+        lib = ctypes.CDLL(str(lib_path))
+    UD, H = np.empty((count, L.K)), np.empty(L.K * L.K)
+
+    def solve(out):
+        lib.ltdl_many(ctypes.c_void_p(out.ctypes.data), ctypes.c_long(main.nout),
+                      ctypes.c_long(L.N), ctypes.c_long(L.K), ctypes.c_void_p(lam.ctypes.data),
+                      ctypes.c_long(count), ctypes.c_void_p(UD.ctypes.data),
+                      ctypes.c_void_p(H.ctypes.data))
+
+    solve(main.many(Z))
+    ref = fwd.many(Z)[:, L.N:]
+    times: dict = {"main": [], "ltdl": [], "aba": [], "lanes": []}
+    for _ in range(rounds):
+        t0 = time.process_time()
+        out = main.many(Z)
+        t1 = time.process_time()
+        solve(out)
+        t2 = time.process_time()
+        fwd.many(Z)
+        t3 = time.process_time()
+        lanes.many(Z)
+        t4 = time.process_time()
+        for key, v in zip(times, (t1 - t0, t2 - t1, t3 - t2, t4 - t3)):
+            times[key].append(1e6 * v / count)
+    row = {k: float(np.median(v)) for k, v in times.items()}
+    row.update(nv=L.K, nnz=int((out[0, L.main_system] != 0).sum()),
+               err=float(np.abs(UD - ref).max() / np.abs(ref).max()))
+    return row
+
+
+def ltdl_table(rows: list[tuple[str, dict]]) -> str:
+    lines = ["| robot | nv | nonzeros of M | M, bias kernel µs | L^T D L µs | CRBA + L^T D L µs "
+             "| ABA kernel µs | ABA in lanes µs | (CRBA + LTDL) / ABA | rel. diff. |",
+             "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]
+    for name, r in rows:
+        if "refused" in r:
+            lines.append(f"| {name} | {r['refused']} | | | | | | | | |")
+            continue
+        crba = r["main"] + r["ltdl"]
+        lines.append(f"| {name} | {r['nv']} | {r['nnz']} | {r['main']:.2f} | {r['ltdl']:.2f} | "
+                     f"{crba:.2f} | {r['aba']:.2f} | {r['lanes']:.2f} | **{crba / r['aba']:.1f}** "
+                     f"| {r['err']:.0e} |")
+    return "\n".join(lines) + "\n"
+
+
 # ------------------------------------------------------------------ --cold
 COLD_SRC = r"""
 import json, resource, sys, time, warnings
@@ -408,6 +517,7 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--speed", action="store_true")
     ap.add_argument("--native", action="store_true")
+    ap.add_argument("--ltdl", action="store_true")
     ap.add_argument("--cold", action="store_true")
     ap.add_argument("--match", default="")
     ap.add_argument("--states", type=int, default=1000)
@@ -416,6 +526,7 @@ def main() -> None:
     ap.add_argument("--out", default=None, help="also write the tables here")
     ap.add_argument("--one", nargs=2, default=None, help=argparse.SUPPRESS)
     ap.add_argument("--native-one", nargs=3, default=None, help=argparse.SUPPRESS)
+    ap.add_argument("--ltdl-one", nargs=2, default=None, help=argparse.SUPPRESS)
     a = ap.parse_args()
     if a.one:
         print(json.dumps(speed_row(a.one[0], a.one[1] == "1", a.states, a.rounds)))
@@ -423,6 +534,9 @@ def main() -> None:
     if a.native_one:
         print(json.dumps(native_row(a.native_one[0], a.native_one[1] == "1", a.states, a.rounds,
                                     a.native_one[2] or None)))
+        return
+    if a.ltdl_one:
+        print(json.dumps(ltdl_row(a.ltdl_one[0], a.ltdl_one[1] == "1", a.states, a.rounds)))
         return
     from systems.pinocchio_oracle import robots_dir
     root = robots_dir()
@@ -451,6 +565,14 @@ def main() -> None:
                 rows.append((name, row))
                 print(name, json.dumps(row), file=sys.stderr, flush=True)
             text.append(native_table(rows))
+        if a.ltdl:
+            rows = []
+            for name, path, fl in LTDL_ROBOTS:
+                row = run_child(["--ltdl-one", str(root / path), "1" if fl else "0",
+                                 "--states", str(a.states), "--rounds", str(a.rounds)], cache)
+                rows.append((name, row))
+                print(name, json.dumps(row), file=sys.stderr, flush=True)
+            text.append(ltdl_table(rows))
     if a.cold:
         text.append(cold_table(cold_rows(a.cold_rounds)))
     out = "\n".join(text)
