@@ -204,6 +204,11 @@ class Kernel:
         """This kernel (a lazy one generates its machine code first)."""
         return self
 
+    @property
+    def built(self) -> bool:
+        """True: the machine code is there (a lazy kernel's may not be yet)."""
+        return True
+
     def renamed(self, name: str, source: dict | None = None) -> Kernel:
         """The same compiled functions under another name (and ``source``, default this one's)."""
         return Kernel(self.nargs, self.nout, self.backend, name, self.into, self._batch,
@@ -569,8 +574,9 @@ def _llvm_key(backend: str, nargs: int, nout: int, digest: str) -> str:
 
 
 def _c_kernel(nargs: int, se_exprs: list, digest: str, name: str, use_disk: bool, progress=None,
-              program: _c.StraightLineProgram | None = None) -> Kernel:
-    """A kernel of generated C; the library comes from the disk cache when there."""
+              program: _c.StraightLineProgram | None = None, lanes: int = 0) -> Kernel:
+    """A kernel of generated C; the library comes from the disk cache when there.  ``lanes``
+    > 1: its ``many`` runs that many states at once in SIMD lanes (:mod:`.c_lanes`)."""
     import shutil
     import tempfile
     from pathlib import Path
@@ -579,6 +585,9 @@ def _c_kernel(nargs: int, se_exprs: list, digest: str, name: str, use_disk: bool
     if nout == 0:
         return Kernel(nargs, 0, "c", name, lambda z, out: None, lambda Z: np.empty((len(Z), 0)),
                       {"kind": "symengine", "exprs": [], "serialized": None, "lambdify": None})
+    if lanes > 1:
+        from . import c_lanes
+        digest = f"{digest}:lanes{lanes}:{c_lanes.VERSION}"
     key = _c_key(nargs, nout, digest)
     hit = _MEMORY.get(key)
     if hit is not None:
@@ -589,7 +598,15 @@ def _c_kernel(nargs: int, se_exprs: list, digest: str, name: str, use_disk: bool
     if path is None:
         if program is None:
             program = _straight_line(se_exprs, nargs, name)
-        sources = _c.c_source(program, "symbody_kernel")
+        opt = _c.OPT_FLAGS
+        if lanes > 1:
+            from . import c_lanes
+            units = _c.c_source(program, "symbody_kernel", many=False)
+            sources = units[:-1] + units[-1:] + \
+                c_lanes.lane_sources(program, "symbody_kernel", _c.SEGMENT_SIZE, lanes)
+            opt = f"{opt} {c_lanes.LANE_FLAGS}"
+        else:
+            sources = _c.c_source(program, "symbody_kernel")
         if use_disk:
             path = _cache.library_path(key)
         else:
@@ -598,7 +615,8 @@ def _c_kernel(nargs: int, se_exprs: list, digest: str, name: str, use_disk: bool
         bar = as_progress(progress, f"compiling {name} ({len(program)} operations, C)", total=len(sources))
         try:
             with bar:
-                _c.build_library(sources, path, on_unit_done=lambda done, total: bar.set(done))
+                _c.build_library(sources, path, opt=opt,
+                                 on_unit_done=lambda done, total: bar.set(done))
         except RuntimeError as exc:
             raise CompilationError(f"{name}: {exc}") from exc
         if use_disk:
@@ -662,7 +680,7 @@ def _auto_key(nargs: int, nout: int, digest: str, threshold: int) -> str:
 
 
 def _auto_kernel(nargs: int, se_exprs: list, digest: str, name: str, use_disk: bool,
-                 progress=None, c_min_operations: int | None = None) -> Kernel:
+                 progress=None, c_min_operations: int | None = None, lanes: int = 0) -> Kernel:
     """``"auto"``: generated C for programs of at least C_MIN_OPERATIONS operations (or
     ``c_min_operations``: 0 for a model's own kernels, see :data:`MODEL_C_MIN_OPERATIONS`),
     symengine's LLVM below that (C when LLVM is missing, LLVM when there is no C compiler
@@ -695,7 +713,7 @@ def _auto_kernel(nargs: int, se_exprs: list, digest: str, name: str, use_disk: b
             _cache.store_cached(key, choice, "choices")
     _AUTO_CHOICE[key] = choice
     if choice == "c":
-        return _c_kernel(nargs, se_exprs, digest, name, use_disk, progress, program)
+        return _c_kernel(nargs, se_exprs, digest, name, use_disk, progress, program, lanes)
     return _symengine_kernel(nargs, se_exprs, digest, "llvm" if has_llvm else "lambda", name, use_disk)
 
 
@@ -776,6 +794,49 @@ class _LazyKernel:
             self._pid = os.getpid()
             self._future = background_pool().submit(build)
 
+    @property
+    def built(self) -> bool:
+        """True once the machine code is there (:meth:`realize` then does not wait)."""
+        future = self._future
+        return self._kernel is not None or (
+            future is not None and future.done() and future.exception() is None
+            and os.getpid() == self._pid)
+
+    def start(self, daemon: bool = False) -> None:
+        """Start building the machine code in a background thread, unless it is built or
+        being built.  ``daemon``: in a thread of its own that the end of the process does
+        not wait for (a kernel that may never be needed; an unfinished build leaves nothing
+        in the cache)."""
+        if self._kernel is not None or self._future is not None:
+            return
+        self._pid = os.getpid()
+        if not daemon:
+            self._future = background_pool().submit(self._build)
+            return
+        from concurrent.futures import Future
+        future: Future = Future()
+
+        def run(build=self._build) -> None:
+            try:
+                future.set_result(build())
+            except BaseException as exc:  # noqa: BLE001 (handed to whoever waits)
+                future.set_exception(exc)
+
+        self._future = future
+        threading.Thread(target=run, name="symbody-build-daemon", daemon=True).start()
+
+    def when_built(self, callback: Callable[[Kernel], Any]) -> None:
+        """``callback(kernel)`` once the machine code is built: now when it is, at the end
+        of a background build when one runs (in its thread), else on :meth:`realize`."""
+        if self._kernel is not None:
+            callback(self._kernel)
+            return
+        future = self._future
+        if future is not None and os.getpid() == self._pid:
+            future.add_done_callback(lambda f: f.exception() is None and callback(f.result()))
+        else:
+            self._callbacks = [*getattr(self, "_callbacks", ()), callback]
+
     def realize(self) -> Kernel:
         """The real kernel, its machine code generated now if not yet (or, when it is being
         built in the background, once that build is done)."""
@@ -789,6 +850,9 @@ class _LazyKernel:
             self.backend = kernel.backend
             self.into = kernel.into
             self.many = kernel.many
+            for callback in getattr(self, "_callbacks", ()):
+                callback(kernel)
+            self._callbacks = ()
         return self._kernel
 
     def __getattr__(self, attr):
@@ -844,7 +908,7 @@ def deserialize_expressions(data: bytes) -> list:
 def compile_kernel(args: Sequence, exprs: Sequence, backend: str = "auto", cache: bool = True,
                    name: str = "kernel", lazy: bool = False, progress: Any = None,
                    symengine_names: dict | None = None, model_kernel: bool = False,
-                   background: bool | None = None) -> Kernel:
+                   background: bool | None = None, lanes: int = 0) -> Kernel:
     """Compile the flat list ``exprs`` as a function of the flat list ``args``.
 
     ``args``: Symbols, dynamicsymbols or their derivatives (each once);
@@ -859,7 +923,9 @@ def compile_kernel(args: Sequence, exprs: Sequence, backend: str = "auto", cache
     kernel of a model's right-hand side or constraints: ``"auto"`` builds it as C whatever
     its size (:data:`MODEL_C_MIN_OPERATIONS`) and, when ``lazy``, starts the build at once in
     a background thread (``background=False``: at its first use, e.g. the dynamics, which a
-    linearization never evaluates).
+    linearization never evaluates; ``True``: at once whatever ``model_kernel``).
+    ``lanes``: generated C's ``many`` evaluates that many rows at once in SIMD lanes
+    (:mod:`.c_lanes`; 0 or 1: row by row).
     """
     args = list(args)
     _check_args(args)
@@ -882,9 +948,10 @@ def compile_kernel(args: Sequence, exprs: Sequence, backend: str = "auto", cache
 
         def build():
             if b == "auto":
-                return _auto_kernel(nargs, se_exprs, digest, name, use_disk, progress, threshold)
+                return _auto_kernel(nargs, se_exprs, digest, name, use_disk, progress, threshold,
+                                    lanes)
             if b == "c":
-                return _c_kernel(nargs, se_exprs, digest, name, use_disk, progress)
+                return _c_kernel(nargs, se_exprs, digest, name, use_disk, progress, lanes=lanes)
             return _symengine_kernel(nargs, se_exprs, digest, b, name, use_disk)
 
         if lazy:

@@ -11,6 +11,9 @@ matrix), no BLAS or LAPACK.  With ``z = [t, q, u, r, p, u', x_e]`` as in
 2. ``S y = s``: ``[[M_d, -B_a^T], [B_a, 0]] [u'; λ] = [-g_d; -b_a]`` or ``M_d u' = -g_d``;
 3. ``x' = [q', u_ind', x_e']``.
 
+A model with a forward-dynamics kernel (a URDF robot's articulated-body recursion) gets
+``name_rhs`` from it: ``[q', u']`` written out, no solve.
+
 Projection onto the holonomic constraints ``f_h(q, t) = 0`` is the damped Newton iteration
 of :func:`symbody.compilation.coordinate_projection.project_arguments` on q_dep (q_ind held).
 """
@@ -314,6 +317,8 @@ class _Writer:
             slots.append(("holonomic", kernels.holonomic))
         if L.e:
             slots.append(("extra", kernels.extra))
+        if getattr(kernels, "forward", None) is not None:
+            slots.append(("forward", kernels.forward))    # [q', u'] of a tree's recursion
         self.output_names, out_exprs = _output_expressions(model, outputs)
         self.outputs_use_udot = any(
             int(str(s)[2:]) in range(L.iudot, L.iudot + L.o)
@@ -520,9 +525,18 @@ class _Writer:
         f = []
         rhs = "static int rhs_general" if self.fused else f"int {n}_rhs"
         f += [f"{rhs}(double t, const double *x, const double *p, const double *r, "
-              "double *xdot)", "{", zdecl, f"    double y[{K}];",
-              "    { int fz = fill_z(z, t, x, p, r, 1); if (fz) return fz; }",
-              "    return dynamics(z, xdot, y);", "}", ""]
+              "double *xdot)", "{", zdecl]
+        if "forward" in self.programs:     # the forward kernel writes [q', u']: no solve
+            f += [f"    double out[{self.nout['forward']}];", "    int i;",
+                  "    (void)dynamics;              /* (used by outputs of u') */",
+                  "    { int fz = fill_z(z, t, x, p, r, 1); if (fz) return fz; }",
+                  f"    {self.k('forward')}(z, out);",
+                  f"    for (i = 0; i < {L.nx}; i++) xdot[i] = out[i];",
+                  "    return 0;", "}", ""]
+        else:
+            f += [f"    double y[{K}];",
+                  "    { int fz = fill_z(z, t, x, p, r, 1); if (fz) return fz; }",
+                  "    return dynamics(z, xdot, y);", "}", ""]
         f += [f"int {n}_speeds(double t, const double *x, const double *p, const double *r, "
               "double *u)", "{", zdecl, "    int i;",
               "    { int fz = fill_z(z, t, x, p, r, 1); if (fz) return fz; }",

@@ -31,6 +31,7 @@ from ..compat.sympy import TIME
 from ..errors import InputError
 from ..formulation.eom import CanonicalBlocks, EquationsOfMotion, SymengineDynamics
 from ..symengine_bridge import SympyConverter
+from .articulated_body import ArticulatedBody
 from .control import RobotControl
 from .dynamics import form_tree_dynamics, num
 from .general_dynamics import form_general_dynamics
@@ -241,21 +242,9 @@ class Robot(RobotControl):
         dyn = form(self.tree, qs, us, gravity, inertias, self.floating_base)
         self.tree_dynamics = dyn
         self.symengine_symbols = (qs, us, udots, taus)
-        rest = list(dyn.bias)
-        moving = self.tree.moving
-        if self.joint_dynamics:        # on each of a joint's speeds
-            for i, b in enumerate(moving):
-                d, f = b.joint.damping, b.joint.friction
-                for k in range(self.tree_layout.u_slices[i + 1].start,
-                               self.tree_layout.u_slices[i + 1].stop):
-                    if d:
-                        rest[k] = rest[k] + num(d) * us[k]
-                    if f:
-                        rest[k] = rest[k] + num(f) * se.sign(us[k])
-        for tau, k in zip(taus, self._input_speeds):
-            rest[k] = rest[k] - tau
-        if self.limits_act:           # effort saturation and position stops (.limits)
-            rest = add_limit_terms(self, rest, qs, us, taus, names)
+        # g_d = bias - Q, Q the generalized forces (inputs, damping, friction, limits)
+        forces = self._generalized_forces(qs, us, taus, names)
+        rest = [b - f for b, f in zip(dyn.bias, forces)]
         perm = self.speed_permutation
         mass = [[dyn.mass[a][b] for b in perm] for a in perm]
         rest = [rest[a] for a in perm]
@@ -264,7 +253,20 @@ class Robot(RobotControl):
         def to_sympy(mass=mass, rest=rest):
             return conv.matrix(mass), sm.Matrix(len(rest), 1, [conv(e) for e in rest])
 
-        dynamic = SymengineDynamics(mass, rest, names, to_sympy)
+        def forward(qs=qs, us=us, gravity=gravity, inertias=inertias, forces=forces):
+            # u' of the same block: the generalized forces Q are every term of g_d but the
+            # bias C u + g (g_d = bias - Q): inputs, damping, friction, and the link forces
+            # other modules subtract from g_d through _external_forces (linear in what it is
+            # given, so zeros give -Q_ext)
+            external = getattr(self, "_external_forces", None)
+            if external is not None:
+                zero = [se.Integer(0)] * len(us)
+                forces = [f - e for f, e in zip(forces, external(zero, qs, us, names))]
+            return self._forward_dynamics(qs, us, gravity, inertias, forces)
+
+        # the recursion takes joints of one speed (multi-speed joints: M and the solve)
+        dynamic = SymengineDynamics(mass, rest, names, to_sympy,
+                                    None if self.tree_layout.multi_dof else forward)
         q = list(self.coordinates)
         N = len(q)
         qdot, K_u = self._kinematics()
@@ -283,6 +285,41 @@ class Robot(RobotControl):
         return EquationsOfMotion.from_blocks(blocks, specifieds=list(self.inputs),
                                              constants=list(self.constants),
                                              name=self.urdf.name or "robot")
+
+    def _generalized_forces(self, qs: list, us: list, taus: list, names: dict) -> list:
+        """Q (tree order, symengine): the joint inputs tau minus the URDF damping D u and
+        friction F sign(u) on each of a joint's speeds (none on a free-flyer's), with the
+        inputs saturated and the position stops when the limits act (:mod:`.limits`)."""
+        minus = [se.Integer(0)] * len(us)          # -Q, term by term as g_d holds it
+        if self.joint_dynamics:
+            for i, b in enumerate(self.tree.moving):
+                d, f = b.joint.damping, b.joint.friction
+                for k in range(self.tree_layout.u_slices[i + 1].start,
+                               self.tree_layout.u_slices[i + 1].stop):
+                    if d:
+                        minus[k] = minus[k] + num(d) * us[k]
+                    if f:
+                        minus[k] = minus[k] + num(f) * se.sign(us[k])
+        for tau, k in zip(taus, self._input_speeds):
+            minus[k] = minus[k] - tau
+        if self.limits_act:           # effort saturation and position stops (.limits)
+            minus = add_limit_terms(self, minus, qs, us, taus, names)
+        return [-m for m in minus]
+
+    def _forward_dynamics(self, qs: list, us: list, gravity: tuple, inertias: list,
+                          forces: list) -> list:
+        """u' (the model's speed order) by the articulated-body algorithm, with the mimic
+        joints' constraints (:mod:`.articulated_body`)."""
+        ub = 6 if self.floating_base else 0
+        index = {b.joint.name: i for i, b in enumerate(self.tree.moving)}
+        rows = []
+        for i in self.mimic_bodies:
+            target, a, _ = self.tree.moving[i].joint.mimic
+            rows.append({ub + i: 1.0, ub + index[target]: -float(a)})
+        body = ArticulatedBody(self.tree, qs, us, gravity, inertias, self.floating_base,
+                               constraints=rows)
+        accelerations = body.accelerations(forces)
+        return [accelerations[a] for a in self.speed_permutation]
 
     def _kinematics(self) -> tuple:
         """(q -> q'(q, u), K_u = -dq'/du (N x o), both in the model's order)."""
