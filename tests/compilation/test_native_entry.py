@@ -203,3 +203,26 @@ def test_extension_is_cached_and_verified(tmp_path, monkeypatch):
     monkeypatch.setattr(native_entry, "_EXTENSION", [])
     assert native_entry.extension() is not None           # rebuilt
     assert list(tmp_path.rglob("*.so"))[0].read_bytes()[:4] == b"\x7fELF"
+
+
+def test_no_inputs_and_an_empty_input_array_take_the_entry(monkeypatch):
+    """A model without specified inputs called with ``r = np.zeros(0)`` (what a loop over
+    robots passes for an unactuated free body) stays in the compiled entry."""
+    careful = NumericModel.rhs
+    calls = []
+
+    def counted(self, *args, **kwargs):
+        calls.append(1)
+        return careful(self, *args, **kwargs)
+
+    monkeypatch.setattr(NumericModel, "rhs", counted)
+    mdl = n_link_pendulum_on_cart(2)
+    model = sb.compile(mdl.eom)
+    P = model.constants_array(mdl.constants)
+    x = model.state_array(mdl.initial_state) + 0.1
+    first = model.rhs(0.0, x, P)                      # installs the entry (one careful call)
+    assert type(model.rhs).__name__ == "Entry"
+    calls.clear()
+    assert np.array_equal(model.rhs(0.0, x, P, np.zeros(0)), first)
+    assert np.array_equal(model.rhs(0.0, x, P), first)
+    assert calls == []

@@ -144,7 +144,15 @@ static int get_inputs(Entry *self, PyObject *r, Py_buffer *view, Py_ssize_t k, c
     view->obj = NULL;
     *R = NULL;
     *per_row = 0;
-    if (self->ns == 0) return r == NULL;
+    if (self->ns == 0) {                           /* no inputs: r absent or empty */
+        int empty;
+        if (r == NULL) return 1;
+        if (!get_doubles(r, view, 1)) { view->obj = NULL; return 0; }
+        empty = view->shape[0] == 0;
+        PyBuffer_Release(view);
+        view->obj = NULL;
+        return empty;
+    }
     if (r == NULL) return 0;                       /* the careful path names what is missing */
     if (get_doubles(r, view, 1)) {
         if (view->shape[0] != self->ns) { PyBuffer_Release(view); view->obj = NULL; return 0; }
