@@ -5,7 +5,7 @@ values filled in."""
 from __future__ import annotations
 
 from . import c_switching
-from .c_code import _c_string, switchable
+from .c_files import _c_string, switchable
 from .directional import DIRECTIONAL_C
 from .fmu_api import FMI2_API_C
 from .fmu_instance import FMI2_INSTANCE_C
