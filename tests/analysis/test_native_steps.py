@@ -98,6 +98,42 @@ def test_compiled_steps_follow_scipy(chain, method, scipy_class):
     np.testing.assert_allclose(ours.dense_output()(tm), theirs.dense_output()(tm), rtol=1e-6, atol=1e-8)
 
 
+@pytest.mark.parametrize("method,scipy_class", [("RK45", RK45), ("DOP853", DOP853)])
+def test_steps_handed_back_are_scipys_own(chain, method, scipy_class):
+    """CompiledRungeKutta holds a scipy solver and keeps its state: every step the compiled
+    code hands back (here all of them, then every other one) is taken by that solver's
+    public ``step()`` from where the compiled steps left it.  All handed back: the run is
+    scipy's, bit for bit (times, states, evaluations, dense output); alternating: within
+    what the tolerance allows of it, as the compiled steps alone."""
+    zoo, model, P, x0 = chain
+    cls, extra = native_rk.native_solver(model, P, method)
+    assert not issubclass(cls, scipy_class)
+    f = model.rhs_function(P)
+    for every in (1, 2):
+        ours = cls(f, 0.0, x0, 5.0, rtol=1e-8, atol=1e-10, **extra)
+        theirs = scipy_class(f, 0.0, x0, 5.0, rtol=1e-8, atol=1e-10)
+        compiled, count = ours._step, [0]
+
+        def step(*args, compiled=compiled, count=count, every=every):
+            count[0] += 1
+            return 3 if count[0] % every == 0 else compiled(*args)     # 3: "non-finite"
+
+        ours._step = step
+        for _ in range(6):
+            ours.step()
+            theirs.step()
+        tm = 0.5 * (max(ours.t_old, theirs.t_old) + min(ours.t, theirs.t))
+        if every == 1:
+            assert (ours.t, ours.t_old, ours.nfev, ours.h_abs) == \
+                (theirs.t, theirs.t_old, theirs.nfev, theirs.h_abs)
+            assert np.array_equal(ours.y, theirs.y)
+            assert np.array_equal(ours.dense_output()(tm), theirs.dense_output()(tm))
+        else:
+            assert ours.t == pytest.approx(theirs.t, rel=1e-4) and ours.nfev == theirs.nfev
+            np.testing.assert_allclose(ours.dense_output()(tm), theirs.dense_output()(tm),
+                                       rtol=1e-6, atol=1e-8)
+
+
 def test_simulate_compiled_equals_python_steps(chain, linkage, monkeypatch):
     zoo, model, P, x0 = chain
     fb_x0, fb, fb_P = linkage

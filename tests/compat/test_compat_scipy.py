@@ -42,7 +42,6 @@ def test_runge_kutta_solvers_have_what_the_compiled_steps_read(cls):
     else:
         missing += [a for a in ("E",) if not hasattr(solver, a)]
     assert not missing, _changed(f"{cls.__name__}'s attributes {missing}")
-    assert callable(getattr(cls, "_step_impl", None)), _changed("OdeSolver._step_impl")
     assert solver.K.shape == (solver.n_stages + 1, 2) and solver.K.flags.c_contiguous, \
         _changed(f"{cls.__name__}.K (stages x n, contiguous)")
     assert solver.A.shape[0] == solver.n_stages and len(solver.C) == solver.n_stages, \

@@ -241,9 +241,9 @@ def test_moving_pivot_rhs_and_projection_at_time_t(tmp_path):
 def test_large_work_space_from_the_heap(tmp_path, monkeypatch):
     """Work arrays above STACK_DOUBLES come from malloc (small thread stacks in importers):
     the same numbers."""
-    from symbody.export import c_code
+    from symbody.export import c_writer
 
-    monkeypatch.setattr(c_code, "STACK_DOUBLES", 4)
+    monkeypatch.setattr(c_writer, "STACK_DOUBLES", 4)
     zoo, model = zoo_model("four-bar")
     paths = sb.export_c(model, tmp_path, name="big")
     assert "malloc" in paths.source.read_text()

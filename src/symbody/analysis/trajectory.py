@@ -736,121 +736,184 @@ def _describe(exc: BaseException) -> str:
     return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
 
 
-def _load_arrays(cls, path: Path, data) -> Trajectory:
-    """The Trajectory in an open .npz archive (checked: TrajectoryFileError naming ``path``)."""
-    from .events import EventRecord
+class _ArchiveReader:
+    """An open trajectory .npz archive and its JSON header, read with checks: every defect
+    raises TrajectoryFileError naming ``path``."""
 
-    def fail(what: str):
-        raise TrajectoryFileError(f"{path}: {what}")
+    def __init__(self, path: Path, data) -> None:
+        self.path, self.data = path, data
+        if "meta" not in data.files:
+            self.fail("not a symbody trajectory file (no 'meta' header; Trajectory.save writes one)")
+        try:
+            meta = json.loads(str(data["meta"]))
+        except ValueError:
+            self.fail("damaged trajectory file (its header is not valid JSON)")
+        if not isinstance(meta, dict):
+            self.fail("damaged trajectory file (its header is not a JSON object)")
+        self.meta = meta
+        self.format = meta.get("format")
+        if self.format not in _FORMATS:
+            self.fail(f"unknown trajectory format {self.format!r} (this symbody reads "
+                      f"{', '.join(_FORMATS)})")
 
-    if "meta" not in data.files:
-        fail("not a symbody trajectory file (no 'meta' header; Trajectory.save writes one)")
-    try:
-        meta = json.loads(str(data["meta"]))
-    except ValueError:
-        fail("damaged trajectory file (its header is not valid JSON)")
-    if not isinstance(meta, dict):
-        fail("damaged trajectory file (its header is not a JSON object)")
-    fmt = meta.get("format")
-    if fmt not in _FORMATS:
-        fail(f"unknown trajectory format {fmt!r} (this symbody reads {', '.join(_FORMATS)})")
+    def fail(self, what: str):
+        raise TrajectoryFileError(f"{self.path}: {what}")
 
-    def array(name: str, ndim: int | None = None, required: bool = True):
-        if name not in data.files:
+    def has(self, name: str) -> bool:
+        return name in self.data.files
+
+    def array(self, name: str, ndim: int | None = None, required: bool = True):
+        """The numeric array ``name`` as floats (None if absent and not ``required``)."""
+        if name not in self.data.files:
             if required:
-                fail(f"damaged trajectory file (the array {name!r} is missing)")
+                self.fail(f"damaged trajectory file (the array {name!r} is missing)")
             return None
-        a = data[name]
+        a = self.data[name]
         if a.dtype.kind not in "fiub":
-            fail(f"damaged trajectory file (the array {name!r} is not numeric: {a.dtype})")
+            self.fail(f"damaged trajectory file (the array {name!r} is not numeric: {a.dtype})")
         if ndim is not None and a.ndim != ndim:
-            fail(f"damaged trajectory file (the array {name!r} has {a.ndim} dimensions, "
-                 f"expected {ndim})")
+            self.fail(f"damaged trajectory file (the array {name!r} has {a.ndim} dimensions, "
+                      f"expected {ndim})")
         return a.astype(float)
 
-    def field(name: str, kind, default=None):
-        value = meta.get(name, default)
+    def field(self, name: str, kind, default=None):
+        """The header field ``name``, which must be a ``kind``."""
+        value = self.meta.get(name, default)
         if not isinstance(value, kind) or isinstance(value, bool) and kind is not bool:
-            fail(f"damaged trajectory file (header field {name!r} = {value!r})")
+            self.fail(f"damaged trajectory file (header field {name!r} = {value!r})")
         return value
 
+
+def _read_symbols(r: _ArchiveReader) -> tuple[dict[str, list], dict]:
+    """The coordinates, speeds, states and specifieds ({kind: [symbol]}) and the constants
+    {symbol: value} of the header."""
     try:
-        symbols = {k: [_symbol_from(r, k) for r in field(k, list)]
+        symbols = {k: [_symbol_from(rec, k) for rec in r.field(k, list)]
                    for k in ("coordinates", "speeds", "states", "specifieds")}
         constants = {}
-        for item in field("constants", list):
+        for item in r.field("constants", list):
             if not (isinstance(item, list) and len(item) == 2 and isinstance(item[1], (int, float))):
-                fail(f"damaged trajectory file (constant entry {item!r})")
+                r.fail(f"damaged trajectory file (constant entry {item!r})")
             constants[_symbol_from(item[0], "constants")] = float(item[1])
     except ValueError as exc:
-        fail(f"damaged trajectory file (header: {exc})")
-    t = array("t", 1)
+        r.fail(f"damaged trajectory file (header: {exc})")
+    return symbols, constants
+
+
+def _read_samples(r: _ArchiveReader, shapes: dict[str, int], n_specifieds: int):
+    """t (k,), the (k, width) sample arrays x, q, u and the residuals, and the optional
+    multipliers, xdot and specified_values, shapes checked."""
+    t = r.array("t", 1)
     k = len(t)
-    shapes = {"x": len(symbols["states"]), "q": len(symbols["coordinates"]),
-              "u": len(symbols["speeds"])}
-    arr = {name: array(name, 2) for name in ("x", "q", "u", "holonomic_residuals",
-                                            "velocity_residuals")}
+    arr = {name: r.array(name, 2) for name in ("x", "q", "u", "holonomic_residuals",
+                                               "velocity_residuals")}
     for name, a in arr.items():
         if a.shape[0] != k or (name in shapes and a.shape[1] != shapes[name]):
-            fail(f"damaged trajectory file (the array {name!r} has shape {a.shape}, "
-                 f"expected ({k}, {shapes.get(name, '...')}))")
+            r.fail(f"damaged trajectory file (the array {name!r} has shape {a.shape}, "
+                   f"expected ({k}, {shapes.get(name, '...')}))")
     extra = {}
     for name, width in (("multipliers", None), ("xdot", shapes["x"]),
-                        ("specified_values", len(symbols["specifieds"]))):
-        a = array(name, 2, required=False)
+                        ("specified_values", n_specifieds)):
+        a = r.array(name, 2, required=False)
         if a is not None and (a.shape[0] != k or (width is not None and a.shape[1] != width)):
-            fail(f"damaged trajectory file (the array {name!r} has shape {a.shape})")
+            r.fail(f"damaged trajectory file (the array {name!r} has shape {a.shape})")
         extra[name] = a
-    if fmt == _FORMATS[0] and meta.get("has_multipliers") and extra["multipliers"] is None:
-        fail("damaged trajectory file (the array 'multipliers' is missing)")
+    if r.format == _FORMATS[0] and r.meta.get("has_multipliers") and extra["multipliers"] is None:
+        r.fail("damaged trajectory file (the array 'multipliers' is missing)")
+    return t, arr, extra
+
+
+def _read_outputs(r: _ArchiveReader, k: int) -> dict[str, np.ndarray]:
+    """The outputs {name: (k, ...) array}."""
     outputs = {}
-    for i, name in enumerate(field("outputs", list, [])):
-        a = array(f"output_{i}")
+    for i, name in enumerate(r.field("outputs", list, [])):
+        a = r.array(f"output_{i}")
         if not isinstance(name, str) or a.ndim == 0 or a.shape[0] != k:
-            fail(f"damaged trajectory file (output {name!r})")
+            r.fail(f"damaged trajectory file (output {name!r})")
         outputs[name] = a
+    return outputs
+
+
+def _read_events(r: _ArchiveReader, nx: int) -> list:
+    """The EventRecords: name, time, state (nx,) before and, where recorded, after, and the
+    rates before and after."""
+    from .events import EventRecord
+
     events = []
-    ev_meta = field("events", list, [])
+    ev_meta = r.field("events", list, [])
     if ev_meta:
-        et, ex, ea = array("event_t", 1), array("event_x", 2), array("event_x_after", 2)
-        ed, eda = array("event_xdot", 2), array("event_xdot_after", 2)
+        et, ex, ea = r.array("event_t", 1), r.array("event_x", 2), r.array("event_x_after", 2)
+        ed, eda = r.array("event_xdot", 2), r.array("event_xdot_after", 2)
         n = len(ev_meta)
-        if et.shape != (n,) or ex.shape != (n, shapes["x"]) or any(
+        if et.shape != (n,) or ex.shape != (n, nx) or any(
                 a.shape != ex.shape for a in (ea, ed, eda)):
-            fail("damaged trajectory file (the event arrays do not match the event list)")
+            r.fail("damaged trajectory file (the event arrays do not match the event list)")
         for j, item in enumerate(ev_meta):
             if not (isinstance(item, list) and len(item) == 4 and isinstance(item[0], str)
                     and all(isinstance(v, bool) for v in item[1:])):
-                fail(f"damaged trajectory file (event entry {item!r})")
+                r.fail(f"damaged trajectory file (event entry {item!r})")
             events.append(EventRecord(item[0], float(et[j]), ex[j].copy(),
                                       *(a[j].copy() if flag else None
                                         for a, flag in zip((ea, ed, eda), item[1:], strict=True))))
-    segments = field("segments", list, None) if "segments" in meta else None
+    return events
+
+
+def _read_segments(r: _ArchiveReader) -> list | None:
+    """The [start, end] times of the run's segments, or None."""
+    segments = r.field("segments", list, None) if "segments" in r.meta else None
     if segments is not None and not all(
             isinstance(sg, list) and len(sg) == 2 and all(isinstance(v, (int, float))
                                                         and not isinstance(v, bool) for v in sg)
             for sg in segments):
-        fail("damaged trajectory file (header field 'segments')")
-    steps = None
-    if "steps_t" in data.files:
-        st_t, st_v = array("steps_t", 2), array("steps_values", 3)
-        st_p = array("steps_partition", 1)
-        parts = field("steps_partitions", list)
-        S = st_t.shape[0]
-        width = shapes["q"] + shapes["u"] + len(symbols["states"]) - shapes["q"] - \
-            sum(1 for s_ in symbols["states"][shapes["q"]:] if s_ in set(symbols["speeds"]))
-        if st_t.shape[1] != 2 or st_v.shape[0] != S or st_p.shape != (S,) or \
-                st_v.shape[2] != width or st_v.shape[1] < 2 or not all(
-                    isinstance(pp, list) and len(pp) == 2 and all(isinstance(v, list) for v in pp)
-                    for pp in parts) or (S and not 0 <= st_p.min() <= st_p.max() < len(parts)):
-            fail("damaged trajectory file (the step arrays do not match)")
-        steps = StepInterpolant(st_t[:, 0].copy(), st_t[:, 1].copy(), st_v, st_p.astype(np.intp),
-                                tuple((tuple(map(int, a)), tuple(map(int, b))) for a, b in parts),
-                                positions=field("steps_positions", bool, False))
-    changes = field("partition_changes", list, [])
+        r.fail("damaged trajectory file (header field 'segments')")
+    return segments
+
+
+def _read_steps(r: _ArchiveReader, symbols: dict[str, list], shapes: dict[str, int]):
+    """The integrator's step interpolant (StepInterpolant: S steps, values (S, nodes, width)),
+    or None."""
+    if not r.has("steps_t"):
+        return None
+    st_t, st_v = r.array("steps_t", 2), r.array("steps_values", 3)
+    st_p = r.array("steps_partition", 1)
+    parts = r.field("steps_partitions", list)
+    S = st_t.shape[0]
+    width = shapes["q"] + shapes["u"] + len(symbols["states"]) - shapes["q"] - \
+        sum(1 for s_ in symbols["states"][shapes["q"]:] if s_ in set(symbols["speeds"]))
+    if st_t.shape[1] != 2 or st_v.shape[0] != S or st_p.shape != (S,) or \
+            st_v.shape[2] != width or st_v.shape[1] < 2 or not all(
+                isinstance(pp, list) and len(pp) == 2 and all(isinstance(v, list) for v in pp)
+                for pp in parts) or (S and not 0 <= st_p.min() <= st_p.max() < len(parts)):
+        r.fail("damaged trajectory file (the step arrays do not match)")
+    return StepInterpolant(st_t[:, 0].copy(), st_t[:, 1].copy(), st_v, st_p.astype(np.intp),
+                           tuple((tuple(map(int, a)), tuple(map(int, b))) for a, b in parts),
+                           positions=r.field("steps_positions", bool, False))
+
+
+def _read_partition_changes(r: _ArchiveReader) -> list:
+    """The [time, independent, dependent] records of the run's changes of dependent set."""
+    changes = r.field("partition_changes", list, [])
     if not all(isinstance(c, list) and len(c) == 3 and isinstance(c[0], (int, float))
                and all(isinstance(c[j], list) for j in (1, 2)) for c in changes):
-        fail("damaged trajectory file (header field 'partition_changes')")
+        r.fail("damaged trajectory file (header field 'partition_changes')")
+    return changes
+
+
+def _load_arrays(cls, path: Path, data) -> Trajectory:
+    """The Trajectory in an open .npz archive (checked: TrajectoryFileError naming ``path``):
+    header, symbols, samples, outputs, events, segments, steps and partition changes, read in
+    that order."""
+    r = _ArchiveReader(path, data)
+    symbols, constants = _read_symbols(r)
+    shapes = {"x": len(symbols["states"]), "q": len(symbols["coordinates"]),
+              "u": len(symbols["speeds"])}
+    t, arr, extra = _read_samples(r, shapes, len(symbols["specifieds"]))
+    outputs = _read_outputs(r, len(t))
+    events = _read_events(r, shapes["x"])
+    segments = _read_segments(r)
+    steps = _read_steps(r, symbols, shapes)
+    changes = _read_partition_changes(r)
+    field = r.field
     return cls(
         SampleArrays(t=t, x=arr["x"], q=arr["q"], u=arr["u"],
                      holonomic_residuals=arr["holonomic_residuals"],

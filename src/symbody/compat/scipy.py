@@ -5,9 +5,8 @@
   compiled steps of :mod:`symbody.analysis.simulation.native_rk` repeat so that their steps
   equal SciPy's.  Those steps also read the solver's coefficient tables and state (``A``,
   ``B``, ``C``, ``E``/``E3``/``E5``, ``K``, ``n_stages``, ``error_exponent``, ``h_abs``,
-  ``h_previous``, ``y_old``; :data:`RUNGE_KUTTA_ATTRIBUTES`), and override
-  ``_step_impl``, the method SciPy's ``OdeSolver`` documentation asks a new solver to
-  implement.
+  ``h_previous``, ``y_old``; :data:`RUNGE_KUTTA_ATTRIBUTES`) of a solver they hold (no
+  method of SciPy's classes is overridden).
 - LAPACK and BLAS function pointers from ``scipy.linalg.cython_lapack`` and
   ``scipy.linalg.cython_blas``: their routines are a public Cython API (``cimport``); from
   Python the addresses are only reachable through the modules' ``__pyx_capi__`` capsules,

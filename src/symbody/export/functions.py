@@ -21,7 +21,8 @@ import numpy as np
 
 from ..compilation.codegen import NumericFunction
 from ..errors import InputError
-from .c_code import CExport, _kernel_expressions, _kernel_text, _program, check_name
+from .c_code import CExport, check_name
+from .c_program import _kernel_expressions, _kernel_text, _program
 from .casadi_function import SXConverter, import_casadi
 
 __all__ = ["function_to_casadi", "export_c_functions", "is_function"]

@@ -54,7 +54,7 @@ from ..events import EventRecord, PreparedEvents, prepare_events
 from ..initial_state import initial_state
 from ..inputs import specified_inputs
 from ..outputs import attach_outputs, parse_outputs
-from ..trajectory import Trajectory
+from ..trajectory import RunReport, Trajectory
 from . import friction_pieces, redundant
 from .augmented import ENTER_RANK, LEAVE_RANK, AugmentedLagrangian, full_partition, is_full
 from .chattering import ChatterWatch
@@ -254,9 +254,13 @@ def simulate(model: NumericModel, t_span: Sequence[float], x0: Any, p: Any, *,
         message = switch_note(samples, message)
         wall = time.perf_counter() - start
         bar.close(message if status else "")
-        traj = build_trajectory(run, samples, status, message, mode.name, segments.nsteps, wall,
-                                events=list(segments.records), segments=segments.spans(samples),
-                                steps=segments.steps, restarts=segments.restarts,
+        report = RunReport(status=status, message=message, constraints=mode.name,
+                           method=run.method, nfev=run.nfev, nsteps=segments.nsteps,
+                           wall_time=wall, partition_changes=samples.changes,
+                           events=list(segments.records) or (),
+                           segments=segments.spans(samples),
+                           projection_restarts=segments.restarts)
+        traj = build_trajectory(run, samples, report, steps=segments.steps,
                                 positions=mode.projects_positions)
         attach_outputs(traj, model, run.constants, run.specifieds, outputs)
         attach_contacts(traj, model, run.constants, run.specifieds)

@@ -6,20 +6,21 @@ many constraint rows; :mod:`~symbody.compilation.native_full` for the full-coord
 spans, through :func:`native_solver_for`),
 the Python left on each evaluation (scipy's wrappers, the argument checks, one LAPACK
 wrapper call per linear system) costs more than the kernels on small and medium models.
-:func:`native_solver` returns a subclass of scipy's ``RK23`` / ``RK45`` / ``DOP853`` whose
-``_step_impl`` -- the adaptive step, rejected attempts included -- runs in C: the same
-algorithm and the same coefficient tables (the class's own ``A``, ``B``, ``C``, ``E`` or
-``E3``/``E5`` arrays, read in place), the same error norm and step-size control
-(``SAFETY``, ``MIN_FACTOR``, ``MAX_FACTOR``, the error exponent), writing the stages into
-the solver's own ``K`` so that scipy's dense output (and everything else of the class:
-the first step, ``step()``, the status) works unchanged.  The results equal scipy's to
-round-off (sums in another order).
+:func:`native_solver` returns :class:`CompiledRungeKutta`, an ``OdeSolver`` of its own around
+scipy's ``RK23`` / ``RK45`` / ``DOP853`` (made by its public constructor), whose adaptive
+step -- rejected attempts included -- runs in C: the same algorithm and the same coefficient
+tables (the scipy solver's ``A``, ``B``, ``C``, ``E`` or ``E3``/``E5`` arrays, read in
+place), the same error norm and step-size control (``SAFETY``, ``MIN_FACTOR``,
+``MAX_FACTOR``, the error exponent), writing the stages into the scipy solver's own ``K``
+so that its dense output (and its first step, options, status) works unchanged.  No method
+of scipy's classes is overridden.  The results equal scipy's to round-off (sums in another
+order).
 
 When the C right-hand side cannot finish an evaluation (a singular system; a mass matrix
 that is not positive definite) the attempt is dropped and the step is taken again by
-scipy's Python code with the Python right-hand side, which raises or solves it the
-general way; a non-finite derivative is handed to the Python function too, which records
-it for the failure message.
+scipy's Python code (the scipy solver's public ``step()``) with the Python right-hand side,
+which raises or solves it the general way; a non-finite derivative is handed to the Python
+function too, which records it for the failure message.
 """
 
 from __future__ import annotations
@@ -28,14 +29,14 @@ import ctypes
 from typing import Any
 
 import numpy as np
-from scipy.integrate import DOP853, RK23, RK45
+from scipy.integrate import DOP853, RK23, RK45, OdeSolver
 
 from ...compat.scipy import runge_kutta_step_control
 from ...compilation.linear_algebra import REDUCED_KKT_MIN
 from ...compilation.native_partition import native_partition_rhs
 from ...compilation.native_rhs import build_source, native_rhs
 
-__all__ = ["native_solver", "native_solver_for", "RK_SOURCE"]
+__all__ = ["native_solver", "native_solver_for", "CompiledRungeKutta", "RK_SOURCE"]
 
 RK_SOURCE = r"""
 #include <math.h>
@@ -152,78 +153,101 @@ class _RK(ctypes.Structure):
 
 
 _SCIPY = {"RK23": RK23, "RK45": RK45, "DOP853": DOP853}
-_CLASSES: dict[str, type] = {}
 
 
-def _solver_class(method: str) -> type:
-    """The subclass of scipy's ``method`` whose steps run in C."""
-    if method in _CLASSES:
-        return _CLASSES[method]
-    base = _SCIPY[method]
+class CompiledRungeKutta(OdeSolver):
+    """scipy's ``RK23`` / ``RK45`` / ``DOP853`` (``method``) with each adaptive step taken in
+    compiled code.
 
-    class NativeRungeKutta(base):
-        __doc__ = f"scipy's {method} with each adaptive step taken in compiled code."
+    An :class:`~scipy.integrate.OdeSolver` of its own (``_step_impl`` and
+    ``_dense_output_impl``, the two methods scipy's documentation asks a solver to
+    implement) around an instance of scipy's solver, made by its public constructor: that
+    instance validates the options, chooses the first step, holds the coefficient tables and
+    the stage array ``K`` the compiled step writes, gives the dense output
+    (``dense_output()``) and takes, by its public ``step()``, the steps the compiled code
+    hands back (a singular system, a mass matrix that is not positive definite, a
+    non-finite derivative).  Its state (``t``, ``y``, ``f``, ``h_abs``, ``t_old``,
+    ``y_old``, ``h_previous``: :data:`~symbody.compat.scipy.RUNGE_KUTTA_ATTRIBUTES`) follows
+    each compiled step.
+    """
 
-        def __init__(self, fun, t0, y0, t_bound, *, native: Any, library: Any,
-                     on_evaluations: Any = None, **options):
-            super().__init__(fun, t0, y0, t_bound, **options)
-            n = self.n
-            self._native, self._library = native, library
-            self._on_evaluations = on_evaluations
-            self._atol = np.ascontiguousarray(np.broadcast_to(np.asarray(self.atol, dtype=float), (n,)))
-            self._dy = np.empty(n)
-            def table(name):          # (DOP853 has E3 and E5, the others E; the rest unused)
-                value = getattr(self, name, None)
-                if not isinstance(value, np.ndarray):
-                    value = np.zeros(self.n_stages + 1)
-                return np.ascontiguousarray(value, dtype=float)
+    def __init__(self, fun, t0, y0, t_bound, *, method: str, native: Any, library: Any,
+                 on_evaluations: Any = None, **options):
+        super().__init__(fun, t0, y0, t_bound, options.get("vectorized", False),
+                         support_complex=True)
+        self.solver = solver = _SCIPY[method](fun, t0, y0, t_bound, **options)
+        n = self.n
+        self.method = method
+        self.nfev = solver.nfev
+        self._native, self._library = native, library
+        self._on_evaluations = on_evaluations
+        self._atol = np.ascontiguousarray(np.broadcast_to(np.asarray(solver.atol, dtype=float), (n,)))
+        self._dy = np.empty(n)
 
-            self._tables = [table(name) for name in ("A", "B", "C", "E", "E3", "E5")]
-            A, B, C, E, E3, E5 = self._tables
-            if not self.K.flags.c_contiguous:             # (DOP853's K is a view of K_extended)
-                raise ValueError("the stage array is not contiguous")
-            self._rk = _RK(rhs=native.function, plan=native.plan, A=A.ctypes.data, B=B.ctypes.data,
-                           C=C.ctypes.data, E=E.ctypes.data, E3=E3.ctypes.data, E5=E5.ctypes.data,
-                           atol=self._atol.ctypes.data, K=self.K.ctypes.data, dy=self._dy.ctypes.data,
-                           n=n, stages=self.n_stages, a_cols=A.shape[1], dop853=int(method == "DOP853"),
-                           rtol=float(self.rtol), max_step=float(self.max_step),
-                           t_bound=float(self.t_bound), direction=float(self.direction),
-                           error_exponent=float(self.error_exponent), **runge_kutta_step_control())
-            self._step = library.symbody_rk_step
-            self._step.restype = ctypes.c_int
-            self._step.argtypes = [ctypes.c_void_p] * 5
-            self._rk_address = ctypes.addressof(self._rk)
+        def table(name):          # (DOP853 has E3 and E5, the others E; the rest unused)
+            value = getattr(solver, name, None)
+            if not isinstance(value, np.ndarray):
+                value = np.zeros(solver.n_stages + 1)
+            return np.ascontiguousarray(value, dtype=float)
 
-        def _step_impl(self):
-            y = np.ascontiguousarray(self.y, dtype=float)
-            f = np.ascontiguousarray(self.f, dtype=float)
-            y_new, f_new = np.empty(self.n), np.empty(self.n)
-            rk = self._rk
-            rk.t, rk.h_abs, rk.nfev = float(self.t), float(self.h_abs), 0
-            status = self._step(self._rk_address, y.ctypes.data, f.ctypes.data,
-                                y_new.ctypes.data, f_new.ctypes.data)
-            self.nfev += rk.nfev
-            if self._on_evaluations is not None:
-                self._on_evaluations(rk.nfev)
-            if status == 1:
-                return False, self.TOO_SMALL_STEP
-            if status != 0:
-                # the Python path raises (singular), solves (not definite), or records the
-                # non-finite value; the step is then taken by scipy's own code
-                if status == 2:
-                    self.fun(rk.t_fail, self._dy.copy())
-                return super()._step_impl()
-            self.h_previous = rk.h
-            self.y_old = y
-            self.t = rk.t_new
-            self.y = y_new
-            self.h_abs = rk.h_abs
-            self.f = f_new
-            return True, None
+        self._tables = [table(name) for name in ("A", "B", "C", "E", "E3", "E5")]
+        A, B, C, E, E3, E5 = self._tables
+        if not solver.K.flags.c_contiguous:             # (DOP853's K is a view of K_extended)
+            raise ValueError("the stage array is not contiguous")
+        self._rk = _RK(rhs=native.function, plan=native.plan, A=A.ctypes.data, B=B.ctypes.data,
+                       C=C.ctypes.data, E=E.ctypes.data, E3=E3.ctypes.data, E5=E5.ctypes.data,
+                       atol=self._atol.ctypes.data, K=solver.K.ctypes.data, dy=self._dy.ctypes.data,
+                       n=n, stages=solver.n_stages, a_cols=A.shape[1], dop853=int(method == "DOP853"),
+                       rtol=float(solver.rtol), max_step=float(solver.max_step),
+                       t_bound=float(solver.t_bound), direction=float(solver.direction),
+                       error_exponent=float(solver.error_exponent), **runge_kutta_step_control())
+        self._step = library.symbody_rk_step
+        self._step.restype = ctypes.c_int
+        self._step.argtypes = [ctypes.c_void_p] * 5
+        self._rk_address = ctypes.addressof(self._rk)
 
-    NativeRungeKutta.__name__ = NativeRungeKutta.__qualname__ = f"Native{method}"
-    _CLASSES[method] = NativeRungeKutta
-    return NativeRungeKutta
+    @property
+    def h_abs(self) -> float:
+        """The step the solver tries next."""
+        return self.solver.h_abs
+
+    def _step_impl(self):
+        solver = self.solver
+        y = np.ascontiguousarray(solver.y, dtype=float)
+        f = np.ascontiguousarray(solver.f, dtype=float)
+        y_new, f_new = np.empty(self.n), np.empty(self.n)
+        rk = self._rk
+        rk.t, rk.h_abs, rk.nfev = float(solver.t), float(solver.h_abs), 0
+        status = self._step(self._rk_address, y.ctypes.data, f.ctypes.data,
+                            y_new.ctypes.data, f_new.ctypes.data)
+        solver.nfev += rk.nfev
+        if self._on_evaluations is not None:
+            self._on_evaluations(rk.nfev)
+        if status == 1:
+            self.nfev = solver.nfev
+            return False, self.TOO_SMALL_STEP
+        if status != 0:
+            # the Python path raises (singular), solves (not definite), or records the
+            # non-finite value; the step is then taken by scipy's own code
+            if status == 2:
+                solver.fun(rk.t_fail, self._dy.copy())
+            message = solver.step()
+            self.t, self.y, self.nfev = solver.t, solver.y, solver.nfev
+            return solver.status != "failed", message
+        solver.h_previous = rk.h
+        solver.y_old = y
+        solver.t_old = solver.t
+        solver.t = self.t = rk.t_new
+        solver.y = self.y = y_new
+        solver.h_abs = rk.h_abs
+        solver.f = f_new
+        self.nfev = solver.nfev
+        return True, None
+
+    def _dense_output_impl(self):
+        sol = self.solver.dense_output()
+        self.nfev = self.solver.nfev
+        return sol
 
 
 def native_solver(model: Any, P: np.ndarray, method: str, R: np.ndarray | None = None,
@@ -254,9 +278,8 @@ def native_solver_for(native: Any, method: str) -> tuple[type, dict] | None:
         return None
     try:
         library = build_source(RK_SOURCE, "native-rk")
-        cls = _solver_class(method)
     except (RuntimeError, ImportError, AttributeError):
         return None
     if library is None:
         return None
-    return cls, {"native": native, "library": library}
+    return CompiledRungeKutta, {"method": method, "native": native, "library": library}

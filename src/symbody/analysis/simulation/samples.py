@@ -61,11 +61,13 @@ class Samples:
 
 
 
-def build_trajectory(run: Run, samples: Samples, status: int, message: str, mode: str, nsteps: int,
-                     wall: float, events: list | None = None,
-                     segments: list[tuple[float, float]] | None = None,
-                     steps: StepRecorder | None = None, restarts: int = 0,
-                     positions: bool = False) -> Trajectory:
+def build_trajectory(run: Run, samples: Samples, report: RunReport,
+                     steps: StepRecorder | None = None, positions: bool = False) -> Trajectory:
+    """The Trajectory of ``samples``: the state in the model's layout (samples taken in other
+    dependent sets mapped back), the speeds, residuals and multipliers evaluated at the
+    samples, ``report`` (how the run went) and, with ``steps``, the integrator's step
+    interpolant (``positions``: the mode projects positions, as the trajectory's own
+    projection then does)."""
     model, P, r_fun = run.model, run.constants, run.specifieds
     k = len(samples.T)
     T = np.array(samples.T, dtype=float)
@@ -128,9 +130,7 @@ def build_trajectory(run: Run, samples: Samples, status: int, message: str, mode
         ModelInfo(coordinates=model.coordinates, speeds=model.speeds, states=model.states,
                   specifieds=model.specifieds,
                   constants=dict(zip(model.constants, (float(v) for v in P)))),
-        RunReport(status=status, message=message, constraints=mode, method=run.method,
-                  nfev=run.nfev, nsteps=nsteps, wall_time=wall, partition_changes=samples.changes,
-                  events=events or (), segments=segments, projection_restarts=restarts))
+        report)
     if model.M or model.m:
         traj.projection = ConstraintProjection(model, P, positions=positions)
     return traj
