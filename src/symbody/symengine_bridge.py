@@ -49,6 +49,18 @@ def _se_functions() -> dict:
     return {name: getattr(se, name) for name in _SE_FUNCTION_NAMES if hasattr(se, name)}
 
 
+@functools.cache
+def _se_structured() -> dict:
+    """SymPy class name -> symengine constructor of the nodes that hold conditions (a contact's
+    force is a Piecewise): converted node by node, so that the functions of time inside them
+    are replaced like everywhere else."""
+    return {"StrictLessThan": se.Lt, "LessThan": se.Le, "StrictGreaterThan": se.Gt,
+            "GreaterThan": se.Ge, "Equality": se.Eq, "Unequality": se.Ne, "And": se.And,
+            "Or": se.Or, "Not": se.Not, "Max": se.Max, "Min": se.Min,
+            "ExprCondPair": lambda expr, cond: (expr, cond),
+            "Piecewise": lambda *pairs: se.Piecewise(*pairs)}
+
+
 #: returned by a ``visit`` of :func:`fold_dag`: "not a leaf, combine the arguments' values"
 DESCEND = object()
 
@@ -125,6 +137,7 @@ def to_symengine(exprs: Sequence, leaf: Callable | None = None) -> list:
     as a whole.
     """
     se_functions = _se_functions()
+    structured = _se_structured()
 
     def visit(node):
         if node.is_Add or node.is_Mul or node.is_Pow:       # most nodes
@@ -134,7 +147,7 @@ def to_symengine(exprs: Sequence, leaf: Callable | None = None) -> list:
             if got is not None:
                 return got
         if node.args and not isinstance(node, (AppliedUndef, sm.Derivative)) and (
-                type(node).__name__ in se_functions):
+                type(node).__name__ in se_functions or type(node).__name__ in structured):
             return DESCEND
         try:
             return se.sympify(node)
@@ -154,7 +167,11 @@ def symengine_node(node: sm.Basic, args: list) -> se.Basic:
         return se.Mul(*args)
     if node.is_Pow:
         return se.Pow(args[0], args[1])
-    return _se_functions()[type(node).__name__](*args)
+    name = type(node).__name__
+    structured = _se_structured().get(name)
+    if structured is not None:
+        return structured(*args)
+    return _se_functions()[name](*args)
 
 
 # --------------------------------------------------------------------------- symengine -> sympy
