@@ -388,8 +388,11 @@ class _RenameSymengine:
             out = se.Mul(*new)
         elif cls == "Pow":
             out = se.Pow(*new)
+        elif cls == "Piecewise":               # its args are flat: (e1, c1, e2, c2, ...)
+            out = se.Piecewise(*zip(new[0::2], new[1::2]))
         else:
-            out = e.func(*new)
+            # (symengine's relationals, met inside a Piecewise, have no ``func``)
+            out = e.func(*new) if hasattr(e, "func") else type(e)(*new)
         return out, _digest(cls.encode(), parts)
 
 

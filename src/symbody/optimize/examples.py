@@ -22,7 +22,7 @@ from .statement import Collocation
 
 __all__ = ["pendulum_swing_up", "cart_pole_swing_up", "pendulum_equations", "n_link_cart_swing_up",
            "sleigh_equations", "sleigh_parking", "arm_reaching", "SwingUp", "cart_pole_horizon",
-           "car_equations", "car_parking"]
+           "car_equations", "car_parking", "hopper_hop", "hopper_mass_centre"]
 
 _t = TIME
 
@@ -333,3 +333,7 @@ def cart_pole_horizon(num_nodes: int = 50, period: float = 0.02, force_limit: fl
         bounds={F: (-force_limit, force_limit), q0: (-track, track)},
         known_parameters=constants, transcription=_collocation(transcription, kwargs), **kwargs)
     return problem, {q1: np.linspace(-math.pi / 2, math.pi / 2, num_nodes)}
+
+
+# optimal control through contact (a module of its own; it uses _collocation above)
+from .contact_examples import hopper_hop, hopper_mass_centre  # noqa: E402
