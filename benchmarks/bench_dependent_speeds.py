@@ -85,22 +85,35 @@ def main():
     ap.add_argument("--no-opty", action="store_true")
     ap.add_argument("--opty-backend", default="numpy")
     args = ap.parse_args()
-    print(f"{'nodes':>5s} {'NLP':32s} {'iter':>5s} {'objective':>16s} {'CPU s':>7s}  status")
+    print(f"{'nodes':>5s} {'NLP':36s} {'iter':>5s} {'objective':>16s} {'CPU s':>7s}  status")
     for nodes in args.nodes:
-        for mode in ("collocated", "differenced"):
-            problem, guess = examples.car_parking(num_nodes=nodes, dependent_speeds=mode)
-            c0 = time.process_time()
-            r = problem.solve(guess, progress=False, options={"nlp_scaling_method": "gradient-based"})
-            print(f"{nodes:5d} {'symbody ' + mode:32s} {r.iterations:5d} {r.objective:16.6f} "
-                  f"{time.process_time() - c0:7.2f}  {r.message[:40]}", flush=True)
+        starts = {"opty's guess": None}
         if not args.no_opty:
             prob, guess = opty_car(nodes, 30.0, args.opty_backend)
             c0 = time.process_time()
             sol, info = prob.solve(guess)
             defects = np.abs(prob.con(sol)).max()
-            print(f"{nodes:5d} {'opty (' + args.opty_backend + ')':32s} {len(prob.obj_value) - 1:5d} "
-                  f"{info['obj_val']:16.6f} {time.process_time() - c0:7.2f}  status {info['status']}, "
-                  f"largest defect {defects:.1e}", flush=True)
+            print(f"{nodes:5d} {'opty (' + args.opty_backend + '), from its guess':36s} "
+                  f"{len(prob.obj_value) - 1:5d} {info['obj_val']:16.6f} "
+                  f"{time.process_time() - c0:7.2f}  status {info['status']}, largest defect "
+                  f"{defects:.1e}", flush=True)
+            starts["opty's optimum"] = sol
+        for start_name, start in starts.items():
+            for mode in ("collocated", "differenced"):
+                problem, guess = examples.car_parking(num_nodes=nodes, dependent_speeds=mode)
+                if start is not None:           # opty's layout: each state, then F, T
+                    names = [str(c) for c in problem.states]
+                    order = ["x", "y", "theta", "delta", "v_x", "v_y", "omega", "beta"]
+                    guess = {problem.states[names.index(o)]: start[i * nodes:(i + 1) * nodes]
+                             for i, o in enumerate(order)}
+                    F, T = (next(s for s in problem.specifieds if str(s) == n) for n in ("F", "T"))
+                    guess[F], guess[T] = start[8 * nodes:9 * nodes], start[9 * nodes:]
+                c0 = time.process_time()
+                r = problem.solve(guess, progress=False,
+                                  options={"nlp_scaling_method": "gradient-based"})
+                label = f"symbody {mode}, from {start_name}"
+                print(f"{nodes:5d} {label:36s} {r.iterations:5d} {r.objective:16.6f} "
+                      f"{time.process_time() - c0:7.2f}  {r.message[:40]}", flush=True)
 
 
 if __name__ == "__main__":
