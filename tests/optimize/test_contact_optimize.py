@@ -19,7 +19,7 @@ from symbody.optimize import examples
 
 pytest.importorskip("cyipopt", reason="symbody[optimize] (cyipopt-wheels) is not installed")
 
-NODES, DURATION, RISE, STRIDE = 21, 0.5, 0.25, 0.2
+NODES, DURATION, RISE, STRIDE = 21, 0.5, 0.25, 0.0
 
 
 @pytest.fixture(scope="module")

@@ -39,25 +39,25 @@ def hopper_mass_centre(model: Any) -> tuple[sm.Expr, sm.Expr]:
 
 
 def hopper_hop(transcription: str | Collocation = "hermite-simpson", num_nodes: int = 21,
-               duration: float = 0.5, rise: float = 0.25, stride: float = 0.2, **kwargs: Any
+               duration: float = 0.5, rise: float = 0.25, stride: float = 0.0, **kwargs: Any
                ) -> tuple[OptimalControlProblem, dict]:
     """A hop of the planar hopper (:func:`symbody.models.planar_hopper`) from standing at rest
     to the apex of its flight: at t = 0 the model's standing state (at rest, the foot at its
     static penetration); at t = ``duration`` (s) the mass centre ``rise`` (m) higher and
     momentarily at rest vertically (y_c' = 0: the apex if the foot is off the ground), the
-    hip ``stride`` (m) forward; minimizing ∫ ((F/100)² + (τ/10)²) dt with the leg within
+    hip ``stride`` (m) forward (0: a hop on the spot); minimizing ∫ ((F/100)² + (τ/10)²) dt with the leg within
     [0.3, 0.8] m and ±1 rad of the body, the body within ±0.5 rad of level, |τ| <= 100 N m,
     -500 <= F <= 1500 N.  Nothing says when the foot lifts off: the smooth contact force
     lets the optimizer find the stance and the flight.
 
-    The initial guess: the hip rising and moving forward linearly, the leg at 0.6 m, F
-    carrying the weight (110 N).
+    The initial guess: standing at rest (the leg force F = M g carrying the body) while x
+    moves on linearly to ``stride``.
     """
     from ..models import planar_hopper
     model = planar_hopper()
     eom = model.eom
     x, y, theta, phi, l = eom.q
-    tau, F = eom.specifieds
+    tau, F = (next(r for r in eom.specifieds if r.func.__name__ == name) for name in ("tau", "F"))
     start = model.initial_state
     height, vertical_speed = hopper_mass_centre(model)
     at_end = {s: s.func(duration) for s in (*eom.q, *eom.u)}
@@ -70,6 +70,6 @@ def hopper_hop(transcription: str | Collocation = "hermite-simpson", num_nodes: 
         bounds={l: (0.3, 0.8), phi: (-1.0, 1.0), theta: (-0.5, 0.5),
                 F: (-500.0, 1500.0), tau: (-100.0, 100.0)},
         transcription=_collocation(transcription, kwargs), **kwargs)
-    s = np.linspace(0.0, 1.0, num_nodes)
-    guess = {x: stride * s, y: start[y] + rise * s, l: 0.6, F: 110.0}
+    weight = model.constants[model.constant("M")] * model.constants[model.constant("g")]
+    guess = {x: np.linspace(0.0, stride, num_nodes), y: start[y], l: start[l], F: weight}
     return problem, guess
