@@ -87,10 +87,9 @@ def test_derivatives_through_the_contact_equal_finite_differences(hop):
     np.add.at(H, (hr, hc), nlp.hessian(w, lam, sigma))
     H = np.tril(H) + np.tril(H, -1).T
 
-    def lagrangian_gradient(v):
-        Jv = np.zeros((nlp.m, nlp.n))
-        np.add.at(Jv, (jr, jc), nlp.jacobian(v))
-        return sigma * nlp.gradient(v) + Jv.T @ lam
+    def lagrangian_gradient(v):              # σ ∇f + Jᵀ λ from the sparse Jacobian
+        return sigma * nlp.gradient(v) + np.bincount(jc, nlp.jacobian(v) * lam[jr],
+                                                     minlength=nlp.n)
 
     for c in cols:
         step = 1e-6 * max(1.0, abs(w[c]))
@@ -102,3 +101,41 @@ def test_derivatives_through_the_contact_equal_finite_differences(hop):
         np.testing.assert_allclose(H[:, c], dg, rtol=1e-5, atol=1e-5 * (1 + np.abs(dg).max()))
     feet = X[:6, 1] - X[:6, 4] * np.cos(X[:6, 2] + X[:6, 3])
     assert (feet < 0).any()                               # the checked points touch the ground
+
+
+def test_the_nlp_is_the_one_written_by_hand_in_casadi(hop):
+    """The hop written by hand in CasADi (Lagrange's equations by CasADi's differentiation,
+    the force from its formula; tests/systems/casadi_hopper.py): the same objective,
+    constraints, Jacobian and Hessian of the Lagrangian at a point in contact, the same
+    bounds, and symbody's optimum feasible there."""
+    ca = pytest.importorskip("casadi")
+    from systems.casadi_hopper import hand_written, symbody_columns
+    problem, result = hop
+    nlp = problem.nlp
+    _, guess = examples.hopper_hop(num_nodes=NODES, duration=DURATION, rise=RISE, stride=STRIDE)
+    w, f, g, lbx, ubx, w0 = hand_written(problem, guess, RISE, STRIDE)
+    cols = symbody_columns(problem)
+    assert (nlp.n, nlp.m) == (w.shape[0], g.shape[0])
+    np.testing.assert_array_equal(np.maximum(lbx, -1e20), np.maximum(nlp.lb[cols], -1e20))
+    np.testing.assert_array_equal(np.minimum(ubx, 1e20), np.minimum(nlp.ub[cols], 1e20))
+    np.testing.assert_array_equal(w0, problem.initial_vector(guess)[cols])
+    rng = np.random.default_rng(3)
+    x = result.w + rng.uniform(-1e-2, 1e-2, nlp.n)
+    lam = rng.uniform(-1.0, 1.0, nlp.m)
+    sigma = 0.6
+    hand = ca.Function("hand", [w], [f, g, ca.jacobian(g, w),
+                                     ca.hessian(sigma * f + ca.dot(ca.DM(lam), g), w)[0]])
+    f_h, g_h, J_h, H_h = (np.asarray(ca.DM(v)) for v in hand(x[cols]))
+    assert nlp.objective(x) == pytest.approx(f_h.item(), rel=1e-12)
+    np.testing.assert_allclose(nlp.constraints(x), g_h.ravel(), rtol=1e-9, atol=1e-9)
+    jr, jc = nlp.jacobianstructure()
+    J = np.zeros((nlp.m, nlp.n))
+    np.add.at(J, (jr, jc), nlp.jacobian(x))
+    np.testing.assert_allclose(J[:, cols], J_h, rtol=1e-9, atol=1e-8)
+    hr, hc = nlp.hessianstructure()
+    H = np.zeros((nlp.n, nlp.n))
+    np.add.at(H, (hr, hc), nlp.hessian(x, lam, sigma))
+    H = np.tril(H) + np.tril(H, -1).T
+    np.testing.assert_allclose(H[np.ix_(cols, cols)], H_h, rtol=1e-9, atol=1e-7)
+    _, g_opt, _, _ = hand(result.w[cols])
+    assert np.abs(np.asarray(ca.DM(g_opt))).max() < 1e-8

@@ -94,7 +94,7 @@ class Contact:
         as a constraint; the loads carry placeholders an exact-friction engine fills).
     name : the contact's name (default "<b's point>_on_<a's point>").
     rolling_resistance : optional ρ (m): a torque ρ F_n on b against its rolling relative to
-        a, T = -ρ F_n ω_t / sqrt(|ω_t|² + (ε/R)²) (ω_t the tangential part of b's angular
+        a, T = -ρ F_n ω_t / sqrt(ω_t·ω_t + (ε/R)²) (ω_t the tangential part of b's angular
         velocity relative to a, R its radius, ε the friction's velocity scale), and its
         opposite on a; for spheres (and capsule ends) against a plane.
     smoothing : None, or a :class:`~.smooth_normal.SmoothNormal` (or its depth scale in m,

@@ -46,7 +46,7 @@ def hopper_hop(transcription: str | Collocation = "hermite-simpson", num_nodes: 
     static penetration); at t = ``duration`` (s) the mass centre ``rise`` (m) higher and
     momentarily at rest vertically (y_c' = 0: the apex if the foot is off the ground), the
     hip ``stride`` (m) forward (0: a hop on the spot); minimizing ∫ ((F/100)² + (τ/10)²) dt with the leg within
-    [0.3, 0.8] m and ±1 rad of the body, the body within ±0.5 rad of level, |τ| <= 100 N m,
+    [0.3, 0.8] m and ±1 rad of the body, the body within ±0.5 rad of level, -100 <= τ <= 100 N m,
     -500 <= F <= 1500 N.  Nothing says when the foot lifts off: the smooth contact force
     lets the optimizer find the stance and the flight.
 

@@ -250,8 +250,8 @@ def car_equations() -> tuple[Any, dict]:
 def car_parking(transcription: str | Collocation = "backward-euler", num_nodes: int = 121,
                 duration: float = 30.0, **kwargs) -> tuple[OptimalControlProblem, dict]:
     """opty's gallery problem "Parallel Park a Car" (:func:`car_equations`): from rest at
-    the origin to rest 2 m to the side with the same heading in 30 s, |δ| <= 45°,
-    |T| <= 50 N m, |F| <= 300 N, minimizing ∫ (F² + T²) dt.  With
+    the origin to rest 2 m to the side with the same heading in 30 s, -45° <= δ <= 45°,
+    -50 <= T <= 50 N m, -300 <= F <= 300 N, minimizing ∫ (F² + T²) dt.  With
     ``dependent_speeds="differenced"`` the NLP is opty's (see :class:`Collocation`).
 
     The initial guess: opty's, x out to 6 m and back, y rising linearly, every other state
