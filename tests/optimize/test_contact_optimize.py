@@ -139,3 +139,19 @@ def test_the_nlp_is_the_one_written_by_hand_in_casadi(hop):
     np.testing.assert_allclose(H[np.ix_(cols, cols)], H_h, rtol=1e-9, atol=1e-7)
     _, g_opt, _, _ = hand(result.w[cols])
     assert np.abs(np.asarray(ca.DM(g_opt))).max() < 1e-8
+
+
+def test_the_hopper_stands_on_its_leg_force():
+    """The zoo's hopper standing with F = M g, τ = 0 (simulated, events at touchdown and
+    lift-off): the ground carries the whole weight (M + m_f) g and nothing moves but the
+    leg's settling by the smooth force's excess (below 1e-4 m)."""
+    hopper = sb.models.planar_hopper()
+    F, tau = (next(r for r in hopper.eom.specifieds if r.func.__name__ == n) for n in ("F", "tau"))
+    c = {str(k): v for k, v in hopper.constants.items()}
+    sol = sb.simulate(sb.compile(hopper.eom), (0.0, 1.0), hopper.initial_state, hopper.constants,
+                      specifieds={F: c["M"] * c["g"], tau: 0.0})
+    assert sol.success, sol.message
+    assert sol.contacts["foot"].normal_force[-1] == pytest.approx((c["M"] + c["m_f"]) * c["g"],
+                                                                  rel=1e-6)
+    drift = np.abs(sol.q - sol.q[0]).max(axis=0)
+    assert drift[:4].max() < 1e-9 and drift[4] < 1e-4
