@@ -188,6 +188,10 @@ def _ball_parts():
     (dict(stiffness=1e4, damping=-1.0), "damping must be >= 0"),
     (dict(stiffness=1e4, restitution=0.5), "impact_speed"),
     (dict(stiffness=1e4, friction_mode="magic", friction=0.3), "friction_mode"),
+    (dict(stiffness=1e4, smoothing=-1e-3), "smoothing's depth scale must be > 0"),
+    (dict(stiffness=1e4, smoothing=sb.contact.SmoothNormal(1e-4, 0.0)), "rate scale must be > 0"),
+    (dict(stiffness=1e4, damping=10.0, damping_law="linear", smoothing=True),
+     "smoothing applies to the Hunt-Crossley law only"),
 ])
 def test_bad_parameters_name_the_contact(options, words):
     N, B, O, P = _ball_parts()
