@@ -188,6 +188,10 @@ def _ball_parts():
     (dict(stiffness=1e4, damping=-1.0), "damping must be >= 0"),
     (dict(stiffness=1e4, restitution=0.5), "impact_speed"),
     (dict(stiffness=1e4, friction_mode="magic", friction=0.3), "friction_mode"),
+    (dict(stiffness=1e4, smoothing=-1e-3), "smoothing's depth scale must be > 0"),
+    (dict(stiffness=1e4, smoothing=sb.contact.SmoothNormal(1e-4, 0.0)), "rate scale must be > 0"),
+    (dict(stiffness=1e4, damping=10.0, damping_law="linear", smoothing=True),
+     "smoothing applies to the Hunt-Crossley law only"),
 ])
 def test_bad_parameters_name_the_contact(options, words):
     N, B, O, P = _ball_parts()
@@ -271,3 +275,21 @@ def test_a_contact_given_twice_is_kept_once_and_two_of_one_name_are_refused():
                                name="ball")
     with pytest.raises(sb.FormulationError, match="two contacts are named 'ball'"):
         eom.with_contacts(other)
+
+
+def test_smooth_normal_force_within_its_documented_error():
+    """SmoothNormal: never pulls, above the exact Hunt-Crossley force by at most the
+    documented bounds (n ε²/(4δ²) relative in contact, k (ε/2)ⁿ at touchdown)."""
+    from symbody.contact.smooth_normal import SmoothNormal, smooth_hunt_crossley
+    from symbody.errors import InputError
+    g, gd = sm.symbols("g gd")
+    k, n, c, eps = 1e5, 1.5, 1.0, 1e-3
+    force, _ = smooth_hunt_crossley(k, n, c, g, gd, SmoothNormal(eps, 1e-2))
+    F = sm.lambdify([g, gd], force)
+    for depth in (0.01, 0.05, 0.1):
+        exact = k * depth ** n * (1 + 1.5 * c * 0.2)
+        assert exact < F(-depth, -0.2) <= exact * (1 + n * eps ** 2 / (4 * depth ** 2) + 1e-2)
+    assert F(0.0, 0.0) == pytest.approx(k * (eps / 2) ** n * (1 + np.sqrt(1 + 1e-4)) / 2, rel=1e-12)
+    assert min(F(gap, rate) for gap in (-0.1, 0.0, 0.1) for rate in (-10.0, 0.0, 10.0)) > 0.0
+    with pytest.raises(InputError, match="'foot'.*depth"):
+        SmoothNormal(-1.0).checked("foot")

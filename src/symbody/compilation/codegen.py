@@ -421,7 +421,8 @@ class _RenameSymengine:
         elif cls in _REBUILD:
             out = _REBUILD[cls](new)
         else:
-            out = e.func(*new)
+            # (symengine's relationals, met inside a Piecewise, have no ``func``)
+            out = e.func(*new) if hasattr(e, "func") else type(e)(*new)
         return out, _digest(cls.encode(), parts)
 
 

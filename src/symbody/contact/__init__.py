@@ -7,7 +7,8 @@ the force law's kinks, ``trajectory.contacts[name]``, the energy dissipated).  S
 docs/guides/contact.md.
 
 Modules: :mod:`.geometry` (Plane, Sphere, Box, Capsule, Cylinder), :mod:`.normal_law`
-(Hunt-Crossley, restitution, Hertz), :mod:`.friction` (Coulomb, Stribeck, viscous, the
+(Hunt-Crossley, restitution, Hertz), :mod:`.smooth_normal` (its C-infinity form for
+optimization), :mod:`.friction` (Coulomb, Stribeck, viscous, the
 smooth law), :mod:`.pairs` (the kinematics of a contact point), :mod:`.contact`
 (:class:`Contact`), :mod:`.loads` (the Force subclass that carries the records).
 """
@@ -18,7 +19,8 @@ from .friction import Friction
 from .geometry import Box, Capsule, Cylinder, Plane, Sphere
 from .loads import ContactForce, ContactTorque
 from .normal_law import damping_from_restitution, effective_modulus, hertz_stiffness, restitution_of
+from .smooth_normal import SmoothNormal
 
 __all__ = ["Contact", "Plane", "Sphere", "Box", "Capsule", "Cylinder", "Friction", "ContactRecord",
            "ContactForce", "ContactTorque", "damping_from_restitution", "restitution_of",
-           "hertz_stiffness", "effective_modulus"]
+           "hertz_stiffness", "effective_modulus", "SmoothNormal"]

@@ -30,6 +30,7 @@ from .geometry import Plane, Shape, Sphere
 from .loads import ContactForce, ContactTorque
 from .normal_law import damping_from_restitution, hunt_crossley, linear_damper
 from .pairs import PointKinematics, sphere_on_plane, sphere_on_sphere
+from .smooth_normal import as_smoothing, smooth_hunt_crossley
 
 __all__ = ["Contact", "FRICTION_MODES", "DAMPING_LAWS"]
 
@@ -93,9 +94,13 @@ class Contact:
         as a constraint; the loads carry placeholders an exact-friction engine fills).
     name : the contact's name (default "<b's point>_on_<a's point>").
     rolling_resistance : optional ρ (m): a torque ρ F_n on b against its rolling relative to
-        a, T = -ρ F_n ω_t / sqrt(ω_t · ω_t + (ε/R)²) (ω_t the tangential part of b's
-        angular velocity relative to a, R its radius, ε the friction's velocity scale), and
-        its opposite on a; for spheres (and capsule ends) against a plane.
+        a, T = -ρ F_n ω_t / sqrt(ω_t·ω_t + (ε/R)²) (ω_t the tangential part of b's angular
+        velocity relative to a, R its radius, ε the friction's velocity scale), and its
+        opposite on a; for spheres (and capsule ends) against a plane.
+    smoothing : None, or a :class:`~.smooth_normal.SmoothNormal` (or its depth scale in m,
+        or True for the defaults): the Hunt-Crossley force with its two maxima replaced by
+        a smooth positive part, C-infinity, for optimal control (error documented in
+        :mod:`.smooth_normal`).
 
     Parameters may be numbers (checked here) or SymPy symbols (constants of the model;
     their values are checked when a run starts).
@@ -104,7 +109,8 @@ class Contact:
     def __init__(self, a: Any, b: Any, *, stiffness: Any, exponent: Any = 1.5, damping: Any = None,
                  restitution: Any = None, impact_speed: Any = None, friction: Any = None,
                  friction_mode: str = "smooth", name: str | None = None,
-                 damping_law: str = "hunt-crossley", rolling_resistance: Any = None) -> None:
+                 damping_law: str = "hunt-crossley", rolling_resistance: Any = None,
+                 smoothing: Any = None) -> None:
         label = name if name is not None else f"{_shape_name(b)}_on_{_shape_name(a)}"
         if not isinstance(label, str) or not label:
             raise InputError(f"Contact: name must be a non-empty string, got {name!r}")
@@ -120,6 +126,11 @@ class Contact:
             raise InputError(f"contact {label!r}: restitution maps to a Hunt-Crossley damping only; "
                              "give damping=d with damping_law='linear'")
         self.damping_law = damping_law
+        #: the smooth normal force's scales (None: the exact Hunt-Crossley maxima)
+        self.smoothing = as_smoothing(smoothing, label)
+        if self.smoothing is not None and damping_law != "hunt-crossley":
+            raise InputError(f"contact {label!r}: smoothing applies to the Hunt-Crossley law only "
+                             f"(damping_law='hunt-crossley'), got damping_law={damping_law!r}")
         self.damping = self._damping(damping, restitution, impact_speed)
         self.restitution = restitution
         if friction_mode not in FRICTION_MODES:
@@ -209,11 +220,16 @@ class Contact:
 
     def _point(self, kin: PointKinematics, name: str) -> tuple[ContactRecord, list]:
         """The record and the loads of one contact point."""
-        law = DAMPING_LAWS[self.damping_law]
-        force, energy, switch = law(self.stiffness, self.exponent, self.damping, kin.gap, kin.gap_rate)
         switching = [("contact", kin.gap)]
-        if switch is not None:
-            switching.append(("damping", switch))
+        if self.smoothing is not None:          # no kinks: touchdown and lift-off only reported
+            force, energy = smooth_hunt_crossley(self.stiffness, self.exponent, self.damping,
+                                                 kin.gap, kin.gap_rate, self.smoothing)
+        else:
+            law = DAMPING_LAWS[self.damping_law]
+            force, energy, switch = law(self.stiffness, self.exponent, self.damping, kin.gap,
+                                        kin.gap_rate)
+            if switch is not None:
+                switching.append(("damping", switch))
         n = kin.normal
         force_vec = force * n
         friction, slip, placeholders = (), (), ()

@@ -46,6 +46,8 @@ from .n_four_bar import DESCRIPTION as _N_FOUR_BAR
 from .n_four_bar import n_four_bar
 from .n_link_pendulum_on_cart import DESCRIPTION as _N_LINK
 from .n_link_pendulum_on_cart import n_link_pendulum_on_cart
+from .planar_hopper import DESCRIPTION as _HOPPER
+from .planar_hopper import planar_hopper
 from .rimless_wheel import DESCRIPTION as _RIMLESS
 from .rimless_wheel import rimless_wheel
 from .rolling_disc import DESCRIPTION as _DISC
@@ -65,7 +67,7 @@ __all__ = [
     "n_link_pendulum_on_cart", "rolling_disc", "chaplygin_sleigh", "whipple_bicycle",
     "rimless_wheel", "simplest_walker", "musculoskeletal_arm", "n_four_bar",
     "iftomm_pendulum", "bricard", "flyball_governor", "andrews_squeezer",
-    "ball_on_plane", "block_on_slope", "cylinder_on_slope", "jumper",
+    "ball_on_plane", "block_on_slope", "cylinder_on_slope", "jumper", "planar_hopper",
 ]
 
 _REGISTRY: dict[str, tuple[str, Callable[..., Model]]] = {
@@ -89,6 +91,7 @@ _REGISTRY: dict[str, tuple[str, Callable[..., Model]]] = {
     "block-on-slope": (_BLOCK, block_on_slope),
     "cylinder-on-slope": (_CYLINDER, cylinder_on_slope),
     "jumper": (_JUMPER, jumper),
+    "planar-hopper": (_HOPPER, planar_hopper),
 }
 
 

@@ -21,12 +21,13 @@ from .problem import OptimalControlProblem
 from .statement import Collocation
 
 __all__ = ["pendulum_swing_up", "cart_pole_swing_up", "pendulum_equations", "n_link_cart_swing_up",
-           "sleigh_equations", "sleigh_parking", "arm_reaching", "SwingUp", "cart_pole_horizon"]
+           "sleigh_equations", "sleigh_parking", "arm_reaching", "SwingUp", "cart_pole_horizon",
+           "car_equations", "car_parking", "hopper_hop", "hopper_mass_centre"]
 
 _t = TIME
 
 #: the options of Collocation that the examples also take as keywords of their own
-_COLLOCATION_OPTIONS = ("quadrature", "hessian", "backend", "cache", "points")
+_COLLOCATION_OPTIONS = ("quadrature", "hessian", "backend", "cache", "points", "dependent_speeds")
 
 
 def _collocation(transcription: str | Collocation, kwargs: dict) -> Collocation:
@@ -205,6 +206,75 @@ def sleigh_parking(transcription: str | Collocation = "hermite-simpson", num_nod
     return problem, guess
 
 
+def car_equations() -> tuple[Any, dict]:
+    """opty's gallery car ("Parallel Park a Car"): the nonholonomic bicycle model, a body A
+    (mass m, yaw inertia I; mass centre A_o at (x, y), heading θ) with a steered front
+    wheel B (m/6, I/32; steer angle δ) at P_f = A_o + a A.x and the rear axle
+    P_r = A_o - b A.x, neither slipping sideways (the dependent speeds v_y and ω); the
+    propulsion force F along A.x at P_r and the steering torque T between A and B.
+    Formed by symbody's KanesMethod with opty's kinematic equations.  Returns
+    (EquationsOfMotion, constants m = 1200 kg, I = 1300 kg m², a = b = 1.5 m)."""
+    from sympy.physics.mechanics import RigidBody, inertia
+    from sympy.physics.vector import Point, ReferenceFrame
+
+    from ..formulation import KanesMethod
+    m, I, a, b = sm.symbols("m, I, a, b", real=True)
+    x, y, vx, vy = dynamicsymbols("x, y, v_x, v_y", real=True)
+    theta, omega = dynamicsymbols("theta, omega", real=True)
+    delta, beta = dynamicsymbols("delta, beta", real=True)
+    T, F = dynamicsymbols("T, F", real=True)
+    N, A, B = ReferenceFrame("N"), ReferenceFrame("A"), ReferenceFrame("B")
+    A.orient_axis(N, theta, N.z)
+    B.orient_axis(A, delta, A.z)
+    O, Ao, Pr, Pf = Point("O"), Point("A_o"), Point("P_r"), Point("P_F")
+    Ao.set_pos(O, x * N.x + y * N.y)
+    Pr.set_pos(Ao, -b * A.x)
+    Pf.set_pos(Ao, a * A.x)
+    A.set_ang_vel(N, omega * N.z)
+    velocity = x.diff(_t) * N.x + y.diff(_t) * N.y
+    kinematic = [vx - velocity.dot(A.x), vy - velocity.dot(A.y), omega - theta.diff(_t),
+                 beta - delta.diff(_t)]
+    O.set_vel(N, 0)
+    Ao.set_vel(N, vx * A.x + vy * A.y)
+    Pr.v2pt_theory(Ao, N, A)
+    Pf.v2pt_theory(Ao, N, A)
+    body = RigidBody("A", Ao, A, m, (inertia(A, 0, 0, I), Ao))
+    wheel = RigidBody("B", Pf, B, m / 6, (inertia(B, 0, 0, I / 32), Pf))
+    km = KanesMethod(N, [x, y, theta, delta], [vx, beta], kd_eqs=kinematic, u_dependent=[vy, omega],
+                     velocity_constraints=[Pr.vel(N).dot(A.y), Pf.vel(N).dot(B.y)])
+    km.kanes_equations([body, wheel], [(Pr, F * A.x), (A, -T * B.z), (B, T * B.z)])
+    return km.to_eom(name="opty's parking car"), {I: 1200 * (2 ** 2 + 3 ** 2) / 12, m: 1200.0,
+                                                  a: 1.5, b: 1.5}
+
+
+def car_parking(transcription: str | Collocation = "backward-euler", num_nodes: int = 121,
+                duration: float = 30.0, **kwargs) -> tuple[OptimalControlProblem, dict]:
+    """opty's gallery problem "Parallel Park a Car" (:func:`car_equations`): from rest at
+    the origin to rest 2 m to the side with the same heading in 30 s, -45° <= δ <= 45°,
+    -50 <= T <= 50 N m, -300 <= F <= 300 N, minimizing ∫ (F² + T²) dt.  With
+    ``dependent_speeds="differenced"`` the NLP is opty's (see :class:`Collocation`).
+
+    The initial guess: opty's, x out to 6 m and back, y rising linearly, every other state
+    and the inputs 1.  IPOPT needs ``options={"nlp_scaling_method": "gradient-based"}``
+    here, as opty's example sets it.
+    """
+    eom, constants = car_equations()
+    x, y, theta, delta = eom.q
+    states = list(eom.q) + list(eom.u)
+    T, F = eom.specifieds
+    inst = [s.func(0.0) for s in states] + [x.func(duration), y.func(duration) - 2.0]
+    inst += [s.func(duration) for s in states[2:]]
+    problem = OptimalControlProblem(
+        eom, num_nodes=num_nodes, duration=duration, objective=F ** 2 + T ** 2,
+        instance_constraints=inst, known_parameters=constants,
+        bounds={delta: (-math.pi / 4, math.pi / 4), T: (-50.0, 50.0), F: (-300.0, 300.0)},
+        transcription=_collocation(transcription, kwargs), **kwargs)
+    s = np.linspace(0.0, 1.0, num_nodes)
+    guess: dict = {c: 1.0 for c in states[2:]}
+    guess.update({x: np.where(s < 0.5, 6.0 * s, 6.0 - 6.0 * s), y: 2.0 * s, T: 1.0, F: 1.0})
+    return problem, guess
+
+
 def arm_reaching(transcription: str | Collocation = "hermite-simpson", num_nodes: int = 51,
                  duration: float = 1.0, target_deg: float = 120.0,
                  **kwargs) -> tuple[OptimalControlProblem, dict]:
@@ -263,3 +333,7 @@ def cart_pole_horizon(num_nodes: int = 50, period: float = 0.02, force_limit: fl
         bounds={F: (-force_limit, force_limit), q0: (-track, track)},
         known_parameters=constants, transcription=_collocation(transcription, kwargs), **kwargs)
     return problem, {q1: np.linspace(-math.pi / 2, math.pi / 2, num_nodes)}
+
+
+# optimal control through contact (a module of its own; it uses _collocation above)
+from .contact_examples import hopper_hop, hopper_mass_centre  # noqa: E402

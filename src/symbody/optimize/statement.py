@@ -31,6 +31,8 @@ _ALIASES = {"backward euler": "backward-euler", "be": "backward-euler", "backwar
 #: the numbers of Legendre-Gauss-Radau points per interval that ``Collocation`` takes
 RADAU_POINTS = (3, 4, 5)
 _QUADRATURES = ("transcription", "rectangle", "trapezoidal")
+#: how backward Euler and the midpoint rule treat the dependent speeds' derivatives
+DEPENDENT_SPEEDS = ("collocated", "differenced")
 _INF = 1e20
 
 
@@ -48,6 +50,14 @@ class Collocation:
     "limited-memory" (IPOPT's quasi-Newton); ``backend``, ``cache``: passed to
     :func:`symbody.compilation.codegen.compile_kernel`.  ``transcription="midpoint"`` is
     short for ``transcription=Collocation("midpoint")``.
+
+    ``dependent_speeds`` (backward Euler and midpoint, models with dependent speeds in the
+    unreduced form): "collocated" (default) makes the dependent accelerations unknowns of
+    each interval, fixed by the acceleration constraints ``B_a u' + b_a = 0``; "differenced"
+    takes them as the difference quotients ``(u_dep,k+1 - u_dep,k)/h`` of the dependent
+    speeds (which the velocity constraints fix at every node) and drops the acceleration
+    constraints: opty's NLP of the same equations.  Both converge to the same optimum as
+    h -> 0; at a given grid their optima differ by O(h) (see :mod:`.transcription`).
     """
 
     method: str = "hermite-simpson"
@@ -56,6 +66,7 @@ class Collocation:
     backend: str = "auto"
     cache: bool = True
     points: int = 3
+    dependent_speeds: str = "collocated"
 
     def __post_init__(self) -> None:
         method = str(self.method).lower()
@@ -76,6 +87,12 @@ class Collocation:
         if self.quadrature not in _QUADRATURES:
             raise InputError("quadrature must be 'transcription', 'rectangle' or 'trapezoidal', "
                              f"got {self.quadrature!r}")
+        if self.dependent_speeds not in DEPENDENT_SPEEDS:
+            raise InputError(f"dependent_speeds must be one of {DEPENDENT_SPEEDS}, got "
+                             f"{self.dependent_speeds!r}")
+        if self.dependent_speeds == "differenced" and method not in ("backward-euler", "midpoint"):
+            raise InputError("dependent_speeds='differenced' (opty's form) is a form of the "
+                             f"backward-euler and midpoint transcriptions, not of {method!r}")
 
 
 @dataclass(frozen=True)
