@@ -19,17 +19,18 @@ pytestmark = pytest.mark.skipif(ROBOTS is None, reason="example-robot-data is no
 CASES = [     # (file, free-flyer)
     ("ur_description/urdf/ur5_robot.urdf", False),           # revolute chain
     ("panda_description/urdf/panda.urdf", False),            # prismatic fingers, a mimic joint
+    ("solo_description/robots/solo12.urdf", False),          # four branches on a fixed root
     ("solo_description/robots/solo12.urdf", True),           # the free-flyer, four branches
 ]   # every robot of example-robot-data: benchmarks/bench_robot_derivatives.py
 
 
 @pytest.fixture(scope="module")
 def solo():
-    path = ROBOTS / CASES[2][0]
+    path = ROBOTS / CASES[3][0]
     return sb.load_urdf(path, floating_base=True), pinocchio_model(pin, path, True)
 
 
-@pytest.mark.parametrize(("path", "floating"), CASES, ids=[c[0].split("/")[-1] for c in CASES])
+@pytest.mark.parametrize(("path", "floating"), CASES, ids=[c[0].split("/")[-1] + "-free" * c[1] for c in CASES])
 def test_agrees_with_pinocchio(path, floating):
     robot = sb.load_urdf(ROBOTS / path, floating_base=floating)
     pm = pinocchio_model(pin, ROBOTS / path, floating)

@@ -220,8 +220,8 @@ def rnea_derivatives(tree: KinematicTree, q: list, u: list, udot: list, gravity:
         if comp[i] is None:
             comp[i] = _Composite(bodies[i])
         comp[i].boxed()
-        if i > start:
-            lam = parent[i]
+        lam = parent[i]
+        if i > start and lam >= start:       # a fixed root collects nothing
             if comp[lam] is None:
                 comp[lam] = _Composite(bodies[lam])
             comp[lam].add(comp[i])
