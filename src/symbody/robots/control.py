@@ -231,17 +231,19 @@ class RobotControl:
     def mass_matrix(self: Robot) -> RobotFunction:
         """M = mass_matrix(q) (o, o), symmetric (composite rigid bodies; Pinocchio's ``crba``),
         rows and columns ``robot.speeds``."""
-        def build():
-            M = getattr(self.tree_dynamics, "mass", None)
-            if M is None:       # dynamics formed without M: composite rigid bodies here
-                from .general_dynamics import form_general_dynamics
-                qs, us, _, _ = self.symengine_symbols
-                M = form_general_dynamics(self.tree, qs, us, self._gravity_vector(),
-                                          self.tree_inertias, self.floating_base).mass
-            perm = self.speed_permutation
-            return [M[a][b] for a in perm for b in perm], (len(perm), len(perm))
+        o = len(self.speeds)
+        return self._function(("mass_matrix",), ("q", "p"), lambda: (self._mass_rows(), (o, o)))
 
-        return self._function(("mass_matrix",), ("q", "p"), build)
+    def _mass_rows(self: Robot) -> list:
+        """M's entries, row by row in the model's speed order."""
+        M = getattr(self.tree_dynamics, "mass", None)
+        if M is None:       # dynamics formed without M: composite rigid bodies here
+            from .general_dynamics import form_general_dynamics
+            qs, us, _, _ = self.symengine_symbols
+            M = form_general_dynamics(self.tree, qs, us, self._gravity_vector(),
+                                      self.tree_inertias, self.floating_base).mass
+        perm = self.speed_permutation
+        return [M[a][b] for a in perm for b in perm]
 
     @cached_property
     def bias(self: Robot) -> RobotFunction:
@@ -301,8 +303,14 @@ class RobotControl:
         ``inverse_dynamics`` (every speed free; Pinocchio's ``computeABADerivatives``), from
         ``inverse_dynamics_derivatives`` at that u' (:mod:`.dynamics_derivatives`); columns
         along q as in ``inverse_dynamics_derivatives``."""
-        return ForwardDynamicsDerivatives(self.mass_matrix, self.bias,
-                                          self.inverse_dynamics_derivatives)
+        us = self.symengine_symbols[1]
+
+        def build():
+            b = self._joint_forces(self._newton_euler(True, False).tau, us)
+            return [*self._mass_rows(), *b], (len(us) * (len(us) + 1),)
+
+        mass_bias = self._function(("mass_bias",), ("q", "u", "p"), build)
+        return ForwardDynamicsDerivatives(mass_bias, self.inverse_dynamics_derivatives)
 
     @cached_property
     def tangent_map(self: Robot) -> RobotFunction:

@@ -6,14 +6,15 @@ u' = FD(q, u, τ) satisfies ID(q, u, FD(q, u, τ)) = τ, so by the implicit-func
     ∂u'/∂τ = M⁻¹,   ∂u'/∂q = -M⁻¹ ∂τ/∂q,   ∂u'/∂u = -M⁻¹ ∂τ/∂u     (at u' = FD(q, u, τ))
 
 (Carpentier and Mansard, RSS 2018, the identity behind Pinocchio's
-``computeABADerivatives``).  Everything on the right is compiled and exact
-(``robot.mass_matrix``, ``robot.bias``, ``robot.inverse_dynamics_derivatives``); M⁻¹ comes
-from LAPACK's Cholesky factor (``dpotrf``/``dpotri``).  Columns along q are derivatives along
+``computeABADerivatives``).  Everything on the right is compiled and exact (M(q) and the
+bias b(q, u) in one kernel, then ``robot.inverse_dynamics_derivatives`` at
+u' = M⁻¹ (τ - b)); the solves by LAPACK's Cholesky factor (``dpotrf``, ``dpotrs``).  Columns along q are derivatives along
 the coordinates' tangents (``robot.tangent_map``), rows and other columns ``robot.speeds``.
 """
 
 from __future__ import annotations
 
+import threading
 from typing import Any
 
 import numpy as np
@@ -25,15 +26,18 @@ from .functions import RobotFunction
 __all__ = ["ForwardDynamicsDerivatives"]
 
 
-def _inverse_spd(M: np.ndarray, name: str) -> np.ndarray:
-    """M⁻¹ of a symmetric positive definite M (o, o) by Cholesky."""
+def _cholesky(M: np.ndarray, name: str) -> np.ndarray:
+    """The upper Cholesky factor of a symmetric positive definite M (o, o)."""
     c, info = lapack.dpotrf(M, lower=False)
-    if info == 0:
-        Minv, info = lapack.dpotri(c, lower=False)
     if info != 0:
         raise InputError(f"{name}: the mass matrix is not positive definite at this q "
                          f"(LAPACK info {info})")
-    return np.triu(Minv) + np.triu(Minv, 1).T
+    return c
+
+
+def _solve(c: np.ndarray, B: np.ndarray) -> np.ndarray:
+    """M⁻¹ B from M's Cholesky factor (LAPACK's dpotrs: unthreaded, unlike dpotri)."""
+    return lapack.dpotrs(c, B, lower=False)[0]
 
 
 class ForwardDynamicsDerivatives:
@@ -41,15 +45,17 @@ class ForwardDynamicsDerivatives:
 
     ``u'`` is the inverse of ``robot.inverse_dynamics`` (every speed free: mimic joints as
     ordinary joints, Pinocchio's default model; the URDF damping and friction included when
-    the robot has them); ``accelerations(q, u, tau)`` gives it.
+    the robot has them); ``accelerations(q, u, tau)`` gives it.  ``mass_bias``: M(q) (o x o,
+    flat) and b(q, u) (o) in one function of (q, u, p); ``inverse_derivatives``:
+    ``robot.inverse_dynamics_derivatives``.  One state goes straight into the two kernels
+    through buffers of the calling thread's own.
     """
 
-    def __init__(self, mass_matrix: RobotFunction, bias: RobotFunction,
-                 inverse_derivatives: RobotFunction) -> None:
-        self.mass_matrix, self.bias = mass_matrix, bias
-        self.inverse_derivatives = inverse_derivatives
+    def __init__(self, mass_bias: RobotFunction, inverse_derivatives: RobotFunction) -> None:
+        self.mass_bias, self.inverse_derivatives = mass_bias, inverse_derivatives
         self.size = inverse_derivatives.shape[-1]
         self.name = "forward_dynamics_derivatives"
+        self._local = threading.local()
 
     def _tau(self, tau: Any) -> np.ndarray:
         t = np.asarray(tau, dtype=float)
@@ -58,18 +64,63 @@ class ForwardDynamicsDerivatives:
                              f"{self.size}) for k states), got shape {t.shape}")
         return t
 
+    def _mass_bias(self, q: Any, u: Any) -> tuple[np.ndarray, np.ndarray]:
+        o = self.size
+        out = self.mass_bias(q, u)
+        return out[..., :o * o].reshape(out.shape[:-1] + (o, o)), out[..., o * o:]
+
     def accelerations(self, q: Any, u: Any, tau: Any) -> np.ndarray:
         """u' = M(q)⁻¹ (τ - b(q, u)): (o,) or (k, o)."""
-        M, b = self.mass_matrix(q), self.bias(q, u)
+        M, b = self._mass_bias(q, u)
         return np.linalg.solve(M, (self._tau(tau) - b)[..., None])[..., 0]
 
+    def _buffers(self) -> tuple:
+        """This thread's kernel inputs and outputs (the constants filled in) and the right-hand
+        side [∂τ/∂q, ∂τ/∂u, 1] (o, 3o, Fortran order, LAPACK's)."""
+        buf = getattr(self._local, "buffers", None)
+        if buf is None:
+            mb, idd, o = self.mass_bias, self.inverse_derivatives, self.size
+            z1, z2 = np.empty(mb.kernel.nargs), np.empty(idd.kernel.nargs)
+            nq = len(z1) - o - len(mb.constants)
+            z1[nq + o:], z2[nq + 2 * o:] = mb.constants, idd.constants
+            rhs = np.zeros((o, 3 * o), order="F")
+            rhs[:, 2 * o:] = np.eye(o)
+            buf = self._local.buffers = (nq, z1, z2, np.empty(mb.kernel.nout),
+                                         np.empty(idd.kernel.nout), rhs)
+        return buf
+
+    def _one(self, q: Any, u: Any, tau: Any) -> tuple | None:
+        nq, z1, z2, out1, out2, rhs = self._buffers()
+        o = self.size
+        for v, n in ((q, nq), (u, o), (tau, o)):
+            if type(v) is not np.ndarray or v.shape != (n,):
+                return None
+        z1[:nq], z1[nq:nq + o] = q, u
+        self.mass_bias.kernel.into(z1, out1)
+        c = _cholesky(out1[:o * o].reshape(o, o), self.name)
+        z2[:nq + o] = z1[:nq + o]
+        z2[nq + o:nq + 2 * o] = _solve(c, tau - out1[o * o:])
+        self.inverse_derivatives.kernel.into(z2, out2)
+        D = out2.reshape(3, o, o)
+        rhs[:, :o], rhs[:, o:2 * o] = D[0], D[1]
+        X = _solve(c, rhs)
+        X[:, :2 * o] *= -1.0
+        return X[:, :o], X[:, o:2 * o], X[:, 2 * o:]
+
     def __call__(self, q: Any, u: Any, tau: Any) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        out = self._one(q, u, tau)
+        if out is not None:
+            return out
         tau = self._tau(tau)
-        M, b = self.mass_matrix(q), self.bias(q, u)
+        M, b = self._mass_bias(q, u)
+        o = self.size
         if M.ndim == 2:
-            Minv = _inverse_spd(M, self.name)
-        else:
-            Minv = np.array([_inverse_spd(m, self.name) for m in M])
-        udot = (Minv @ (tau - b)[..., None])[..., 0]
-        D = self.inverse_derivatives(q, u, udot)
-        return -(Minv @ D[..., 0, :, :]), -(Minv @ D[..., 1, :, :]), Minv
+            c = _cholesky(M, self.name)
+            D = self.inverse_derivatives(q, u, _solve(c, tau - b))
+            X = _solve(c, np.hstack([D[0], D[1], np.eye(o)]))
+            return -X[:, :o], -X[:, o:2 * o], X[:, 2 * o:]
+        f = np.broadcast_to(tau - b, (len(M), o))
+        cs = [_cholesky(m, self.name) for m in M]
+        D = self.inverse_derivatives(q, u, np.array([_solve(c, r) for c, r in zip(cs, f)]))
+        X = np.array([_solve(c, np.hstack([d[0], d[1], np.eye(o)])) for c, d in zip(cs, D)])
+        return -X[..., :o], -X[..., o:2 * o], X[..., 2 * o:]
