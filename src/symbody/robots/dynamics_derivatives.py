@@ -8,7 +8,7 @@ u' = FD(q, u, τ) satisfies ID(q, u, FD(q, u, τ)) = τ, so by the implicit-func
 (Carpentier and Mansard, RSS 2018, the identity behind Pinocchio's
 ``computeABADerivatives``).  Everything on the right is compiled and exact (M(q) and the
 bias b(q, u) in one kernel, then ``robot.inverse_dynamics_derivatives`` at
-u' = M⁻¹ (τ - b)); the solves by LAPACK's Cholesky factor (``dpotrf``, ``dpotrs``).  Columns along q are derivatives along
+u' = M⁻¹ (τ - b)); M⁻¹ from LAPACK's Cholesky factor.  Columns along q are derivatives along
 the coordinates' tangents (``robot.tangent_map``), rows and other columns ``robot.speeds``.
 """
 
@@ -26,18 +26,28 @@ from .functions import RobotFunction
 __all__ = ["ForwardDynamicsDerivatives"]
 
 
-def _cholesky(M: np.ndarray, name: str) -> np.ndarray:
-    """The upper Cholesky factor of a symmetric positive definite M (o, o)."""
-    c, info = lapack.dpotrf(M, lower=False)
+#: the largest product (rows x inner x columns) OpenBLAS does on one thread: its threads spin
+#: after a product, costing far more CPU time than the product itself at these sizes
+_ONE_THREAD_PRODUCT = 250_000
+
+
+def _product(A: np.ndarray, B: np.ndarray) -> np.ndarray:
+    """A @ B in blocks of B's columns small enough to stay on one thread."""
+    width = max(1, _ONE_THREAD_PRODUCT // (A.shape[0] * A.shape[1]))
+    if B.shape[1] <= width:
+        return A @ B
+    return np.hstack([A @ B[:, k:k + width] for k in range(0, B.shape[1], width)])
+
+
+def _inverse_mass(M: np.ndarray, name: str) -> np.ndarray:
+    """M⁻¹ = U⁻¹ U⁻ᵀ from the Cholesky factor M = Uᵀ U (LAPACK's dpotrf and dtrtri)."""
+    U, info = lapack.dpotrf(M, lower=False, clean=True)
+    if info == 0:
+        U, info = lapack.dtrtri(U, lower=False)
     if info != 0:
         raise InputError(f"{name}: the mass matrix is not positive definite at this q "
                          f"(LAPACK info {info})")
-    return c
-
-
-def _solve(c: np.ndarray, B: np.ndarray) -> np.ndarray:
-    """M⁻¹ B from M's Cholesky factor (LAPACK's dpotrs: unthreaded, unlike dpotri)."""
-    return lapack.dpotrs(c, B, lower=False)[0]
+    return _product(U, U.T)
 
 
 class ForwardDynamicsDerivatives:
@@ -75,18 +85,15 @@ class ForwardDynamicsDerivatives:
         return np.linalg.solve(M, (self._tau(tau) - b)[..., None])[..., 0]
 
     def _buffers(self) -> tuple:
-        """This thread's kernel inputs and outputs (the constants filled in) and the right-hand
-        side [∂τ/∂q, ∂τ/∂u, 1] (o, 3o, Fortran order, LAPACK's)."""
+        """This thread's kernel inputs and outputs (the constants filled in)."""
         buf = getattr(self._local, "buffers", None)
         if buf is None:
             mb, idd, o = self.mass_bias, self.inverse_derivatives, self.size
             z1, z2 = np.empty(mb.kernel.nargs), np.empty(idd.kernel.nargs)
             nq = len(z1) - o - len(mb.constants)
             z1[nq + o:], z2[nq + 2 * o:] = mb.constants, idd.constants
-            rhs = np.zeros((o, 3 * o), order="F")
-            rhs[:, 2 * o:] = np.eye(o)
             buf = self._local.buffers = (nq, z1, z2, np.empty(mb.kernel.nout),
-                                         np.empty(idd.kernel.nout), rhs)
+                                         np.empty(idd.kernel.nout), np.empty((o, 2 * o)))
         return buf
 
     def _one(self, q: Any, u: Any, tau: Any) -> tuple | None:
@@ -97,15 +104,14 @@ class ForwardDynamicsDerivatives:
                 return None
         z1[:nq], z1[nq:nq + o] = q, u
         self.mass_bias.kernel.into(z1, out1)
-        c = _cholesky(out1[:o * o].reshape(o, o), self.name)
+        Minv = _inverse_mass(out1[:o * o].reshape(o, o), self.name)
         z2[:nq + o] = z1[:nq + o]
-        z2[nq + o:nq + 2 * o] = _solve(c, tau - out1[o * o:])
+        z2[nq + o:nq + 2 * o] = Minv @ (tau - out1[o * o:])
         self.inverse_derivatives.kernel.into(z2, out2)
         D = out2.reshape(3, o, o)
-        rhs[:, :o], rhs[:, o:2 * o] = D[0], D[1]
-        X = _solve(c, rhs)
-        X[:, :2 * o] *= -1.0
-        return X[:, :o], X[:, o:2 * o], X[:, 2 * o:]
+        rhs[:, :o], rhs[:, o:] = D[0], D[1]
+        X = _product(-Minv, rhs)
+        return X[:, :o], X[:, o:], Minv
 
     def __call__(self, q: Any, u: Any, tau: Any) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         out = self._one(q, u, tau)
@@ -114,13 +120,11 @@ class ForwardDynamicsDerivatives:
         tau = self._tau(tau)
         M, b = self._mass_bias(q, u)
         o = self.size
+        Minv = np.array([_inverse_mass(m, self.name) for m in M.reshape(-1, o, o)])
+        udot = np.einsum("kij,kj->ki", Minv, np.broadcast_to(tau - b, (len(Minv), o)))
+        D = self.inverse_derivatives(q, u, udot if M.ndim == 3 else udot[0])
+        D = D.reshape(-1, 3, o, o)
+        X = np.array([_product(-m, np.hstack([d[0], d[1]])) for m, d in zip(Minv, D)])
         if M.ndim == 2:
-            c = _cholesky(M, self.name)
-            D = self.inverse_derivatives(q, u, _solve(c, tau - b))
-            X = _solve(c, np.hstack([D[0], D[1], np.eye(o)]))
-            return -X[:, :o], -X[:, o:2 * o], X[:, 2 * o:]
-        f = np.broadcast_to(tau - b, (len(M), o))
-        cs = [_cholesky(m, self.name) for m in M]
-        D = self.inverse_derivatives(q, u, np.array([_solve(c, r) for c, r in zip(cs, f)]))
-        X = np.array([_solve(c, np.hstack([d[0], d[1], np.eye(o)])) for c, d in zip(cs, D)])
-        return -X[..., :o], -X[..., o:2 * o], X[..., 2 * o:]
+            return X[0, :, :o], X[0, :, o:], Minv[0]
+        return X[..., :o], X[..., o:], Minv
