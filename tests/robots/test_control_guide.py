@@ -17,7 +17,7 @@ GUIDE = Path(__file__).resolve().parents[2] / "docs" / "guides" / "robots_contro
 def test_robots_control_guide_runs(tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
     blocks = re.findall(r"```python\n(.*?)```", GUIDE.read_text(), flags=re.S)
-    assert len(blocks) == 4
+    assert len(blocks) == 6
     ns: dict = {"__name__": "__guide__"}
     for block in blocks:
         exec(compile(block, str(GUIDE), "exec"), ns)   # noqa: S102 - our own docs
@@ -40,6 +40,14 @@ def test_robots_control_guide_runs(tmp_path, monkeypatch):
     damping = np.array([b.joint.damping for b in panda.tree.moving])
     arm = [panda.joint_wrench_names.index(f"panda_joint{i}") for i in range(1, 8)]
     np.testing.assert_allclose(W[arm, 5], (tau - damping * u)[:7], rtol=1e-9, atol=1e-9)
+    # the derivatives: the forward dynamics' by central differences (O(eps^2) and round-off),
+    # the free-flyer's tangent step through tangent_map
+    by_differences, du_dq = ns["by_differences"], ns["du_dq"]
+    assert np.abs(by_differences - du_dq).max() < 1e-6 * max(1.0, np.abs(du_dq).max())
+    assert ns["A_d"].shape == (18, 18) and ns["B_d"].shape == (18, 9)
+    step, dtau_dq, delta = ns["step"], ns["dtau_dq"], ns["delta"]
+    assert np.abs(dtau_dq @ delta - step).max() < 1e-8 * np.abs(step).max()
+    assert ns["K"].shape == (19, 18)
     # the book's rod tensions through the System's joints
     np.testing.assert_allclose([ns["run"].outputs["rod1.fy"][0], ns["run"].outputs["rod2.fy"][0]],
                                [109.88598116, 92.50997719], rtol=1e-8)

@@ -9,7 +9,8 @@ the composite-rigid-body and Newton-Euler algorithms in symengine), :mod:`.artic
 the scene), :mod:`.joint_models` and :mod:`.general_dynamics` (joints of several speeds:
 planar, floating), :mod:`.kinematics`, :mod:`.wrenches`, :mod:`.control` and
 :mod:`.functions` (frames, Jacobians, inverse dynamics, joint wrenches as compiled
-functions).
+functions), :mod:`.rnea_derivatives` and :mod:`.dynamics_derivatives` (the derivatives of the
+inverse and forward dynamics).
 """
 
 from .robot import Robot, load_urdf

@@ -23,6 +23,7 @@ import symengine as se
 from ..compat.sympy import TIME
 from ..errors import InputError
 from .dynamics import num
+from .dynamics_derivatives import ForwardDynamicsDerivatives
 from .functions import RobotFunction
 from .kinematics import REFERENCES, TreeKinematics, flatten, frame_names, frame_site, homogeneous
 from .wrenches import newton_euler
@@ -230,17 +231,19 @@ class RobotControl:
     def mass_matrix(self: Robot) -> RobotFunction:
         """M = mass_matrix(q) (o, o), symmetric (composite rigid bodies; Pinocchio's ``crba``),
         rows and columns ``robot.speeds``."""
-        def build():
-            M = getattr(self.tree_dynamics, "mass", None)
-            if M is None:       # dynamics formed without M: composite rigid bodies here
-                from .general_dynamics import form_general_dynamics
-                qs, us, _, _ = self.symengine_symbols
-                M = form_general_dynamics(self.tree, qs, us, self._gravity_vector(),
-                                          self.tree_inertias, self.floating_base).mass
-            perm = self.speed_permutation
-            return [M[a][b] for a in perm for b in perm], (len(perm), len(perm))
+        o = len(self.speeds)
+        return self._function(("mass_matrix",), ("q", "p"), lambda: (self._mass_rows(), (o, o)))
 
-        return self._function(("mass_matrix",), ("q", "p"), build)
+    def _mass_rows(self: Robot) -> list:
+        """M's entries, row by row in the model's speed order."""
+        M = getattr(self.tree_dynamics, "mass", None)
+        if M is None:       # dynamics formed without M: composite rigid bodies here
+            from .general_dynamics import form_general_dynamics
+            qs, us, _, _ = self.symengine_symbols
+            M = form_general_dynamics(self.tree, qs, us, self._gravity_vector(),
+                                      self.tree_inertias, self.floating_base).mass
+        perm = self.speed_permutation
+        return [M[a][b] for a in perm for b in perm]
 
     @cached_property
     def bias(self: Robot) -> RobotFunction:
@@ -262,6 +265,81 @@ class RobotControl:
             return [tau[k] for k in self.speed_permutation], (len(tau),)
 
         return self._function(("gravity_torques",), ("q", "p"), build)
+
+    # ------------------------------------------------------------------ derivatives
+    @cached_property
+    def inverse_dynamics_derivatives(self: Robot) -> RobotFunction:
+        """``dtau_dq, dtau_du, dtau_dudot = inverse_dynamics_derivatives(q, u, u_dot)``: the
+        exact derivatives of ``inverse_dynamics``, emitted in O(n d) for a tree of depth d
+        (:mod:`.rnea_derivatives`; Pinocchio's ``computeRNEADerivatives``), as one (3, o, o)
+        array ((k, 3, o, o) for k states).  Rows and columns ``robot.speeds``; column j of
+        ∂τ/∂q is the derivative along coordinate tangent j (``tangent_map``: for a revolute or
+        prismatic joint its coordinate, for the free-flyer q ⊕ δ = q exp(δ) in the base
+        frame, Pinocchio's ``integrate``); ∂τ/∂u' = M(q).  The URDF damping D adds D to
+        ∂τ/∂u (friction F sign(u) is flat where it is differentiable)."""
+        from .rnea_derivatives import rnea_derivatives
+        qs, us, uds, _ = self.symengine_symbols
+        perm = self.speed_permutation
+
+        def build():
+            d = rnea_derivatives(self.tree, qs, us, uds, self._gravity_vector(),
+                                 self.tree_inertias, self.floating_base)
+            du = [list(row) for row in d.dtau_du]
+            if self.joint_dynamics:
+                for i, b in enumerate(self.tree.moving):
+                    sl = self.tree_layout.u_slices[i + 1]
+                    for k in range(sl.start, sl.stop):
+                        if b.joint.damping:
+                            du[k][k] = du[k][k] + num(b.joint.damping)
+            exprs = [A[a][b] for A in (d.dtau_dq, du, d.mass) for a in perm for b in perm]
+            return exprs, (3, len(perm), len(perm))
+
+        return self._function(("inverse_dynamics_derivatives",), ("q", "u", "u_dot", "p"), build)
+
+    @cached_property
+    def forward_dynamics_derivatives(self: Robot) -> ForwardDynamicsDerivatives:
+        """``du'_dq, du'_du, du'_dtau = forward_dynamics_derivatives(q, u, tau)``, each (o, o)
+        ((k, o, o) for k states): the derivatives of u' = M⁻¹ (τ - b(q, u)), the inverse of
+        ``inverse_dynamics`` (every speed free; Pinocchio's ``computeABADerivatives``), from
+        ``inverse_dynamics_derivatives`` at that u' (:mod:`.dynamics_derivatives`); columns
+        along q as in ``inverse_dynamics_derivatives``."""
+        us = self.symengine_symbols[1]
+
+        def build():
+            b = self._joint_forces(self._newton_euler(True, False).tau, us)
+            return [*self._mass_rows(), *b], (len(us) * (len(us) + 1),)
+
+        mass_bias = self._function(("mass_bias",), ("q", "u", "p"), build)
+        return ForwardDynamicsDerivatives(mass_bias, self.inverse_dynamics_derivatives)
+
+    @cached_property
+    def tangent_map(self: Robot) -> RobotFunction:
+        """K = tangent_map(q) (N, o): column j is the rate of the coordinates along speed j,
+        q' = K(q) u, so a tangent step δ (o, the speeds' order) moves q to first order by
+        K δ and ∂f/∂q (columns the coordinates) K is the tangent-space derivative the
+        ``*_derivatives`` functions give.  For the free-flyer: ∂(position)/∂v = R (base axes
+        to world), ∂(quaternion)/∂ω = (1/2) Q(q) (Pinocchio's ``integrate`` to first order);
+        an identity column for every other joint but a planar one."""
+        from .joint_models import coordinate_rates
+        qs, us, _, _ = self.symengine_symbols
+        lay = self.tree_layout
+        qpos = {s: i for i, s in enumerate(self.tree_coordinates)}
+        rows = [qpos[c] for c in self.coordinates]
+
+        def build():
+            K = [[se.Integer(0)] * len(us) for _ in qs]
+            joints = [("floating", slice(0, 7), slice(0, 6))] if self.floating_base else []
+            joints += [(b.joint.type, lay.q_slices[i + 1], lay.u_slices[i + 1])
+                       for i, b in enumerate(self.tree.moving)]
+            for kind, qsl, usl in joints:
+                rates = coordinate_rates(kind, list(qs[qsl]), list(us[usl]))
+                for a, r in zip(range(qsl.start, qsl.stop), rates):
+                    for b in range(usl.start, usl.stop):
+                        K[a][b] = r.diff(us[b])
+            perm = self.speed_permutation
+            return [K[a][b] for a in rows for b in perm], (len(rows), len(perm))
+
+        return self._function(("tangent_map",), ("q",), build)
 
     # ------------------------------------------------------------------ joint wrenches
     @property

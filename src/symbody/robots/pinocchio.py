@@ -13,6 +13,14 @@ alphabetical order of their joint names, as urdfdom stores them), and:
 
 symbody's state is x = [q (N), u_ind (p)] in the model's order: independent coordinates
 (base without qw, non-mimic joints), then the dependent ones (qw, mimic joints).
+
+Tangent vectors (the columns along q of ``robot.inverse_dynamics_derivatives`` and
+``robot.forward_dynamics_derivatives``, Pinocchio's ``computeRNEADerivatives`` and
+``computeABADerivatives``) are in the speeds' order, ``robot.speeds`` (Pinocchio's v permuted
+by ``tree_index``): a step δ moves the configuration as Pinocchio's ``integrate(q, δ)``, the
+free-flyer by q exp(δ) (δ's linear and angular parts in the base frame), every other joint
+along its speed.  ``robot.tangent_map(q)`` (N, o) is that step to first order in symbody's
+coordinates, dq = K(q) δ, so ∂f/∂q K is a tangent derivative of a function of symbody's q.
 """
 
 from __future__ import annotations

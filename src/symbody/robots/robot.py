@@ -414,7 +414,9 @@ class Robot(RobotControl):
 
     def from_pinocchio(self, q: Any, v: Any) -> np.ndarray:
         """The symbody state x = [q, u_ind] of Pinocchio's (q, v)
-        (:func:`symbody.robots.pinocchio.from_pinocchio`)."""
+        (:func:`symbody.robots.pinocchio.from_pinocchio`).  Tangent vectors (the
+        derivatives' columns along q) follow ``robot.speeds``; ``tangent_map`` maps them to
+        symbody's coordinates."""
         from .pinocchio import from_pinocchio
         return from_pinocchio(self, q, v)
 

@@ -1,0 +1,130 @@
+"""The derivatives of a robot's forward dynamics, from the emitted inverse-dynamics derivatives.
+
+With τ = ID(q, u, u') (``robot.inverse_dynamics``) and M(q) = ∂τ/∂u', the forward dynamics
+u' = FD(q, u, τ) satisfies ID(q, u, FD(q, u, τ)) = τ, so by the implicit-function theorem::
+
+    ∂u'/∂τ = M⁻¹,   ∂u'/∂q = -M⁻¹ ∂τ/∂q,   ∂u'/∂u = -M⁻¹ ∂τ/∂u     (at u' = FD(q, u, τ))
+
+(Carpentier and Mansard, RSS 2018, the identity behind Pinocchio's
+``computeABADerivatives``).  Everything on the right is compiled and exact (M(q) and the
+bias b(q, u) in one kernel, then ``robot.inverse_dynamics_derivatives`` at
+u' = M⁻¹ (τ - b)); M⁻¹ from LAPACK's Cholesky factor.  Columns along q are derivatives along
+the coordinates' tangents (``robot.tangent_map``), rows and other columns ``robot.speeds``.
+"""
+
+from __future__ import annotations
+
+import threading
+from typing import Any
+
+import numpy as np
+from scipy.linalg import lapack
+
+from ..errors import InputError
+from .functions import RobotFunction
+
+__all__ = ["ForwardDynamicsDerivatives"]
+
+
+#: the largest product (rows x inner x columns) OpenBLAS does on one thread: its threads spin
+#: after a product, costing far more CPU time than the product itself at these sizes
+_ONE_THREAD_PRODUCT = 250_000
+
+
+def _product(A: np.ndarray, B: np.ndarray) -> np.ndarray:
+    """A @ B in blocks of B's columns small enough to stay on one thread."""
+    width = max(1, _ONE_THREAD_PRODUCT // (A.shape[0] * A.shape[1]))
+    if B.shape[1] <= width:
+        return A @ B
+    return np.hstack([A @ B[:, k:k + width] for k in range(0, B.shape[1], width)])
+
+
+def _inverse_mass(M: np.ndarray, name: str) -> np.ndarray:
+    """M⁻¹ = U⁻¹ U⁻ᵀ from the Cholesky factor M = Uᵀ U (LAPACK's dpotrf and dtrtri)."""
+    U, info = lapack.dpotrf(M, lower=False, clean=True)
+    if info == 0:
+        U, info = lapack.dtrtri(U, lower=False)
+    if info != 0:
+        raise InputError(f"{name}: the mass matrix is not positive definite at this q "
+                         f"(LAPACK info {info})")
+    return _product(U, U.T)
+
+
+class ForwardDynamicsDerivatives:
+    """``(du'/dq, du'/du, du'/dtau) = f(q, u, tau)``, each (o, o), or (k, o, o) for k states.
+
+    ``u'`` is the inverse of ``robot.inverse_dynamics`` (every speed free: mimic joints as
+    ordinary joints, Pinocchio's default model; the URDF damping and friction included when
+    the robot has them); ``accelerations(q, u, tau)`` gives it.  ``mass_bias``: M(q) (o x o,
+    flat) and b(q, u) (o) in one function of (q, u, p); ``inverse_derivatives``:
+    ``robot.inverse_dynamics_derivatives``.  One state goes straight into the two kernels
+    through buffers of the calling thread's own.
+    """
+
+    def __init__(self, mass_bias: RobotFunction, inverse_derivatives: RobotFunction) -> None:
+        self.mass_bias, self.inverse_derivatives = mass_bias, inverse_derivatives
+        self.size = inverse_derivatives.shape[-1]
+        self.name = "forward_dynamics_derivatives"
+        self._local = threading.local()
+
+    def _tau(self, tau: Any) -> np.ndarray:
+        t = np.asarray(tau, dtype=float)
+        if t.ndim not in (1, 2) or t.shape[-1] != self.size:
+            raise InputError(f"{self.name}: tau must have {self.size} values (or shape (k, "
+                             f"{self.size}) for k states), got shape {t.shape}")
+        return t
+
+    def _mass_bias(self, q: Any, u: Any) -> tuple[np.ndarray, np.ndarray]:
+        o = self.size
+        out = self.mass_bias(q, u)
+        return out[..., :o * o].reshape(out.shape[:-1] + (o, o)), out[..., o * o:]
+
+    def accelerations(self, q: Any, u: Any, tau: Any) -> np.ndarray:
+        """u' = M(q)⁻¹ (τ - b(q, u)): (o,) or (k, o)."""
+        M, b = self._mass_bias(q, u)
+        return np.linalg.solve(M, (self._tau(tau) - b)[..., None])[..., 0]
+
+    def _buffers(self) -> tuple:
+        """This thread's kernel inputs and outputs (the constants filled in)."""
+        buf = getattr(self._local, "buffers", None)
+        if buf is None:
+            mb, idd, o = self.mass_bias, self.inverse_derivatives, self.size
+            z1, z2 = np.empty(mb.kernel.nargs), np.empty(idd.kernel.nargs)
+            nq = len(z1) - o - len(mb.constants)
+            z1[nq + o:], z2[nq + 2 * o:] = mb.constants, idd.constants
+            buf = self._local.buffers = (nq, z1, z2, np.empty(mb.kernel.nout),
+                                         np.empty(idd.kernel.nout), np.empty((o, 2 * o)))
+        return buf
+
+    def _one(self, q: Any, u: Any, tau: Any) -> tuple | None:
+        nq, z1, z2, out1, out2, rhs = self._buffers()
+        o = self.size
+        for v, n in ((q, nq), (u, o), (tau, o)):
+            if type(v) is not np.ndarray or v.shape != (n,):
+                return None
+        z1[:nq], z1[nq:nq + o] = q, u
+        self.mass_bias.kernel.into(z1, out1)
+        Minv = _inverse_mass(out1[:o * o].reshape(o, o), self.name)
+        z2[:nq + o] = z1[:nq + o]
+        z2[nq + o:nq + 2 * o] = Minv @ (tau - out1[o * o:])
+        self.inverse_derivatives.kernel.into(z2, out2)
+        D = out2.reshape(3, o, o)
+        rhs[:, :o], rhs[:, o:] = D[0], D[1]
+        X = _product(-Minv, rhs)
+        return X[:, :o], X[:, o:], Minv
+
+    def __call__(self, q: Any, u: Any, tau: Any) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        out = self._one(q, u, tau)
+        if out is not None:
+            return out
+        tau = self._tau(tau)
+        M, b = self._mass_bias(q, u)
+        o = self.size
+        Minv = np.array([_inverse_mass(m, self.name) for m in M.reshape(-1, o, o)])
+        udot = np.einsum("kij,kj->ki", Minv, np.broadcast_to(tau - b, (len(Minv), o)))
+        D = self.inverse_derivatives(q, u, udot if M.ndim == 3 else udot[0])
+        D = D.reshape(-1, 3, o, o)
+        X = np.array([_product(-m, np.hstack([d[0], d[1]])) for m, d in zip(Minv, D)])
+        if M.ndim == 2:
+            return X[0, :, :o], X[0, :, o:], Minv[0]
+        return X[..., :o], X[..., o:], Minv
