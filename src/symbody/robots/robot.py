@@ -85,6 +85,8 @@ class Robot:
         self.joint_dynamics = joint_dynamics
         self.urdf_path = urdf.path
         self.urdf_root = urdf.element
+        self.ground_contacts: tuple = ()
+        self.controllers: tuple = ()
         self._make_symbols()
         self.eom = self._form()
 
@@ -210,6 +212,7 @@ class Robot:
                     rest[ub + i] = rest[ub + i] + num(f) * se.sign(us[ub + i])
         for k, i in enumerate(self._free):
             rest[ub + i] = rest[ub + i] - taus[k]
+        rest = self._external_forces(rest, qs, us, names)
         perm = self.speed_permutation
         mass = [[dyn.mass[a][b] for b in perm] for a in perm]
         rest = [rest[a] for a in perm]
@@ -237,6 +240,26 @@ class Robot:
         return EquationsOfMotion.from_blocks(blocks, specifieds=list(self.inputs),
                                              constants=list(self.constants),
                                              name=self.urdf.name or "robot")
+
+    def _external_forces(self, rest: list, qs: list, us: list, names: dict) -> list:
+        """``rest`` (tree order) minus the generalized forces of the ground contacts and the
+        joint controllers."""
+        if not (self.ground_contacts or self.controllers):
+            return rest
+        from .ground_contact import contact_generalized_forces
+        from .joint_control import pd_generalized_forces
+
+        def symbol(s):
+            names[s.name] = s
+            return se.Symbol(s.name)
+
+        rest = list(rest)
+        for i, f in enumerate(contact_generalized_forces(self, qs, us, symbol)):
+            rest[i] = rest[i] - f
+        for controller in self.controllers:
+            for i, f in pd_generalized_forces(self, controller, qs, us, symbol).items():
+                rest[i] = rest[i] - f
+        return rest
 
     def _kinematics(self) -> tuple:
         """(q -> q'(q, u), K_u = -dq'/du (N x o), both in the model's order)."""
@@ -398,6 +421,50 @@ class Robot:
         sphere per joint."""
         from .system import build_scene
         return build_scene(self)
+
+    def add_ground_contact(self, plane: Any = None, *, links: Any = None, spheres: Any = None,
+                           stiffness: float, exponent: float = 1.5, damping: float | None = None,
+                           friction: float | None = None, velocity_scale: float = 1e-3,
+                           name: str = "ground") -> Any:
+        """Contact between the links' collision geometry and a plane; ``robot.eom`` (and
+        ``robot.system``) include it afterwards.  See :mod:`symbody.robots.ground_contact`
+        for the geometry and the force law.
+
+        ``plane``: (point, unit normal) in world coordinates (default: z = 0, facing against
+        gravity); ``links``: the links whose ``<collision>`` spheres, boxes, cylinders and
+        capsules touch it (default: every link with collision geometry); ``spheres``:
+        ``{link: radius}`` or ``{link: (radius, offset)}`` (offset in the link frame): a
+        sphere instead of the link's collision geometry (needed where it is a mesh);
+        ``stiffness`` k, ``exponent`` e, ``damping`` c (Hunt–Crossley: F_n = k δᵉ (1 + 3/2 c δ')),
+        ``friction`` μ (smooth Coulomb friction with the velocity scale ``velocity_scale``);
+        their values go into ``robot.constants`` as ``{name}_stiffness`` ... .  Returns the
+        :class:`~symbody.robots.ground_contact.GroundContact`.
+        """
+        from .ground_contact import ground_contact
+        contact = ground_contact(self, plane, links=links, spheres=spheres, stiffness=stiffness,
+                                 exponent=exponent, damping=damping, friction=friction,
+                                 velocity_scale=velocity_scale, name=name)
+        self.ground_contacts = (*self.ground_contacts, contact)
+        self._reform()
+        return contact
+
+    def add_pd_control(self, kp: Any, kd: Any, pose: Any = None, joints: Any = None) -> Any:
+        """A PD controller on the actuated ``joints`` (default all), inside the equations:
+        each joint's input becomes τ + kp (q_ref - q) - kd u, with ``kp``, ``kd`` and the
+        reference ``pose`` (numbers, one per joint, or dicts by joint name; pose default 0)
+        constants of the model (``kp_<joint>``, ``kd_<joint>``, ``qref_<joint>`` in
+        ``robot.constants``).  See :mod:`symbody.robots.joint_control`."""
+        from .joint_control import joint_pd
+        controller = joint_pd(self, kp, kd, pose, joints)
+        self.controllers = (*self.controllers, controller)
+        self._reform()
+        return controller
+
+    def _reform(self) -> None:
+        """Form the equations again (after contacts or controllers were added); the System is
+        rebuilt on its next access."""
+        self.eom = self._form()
+        self.__dict__.pop("system_parts", None)
 
     def to_eom(self, loads: Any = (), name: str | None = None) -> EquationsOfMotion:
         """The equations with the loads and actuators added to ``robot.system`` (and ``loads``),

@@ -234,7 +234,7 @@ def native_solver(model: Any, P: np.ndarray, method: str, R: np.ndarray | None =
     set of dependent speeds the state is in (default the model's own); another set, or many
     constraint rows (where the Python path solves by the null space of B_a), takes
     :mod:`~symbody.compilation.native_partition`'s right-hand side."""
-    if method not in _SCIPY:
+    if method not in _SCIPY and method != "Radau":
         return None
     L = model.layout
     own = partition is None or partition.dependent_speeds == model.default_partition.dependent_speeds
@@ -250,6 +250,9 @@ def native_solver_for(native: Any, method: str) -> tuple[type, dict] | None:
     addresses ``function`` -- ``int f(plan, t, y, ydot)``, 0 when done -- and ``plan``,
     e.g. :class:`~symbody.compilation.native_rhs.NativeRHS`), or None when ``native`` is
     None or the method cannot run there."""
+    if native is not None and method == "Radau":
+        from .native_radau import radau_solver_for  # (the implicit method in C)
+        return radau_solver_for(native)
     if native is None or method not in _SCIPY:
         return None
     try:
