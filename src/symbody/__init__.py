@@ -75,6 +75,7 @@ _LAZY: dict[str, tuple[str, str | None]] = {
     "export_fmu": (".export", "export_fmu"),
     "load_urdf": (".robots", "load_urdf"),
     "robots": (".robots", None),
+    "contact": (".contact", None),
     "to_casadi": (".export.casadi_function", "to_casadi"),
 }
 
@@ -104,6 +105,9 @@ if TYPE_CHECKING:  # trajectory optimization (symbody.optimize)
     from . import optimize
     from .optimize import OptimalControlProblem
 
+if TYPE_CHECKING:  # contact and friction (symbody.contact)
+    from . import contact
+
 if TYPE_CHECKING:  # URDF robots (symbody.robots)
     from . import robots
     from .robots import load_urdf
@@ -115,6 +119,7 @@ __all__ = [
     "models",
     "load_urdf",
     "robots",
+    "contact",
     "plot",
     "animate",
     "view",

@@ -79,14 +79,17 @@ def equations_of(source: Any, extra_states: Any = None,
 
 def compile(eom: Any, constants: Sequence | None = None, specifieds: Sequence | None = None,
             backend: str = "auto", cache: bool = True, progress: Any = None, *,
-            extra_states: Any = None) -> NumericModel:
+            extra_states: Any = None, contacts: Sequence | None = None) -> NumericModel:
     """Compile equations of motion into a :class:`NumericModel`.
 
     ``eom``: an EquationsOfMotion or a SymPy ``System`` (see :mod:`symbody.compilation.build`).  ``constants`` /
     ``specifieds``: optional orderings (default: the equations', sorted by name);
     every symbol the equations use must be included.  ``extra_states``: extra
     first-order states ``{a: a'}`` or SymPy biomechanics objects (their ``x``,
-    ``r``, ``rhs()``).  ``backend``: "auto" (the model's kernels as generated C when a C
+    ``r``, ``rhs()``).  ``contacts``: ``symbody.contact.Contact`` objects (or their
+    records) held by hand-derived equations whose dynamic block contains their generalized
+    forces (equations formed from the contacts' loads hold them already:
+    ``eom.contacts``).  ``backend``: "auto" (the model's kernels as generated C when a C
     compiler works, built in background threads; else symengine LLVM, else numpy), "c",
     "llvm", "lambda" or "numpy".  ``cache``: reuse compiled kernels from
     the on-disk cache ($SYMBODY_CACHE_DIR or ~/.cache/symbody).
@@ -94,6 +97,8 @@ def compile(eom: Any, constants: Sequence | None = None, specifieds: Sequence | 
     eq = equations_of(eom, extra_states=extra_states, specifieds=specifieds)
     if eq is not eom:
         specifieds = None             # declared while forming eq: eq.specifieds is the ordering
+    if contacts:
+        eq = eq.with_contacts(*contacts)
     eq = expand_functions_in_eom(eq, resolve_backend(backend))
     if getattr(eq, "constraint_excess", 0) > 0:
         # more configuration constraints than dependent coordinates: named and checked at the

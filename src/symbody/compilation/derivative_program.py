@@ -36,15 +36,21 @@ _NAMESPACE = {
     "sin": math.sin, "cos": math.cos, "tan": math.tan, "asin": math.asin, "acos": math.acos,
     "atan": math.atan, "atan2": math.atan2, "sinh": math.sinh, "cosh": math.cosh,
     "tanh": math.tanh, "asinh": math.asinh, "acosh": math.acosh, "atanh": math.atanh,
-    "exp": math.exp, "log": math.log, "sqrt": math.sqrt, "abs": abs, "floor": math.floor,
+    "exp": math.exp, "log": math.log,
+    # NaN below 0, as C's sqrt: the branch of a Piecewise that is not taken may hold the
+    # square root of a negative number (a contact's depth**(1/2) while apart)
+    "sqrt": lambda x: math.sqrt(x) if x >= 0.0 else math.nan, "abs": abs, "floor": math.floor,
     "ceiling": math.ceil, "gamma": math.gamma, "erf": math.erf, "erfc": math.erfc,
     "sign": lambda x: math.copysign(1.0, x) if x else 0.0,
     "cot": lambda x: 1.0 / math.tan(x), "sec": lambda x: 1.0 / math.cos(x),
     "csc": lambda x: 1.0 / math.sin(x), "E": math.e, "pi": math.pi,
+    # Piecewise((e1, c1), (e2, c2), ...): the first true condition's value (contact forces)
+    "Piecewise": lambda *pairs: next((v for v, c in pairs if c), math.nan),
+    "And": lambda *a: all(a), "Or": lambda *a: any(a), "Not": lambda a: not a,
 }
 _SUPPORTED = {"sin", "cos", "tan", "asin", "acos", "atan", "atan2", "sinh", "cosh", "tanh",
               "asinh", "acosh", "atanh", "exp", "log", "sqrt", "abs", "floor", "ceiling",
-              "gamma", "erf", "erfc", "sign", "cot", "sec", "csc"}
+              "gamma", "erf", "erfc", "sign", "cot", "sec", "csc", "piecewise"}
 
 
 class ForwardProgram:

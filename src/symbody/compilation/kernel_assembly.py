@@ -195,4 +195,5 @@ def assemble(eom: EquationsOfMotion, constants: Sequence | None = None,
         kinematics_use_specifieds=_uses([eom.qdot_solution, eom.velocity_matrix,
                                          eom.velocity_rest], spec),
         velocity_constraints_use_specifieds=_uses([eom.velocity_matrix, eom.velocity_rest], spec))
-    return CompiledParts(layout, ModelKernels(**kernels), sy, backend)
+    return CompiledParts(layout, ModelKernels(**kernels), sy, backend,
+                         tuple(getattr(eom, "contacts", ()) or ()))

@@ -232,7 +232,8 @@ class ModelSymbols:
 @dataclass(frozen=True)
 class CompiledParts:
     """Everything a NumericModel is made of besides its SymPy equations: the ``layout``,
-    the ``kernels``, the ``symbols`` and the ``backend`` name the kernels were built with.
+    the ``kernels``, the ``symbols``, the ``backend`` name the kernels were built with and
+    the ``contacts`` (records) of the equations.
     ``NumericModel.from_parts`` builds a model from it; :mod:`.persistence` saves and
     loads it."""
 
@@ -240,6 +241,8 @@ class CompiledParts:
     kernels: ModelKernels
     symbols: ModelSymbols
     backend: str
+    #: the contacts of the equations (:class:`~symbody.formulation.contact_record.ContactRecord`)
+    contacts: tuple = ()
 
 
 class CompiledModel(Protocol):

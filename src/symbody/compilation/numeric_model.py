@@ -116,6 +116,9 @@ class NumericModel:
         for name, value in sy.items():
             setattr(self, name, value)
         self.states = sy.coordinates + sy.independent_speeds + sy.extra_states
+        #: the contacts the equations hold (ContactRecord, one per contact point; see
+        #: symbody.formulation.contact_record), saved with the model
+        self.contacts = tuple(parts.contacts)
         self.n, self.M, self.p, self.m, self.e, self.N, self.o = L.n, L.M, L.p, L.m, L.e, L.N, L.o
         self.dynamic_reduced = L.dynamic_reduced
         #: the dependent set can be chosen freely (see choose_partition): the dynamic block is

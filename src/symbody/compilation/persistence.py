@@ -68,6 +68,7 @@ import sympy as sm
 from ..compat.sympy import TIME, original_assumptions
 from ..errors import InputError, ModelFileError
 from .codegen import serialize_expressions
+from .contact_persistence import decode_contacts, encode_contacts
 from .kernel_layout import CompiledParts, KernelLayout, ModelKernels, ModelSymbols
 from .object_code import check_object_code, check_shared_library
 
@@ -187,6 +188,9 @@ class _Encoder:
         self.blobs[key] = data
         return {"blob": key, "sha256": hashlib.sha256(data).hexdigest(), "size": len(data)}
 
+    #: a blob of ``data`` stored with the file (its description for the header)
+    blob = _blob
+
 
 def _jsonable(v):
     if isinstance(v, (list, tuple)):
@@ -247,6 +251,9 @@ def parts_state(parts: CompiledParts, name: str | None = None, machine_code: boo
               "layout": {k: enc(v, k) for k, v in parts.layout.stored_fields().items()},
               "symbols": {k: enc(v, k) for k, v in parts.symbols.items()},
               "kernels": {k: enc(v, f"the {k} kernel") for k, v in parts.kernels.items()}}
+    contacts = encode_contacts(parts.contacts, _encode_symbol, enc.blob)
+    if contacts is not None:
+        header["contacts"] = contacts
     return header, enc.arrays, enc.blobs
 
 
@@ -386,7 +393,9 @@ def parts_from_state(header: dict, arrays: dict, blobs: dict, machine_code: bool
     layout = KernelLayout(**{k: dec(v) for k, v in header["layout"].items()})
     symbols = ModelSymbols(**{k: dec(v) for k, v in header["symbols"].items()})
     kernels = ModelKernels(**{k: dec(v) for k, v in header["kernels"].items()})
-    return CompiledParts(layout, kernels, symbols, header["backend"])
+    contacts = decode_contacts(header.get("contacts"), lambda d: _decode_symbol(d, dec.dummies),
+                               dec.blob, source)
+    return CompiledParts(layout, kernels, symbols, header["backend"], contacts)
 
 
 # ----------------------------------------------------------------- files

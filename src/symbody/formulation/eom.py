@@ -211,6 +211,10 @@ class EquationsOfMotion:
     #: the bodies' masses and inertias (:mod:`.body_inertias`), set by the formulation classes'
     #: ``to_eom``; empty for hand-derived equations
     body_inertias: tuple = ()
+    #: the contacts the equations hold (:class:`~.contact_record.ContactRecord`, one per contact
+    #: point), collected by the formulation classes' ``to_eom`` from their loads; hand-derived
+    #: equations get them from ``with_contacts`` or ``symbody.compile(eom, contacts=[...])``
+    contacts: tuple = ()
 
     def __init__(self, q_ind: Sequence, u_ind: Sequence, kinematic: sm.MatrixBase | Sequence,
                  dynamic: sm.MatrixBase | Sequence, *, constraints: ConstraintEquations | None = None,
@@ -480,6 +484,18 @@ class EquationsOfMotion:
                 new_syms.append(c)
         new = copy.copy(self)
         new.constants = tuple(self.constants) + tuple(new_syms)
+        return new
+
+    def with_contacts(self, *contacts: Any) -> EquationsOfMotion:
+        """A copy that also holds ``contacts`` (``symbody.contact.Contact`` objects or
+        :class:`~.contact_record.ContactRecord` records; q' in them replaced through the
+        kinematic equations), e.g. for hand-derived equations whose dynamic block contains
+        the contacts' generalized forces."""
+        from .contact_record import contact_records
+
+        added = contact_records(contacts, self.kindiffdict)
+        new = copy.copy(self)
+        new.contacts = contact_records(tuple(self.contacts) + added)
         return new
 
     @classmethod

@@ -38,6 +38,7 @@ from ._linear_equations import (
 from ._method_attributes import MethodAttributes
 from ._symengine_kinematics import ChainRule, SymbolMap
 from .body_inertias import body_inertias
+from .contact_record import contact_records, records_of_loads, with_placeholders
 from .eom import CanonicalBlocks, EquationsOfMotion, SymengineDynamics
 from .linearization_data import KaneLinearizationData
 
@@ -741,9 +742,11 @@ class KanesMethod(MethodAttributes):
             B=self._k_nh, b=self._f_nh, B_a=self._k_dnh, b_a=self._f_dnh,
             M_d=M_d, g_d=g_d, reduced=False, auxiliary=aux, noncontributing=noncontributing or (),
             dynamic_se=dynamic_se)
+        specifieds = with_placeholders(specifieds, records_of_loads(self._forcelist))
         eom = EquationsOfMotion.from_blocks(blocks, specifieds=specifieds, extra_states=extra_states,
                                              name=name)
         eom.body_inertias = body_inertias(self._bodies)
+        eom.contacts = contact_records(records_of_loads(self._forcelist), eom.kindiffdict)
         return eom
 
     def _detect_noncontributing(self, M_d, g_d, aux) -> list:
