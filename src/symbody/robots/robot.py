@@ -237,9 +237,25 @@ class Robot:
             holonomic_names=self._holonomic_names)
         # every constant of the file, also those the equations do not depend on (a parameter
         # of the first body other than its inertia about the axis)
-        return EquationsOfMotion.from_blocks(blocks, specifieds=list(self.inputs),
-                                             constants=list(self.constants),
-                                             name=self.urdf.name or "robot")
+        eom = EquationsOfMotion.from_blocks(blocks, specifieds=list(self.inputs) + self._placeholders(),
+                                            constants=list(self.constants),
+                                            name=self.urdf.name or "robot")
+        if self.ground_contacts:
+            from .ground_contact import contact_records
+            eom.contacts = contact_records(self, qs, us, self._contact_symbol(names), names)
+        return eom
+
+    def _placeholders(self) -> list:
+        """The exact-friction placeholders of the ground contacts (specified inputs)."""
+        return [f for c in self.ground_contacts for f in c.inputs]
+
+    def _contact_symbol(self, names: dict) -> Any:
+        """sympy atom -> the symengine symbol of the tree equations (registered in ``names``)."""
+        def symbol(s):
+            key = s.name if isinstance(s, sm.Symbol) else f"_sbph_{s.func.__name__}"
+            names[key] = s
+            return se.Symbol(key)
+        return symbol
 
     def _external_forces(self, rest: list, qs: list, us: list, names: dict) -> list:
         """``rest`` (tree order) minus the generalized forces of the ground contacts and the
@@ -249,10 +265,7 @@ class Robot:
         from .ground_contact import contact_generalized_forces
         from .joint_control import pd_generalized_forces
 
-        def symbol(s):
-            names[s.name] = s
-            return se.Symbol(s.name)
-
+        symbol = self._contact_symbol(names)
         rest = list(rest)
         for i, f in enumerate(contact_generalized_forces(self, qs, us, symbol)):
             rest[i] = rest[i] - f
@@ -424,26 +437,32 @@ class Robot:
 
     def add_ground_contact(self, plane: Any = None, *, links: Any = None, spheres: Any = None,
                            stiffness: float, exponent: float = 1.5, damping: float | None = None,
-                           friction: float | None = None, velocity_scale: float = 1e-3,
+                           restitution: float | None = None, impact_speed: float | None = None,
+                           friction: Any = None, friction_mode: str = "smooth",
                            name: str = "ground") -> Any:
-        """Contact between the links' collision geometry and a plane; ``robot.eom`` (and
-        ``robot.system``) include it afterwards.  See :mod:`symbody.robots.ground_contact`
-        for the geometry and the force law.
+        """Contact between the links' collision geometry and a plane; ``robot.eom`` (with
+        ``eom.contacts``) and ``robot.system`` include it afterwards.  See
+        :mod:`symbody.robots.ground_contact` for the geometry and :mod:`symbody.contact` for
+        the laws.
 
         ``plane``: (point, unit normal) in world coordinates (default: z = 0, facing against
         gravity); ``links``: the links whose ``<collision>`` spheres, boxes, cylinders and
         capsules touch it (default: every link with collision geometry); ``spheres``:
         ``{link: radius}`` or ``{link: (radius, offset)}`` (offset in the link frame): a
-        sphere instead of the link's collision geometry (needed where it is a mesh);
-        ``stiffness`` k, ``exponent`` e, ``damping`` c (Hunt–Crossley: F_n = k δᵉ (1 + 3/2 c δ')),
-        ``friction`` μ (smooth Coulomb friction with the velocity scale ``velocity_scale``);
-        their values go into ``robot.constants`` as ``{name}_stiffness`` ... .  Returns the
+        sphere instead of the link's collision geometry (needed where it is a mesh; a mesh
+        without one is an InputError naming the link); ``stiffness`` k, ``exponent`` n,
+        ``damping`` c (Hunt–Crossley: F_n = k δⁿ max(0, 1 + 3/2 c δ')) or ``restitution`` e
+        with ``impact_speed`` v; ``friction``: μ or a :class:`symbody.contact.Friction`;
+        ``friction_mode``: "smooth" or "exact".  The constants go into ``robot.constants``
+        (``{name}_stiffness``, ``{name}_damping``, ``{name}_friction``,
+        ``{name}_velocity_scale``).  Returns the
         :class:`~symbody.robots.ground_contact.GroundContact`.
         """
         from .ground_contact import ground_contact
         contact = ground_contact(self, plane, links=links, spheres=spheres, stiffness=stiffness,
-                                 exponent=exponent, damping=damping, friction=friction,
-                                 velocity_scale=velocity_scale, name=name)
+                                 exponent=exponent, damping=damping, restitution=restitution,
+                                 impact_speed=impact_speed, friction=friction,
+                                 friction_mode=friction_mode, name=name)
         self.ground_contacts = (*self.ground_contacts, contact)
         self._reform()
         return contact
