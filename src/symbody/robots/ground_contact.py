@@ -175,7 +175,8 @@ def _collision_features(link: str, body: int, c: Any, R_l: np.ndarray, p_l: np.n
     if c.kind == "mesh":
         raise InputError(f"add_ground_contact ({name!r}): {where}, link {link!r} (line {c.line}): its "
                          f"collision geometry is a mesh ({c.filename}); give a sphere for it: "
-                         f"spheres={{{link!r}: radius}} or {{{link!r}: (radius, offset)}}")
+                         f"spheres={{{link!r}: radius}} or {{{link!r}: (radius, offset)}}, or "
+                         "name the links that touch the ground: links=[...]")
     R = R_l @ c.rotation
     o = R_l @ c.origin + p_l
     if c.kind == "sphere":
@@ -345,9 +346,24 @@ class _Laws:
         self.force, self.energy = out[0], out[1]
         self.switch = out[2] if switch is not None else None
         self.friction = tuple(out[3:] if switch is not None else out[2:])
+        self.sympy_args = (g, gd, s1, s2, fn)
+        self.sympy = (force, energy, switch, friction)
 
     def at(self, expr: Any, values: list) -> Any:
         return expr.xreplace(dict(zip(self.args, values)))
+
+    def sympy_at(self, values: list) -> tuple:
+        """(F_n, V, switch or None, friction (tuple)) in SymPy at the SymPy ``values`` of
+        (g, g', s1, s2): the law's template with them put in unevaluated (a Piecewise's
+        condition on a long gap expression is not simplified: SymPy's assumptions on it
+        took seconds)."""
+        force, energy, switch, friction = self.sympy
+        rule = dict(zip(self.sympy_args, values))
+        with sm.evaluate(False):
+            f = force.xreplace(rule)
+            rule[self.sympy_args[4]] = f
+            return (f, energy.xreplace(rule), None if switch is None else switch.xreplace(rule),
+                    tuple(e.xreplace(rule) for e in friction))
 
 
 def _lowest_point(f: ContactFeature, motion: Any, n: tuple) -> tuple:
@@ -416,11 +432,14 @@ def contact_records(robot: Robot, q: list, u: list, symbol: Any, names: dict) ->
     conv = SympyConverter(names)
     records = []
     for contact in robot.ground_contacts:
+        laws = _Laws(contact, symbol)
         for i, (f, cq) in enumerate(zip(contact.features, _quantities(contact, motion, symbol))):
-            gap, rate, force = conv(cq.gap), conv(cq.gap_rate), conv(cq.normal_force)
-            friction = tuple(conv(e) for e in cq.friction)
+            gap, rate = conv(cq.gap), conv(cq.gap_rate)
             slip = tuple(conv(e) for e in cq.slip)
-            switching = [("contact", gap)] + ([("damping", conv(cq.switch))] if cq.switch is not None else [])
+            force, energy, switch, friction = laws.sympy_at([gap, rate, *(slip or (0, 0))])
+            if contact.friction_mode == "exact":
+                friction = contact.placeholders[i]
+            switching = [("contact", gap)] + ([("damping", switch)] if switch is not None else [])
             power = force * rate + sum((a * b for a, b in zip(friction, slip)), sm.S.Zero)
             law = contact.friction
             records.append(ContactRecord(
@@ -430,7 +449,7 @@ def contact_records(robot: Robot, q: list, u: list, symbol: Any, names: dict) ->
                 friction_placeholders=contact.placeholders[i] if contact.placeholders else (),
                 switching=tuple(switching),
                 max_penetration=None if f.max_penetration is None else sm.Float(f.max_penetration),
-                elastic_energy=conv(cq.energy), power=power, stiffness=contact.stiffness,
+                elastic_energy=energy, power=power, stiffness=contact.stiffness,
                 exponent=sm.sympify(contact.exponent),
                 damping=contact.damping if contact.damping is not None else sm.S.Zero))
     return tuple(records)

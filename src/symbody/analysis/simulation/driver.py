@@ -66,6 +66,7 @@ from .options import (
     time_span,
 )
 from .samples import Samples, build_trajectory
+from .stiffness import StiffnessMonitor
 from .strategy import ConstraintMode, Run, StopIntegration
 
 __all__ = ["simulate", "MODES", "STATUS", "deprecated_keywords"]
@@ -222,6 +223,8 @@ def simulate(model: NumericModel, t_span: Sequence[float], x0: Any, p: Any, *,
     except StopIntegration as stop:
         raise InputError(f"initial state: {stop.message}") from None
     segments = _Segments(run, mode, monitor, samples, t_eval, bar, watcher)
+    # the method simulate chose itself gives way to Radau where the problem turns stiff
+    segments.stiffness = StiffnessMonitor.for_run(run.method, solver.method is None)
     if solver.dense_output:
         segments.steps = StepRecorder(run.method, model.N + model.o + model.e)
     # the linear algebra here is on small matrices, where BLAS threads only wait for each
@@ -229,6 +232,7 @@ def simulate(model: NumericModel, t_span: Sequence[float], x0: Any, p: Any, *,
     with _one_blas_thread():
         status, message = segments.integrate(y, solver.first_step)
         note = mode.finish(run, samples.T, samples.Y, [samples.partitions[i] for i in samples.pid])
+        note += segments.stiffness.note() if segments.stiffness is not None else ""
         if status == 0:
             message = _success_message(segments, note, tf)
         message = switch_note(samples, message)
@@ -313,7 +317,8 @@ def _prepare(model: NumericModel, span: tuple[float, float], x0: Any, p: Any,
     watcher = prepare_events(model, events, P, r_fun)
     run = Run(model, P, r_fun, t0, tf, solver.rtol, atol, method=method,
               max_step=solver.max_step, max_num_steps=solver.max_num_steps)
-    run.options["exact_jacobian"] = solver.jacobian == "exact"
+    run.options["exact_jacobian"] = solver.jacobian != "finite-differences"
+    run.options["jacobian"] = solver.jacobian
     return run, x, watcher
 
 
@@ -420,6 +425,7 @@ class _Segments:
         self._quiet_event: int | None = None   # the event whose action started this segment
         # where the constraint Jacobian loses rank the run goes on in full coordinates
         self.full_mode = AugmentedLagrangian() if monitor.active and monitor.switch else None
+        self.stiffness: StiffnessMonitor | None = None    # (see simulate)
         if self.full_mode is not None:
             monitor.rank_floor = ENTER_RANK
 
@@ -588,6 +594,9 @@ class _Segments:
             if again:
                 self.restarts += not full
                 return t_new, y_kept, part, _restart_step(stepper, single=t_a == t and not full)
+            if self.stiffness is not None and not full and self.stiffness.stiff(stepper):
+                run.method = self.stiffness.IMPLICIT
+                return t_new, y_kept, part, stepper.step_size
             t_a, y_a, g_a, e_a = t_new, y_kept, g_b, e_b
 
     def _stop_if_stepped_over(self, dense: _Dense, t_a: float, y_a: np.ndarray, rank_a: float,

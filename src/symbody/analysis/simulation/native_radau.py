@@ -63,6 +63,31 @@ class _FdPlan(ctypes.Structure):
                 ("ytmp", ctypes.c_void_p), ("ftmp", ctypes.c_void_p), ("nfev", ctypes.c_long)]
 
 
+_JAC_TYPE = ctypes.CFUNCTYPE(ctypes.c_int, ctypes.c_void_p, ctypes.c_double, ctypes.c_void_p,
+                             ctypes.c_void_p, ctypes.c_void_p)
+
+
+class _PythonJacobian:
+    """A Python ``jac(t, y) -> (n, n)`` as the C steps' Jacobian (a ctypes callback writing J
+    row by row; 1 when it raises, so that the step is taken again by scipy's code)."""
+
+    def __init__(self, jac: Any, n: int) -> None:
+        self.jac, self.n = jac, n
+
+        def call(_plan, t, y, _f, J):
+            try:
+                yv = np.ctypeslib.as_array(ctypes.cast(y, ctypes.POINTER(ctypes.c_double)), (n,)).copy()
+                out = np.ctypeslib.as_array(ctypes.cast(J, ctypes.POINTER(ctypes.c_double)), (n * n,))
+                out[:] = np.asarray(jac(t, yv), dtype=float).reshape(n * n)
+            except Exception:       # noqa: BLE001 - reported by the Python path's retry
+                return 1
+            return 0
+
+        self._callback = _JAC_TYPE(call)
+        self.function = ctypes.cast(self._callback, ctypes.c_void_p).value
+        self.plan = 0
+
+
 class NativeRadau(Radau):
     """scipy's Radau with each adaptive step taken in compiled code (see the module doc).
 
@@ -70,14 +95,18 @@ class NativeRadau(Radau):
     :class:`~symbody.compilation.native_rhs.NativeRHS`); ``library``: the compiled
     :data:`.radau_source.RADAU_SOURCE`; ``jacobian``: a compiled Jacobian (``function``:
     ``int jac(plan, t, y, f, J)`` writing J row by row, 0 when done; ``plan``) or None for
-    forward differences; ``on_evaluations(k)``: told of the right-hand-side evaluations made
-    in C.  A ``jac`` option is ignored (the compiled Jacobian is used).
+    forward differences of the compiled right-hand side; ``on_evaluations(k)``: told of the
+    right-hand-side evaluations made in C.  A ``jac`` option (a callable ``jac(t, y)``, e.g.
+    the exact Jacobian of :mod:`.jacobian`) is called from the C steps instead.
     """
 
     def __init__(self, fun: Any, t0: float, y0: Any, t_bound: float, *, native: Any, library: Any,
                  jacobian: Any = None, on_evaluations: Any = None, **options: Any) -> None:
-        options.pop("jac", None)
+        python_jac = options.pop("jac", None)
+        if python_jac is not None and callable(python_jac):
+            jacobian = _PythonJacobian(python_jac, int(np.size(y0)))
         n = int(np.size(y0))
+        self._jacobian = jacobian            # (kept alive: C holds its function's address)
         self._library, self._native, self._on_evaluations = library, native, on_evaluations
         self._ytmp, self._ftmp = np.empty(n), np.empty(n)
         self._fd = _FdPlan(rhs=native.function, plan=native.plan, n=n,
@@ -145,8 +174,10 @@ class NativeRadau(Radau):
     def _count(self) -> None:
         """Tell ``on_evaluations`` of the compiled evaluations since the last call."""
         total = int(self._radau.nfev) + int(self._fd.nfev) if hasattr(self, "_radau") else int(self._fd.nfev)
-        if self._on_evaluations is not None and total > self._counted:
-            self._on_evaluations(total - self._counted)
+        if total > self._counted:
+            self.nfev += total - self._counted
+            if self._on_evaluations is not None:
+                self._on_evaluations(total - self._counted)
         self._counted = total
 
     # ---------------------------------------------------------------- dense output, lazily

@@ -159,12 +159,15 @@ class ConstraintMode:
         solver = SCIPY_METHODS[run.method]
         inputs = run.specifieds
         native = self._native_solver(run, part)
+        own = part.dependent_speeds == run.model.default_partition.dependent_speeds
+        compiled_jacobian = native is not None and run.method == "Radau" and \
+            run.options.get("jacobian", "auto") != "exact"
         if native is not None:
             solver, extra = native
             kwargs.update(extra, on_evaluations=run.count_evaluations)
-        elif run.method in ("Radau", "BDF", "LSODA") and \
-                part.dependent_speeds == run.model.default_partition.dependent_speeds:
-            # implicit solvers: the exact Jacobian from the compiled derivative program
+        if run.method in ("Radau", "BDF", "LSODA") and own and not compiled_jacobian:
+            # implicit solvers: the exact Jacobian from the compiled derivative program (the
+            # compiled Radau steps call it too with jacobian="exact")
             if "jac" not in run.options:
                 from .jacobian import jacobian_function
                 run.options["jac"] = (jacobian_function(run.model, run.constants, inputs)
