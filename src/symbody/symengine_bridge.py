@@ -49,6 +49,18 @@ def _se_functions() -> dict:
     return {name: getattr(se, name) for name in _SE_FUNCTION_NAMES if hasattr(se, name)}
 
 
+@functools.cache
+def _se_structured() -> dict:
+    """SymPy class name -> symengine constructor of the nodes that hold conditions (a contact's
+    force is a Piecewise): converted node by node, so that the functions of time inside them
+    are replaced like everywhere else."""
+    return {"StrictLessThan": se.Lt, "LessThan": se.Le, "StrictGreaterThan": se.Gt,
+            "GreaterThan": se.Ge, "Equality": se.Eq, "Unequality": se.Ne, "And": se.And,
+            "Or": se.Or, "Not": se.Not, "Max": se.Max, "Min": se.Min,
+            "ExprCondPair": lambda expr, cond: (expr, cond),
+            "Piecewise": lambda *pairs: se.Piecewise(*pairs)}
+
+
 #: returned by a ``visit`` of :func:`fold_dag`: "not a leaf, combine the arguments' values"
 DESCEND = object()
 
@@ -125,6 +137,7 @@ def to_symengine(exprs: Sequence, leaf: Callable | None = None) -> list:
     as a whole.
     """
     se_functions = _se_functions()
+    structured = _se_structured()
 
     def visit(node):
         if node.is_Add or node.is_Mul or node.is_Pow:       # most nodes
@@ -134,7 +147,7 @@ def to_symengine(exprs: Sequence, leaf: Callable | None = None) -> list:
             if got is not None:
                 return got
         if node.args and not isinstance(node, (AppliedUndef, sm.Derivative)) and (
-                type(node).__name__ in se_functions or type(node).__name__ in _SE_LOGIC):
+                type(node).__name__ in se_functions or type(node).__name__ in structured):
             return DESCEND
         try:
             return se.sympify(node)
@@ -146,9 +159,8 @@ def to_symengine(exprs: Sequence, leaf: Callable | None = None) -> list:
 
 
 def symengine_node(node: sm.Basic, args: list) -> se.Basic:
-    """The symengine counterpart of the SymPy node ``node`` (a sum, product, power, one of
-    the elementary functions symengine has, or a Piecewise with its conditions: relations,
-    And/Or/Not, Max/Min) over the converted arguments ``args``."""
+    """The symengine counterpart of the SymPy node ``node`` (a sum, product, power or one of
+    the elementary functions symengine has) over the converted arguments ``args``."""
     if node.is_Add:
         return se.Add(*args)
     if node.is_Mul:
@@ -156,23 +168,10 @@ def symengine_node(node: sm.Basic, args: list) -> se.Basic:
     if node.is_Pow:
         return se.Pow(args[0], args[1])
     name = type(node).__name__
-    if name in _SE_LOGIC:
-        return _SE_LOGIC[name](*args)
+    structured = _se_structured().get(name)
+    if structured is not None:
+        return structured(*args)
     return _se_functions()[name](*args)
-
-
-#: the nodes of a Piecewise and its conditions, converted argument by argument (so that the
-#: functions of time inside them become the leaves the caller chose, not symengine's own
-#: functions); an (expression, condition) pair becomes a tuple for the Piecewise
-_SE_LOGIC = {
-    "Piecewise": lambda *pairs: se.Piecewise(*pairs),
-    "ExprCondPair": lambda e, c: (e, c),
-    "StrictGreaterThan": lambda a, b: se.Gt(a, b), "GreaterThan": lambda a, b: se.Ge(a, b),
-    "StrictLessThan": lambda a, b: se.Lt(a, b), "LessThan": lambda a, b: se.Le(a, b),
-    "Equality": lambda a, b: se.Eq(a, b), "Unequality": lambda a, b: se.Ne(a, b),
-    "And": lambda *a: se.And(*a), "Or": lambda *a: se.Or(*a), "Not": lambda a: se.Not(a),
-    "Max": lambda *a: se.Max(*a), "Min": lambda *a: se.Min(*a),
-}
 
 
 # --------------------------------------------------------------------------- symengine -> sympy

@@ -217,3 +217,47 @@ def test_bad_geometry_names_the_contact():
     with pytest.raises(InputError, match=r"'spin'.*frame"):
         sb.contact.Contact(sb.contact.Plane(O, N.z), sb.contact.Sphere(P, 0.1), stiffness=1.0,
                            friction=0.5, name="spin")
+
+
+def test_a_moving_plane_gives_the_relative_velocity_of_the_material_points():
+    """A ball on a tilting plate (the plane turns with the plate's frame F): the record's slip
+    velocity and gap rate equal v_C,ball - v_C,plate in N (SymPy's two-point theorem in the
+    inertial frame; the record forms them in F), and Kane's generalized forces equal SymPy's."""
+    s = spinning_ball()
+    beta, ub = me.dynamicsymbols("beta u_beta")
+    F = me.ReferenceFrame("F")
+    F.orient_axis(s.N, beta, s.N.y)
+    F.set_ang_vel(s.N, ub * s.N.y)
+    plate = sb.contact.Plane(s.O, F.z)
+    r = s.constants["r"]
+    con = sb.contact.Contact(plate, sb.contact.Sphere(s.ball, r), stiffness=s.constants["k"],
+                             damping=s.constants["c"], friction=s.constants["mu"], name="plate")
+    plate_body = me.RigidBody("plate", s.O, F, sm.Symbol("m_p"), (me.inertia(F, 1, 1, 1), s.O))
+    s.bodies = [s.ball, plate_body]
+    s.loads = con.to_loads() + [me.Force(s.P, -s.constants["m"] * s.constants["g"] * s.N.z)]
+    s.q, s.u = s.q + [beta], s.u + [ub]
+    s.kd = s.kd + [beta.diff() - ub]
+    km, _ = kane(s)
+    rec = km.to_eom().contacts[0]
+    C = s.P.locatenew("C", -r * F.z)
+    v_ball = s.P.vel(s.N) + s.B.ang_vel_in(s.N).cross(C.pos_from(s.P))
+    v_plate = F.ang_vel_in(s.N).cross(C.pos_from(s.O))
+    rel = v_ball - v_plate
+    rng = np.random.default_rng(11)
+    km_sympy, _ = kane(s, sympy_class=True)
+    eom = km.to_eom()
+    for _ in range(2):
+        values = _random_values(s, rng, penetrating=False)
+        values[sm.Symbol("m_p")] = 2.0
+        values[s.q[2]] = 0.0
+        values[beta] = 0.2
+        assert _number(rec.gap, values) == pytest.approx(_number(s.P.pos_from(s.O).dot(F.z) - r, values))
+        expected = [_number(rel.dot(F.x), values), _number(rel.dot(F.y), values)]
+        np.testing.assert_allclose([_number(e, values) for e in rec.slip_velocity], expected, rtol=1e-12)
+        assert _number(rec.gap_rate, values) == pytest.approx(_number(rel.dot(F.z), values), rel=1e-12)
+        values[s.q[2]] = -0.5                                     # push the ball into the plate
+        M, g, M_ref, f_ref = (_numbers(e, values) for e in (eom.dynamic_mass, eom.dynamic_rest,
+                                                             km_sympy.mass_matrix, km_sympy.forcing))
+        assert np.abs(f_ref).max() > 1.0
+        np.testing.assert_allclose(M, M_ref, rtol=1e-12, atol=1e-12)
+        np.testing.assert_allclose(-g.ravel(), f_ref.ravel(), rtol=1e-10, atol=1e-10)

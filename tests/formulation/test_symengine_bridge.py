@@ -44,3 +44,16 @@ def test_deep_expressions_and_tree_size():
     assert tree_size([deep]) == 5001
     x = sm.Symbol("x")
     assert tree_size([(x + 1) ** 2 + (x + 1) ** 3]) == 11   # shared (x + 1) counted at each use
+
+
+def test_piecewise_and_conditions_convert_node_by_node():
+    """A Piecewise with conditions (a contact force) converts with the functions of time inside
+    it replaced by the leaf's symbols, like everywhere else."""
+    h, v = dynamicsymbols("h v")
+    k = sm.Symbol("k")
+    force = sm.Piecewise((k * (-h) ** 1.5 * (1 - v), sm.And(h < 0, v < 1)), (0, True))
+    stand_in = {h: se.Symbol("H"), v: se.Symbol("V")}
+    (converted,) = to_symengine([force], lambda node: stand_in.get(node))
+    assert converted.free_symbols == {se.Symbol("H"), se.Symbol("V"), se.Symbol("k")}
+    value = converted.subs({se.Symbol("H"): -0.01, se.Symbol("V"): 0.5, se.Symbol("k"): 2.0})
+    assert abs(float(value) - 2.0 * 0.01 ** 1.5 * 0.5) < 1e-15

@@ -131,7 +131,8 @@ def test_registry_lists_every_model():
     names = sb.models.available()
     assert set(NAMES + ["whipple-bicycle", "rimless-wheel", "simplest-walker", "musculoskeletal-arm",
                         "n-four-bar", "iftomm-pendulum", "andrews-squeezer", "bricard",
-                        "flyball-governor"]) == set(names)
+                        "flyball-governor", "ball-on-plane", "block-on-slope", "cylinder-on-slope",
+                        "jumper"]) == set(names)
     assert all(isinstance(d, str) and d for d in names.values())
 
 

@@ -75,3 +75,26 @@ def box_on_slope(friction=None, theta=None):
                            q=[x, z, qb], u=[vx, vz, wb],
                            kd=[x.diff() - vx, z.diff() - vz, qb.diff() - wb],
                            constants=dict(m=m, g=g, k=k, c=c, mu=mu, a=a, b=b, h=h, theta=theta))
+
+
+def rolling_ball(rolling_resistance):
+    """A ball in the x-z plane (x, z, pitch θ about N.y) on the ground z = 0 with smooth
+    friction and rolling resistance ``rolling_resistance`` (a length)."""
+    x, z, th = me.dynamicsymbols("x z theta")
+    vx, vz, w = me.dynamicsymbols("v_x v_z omega")
+    m, g, r, k, c, mu = sm.symbols("m g r k c mu")
+    N = me.ReferenceFrame("N")
+    B = N.orientnew("B", "Axis", (th, N.y))
+    B.set_ang_vel(N, w * N.y)
+    O = me.Point("O")
+    O.set_vel(N, 0)
+    P = O.locatenew("P", x * N.x + z * N.z)
+    P.set_vel(N, vx * N.x + vz * N.z)
+    ball = me.RigidBody("ball", P, B, m, (me.inertia(B, 1, 1, 1) * 2 * m * r ** 2 / 5, P))
+    contact = sb.contact.Contact(sb.contact.Plane(O, N.z), sb.contact.Sphere(ball, r), stiffness=k,
+                                 damping=c, friction=mu, rolling_resistance=rolling_resistance,
+                                 name="ground")
+    loads = contact.to_loads() + [me.Force(P, -m * g * N.z)]
+    return SimpleNamespace(N=N, O=O, B=B, P=P, ball=ball, bodies=[ball], loads=loads, contact=contact,
+                           q=[x, z, th], u=[vx, vz, w], kd=[x.diff() - vx, z.diff() - vz, th.diff() - w],
+                           constants=dict(m=m, g=g, r=r, k=k, c=c, mu=mu))

@@ -3,7 +3,7 @@ and auxiliary forces, and the state derivative the dense output uses.
 
 ``simulate(..., outputs=...)`` takes a dict ``{name: SymPy expression}`` -- expressions in
 t, the coordinates q, all speeds u (dependent ones included), their derivatives u', the
-constants and the specified inputs, compiled once with ``make_function`` and evaluated on
+constants and the specified inputs (q' is replaced through the kinematic equations), compiled once with ``make_function`` and evaluated on
 all samples at once -- and/or the names of built-in quantities, as a list mixing both::
 
     outputs={"E": kinetic + potential}
@@ -42,6 +42,13 @@ BUILTIN_OUTPUTS = ("specifieds", "constraint_forces", "auxiliary_forces")
 #: numbers per batch of samples evaluated at once for the trajectory's x' (about 16 MB)
 BATCH_NUMBERS = 2_000_000
 
+def _kinematics(model: NumericModel) -> dict:
+    """q' -> its expression in q, u (the model's kinematic equations), when the model keeps
+    its equations; else {}."""
+    eom = getattr(model, "eom", None)
+    return dict(eom.kindiffdict) if eom is not None and hasattr(eom, "kindiffdict") else {}
+
+
 def parse_outputs(model: NumericModel, outputs: Mapping | Sequence | None) -> tuple[dict, list[str]]:
     """(expressions by name, built-in names) from ``outputs``; checks the symbols used."""
     if outputs is None:
@@ -65,7 +72,8 @@ def parse_outputs(model: NumericModel, outputs: Mapping | Sequence | None) -> tu
                 if not isinstance(name, str) or not name:
                     raise InputError(f"output names must be non-empty strings, got {name!r}")
                 try:
-                    exprs[name] = sm.sympify(e)
+                    # q' through the kinematic equations (a contact's gap_rate holds q')
+                    exprs[name] = sm.sympify(e).xreplace(_kinematics(model))
                 except (sm.SympifyError, TypeError) as exc:
                     raise InputError(f"output {name!r} is not a SymPy expression: {e!r}") from exc
         else:

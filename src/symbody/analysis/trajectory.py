@@ -227,6 +227,15 @@ class Trajectory:
             self._xdot_source = None
 
     @property
+    def contacts(self) -> Any:
+        """The contacts' gap, gap rate, normal and friction forces, slip velocity, elastic
+        energy, power and dissipated energy at the samples: ``{name: ContactSamples}``, with
+        the sums ``.elastic_energy`` and ``.dissipated`` (:mod:`.contact_samples`; the arrays
+        are outputs "<name>.<quantity>", saved with the trajectory)."""
+        from .contact_samples import contact_views
+        return contact_views(self)
+
+    @property
     def success(self) -> bool:
         return self.status == 0
 

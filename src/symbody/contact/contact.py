@@ -20,20 +20,22 @@ import re
 from typing import Any
 
 import sympy as sm
-from sympy.physics.vector import dynamicsymbols
+from sympy.physics.vector import Vector, dynamicsymbols
 
 from ..errors import InputError
 from ..formulation.contact_record import ContactRecord
-from .friction import Friction, as_friction, smooth_friction
+from .friction import DEFAULT_VELOCITY_SCALE, Friction, as_friction, smooth_friction
 from .geometry import Plane, Shape, Sphere
-from .loads import ContactForce
-from .normal_law import damping_from_restitution, hunt_crossley
+from .loads import ContactForce, ContactTorque
+from .normal_law import damping_from_restitution, hunt_crossley, linear_damper
 from .pairs import PointKinematics, sphere_on_plane, sphere_on_sphere
 
-__all__ = ["Contact", "FRICTION_MODES"]
+__all__ = ["Contact", "FRICTION_MODES", "DAMPING_LAWS"]
 
 #: the friction modes of a Contact
 FRICTION_MODES = ("smooth", "exact")
+#: the damping laws: Hunt-Crossley's k δⁿ (1 + 3/2 c δ'), or a linear damper k δⁿ + d δ'
+DAMPING_LAWS = {"hunt-crossley": hunt_crossley, "linear": linear_damper}
 
 
 def _parameter(value: Any, what: str, name: str, low: float, strict: bool = False) -> sm.Expr:
@@ -81,11 +83,18 @@ class Contact:
     damping : Hunt-Crossley c (s/m), >= 0; or ``restitution`` e in [0, 1] with
         ``impact_speed`` v (m/s): c such that a bounce at approach speed v has coefficient
         of restitution e (:mod:`.normal_law`).
+    damping_law : "hunt-crossley" (default: F_n = k δⁿ max(0, 1 + 3/2 c δ')) or "linear"
+        (F_n = max(0, k δⁿ + d δ'), ``damping`` d in N s/m: the book's jumper; with n = 1
+        a linear spring-damper).  Both never pull.
     friction : None, the Coulomb coefficient μ, or a :class:`~.friction.Friction` (Stribeck,
         viscous, the smooth law's velocity scale).
     friction_mode : "smooth" (regularized, no events) or "exact" (Coulomb's law with stick
         as a constraint; the loads carry placeholders an exact-friction engine fills).
     name : the contact's name (default "<b's point>_on_<a's point>").
+    rolling_resistance : optional ρ (m): a torque ρ F_n on b against its rolling relative to
+        a, T = -ρ F_n ω_t / sqrt(|ω_t|² + (ε/R)²) (ω_t the tangential part of b's angular
+        velocity relative to a, R its radius, ε the friction's velocity scale), and its
+        opposite on a; for spheres (and capsule ends) against a plane.
 
     Parameters may be numbers (checked here) or SymPy symbols (constants of the model;
     their values are checked when a run starts).
@@ -93,7 +102,8 @@ class Contact:
 
     def __init__(self, a: Any, b: Any, *, stiffness: Any, exponent: Any = 1.5, damping: Any = None,
                  restitution: Any = None, impact_speed: Any = None, friction: Any = None,
-                 friction_mode: str = "smooth", name: str | None = None) -> None:
+                 friction_mode: str = "smooth", name: str | None = None,
+                 damping_law: str = "hunt-crossley", rolling_resistance: Any = None) -> None:
         label = name if name is not None else f"{_shape_name(b)}_on_{_shape_name(a)}"
         if not isinstance(label, str) or not label:
             raise InputError(f"Contact: name must be a non-empty string, got {name!r}")
@@ -102,6 +112,13 @@ class Contact:
         _check_shape(b, label, "the second shape")
         self.stiffness = _parameter(stiffness, "the stiffness", label, 0.0)
         self.exponent = _parameter(exponent, "the exponent", label, 1.0)
+        if damping_law not in DAMPING_LAWS:
+            raise InputError(f"contact {label!r}: damping_law must be one of "
+                             f"{', '.join(map(repr, DAMPING_LAWS))}, got {damping_law!r}")
+        if damping_law != "hunt-crossley" and restitution is not None:
+            raise InputError(f"contact {label!r}: restitution maps to a Hunt-Crossley damping only; "
+                             "give damping=d with damping_law='linear'")
+        self.damping_law = damping_law
         self.damping = self._damping(damping, restitution, impact_speed)
         self.restitution = restitution
         if friction_mode not in FRICTION_MODES:
@@ -109,6 +126,8 @@ class Contact:
                              f"{friction_mode!r}")
         self.friction: Friction | None = as_friction(friction, label)
         self.friction_mode = friction_mode if self.friction is not None else "none"
+        self.rolling_resistance = (None if rolling_resistance is None else
+                                   _parameter(rolling_resistance, "the rolling resistance", label, 0.0))
         if isinstance(b, Plane) and not isinstance(a, Plane):
             a, b = b, a
         self.a, self.b = a, b
@@ -151,7 +170,7 @@ class Contact:
 
     def _kinematics(self, a: Any, b: Any) -> list[PointKinematics]:
         name = self.name
-        with_slip = self.friction is not None
+        with_slip = self.friction is not None or self.rolling_resistance is not None
         if isinstance(a, Plane) and isinstance(b, Plane):
             raise InputError(f"contact {name!r}: two planes cannot touch at points")
         if isinstance(a, Plane):
@@ -167,8 +186,8 @@ class Contact:
             return out
         if isinstance(a, Sphere) and isinstance(b, Sphere):
             if with_slip:
-                raise InputError(f"contact {name!r}: friction between two spheres is not modelled; give "
-                                 "friction=None")
+                raise InputError(f"contact {name!r}: friction and rolling resistance between two spheres "
+                                 "are not modelled; give friction=None")
             return [sphere_on_sphere(a, b, name, _identifier(name))]
         raise InputError(f"contact {name!r}: no contact between a {type(a).__name__} and a "
                          f"{type(b).__name__}; supported: a Plane with a Sphere, Box, Capsule or "
@@ -189,8 +208,8 @@ class Contact:
 
     def _point(self, kin: PointKinematics, name: str) -> tuple[ContactRecord, list]:
         """The record and the loads of one contact point."""
-        force, energy, switch = hunt_crossley(self.stiffness, self.exponent, self.damping, kin.gap,
-                                              kin.gap_rate)
+        law = DAMPING_LAWS[self.damping_law]
+        force, energy, switch = law(self.stiffness, self.exponent, self.damping, kin.gap, kin.gap_rate)
         switching = [("contact", kin.gap)]
         if switch is not None:
             switching.append(("damping", switch))
@@ -200,17 +219,25 @@ class Contact:
         mu = None
         power = force * kin.gap_rate
         if self.friction is not None:
-            t1, t2 = kin.tangents
-            slip = (kin.slip.dot(t1), kin.slip.dot(t2))
+            # the tangent directions along which b can slip (a planar motion has one)
+            pairs = [(t, kin.slip.dot(t)) for t in kin.tangents]
+            pairs = [(t, v) for t, v in pairs if sm.sympify(v) != 0] or pairs[:1]
+            tangents = [t for t, _ in pairs]
+            slip = tuple(v for _, v in pairs)
             mu = self.friction.coefficient
             if self.friction_mode == "exact":
                 ident = _identifier(name)
-                placeholders = tuple(dynamicsymbols(f"{ident}_friction_{k}") for k in (1, 2))
+                placeholders = tuple(dynamicsymbols(f"{ident}_friction_{k + 1}") for k in range(len(slip)))
                 friction = placeholders
             else:
                 friction = smooth_friction(self.friction, force, slip)
-            force_vec = force_vec + friction[0] * t1 + friction[1] * t2
-            power = power + friction[0] * slip[0] + friction[1] * slip[1]
+            for f, t, v in zip(friction, tangents, slip):
+                force_vec = force_vec + f * t
+                power = power + f * v
+        torque = None
+        if self.rolling_resistance is not None:
+            torque, rolling_power = self._rolling(kin, force, name)
+            power = power + rolling_power
         record = ContactRecord(
             name=name, gap=kin.gap, gap_rate=kin.gap_rate, normal_force=force,
             friction_force=tuple(friction), slip_velocity=tuple(slip), friction_coefficient=mu,
@@ -218,7 +245,23 @@ class Contact:
             switching=tuple(switching), max_penetration=kin.max_penetration, elastic_energy=energy,
             power=power, stiffness=self.stiffness, exponent=self.exponent, damping=self.damping)
         loads = [ContactForce(kin.point_b, force_vec, (record,)), ContactForce(kin.point_a, -force_vec)]
+        if torque is not None:
+            loads += [ContactTorque(kin.frame_b, torque), ContactTorque(kin.frame_a, -torque)]
         return record, loads
+
+    def _rolling(self, kin: PointKinematics, force: sm.Expr, name: str) -> tuple:
+        """(the rolling-resistance torque on b, its power) at one contact point."""
+        if kin.frame_b is None or kin.radius == 0:
+            raise InputError(f"contact {name!r}: rolling resistance needs a sphere of radius > 0 that "
+                             "turns with a known frame (Sphere(rigid_body, r))")
+        omega = kin.frame_b.ang_vel_in(kin.frame_a)
+        pairs = [(t, omega.dot(t)) for t in kin.tangents]
+        pairs = [(t, w) for t, w in pairs if sm.sympify(w) != 0] or pairs[:1]
+        scale = (self.friction.velocity_scale if self.friction is not None else DEFAULT_VELOCITY_SCALE)
+        norm = sm.sqrt(sum((w ** 2 for _, w in pairs), sm.S.Zero) + (scale / kin.radius) ** 2)
+        torque = sum((-self.rolling_resistance * force * w / norm * t for t, w in pairs), Vector(0))
+        power = sum((-self.rolling_resistance * force * w ** 2 / norm for _, w in pairs), sm.S.Zero)
+        return torque, power
 
     # ------------------------------------------------------------------ the public face
     def to_loads(self) -> list:

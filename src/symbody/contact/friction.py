@@ -79,7 +79,7 @@ class Friction:
         return Friction(mu, static, vs, viscous, eps)
 
     def coefficient_at(self, speed_squared: sm.Expr) -> sm.Expr:
-        """μ(|v_t|) as a function of |v_t|² (Stribeck's, or the constant μ)."""
+        """μ at the slip speed s, as a function of s² (Stribeck's, or the constant μ)."""
         if self.static is None:
             return self.coefficient
         return self.coefficient + (self.static - self.coefficient) * sm.exp(

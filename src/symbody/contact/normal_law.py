@@ -38,8 +38,26 @@ import sympy as sm
 
 from ..errors import InputError
 
-__all__ = ["hunt_crossley", "restitution_of", "beta_of", "damping_from_restitution", "hertz_stiffness",
+__all__ = ["hunt_crossley", "linear_damper", "restitution_of", "beta_of", "damping_from_restitution", "hertz_stiffness",
            "effective_modulus"]
+
+
+def linear_damper(stiffness: Any, exponent: Any, damping: Any, gap: sm.Expr,
+                  gap_rate: sm.Expr) -> tuple[sm.Expr, sm.Expr, sm.Expr | None]:
+    """(F_n, V, the switching function where the force would pull, or None) of
+    F_n = max(0, k δⁿ + d δ') while δ > 0 (``damping_law="linear"``: a linear damper d in
+    N s/m, the force of the Learn Multibody Dynamics jumper; n = 1 is Kelvin-Voigt's
+    spring-damper).  The force jumps to d δ' at touchdown."""
+    # |g|^n as (g²)^(n/2): no Piecewise inside the switch (SymPy would fold the nested
+    # conditions into ITE, which symengine does not take), no negative base while apart
+    spring = stiffness * (gap ** 2) ** (sm.S(exponent) / 2)
+    inside = gap < 0
+    energy = sm.Piecewise((stiffness * (gap ** 2) ** ((sm.S(exponent) + 1) / 2) / (exponent + 1), inside),
+                          (sm.S.Zero, True))
+    if damping == 0:
+        return sm.Piecewise((spring, inside), (sm.S.Zero, True)), energy, None
+    switch = spring + damping * (-gap_rate)
+    return sm.Piecewise((switch, sm.And(inside, switch > 0)), (sm.S.Zero, True)), energy, switch
 
 
 def hunt_crossley(stiffness: Any, exponent: Any, damping: Any, gap: sm.Expr,

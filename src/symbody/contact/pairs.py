@@ -22,7 +22,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import sympy as sm
-from sympy.physics.vector import Vector
+from sympy.physics.vector import ReferenceFrame, Vector
 
 from ..compat.sympy import TIME
 from ..errors import InputError
@@ -36,8 +36,9 @@ class PointKinematics:
     """One contact point: ``gap`` g, ``gap_rate`` g', unit ``normal`` n (from a to b),
     ``tangents`` (t1, t2) or None, the material points ``point_a``, ``point_b`` where the
     forces act (BodyPoints), the relative velocity ``slip`` (b's point relative to a's, a
-    Vector; None when friction is not modelled), ``max_penetration`` (or None) and a
-    ``label`` of the feature."""
+    Vector; None when friction is not modelled), ``max_penetration`` (or None), a
+    ``label`` of the feature, the frames ``frame_a``, ``frame_b`` the two shapes turn with
+    (None: unknown) and the ``radius`` of b's sphere."""
 
     gap: sm.Expr
     gap_rate: sm.Expr
@@ -48,6 +49,9 @@ class PointKinematics:
     slip: Vector | None
     max_penetration: sm.Expr | None
     label: str = ""
+    frame_a: ReferenceFrame | None = None
+    frame_b: ReferenceFrame | None = None
+    radius: sm.Expr = sm.S.Zero
 
 
 def _check_moves(gap: sm.Expr, name: str, what: str) -> None:
@@ -78,7 +82,7 @@ def sphere_on_plane(plane: Plane, feature: SphereFeature, name: str, with_slip: 
     if with_slip:
         if B is None and r_b != Vector(0):
             raise InputError(
-                f"contact {name!r}: friction acts at the surface of the sphere at {O} (radius {R}), "
+                f"contact {name!r}: friction (or rolling resistance) acts at the surface of the sphere at {O} (radius {R}), "
                 "whose velocity there depends on the body's rotation: give the frame the sphere is "
                 "fixed in, Sphere(point, radius, frame=B), or Sphere(rigid_body, radius)")
         tangents = plane.tangents()
@@ -88,7 +92,7 @@ def sphere_on_plane(plane: Plane, feature: SphereFeature, name: str, with_slip: 
     point_b = BodyPoint(f"{point_name}_b", O, B, r_b)
     point_a = BodyPoint(f"{point_name}_a", P, F, rel + r_b)
     return PointKinematics(gap, gap_rate, n, tangents, point_a, point_b, slip, feature.max_penetration,
-                           label)
+                           label, F, B, R)
 
 
 def _relative_velocity(O, P, F, rel: Vector) -> Vector:

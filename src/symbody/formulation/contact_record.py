@@ -56,19 +56,23 @@ class ContactRecord:
         F_n >= 0, the magnitude of the normal force pushing b along +n (and a along -n):
         Hunt-Crossley F_n = k δⁿ max(0, 1 + 3/2 c δ'), zero when apart (never pulling).
     friction_force : tuple of expressions
-        (F_t1, F_t2), the friction force on b along t1 and t2 (the force on a is opposite).
+        (F_t1, F_t2), the friction force on b along t1 and t2 (the force on a is opposite);
+        a direction along which b cannot slip (its slip velocity is identically 0: a planar
+        motion) is left out, so planar contacts have one component.
         Smooth mode: the regularized law; exact mode: the placeholders themselves;
         frictionless: zeros.
     slip_velocity : tuple of expressions
         (v_t1, v_t2), the velocity of b's material point at the contact relative to a's
-        material point there, along t1 and t2 (m/s).  Linear in the speeds u.
+        material point there, along t1 and t2 (m/s), the same directions as the friction
+        force's.  Linear in the speeds u.
     friction_coefficient : expression or None
         The Coulomb coefficient μ (the dynamic one of a Stribeck law); None: frictionless.
     friction_mode : "none", "smooth" or "exact"
         "smooth": the friction force is a regularized function of the slip velocity (no
         events); "exact": Coulomb's law with stick as a constraint, see placeholders.
     friction_placeholders : tuple of dynamicsymbols
-        Exact mode only (else ()): one function of time per tangent direction, λ_i(t).  The
+        Exact mode only (else ()): one function of time per tangent direction of
+        ``slip_velocity``, λ_i(t).  The
         contact's loads apply the friction force λ_1 t1 + λ_2 t2 on b at the contact point
         (and its opposite on a), so the equations hold them linearly, like specified inputs
         (they are among ``EquationsOfMotion.specifieds``).  An exact-friction engine
@@ -76,8 +80,9 @@ class ContactRecord:
     switching : tuple of (str, expression) pairs
         The switching functions of the force law: the simulation locates their zero
         crossings as events and starts a new segment there, so that no step straddles a
-        kink.  ("contact", g): touchdown and lift-off; ("damping", 1 + 3/2 c δ'): where
-        the Hunt-Crossley damping would make the force pull (only relevant where g < 0).
+        kink.  ("contact", g): touchdown and lift-off; ("damping", 1 + 3/2 c δ', or
+        k δⁿ + d δ' for a linear damper): where the damping would make the force pull
+        (only relevant where g < 0).
     max_penetration : expression or None
         The depth beyond which the compliant model means nothing (a sphere's radius); a run
         that goes deeper stops with a failed status naming the contact.  None: no limit.

@@ -19,11 +19,17 @@ from typing import Any
 from ..errors import InputError
 from .andrews_squeezer import DESCRIPTION as _ANDREWS
 from .andrews_squeezer import andrews_squeezer
+from .ball_on_plane import DESCRIPTION as _BALL
+from .ball_on_plane import ball_on_plane
 from .base import Drawing, KaneSystem, Model
+from .block_on_slope import DESCRIPTION as _BLOCK
+from .block_on_slope import block_on_slope
 from .bricard import DESCRIPTION as _BRICARD
 from .bricard import bricard
 from .chaplygin_sleigh import DESCRIPTION as _SLEIGH
 from .chaplygin_sleigh import chaplygin_sleigh
+from .cylinder_on_slope import DESCRIPTION as _CYLINDER
+from .cylinder_on_slope import cylinder_on_slope
 from .double_rod_pendulum import DESCRIPTION as _DOUBLE_ROD
 from .double_rod_pendulum import double_rod_pendulum
 from .flyball_governor import DESCRIPTION as _FLYBALL
@@ -32,6 +38,8 @@ from .four_bar import DESCRIPTION as _FOUR_BAR
 from .four_bar import four_bar
 from .iftomm_pendulum import DESCRIPTION as _IFTOMM_PENDULUM
 from .iftomm_pendulum import iftomm_pendulum
+from .jumper import DESCRIPTION as _JUMPER
+from .jumper import jumper
 from .musculoskeletal_arm import DESCRIPTION as _ARM
 from .musculoskeletal_arm import musculoskeletal_arm
 from .n_four_bar import DESCRIPTION as _N_FOUR_BAR
@@ -57,6 +65,7 @@ __all__ = [
     "n_link_pendulum_on_cart", "rolling_disc", "chaplygin_sleigh", "whipple_bicycle",
     "rimless_wheel", "simplest_walker", "musculoskeletal_arm", "n_four_bar",
     "iftomm_pendulum", "bricard", "flyball_governor", "andrews_squeezer",
+    "ball_on_plane", "block_on_slope", "cylinder_on_slope", "jumper",
 ]
 
 _REGISTRY: dict[str, tuple[str, Callable[..., Model]]] = {
@@ -76,6 +85,10 @@ _REGISTRY: dict[str, tuple[str, Callable[..., Model]]] = {
     "andrews-squeezer": (_ANDREWS, andrews_squeezer),
     "bricard": (_BRICARD, bricard),
     "flyball-governor": (_FLYBALL, flyball_governor),
+    "ball-on-plane": (_BALL, ball_on_plane),
+    "block-on-slope": (_BLOCK, block_on_slope),
+    "cylinder-on-slope": (_CYLINDER, cylinder_on_slope),
+    "jumper": (_JUMPER, jumper),
 }
 
 

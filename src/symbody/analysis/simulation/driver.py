@@ -47,6 +47,7 @@ from ...compilation.redundant import RedundantModel
 from ...errors import InputError, SimulationError, SimulationFailedWarning, SymbodyError
 from ...progress import as_progress
 from ..body_check import check_body_inertias
+from ..contact_samples import attach_contacts
 from ..dense_output import StepRecorder
 from ..events import EventRecord, PreparedEvents, prepare_events
 from ..initial_state import initial_state
@@ -55,6 +56,7 @@ from ..outputs import attach_outputs, parse_outputs
 from ..trajectory import Trajectory
 from . import redundant
 from .augmented import ENTER_RANK, LEAVE_RANK, AugmentedLagrangian, full_partition, is_full
+from .contact_events import DEPTH_STATUS, break_segment, is_contact_event, with_contact_events
 from .dependent_set import DependentSetMonitor, SetEvent, near_singular_note, remap, switch_note
 from .options import (
     MODES,
@@ -81,6 +83,7 @@ STATUS = {
     -5: "interrupted",
     -6: "error raised by a user callable (specifieds)",
     -7: "events accumulate (Zeno): impacts ever closer together",
+    DEPTH_STATUS: "a contact penetrated deeper than its model allows (a sphere's radius)",
 }
 
 #: events accumulate (Zeno) when an impact event's last intervals shrink geometrically and the
@@ -175,7 +178,10 @@ def simulate(model: NumericModel, t_span: Sequence[float], x0: Any, p: Any, *,
         The trajectory lists them in ``events`` and its pieces between impacts in
         ``segments``.  Impacts that accumulate (Zeno: a ball bouncing ever lower, the
         intervals shrinking geometrically) stop the run with status -7 at the accumulation
-        time; no resting contact is switched to (see docs/guides/events.md).
+        time; no resting contact is switched to (see docs/guides/events.md).  A model's
+        contacts (``model.contacts``) add their touchdown, lift-off and damping switches as
+        events that start a new segment (:mod:`.contact_events`), and their quantities go
+        into ``trajectory.contacts`` (:mod:`symbody.analysis.contact_samples`).
     outputs : quantities to evaluate along the trajectory into ``trajectory.outputs``:
         ``{name: SymPy expression}`` in t, q, u, u', constants and specified inputs
         (compiled), and/or the built-ins "specifieds", "constraint_forces",
@@ -192,7 +198,8 @@ def simulate(model: NumericModel, t_span: Sequence[float], x0: Any, p: Any, *,
     Trajectory
         ``status`` 0 on success, otherwise one of :data:`STATUS` (-1 step size collapse,
         -2 non-finite values, -3 singular matrix, -4 projection failure, -5 interrupted,
-        -6 user callable raised, -7 events accumulate) with a ``message`` saying what
+        -6 user callable raised, -7 events accumulate, -8 a contact penetrated deeper than
+        its model allows) with a ``message`` saying what
         happened and when.  The
         switches of the dependent set are listed in ``trajectory.partition_changes``; q, u
         and x stay in model order.  Without ``Solver(raise_on_failure=True)`` a failed run
@@ -243,6 +250,7 @@ def simulate(model: NumericModel, t_span: Sequence[float], x0: Any, p: Any, *,
                                 steps=segments.steps, restarts=segments.restarts,
                                 positions=mode.projects_positions)
         attach_outputs(traj, model, run.constants, run.specifieds, outputs)
+        attach_contacts(traj, model, run.constants, run.specifieds)
         if status != 0:
             if solver.raise_on_failure:
                 raise SimulationError(message, trajectory=traj)
@@ -314,7 +322,7 @@ def _prepare(model: NumericModel, span: tuple[float, float], x0: Any, p: Any,
     x = model.state_array(x0)
     r_fun = specified_inputs(model, specifieds, P, (t0, tf), x)
     x = initial_state(model, x0, P, t0, r_fun)
-    watcher = prepare_events(model, events, P, r_fun)
+    watcher = prepare_events(model, with_contact_events(model, events, P), P, r_fun)
     run = Run(model, P, r_fun, t0, tf, solver.rtol, atol, method=method,
               max_step=solver.max_step, max_num_steps=solver.max_num_steps)
     run.options["exact_jacobian"] = solver.jacobian != "finite-differences"
@@ -686,6 +694,12 @@ class _Segments:
         model = run.model
         for t_e, i in hits:
             event = watcher.events[i]
+            if is_contact_event(event):       # a kink of a contact's force law: a new segment
+                restart = break_segment(self, i, t_e, dense, part, h, start, self._model_state)
+                if restart is False:
+                    continue
+                self._quiet_event = i if restart is not None else None
+                return restart
             if not (event.terminal or event.action is not None):
                 x_e = self._model_state(t_e, mode.output(run, t_e, start[1] if t_e == start[0]
                                                          else dense(t_e), part), part)

@@ -1,0 +1,160 @@
+"""The contacts' switching functions as events of a simulation (issue 37).
+
+A compliant contact's force is smooth except where its law switches: at touchdown and
+lift-off (the gap g through 0) and, with Hunt-Crossley damping, where the damping would
+make the force pull (1 + 3/2 c δ' through 0, while g < 0).  An integrator stepping across
+such a kink loses its order there (and an error-controlled one shrinks its steps to find
+it); :func:`contact_events` makes each switching function of each record in
+``model.contacts`` an event that ends the segment at its zero crossing, located on the
+step's dense output like any event, with no action: the next segment starts there (no
+step straddles a kink, explicit and implicit methods alike).  They are listed in
+``trajectory.events`` as "<contact>: touchdown", "<contact>: lift-off" and
+"<contact>: damping zero".
+
+A record's ``max_penetration`` (a sphere's radius) gives one more event: a penetration
+deeper than it means the compliant model has left its range, and the run stops there with
+status -8 and a message naming the contact.
+
+The contacts' parameters that are symbols of the model (k, n, c, μ) are checked with the
+run's constants before it starts: an InputError names the contact.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+import sympy as sm
+
+from ...errors import InputError
+from ..events import Event, EventRecord
+from .strategy import StopIntegration
+
+if TYPE_CHECKING:
+    from ...compilation import NumericModel
+
+__all__ = ["SegmentBreak", "ContactDepth", "contact_events", "break_segment", "DEPTH_STATUS"]
+
+#: Trajectory.status of a run stopped by a penetration deeper than a contact's limit
+DEPTH_STATUS = -8
+
+
+@dataclass(frozen=True)
+class SegmentBreak(Event):
+    """An event that ends the segment at its crossing (a kink of a force law), with no
+    action.  ``requires``: the name of another event (the same contact's touchdown) whose
+    condition must be negative at the crossing for it to count (the damping switch matters
+    only in contact)."""
+
+    requires: str | None = None
+
+
+@dataclass(frozen=True)
+class ContactDepth(Event):
+    """A penetration deeper than a contact's ``max_penetration``: the run stops (status -8)."""
+
+    contact: str = ""
+    limit: float = 0.0
+
+
+def _check_parameters(model: NumericModel, P: np.ndarray) -> None:
+    """The contacts' symbolic parameters with the run's constants (InputError naming the contact)."""
+    values = dict(zip(model.constants, np.asarray(P, dtype=float)))
+    checks = (("stiffness", 0.0, "the stiffness"), ("exponent", 1.0, "the exponent"),
+              ("damping", 0.0, "the damping"), ("friction_coefficient", 0.0, "the friction coefficient"))
+    for rec in model.contacts:
+        for attr, low, what in checks:
+            expr = getattr(rec, attr)
+            if expr is None:
+                continue
+            expr = sm.sympify(expr)
+            if expr.is_number:
+                continue
+            try:
+                value = float(expr.xreplace(values))
+            except (TypeError, ValueError):
+                continue            # depends on more than the constants
+            if not np.isfinite(value) or value < low:
+                raise InputError(f"contact {rec.name!r}: {what} {expr} = {value:g} with these constants; it "
+                                 f"must be >= {low:g}")
+
+
+def contact_events(model: NumericModel, P: np.ndarray) -> list[Event]:
+    """The events of ``model.contacts`` (module docstring); their parameters checked with ``P``."""
+    contacts = tuple(getattr(model, "contacts", ()) or ())
+    if not contacts:
+        return []
+    _check_parameters(model, P)
+    values = dict(zip(model.constants, np.asarray(P, dtype=float)))
+    out: list[Event] = []
+    for rec in contacts:
+        switching = dict(rec.switching)
+        gap = switching.get("contact", rec.gap)
+        touchdown = f"{rec.name}: touchdown"
+        out.append(SegmentBreak(gap, name=touchdown, direction=-1))
+        out.append(SegmentBreak(gap, name=f"{rec.name}: lift-off", direction=1))
+        damping = switching.get("damping")
+        if damping is not None:
+            out.append(SegmentBreak(damping, name=f"{rec.name}: damping zero", requires=touchdown))
+        if rec.max_penetration is not None:
+            try:
+                limit = float(sm.sympify(rec.max_penetration).xreplace(values))
+            except (TypeError, ValueError):
+                continue
+            if limit > 0.0:
+                out.append(ContactDepth(rec.gap + limit, name=f"{rec.name}: too deep", direction=-1,
+                                        contact=rec.name, limit=limit))
+    return out
+
+
+def with_contact_events(model: NumericModel, events: Any, P: np.ndarray) -> Any:
+    """``events`` (None, an Event or a list) with the contacts' events appended."""
+    extra = contact_events(model, P)
+    if not extra:
+        return events
+    if events is None:
+        return extra
+    return ([events] if isinstance(events, Event) else list(events)) + extra
+
+
+def break_segment(segments: Any, i: int, t_e: float, dense: Any, part: Any, h: float,
+                  start: tuple[float, np.ndarray],
+                  model_state: Callable[[float, np.ndarray, Any], np.ndarray]) -> tuple | None | bool:
+    """Handle the crossing of a contact event ``i`` at ``t_e`` inside the step just taken
+    (``segments``: the driver's ``_Segments``; ``model_state(t, y, part)``: y in the model's
+    layout): False when the crossing is not a kink (the damping switch while apart: the step
+    goes on), else the samples up to ``t_e`` and the event's record, then (t, y, partition,
+    step) to restart there, or None at the span's end.  A :class:`ContactDepth` stops the
+    run (StopIntegration, status -8)."""
+    run, watcher, samples = segments.run, segments.watcher, segments.samples
+    event = watcher.events[i]
+    y_e = start[1] if t_e == start[0] else dense(t_e)
+    if isinstance(event, SegmentBreak) and event.requires is not None:
+        x_e = model_state(t_e, y_e, part)
+        if watcher.values(t_e, x_e)[watcher.names.index(event.requires)] >= 0.0:
+            return False
+    mode = segments.mode_for(part)
+    segments.record(dense, start[0], t_e)
+    if isinstance(event, ContactDepth):
+        segments.emit(dense, t_e, part, strict=False)
+        if segments.t_eval is None and t_e != samples.last_t:
+            samples.add(t_e, y_e)          # the run's samples reach the failure
+        raise StopIntegration(
+            DEPTH_STATUS, f"contact {event.contact!r} penetrated deeper than {event.limit:g} (the "
+                          f"sphere's radius) at t = {t_e:.6g}: the compliant contact means nothing "
+                          "there (too soft a stiffness for the load, or too fast an impact)",
+            (t_e, y_e))
+    segments.emit(dense, t_e, part)
+    y_e = mode.output(run, t_e, y_e, part)
+    if segments.t_eval is None and t_e != samples.last_t:
+        samples.add(t_e, y_e)
+    segments.records.append(EventRecord(watcher.names[i], t_e, model_state(t_e, y_e, part)))
+    if segments.direction * (run.tf - t_e) <= 0:
+        return None
+    return t_e, y_e, part, max(0.5 * abs(h), 1e-12 * max(1.0, abs(t_e)))
+
+
+def is_contact_event(event: Event) -> bool:
+    return isinstance(event, (SegmentBreak, ContactDepth))
