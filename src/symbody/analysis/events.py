@@ -22,6 +22,7 @@ after the impact it triggered) does not fire there.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import NamedTuple
@@ -86,6 +87,14 @@ class EventRecord(NamedTuple):
     xdot_after: np.ndarray | None = None
 
 
+@functools.lru_cache(maxsize=1024)
+def _condition_atoms(condition: sm.Basic) -> tuple[frozenset, frozenset]:
+    """(the symbols and functions of time, the derivatives) of an event condition: one walk per
+    expression however many runs use it (the contacts' conditions are long)."""
+    atoms = frozenset(condition.free_symbols | condition.atoms(sm.core.function.AppliedUndef))
+    return atoms, frozenset(condition.atoms(sm.Derivative))
+
+
 class PreparedEvents:
     """The events of one simulation, ready to evaluate: ``values(t, x)`` -> g (k,) and
     ``locate(...)`` for one accepted step."""
@@ -103,10 +112,9 @@ class PreparedEvents:
         allowed = {_t, *model.coordinates, *model.speeds, *model.constants}
         for i, e in enumerate(self.events):
             if isinstance(e.condition, sm.Basic):
-                bad = [a for a in (e.condition.free_symbols
-                                   | set(e.condition.atoms(sm.core.function.AppliedUndef)))
-                       if a not in allowed]
-                derivs = list(e.condition.atoms(sm.Derivative))
+                atoms, derivs = _condition_atoms(e.condition)
+                bad = [a for a in atoms if a not in allowed]
+                derivs = list(derivs)
                 if bad or derivs:
                     what = sorted(derivs + bad, key=str)[0]
                     raise InputError(f"event {self.names[i]!r}: the condition {e.condition} depends on "
@@ -123,7 +131,7 @@ class PreparedEvents:
                                           list(model.constants)],
                                          [exprs[i] for i in self._order], name="event conditions")
             speeds = set(model.speeds)
-            self._needs_u = any(e.has(*speeds) for e in exprs.values()) if speeds else False
+            self._needs_u = any(_condition_atoms(e)[0] & speeds for e in exprs.values()) if speeds else False
         self._actions: dict[int, Callable] = {}
         for i, e in enumerate(self.events):
             if isinstance(e.action, dict):

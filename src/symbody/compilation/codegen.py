@@ -49,7 +49,7 @@ import sympy as sm
 
 from ..errors import CompilationError
 from ..progress import as_progress
-from ..symengine_bridge import DESCEND, fold_dag, symengine_node
+from ..symengine_bridge import DESCEND, _se_structured, fold_dag, symengine_node
 from . import c_kernels as _c
 from . import cache as _cache
 
@@ -57,6 +57,10 @@ try:  # symengine is a hard dependency, but keep the numpy backend usable withou
     import symengine as se
 except ImportError:  # pragma: no cover
     se = None
+
+#: SymPy class name -> symengine constructor of the nodes converted one by one although they
+#: hold conditions (Piecewise, relations, And/Or/Not, Max/Min; symengine_bridge's table)
+_STRUCTURED = _se_structured() if se is not None else {}
 
 __all__ = ["BACKENDS", "Kernel", "NumericFunction", "available_backends", "compile_kernel",
            "make_function", "resolve_backend"]
@@ -295,6 +299,10 @@ class _ToSymengine:
             fname = type(e).__name__
             if fname != "Piecewise" and getattr(se, fname, None) is not None:
                 return DESCEND
+        if e.args and type(e).__name__ in _STRUCTURED:
+            # a Piecewise and its conditions node by node (a contact force's: its long gap
+            # expression converted and digested once, not printed whole)
+            return DESCEND
         return self._whole(e)
 
     def _combine(self, e, parts):
@@ -302,6 +310,8 @@ class _ToSymengine:
         if tag is not None:
             return symengine_node(e, [p[0] for p in parts]), _digest(tag, parts)
         fname = type(e).__name__
+        if fname in _STRUCTURED:
+            return _STRUCTURED[fname](*[p[0] for p in parts]), _digest(fname.encode(), parts)
         try:
             return getattr(se, fname)(*[p[0] for p in parts]), _digest(fname.encode(), parts)
         except Exception:
@@ -951,8 +961,29 @@ def make_function(args: Sequence, exprs: Any, backend: str = "auto", cache: bool
         shape, values = _shape_and_values(item)
         shapes.append(shape)
         flat += values
-    kernel = compile_kernel(flat_args, flat, backend=backend, cache=cache, name=name)
+    kernel = _remembered_kernel(flat_args, flat, backend, cache, name)
     return NumericFunction(groups, scalar, shapes if multi else shapes[0], kernel, multi=multi)
+
+
+#: the kernels make_function built in this process, by their arguments and expressions (the
+#: same contact records' or events' expressions in every run of a model: converted and
+#: digested once, not at each run); the most recent _KERNELS_KEPT
+_KERNELS: dict = {}
+_KERNELS_KEPT = 256
+
+
+def _remembered_kernel(args: list, exprs: list, backend: str, cache: bool, name: str) -> Kernel:
+    try:
+        key = (backend, bool(cache), name, tuple(args), tuple(sm.sympify(e) for e in exprs))
+        kernel = _KERNELS.pop(key, None)
+    except (TypeError, sm.SympifyError):       # (unhashable: compiled every time)
+        return compile_kernel(args, exprs, backend=backend, cache=cache, name=name)
+    if kernel is None:
+        kernel = compile_kernel(args, exprs, backend=backend, cache=cache, name=name)
+    _KERNELS[key] = kernel                   # (most recent last)
+    while len(_KERNELS) > _KERNELS_KEPT:
+        _KERNELS.pop(next(iter(_KERNELS)))
+    return kernel
 
 
 def _shape_and_values(exprs) -> tuple[tuple, list]:
