@@ -297,3 +297,27 @@ def test_bad_input_names_the_link():
     assert robot.ground_contacts[0].features[0].center == pytest.approx((0, 0, 0.11))
     with pytest.raises(InputError, match="exists already"):
         robot.add_ground_contact(links=["sensor"], spheres={"sensor": 0.02}, stiffness=1e4)
+
+
+def test_contact_scene_draws_the_plane_and_the_forces(small):
+    """robot.contact_scene(): the plane on a frame whose z axis is the plane's normal, a rod per
+    contact feature from its contact point along F / scale (F from its record)."""
+    robot, _, _ = small
+    scene = robot.contact_scene(scale=50.0)
+    plane = [vf for vf in scene.visualization_frames if vf.name == "ground plane"][0]
+    n = robot.world_frame.z.express(plane.frame) if False else plane.frame.z.to_matrix(robot.world_frame)
+    np.testing.assert_allclose(np.array(n, dtype=float).ravel(), (0.0, 0.6, 0.8), atol=1e-15)
+    rods = [vf for vf in scene.visualization_frames if isinstance(vf, sb.presentation.Segment)]
+    assert [r.name for r in rods] == ["thigh[0] force", "thigh[1] force", "foot force"]
+    rec = robot.eom.contacts[-1]
+    rng = np.random.default_rng(2)
+    x = _random_state(robot, rng, height=0.0)
+    values = dict(zip(robot.coordinates, x))
+    x[list(robot.joint_names).index("base.z")] -= (float(rec.gap.xreplace(values)) + 0.003) / 0.8
+    values = {**dict(zip(robot.coordinates, x)), **dict(zip(robot.u_ind, x[len(robot.coordinates):])),
+              **{sm.Symbol(str(k)): v for k, v in robot.constants.items()}}
+    tip = np.array(scene.points["foot force"].xreplace(values), dtype=float).ravel()
+    base = np.array(scene.points["foot contact"].xreplace(values), dtype=float).ravel()
+    fn = float(rec.normal_force.xreplace(values))
+    assert fn > 0
+    assert np.dot(tip - base, (0.0, 0.6, 0.8)) == pytest.approx(fn / 50.0, rel=1e-12)

@@ -455,6 +455,23 @@ def contact_records(robot: Robot, q: list, u: list, symbol: Any, names: dict) ->
     return tuple(records)
 
 
+def contact_positions(robot: Robot) -> dict:
+    """{feature name: its lowest point P in world coordinates (3 SymPy expressions in the
+    robot's coordinates)} of all ground contacts (the points the records' forces act at)."""
+    qs = [se.Symbol(f"_sbq{i}") for i in range(len(robot.tree_coordinates))]
+    us = [se.Symbol(f"_sbu{i}") for i in range(len(robot.tree_speeds))]
+    names = {str(s): a for s, a in zip(qs + us, [*robot.tree_coordinates, *robot.tree_speeds])}
+    motion = tree_motion(robot.tree, qs, us, robot.floating_base)
+    conv = SympyConverter(names)
+    out = {}
+    for contact in robot.ground_contacts:
+        n = tuple(num(x) for x in contact.normal)
+        for f in contact.features:
+            m = motion[f.body]
+            out[f.name] = tuple(conv(e) for e in m.point(_lowest_point(f, m, n)))
+    return out
+
+
 # ----------------------------------------------------------------------------- the System path
 class _Rim(Shape):
     """One rim of a disc (centre ``point``, unit ``axis`` and ``radius`` fixed in ``frame``):

@@ -29,6 +29,7 @@ from ..compat.sympy import TIME
 from ..errors import InputError
 from ..formulation.eom import CanonicalBlocks, EquationsOfMotion, SymengineDynamics
 from ..symengine_bridge import SympyConverter
+from .contact_methods import ContactMethods
 from .dynamics import form_tree_dynamics, num
 from .tree import KinematicTree, build_tree
 from .urdf_parse import UrdfModel, parse_urdf
@@ -49,7 +50,7 @@ def _ident(name: str) -> str:
     return s if s and not s[0].isdigit() else "_" + s
 
 
-class Robot:
+class Robot(ContactMethods):
     """A URDF robot: its equations, constants, names, SymPy System and scene.
 
     Attributes
@@ -245,35 +246,6 @@ class Robot:
             eom.contacts = contact_records(self, qs, us, self._contact_symbol(names), names)
         return eom
 
-    def _placeholders(self) -> list:
-        """The exact-friction placeholders of the ground contacts (specified inputs)."""
-        return [f for c in self.ground_contacts for f in c.inputs]
-
-    def _contact_symbol(self, names: dict) -> Any:
-        """sympy atom -> the symengine symbol of the tree equations (registered in ``names``)."""
-        def symbol(s):
-            key = s.name if isinstance(s, sm.Symbol) else f"_sbph_{s.func.__name__}"
-            names[key] = s
-            return se.Symbol(key)
-        return symbol
-
-    def _external_forces(self, rest: list, qs: list, us: list, names: dict) -> list:
-        """``rest`` (tree order) minus the generalized forces of the ground contacts and the
-        joint controllers."""
-        if not (self.ground_contacts or self.controllers):
-            return rest
-        from .ground_contact import contact_generalized_forces
-        from .joint_control import pd_generalized_forces
-
-        symbol = self._contact_symbol(names)
-        rest = list(rest)
-        for i, f in enumerate(contact_generalized_forces(self, qs, us, symbol)):
-            rest[i] = rest[i] - f
-        for controller in self.controllers:
-            for i, f in pd_generalized_forces(self, controller, qs, us, symbol).items():
-                rest[i] = rest[i] - f
-        return rest
-
     def _kinematics(self) -> tuple:
         """(q -> q'(q, u), K_u = -dq'/du (N x o), both in the model's order)."""
         out = {}
@@ -434,56 +406,6 @@ class Robot:
         sphere per joint."""
         from .system import build_scene
         return build_scene(self)
-
-    def add_ground_contact(self, plane: Any = None, *, links: Any = None, spheres: Any = None,
-                           stiffness: float, exponent: float = 1.5, damping: float | None = None,
-                           restitution: float | None = None, impact_speed: float | None = None,
-                           friction: Any = None, friction_mode: str = "smooth",
-                           name: str = "ground") -> Any:
-        """Contact between the links' collision geometry and a plane; ``robot.eom`` (with
-        ``eom.contacts``) and ``robot.system`` include it afterwards.  See
-        :mod:`symbody.robots.ground_contact` for the geometry and :mod:`symbody.contact` for
-        the laws.
-
-        ``plane``: (point, unit normal) in world coordinates (default: z = 0, facing against
-        gravity); ``links``: the links whose ``<collision>`` spheres, boxes, cylinders and
-        capsules touch it (default: every link with collision geometry); ``spheres``:
-        ``{link: radius}`` or ``{link: (radius, offset)}`` (offset in the link frame): a
-        sphere instead of the link's collision geometry (needed where it is a mesh; a mesh
-        without one is an InputError naming the link); ``stiffness`` k, ``exponent`` n,
-        ``damping`` c (Hunt–Crossley: F_n = k δⁿ max(0, 1 + 3/2 c δ')) or ``restitution`` e
-        with ``impact_speed`` v; ``friction``: μ or a :class:`symbody.contact.Friction`;
-        ``friction_mode``: "smooth" or "exact".  The constants go into ``robot.constants``
-        (``{name}_stiffness``, ``{name}_damping``, ``{name}_friction``,
-        ``{name}_velocity_scale``).  Returns the
-        :class:`~symbody.robots.ground_contact.GroundContact`.
-        """
-        from .ground_contact import ground_contact
-        contact = ground_contact(self, plane, links=links, spheres=spheres, stiffness=stiffness,
-                                 exponent=exponent, damping=damping, restitution=restitution,
-                                 impact_speed=impact_speed, friction=friction,
-                                 friction_mode=friction_mode, name=name)
-        self.ground_contacts = (*self.ground_contacts, contact)
-        self._reform()
-        return contact
-
-    def add_pd_control(self, kp: Any, kd: Any, pose: Any = None, joints: Any = None) -> Any:
-        """A PD controller on the actuated ``joints`` (default all), inside the equations:
-        each joint's input becomes τ + kp (q_ref - q) - kd u, with ``kp``, ``kd`` and the
-        reference ``pose`` (numbers, one per joint, or dicts by joint name; pose default 0)
-        constants of the model (``kp_<joint>``, ``kd_<joint>``, ``qref_<joint>`` in
-        ``robot.constants``).  See :mod:`symbody.robots.joint_control`."""
-        from .joint_control import joint_pd
-        controller = joint_pd(self, kp, kd, pose, joints)
-        self.controllers = (*self.controllers, controller)
-        self._reform()
-        return controller
-
-    def _reform(self) -> None:
-        """Form the equations again (after contacts or controllers were added); the System is
-        rebuilt on its next access."""
-        self.eom = self._form()
-        self.__dict__.pop("system_parts", None)
 
     def to_eom(self, loads: Any = (), name: str | None = None) -> EquationsOfMotion:
         """The equations with the loads and actuators added to ``robot.system`` (and ``loads``),
