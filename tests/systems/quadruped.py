@@ -43,9 +43,10 @@ def solo12_drop(stiffness: float = 1e5, friction: object = None, compile_model: 
     if friction is None:
         friction = sb.contact.Friction(1.0, velocity_scale=1e-4)
     robot = sb.load_urdf(solo12_urdf(), floating_base=True)
+    # (as docs/guides/contact_robots.md does it: the same equations, the same compiled kernels)
+    robot.add_ground_contact(links=list(FEET), spheres={foot: FOOT_RADIUS for foot in FEET},
+                             stiffness=stiffness, restitution=0.5, impact_speed=1.0, friction=friction)
     robot.add_pd_control(kp=KP, kd=KD, pose=SOLO12_POSE)
-    robot.add_ground_contact(links=FEET, spheres={foot: FOOT_RADIUS for foot in FEET}, stiffness=stiffness,
-                             restitution=0.5, impact_speed=1.0, friction=friction)
     x0 = robot.default_state()
     names = list(robot.joint_names)
     for joint, value in SOLO12_POSE.items():
