@@ -7,7 +7,8 @@ Three scenes, each run by both tools:
   smooth friction μ = 0.5; MuJoCo: its default soft contact).  Error: the largest |z(t) -
   z_ref(t)| on a 1 ms grid, each tool against its own converged run (the two contact models
   differ, so no common reference exists).
-- block: a box (0.1 x 0.1 x 0.05 m half extents, 1 kg) sliding at 1 m/s on flat ground with
+- block: a box (0.1 x 0.1 x 0.05 m half extents, 1 kg; symbody: k = 1e8 N/m^1.5 at its corners,
+  c = 50 s/m) sliding at 1 m/s on flat ground with
   μ = 0.5, until 0.5 s.  Error: |distance travelled - v²/(2 μ g)| (the exact answer, the same
   for both tools).
 - solo12: Solo12 dropped from 0.4 m with a PD controller holding its standing pose
@@ -70,10 +71,10 @@ def symbody_block():
     s = box_on_slope(friction=0.5, theta=0)
     km, _ = kane(s)
     model = sb.compile(km.to_eom())
-    m, k = 1.0, 1e6
+    m, k = 1.0, 1e8
     h = 0.05
     sink = (m * G / 4 / k) ** (2 / 3)             # each bottom corner's static penetration
-    p = {"m": m, "g": G, "k": k, "c": 2.0, "a": 0.1, "h": h}
+    p = {"m": m, "g": G, "k": k, "c": 50.0, "a": 0.1, "h": h}
     x0 = np.array([0.0, h - sink, 0.0, 1.0, 0.0, 0.0])
     times = np.array([0.0, 0.5])
     exact = 1.0 / (2 * 0.5 * G)
@@ -184,6 +185,18 @@ def bench(name, repeats):
     return build, rows
 
 
+def default_method(name, repeats):
+    """CPU of one run at rtol 1e-6 (atol 1e-8) with simulate's default method, with Radau
+    chosen by hand, and with DOP853 (the default before the stiffness switch)."""
+    scene = SCENES[name][0]()
+    out = {}
+    for method in (None, "Radau", "DOP853"):
+        run_symbody(scene, 1e-6, method=method)
+        out[method or "default"] = statistics.median(run_symbody(scene, 1e-6, method=method)[0]
+                                                     for _ in range(repeats if method != "DOP853" else 1))
+    return out
+
+
 def crossing(points, target):
     """The least CPU time from which on every run (the runs sorted by CPU time) has error <=
     target: where the tool has converged to the target, not touched it by luck (None: never)."""
@@ -200,9 +213,10 @@ def main(argv=None):
     ap.add_argument("--repeats", type=int, default=3)
     ap.add_argument("--scenes", nargs="*", default=list(SCENES))
     ap.add_argument("--plot", default=None, help="write the error-vs-CPU plot (PNG) here")
+    ap.add_argument("--default-only", action="store_true", help="only the default-method table")
     args = ap.parse_args(argv)
     results = {}
-    for name in args.scenes:
+    for name in [] if args.default_only else args.scenes:
         build, rows = bench(name, args.repeats)
         results[name] = rows
         span = {"ball": 1.0, "block": 0.5, "solo12": 2.0}[name]
@@ -217,6 +231,13 @@ def main(argv=None):
             ratio = f"{m / s:.1f}x" if s and m else "-"
             print(f"error <= {target:.0e}: symbody {s * 1e3 if s else float('nan'):.2f} ms, MuJoCo "
                   f"{m * 1e3 if m else float('nan'):.2f} ms (MuJoCo / symbody {ratio})")
+    print("\n## the default method at rtol 1e-6 (CPU ms of one run)")
+    print("| scene | default | Radau | DOP853 | default / Radau |")
+    print("|---|---|---|---|---|")
+    for name in args.scenes:
+        c = default_method(name, args.repeats)
+        print(f"| {name} | {c['default'] * 1e3:.1f} | {c['Radau'] * 1e3:.1f} | {c['DOP853'] * 1e3:.1f} | "
+              f"{c['default'] / c['Radau']:.2f} |")
     if args.plot:
         plot(results, args.plot)
 

@@ -123,6 +123,7 @@ class PreparedEvents:
                 exprs[i] = e.condition
             else:
                 self._callables[i] = e.condition
+        self._directions: np.ndarray | None = None      # (each event's direction, for crossed)
         self._order = sorted(exprs)
         self._kernel = None
         self._needs_u = False
@@ -214,16 +215,14 @@ class PreparedEvents:
 
         g0 == 0 is not a crossing (the condition starts a segment at its root); g1 == 0 is.
         """
-        out = []
-        for i, e in enumerate(self.events):
-            a, b = g0[i], g1[i]
-            if not (np.isfinite(a) and np.isfinite(b)) or a == 0.0:
-                continue
-            rising = a < 0.0 <= b
-            falling = a > 0.0 >= b
-            if (rising and e.direction >= 0) or (falling and e.direction <= 0):
-                out.append(i)
-        return out
+        a, b = np.asarray(g0, dtype=float), np.asarray(g1, dtype=float)
+        if self._directions is None:
+            self._directions = np.array([e.direction for e in self.events], dtype=float)
+        d = self._directions
+        with np.errstate(invalid="ignore"):
+            ok = np.isfinite(a) & np.isfinite(b) & (a != 0.0)
+            hit = ok & (((a < 0.0) & (b >= 0.0) & (d >= 0)) | ((a > 0.0) & (b <= 0.0) & (d <= 0)))
+        return [int(i) for i in np.flatnonzero(hit)]
 
     def locate(self, t0: float, t1: float, g0: np.ndarray, g1: np.ndarray,
                state_at: Callable[[float], np.ndarray]) -> list[tuple[float, int]]:

@@ -961,29 +961,9 @@ def make_function(args: Sequence, exprs: Any, backend: str = "auto", cache: bool
         shape, values = _shape_and_values(item)
         shapes.append(shape)
         flat += values
-    kernel = _remembered_kernel(flat_args, flat, backend, cache, name)
+    kernel = compile_kernel(flat_args, flat, backend=backend, cache=cache, name=name)
     return NumericFunction(groups, scalar, shapes if multi else shapes[0], kernel, multi=multi)
 
-
-#: the kernels make_function built in this process, by their arguments and expressions (the
-#: same contact records' or events' expressions in every run of a model: converted and
-#: digested once, not at each run); the most recent _KERNELS_KEPT
-_KERNELS: dict = {}
-_KERNELS_KEPT = 256
-
-
-def _remembered_kernel(args: list, exprs: list, backend: str, cache: bool, name: str) -> Kernel:
-    try:
-        key = (backend, bool(cache), name, tuple(args), tuple(sm.sympify(e) for e in exprs))
-        kernel = _KERNELS.pop(key, None)
-    except (TypeError, sm.SympifyError):       # (unhashable: compiled every time)
-        return compile_kernel(args, exprs, backend=backend, cache=cache, name=name)
-    if kernel is None:
-        kernel = compile_kernel(args, exprs, backend=backend, cache=cache, name=name)
-    _KERNELS[key] = kernel                   # (most recent last)
-    while len(_KERNELS) > _KERNELS_KEPT:
-        _KERNELS.pop(next(iter(_KERNELS)))
-    return kernel
 
 
 def _shape_and_values(exprs) -> tuple[tuple, list]:

@@ -98,10 +98,13 @@ class NativeRadau(Radau):
     forward differences of the compiled right-hand side; ``on_evaluations(k)``: told of the
     right-hand-side evaluations made in C.  A ``jac`` option (a callable ``jac(t, y)``, e.g.
     the exact Jacobian of :mod:`.jacobian`) is called from the C steps instead.
+    ``previous``: the stepper of the segment that ended where this one starts (its Jacobian
+    is this one's first, not current).
     """
 
     def __init__(self, fun: Any, t0: float, y0: Any, t_bound: float, *, native: Any, library: Any,
-                 jacobian: Any = None, on_evaluations: Any = None, **options: Any) -> None:
+                 jacobian: Any = None, on_evaluations: Any = None, previous: Any = None,
+                 **options: Any) -> None:
         python_jac = options.pop("jac", None)
         if python_jac is not None and callable(python_jac):
             jacobian = _PythonJacobian(python_jac, int(np.size(y0)))
@@ -122,13 +125,25 @@ class NativeRadau(Radau):
         self._J = np.zeros((n, n))
         self._sol_pending = False
         self._counted = 0
+        # a restart (an event, a projection) inside the last step of ``previous`` (the stepper
+        # of the segment before, same size): its Jacobian serves as the first one, marked as
+        # not current, so that a Newton failure evaluates a fresh one
+        self._start_J = None
+        if isinstance(previous, NativeRadau) and previous.n == n and previous.t_old is not None and \
+                min(previous.t_old, previous.t) <= t0 <= max(previous.t_old, previous.t):
+            self._start_J = previous._J.copy()
         super().__init__(fun, t0, y0, t_bound, jac=self._compiled_jacobian, **options)
+        if self._start_J is not None:
+            self.current_jac = False
+            self._start_J = None
         self._setup(n)
 
     # ---------------------------------------------------------------- the compiled Jacobian
     def _compiled_jacobian(self, t: float, y: np.ndarray) -> np.ndarray:
         """∂f/∂y at (t, y) from the compiled Jacobian (scipy's ``jac`` callable); the Python
         right-hand side's J by forward differences where the compiled one cannot evaluate."""
+        if self._start_J is not None:
+            return self._start_J
         y = np.ascontiguousarray(y, dtype=float)
         f = np.ascontiguousarray(self.fun(t, y), dtype=float) if getattr(self, "f", None) is None \
             or getattr(self, "t", None) != t or not np.array_equal(getattr(self, "y", None), y) \

@@ -165,6 +165,8 @@ class ConstraintMode:
         if native is not None:
             solver, extra = native
             kwargs.update(extra, on_evaluations=run.count_evaluations)
+            if run.method == "Radau":        # (its Jacobian carried over a restart)
+                kwargs["previous"] = run.options.get("radau_stepper")
         if run.method in ("Radau", "BDF", "LSODA") and own and not compiled_jacobian:
             # implicit solvers: the exact Jacobian from the compiled derivative program (the
             # compiled Radau steps call it too with jacobian="exact")
@@ -174,7 +176,10 @@ class ConstraintMode:
                                       if run.options.get("exact_jacobian", True) else None)
             if run.options["jac"] is not None:
                 kwargs["jac"] = run.options["jac"]
-        return solver(self.rhs(run, part), t, y.copy(), run.tf, **kwargs)
+        stepper = solver(self.rhs(run, part), t, y.copy(), run.tf, **kwargs)
+        if "previous" in kwargs:
+            run.options["radau_stepper"] = stepper
+        return stepper
 
     def _native_solver(self, run: Run, part: Partition) -> tuple[type, dict] | None:
         """The plain right-hand side of a model whose kernels are all generated C (and whose
