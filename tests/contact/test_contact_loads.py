@@ -261,3 +261,13 @@ def test_a_moving_plane_gives_the_relative_velocity_of_the_material_points():
         assert np.abs(f_ref).max() > 1.0
         np.testing.assert_allclose(M, M_ref, rtol=1e-12, atol=1e-12)
         np.testing.assert_allclose(-g.ravel(), f_ref.ravel(), rtol=1e-10, atol=1e-10)
+
+
+def test_a_contact_given_twice_is_kept_once_and_two_of_one_name_are_refused():
+    s = spinning_ball()
+    eom = kane(s)[0].to_eom()
+    assert [r.name for r in eom.with_contacts(s.contact).contacts] == ["ball"]
+    other = sb.contact.Contact(sb.contact.Plane(s.O, s.N.z), sb.contact.Sphere(s.P, 0.3), stiffness=1.0,
+                               name="ball")
+    with pytest.raises(sb.FormulationError, match="two contacts are named 'ball'"):
+        eom.with_contacts(other)

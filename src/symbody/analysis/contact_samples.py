@@ -16,7 +16,8 @@ functions are events): P at each step's Chebyshev-Lobatto nodes, interpolated by
 polynomial of the dense output's degree and integrated exactly (Clenshaw-Curtis; a sample
 inside a step takes the integral of the interpolant up to its time), so the balance holds
 to about the integration tolerance.  Without the dense output (``Solver(dense_output=False)``)
-the trapezoidal rule on the samples does, less accurately.
+4-point Gauss-Legendre on each interval between samples, on the trajectory's cubic Hermite
+interpolant, does, less accurately (2e-5 of the energy for the bouncing ball of the tests).
 
 The arrays live in ``trajectory.outputs`` as "<name>.<quantity>" (saved with the
 trajectory); ``trajectory.contacts`` reads them.
@@ -62,6 +63,17 @@ class ContactSamples(NamedTuple):
     elastic_energy: np.ndarray
     power: np.ndarray
     dissipated: np.ndarray
+
+    def __getitem__(self, key):                     # type: ignore[override]
+        """``samples["normal_force"]`` as well as ``samples.normal_force`` (and tuple indices)."""
+        if isinstance(key, str):
+            if key not in self._fields:
+                raise KeyError(f"a contact's samples hold {', '.join(self._fields)}; not {key!r}")
+            return getattr(self, key)
+        return tuple.__getitem__(self, key)
+
+    def keys(self) -> tuple[str, ...]:
+        return self._fields
 
 
 class ContactTraces(dict):
@@ -138,7 +150,7 @@ def attach_contacts(traj: Trajectory, model: NumericModel, P: np.ndarray, r_fun:
     R = _inputs(model, r_fun, T, traj.x)
     Pk = np.broadcast_to(np.asarray(P, dtype=float), (k, len(P)))
     values = np.asarray(f(T, Q, U, Pk, R), dtype=float).reshape(k, len(exprs))
-    work = _work(traj, model, records, P, r_fun, values[:, [a + _SCALARS.index("power") for a, _ in blocks]])
+    work = _work(traj, model, records, P, r_fun)
     n = len(_SCALARS)
     for j, (rec, (a, d)) in enumerate(zip(records, blocks)):
         out = dict(zip(_SCALARS, values[:, a:a + n].T))
@@ -150,15 +162,38 @@ def attach_contacts(traj: Trajectory, model: NumericModel, P: np.ndarray, r_fun:
             traj.outputs[f"{rec.name}.{q}"] = np.array(out[q])
 
 
+def _work_between_samples(traj: Trajectory, model: NumericModel, power: Callable, P: np.ndarray,
+                          r_fun: Callable | None, n: int) -> np.ndarray:
+    """∫ P dt (k, n) without the integrator's steps: 4-point Gauss-Legendre on each interval
+    between samples, the states there from the trajectory's cubic Hermite interpolant."""
+    T = traj.t
+    k = len(T)
+    out = np.zeros((k, n))
+    if k < 2:
+        return out
+    nodes, weights = np.polynomial.legendre.leggauss(4)
+    h = np.diff(T)
+    times = (T[:-1, None] + 0.5 * (nodes[None, :] + 1.0) * h[:, None]).ravel()
+    Q, U = traj.interpolate(times)
+    X = traj(times)
+    R = _inputs(model, r_fun, times, np.atleast_2d(X))
+    Pn = np.broadcast_to(np.asarray(P, dtype=float), (len(times), len(P)))
+    values = np.asarray(power(times, Q, U, Pn, R), dtype=float).reshape(k - 1, 4, n)
+    intervals = 0.5 * h[:, None] * np.einsum("j,ijn->in", weights, values)
+    out[1:] = np.cumsum(intervals, axis=0)
+    return out
+
+
 def _work(traj: Trajectory, model: NumericModel, records: tuple, P: np.ndarray,
-          r_fun: Callable | None, power_at_samples: np.ndarray) -> np.ndarray:
-    """∫ P dt of each contact from the first sample to each sample (k, contacts);
-    ``power_at_samples`` (k, contacts) for the trapezoidal rule without the dense output."""
+          r_fun: Callable | None) -> np.ndarray:
+    """∫ P dt of each contact from the first sample to each sample (k, contacts)."""
     k = len(traj.t)
     steps = traj.steps
+    args = [TIME, list(model.coordinates), list(model.speeds), list(model.constants),
+            list(model.specifieds)]
+    f = make_function(args, [rec.power for rec in records], name="contact power")
     if steps is None or not len(steps):
-        from scipy.integrate import cumulative_trapezoid
-        return cumulative_trapezoid(power_at_samples, traj.t, axis=0, initial=0.0)
+        return _work_between_samples(traj, model, f, P, r_fun, len(records))
     from numpy.polynomial import chebyshev as C
 
     S, nodes, w = steps.values.shape
@@ -170,9 +205,6 @@ def _work(traj: Trajectory, model: NumericModel, records: tuple, P: np.ndarray,
     Q, U = W[:, :N], W[:, N:N + o]
     X = np.concatenate([Q, U[:, :model.p], W[:, N + o:]], axis=1)
     R = _inputs(model, r_fun, times, X)
-    args = [TIME, list(model.coordinates), list(model.speeds), list(model.constants),
-            list(model.specifieds)]
-    f = make_function(args, [rec.power for rec in records], name="contact power")
     Pn = np.broadcast_to(np.asarray(P, dtype=float), (len(times), len(P)))
     power = np.asarray(f(times, Q, U, Pn, R), dtype=float).reshape(S, nodes, len(records))
     x_nodes = 2.0 * s_nodes - 1.0

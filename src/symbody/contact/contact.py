@@ -24,6 +24,7 @@ from sympy.physics.vector import Vector, dynamicsymbols
 
 from ..errors import InputError
 from ..formulation.contact_record import ContactRecord
+from ..scene import Mesh
 from .friction import DEFAULT_VELOCITY_SCALE, Friction, as_friction, smooth_friction
 from .geometry import Plane, Shape, Sphere
 from .loads import ContactForce, ContactTorque
@@ -59,7 +60,7 @@ def _check_shape(shape: Any, name: str, which: str) -> None:
     if isinstance(shape, Shape):
         return
     kind = type(shape).__name__
-    if "mesh" in kind.lower() or "Mesh" in type(shape).__mro__[0].__name__:
+    if isinstance(shape, Mesh) or "mesh" in kind.lower():
         raise InputError(f"contact {name!r}: {which} is a mesh ({kind}); contact needs a primitive "
                          "shape: put spheres (symbody.contact.Sphere) where the mesh touches")
     raise InputError(f"contact {name!r}: {which} must be a symbody.contact shape (Plane, Sphere, Box, "
@@ -133,7 +134,6 @@ class Contact:
         self.a, self.b = a, b
         kinematics = self._kinematics(a, b)
         multiple = len(kinematics) > 1
-        self.records: tuple[ContactRecord, ...] = ()
         self._loads: list = []
         records = []
         for i, kin in enumerate(kinematics):
@@ -141,7 +141,8 @@ class Contact:
             record, loads = self._point(kin, rec_name)
             records.append(record)
             self._loads += loads
-        self.records = tuple(records)
+        #: one ContactRecord per contact point (``name`` or ``name[i]``)
+        self.records: tuple[ContactRecord, ...] = tuple(records)
 
     # ------------------------------------------------------------------ construction
     def _damping(self, damping: Any, restitution: Any, impact_speed: Any) -> sm.Expr:

@@ -14,9 +14,10 @@ radius R; a corner or rim point is a sphere of radius 0):
   capsule lying parallel to the plane touches at both);
 - ``Cylinder``: its 2 rims.  By default each rim's deepest point, the rim point
   c_end - R ŵ with ŵ the unit projection of the plane normal n onto the end face
-  (w = n - (n . a) a, a the axis): exact for a rolling or tilted cylinder, undefined
-  when the axis is along n (standing flat, w = 0); ``rim_points=k`` puts k points evenly
-  on each rim instead (standing cylinders, a polygon when rolling).
+  (w = n - (n . a) a, a the axis; |w| floored at 1e-12): exact for a rolling or tilted
+  cylinder, but a cylinder standing flat touches at one point that jumps across the face
+  as it tilts; ``rim_points=k`` puts k points evenly on each rim instead (standing
+  cylinders; a polygon when rolling).
 
 The velocity of a contact point is that of the material point of the body at that place,
 v = v_O + ω × r (O the shape's point, r from O to the contact point): hence the frame.
@@ -36,6 +37,9 @@ from ..compat.sympy import TIME
 from ..errors import InputError
 
 __all__ = ["Shape", "Plane", "Sphere", "Box", "Capsule", "Cylinder", "SphereFeature", "BodyPoint"]
+
+#: the floor under |w| (the sine of a cylinder's tilt) in its deepest rim point c - R w/|w|
+RIM_FLOOR = sm.Float(1e-12)
 
 
 class BodyPoint(Point):
@@ -289,7 +293,9 @@ class Cylinder(Shape):
             if normal is None:
                 raise InputError("Cylinder: its deepest rim points need the plane's normal")
             w = normal - normal.dot(a) * a
-            w_hat = w / sm.sqrt(w.dot(w))
+            # |w| = sin of the tilt; the tiny floor keeps a cylinder standing exactly flat finite
+            # (its contact then at the face's centre), and changes nothing above 1e-6 rad
+            w_hat = w / sm.sqrt(w.dot(w) + RIM_FLOOR ** 2)
             for s, label in ((1, "rim +"), (-1, "rim -")):
                 out.append(SphereFeature(self.point, self.frame, s * h * a - R * w_hat, sm.S.Zero, label, R))
             return out

@@ -190,7 +190,8 @@ def records_of_loads(loads: Iterable | None) -> tuple[ContactRecord, ...]:
 def contact_records(items: Iterable | None, qdot_map: Mapping | None = None) -> tuple[ContactRecord, ...]:
     """The :class:`ContactRecord` objects of ``items`` -- records, or objects with a
     ``records`` attribute (``symbody.contact.Contact``), or loads that carry them -- with
-    ``qdot_map`` (q' -> its expression in q, u) applied.  Names must be unique."""
+    ``qdot_map`` (q' -> its expression in q, u) applied.  The same contact given twice is kept
+    once; two different contacts of one name are an error."""
     out: list[ContactRecord] = []
     for item in items or ():
         if isinstance(item, ContactRecord):
@@ -205,13 +206,19 @@ def contact_records(items: Iterable | None, qdot_map: Mapping | None = None) -> 
         else:
             raise FormulationError(f"contacts: {item!r} is neither a symbody.contact.Contact nor a "
                                    "ContactRecord")
+    if qdot_map:
+        out = [r.xreplace(qdot_map) for r in out]
+    unique: list[ContactRecord] = []
+    for rec in out:              # the same contact given twice (in the loads and in contacts=)
+        if not any(u.name == rec.name and u.gap == rec.gap and u.normal_force == rec.normal_force
+                   for u in unique):
+            unique.append(rec)
+    out = unique
     names = [r.name for r in out]
     dup = sorted({n for n in names if names.count(n) > 1})
     if dup:
         raise FormulationError(f"two contacts are named {dup[0]!r}; give each contact its own name= "
                                "(the trajectory reports them by name)")
-    if qdot_map:
-        out = [r.xreplace(qdot_map) for r in out]
     return tuple(out)
 
 

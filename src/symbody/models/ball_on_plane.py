@@ -90,7 +90,7 @@ def ball_on_plane(restitution: float = 0.8, height: float = 1.0) -> Model:
                   VisualizationFrame("ground", None, "O", PlaneShape(4.0, 1.0, color="#999999")),
                   points=ex["points"], traces=("centre",), up="z", ground=False, name="ball-on-plane")
     kinetic = sm.sympify(ex["kinetic"]).xreplace(eom.kindiffdict)
-    contact = ex["contact"]
+    contact = eom.contacts[0]                 # q' replaced through the kinematics
     return Model.create(
         name="ball-on-plane", description=DESCRIPTION, eom=eom, method=km, constants=constants,
         initial_state=initial, t_span=(0.0, 3.0), drawing=drawing,

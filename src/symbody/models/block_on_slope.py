@@ -100,7 +100,7 @@ def block_on_slope(friction_mode: str = "smooth", theta: float = math.radians(30
                   VisualizationFrame("slope", S, "O", PlaneShape(6.0, 1.0, color="#999999")),
                   points=ex["points"], traces=("block",), up="z", ground=False, name="block-on-slope")
     kinetic = sm.sympify(ex["kinetic"]).xreplace(eom.kindiffdict)
-    contact = ex["contact"]
+    contact = eom.contacts[0]                 # q' replaced through the kinematics
     return Model.create(
         name="block-on-slope", description=DESCRIPTION, eom=eom, method=km, constants=constants,
         initial_state_rule=initial_state, t_span=(0.0, 2.0), drawing=drawing,

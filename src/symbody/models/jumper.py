@@ -134,7 +134,7 @@ def jumper(height: float = 0.2, knee: float = math.radians(20.0)) -> Model:
                   VisualizationFrame("foot", None, "foot", SphereShape(0.04, color="#333333")),
                   points=ex["points"], traces=("hip",), up="y", ground=True, name="jumper")
     kinetic = sm.sympify(ex["kinetic"]).xreplace(eom.kindiffdict)
-    contact = ex["contact"]
+    contact = eom.contacts[0]                 # q' replaced through the kinematics
     return Model.create(
         name="jumper", description=DESCRIPTION, eom=eom, method=km, constants=constants,
         initial_state_rule=initial_state, t_span=(0.0, 0.3), drawing=drawing,

@@ -9,7 +9,8 @@ it); :func:`contact_events` makes each switching function of each record in
 step's dense output like any event, with no action: the next segment starts there (no
 step straddles a kink, explicit and implicit methods alike).  They are listed in
 ``trajectory.events`` as "<contact>: touchdown", "<contact>: lift-off" and
-"<contact>: damping zero".
+"<contact>: damping zero"; kinks at one instant (a box landing flat on two corners at once)
+make one segment break, recorded under the first contact's name.
 
 A record's ``max_penetration`` (a sphere's radius) gives one more event: a penetration
 deeper than it means the compliant model has left its range, and the run stops there with
@@ -135,6 +136,8 @@ def break_segment(segments: Any, i: int, t_e: float, dense: Any, part: Any, h: f
         x_e = model_state(t_e, y_e, part)
         if watcher.values(t_e, x_e)[watcher.names.index(event.requires)] >= 0.0:
             return False
+    if isinstance(event, SegmentBreak) and event.direction:
+        t_e, y_e = _past_the_root(segments, i, t_e, y_e, dense, part, model_state)
     mode = segments.mode_for(part)
     segments.record(dense, start[0], t_e)
     if isinstance(event, ContactDepth):
@@ -156,5 +159,36 @@ def break_segment(segments: Any, i: int, t_e: float, dense: Any, part: Any, h: f
     return t_e, y_e, part, max(0.5 * abs(h), 1e-12 * max(1.0, abs(t_e)))
 
 
+def _past_the_root(segments: Any, i: int, t_e: float, y_e: np.ndarray, dense: Any, part: Any,
+                   model_state: Callable) -> tuple[float, np.ndarray]:
+    """(t, y) at the located root of contact event ``i``, moved on by a few units in the last
+    place until the condition has its new sign (a touchdown: g < 0), so that the next segment
+    starts on the far side of the kink: a law that jumps there (a linear damper's d δ' at
+    touchdown) would otherwise jump inside the next segment's first step, where an implicit
+    method's step size collapses.  The time moves by at most 1e-12 relative, within the step."""
+    watcher = segments.watcher
+    sign = watcher.events[i].direction
+    t_end = float(dense.stepper.t)
+    direction = segments.direction
+    scale = max(1.0, abs(t_e))
+    for k in range(40):
+        value = watcher.values(t_e, model_state(t_e, y_e, part))[i]
+        if sign * value > 0.0:
+            return t_e, y_e
+        t_next = t_e + direction * np.spacing(scale) * 2.0 ** k
+        if direction * (t_next - t_end) > 0 or abs(t_next - t_e) > 1e-12 * scale:
+            break
+        t_e, y_e = t_next, dense(t_next)
+    return t_e, y_e
+
+
 def is_contact_event(event: Event) -> bool:
     return isinstance(event, (SegmentBreak, ContactDepth))
+
+
+def contact_indices(watcher: Any) -> list[int]:
+    """The indices of the contacts' segment-breaking events among a run's events: after a
+    kink, every one of them at its root (up to round-off) starts the next segment quietly
+    (two box corners touching at once would otherwise restart the run at the same time
+    again and again)."""
+    return [i for i, e in enumerate(watcher.events) if isinstance(e, SegmentBreak)]

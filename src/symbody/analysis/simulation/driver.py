@@ -56,7 +56,13 @@ from ..outputs import attach_outputs, parse_outputs
 from ..trajectory import Trajectory
 from . import redundant
 from .augmented import ENTER_RANK, LEAVE_RANK, AugmentedLagrangian, full_partition, is_full
-from .contact_events import DEPTH_STATUS, break_segment, is_contact_event, with_contact_events
+from .contact_events import (
+    DEPTH_STATUS,
+    break_segment,
+    contact_indices,
+    is_contact_event,
+    with_contact_events,
+)
 from .dependent_set import DependentSetMonitor, SetEvent, near_singular_note, remap, switch_note
 from .options import (
     MODES,
@@ -430,7 +436,8 @@ class _Segments:
         #: how many times the mode's correction after a step was fed back into the solver
         #: (a restart from the corrected state); the other corrections moved the samples only
         self.restarts = 0
-        self._quiet_event: int | None = None   # the event whose action started this segment
+        #: the event whose action started this segment (or the contacts' events: a kink)
+        self._quiet_event: int | list[int] | None = None
         # where the constraint Jacobian loses rank the run goes on in full coordinates
         self.full_mode = AugmentedLagrangian() if monitor.active and monitor.switch else None
         self.stiffness: StiffnessMonitor | None = None    # (see simulate)
@@ -520,10 +527,11 @@ class _Segments:
             e_a = user.values(t, self._model_state(t, y, part))
             if self._quiet_event is not None:
                 # the impact map that started this segment left its condition at its root
-                # (up to round-off): that is not a new crossing
-                i = self._quiet_event
-                if abs(e_a[i]) <= 1e-10 * (1.0 + abs(t)):
-                    e_a[i] = 0.0
+                # (up to round-off): that is not a new crossing (a contact's kink: none of the
+                # contacts' conditions at their roots, e.g. two corners touching at once)
+                for i in np.atleast_1d(self._quiet_event):
+                    if abs(e_a[i]) <= 1e-10 * (1.0 + abs(t)):
+                        e_a[i] = 0.0
                 self._quiet_event = None
         while True:
             # with events, a stepper that outputs by stopping (IDA) steps one internal step at
@@ -698,7 +706,7 @@ class _Segments:
                 restart = break_segment(self, i, t_e, dense, part, h, start, self._model_state)
                 if restart is False:
                     continue
-                self._quiet_event = i if restart is not None else None
+                self._quiet_event = contact_indices(watcher) if restart is not None else None
                 return restart
             if not (event.terminal or event.action is not None):
                 x_e = self._model_state(t_e, mode.output(run, t_e, start[1] if t_e == start[0]
