@@ -7,7 +7,8 @@ touch the plane at their lowest point:
 - a sphere: itself;  a capsule (URDF ``<capsule radius length>``): its two end spheres;
 - a box: its 8 corners (spheres of radius 0);
 - a cylinder: the deepest point of each end rim, c - R ŵ with ŵ the unit projection of the
-  plane normal onto the end face (undefined when the cylinder stands exactly flat);
+  plane normal onto the end face (|w| floored at 1e-12 as symbody.contact.Cylinder does: a
+  cylinder standing exactly flat touches at its faces' centres);
 - a mesh: the sphere the user gives (``spheres={link: radius}`` or ``(radius, offset)``),
   else an InputError naming the link and line (a mesh is never skipped silently).
 
@@ -42,7 +43,7 @@ import sympy as sm
 from sympy.physics.vector import dynamicsymbols
 
 from ..contact.friction import Friction, as_friction, smooth_friction
-from ..contact.geometry import Shape, SphereFeature
+from ..contact.geometry import RIM_FLOOR, Shape, SphereFeature
 from ..contact.normal_law import damping_from_restitution, hunt_crossley
 from ..errors import InputError
 from ..formulation.contact_record import ContactRecord
@@ -376,7 +377,8 @@ def _lowest_point(f: ContactFeature, motion: Any, n: tuple) -> tuple:
         return _add(centre, _scale(num(-f.radius), n_b))
     a = tuple(num(x) for x in f.axis)
     w = _add(n_b, _scale(-_dot(n_b, a), a))
-    return _add(centre, _scale(num(-f.radius) / se.sqrt(_dot(w, w)), w))
+    floor = float(RIM_FLOOR) ** 2              # (symbody.contact.Cylinder's floor under |w|)
+    return _add(centre, _scale(num(-f.radius) / se.sqrt(_dot(w, w) + se.RealDouble(floor)), w))
 
 
 def _quantities(contact: GroundContact, motion: list, symbol: Any) -> list[_Quantities]:
@@ -484,7 +486,8 @@ class _Rim(Shape):
     def features(self, normal: Any = None) -> list:
         a = self.axis
         w = normal - normal.dot(a) * a
-        return [SphereFeature(self.point, self.frame, -self.radius * w / sm.sqrt(w.dot(w)), sm.S.Zero,
+        return [SphereFeature(self.point, self.frame, -self.radius * w / sm.sqrt(w.dot(w) + RIM_FLOOR ** 2),
+                              sm.S.Zero,
                               "rim", self.radius)]
 
 
