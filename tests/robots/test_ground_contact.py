@@ -14,6 +14,7 @@ import sympy as sm
 import symbody as sb
 from symbody.errors import InputError
 from symbody.robots.link_forces import LinkLoad, generalized_forces, tree_motion
+from symbody.scene import Segment
 
 # a floating torso (a box and a cylinder), a revolute thigh (a capsule), a prismatic shank
 # with a welded foot (a sphere): every primitive, origins turned and offset
@@ -305,9 +306,9 @@ def test_contact_scene_draws_the_plane_and_the_forces(small):
     robot, _, _ = small
     scene = robot.contact_scene(scale=50.0)
     plane = [vf for vf in scene.visualization_frames if vf.name == "ground plane"][0]
-    n = robot.world_frame.z.express(plane.frame) if False else plane.frame.z.to_matrix(robot.world_frame)
+    n = plane.frame.z.to_matrix(robot.world_frame)
     np.testing.assert_allclose(np.array(n, dtype=float).ravel(), (0.0, 0.6, 0.8), atol=1e-15)
-    rods = [vf for vf in scene.visualization_frames if isinstance(vf, sb.presentation.Segment)]
+    rods = [vf for vf in scene.visualization_frames if isinstance(vf, Segment)]
     assert [r.name for r in rods] == ["thigh[0] force", "thigh[1] force", "foot force"]
     rec = robot.eom.contacts[-1]
     rng = np.random.default_rng(2)
