@@ -131,7 +131,7 @@ class NativeRadau(Radau):
         self._start_J = None
         if isinstance(previous, NativeRadau) and previous.n == n and previous.t_old is not None and \
                 min(previous.t_old, previous.t) <= t0 <= max(previous.t_old, previous.t):
-            self._start_J = previous._J.copy()
+            self._start_J = np.array(previous.J, dtype=float)
         super().__init__(fun, t0, y0, t_bound, jac=self._compiled_jacobian, **options)
         if self._start_J is not None:
             self.current_jac = False
