@@ -19,6 +19,14 @@ Usage::
 
     .venv/bin/python benchmarks/bench_linearize.py            # all three (SymPy takes minutes)
     .venv/bin/python benchmarks/bench_linearize.py --skip-sympy
+    .venv/bin/python benchmarks/bench_linearize.py --backends 5   # the numeric pipeline only
+
+``--backends K``: the numeric pipeline (cold kernel cache, fresh process) K times with each
+of the default backend (generated C; the dynamics kernels built at first use), the default
+as it was before issue 40 ("auto, eager": every model kernel's compiler run started by
+``compile``, the dynamics' too, which a linearization never evaluates) and symengine's
+LLVM, interleaved; medians of the wall time and of the CPU time of the process and its
+compiler processes.
 """
 
 from __future__ import annotations
@@ -101,9 +109,24 @@ def stage_sympy(out: Path) -> None:
     out.write_text(json.dumps(res))
 
 
+def _cpu_with_children() -> float:
+    import resource
+
+    a, b = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
+    return a.ru_utime + a.ru_stime + b.ru_utime + b.ru_stime
+
+
 def stage_numeric(out: Path) -> None:
     os.environ["SYMBODY_CACHE_DIR"] = tempfile.mkdtemp(prefix="symbody-bench-cache-")
     import symbody as sb
+    backend = os.environ.get("BENCH_BACKEND", "auto")
+    if backend == "auto, eager":      # before issue 40: every model kernel started at compile
+        from symbody.compilation import kernel_assembly
+        compile_kernel = kernel_assembly.compile_kernel
+
+        def eager(*args, background=None, **kwargs):
+            return compile_kernel(*args, background=None, **kwargs)
+        kernel_assembly.compile_kernel = eager
     from symbody.models.whipple_bicycle import (
         benchmark_to_constants,
         lean_steer_states,
@@ -121,7 +144,8 @@ def stage_numeric(out: Path) -> None:
     t2 = time.perf_counter()
     eom = km.to_eom()
     t3 = time.perf_counter()
-    model = sb.compile(eom)
+    c3 = _cpu_with_children()
+    model = sb.compile(eom, backend="llvm" if backend == "llvm" else "auto")
     t4 = time.perf_counter()
     S = ex["symbols"]
     p = {S[k]: val for k, val in benchmark_to_constants().items()}
@@ -141,11 +165,13 @@ def stage_numeric(out: Path) -> None:
 
     mats, eigs = sweep(model)
     t5 = time.perf_counter()
+    c5 = _cpu_with_children()
     sweep(model)
     t6 = time.perf_counter()
     res.update(kinematics=t1 - t0, formation=t2 - t1, to_eom=t3 - t2, compile=t4 - t3,
                linearize_11=t5 - t4, linearize_11_again=t6 - t5, total=t5 - t0,
-               total_without_compile=t5 - t0 - (t4 - t3), backend=model.backend)
+               total_without_compile=t5 - t0 - (t4 - t3), backend=model.backend,
+               compile_and_linearize=t5 - t3, compile_and_linearize_cpu=c5 - c3)
     # the same, fresh process state aside, straight from the EquationsOfMotion
     L = sys.modules["symbody.analysis.linearization"]     # (the package attribute is the function)
     for cache in ("_KERNELS", "_VIEWS"):          # in-process caches, where the module has them
@@ -188,9 +214,10 @@ def stage_symbolic(out: Path) -> None:
 STAGES = {"sympy": stage_sympy, "numeric": stage_numeric, "symbolic": stage_symbolic}
 
 
-def run_stage(name: str, workdir: Path) -> tuple[dict, dict]:
+def run_stage(name: str, workdir: Path, backend: str = "auto") -> tuple[dict, dict]:
     out = workdir / f"{name}.json"
-    env = dict(os.environ, PYTHONPATH=str(ROOT / "src") + os.pathsep + os.environ.get("PYTHONPATH", ""))
+    env = dict(os.environ, PYTHONPATH=str(ROOT / "src") + os.pathsep + os.environ.get("PYTHONPATH", ""),
+               BENCH_BACKEND=backend)
     subprocess.run([sys.executable, __file__, "--stage", name, "--out", str(out)], check=True, env=env)
     data = np.load(out.with_suffix(".npz"))
     return json.loads(out.read_text()), {k: data[k] for k in data.files}
@@ -209,15 +236,47 @@ def table2_error(eigs: np.ndarray) -> float:
     return worst
 
 
+def compare_backends(repeat: int) -> None:
+    """The numeric pipeline with each backend, ``repeat`` times interleaved (module doc)."""
+    import statistics
+
+    names = ("auto", "auto, eager", "llvm")
+    runs: dict[str, list[dict]] = {k: [] for k in names}
+    with tempfile.TemporaryDirectory() as tmp:
+        for _ in range(repeat):
+            for name in names:
+                res, data = run_stage("numeric", Path(tmp), name)
+                assert table2_error(data["eig"]) < 1e-9, name
+                runs[name].append(res)
+    print(f"\nWhipple bicycle: compile + 11 linearizations, cold cache, fresh process, medians of "
+          f"{repeat} (load average {os.getloadavg()[0]:.1f})")
+    print("| backend | compile | 11 linearizations | compile + linearize, wall | CPU (with compilers) | "
+          "pipeline total |")
+    print("|---|---|---|---|---|---|")
+    for name in names:
+        r = runs[name]
+
+        def med(key, _r=r):
+            return statistics.median(x[key] for x in _r)
+        print(f"| {name} | {med('compile'):.2f} s | {med('linearize_11'):.2f} s | "
+              f"{med('compile_and_linearize'):.2f} s | {med('compile_and_linearize_cpu'):.2f} s | "
+              f"{med('total'):.2f} s |")
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--stage", choices=sorted(STAGES))
     ap.add_argument("--out", type=Path)
     ap.add_argument("--skip-sympy", action="store_true", help="do not run SymPy's pipeline")
     ap.add_argument("--json", type=Path, help="write all timings to this file")
+    ap.add_argument("--backends", type=int, default=0, metavar="K",
+                    help="only the numeric pipeline, K times per backend (see the module doc)")
     args = ap.parse_args()
     if args.stage:
         STAGES[args.stage](args.out)
+        return
+    if args.backends:
+        compare_backends(args.backends)
         return
     with tempfile.TemporaryDirectory() as tmp:
         work = Path(tmp)

@@ -76,7 +76,10 @@ _LAZY: dict[str, tuple[str, str | None]] = {
     "load_urdf": (".robots", "load_urdf"),
     "robots": (".robots", None),
     "contact": (".contact", None),
+    "load_opensim": (".opensim", "load_opensim"),
+    "opensim": (".opensim", None),
     "to_casadi": (".export.casadi_function", "to_casadi"),
+    "joint_wrenches": (".formulation.joint_wrenches", "joint_wrenches"),
 }
 
 if TYPE_CHECKING:  # for type checkers and IDEs: the names __getattr__ provides
@@ -112,14 +115,23 @@ if TYPE_CHECKING:  # URDF robots (symbody.robots)
     from . import robots
     from .robots import load_urdf
 
+if TYPE_CHECKING:  # OpenSim models (symbody.opensim)
+    from . import opensim
+    from .opensim import load_opensim
+
 if TYPE_CHECKING:  # export to CasADi (symbody.export)
     from .export.casadi_function import to_casadi
+
+if TYPE_CHECKING:  # the joints' wrenches of a SymPy System (auxiliary speeds)
+    from .formulation.joint_wrenches import joint_wrenches
 
 __all__ = [
     "models",
     "load_urdf",
     "robots",
     "contact",
+    "load_opensim",
+    "opensim",
     "plot",
     "animate",
     "view",
@@ -168,6 +180,7 @@ __all__ = [
     "Camera",
     "export_c",
     "export_fmu",
+    "joint_wrenches",
 ]
 
 

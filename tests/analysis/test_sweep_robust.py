@@ -272,3 +272,29 @@ def test_branch_without_a_base_state(four_bar):
     assert res.failed == [0] and res.records[0]["branch_ok"] is False
     assert [r["branch_ok"] for r in res.records[1:]] == [True] * 3
     assert len({r["branch"] for r in res.records[1:]}) == 1
+
+
+def test_workers_are_kept_between_sweeps_and_a_busy_machine_runs_serially(four_bar, monkeypatch):
+    """Issue 40 §6: sweeps of a few ms per run were slower on processes than serially (the
+    pool's start-up every time).  The workers are kept for the next sweep of the model (same
+    processes, same results), and a machine whose cores are taken by others (the runs timed
+    here got less than BUSY_SHARE of a CPU) runs serially, saying so."""
+    from symbody.analysis.sweep import driver, processes
+
+    zoo, model = four_bar
+    cases = sb.grid_cases(q1=np.linspace(0.1, 0.3, 6))
+    kw = dict(x0=zoo.initial_state, execution=sb.Execution(processes=2, parallel=True, progress=False))
+    first = sb.sweep(model, (0, 0.2), cases, zoo.constants, **kw)
+    assert first.runner == "2 processes" and processes.kept_workers(model) == 2
+    pids = sorted(w.proc.pid for w in processes._POOL.idle)
+    again = sb.sweep(model, (0, 0.2), cases, zoo.constants, **kw)
+    assert "(2 kept from the last sweep)" in again.parallel
+    assert sorted(w.proc.pid for w in processes._POOL.idle) == pids
+    assert all(_same(a, b) for a, b in zip(first.trajectories, again.trajectories))
+    monkeypatch.setattr(driver, "BUSY_SHARE", 2.0)        # every share of a CPU is "busy"
+    busy = sb.sweep(model, (0, 0.2), cases, zoo.constants, x0=zoo.initial_state,
+                    execution=sb.Execution(processes=2, progress=False))
+    assert busy.runner == "serial" and "the machine is busy" in busy.parallel
+    assert all(_same(a, b) for a, b in zip(first.trajectories, busy.trajectories))
+    processes.stop_workers()
+    assert processes.kept_workers(model) == 0

@@ -175,5 +175,5 @@ def test_an_output_that_is_a_state_is_that_variable_and_a_clash_is_refused(tmp_p
     with zipfile.ZipFile(fmu) as zf:
         xml = zf.read("modelDescription.xml").decode()
     assert xml.count('name="q0"') == 1 and xml.count('name="tip_height"') == 1
-    with pytest.raises(InputError, match="q0 are used twice"):
+    with pytest.raises(InputError, match=r"'q0' \(the coordinate q0\(t\) and the output 'q0'\) is used twice; rename the outputs"):
         sb.export_fmu(model, tmp_path / "d.fmu", constants=zoo.constants, outputs={"q0": 2 * q0})

@@ -58,12 +58,12 @@ def compare(pin, robot, model, pm, rng, states: int = 3) -> dict:
     pd = pm.createData()
     N = robot.nq
     qi, ui = tree_index(robot)
-    off = 6 if robot.floating_base else 0
     damp = np.zeros(pm.nv)
     fric = np.zeros(pm.nv)
-    if robot.joint_dynamics:
+    if robot.joint_dynamics:        # on each speed of a joint (Pinocchio's v: the tree order)
         for i, b in enumerate(robot.tree.moving):
-            damp[off + i], fric[off + i] = b.joint.damping, b.joint.friction
+            sl = robot.tree_layout.u_slices[i + 1]
+            damp[sl], fric[sl] = b.joint.damping, b.joint.friction
     err = {"M": 0.0, "bias": 0.0, "aba": 0.0, "cond": 0.0}
     p = robot.constants
     for _ in range(states):

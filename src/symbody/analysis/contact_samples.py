@@ -63,6 +63,13 @@ class ContactSamples(NamedTuple):
     elastic_energy: np.ndarray
     power: np.ndarray
     dissipated: np.ndarray
+    #: exact friction: 1.0 where the contact sticks, 0.0 where it slips (k,); None otherwise
+    stick: np.ndarray | None = None
+
+    @property
+    def mode(self) -> np.ndarray | None:
+        """Exact friction: "stick" or "slip" at each sample (k,); None for other contacts."""
+        return None if self.stick is None else np.where(self.stick > 0.5, "stick", "slip")
 
     def __getitem__(self, key):                     # type: ignore[override]
         """``samples["normal_force"]`` as well as ``samples.normal_force`` (and tuple indices)."""
@@ -106,7 +113,8 @@ def contact_views(traj: Trajectory) -> ContactTraces:
     suffix = ".dissipated"
     names = [key[:-len(suffix)] for key in out if key.endswith(suffix)
              and all(f"{key[:-len(suffix)]}.{q}" in out for q in QUANTITIES)]
-    items = {name: ContactSamples(name, traj.t, *(np.asarray(out[f"{name}.{q}"]) for q in QUANTITIES))
+    items = {name: ContactSamples(name, traj.t, *(np.asarray(out[f"{name}.{q}"]) for q in QUANTITIES),
+                                  stick=np.asarray(out[f"{name}.stick"]) if f"{name}.stick" in out else None)
              for name in names}
     return ContactTraces(items, len(traj.t))
 
@@ -122,6 +130,9 @@ def _inputs(model: NumericModel, r_fun: Callable | None, times: np.ndarray, X: n
     if values is not None:                 # constant inputs
         R[:] = np.asarray(values, dtype=float).ravel()
         return R
+    many = getattr(r_fun, "many", None)
+    if many is not None:                   # inputs that evaluate many states at once
+        return np.asarray(many(times, X), dtype=float).reshape(len(times), s)
     for i in range(len(times)):
         try:
             R[i] = np.asarray(r_fun(times[i], X[i]), dtype=float).ravel()

@@ -1,16 +1,18 @@
 """Events: zero crossings of g(t, q, u) found during a simulation, with optional impact maps.
 
 An :class:`Event` is a condition ``g`` whose sign change is the event -- a SymPy expression
-in t, the coordinates q, all speeds u (dependent ones included) and the constants
-(compiled once), or a callable ``g(t, x, p)`` with x in ``model.states`` order -- plus
+in t, the coordinates q, all speeds u (dependent ones included), the extra states x_e and
+the constants (compiled once), or a callable ``g(t, x, p)`` with x in ``model.states``
+order -- plus
 
 - ``direction``: +1 only rising crossings (g from negative to positive), -1 only falling
   ones, 0 both;
 - ``terminal``: stop the integration there;
 - ``action(t, x, p) -> x_new``: an impact map; the integration continues from x_new
   (made consistent with the constraints) in a new segment.  The action may also be a dict
-  ``{state: expression}`` (expressions in t, q, u and the constants, compiled): the
-  states named get the expressions' values at the event, the others keep theirs.
+  ``{state: expression}`` (expressions in t, q, u, x_e and the constants, compiled): the
+  states named (extra states included) get the expressions' values at the event, the
+  others keep theirs.
 
 The driver evaluates the conditions at the ends of each accepted step; where one changes
 sign (in its direction) the crossing is located by Brent's method on the step's dense
@@ -45,7 +47,8 @@ _t = TIME
 class Event:
     """A zero crossing of ``condition`` during a simulation (see the module docstring).
 
-    ``condition``: SymPy expression in t, q, u and the constants, or ``g(t, x, p) -> float``.
+    ``condition``: SymPy expression in t, q, u, the extra states and the constants, or
+    ``g(t, x, p) -> float``.
     ``name``: label in ``trajectory.events`` (default "event<i>").
     ``direction``: +1 rising, -1 falling, 0 either.  ``terminal``: stop there.
     ``action``: ``action(t, x, p) -> new x`` (x in ``model.states`` order) applied at the
@@ -109,7 +112,8 @@ class PreparedEvents:
             raise InputError(f"two events are named {dup!r}")
         self._callables: dict[int, Callable] = {}
         exprs: dict[int, sm.Expr] = {}
-        allowed = {_t, *model.coordinates, *model.speeds, *model.constants}
+        extra = list(model.extra_states)
+        allowed = {_t, *model.coordinates, *model.speeds, *extra, *model.constants}
         for i, e in enumerate(self.events):
             if isinstance(e.condition, sm.Basic):
                 atoms, derivs = _condition_atoms(e.condition)
@@ -118,7 +122,8 @@ class PreparedEvents:
                 if bad or derivs:
                     what = sorted(derivs + bad, key=str)[0]
                     raise InputError(f"event {self.names[i]!r}: the condition {e.condition} depends on "
-                                     f"{what}, which is not t, a coordinate, a speed or a constant"
+                                     f"{what}, which is not t, a coordinate, a speed, an extra state "
+                                     "or a constant"
                                      f"{_declare_hint(what)}")
                 exprs[i] = e.condition
             else:
@@ -128,9 +133,8 @@ class PreparedEvents:
         self._kernel = None
         self._needs_u = False
         if exprs:
-            self._kernel = make_function([_t, list(model.coordinates), list(model.speeds),
-                                          list(model.constants)],
-                                         [exprs[i] for i in self._order], name="event conditions")
+            self._kernel = make_function(_argument_groups(model), [exprs[i] for i in self._order],
+                                         name="event conditions")
             speeds = set(model.speeds)
             self._needs_u = any(_condition_atoms(e)[0] & speeds for e in exprs.values()) if speeds else False
         self._actions: dict[int, Callable] = {}
@@ -157,19 +161,17 @@ class PreparedEvents:
             if bad or e.atoms(sm.Derivative):
                 what = sorted(list(e.atoms(sm.Derivative)) + bad, key=str)[0]
                 raise InputError(f"event {name!r}: the action for {key} depends on {what}, which is not "
-                                 f"t, a coordinate, a speed or a constant{_declare_hint(what)}")
+                                 f"t, a coordinate, a speed, an extra state or a constant"
+                                 f"{_declare_hint(what)}")
             idx.append(index[k])
             exprs.append(e)
-        f = make_function([_t, list(m.coordinates), list(m.speeds), list(m.constants)], exprs,
-                          name=f"event {name} action")
+        f = make_function(_argument_groups(m), exprs, name=f"event {name} action")
         idx_arr = np.array(idx, dtype=np.intp)
 
         def apply(t, x, p):
             x = np.array(x, dtype=float)
-            r = None if self.r_fun is None else self.r_fun(t, x)
-            u = m.full_speeds(x[:m.N], x[m.N:], p, t, r) if m.m else x[m.N:]
             new = x.copy()
-            new[idx_arr] = np.atleast_1d(f(t, x[:m.N], u, p))
+            new[idx_arr] = np.atleast_1d(f(*self._arguments(t, x, p, need_u=True)))
             return new
 
         return apply
@@ -193,18 +195,26 @@ class PreparedEvents:
     def __len__(self) -> int:
         return len(self.events)
 
-    def values(self, t: float, x: np.ndarray) -> np.ndarray:
-        """g of every event at (t, x), x = [q (N), u_ind (p)] in ``model.states`` order."""
-        out = np.empty(len(self.events))
+    def _arguments(self, t: float, x: np.ndarray, p: np.ndarray, need_u: bool) -> tuple:
+        """(t, q, u (all o speeds), p[, x_e]) of the state x = [q, u_ind, x_e]: the argument
+        groups of :func:`_argument_groups` (u_dep solved when ``need_u``, else zeros)."""
         m = self.model
+        q, u_ind = x[:m.N], x[m.N:m.N + m.p]
+        if need_u and m.m:
+            r = None if self.r_fun is None else self.r_fun(t, x)
+            u = m.full_speeds(q, u_ind, p, t, r)
+        else:
+            u = np.concatenate([u_ind, np.zeros(m.m)])
+        if m.e:
+            return t, q, u, p, x[m.N + m.p:]
+        return t, q, u, p
+
+    def values(self, t: float, x: np.ndarray) -> np.ndarray:
+        """g of every event at (t, x), x = [q (N), u_ind (p), x_e (e)] in ``model.states``
+        order."""
+        out = np.empty(len(self.events))
         if self._kernel is not None:
-            q = x[:m.N]
-            if self._needs_u and m.m:
-                r = None if self.r_fun is None else self.r_fun(t, x)
-                u = m.full_speeds(q, x[m.N:], self.P, t, r)
-            else:
-                u = np.concatenate([x[m.N:], np.zeros(m.m)])
-            vals = np.atleast_1d(self._kernel(t, q, u, self.P))
+            vals = np.atleast_1d(self._kernel(*self._arguments(t, x, self.P, self._needs_u)))
             out[self._order] = vals
         for i, g in self._callables.items():
             out[i] = float(g(t, x, self.P))
@@ -266,6 +276,14 @@ class PreparedEvents:
             found.append((float(tr), i))
         found.sort(key=lambda e: (sign * e[0], e[1]))
         return found
+
+
+def _argument_groups(model: NumericModel) -> list:
+    """The compiled conditions' and actions' arguments: [t, q, u, constants(, x_e)]."""
+    groups = [_t, list(model.coordinates), list(model.speeds), list(model.constants)]
+    if model.extra_states:
+        groups.append(list(model.extra_states))
+    return groups
 
 
 def _declare_hint(what) -> str:

@@ -1,13 +1,18 @@
 """Quantities along a trajectory: user expressions (compiled), specified inputs, constraint
 and auxiliary forces, and the state derivative the dense output uses.
 
-``simulate(..., outputs=...)`` takes a dict ``{name: SymPy expression}`` -- expressions in
+``simulate(..., outputs=...)`` takes a dict ``{name: SymPy expression or Matrix}`` -- expressions in
 t, the coordinates q, all speeds u (dependent ones included), their derivatives u', the
 constants and the specified inputs (q' is replaced through the kinematic equations), compiled once with ``make_function`` and evaluated on
 all samples at once -- and/or the names of built-in quantities, as a list mixing both::
 
     outputs={"E": kinetic + potential}
     outputs=["specifieds", "constraint_forces", "auxiliary_forces", {"E": energy}]
+
+A value may also be a compiled function whose argument groups are named after the samples'
+quantities (``argument_names`` among "t", "q", "u", "u_dot", "p", "r", each group the model's
+own symbols), such as a robot's ``robot.joint_wrenches`` or ``robot.frame_function(...)``:
+evaluated on all samples at once, ``trajectory.outputs[name]`` of shape (k, *its shape).
 
 Built-ins (``trajectory.outputs[...]``):
 
@@ -26,7 +31,7 @@ import numpy as np
 import sympy as sm
 
 from ..compat.sympy import TIME
-from ..compilation import NumericModel, make_function
+from ..compilation import NumericFunction, NumericModel, make_function
 from ..errors import InputError, SymbodyError
 from ..formatting import symbol_name as _short
 from .trajectory import Trajectory
@@ -71,6 +76,10 @@ def parse_outputs(model: NumericModel, outputs: Mapping | Sequence | None) -> tu
             for name, e in item.items():
                 if not isinstance(name, str) or not name:
                     raise InputError(f"output names must be non-empty strings, got {name!r}")
+                if isinstance(e, NumericFunction):
+                    _check_function(model, name, e)
+                    exprs[name] = e
+                    continue
                 try:
                     # q' through the kinematic equations (a contact's gap_rate holds q')
                     exprs[name] = sm.sympify(e).xreplace(_kinematics(model))
@@ -81,6 +90,8 @@ def parse_outputs(model: NumericModel, outputs: Mapping | Sequence | None) -> tu
     allowed = {_t, *model.coordinates, *model.speeds, *model.constants, *model.specifieds,
                *(u.diff(_t) for u in model.speeds)}
     for name, e in exprs.items():
+        if isinstance(e, NumericFunction):
+            continue
         atoms = (e.free_symbols | set(e.atoms(sm.core.function.AppliedUndef))
                  | set(e.atoms(sm.Derivative)))
         bad = []
@@ -95,6 +106,46 @@ def parse_outputs(model: NumericModel, outputs: Mapping | Sequence | None) -> tu
             raise InputError(f"output {name!r} ({e}) depends on {sorted(map(str, bad))[0]}, which is not "
                              "t, a coordinate, a speed, a speed's derivative, a constant or a specified input")
     return exprs, builtins
+
+
+#: the samples' quantities a compiled function may take, by argument name
+SAMPLE_ARGUMENTS = ("t", "q", "u", "u_dot", "p", "r")
+
+
+def _sample_symbols(model: NumericModel) -> dict:
+    return {"t": [_t], "q": list(model.coordinates), "u": list(model.speeds),
+            "u_dot": [u.diff(_t) for u in model.speeds], "p": list(model.constants),
+            "r": list(model.specifieds)}
+
+
+def _check_function(model: NumericModel, name: str, f: NumericFunction) -> None:
+    """A compiled function as an output: its groups must be the model's quantities."""
+    names = getattr(f, "argument_names", None)
+    if not names or any(n not in SAMPLE_ARGUMENTS for n in names):
+        raise InputError(f"output {name!r} is a compiled function whose arguments are not named "
+                         f"after the samples' quantities ({', '.join(SAMPLE_ARGUMENTS)}); got "
+                         f"{names}")
+    if f.multi:
+        raise InputError(f"output {name!r}: a function of several results; give one per output")
+    symbols = _sample_symbols(model)
+    for n, group in zip(names, f.groups):
+        if list(group) != symbols[n]:
+            raise InputError(f"output {name!r}: the function's {n!r} is not this model's "
+                             f"({[str(s) for s in group][:4]}... vs "
+                             f"{[str(s) for s in symbols[n]][:4]}...): a function of another model")
+
+
+def _function_values(f: NumericFunction, samples: dict, k: int) -> np.ndarray:
+    """A compiled function on all samples: (k, *shape)."""
+    shape = tuple(f.shape)
+    if not k:
+        return np.empty((0, *shape))
+    args = [samples[n] if n != "t" else samples[n].reshape(k, 1) for n in f.argument_names]
+    out = np.full((k, *shape), np.nan)
+    ok = np.all([np.isfinite(a).all(axis=1) for a in args], axis=0)
+    if ok.any():
+        out[ok] = np.asarray(NumericFunction.__call__(f, *(a[ok] for a in args))).reshape(-1, *shape)
+    return out
 
 
 def _accelerations(model: NumericModel, T, X, U, P, R) -> tuple[np.ndarray, np.ndarray]:
@@ -144,7 +195,10 @@ def attach_outputs(traj: Trajectory, model: NumericModel, P: np.ndarray,
     R = None
     if model.specifieds:
         R = np.full((k, len(model.specifieds)), np.nan)
-        for i in range(k):
+        many = getattr(r_fun, "many", None)      # inputs that evaluate many states at once
+        if many is not None and k:
+            R[:] = np.asarray(many(T, X), dtype=float).reshape(k, -1)
+        for i in range(k if many is None else 0):
             try:
                 R[i] = np.asarray(r_fun(T[i], X[i]), dtype=float).ravel()
             except Exception:      # the input failed there (the run reports it): NaN
@@ -153,8 +207,11 @@ def attach_outputs(traj: Trajectory, model: NumericModel, P: np.ndarray,
     traj.xdot = functools.partial(_state_derivatives, model, T, X, np.array(P, dtype=float), R)
     out: dict[str, np.ndarray] = {}
     udot = None
+    functions = {n: e for n, e in exprs.items() if isinstance(e, NumericFunction)}
+    exprs = {n: e for n, e in exprs.items() if n not in functions}
     needs_udot = "auxiliary_forces" in builtins or any(
-        e.has(*(u.diff(_t) for u in model.speeds)) for e in exprs.values())
+        e.has(*(u.diff(_t) for u in model.speeds)) for e in exprs.values()) or any(
+        "u_dot" in f.argument_names for f in functions.values())
     if needs_udot and k:
         udot, _ = _accelerations(model, T, X, U, P, R)
     if "specifieds" in builtins:
@@ -184,18 +241,32 @@ def attach_outputs(traj: Trajectory, model: NumericModel, P: np.ndarray,
             out[_short(f)] = A[:, j]
     if exprs:
         names = list(exprs)
+        shapes = [tuple(exprs[n].shape) if isinstance(exprs[n], sm.MatrixBase) else ()
+                  for n in names]
+        flat = [e for n in names for e in (list(exprs[n]) if isinstance(exprs[n], sm.MatrixBase)
+                                           else [exprs[n]])]
         udots = [u.diff(_t) for u in model.speeds]
         f = make_function([_t, list(model.coordinates), list(model.speeds), udots, list(model.constants),
-                           list(model.specifieds)], [exprs[n] for n in names], name="outputs")
+                           list(model.specifieds)], flat, name="outputs")
         if k:
             UD = udot if udot is not None else np.zeros((k, model.o))
             Rv = R if R is not None else np.zeros((k, 0))
             vals = np.asarray(f(T, X[:, :model.N], U, UD, np.broadcast_to(P, (k, len(P))), Rv))
-            vals = vals.reshape(k, len(names))
+            vals = vals.reshape(k, len(flat))
         else:
-            vals = np.empty((0, len(names)))
-        for j, n in enumerate(names):
-            out[n] = vals[:, j].copy()
+            vals = np.empty((0, len(flat)))
+        j = 0
+        for n, shape in zip(names, shapes):
+            size = int(np.prod(shape, dtype=int))
+            out[n] = vals[:, j].copy() if not shape else vals[:, j:j + size].reshape(-1, *shape)
+            j += size
+    if functions:
+        samples = {"t": T, "q": X[:, :model.N], "u": U,
+                   "u_dot": udot if udot is not None else np.zeros((k, model.o)),
+                   "p": np.broadcast_to(np.asarray(P, dtype=float), (k, len(P))),
+                   "r": R if R is not None else np.zeros((k, 0))}
+        for n, f in functions.items():
+            out[n] = _function_values(f, samples, k)
     traj.outputs.update(out)
 
 

@@ -40,7 +40,18 @@ def rhs_many(model: CompiledModel, t: ArrayLike, X: ArrayLike, p: ParameterValue
 
     ``t``: scalar or (k,); ``r``: None, (len(specifieds),) or (k, len(specifieds)).
     """
-    return rhs_many_at(model, arguments_many(model, t, X, p, r))[0]
+    Z = arguments_many(model, t, X, p, r)
+    forward, lanes = model.kernels.forward, model.kernels.forward_many
+    if forward is None:
+        return rhs_many_at(model, Z)[0]
+    if lanes is not None and lanes.built:
+        forward = lanes                              # the same numbers, in SIMD lanes
+    L = model.layout
+    Xd = np.empty((Z.shape[0], L.nx))
+    Xd[:, :L.nxm] = forward.many(Z)[:, :L.nxm]      # [q', u'] written out: no solve
+    if L.e:
+        Xd[:, L.nxm:] = model.kernels.extra.many(Z)
+    return Xd
 
 
 def _specifieds_many(model: CompiledModel, r: InputValues, Z: np.ndarray, X: np.ndarray) -> np.ndarray:

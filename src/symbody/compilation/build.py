@@ -79,7 +79,8 @@ def equations_of(source: Any, extra_states: Any = None,
 
 def compile(eom: Any, constants: Sequence | None = None, specifieds: Sequence | None = None,
             backend: str = "auto", cache: bool = True, progress: Any = None, *,
-            extra_states: Any = None, contacts: Sequence | None = None) -> NumericModel:
+            extra_states: Any = None, contacts: Sequence | None = None,
+            forward_dynamics: str = "auto") -> NumericModel:
     """Compile equations of motion into a :class:`NumericModel`.
 
     ``eom``: an EquationsOfMotion or a SymPy ``System`` (see :mod:`symbody.compilation.build`).  ``constants`` /
@@ -92,7 +93,13 @@ def compile(eom: Any, constants: Sequence | None = None, specifieds: Sequence | 
     ``eom.contacts``).  ``backend``: "auto" (the model's kernels as generated C when a C
     compiler works, built in background threads; else symengine LLVM, else numpy), "c",
     "llvm", "lambda" or "numpy".  ``cache``: reuse compiled kernels from
-    the on-disk cache ($SYMBODY_CACHE_DIR or ~/.cache/symbody).
+    the on-disk cache ($SYMBODY_CACHE_DIR or ~/.cache/symbody).  ``forward_dynamics``: how
+    ``rhs``, ``rhs_many`` and the compiled steps get u' when the equations also carry a
+    recursion for it (URDF robots: the articulated-body algorithm, O(n) in the joints):
+    "auto" (the recursion from ``kernel_assembly.RECURSION_MIN_SPEEDS`` speeds on, where it
+    costs fewer operations than the mass matrix and its factorization), "recursion" (always)
+    or "solve" (M_d and a dense solve).  Every other member (accelerations, multipliers,
+    derivatives, linearization, export) reads the canonical blocks either way.
     """
     eq = equations_of(eom, extra_states=extra_states, specifieds=specifieds)
     if eq is not eom:
@@ -107,4 +114,4 @@ def compile(eom: Any, constants: Sequence | None = None, specifieds: Sequence | 
         return RedundantModel(eq, constants=constants, specifieds=specifieds, backend=backend,
                               cache=cache, progress=progress)
     return NumericModel(eq, constants=constants, specifieds=specifieds, backend=backend,
-                        cache=cache, progress=progress)
+                        cache=cache, progress=progress, forward_dynamics=forward_dynamics)

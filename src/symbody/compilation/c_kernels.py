@@ -664,10 +664,12 @@ def _copied_outputs(outputs: list) -> list[str]:
     return lines
 
 
-def c_source(program: StraightLineProgram, fname: str, segment_size: int | None = None) -> list[str]:
+def c_source(program: StraightLineProgram, fname: str, segment_size: int | None = None,
+             many: bool = True) -> list[str]:
     """C translation units for ``program``: segment functions, then the entry points.
 
-    Returns a list of sources; the last one holds ``fname`` and ``fname_many``.
+    Returns a list of sources; the last one holds ``fname`` and ``fname_many`` (``many``
+    False: ``fname`` alone, :mod:`.c_lanes` writing ``fname_many``).
     Each segment stores the outputs it computes straight into ``out``; temporaries used
     by a later segment are kept in a workspace array ``w``, the rest are local
     ``const double`` values.
@@ -731,10 +733,11 @@ void {fname}(const double *restrict z, double *restrict out) {{
 {free}
 }}
 
+""" + (f"""
 void {fname}_many(const double *Z, double *OUT, long count) {{
   for (long i = 0; i < count; ++i) {fname}(Z + i * {nargs}, OUT + i * {len(program.outputs)});
 }}
-"""
+""" if many else "")
     sources.append(main)
     return sources
 

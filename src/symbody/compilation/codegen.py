@@ -11,8 +11,9 @@ built by :func:`compile_kernel` with one of three backends:
               The choice follows from the expressions alone (never from what is
               cached), so a model gives the same numbers in every session.  A
               model's own kernels (``model_kernel=True``: ``symbody.compile``) are
-              C whatever their size (:data:`MODEL_C_MIN_OPERATIONS`), built in
-              background threads, so default runs reach the compiled steps.
+              C whatever their size (:data:`MODEL_C_MIN_OPERATIONS`), so default
+              runs reach the compiled steps; the constraint kernels are built in
+              background threads at once, the dynamics at their first use.
 ``"c"``       generated C (:mod:`.c_kernels`): linear-time common subexpressions
               and collected sums, compiled in segments by the system's C compiler,
               in parallel; cached on disk.
@@ -83,12 +84,15 @@ C_MIN_OPERATIONS = 3000
 #: ``backend="auto"`` for the kernels of a model (``symbody.compile``: the main, velocity,
 #: holonomic... kernels): generated C whatever the size, so that the right-hand side is one
 #: C function (:mod:`.native_rhs`) and runs reach the compiled steps and the compiled
-#: ``model.rhs`` entry (:mod:`.native_entry`).  Their compiler runs start at once, in
-#: background threads, while the rest of the model is assembled (see :class:`_LazyKernel`).
+#: ``model.rhs`` entry (:mod:`.native_entry`).  The compiler runs of the constraint kernels
+#: start at once, in background threads, while the rest of the model is assembled (see
+#: :class:`_LazyKernel`); the dynamics kernels' at their first use (the rhs of a
+#: simulation), so that a linearization, which never evaluates them, does not pay for them.
 MODEL_C_MIN_OPERATIONS = 0
 
-#: In-process cache: key -> Kernel (shared by all models of this process).
-_MEMORY: dict[str, Kernel] = {}
+#: In-process cache: key -> Kernel (shared by all models of this process), and make_function's
+#: memo of functions under the key _FUNCTIONS.
+_MEMORY: dict[str, Any] = {}
 
 #: symengine's code generation is not run by two threads at once
 _SYMENGINE_LOCK = threading.RLock()
@@ -203,6 +207,11 @@ class Kernel:
     def realize(self) -> Kernel:
         """This kernel (a lazy one generates its machine code first)."""
         return self
+
+    @property
+    def built(self) -> bool:
+        """True: the machine code is there (a lazy kernel's may not be yet)."""
+        return True
 
     def renamed(self, name: str, source: dict | None = None) -> Kernel:
         """The same compiled functions under another name (and ``source``, default this one's)."""
@@ -320,6 +329,7 @@ class _ToSymengine:
     def _whole(self, e):
         # anything else (Piecewise, relationals, constants like pi, unknown functions):
         # symengine's own conversion, then the argument renaming
+        digest, rest = self._walk_whole(e)
         if self.unknown is None:
             funcs = [a for a in e.atoms(sm.Derivative, sm.core.function.AppliedUndef)
                      if a not in self._argset and not (isinstance(a, sm.core.function.AppliedUndef)
@@ -327,11 +337,8 @@ class _ToSymengine:
                                                                if d in self._argset))]
             if funcs:
                 self.unknown = sorted(funcs, key=str)[0]
-            else:
-                dummies = {a: sm.Dummy() for a in self.args}
-                rest = e.xreplace(dummies).free_symbols - set(dummies.values())
-                if rest:
-                    self.unknown = sorted(rest, key=str)[0]
+            elif rest:
+                self.unknown = sorted(rest, key=str)[0]
         if self._se_mapping is None:
             self._se_mapping = {}
             for a, p in zip(self.args, self.pos):
@@ -345,9 +352,35 @@ class _ToSymengine:
         except Exception as exc:
             raise CompilationError(f"{self.name}: symengine cannot convert {_describe(e)} "
                                    f"({exc}); use backend='numpy'") from exc
-        return E, b"X" + hashlib.blake2b(sm.srepr(e.xreplace(
-            {a: sm.Symbol(f"_a{i}") for i, a in enumerate(self.args)})).encode(),
-            digest_size=16).digest()
+        return E, b"X" + digest
+
+    def _walk_whole(self, e) -> tuple[bytes, set]:
+        """(structural digest, plain symbols outside the arguments) of a node converted whole,
+        by one walk over its DAG (the arguments by position; no SymPy rebuild, which for a
+        Piecewise re-evaluates every condition: seconds on a contact model's forces)."""
+        argpos = {a: i for i, a in enumerate(self.args)}
+        memo: dict = {}
+        rest: set = set()
+
+        def walk(n):
+            got = memo.get(id(n))
+            if got is not None:
+                return got[1]
+            i = argpos.get(n)
+            if i is not None:
+                out = b"a%d" % i
+            elif not n.args:
+                if n.is_Symbol:
+                    rest.add(n)
+                out = b"L" + sm.srepr(n).encode()
+            else:
+                inner = b",".join(walk(a) for a in n.args)
+                out = hashlib.blake2b(type(n).__name__.encode() + b"(" + inner + b")",
+                                      digest_size=16).digest()
+            memo[id(n)] = (n, out)
+            return out
+
+        return walk(e), rest
 
 
 class _RenameSymengine:
@@ -395,9 +428,20 @@ class _RenameSymengine:
             out = se.Mul(*new)
         elif cls == "Pow":
             out = se.Pow(*new)
+        elif cls in _REBUILD:
+            out = _REBUILD[cls](new)
         else:
             out = e.func(*new)
         return out, _digest(cls.encode(), parts)
+
+
+#: symengine nodes without a usable ``func``: rebuilt from their (converted) args
+#: (a Piecewise's args are flat: value, condition, value, condition, ...)
+_REBUILD = {
+    "Piecewise": lambda a: se.Piecewise(*zip(a[0::2], a[1::2])),
+    "StrictLessThan": lambda a: se.Lt(*a), "LessThan": lambda a: se.Le(*a),
+    "And": lambda a: se.And(*a), "Or": lambda a: se.Or(*a), "Not": lambda a: se.Not(*a),
+}
 
 
 def _digest(tag: bytes, parts) -> bytes:
@@ -540,8 +584,9 @@ def _llvm_key(backend: str, nargs: int, nout: int, digest: str) -> str:
 
 
 def _c_kernel(nargs: int, se_exprs: list, digest: str, name: str, use_disk: bool, progress=None,
-              program: _c.StraightLineProgram | None = None) -> Kernel:
-    """A kernel of generated C; the library comes from the disk cache when there."""
+              program: _c.StraightLineProgram | None = None, lanes: int = 0) -> Kernel:
+    """A kernel of generated C; the library comes from the disk cache when there.  ``lanes``
+    > 1: its ``many`` runs that many states at once in SIMD lanes (:mod:`.c_lanes`)."""
     import shutil
     import tempfile
     from pathlib import Path
@@ -550,6 +595,9 @@ def _c_kernel(nargs: int, se_exprs: list, digest: str, name: str, use_disk: bool
     if nout == 0:
         return Kernel(nargs, 0, "c", name, lambda z, out: None, lambda Z: np.empty((len(Z), 0)),
                       {"kind": "symengine", "exprs": [], "serialized": None, "lambdify": None})
+    if lanes > 1:
+        from . import c_lanes
+        digest = f"{digest}:lanes{lanes}:{c_lanes.VERSION}"
     key = _c_key(nargs, nout, digest)
     hit = _MEMORY.get(key)
     if hit is not None:
@@ -560,7 +608,15 @@ def _c_kernel(nargs: int, se_exprs: list, digest: str, name: str, use_disk: bool
     if path is None:
         if program is None:
             program = _straight_line(se_exprs, nargs, name)
-        sources = _c.c_source(program, "symbody_kernel")
+        opt = _c.OPT_FLAGS
+        if lanes > 1:
+            from . import c_lanes
+            units = _c.c_source(program, "symbody_kernel", many=False)
+            sources = units[:-1] + units[-1:] + \
+                c_lanes.lane_sources(program, "symbody_kernel", _c.SEGMENT_SIZE, lanes)
+            opt = f"{opt} {c_lanes.LANE_FLAGS}"
+        else:
+            sources = _c.c_source(program, "symbody_kernel")
         if use_disk:
             path = _cache.library_path(key)
         else:
@@ -569,7 +625,8 @@ def _c_kernel(nargs: int, se_exprs: list, digest: str, name: str, use_disk: bool
         bar = as_progress(progress, f"compiling {name} ({len(program)} operations, C)", total=len(sources))
         try:
             with bar:
-                _c.build_library(sources, path, on_unit_done=lambda done, total: bar.set(done))
+                _c.build_library(sources, path, opt=opt,
+                                 on_unit_done=lambda done, total: bar.set(done))
         except RuntimeError as exc:
             raise CompilationError(f"{name}: {exc}") from exc
         if use_disk:
@@ -633,7 +690,7 @@ def _auto_key(nargs: int, nout: int, digest: str, threshold: int) -> str:
 
 
 def _auto_kernel(nargs: int, se_exprs: list, digest: str, name: str, use_disk: bool,
-                 progress=None, c_min_operations: int | None = None) -> Kernel:
+                 progress=None, c_min_operations: int | None = None, lanes: int = 0) -> Kernel:
     """``"auto"``: generated C for programs of at least C_MIN_OPERATIONS operations (or
     ``c_min_operations``: 0 for a model's own kernels, see :data:`MODEL_C_MIN_OPERATIONS`),
     symengine's LLVM below that (C when LLVM is missing, LLVM when there is no C compiler
@@ -666,7 +723,7 @@ def _auto_kernel(nargs: int, se_exprs: list, digest: str, name: str, use_disk: b
             _cache.store_cached(key, choice, "choices")
     _AUTO_CHOICE[key] = choice
     if choice == "c":
-        return _c_kernel(nargs, se_exprs, digest, name, use_disk, progress, program)
+        return _c_kernel(nargs, se_exprs, digest, name, use_disk, progress, program, lanes)
     return _symengine_kernel(nargs, se_exprs, digest, "llvm" if has_llvm else "lambda", name, use_disk)
 
 
@@ -747,6 +804,49 @@ class _LazyKernel:
             self._pid = os.getpid()
             self._future = background_pool().submit(build)
 
+    @property
+    def built(self) -> bool:
+        """True once the machine code is there (:meth:`realize` then does not wait)."""
+        future = self._future
+        return self._kernel is not None or (
+            future is not None and future.done() and future.exception() is None
+            and os.getpid() == self._pid)
+
+    def start(self, daemon: bool = False) -> None:
+        """Start building the machine code in a background thread, unless it is built or
+        being built.  ``daemon``: in a thread of its own that the end of the process does
+        not wait for (a kernel that may never be needed; an unfinished build leaves nothing
+        in the cache)."""
+        if self._kernel is not None or self._future is not None:
+            return
+        self._pid = os.getpid()
+        if not daemon:
+            self._future = background_pool().submit(self._build)
+            return
+        from concurrent.futures import Future
+        future: Future = Future()
+
+        def run(build=self._build) -> None:
+            try:
+                future.set_result(build())
+            except BaseException as exc:  # noqa: BLE001 (handed to whoever waits)
+                future.set_exception(exc)
+
+        self._future = future
+        threading.Thread(target=run, name="symbody-build-daemon", daemon=True).start()
+
+    def when_built(self, callback: Callable[[Kernel], Any]) -> None:
+        """``callback(kernel)`` once the machine code is built: now when it is, at the end
+        of a background build when one runs (in its thread), else on :meth:`realize`."""
+        if self._kernel is not None:
+            callback(self._kernel)
+            return
+        future = self._future
+        if future is not None and os.getpid() == self._pid:
+            future.add_done_callback(lambda f: f.exception() is None and callback(f.result()))
+        else:
+            self._callbacks = [*getattr(self, "_callbacks", ()), callback]
+
     def realize(self) -> Kernel:
         """The real kernel, its machine code generated now if not yet (or, when it is being
         built in the background, once that build is done)."""
@@ -760,6 +860,9 @@ class _LazyKernel:
             self.backend = kernel.backend
             self.into = kernel.into
             self.many = kernel.many
+            for callback in getattr(self, "_callbacks", ()):
+                callback(kernel)
+            self._callbacks = ()
         return self._kernel
 
     def __getattr__(self, attr):
@@ -814,7 +917,8 @@ def deserialize_expressions(data: bytes) -> list:
 
 def compile_kernel(args: Sequence, exprs: Sequence, backend: str = "auto", cache: bool = True,
                    name: str = "kernel", lazy: bool = False, progress: Any = None,
-                   symengine_names: dict | None = None, model_kernel: bool = False) -> Kernel:
+                   symengine_names: dict | None = None, model_kernel: bool = False,
+                   background: bool | None = None, lanes: int = 0) -> Kernel:
     """Compile the flat list ``exprs`` as a function of the flat list ``args``.
 
     ``args``: Symbols, dynamicsymbols or their derivatives (each once);
@@ -828,7 +932,10 @@ def compile_kernel(args: Sequence, exprs: Sequence, backend: str = "auto", cache
     (shown for C compilations that take longer than half a second).  ``model_kernel``: a
     kernel of a model's right-hand side or constraints: ``"auto"`` builds it as C whatever
     its size (:data:`MODEL_C_MIN_OPERATIONS`) and, when ``lazy``, starts the build at once in
-    a background thread.
+    a background thread (``background=False``: at its first use, e.g. the dynamics, which a
+    linearization never evaluates; ``True``: at once whatever ``model_kernel``).
+    ``lanes``: generated C's ``many`` evaluates that many rows at once in SIMD lanes
+    (:mod:`.c_lanes`; 0 or 1: row by row).
     """
     args = list(args)
     _check_args(args)
@@ -838,6 +945,11 @@ def compile_kernel(args: Sequence, exprs: Sequence, backend: str = "auto", cache
         to_sympy = SympyConverter(dict(symengine_names or {}))
         exprs = [to_sympy(e) if _is_symengine(e) else e for e in exprs]
     exprs = [e if _is_symengine(e) else sm.sympify(e) for e in exprs]
+    if b != "numpy" and any(not _is_symengine(e) and e.has(sm.Heaviside) for e in exprs):
+        # symengine has no Heaviside: the Piecewise it is (as in the models' kernels)
+        exprs = [e if _is_symengine(e) else e.replace(lambda x: isinstance(x, sm.Heaviside),
+                                                      lambda x: x.rewrite(sm.Piecewise))
+                 for e in exprs]
     if b in ("auto", "c", "llvm", "lambda"):
         se_exprs, digest = _to_symengine(args, exprs, name, symengine_names)
         nargs, use_disk = len(args), bool(cache)
@@ -846,14 +958,16 @@ def compile_kernel(args: Sequence, exprs: Sequence, backend: str = "auto", cache
 
         def build():
             if b == "auto":
-                return _auto_kernel(nargs, se_exprs, digest, name, use_disk, progress, threshold)
+                return _auto_kernel(nargs, se_exprs, digest, name, use_disk, progress, threshold,
+                                    lanes)
             if b == "c":
-                return _c_kernel(nargs, se_exprs, digest, name, use_disk, progress)
+                return _c_kernel(nargs, se_exprs, digest, name, use_disk, progress, lanes=lanes)
             return _symengine_kernel(nargs, se_exprs, digest, b, name, use_disk)
 
         if lazy:
-            background = model_kernel and b == "auto" and bool(_c.compiler_available())
-            return _LazyKernel(nargs, len(se_exprs), b, name, build, background)
+            start = (model_kernel if background is None else background) and b == "auto" \
+                and bool(_c.compiler_available())
+            return _LazyKernel(nargs, len(se_exprs), b, name, build, start)
         return build()
     return numpy_kernel(len(args), _to_sympy_positional(args, exprs, name), name)
 
@@ -867,16 +981,19 @@ class NumericFunction:
     an extra leading dimension ``k`` evaluates ``k`` points at once; the other
     values are broadcast.  The result has the shape of the expressions given
     (a number for a single expression), with a leading ``k`` when batched.
+    ``argument_names``: a name per group (None: unnamed), read by the exports
+    (``to_casadi``, ``export_c``) and by ``simulate``'s outputs.
     """
 
     def __init__(self, groups: list[list], scalar_group: list[bool], shape: Any, kernel: Kernel,
-                 multi: bool = False) -> None:
+                 multi: bool = False, argument_names: Sequence[str] | None = None) -> None:
         self.groups = groups
         self._scalar_group = scalar_group
         self.shape = shape
         self.kernel = kernel
         self.multi = multi
         self._sizes = [len(g) for g in groups]
+        self.argument_names = None if argument_names is None else tuple(argument_names)
 
     def _split(self, out: np.ndarray, lead: tuple):
         if not self.multi:
@@ -961,8 +1078,38 @@ def make_function(args: Sequence, exprs: Any, backend: str = "auto", cache: bool
         shape, values = _shape_and_values(item)
         shapes.append(shape)
         flat += values
+    key = _function_key(groups, flat, shapes, (multi, backend, name)) if cache else None
+    memo = _MEMORY.setdefault(_FUNCTIONS, {}) if key is not None else None
+    found = memo.get(key) if memo is not None else None
+    if found is not None:
+        return found
     kernel = compile_kernel(flat_args, flat, backend=backend, cache=cache, name=name)
-    return NumericFunction(groups, scalar, shapes if multi else shapes[0], kernel, multi=multi)
+    function = NumericFunction(groups, scalar, shapes if multi else shapes[0], kernel, multi=multi)
+    if memo is not None:
+        if len(memo) >= FUNCTION_MEMO_SIZE:
+            memo.pop(next(iter(memo)))
+        memo[key] = function
+    return function
+
+
+#: make_function keeps this many functions in memory (the oldest dropped first; not with
+#: ``cache=False``), so that the same expressions asked for again in a session (every run's
+#: contact quantities, events and outputs) are neither converted nor digested again; they
+#: live in the kernels' memory cache (``_MEMORY``) under this key, and go with it
+FUNCTION_MEMO_SIZE = 256
+_FUNCTIONS = "make_function memo"
+
+
+def _function_key(groups: list, flat: list, shapes: list, options: tuple) -> tuple | None:
+    """The memo key of a make_function call (None: not SymPy throughout, not kept)."""
+    if not all(isinstance(e, (sm.Basic, int, float)) for e in flat):
+        return None
+    try:
+        key = (tuple(tuple(g) for g in groups), tuple(flat), tuple(shapes), options)
+        hash(key)
+    except TypeError:
+        return None
+    return key
 
 
 

@@ -1,7 +1,7 @@
 """SymPy functions in the equations: compiled as they are, expanded, or refused at compile time.
 
 The kernels understand the elementary functions (sin, exp, tanh, atan2, Abs,
-Piecewise, ...).  Any other SymPy function -- e.g. the characteristic curves of
+Piecewise, ...); ``Heaviside`` is written as the Piecewise it is.  Any other SymPy function -- e.g. the characteristic curves of
 ``sympy.physics.biomechanics`` (``TendonForceLengthDeGroote2016``, ...) -- is
 replaced by its own definition, as ``f.doit()`` gives it, recursively.  A function
 that is neither compilable nor expandable (an undefined ``f(x)``, or a class whose
@@ -102,8 +102,9 @@ class _Expander:
 
     def _expand(self, e):
         name = type(e).__name__
+        rewrite = _REWRITES.get(type(e))
         try:
-            expanded = e.doit(deep=False)
+            expanded = rewrite(e) if rewrite is not None else e.doit(deep=False)
         except Exception as exc:
             raise CompilationError(f"{self.where} contain {name}{_describe(e.args)}, a SymPy function "
                                    f"that cannot be compiled; its doit() failed: {exc}") from exc
@@ -117,6 +118,11 @@ class _Expander:
         out = self.visit(expanded)
         self.replacements[e] = out
         return out
+
+
+#: functions the compiled backends do not have, written in ones they do: Heaviside(x, H0) as
+#: Piecewise((0, x < 0), (H0, Eq(x, 0)), (1, True)) (H0 = 1/2 unless given)
+_REWRITES = {sm.Heaviside: lambda e: e.rewrite(sm.Piecewise)}
 
 
 def expand_functions(exprs: Iterable, backend: str = "llvm", where: str = "the expressions") -> list:
@@ -169,7 +175,8 @@ def expand_functions_in_eom(eom: EquationsOfMotion, backend: str = "llvm") -> Eq
 
 #: symengine node types that every compiled backend takes as they are (c_kernels' own list)
 _SYMENGINE_NODES = frozenset({"Add", "Mul", "Pow", "Symbol", "Integer", "Rational", "RealDouble",
-                              "Zero", "One", "NegativeOne", "Half"}
+                              "Zero", "One", "NegativeOne", "Half",
+                              "BooleanTrue", "BooleanFalse"}    # (a Piecewise's last condition)
                              | _c.NATIVE_NODES)
 
 

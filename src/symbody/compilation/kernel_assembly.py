@@ -24,6 +24,7 @@ import sympy as sm
 from ..compat.sympy import TIME
 from ..errors import CompilationError
 from ..progress import as_progress
+from . import c_lanes
 from .codegen import compile_kernel, resolve_backend
 from .kernel_layout import CompiledParts, KernelLayout, ModelKernels, ModelSymbols
 
@@ -124,23 +125,72 @@ def _auxiliary_outputs(eom: EquationsOfMotion, noncontributing: tuple) -> list:
     return list(A_nc) + list(rest)
 
 
+def _holonomic_outputs(eom: EquationsOfMotion, coordinates: Sequence) -> tuple:
+    """``(f_h, ∂f_h/∂q (row by row), names)``: the Jacobian differentiated in symengine (SymPy's
+    ``jacobian`` of long constraint expressions takes seconds per row), its stand-in symbols'
+    names -> the SymPy atoms."""
+    import symengine as se
+
+    from ..symengine_bridge import SymbolTable
+
+    table = SymbolTable()
+    qs = [table.add(q) for q in coordinates]
+    se_fh = table.to_se_many(list(eom.holonomic))
+    t = se.Symbol(TIME.name)
+    if any(t in f.free_symbols and any(t in f.diff(q).free_symbols for q in qs) for f in se_fh):
+        # a node symengine took whole (a Piecewise) kept a function of time: SymPy's jacobian
+        fh = sm.Matrix(eom.holonomic)
+        return list(fh), list(fh.jacobian(sm.Matrix(coordinates))), None
+    jac = [f.diff(q) for f in se_fh for q in qs]
+    names = {s.name: atom for atom, s in table.se_of.items()}
+    return list(eom.holonomic), jac, names
+
+
 def _kernel_builder(args: list, backend: str, cache: bool, progress: Any, bar: Any,
-                    se_names: dict | None, model_kernels: bool = True) -> Callable[[str, list], Any]:
-    def build(name: str, exprs: list) -> Any:
+                    se_names: dict | None, model_kernels: bool = True) -> Callable[..., Any]:
+    def build(name: str, exprs: list, names: dict | None = None,
+              background: bool | None = None, lanes: int = 0) -> Any:
         # big kernels take seconds to compile: say which one is being built
         bar.set(0.5, f"{name}: {len(exprs)} expressions ({backend})", force=len(exprs) > 200)
+        # the constraint kernels (every analysis needs them) are built at once in the
+        # background; the dynamics, the extra states and the auxiliary equations when first
+        # used (a linearization never evaluates them: issue 40, the bicycle's pipeline)
         return compile_kernel(args, exprs, backend=backend, cache=cache, name=name, lazy=True,
-                              progress=progress, symengine_names=se_names,
-                              model_kernel=model_kernels)
+                              progress=progress,
+                              symengine_names={**(se_names or {}), **(names or {})} if names
+                              else se_names, model_kernel=model_kernels,
+                              lanes=lanes, background=background if background is not None else
+                              None if "constraints" in name or name == "forward dynamics"
+                              else False)
     return build
+
+
+#: ``forward_dynamics="auto"`` takes the formulation's recursion for u' (a kinematic tree's
+#: articulated-body algorithm) from this many speeds on: it was faster than M_d, g_d and the
+#: dense solve on every URDF robot measured, from 2 speeds up (benchmarks/bench_robot_speed.py)
+RECURSION_MIN_SPEEDS = 1
+
+FORWARD_DYNAMICS = ("auto", "recursion", "solve")
+
+
+def _use_recursion(dyn: Any, forward_dynamics: str, o: int) -> bool:
+    """Whether to build the forward-dynamics kernel from the formulation's recursion."""
+    if forward_dynamics not in FORWARD_DYNAMICS:
+        raise CompilationError(f"forward_dynamics must be one of {', '.join(FORWARD_DYNAMICS)}, "
+                               f"got {forward_dynamics!r}")
+    if dyn is None or getattr(dyn, "forward", None) is None or forward_dynamics == "solve":
+        return False
+    return forward_dynamics == "recursion" or o >= RECURSION_MIN_SPEEDS
 
 
 def assemble(eom: EquationsOfMotion, constants: Sequence | None = None,
              specifieds: Sequence | None = None, backend: str = "auto", cache: bool = True,
-             progress: Any = None, model_kernels: bool = True) -> CompiledParts:
+             progress: Any = None, model_kernels: bool = True,
+             forward_dynamics: str = "auto") -> CompiledParts:
     """The layout, kernels and symbols of ``eom`` compiled (see :func:`symbody.compile`);
     ``model_kernels``: under ``backend="auto"``, C kernels whatever their size (False: the
-    size rule of :func:`.codegen.compile_kernel`)."""
+    size rule of :func:`.codegen.compile_kernel`).  ``forward_dynamics``: "auto", "recursion"
+    or "solve" (see :func:`symbody.compile`)."""
     from ..formulation import EquationsOfMotion
 
     if not isinstance(eom, EquationsOfMotion):
@@ -166,7 +216,23 @@ def assemble(eom: EquationsOfMotion, constants: Sequence | None = None,
         raise CompilationError(f"the dynamic mass matrix is {shape}; expected ({expected}, {expected})")
     augmented = (not reduced) and m > 0
     main, K = _main_outputs(eom, rows, neg_gd, augmented, o)
-    kernels: dict[str, Any] = {"main": build("dynamics", main)}
+    kernels: dict[str, Any] = {}
+    if _use_recursion(dyn, forward_dynamics, o) and not reduced and not sy.extra_states:
+        # u' written out by the recursion: the rhs needs no M_d, whose kernel (for
+        # accelerations, multipliers, derivatives) is then built on first use only
+        exprs = list(eom.qdot_solution) + dyn.forward()
+        kernels["forward"] = build("forward dynamics", exprs)
+        if backend in ("auto", "c") and c_lanes.available():
+            # many states at once in SIMD lanes: built after the forward kernel, in the
+            # background (nothing waits for it, the end of the process neither; rhs_many
+            # takes it once built)
+            lanes = build("forward dynamics (lanes)", exprs, background=False, lanes=c_lanes.LANES)
+            kernels["forward_many"] = lanes
+            if hasattr(kernels["forward"], "when_built"):
+                kernels["forward"].when_built(lambda _: lanes.start(daemon=True))
+        kernels["main"] = build("dynamics", main, background=False)
+    else:
+        kernels["main"] = build("dynamics", main)
     if m:
         kernels["velocity"] = build("velocity constraints", _velocity_outputs(eom, p, o))
         if reduced:
@@ -175,9 +241,8 @@ def assemble(eom: EquationsOfMotion, constants: Sequence | None = None,
     if sy.extra_states:
         kernels["extra"] = build("extra states", list(eom.extra_derivatives))
     if M:
-        fh = sm.Matrix(eom.holonomic)
-        kernels["holonomic"] = build("holonomic constraints",
-                                     list(fh) + list(fh.jacobian(sm.Matrix(sy.coordinates))))
+        fh, jac, names = _holonomic_outputs(eom, sy.coordinates)
+        kernels["holonomic"] = build("holonomic constraints", fh + jac, names)
     naux = eom.auxiliary.rows
     if naux and sy.noncontributing:
         kernels["auxiliary"] = build("auxiliary equations", _auxiliary_outputs(eom, sy.noncontributing))

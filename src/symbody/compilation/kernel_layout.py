@@ -39,7 +39,12 @@ The kernels' outputs (flat float64 arrays; matrices row by row unless said other
 * holonomic (M > 0): ``[f_h (M), ∂f_h/∂q (M*N)]`` at ``holonomic_f``, ``holonomic_J``;
 * acceleration (reduced dynamics with m > 0): ``[B_a (m*o), b_a (m)]``;
 * extra (e > 0): ``x_e' (e)``;
-* auxiliary (``naux`` rows, ``nnc`` noncontributing forces): ``[A_nc (naux*nnc), rest (naux)]``.
+* auxiliary (``naux`` rows, ``nnc`` noncontributing forces): ``[A_nc (naux*nnc), rest (naux)]``;
+* forward (tree forward dynamics, when the formulation gives a recursion for u'):
+  ``[q' (N), u' (o)]``, the solution of the dynamic block and the acceleration constraints
+  written out, so that ``[q', u_ind']`` is its first ``nxm`` numbers (no linear solve);
+  ``forward_many`` the same kernel with its ``many`` over SIMD lanes (:mod:`.c_lanes`),
+  built in the background after the forward kernel (the batch paths use it once built).
 """
 
 from __future__ import annotations
@@ -200,6 +205,8 @@ class ModelKernels:
     extra: Any = None
     holonomic: Any = None
     auxiliary: Any = None
+    forward: Any = None
+    forward_many: Any = None
 
     def items(self) -> list[tuple[str, Any]]:
         """(slot, kernel) pairs, None included."""

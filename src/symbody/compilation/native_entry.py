@@ -59,7 +59,7 @@ if TYPE_CHECKING:
 
 __all__ = ["ENTRY_SOURCE", "entries", "extension"]
 
-#: The extension module: one type, ``Entry``, made by ``make(kind, function, plan, z, nx,
+#: The extension module: one type, ``Entry``, made by ``make(kind, function, block, plan, z, nx,
 #: ic, nc, ir, ns, owner, fallback, empty)``; kind 0 is rhs, kind 1 rhs_many.
 ENTRY_SOURCE = r"""
 #define PY_SSIZE_T_CLEAN
@@ -70,12 +70,15 @@ ENTRY_SOURCE = r"""
 #include <math.h>
 
 typedef int (*rhs_fn)(void *plan, double t, const double *x, double *xdot);
+typedef int (*block_fn)(void *plan, double t0, const double *T, const double *X, const double *R,
+                        double *Y, long k);
 
 typedef struct {
     PyObject_HEAD
     vectorcallfunc vectorcall;
     int kind;
     rhs_fn rhs;
+    block_fn block;
     void *plan;
     double *z;
     Py_ssize_t nx, ic, nc, ir, ns;
@@ -254,7 +257,9 @@ static PyObject *call_rhs_many(Entry *self, PyObject *const *args, size_t nargsf
     Py_XDECREF(shape);
     if (out != NULL) {
         X = (double *)Xv.buf;
-        for (i = 0; i < k && !status; i++) {
+        if (self->block)            /* many states at once through the forward kernel */
+            status = self->block(self->plan, t0, have_tv ? T : NULL, X, per_row ? R : NULL, Y, k);
+        else for (i = 0; i < k && !status; i++) {
             if (per_row) memcpy(self->z + self->ir, R + i * self->ns, (size_t)self->ns * sizeof(double));
             status = self->rhs(self->plan, have_tv ? T[i] : t0, X + i * self->nx, Y + i * self->nx);
         }
@@ -312,18 +317,19 @@ static PyTypeObject EntryType = {
 static PyObject *make(PyObject *module, PyObject *args)
 {
     int kind;
-    unsigned long long function, plan, z;
+    unsigned long long function, block, plan, z;
     Py_ssize_t nx, ic, nc, ir, ns;
     PyObject *owner, *fb, *empty;
     Entry *self;
-    if (!PyArg_ParseTuple(args, "iKKKnnnnnOOO", &kind, &function, &plan, &z, &nx, &ic, &nc,
-                          &ir, &ns, &owner, &fb, &empty))
+    if (!PyArg_ParseTuple(args, "iKKKKnnnnnOOO", &kind, &function, &block, &plan, &z, &nx, &ic,
+                          &nc, &ir, &ns, &owner, &fb, &empty))
         return NULL;
     self = PyObject_GC_New(Entry, &EntryType);
     if (self == NULL) return NULL;
     self->vectorcall = (vectorcallfunc)(kind ? call_rhs_many : call_rhs);
     self->kind = kind;
     self->rhs = (rhs_fn)(uintptr_t)function;
+    self->block = (block_fn)(uintptr_t)block;
     self->plan = (void *)(uintptr_t)plan;
     self->z = (double *)(uintptr_t)z;
     self->nx = nx; self->ic = ic; self->nc = nc; self->ir = ir; self->ns = ns;
@@ -337,7 +343,7 @@ static PyObject *make(PyObject *module, PyObject *args)
 }
 
 static PyMethodDef methods[] = {
-    {"make", make, METH_VARARGS, "make(kind, function, plan, z, nx, ic, nc, ir, ns, owner, fallback, empty)"},
+    {"make", make, METH_VARARGS, "make(kind, function, block, plan, z, nx, ic, nc, ir, ns, owner, fallback, empty)"},
     {NULL, NULL, 0, NULL}
 };
 
@@ -444,7 +450,8 @@ def entries(model: CompiledModel, rhs: Any, rhs_many: Any) -> tuple[Any, Any] | 
     z = native.z.ctypes.data
     made = []
     for kind, careful in ((0, rhs), (1, rhs_many)):
-        made.append(module.make(kind, function, native.plan, z, L.nx, L.ic, L.c, L.ir, L.s,
+        block = native.block or 0 if kind else 0
+        made.append(module.make(kind, function, block, native.plan, z, L.nx, L.ic, L.c, L.ir, L.s,
                                 native, careful, np.empty))
     return made[0], made[1]
 

@@ -5,7 +5,8 @@ large models), x' = f(t, x) needs no Python at all: a small fixed C routine (com
 once per machine and kept in the kernel cache) fills the argument vector z, calls the
 velocity kernel and an LU solve for the dependent speeds, the main kernel and an LU
 (augmented system) or Cholesky (symmetric mass matrix) solve on the kernel's output in
-place, and copies [q', u_ind'] out::
+place (or, when the model has one, the forward-dynamics kernel, which writes [q', u']
+without a solve), and copies [q', u_ind'] out::
 
     int symbody_rhs(plan *P, double t, const double *x, double *xdot)   (0: done)
 
@@ -47,16 +48,21 @@ RHS_SOURCE = r"""
 #include <math.h>
 #define SMALL_MAX 64
 typedef void (*kernel_fn)(const double *, double *);
+typedef void (*many_fn)(const double *, double *, long);
 typedef void (*gesv_fn)(int *, int *, double *, int *, int *, double *, int *, int *);
 typedef void (*posv_fn)(char *, int *, int *, double *, int *, double *, int *, int *);
 typedef struct {
-    kernel_fn main, velocity;
+    kernel_fn main, velocity, forward;
     gesv_fn gesv;
     posv_fn posv;
     double *z, *main_out, *velocity_out;
     int *pivots;
     long N, p, m, K, nx, iud, s_bdep, s_vrhs, augmented;
     long nfev;
+    /* many states through the forward kernel's many (SIMD lanes): blocks of `block` rows */
+    many_fn forward_many;
+    double *Zb, *Fb;
+    long nz, nf, block, ir, ns;
 } plan;
 
 /* A y = b for a symmetric positive definite A (k x k, column by column, the lower triangle
@@ -155,6 +161,12 @@ int symbody_rhs(plan *P, double t, const double *x, double *xdot)
         }
         memcpy(z + P->iud, v + P->s_vrhs, (size_t)m * sizeof(double));
     }
+    if (P->forward) {
+        /* a tree's recursion: [q', u'] written out, nothing to solve */
+        P->forward(z, P->main_out);
+        memcpy(xdot, P->main_out, (size_t)P->nx * sizeof(double));
+        return 0;
+    }
     P->main(z, P->main_out);
     k = (int)P->K;
     if (P->augmented && k <= SMALL_MAX) {
@@ -171,6 +183,43 @@ int symbody_rhs(plan *P, double t, const double *x, double *xdot)
     }
     if (info) return 2;
     memcpy(xdot, P->main_out, (size_t)P->nx * sizeof(double));
+    return 0;
+}
+
+/* x' of k states (rows of X, times T or t0, inputs R per row or NULL: those in z) by blocks
+   through the forward kernel's many: the rows of z filled (dependent speeds solved), one
+   call for the block, [q', u_ind'] copied out.  As symbody_rhs, nonzero when a state's
+   dependent speeds cannot be solved. */
+int symbody_rhs_block(plan *P, double t0, const double *T, const double *X, const double *R,
+                      double *Y, long k)
+{
+    long s, i, nz = P->nz, nx = P->nx, nf = P->nf;
+    for (s = 0; s < k; s += P->block) {
+        long b = k - s < P->block ? k - s : P->block;
+        for (i = 0; i < b; i++) {
+            double *z = P->Zb + i * nz;
+            memcpy(z, P->z, (size_t)nz * sizeof(double));
+            z[0] = T ? T[s + i] : t0;
+            memcpy(z + 1, X + (s + i) * nx, (size_t)nx * sizeof(double));
+            if (R) memcpy(z + P->ir, R + (s + i) * P->ns, (size_t)P->ns * sizeof(double));
+            if (P->m) {
+                int m = (int)P->m, one = 1, info = 0;
+                double *v = P->velocity_out;
+                P->velocity(z, v);
+                if (m <= SMALL_MAX) {
+                    if (lu_solve(m, v + P->s_bdep, v + P->s_vrhs)) return 1;
+                } else {
+                    P->gesv(&m, &one, v + P->s_bdep, &m, P->pivots, v + P->s_vrhs, &m, &info);
+                    if (info) return 1;
+                }
+                memcpy(z + P->iud, v + P->s_vrhs, (size_t)m * sizeof(double));
+            }
+        }
+        P->forward_many(P->Zb, P->Fb, b);
+        P->nfev += b;
+        for (i = 0; i < b; i++)
+            memcpy(Y + (s + i) * nx, P->Fb + i * nf, (size_t)nx * sizeof(double));
+    }
     return 0;
 }
 """
@@ -195,13 +244,27 @@ static double max_abs(const double *v, long n)
 
 class _Plan(ctypes.Structure):
     _fields_ = [("main", ctypes.c_void_p), ("velocity", ctypes.c_void_p),
+                ("forward", ctypes.c_void_p),
                 ("gesv", ctypes.c_void_p), ("posv", ctypes.c_void_p),
                 ("z", ctypes.c_void_p), ("main_out", ctypes.c_void_p),
                 ("velocity_out", ctypes.c_void_p), ("pivots", ctypes.c_void_p),
                 ("N", ctypes.c_long), ("p", ctypes.c_long), ("m", ctypes.c_long),
                 ("K", ctypes.c_long), ("nx", ctypes.c_long), ("iud", ctypes.c_long),
                 ("s_bdep", ctypes.c_long), ("s_vrhs", ctypes.c_long),
-                ("augmented", ctypes.c_long), ("nfev", ctypes.c_long)]
+                ("augmented", ctypes.c_long), ("nfev", ctypes.c_long),
+                ("forward_many", ctypes.c_void_p), ("Zb", ctypes.c_void_p), ("Fb", ctypes.c_void_p),
+                ("nz", ctypes.c_long), ("nf", ctypes.c_long), ("block", ctypes.c_long),
+                ("ir", ctypes.c_long), ("ns", ctypes.c_long)]
+
+
+#: states per call of the forward kernel's many in ``symbody_rhs_block``
+BLOCK = 64
+
+
+def _many_address(kernel: Any) -> int | None:
+    """The address of a generated-C kernel's ``symbody_kernel_many(Z, OUT, count)``."""
+    lib = getattr(kernel.realize(), "library", None)
+    return None if lib is None else ctypes.cast(lib.symbody_kernel_many, ctypes.c_void_p).value
 
 
 def c_function_address(kernel: Any) -> int | None:
@@ -258,32 +321,61 @@ class NativeRHS:
     the addresses a compiled integrator calls (``function(plan, t, x, xdot)``); the object
     owns the buffers (one per integration: not to be shared by threads)."""
 
-    def __init__(self, model: CompiledModel, P: np.ndarray, library: ctypes.CDLL, main: int,
-                 velocity: int | None, gesv: int, posv: int, R: np.ndarray | None = None) -> None:
+    def __init__(self, model: CompiledModel, P: np.ndarray, library: ctypes.CDLL, main: int | None,
+                 velocity: int | None, gesv: int, posv: int, R: np.ndarray | None = None,
+                 forward: int | None = None) -> None:
         L, kernels = model.layout, model.kernels
         self.z = np.zeros(L.nz)
         self.z[L.z_constants] = P
         if R is not None:                  # constant specified inputs
             self.z[L.z_r] = R
-        self.main_out = np.empty(kernels.main.nout)
+        self.main_out = np.empty(kernels.forward.nout if forward else kernels.main.nout)
         self.velocity_out = np.empty(kernels.velocity.nout if L.m else 1)
         self.pivots = np.zeros(max(L.K, L.m, 1), dtype=np.intc)
-        plan = _Plan(main=main, velocity=velocity or 0, gesv=gesv, posv=posv,
+        # the forward kernel's many, row by row until its SIMD-lane build is there
+        forward_many = _many_address(kernels.forward) if forward else None
+        nf = kernels.forward.nout if forward else 0
+        self.Zb = np.zeros((BLOCK, L.nz) if forward_many else (1,))
+        self.Fb = np.empty((BLOCK, nf) if forward_many else (1,))
+        plan = _Plan(main=main or 0, velocity=velocity or 0, forward=forward or 0,
+                     gesv=gesv, posv=posv,
                      z=self.z.ctypes.data, main_out=self.main_out.ctypes.data,
                      velocity_out=self.velocity_out.ctypes.data, pivots=self.pivots.ctypes.data,
                      N=L.N, p=L.p, m=L.m, K=L.K, nx=L.nx, iud=L.iud,
                      s_bdep=L.velocity_Bdep.start if L.m else 0,
                      s_vrhs=L.velocity_rest.start if L.m else 0,
-                     augmented=int(L.augmented), nfev=0)
+                     augmented=int(L.augmented), nfev=0,
+                     forward_many=forward_many or 0, Zb=self.Zb.ctypes.data,
+                     Fb=self.Fb.ctypes.data, nz=L.nz, nf=nf, block=BLOCK, ir=L.ir, ns=L.s)
         self._plan = plan
         self.plan = ctypes.addressof(plan)
         self.library = library
         self.function = ctypes.cast(library.symbody_rhs, ctypes.c_void_p).value
+        #: ``symbody_rhs_block`` when the forward kernel's many takes the states by blocks
+        self.block = (ctypes.cast(library.symbody_rhs_block, ctypes.c_void_p).value
+                      if forward_many else None)
         fn = library.symbody_rhs
         fn.restype = ctypes.c_int
         fn.argtypes = [ctypes.c_void_p, ctypes.c_double, ctypes.c_void_p, ctypes.c_void_p]
         self._call = fn
         self.nx = L.nx
+        lanes = kernels.forward_many
+        if forward_many and lanes is not None:
+            if hasattr(lanes, "when_built"):
+                # (in the build's thread, which holds the GIL, as does every caller of the plan)
+                lanes.when_built(self._take_lanes)
+            else:                                # a kernel loaded with a saved model
+                self._take_lanes(lanes)
+
+    def _take_lanes(self, kernel: Any) -> None:
+        """Blocks of states through ``kernel``'s many in SIMD lanes from now on, and single
+        states through its AVX2 build (:mod:`.c_lanes`; the same numbers)."""
+        address = _many_address(kernel)
+        lib = getattr(kernel, "library", None)
+        if address and lib is not None and hasattr(lib, "symbody_kernel_fast"):
+            self._lanes = kernel                 # (keeps its library loaded)
+            self._plan.forward_many = address
+            self._plan.forward = ctypes.cast(lib.symbody_kernel_fast, ctypes.c_void_p).value
 
     @property
     def nfev(self) -> int:
@@ -303,15 +395,17 @@ def native_rhs(model: CompiledModel, P: np.ndarray, R: np.ndarray | None = None)
     ``R`` of constant specified inputs) bound, or None when the model needs Python on its
     path (see the module docstring)."""
     L, kernels = model.layout, model.kernels
-    if L.e or not (L.augmented or L.mass_symmetric):
+    if L.e or not (L.augmented or L.mass_symmetric or kernels.forward is not None):
         return None
     if L.s and (R is None or np.shape(R) != (L.s,)):
         return None
     if not L.contiguous_state_derivative:      # a model saved before the current kernel layout
         return None
-    main = c_function_address(kernels.main)
+    forward = c_function_address(kernels.forward) if kernels.forward is not None else None
+    # with a forward-dynamics kernel the main one is not needed (nor built) for x'
+    main = c_function_address(kernels.main) if forward is None else None
     velocity = c_function_address(kernels.velocity) if L.m else None
-    if main is None or (L.m and velocity is None):
+    if (main is None and forward is None) or (L.m and velocity is None):
         return None
     gesv, posv = lapack_function("dgesv"), lapack_function("dposv")
     if gesv is None or posv is None:
@@ -322,4 +416,5 @@ def native_rhs(model: CompiledModel, P: np.ndarray, R: np.ndarray | None = None)
         return None
     if library is None:
         return None
-    return NativeRHS(model, np.asarray(P, dtype=float), library, main, velocity, gesv, posv, R)
+    return NativeRHS(model, np.asarray(P, dtype=float), library, main, velocity, gesv, posv, R,
+                     forward)

@@ -93,10 +93,12 @@ class NumericModel:
     _auto_c_kernels = True
 
     def __init__(self, eom: EquationsOfMotion, constants: Sequence | None = None, specifieds: Sequence | None = None,
-                 backend: str = "auto", cache: bool = True, progress: Any = None):
+                 backend: str = "auto", cache: bool = True, progress: Any = None,
+                 forward_dynamics: str = "auto"):
         from .kernel_assembly import assemble
         self._set_parts(assemble(eom, constants, specifieds, backend, cache, progress,
-                                 model_kernels=self._auto_c_kernels), eom)
+                                 model_kernels=self._auto_c_kernels,
+                                 forward_dynamics=forward_dynamics), eom)
 
     @classmethod
     def from_parts(cls, parts: CompiledParts, eom: EquationsOfMotion | None = None) -> NumericModel:
@@ -159,7 +161,7 @@ class NumericModel:
             return self._local.workspace
         except AttributeError:
             sizes = {slot: k.nout for slot, k in self.kernels.items()
-                     if k is not None and slot in ("main", "velocity", "holonomic")}
+                     if k is not None and slot in ("main", "velocity", "holonomic", "forward")}
             ws = Workspace(self.layout.nz, sizes)
             self._local.workspace = ws
             return ws
@@ -310,6 +312,16 @@ class NumericModel:
         L = self.layout
         N, K = L.N, L.K
         ws = self.workspace() if workspace is None else workspace
+        forward = self.kernels.forward
+        if forward is not None and not full:      # [q', u'] written out (a tree's recursion)
+            out = ws.forward
+            forward.into(z, out)
+            xdot = np.empty(L.nx)
+            xdot[:L.nxm] = out[:L.nxm] if states is None else np.concatenate(
+                [out[:N], out[N:][states]])
+            if L.e:
+                self.kernels.extra.into(z, xdot[L.nxm:])
+            return xdot
         out = ws.main
         main = self.kernels.main
         main.into(z, out)
@@ -517,15 +529,17 @@ def load_model(path: str | os.PathLike, machine_code: bool = True) -> NumericMod
 
 
 def compile(eom: EquationsOfMotion, constants: Sequence | None = None, specifieds: Sequence | None = None,
-            backend: str = "auto", cache: bool = True, progress: Any = None) -> NumericModel:
+            backend: str = "auto", cache: bool = True, progress: Any = None,
+            forward_dynamics: str = "auto") -> NumericModel:
     """Compile EquationsOfMotion into a :class:`NumericModel`.
 
     ``constants`` / ``specifieds``: optional orderings (default: the eom's, sorted
     by name); every symbol the equations use must be included.  ``backend``:
     "auto" (generated C when a C compiler works, else symengine LLVM, else numpy), "c",
     "llvm", "lambda" or "numpy".  ``cache``: reuse compiled kernels from the on-disk cache
-    ($SYMBODY_CACHE_DIR or ~/.cache/symbody).
+    ($SYMBODY_CACHE_DIR or ~/.cache/symbody).  ``forward_dynamics``: see
+    :func:`symbody.compilation.build.compile`.
     """
     return NumericModel(eom, constants=constants, specifieds=specifieds, backend=backend,
-                        cache=cache, progress=progress)
+                        cache=cache, progress=progress, forward_dynamics=forward_dynamics)
 

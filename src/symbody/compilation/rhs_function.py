@@ -46,6 +46,8 @@ def rhs_function(model: CompiledModel, p: ParameterValues) -> Callable[..., np.n
     values.  One function per integration: not to be shared by threads."""
     L, kernels = model.layout, model.kernels
     P = model.constants_array(p).copy()
+    if kernels.forward is not None:
+        return _forward_function(model, P)
     sizes = {"main": kernels.main.nout}
     if kernels.velocity is not None:
         sizes["velocity"] = kernels.velocity.nout
@@ -106,6 +108,54 @@ def rhs_function(model: CompiledModel, p: ParameterValues) -> Callable[..., np.n
         xdot[N:nxm] = s[:nxm - N]
         if e:
             extra(z, xdot[nxm:])
+        return xdot
+
+    return f
+
+
+def _forward_function(model: CompiledModel, P: np.ndarray) -> Callable[..., np.ndarray]:
+    """``f(t, x, r=None)`` of a model with a forward-dynamics kernel: [q', u'] written out by
+    the kernel, the dependent speeds first (step 1 above)."""
+    L, kernels = model.layout, model.kernels
+    sizes = {"forward": kernels.forward.nout}
+    if kernels.velocity is not None:
+        sizes["velocity"] = kernels.velocity.nout
+    ws = Workspace(L.nz, sizes)
+    z, out = ws.z, ws.forward
+    z[L.ic:L.iudot] = P
+    nx, nxm, e, m = L.nx, L.nxm, L.e, L.m
+    ir, ic, ixe, iud = L.ir, L.ic, L.ixe, L.iud
+    has_r = ir != ic
+    forward = kernels.forward.into
+    vel = vout = vrhs = dependent = None
+    if m:
+        vel, vout = kernels.velocity.into, ws.velocity
+        vrhs = vout[L.velocity_rest]
+        dependent = in_place_solver(vout[L.velocity_Bdep].reshape(m, m, order="F"), vrhs)
+    extra = kernels.extra.into if e else None
+    specifieds_array, rhs = model.specifieds_array, model.rhs
+    shape = (nx,)
+
+    def f(t: float, x: np.ndarray, r: Any = None) -> np.ndarray:
+        if x.shape != shape:
+            return rhs(t, x, P, r)                # (rhs checks the state and says what is wrong)
+        z[0] = t
+        z[1:1 + nxm] = x[:nxm]
+        if e:
+            z[ixe:] = x[nxm:]
+        if has_r:
+            z[ir:ic] = specifieds_array(r, t, x)
+        if m:
+            vel(z, vout)
+            if dependent():
+                return rhs(t, x, P, r)            # singular B_dep: rhs raises, naming it
+            z[iud:ir] = vrhs
+        forward(z, out)
+        if not e:
+            return out[:nx].copy()
+        xdot = np.empty(nx)
+        xdot[:nxm] = out[:nxm]
+        extra(z, xdot[nxm:])
         return xdot
 
     return f

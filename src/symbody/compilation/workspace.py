@@ -21,18 +21,19 @@ __all__ = ["Workspace"]
 class Workspace:
     """Preallocated buffers for one model in one thread.
 
-    ``z`` (nz,): kernel arguments; ``main``, ``velocity``, ``holonomic``: kernel outputs
-    (the main one holds q', the system matrix S column by column and its right-hand side,
-    solved in place for u' and λ).
+    ``z`` (nz,): kernel arguments; ``main``, ``velocity``, ``holonomic``, ``forward``: kernel
+    outputs (the main one holds q', the system matrix S column by column and its right-hand
+    side, solved in place for u' and λ; the forward one [q', u']).
     """
 
-    __slots__ = ("z", "main", "velocity", "holonomic")
+    __slots__ = ("z", "main", "velocity", "holonomic", "forward")
 
     def __init__(self, nz: int, kernel_sizes: dict[str, int]) -> None:
         self.z = np.zeros(nz)
         self.main = np.empty(kernel_sizes.get("main", 0))
         self.velocity = np.empty(kernel_sizes.get("velocity", 0))
         self.holonomic = np.empty(kernel_sizes.get("holonomic", 0))
+        self.forward = np.empty(kernel_sizes.get("forward", 0))
 
     def __repr__(self) -> str:
         sizes: dict[str, Any] = {name: getattr(self, name).shape for name in self.__slots__}

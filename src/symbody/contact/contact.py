@@ -93,9 +93,9 @@ class Contact:
         as a constraint; the loads carry placeholders an exact-friction engine fills).
     name : the contact's name (default "<b's point>_on_<a's point>").
     rolling_resistance : optional ρ (m): a torque ρ F_n on b against its rolling relative to
-        a, T = -ρ F_n ω_t / sqrt(|ω_t|² + (ε/R)²) (ω_t the tangential part of b's angular
-        velocity relative to a, R its radius, ε the friction's velocity scale), and its
-        opposite on a; for spheres (and capsule ends) against a plane.
+        a, T = -ρ F_n ω_t / sqrt(ω_t · ω_t + (ε/R)²) (ω_t the tangential part of b's
+        angular velocity relative to a, R its radius, ε the friction's velocity scale), and
+        its opposite on a; for spheres (and capsule ends) against a plane.
 
     Parameters may be numbers (checked here) or SymPy symbols (constants of the model;
     their values are checked when a run starts).
@@ -125,7 +125,7 @@ class Contact:
         if friction_mode not in FRICTION_MODES:
             raise InputError(f"contact {label!r}: friction_mode must be 'smooth' or 'exact', got "
                              f"{friction_mode!r}")
-        self.friction: Friction | None = as_friction(friction, label)
+        self.friction: Friction | None = as_friction(friction, label, exact=friction_mode == "exact")
         self.friction_mode = friction_mode if self.friction is not None else "none"
         self.rolling_resistance = (None if rolling_resistance is None else
                                    _parameter(rolling_resistance, "the rolling resistance", label, 0.0))
@@ -243,6 +243,8 @@ class Contact:
             name=name, gap=kin.gap, gap_rate=kin.gap_rate, normal_force=force,
             friction_force=tuple(friction), slip_velocity=tuple(slip), friction_coefficient=mu,
             friction_mode=self.friction_mode, friction_placeholders=placeholders,
+            static_friction_coefficient=(self.friction.static if self.friction_mode == "exact"
+                                         and self.friction is not None else None),
             switching=tuple(switching), max_penetration=kin.max_penetration, elastic_energy=energy,
             power=power, stiffness=self.stiffness, exponent=self.exponent, damping=self.damping)
         loads = [ContactForce(kin.point_b, force_vec, (record,)), ContactForce(kin.point_a, -force_vec)]

@@ -59,14 +59,21 @@ class Friction:
     viscous: Any = 0
     velocity_scale: Any = DEFAULT_VELOCITY_SCALE
 
-    def checked(self, name: str) -> Friction:
-        """The law with every number sympified and checked (InputError naming the contact)."""
+    def checked(self, name: str, exact: bool = False) -> Friction:
+        """The law with every number sympified and checked (InputError naming the contact).
+        ``exact``: for ``friction_mode="exact"``, Coulomb's law with the kinetic μ and the
+        static μ_s (``static``, no Stribeck velocity; no viscous term)."""
         mu = _coefficient(self.coefficient, "the friction coefficient", name)
         static = None if self.static is None else _coefficient(self.static, "the static friction "
                                                                 "coefficient", name)
         vs = None if self.stribeck_velocity is None else _coefficient(
             self.stribeck_velocity, "the Stribeck velocity", name)
-        if static is not None and vs is None:
+        if exact and (vs is not None or not (sm.sympify(self.viscous).is_number
+                                             and sm.sympify(self.viscous) == 0)):
+            raise InputError(f"contact {name!r}: exact friction is Coulomb's law with the kinetic "
+                             "coefficient and a static one (Friction(mu, static=mu_s)); a Stribeck "
+                             "velocity or a viscous term needs friction_mode='smooth'")
+        if static is not None and vs is None and not exact:
             raise InputError(f"contact {name!r}: a static friction coefficient needs the Stribeck "
                              "velocity (stribeck_velocity=v_S, m/s)")
         if vs is not None and vs.is_number and vs == 0:
@@ -86,13 +93,14 @@ class Friction:
             -speed_squared / self.stribeck_velocity ** 2)
 
 
-def as_friction(friction: Any, name: str) -> Friction | None:
-    """``friction`` (None, a coefficient or a :class:`Friction`) as a checked Friction."""
+def as_friction(friction: Any, name: str, exact: bool = False) -> Friction | None:
+    """``friction`` (None, a coefficient or a :class:`Friction`) as a checked Friction
+    (``exact``: for the exact mode, see :meth:`Friction.checked`)."""
     if friction is None:
         return None
     if not isinstance(friction, Friction):
         friction = Friction(friction)
-    return friction.checked(name)
+    return friction.checked(name, exact)
 
 
 def smooth_friction(law: Friction, normal_force: sm.Expr, slip: tuple) -> tuple:

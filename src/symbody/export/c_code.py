@@ -11,6 +11,9 @@ matrix), no BLAS or LAPACK.  With ``z = [t, q, u, r, p, u', x_e]`` as in
 2. ``S y = s``: ``[[M_d, -B_a^T], [B_a, 0]] [u'; λ] = [-g_d; -b_a]`` or ``M_d u' = -g_d``;
 3. ``x' = [q', u_ind', x_e']``.
 
+A model with a forward-dynamics kernel (a URDF robot's articulated-body recursion) gets
+``name_rhs`` from it: ``[q', u']`` written out, no solve.
+
 Projection onto the holonomic constraints ``f_h(q, t) = 0`` is the damped Newton iteration
 of :func:`symbody.compilation.coordinate_projection.project_arguments` on q_dep (q_ind held).
 """
@@ -32,17 +35,14 @@ from ..compilation.function_expansion import expand_functions
 from ..errors import CompilationError, InputError
 from ..formatting import symbol_name
 from ..symengine_bridge import SympyConverter, to_symengine
+from . import c_fused, c_linear_algebra, c_switching, directional
+from .validation import OutputLocation, check_events, check_identifier, checked_constants
 
 __all__ = ["export_c", "CExport", "GeneratedC", "generate_c", "check_exportable"]
 
 #: work arrays larger than this (doubles) are taken from malloc, not the stack
 STACK_DOUBLES = 16384
 
-_IDENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
-_C_KEYWORDS = frozenset(
-    "auto break case char const continue default do double else enum extern float for goto if "
-    "inline int long register restrict return short signed sizeof static struct switch typedef "
-    "union unsigned void volatile while main".split())
 
 
 @dataclass(frozen=True)
@@ -65,6 +65,7 @@ class GeneratedC:
     inputs: tuple[str, ...]
     outputs: tuple[str, ...]
     layout: Any
+    derivatives: bool = False
 
 
 @dataclass(frozen=True)
@@ -80,11 +81,8 @@ class CExport:
 
 # ----------------------------------------------------------------------------- checks
 def check_name(name: Any) -> str:
-    """``name`` as a C identifier prefix, or InputError."""
-    if not isinstance(name, str) or not _IDENT.match(name) or name in _C_KEYWORDS:
-        raise InputError(f"name must be a C identifier (letters, digits, _; not a keyword), "
-                         f"got {name!r}")
-    return name
+    """``name`` as a C identifier prefix, or InputError (:func:`.validation.check_identifier`)."""
+    return check_identifier(name)
 
 
 def check_exportable(model: Any, what: str) -> None:
@@ -203,6 +201,7 @@ def _kernel_text(program: c_kernels.StraightLineProgram, fname: str) -> str:
                   r"|^#ifndef M_E\n#define M_E [^\n]*\n#endif\n|^#include <stdlib.h>\n", "",
                   text, flags=re.M)
     text = re.sub(r"^void ", "static void ", text, flags=re.M)
+    text = text.replace("pow(M_E, ", "exp(")       # e^x: exp is several times faster than pow
     # segments that share no temporaries leave the workspace unused (-Wextra)
     return re.sub(r"^(static void \w+_s\d+\(.*\) \{)$", r"\1\n  (void)w;", text, flags=re.M)
 
@@ -302,12 +301,15 @@ static double max_abs(const double *v, int n)
 class _Writer:
     """Builds the C text of one model (see :func:`generate_c`)."""
 
-    def __init__(self, model: Any, name: str, outputs: Mapping | None) -> None:
+    def __init__(self, model: Any, name: str, outputs: Mapping | None,
+                 derivatives: bool = False) -> None:
         self.model, self.name, self.L = model, name, model.layout
         self.P = name.upper()
         kernels = model.kernels
         L = self.L
         self.programs: dict[str, c_kernels.StraightLineProgram] = {}
+        #: sizes of the straight-line LU solves the C uses (c_linear_algebra.lu_function)
+        self.lu_sizes: set[int] = set()
         slots = [("main", kernels.main)]
         if L.m:
             slots.append(("velocity", kernels.velocity))
@@ -315,17 +317,29 @@ class _Writer:
             slots.append(("holonomic", kernels.holonomic))
         if L.e:
             slots.append(("extra", kernels.extra))
+        if getattr(kernels, "forward", None) is not None:
+            slots.append(("forward", kernels.forward))    # [q', u'] of a tree's recursion
         self.output_names, out_exprs = _output_expressions(model, outputs)
         self.outputs_use_udot = any(
             int(str(s)[2:]) in range(L.iudot, L.iudot + L.o)
             for e in out_exprs for s in e.free_symbols)
         if self.outputs_use_udot and L.m and not L.augmented:
             slots.append(("acceleration", kernels.acceleration))
-        for slot, kernel in slots:
-            self.programs[slot] = _program(_kernel_expressions(kernel), L.nz, f"{slot} kernel")
+        expressions = {slot: _kernel_expressions(kernel) for slot, kernel in slots}
         if out_exprs:
-            self.programs["outputs"] = _program(out_exprs, L.nz, "outputs")
+            expressions["outputs"] = out_exprs
+        for slot, exprs in expressions.items():
+            self.programs[slot] = _program(exprs, L.nz, f"{slot} kernel")
         self.nout = {slot: len(p.outputs) for slot, p in self.programs.items()}
+        #: the kernels' tangents (slot -> program of [z, dz]) when the export carries
+        #: name_rhs_derivative, else empty
+        #: name_rhs as one straight-line function (c_fused), or None
+        self.fused = c_fused.fused_rhs(self)
+        self.tangents = (directional.tangent_programs(self)
+                         if derivatives and directional.provides_derivatives(self) else {})
+
+    def tangent_kernel(self, slot: str) -> str:
+        return f"{self.name}_tangent_{slot}"
 
     def k(self, slot: str) -> str:
         return f"{self.name}_kernel_{slot}"
@@ -333,9 +347,10 @@ class _Writer:
     # ------------------------------------------------------------------ functions
     def fill(self) -> str:
         L = self.L
-        lines = ["/* z = [t, q, u, r, p, u', x_e] of one state; u_dep solved (1: B_dep singular) */",
+        lines = ["/* z = [t, q, u, r, p, u', x_e] of one state; u_dep solved (1: B_dep singular;",
+                 "   watch: 5 where B_dep is near singular, see dependent_set_poor) */",
                  "static int fill_z(double *z, double t, const double *x, const double *p, "
-                 "const double *r)", "{",
+                 "const double *r, int watch)", "{",
                  "    int i;",
                  f"    for (i = 0; i < {L.nz}; i++) z[i] = 0.0;",
                  "    z[0] = t;",
@@ -350,22 +365,68 @@ class _Writer:
             lines.append(f"    for (i = 0; i < {L.s}; i++) z[{L.ir} + i] = r[i];")
         else:
             lines.append("    (void)r;")
+        if not L.m:
+            lines.append("    (void)watch;")
         if L.m:
             m, sb, sr = L.m, L.velocity_Bdep.start, L.velocity_rest.start
             lines += [
                 "    {",
-                f"        double v[{self.nout['velocity']}], A[{m * m}], b[{m}];",
+                f"        double v[{self.nout['velocity']}], A[{m * m}], b[{m}], d;",
                 "        int j;",
                 f"        {self.k('velocity')}(z, v);",
                 f"        for (i = 0; i < {m}; i++) {{",
                 f"            for (j = 0; j < {m}; j++) A[i * {m} + j] = v[{sb} + j * {m} + i];",
                 f"            b[i] = v[{sr} + i];",
                 "        }",
-                f"        if (lu_solve({m}, A, b)) return 1;",
+                *self.solve_with_det(m, "A", "b", "d", "return 1;"),
                 f"        for (i = 0; i < {m}; i++) z[{L.iud} + i] = b[i];",
+                *c_switching.dependent_gauge_check(self, "v", m, L.o, "d", watch=True),
                 "    }"]
         lines += ["    return 0;", "}", ""]
         return "\n".join(lines)
+
+    def solve_with_det(self, n: int, A: str, b: str, det: str, fail: str) -> list[str]:
+        """C lines solving the n x n system A (row by row) in place in b, |det A| into
+        ``det``; ``fail`` where it is singular (straight-line LU for small n)."""
+        if n <= c_linear_algebra.UNROLL_MAX:
+            self.lu_sizes.add(n)
+            return [f"        if (lu_solve_{n}({A}, {b}, &{det})) {fail}"]
+        return [f"        if (lu_solve({n}, {A}, {b})) {fail}",
+                f"        for (i = 0, {det} = 1.0; i < {n}; i++) {det} *= fabs({A}[i * {n} + i]);"]
+
+    def main_entry(self, k: int) -> c_linear_algebra.Entry:
+        """Output k of the main kernel in C (``out[k]``), or its value when it is a literal."""
+        ref = self.programs["main"].outputs[k]
+        if ref[0] == "c":
+            try:
+                return float(ref[1])
+            except ValueError:
+                pass
+        return f"out[{k}]"
+
+    def fast_solve(self) -> list[str]:
+        """Straight-line solve of S y = s from the kernel's output ``out`` into y (the Schur
+        complement of the augmented system, L D L^T of a symmetric M_d, or LU), going to the
+        label ``general`` where a factor is singular or not definite; [] for large systems."""
+        L = self.L
+        K, ms, mr = L.K, L.main_system.start, L.main_rhs.start
+        by_column = L.augmented or L.mass_symmetric
+
+        def S(i: int, j: int) -> c_linear_algebra.Entry:
+            return self.main_entry(ms + j * K + i if by_column else ms + i * K + j)
+
+        body: list[str] = []
+        solved = c_linear_algebra.solve_statements(
+            (K, L.o, L.m), L.augmented, L.mass_symmetric, S,
+            [self.main_entry(mr + i) for i in range(K)], body, "goto general;")
+        if solved is None:
+            return []
+        x, lu = solved
+        if lu:
+            self.lu_sizes.add(lu)
+        body += [f"    y[{i}] = {v!r};" if isinstance(v, float) else f"    y[{i}] = {v};"
+                 for i, v in enumerate(x)]
+        return ["    {", *("    " + line for line in body), "    }"]
 
     def system(self) -> str:
         """S (row by row) and s from the main kernel's output."""
@@ -390,7 +451,14 @@ class _Writer:
                  "double *S)", "{",
                  "    int i;",
                  f"    {self.k('main')}(z, out);"]
-        if L.mass_symmetric and not L.augmented:
+        fast = self.fast_solve()
+        if fast:
+            # straight-line Cholesky (or Schur complement of the augmented system) from the
+            # kernel's output; a factor that is not definite: LU of S, as model.rhs does
+            lines += fast + ["    goto solved;", "general:",
+                             "    system_of(out, S, y);",
+                             f"    if (lu_solve({K}, S, y)) return 2;", "solved:"]
+        elif L.mass_symmetric and not L.augmented:
             # M_d symmetric: factored in place in the kernel's output (row by row = column by
             # column); not definite: the kernel again and LU, as model.rhs does
             lines += [f"    for (i = 0; i < {K}; i++) y[i] = out[{L.main_rhs.start} + i];",
@@ -455,13 +523,23 @@ class _Writer:
         L, n, K = self.L, self.name, self.L.K
         zdecl = f"    double z[{L.nz}];"
         f = []
-        f += [f"int {n}_rhs(double t, const double *x, const double *p, const double *r, "
-              "double *xdot)", "{", zdecl, f"    double y[{K}];",
-              "    if (fill_z(z, t, x, p, r)) return 1;",
-              "    return dynamics(z, xdot, y);", "}", ""]
+        rhs = "static int rhs_general" if self.fused else f"int {n}_rhs"
+        f += [f"{rhs}(double t, const double *x, const double *p, const double *r, "
+              "double *xdot)", "{", zdecl]
+        if "forward" in self.programs:     # the forward kernel writes [q', u']: no solve
+            f += [f"    double out[{self.nout['forward']}];", "    int i;",
+                  "    (void)dynamics;              /* (used by outputs of u') */",
+                  "    { int fz = fill_z(z, t, x, p, r, 1); if (fz) return fz; }",
+                  f"    {self.k('forward')}(z, out);",
+                  f"    for (i = 0; i < {L.nx}; i++) xdot[i] = out[i];",
+                  "    return 0;", "}", ""]
+        else:
+            f += [f"    double y[{K}];",
+                  "    { int fz = fill_z(z, t, x, p, r, 1); if (fz) return fz; }",
+                  "    return dynamics(z, xdot, y);", "}", ""]
         f += [f"int {n}_speeds(double t, const double *x, const double *p, const double *r, "
               "double *u)", "{", zdecl, "    int i;",
-              "    if (fill_z(z, t, x, p, r)) return 1;",
+              "    { int fz = fill_z(z, t, x, p, r, 1); if (fz) return fz; }",
               f"    for (i = 0; i < {L.o}; i++) u[i] = z[{L.iu} + i];",
               "    return 0;", "}", ""]
         nmain = self.nout["main"]
@@ -470,9 +548,9 @@ class _Writer:
         if self.heap(nmain):
             f += [f"    double *out = (double *)malloc({nmain} * sizeof(double));",
                   "    if (!out) return 4;",
-                  "    if (fill_z(z, t, x, p, r)) { free(out); return 1; }"]
+                  "    { int fz = fill_z(z, t, x, p, r, 1); if (fz) { free(out); return fz; } }"]
         else:
-            f += [f"    double out[{nmain}];", "    if (fill_z(z, t, x, p, r)) return 1;"]
+            f += [f"    double out[{nmain}];", "    { int fz = fill_z(z, t, x, p, r, 1); if (fz) return fz; }"]
         f += [f"    {self.k('main')}(z, out);", "    system_of(out, S, s);"]
         if self.heap(nmain):
             f += ["    free(out);"]
@@ -513,7 +591,7 @@ class _Writer:
         f += [f"int {n}_outputs(double t, const double *x, const double *p, const double *r, "
               "double *y)", "{"]
         if "outputs" in self.programs:
-            f += [zdecl, "    if (fill_z(z, t, x, p, r)) return 1;"]
+            f += [zdecl, "    { int fz = fill_z(z, t, x, p, r, 1); if (fz) return fz; }"]
             if self.outputs_use_udot:
                 f += [f"    {{ double xd[{L.nx}], sol[{K}]; int st = dynamics(z, xd, sol);",
                       "      if (st) return st;",
@@ -561,7 +639,11 @@ class _Writer:
             "        norm = fresh;",
             "        if (norm == 0.0) converged = 1;",
             "    }",
-            "    return converged ? 0 : 1;", "}", ""]
+            f"    for (i = 0; i < {M}; i++)",
+            f"        for (j = 0; j < {M}; j++) A[i * {M} + j] = J[i * {N} + {nn} + j];",
+            f"    if (!converged || !(max_abs(J, {M * N}) < HUGE_VAL)) return 1;",
+            *c_switching.dependent_gauge_check(self, "J", M, N, f"abs_det({M}, A)", "    "),
+            "    return 0;", "}", ""]
         return "\n".join(head + body)
 
 
@@ -592,7 +674,9 @@ def _header(w: _Writer, names: dict, has_constants: bool, has_state: bool) -> st
         lines.append(f"extern const double {n}_default_state[];       /* NX values */")
     lines += ["", f"""/* x' = f(t, x) in the state order above; p (NP), r (NR, may be null when NR is 0).
    0 on success; 1: the velocity constraints are singular in u_dep; 2: S is singular;
-   4: no memory for the work space (large models only). */
+   4: no memory for the work space (large models only); 5 ({P}_ERR_DEPENDENT_SET): u_dep is
+   near singular (see {P}_DEPENDENT_SET_RATIO; the same for {n}_speeds, {n}_mass_forcing and
+   {n}_outputs). */
 int {n}_rhs(double t, const double *x, const double *p, const double *r, double *xdot);
 
 /* all speeds u (NU): u_ind from x, u_dep from B u + b = 0 (1: singular) */
@@ -619,11 +703,17 @@ int {n}_outputs(double t, const double *x, const double *p, const double *r, dou
 /* positions back onto f_h(q, t) = 0: damped Newton on q_dep = x[NQ_IND .. NQ) with q_ind held,
    until a step is below tol * (1 + max|q_dep|) (tol = 1e-10 is a good choice).  Speeds need
    no projection: u_dep are not states and {n}_speeds solves them from the constraints.
-   0: converged; 1: not converged in max_iter iterations; 2: singular Jacobian. */
+   0: converged; 1: not converged in max_iter iterations; 2: singular Jacobian;
+   5 ({P}_ERR_DEPENDENT_SET): converged, but the dependent coordinates are near singular. */
 int {n}_project(double t, double *x, const double *p, double tol, int max_iter);
-
-#endif
 """]
+    if L.m or L.M:
+        lines.append(c_switching.switching_defines(P))
+    if switchable(L):
+        lines.append(c_switching.full_state_header(w))
+    if w.tangents:
+        lines.append(directional.derivative_header(w))
+    lines += ["#endif", ""]
     return "\n".join(lines)
 
 
@@ -644,16 +734,34 @@ def _source(w: _Writer, names: dict, constants: np.ndarray | None,
     for slot, program in w.programs.items():
         parts.append(f"/* ---- kernel: {slot} ({len(program)} operations) */")
         parts.append(_kernel_text(program, w.k(slot)))
+    bodies = [w.fill(), w.system(), w.dynamics()]
+    if w.outputs_use_udot:
+        bodies.append(w.udot())
+    bodies.append(w.public())
+    if w.fused:
+        bodies.append(w.fused)
+    if switchable(w.L):
+        bodies.append(c_switching.full_state_c(w))
+    if w.tangents:
+        for slot, program in w.tangents.items():
+            bodies.append(f"/* ---- tangent of the {slot} kernel ({len(program)} operations) */")
+            bodies.append(_kernel_text(program, w.tangent_kernel(slot)))
+        bodies.append(directional.derivative_c(w))
     parts.append(_LINEAR_ALGEBRA)
-    if w.L.mass_symmetric and not w.L.augmented:
+    parts += [c_linear_algebra.lu_function(n, f"lu_solve_{n}") for n in sorted(w.lu_sizes)]
+    if any("cholesky_solve(" in b for b in bodies):
         parts.append(_CHOLESKY)
     if w.L.M:
         parts.append(_MAX_ABS)
-    parts += [w.fill(), w.system(), w.dynamics()]
-    if w.outputs_use_udot:
-        parts.append(w.udot())
-    parts.append(w.public())
-    return "\n".join(parts)
+    if w.L.m or w.L.M:
+        parts.append(c_switching.GAUGE_C)
+    return "\n".join(parts + bodies)
+
+
+def switchable(L: Any) -> bool:
+    """The export carries the full-state functions: the dependent speeds may be chosen
+    freely (``partition_switchable``) and there are some."""
+    return bool(L.partition_switchable and L.m)
 
 
 def _example(w: _Writer, has_constants: bool, has_state: bool) -> str:
@@ -709,6 +817,9 @@ int main(int argc, char **argv)
 
 def _readme(w: _Writer, names: dict, example: str) -> str:
     n, L = w.name, w.L
+    full = (f"; on the full state y = [q, u, x_e], `{n}_full_rhs` and `{n}_full_project` (the "
+            "dependent set chosen afresh at each projection: they pass the positions where the "
+            "model's own set is singular)" if switchable(L) else "")
     return f"""# {n}: standalone C of the symbody model {names['model']}
 
 `{n}.h` / `{n}.c` compile alone (C99, only libm):
@@ -725,9 +836,10 @@ def _readme(w: _Writer, names: dict, example: str) -> str:
 | holonomic constraints (`{w.P}_NQ_DEP`) | {L.M} | dependent coordinates {', '.join(names['coordinates'][L.n:]) or '-'} |
 
 The functions (see `{n}.h`): `{n}_rhs` (x' in the state order above; 0 on success,
-nonzero on a singular matrix), `{n}_speeds`, `{n}_mass_forcing`, `{n}_holonomic`,
-`{n}_velocity_constraints`, `{n}_outputs`, `{n}_project`.  Every function takes the
-constants `p` and writes only its own outputs (thread safe, no global state).
+nonzero on a singular matrix, 5 where the model's dependent set is near singular),
+`{n}_speeds`, `{n}_mass_forcing`, `{n}_holonomic`, `{n}_velocity_constraints`,
+`{n}_outputs`, `{n}_project`{full}.  Every function takes the constants `p` and writes only
+its own outputs (thread safe, no global state).
 
 ## Example: RK4 with projection (`{n}_example.c`)
 
@@ -739,25 +851,19 @@ constants `p` and writes only its own outputs (thread safe, no global state).
 """
 
 
-def check_no_events(events: Any, what: str) -> None:
-    """Refuse events: the exported code integrates the smooth equations only."""
-    if events:
-        raise InputError(f"{what}: events (impacts, terminal conditions) cannot be carried by the "
-                         "exported code; it integrates the smooth equations of motion only")
-
-
 def generate_c(model: Any, name: str, *, outputs: Mapping | None = None,
                constants: Any = None, initial_state: Any = None,
-               what: str = "export_c") -> GeneratedC:
+               what: str = "export_c", derivatives: bool = False) -> GeneratedC:
     """The generated C of ``model`` (texts and names), without writing files; see
-    :func:`export_c`."""
+    :func:`export_c`.  ``derivatives``: also ``name_rhs_derivative`` (exact directional
+    derivatives, :mod:`.directional`; ``GeneratedC.derivatives`` says whether it is there)."""
     check_name(name)
     check_exportable(model, what)
     check_not_callable(constants, what, "constants")
     check_not_callable(initial_state, what, "initial_state")
-    P = None if constants is None else model.constants_array(constants)
+    P = checked_constants(model, constants)
     X = None if initial_state is None else model.state_array(initial_state)
-    w = _Writer(model, name, outputs)
+    w = _Writer(model, name, outputs, derivatives)
     names = {
         "model": getattr(model.eom, "name", None) or repr(model).strip("<>"),
         "states": tuple(symbol_name(s) for s in model.states),
@@ -775,12 +881,14 @@ def generate_c(model: Any, name: str, *, outputs: Mapping | None = None,
     return GeneratedC(name=name, header=header, source=source, readme=readme, example=example,
                       states=names["states"], coordinates=names["coordinates"],
                       speeds=names["speeds"], constants=names["constants"],
-                      inputs=names["inputs"], outputs=names["outputs"], layout=model.layout)
+                      inputs=names["inputs"], outputs=names["outputs"], layout=model.layout,
+                      derivatives=bool(w.tangents))
 
 
 def export_c(model: Any, directory: str | Path, *, name: str = "model",
              outputs: Mapping | None = None, constants: Any = None,
-             initial_state: Any = None, events: Any = None) -> CExport:
+             initial_state: Any = None, events: Any = None,
+             derivatives: bool = False) -> CExport:
     """Write ``model`` as standalone C99 into ``directory``: ``name.h``, ``name.c``, a
     README.md and ``name_example.c`` (RK4 with projection).
 
@@ -791,21 +899,45 @@ def export_c(model: Any, directory: str | Path, *, name: str = "model",
     the system S, s ("mass matrix and forcing"), f_h and ∂f_h/∂q, B and b, the ``outputs``
     (``{name: SymPy expression}`` in t, q, u, u', constants, inputs) and ``name_project``
     (Newton on q_dep).  ``constants`` / ``initial_state``: optional values written as
-    ``name_default_constants`` / ``name_default_state`` (used by the example).
+    ``name_default_constants`` / ``name_default_state`` (used by the example), checked as
+    ``simulate`` checks them (finite; masses positive, inertias positive semidefinite).
+    ``derivatives=True`` adds ``name_rhs_derivative``: the exact directional derivative of
+    x' (and of the speeds, outputs and f_h) along a direction of the state and the inputs
+    (forward mode, :mod:`symbody.export.directional`), what the FMU's
+    ``fmi2GetDirectionalDerivative`` calls.
 
-    Refused (InputError naming it): ``events`` (impacts), a redundant constraint set,
-    callables given as values, a ``name`` that is not a C identifier; CompilationError for
-    an expression C cannot hold.
+    Where the model's dependent set is near singular (``|det B_dep|`` below
+    ``NAME_DEPENDENT_SET_RATIO`` = 0.01 of the best-conditioned choice) these functions
+    return ``NAME_ERR_DEPENDENT_SET`` (5) rather than follow a branch they cannot tell apart;
+    a model whose dependent set may change also gets the full-state functions
+    ``name_full_rhs`` / ``name_full_project`` (y = [q, u, x_e], the dependent set chosen
+    afresh at each projection), which pass those positions.
+
+    Refused (InputError naming it): ``events`` (impacts), and a model whose equations come
+    with events (the zoo's walkers) unless ``events=False`` says they are not wanted; a
+    redundant constraint set, callables given as values, a ``name`` that is not a C
+    identifier, a folder that cannot be written; CompilationError for an expression C
+    cannot hold.
+
+    ``model`` may also be a compiled function or ``{name: function}`` (``make_function``'s,
+    a robot's ``robot.inverse_dynamics``, ``robot.frame_function(...)``): see
+    :func:`symbody.export.functions.export_c_functions`.
     """
-    check_no_events(events, "export_c")
+    from .functions import export_c_functions, is_function
+    if is_function(model):
+        return export_c_functions(model, directory, name)
+    check_identifier(name)
+    check_exportable(model, "export_c")
+    check_events(model, events, "export_c")
     gen = generate_c(model, name, outputs=outputs, constants=constants,
-                     initial_state=initial_state)
+                     initial_state=initial_state, derivatives=derivatives)
     d = Path(directory)
-    d.mkdir(parents=True, exist_ok=True)
     paths = CExport(header=d / f"{name}.h", source=d / f"{name}.c", readme=d / "README.md",
                     example=d / f"{name}_example.c")
-    paths.header.write_text(gen.header)
-    paths.source.write_text(gen.source)
-    paths.readme.write_text(gen.readme)
-    paths.example.write_text(gen.example)
+    with OutputLocation(d, "export_c"):
+        d.mkdir(parents=True, exist_ok=True)
+        paths.header.write_text(gen.header)
+        paths.source.write_text(gen.source)
+        paths.readme.write_text(gen.readme)
+        paths.example.write_text(gen.example)
     return paths

@@ -261,7 +261,7 @@ def _kernel_exprs(kernel: Any, what: str) -> list:
     return list(exprs)
 
 
-def to_casadi(model: Any, *, r: Any = None, linear_solver: str | None = None) -> CasadiModel:
+def to_casadi(model: Any, *, r: Any = None, linear_solver: str | None = None) -> Any:
     """The equations of ``model`` as CasADi SX functions (see :class:`CasadiModel`).
 
     ``model``: a NumericModel (``sb.compile``), an EquationsOfMotion or a zoo Model (its
@@ -282,7 +282,14 @@ def to_casadi(model: Any, *, r: Any = None, linear_solver: str | None = None) ->
 
     Refused with InputError: events with impacts (zoo walking models), a redundant set of
     configuration constraints, callable inputs, functions without a CasADi counterpart.
+
+    A compiled function (``make_function``'s, a robot's ``robot.inverse_dynamics``,
+    ``robot.frame_function(...)``) gives one ``casadi.Function`` of its argument groups
+    (:func:`symbody.export.functions.function_to_casadi`).
     """
+    from .functions import function_to_casadi, is_function
+    if is_function(model) and not isinstance(model, Mapping):
+        return function_to_casadi(model)
     if r is not None:
         kind = "a callable" if callable(r) else type(r).__name__
         raise InputError(f"to_casadi: r is {kind}; the specified inputs of a CasADi function are "

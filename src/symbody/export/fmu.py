@@ -39,7 +39,27 @@ import numpy as np
 from ..compilation import c_kernels
 from ..errors import CompilationError, InputError
 from ..version import __version__
-from .c_code import GeneratedC, check_name, check_no_events, check_not_callable, generate_c
+from . import c_switching
+from .c_code import (
+    GeneratedC,
+    _c_string,
+    check_exportable,
+    check_not_callable,
+    generate_c,
+    switchable,
+)
+from .directional import DIRECTIONAL_C
+from .fmu_messages import MESSAGES_C
+from .fmu_state import CAPABILITIES, FMU_STATE_C
+from .validation import (
+    OutputLocation,
+    check_distinct_names,
+    check_events,
+    check_identifier,
+    check_stop_time,
+    check_tolerances,
+    identifier_from_path,
+)
 
 __all__ = ["export_fmu", "find_compiler"]
 
@@ -155,7 +175,8 @@ typedef struct {
     double time, h;
     double x[NX1], p[NP1], r[NR1], dr[NR1];
     double u[NU1], y[NY1], fh[NM1], xdot[NX1];
-    int status;
+    double yf[NF1];        /* co-simulation of a switchable model: [q, u, x_e] (full state) */
+    int status, full;
 } Instance;
 
 static const double start_x[NX1] = {@START_X@};
@@ -166,6 +187,8 @@ static void logf_(Instance *c, fmi2Status s, const char *msg)
 {
     if (c && c->cb.logger) c->cb.logger(c->cb.componentEnvironment, c->name, s, "symbody", msg);
 }
+
+@MESSAGES@
 
 static void set_start(Instance *c)
 {
@@ -179,23 +202,43 @@ static void set_start(Instance *c)
 }
 
 /* the inputs at time t inside a communication step (linear from their derivatives) */
+static void inputs_at(const Instance *c, double t, double *r)
+{
+    int i;
+    for (i = 0; i < NR1; i++) r[i] = c->r[i] + c->dr[i] * (t - c->time);
+}
+
 static int rhs_at(Instance *c, double t, const double *x, double *f)
 {
     double r[NR1];
-    int i;
-    for (i = 0; i < NR1; i++) r[i] = c->r[i] + c->dr[i] * (t - c->time);
-    return MODEL_rhs(t, x, c->p, r, f);
+    inputs_at(c, t, r);
+    return c->full ? MODEL_full_rhs(t, x, c->p, r, f) : MODEL_rhs(t, x, c->p, r, f);
 }
 
 static int update(Instance *c)
 {
-    int st = 0;
+    int st = 0, i;
     if (!c->dirty) return 0;
-    st |= MODEL_speeds(c->time, c->x, c->p, c->r, c->u);
-    if (NY) st |= MODEL_outputs(c->time, c->x, c->p, c->r, c->y);
+    if (c->full) {               /* x = [q, u_ind, x_e] and all speeds from the full state */
+        double yd[NF1];
+        for (i = 0; i < NQ; i++) c->x[i] = c->yf[i];
+        for (i = 0; i < NU; i++) c->u[i] = c->yf[NQ + i];
+        for (i = 0; i < NU_IND; i++) c->x[NQ + i] = c->yf[NQ + i];
+        for (i = 0; i < NE; i++) c->x[NQ + NU_IND + i] = c->yf[NQ + NU + i];
+        if (NY) st = MODEL_full_outputs(c->time, c->yf, c->p, c->r, c->y);
+        if (!st) st = MODEL_full_rhs(c->time, c->yf, c->p, c->r, yd);
+        if (!st) {
+            for (i = 0; i < NQ; i++) c->xdot[i] = yd[i];
+            for (i = 0; i < NU_IND; i++) c->xdot[NQ + i] = yd[NQ + i];
+            for (i = 0; i < NE; i++) c->xdot[NQ + NU_IND + i] = yd[NQ + NU + i];
+        }
+    } else {
+        st = MODEL_speeds(c->time, c->x, c->p, c->r, c->u);
+        if (!st && NY) st = MODEL_outputs(c->time, c->x, c->p, c->r, c->y);
+        if (!st) st = MODEL_rhs(c->time, c->x, c->p, c->r, c->xdot);
+    }
     if (NM) MODEL_holonomic(c->time, c->x, c->p, c->fh, 0);
-    st |= MODEL_rhs(c->time, c->x, c->p, c->r, c->xdot);
-    if (st) { logf_(c, fmi2Error, "singular constraint or mass matrix"); return 1; }
+    if (st) { logf_(c, fmi2Error, why(st)); return 1; }
     c->dirty = 0;
     return 0;
 }
@@ -210,8 +253,10 @@ static int integrate(Instance *c, double h_total)
         a73 = 500.0 / 1113, a74 = 125.0 / 192, a75 = -2187.0 / 6784, a76 = 11.0 / 84,
         e1 = 71.0 / 57600, e3 = -71.0 / 16695, e4 = 71.0 / 1920, e5 = -17253.0 / 339200,
         e6 = 22.0 / 525, e7 = -1.0 / 40;
-    double k1[NX1], k2[NX1], k3[NX1], k4[NX1], k5[NX1], k6[NX1], k7[NX1], xs[NX1], xn[NX1];
+    double k1[NS1], k2[NS1], k3[NS1], k4[NS1], k5[NS1], k6[NS1], k7[NS1], xs[NS1], xn[NS1];
     double t = c->time, t_end = c->time + h_total, h = c->h;
+    double *x = c->full ? c->yf : c->x;          /* the integrated state, NS values */
+    const int NS = c->full ? NF : NX;
     long steps = 0;
     int i, st;
     if (!(h > 0.0)) {                                /* first step: a small fraction */
@@ -223,40 +268,44 @@ static int integrate(Instance *c, double h_total)
         int last = 0;
         if (t + h >= t_end || t + 1.01 * h >= t_end) { h = t_end - t; last = 1; }
         if (++steps > MAX_STEPS) { logf_(c, fmi2Error, "too many steps"); return 1; }
-        st = rhs_at(c, t, c->x, k1);
-        for (i = 0; i < NX; i++) xs[i] = c->x[i] + h * a21 * k1[i];
+        st = rhs_at(c, t, x, k1);
+        for (i = 0; i < NS; i++) xs[i] = x[i] + h * a21 * k1[i];
         st |= rhs_at(c, t + h / 5, xs, k2);
-        for (i = 0; i < NX; i++) xs[i] = c->x[i] + h * (a31 * k1[i] + a32 * k2[i]);
+        for (i = 0; i < NS; i++) xs[i] = x[i] + h * (a31 * k1[i] + a32 * k2[i]);
         st |= rhs_at(c, t + 3 * h / 10, xs, k3);
-        for (i = 0; i < NX; i++) xs[i] = c->x[i] + h * (a41 * k1[i] + a42 * k2[i] + a43 * k3[i]);
+        for (i = 0; i < NS; i++) xs[i] = x[i] + h * (a41 * k1[i] + a42 * k2[i] + a43 * k3[i]);
         st |= rhs_at(c, t + 4 * h / 5, xs, k4);
-        for (i = 0; i < NX; i++)
-            xs[i] = c->x[i] + h * (a51 * k1[i] + a52 * k2[i] + a53 * k3[i] + a54 * k4[i]);
+        for (i = 0; i < NS; i++)
+            xs[i] = x[i] + h * (a51 * k1[i] + a52 * k2[i] + a53 * k3[i] + a54 * k4[i]);
         st |= rhs_at(c, t + 8 * h / 9, xs, k5);
-        for (i = 0; i < NX; i++)
-            xs[i] = c->x[i] + h * (a61 * k1[i] + a62 * k2[i] + a63 * k3[i] + a64 * k4[i]
+        for (i = 0; i < NS; i++)
+            xs[i] = x[i] + h * (a61 * k1[i] + a62 * k2[i] + a63 * k3[i] + a64 * k4[i]
                                    + a65 * k5[i]);
         st |= rhs_at(c, t + h, xs, k6);
-        for (i = 0; i < NX; i++)
-            xn[i] = c->x[i] + h * (a71 * k1[i] + a73 * k3[i] + a74 * k4[i] + a75 * k5[i]
+        for (i = 0; i < NS; i++)
+            xn[i] = x[i] + h * (a71 * k1[i] + a73 * k3[i] + a74 * k4[i] + a75 * k5[i]
                                    + a76 * k6[i]);
         st |= rhs_at(c, t + h, xn, k7);
-        if (st) { logf_(c, fmi2Error, "singular constraint or mass matrix in a step"); return 1; }
-        for (i = 0; i < NX; i++) {
-            double sc = ATOL + RTOL * (fabs(c->x[i]) > fabs(xn[i]) ? fabs(c->x[i]) : fabs(xn[i]));
+        if (st) { logf_(c, fmi2Error, why(st)); return 1; }
+        for (i = 0; i < NS; i++) {
+            double sc = ATOL + RTOL * (fabs(x[i]) > fabs(xn[i]) ? fabs(x[i]) : fabs(xn[i]));
             double e = h * (e1 * k1[i] + e3 * k3[i] + e4 * k4[i] + e5 * k5[i] + e6 * k6[i]
                             + e7 * k7[i]) / sc;
             err += e * e;
         }
-        err = NX ? sqrt(err / NX) : 0.0;
+        err = NS ? sqrt(err / NS) : 0.0;
         if (err != err) { logf_(c, fmi2Error, "the state is not finite"); return 1; }
         if (err <= 1.0) {
             t = last ? t_end : t + h;
-            memcpy(c->x, xn, sizeof xn);
-            if (NM && MODEL_project(t, c->x, c->p, 1e-12, 50) == 2) {
-                logf_(c, fmi2Error, "the loop constraints are singular in the dependent coordinates");
-                return 1;
+            memcpy(x, xn, NS * sizeof(double));
+            if (c->full) {              /* q and u back on the constraints, best-conditioned set */
+                double r[NR1];
+                inputs_at(c, t, r);
+                st = MODEL_full_project(t, x, c->p, r, 1e-12, 50);
+            } else {
+                st = NM ? MODEL_project(t, x, c->p, 1e-12, 50) : 0;
             }
+            if (st >= 2) { logf_(c, fmi2Error, why(st)); return 1; }
             fac = err > 0.0 ? 0.9 * pow(err, -0.2) : 5.0;
             if (fac > 5.0) fac = 5.0;
             if (!last) h *= fac;                        /* keep the step of the last full step */
@@ -297,12 +346,25 @@ FMI2_EXPORT fmi2Component fmi2Instantiate(fmi2String name, fmi2Type type, fmi2St
                               "wrong GUID: this binary belongs to another modelDescription.xml");
         return 0;
     }
-    if (type == fmi2ModelExchange && !HAS_ME) return 0;
+    if (type == fmi2ModelExchange && !HAS_ME) {
+        if (functions && functions->logger)
+            functions->logger(functions->componentEnvironment, name, fmi2Error, "symbody",
+                              "this FMU offers co-simulation only: its model has holonomic "
+                              "constraints, which an importer's integrator would let drift open "
+                              "(model exchange cannot project); instantiate it as fmi2CoSimulation");
+        return 0;
+    }
     c = (Instance *)calloc(1, sizeof(Instance));
-    if (!c) return 0;
+    if (!c) {
+        if (functions && functions->logger)
+            functions->logger(functions->componentEnvironment, name, fmi2Error, "symbody",
+                              "no memory for the instance");
+        return 0;
+    }
     if (functions) c->cb = *functions;
     if (name) { strncpy(c->name, name, sizeof c->name - 1); }
     c->type = type;
+    c->full = FULL && type == fmi2CoSimulation;
     c->logging = logging;
     set_start(c);
     return c;
@@ -332,11 +394,18 @@ FMI2_EXPORT fmi2Status fmi2ExitInitializationMode(fmi2Component c_)
     if (!c) return fmi2Error;
     if (NM) {                      /* the start values assembled: q_dep solved, q_ind held */
         int st = MODEL_project(c->time, c->x, c->p, 1e-12, 100);
+        if (st == ERR_DEPENDENT_SET && c->full) st = 0;    /* converged; the run may switch */
         if (st) {
             logf_(c, fmi2Error, st == 2 ? "cannot assemble: singular loop constraints"
-                                        : "cannot assemble the loop from the start values");
+                                : st == 1 ? "cannot assemble the loop from the start values"
+                                : why(st));
             return fmi2Error;
         }
+    }
+    if (c->full && MODEL_full_state(c->time, c->x, c->p, c->r, c->yf)) {
+        logf_(c, fmi2Error, "the start values' dependent speeds are singular in the model's "
+              "dependent set");
+        return fmi2Error;
     }
     c->initialized = 1;
     c->dirty = 1;
@@ -375,7 +444,7 @@ FMI2_EXPORT fmi2Status fmi2GetReal(fmi2Component c_, const fmi2ValueReference vr
         else if (v < VR_RES) value[k] = c->y[v - VR_Y];
         else if (v < VR_DER) value[k] = c->fh[v - VR_RES];
         else if (v < VR_END) value[k] = c->xdot[v - VR_DER];
-        else return fmi2Error;
+        else return refuse(c, "fmi2GetReal: no Real variable has the value reference %u", v);
     }
     return fmi2OK;
 }
@@ -389,15 +458,21 @@ FMI2_EXPORT fmi2Status fmi2SetReal(fmi2Component c_, const fmi2ValueReference vr
     for (k = 0; k < n; k++) {
         unsigned v = vr[k];
         if (v < VR_UDEP) {
-            if (c->initialized && c->type == fmi2CoSimulation) return fmi2Error;
+            if (c->initialized && c->type == fmi2CoSimulation)
+                return refuse(c, "fmi2SetReal: %s (value reference %u) is a state of the "
+                              "co-simulation, set only before fmi2ExitInitializationMode",
+                              vr_name(v), v);
             c->x[v - VR_X] = value[k];
         } else if (v >= VR_P && v < VR_R) {
-            if (c->initialized) return fmi2Error;    /* constants are fixed */
+            if (c->initialized)                      /* constants are fixed */
+                return refuse(c, "fmi2SetReal: %s (value reference %u) is a fixed parameter, "
+                              "set only before fmi2ExitInitializationMode", vr_name(v), v);
             c->p[v - VR_P] = value[k];
         } else if (v >= VR_R && v < VR_Y) {
             c->r[v - VR_R] = value[k];
         } else {
-            return fmi2Error;
+            return refuse(c, "fmi2SetReal: %s (value reference %u) is %s; it cannot be set",
+                          vr_name(v), v, v < VR_END ? "calculated by the FMU" : "no variable");
         }
     }
     c->dirty = 1;
@@ -406,41 +481,55 @@ FMI2_EXPORT fmi2Status fmi2SetReal(fmi2Component c_, const fmi2ValueReference vr
 
 FMI2_EXPORT fmi2Status fmi2GetInteger(fmi2Component c, const fmi2ValueReference vr[], size_t n,
                                       fmi2Integer value[])
-{ (void)c; (void)vr; (void)value; return n ? fmi2Error : fmi2OK; }
+{
+    (void)value;
+    if (!c) return fmi2Error;
+    return n ? refuse((Instance *)c, "fmi2GetInteger: the FMU has no Integer variables "
+                      "(value reference %u)", vr[0]) : fmi2OK;
+}
 FMI2_EXPORT fmi2Status fmi2GetBoolean(fmi2Component c, const fmi2ValueReference vr[], size_t n,
                                       fmi2Boolean value[])
-{ (void)c; (void)vr; (void)value; return n ? fmi2Error : fmi2OK; }
+{
+    (void)value;
+    if (!c) return fmi2Error;
+    return n ? refuse((Instance *)c, "fmi2GetBoolean: the FMU has no Boolean variables "
+                      "(value reference %u)", vr[0]) : fmi2OK;
+}
 FMI2_EXPORT fmi2Status fmi2GetString(fmi2Component c, const fmi2ValueReference vr[], size_t n,
                                      fmi2String value[])
-{ (void)c; (void)vr; (void)value; return n ? fmi2Error : fmi2OK; }
+{
+    (void)value;
+    if (!c) return fmi2Error;
+    return n ? refuse((Instance *)c, "fmi2GetString: the FMU has no String variables "
+                      "(value reference %u)", vr[0]) : fmi2OK;
+}
 FMI2_EXPORT fmi2Status fmi2SetInteger(fmi2Component c, const fmi2ValueReference vr[], size_t n,
                                       const fmi2Integer value[])
-{ (void)c; (void)vr; (void)value; return n ? fmi2Error : fmi2OK; }
+{
+    (void)value;
+    if (!c) return fmi2Error;
+    return n ? refuse((Instance *)c, "fmi2SetInteger: the FMU has no Integer variables "
+                      "(value reference %u)", vr[0]) : fmi2OK;
+}
 FMI2_EXPORT fmi2Status fmi2SetBoolean(fmi2Component c, const fmi2ValueReference vr[], size_t n,
                                       const fmi2Boolean value[])
-{ (void)c; (void)vr; (void)value; return n ? fmi2Error : fmi2OK; }
+{
+    (void)value;
+    if (!c) return fmi2Error;
+    return n ? refuse((Instance *)c, "fmi2SetBoolean: the FMU has no Boolean variables "
+                      "(value reference %u)", vr[0]) : fmi2OK;
+}
 FMI2_EXPORT fmi2Status fmi2SetString(fmi2Component c, const fmi2ValueReference vr[], size_t n,
                                      const fmi2String value[])
-{ (void)c; (void)vr; (void)value; return n ? fmi2Error : fmi2OK; }
+{
+    (void)value;
+    if (!c) return fmi2Error;
+    return n ? refuse((Instance *)c, "fmi2SetString: the FMU has no String variables "
+                      "(value reference %u)", vr[0]) : fmi2OK;
+}
 
-FMI2_EXPORT fmi2Status fmi2GetFMUstate(fmi2Component c, fmi2FMUstate *s)
-{ (void)c; (void)s; return fmi2Error; }
-FMI2_EXPORT fmi2Status fmi2SetFMUstate(fmi2Component c, fmi2FMUstate s)
-{ (void)c; (void)s; return fmi2Error; }
-FMI2_EXPORT fmi2Status fmi2FreeFMUstate(fmi2Component c, fmi2FMUstate *s)
-{ (void)c; (void)s; return fmi2Error; }
-FMI2_EXPORT fmi2Status fmi2SerializedFMUstateSize(fmi2Component c, fmi2FMUstate s, size_t *n)
-{ (void)c; (void)s; (void)n; return fmi2Error; }
-FMI2_EXPORT fmi2Status fmi2SerializeFMUstate(fmi2Component c, fmi2FMUstate s, fmi2Byte b[],
-                                             size_t n)
-{ (void)c; (void)s; (void)b; (void)n; return fmi2Error; }
-FMI2_EXPORT fmi2Status fmi2DeSerializeFMUstate(fmi2Component c, const fmi2Byte b[], size_t n,
-                                               fmi2FMUstate *s)
-{ (void)c; (void)b; (void)n; (void)s; return fmi2Error; }
-FMI2_EXPORT fmi2Status fmi2GetDirectionalDerivative(fmi2Component c,
-        const fmi2ValueReference u[], size_t nu, const fmi2ValueReference z[], size_t nz,
-        const fmi2Real dv[], fmi2Real dz[])
-{ (void)c; (void)u; (void)nu; (void)z; (void)nz; (void)dv; (void)dz; return fmi2Error; }
+@FMU_STATE@
+@DIRECTIONAL@
 
 /* ------------------------------------------------------------ co-simulation */
 FMI2_EXPORT fmi2Status fmi2SetRealInputDerivatives(fmi2Component c_,
@@ -450,16 +539,29 @@ FMI2_EXPORT fmi2Status fmi2SetRealInputDerivatives(fmi2Component c_,
     size_t k;
     if (!c) return fmi2Error;
     for (k = 0; k < n; k++) {
-        if (vr[k] < VR_R || vr[k] >= VR_Y || order[k] < 1) return fmi2Error;
+        if (vr[k] < VR_R || vr[k] >= VR_Y)
+            return refuse(c, "fmi2SetRealInputDerivatives: %s (value reference %u) is not an "
+                          "input", vr_name(vr[k]), vr[k]);
+        if (order[k] < 1)
+            return refuse(c, "fmi2SetRealInputDerivatives: order %d of %s; the order is 1 or more",
+                          (int)order[k], vr_name(vr[k]));
         if (order[k] == 1) c->dr[vr[k] - VR_R] = value[k];
-        else if (value[k] != 0.0) return fmi2Error;    /* only linear interpolation */
+        else if (value[k] != 0.0)                /* only linear interpolation */
+            return refuse(c, "fmi2SetRealInputDerivatives: a derivative of order %d of %s; the "
+                          "FMU interpolates its inputs linearly (maxInputDerivativeOrder 1)",
+                          (int)order[k], vr_name(vr[k]));
     }
     return fmi2OK;
 }
 
 FMI2_EXPORT fmi2Status fmi2GetRealOutputDerivatives(fmi2Component c,
         const fmi2ValueReference vr[], size_t n, const fmi2Integer order[], fmi2Real value[])
-{ (void)c; (void)vr; (void)order; (void)value; return n ? fmi2Error : fmi2OK; }
+{
+    (void)order; (void)value;
+    if (!c) return fmi2Error;
+    return n ? refuse((Instance *)c, "fmi2GetRealOutputDerivatives: the FMU gives no output "
+                      "derivatives (maxOutputDerivativeOrder 0; %s asked)", vr_name(vr[0])) : fmi2OK;
+}
 
 FMI2_EXPORT fmi2Status fmi2DoStep(fmi2Component c_, fmi2Real t, fmi2Real h,
                                   fmi2Boolean no_prior)
@@ -467,13 +569,17 @@ FMI2_EXPORT fmi2Status fmi2DoStep(fmi2Component c_, fmi2Real t, fmi2Real h,
     Instance *c = (Instance *)c_;
     int i;
     (void)no_prior;
-    if (!c || !c->initialized) return fmi2Error;
-    if (fabs(t - c->time) > 1e-9 * (1.0 + fabs(t))) {
-        logf_(c, fmi2Error, "fmi2DoStep: the communication point is not the FMU's time");
-        return fmi2Error;
-    }
+    if (!c) return fmi2Error;
+    if (!c->initialized)
+        return refuse(c, "fmi2DoStep before fmi2ExitInitializationMode");
+    if (!(h > 0.0))
+        return refuse(c, "fmi2DoStep: the communication step size is %g; it must be positive "
+                      "(the FMU's time stays at %.17g)", h, c->time);
+    if (fabs(t - c->time) > 1e-9 * (1.0 + fabs(t)))
+        return refuse(c, "fmi2DoStep: the communication point %.17g is not the FMU's time %.17g",
+                      t, c->time);
     c->time = t;
-    if (h > 0.0 && integrate(c, h)) { c->status = fmi2Error; return fmi2Error; }
+    if (integrate(c, h)) { c->status = fmi2Error; return fmi2Error; }
     for (i = 0; i < NR1; i++) c->r[i] += c->dr[i] * h;
     c->time = t + h;
     c->dirty = 1;
@@ -481,7 +587,12 @@ FMI2_EXPORT fmi2Status fmi2DoStep(fmi2Component c_, fmi2Real t, fmi2Real h,
     return (fmi2Status)c->status;
 }
 
-FMI2_EXPORT fmi2Status fmi2CancelStep(fmi2Component c) { (void)c; return fmi2Error; }
+FMI2_EXPORT fmi2Status fmi2CancelStep(fmi2Component c)
+{
+    if (!c) return fmi2Error;
+    return refuse((Instance *)c, "fmi2CancelStep: the FMU steps synchronously (fmi2DoStep never "
+                  "returns fmi2Pending), there is no step to cancel");
+}
 FMI2_EXPORT fmi2Status fmi2GetStatus(fmi2Component c, const fmi2StatusKind s, fmi2Status *v)
 { (void)s; if (!c) return fmi2Error; *v = (fmi2Status)((Instance *)c)->status; return fmi2OK; }
 FMI2_EXPORT fmi2Status fmi2GetRealStatus(fmi2Component c, const fmi2StatusKind s, fmi2Real *v)
@@ -576,17 +687,30 @@ def _glue(plan: _Plan) -> str:
     defs = {"NX": L.nx, "NX1": max(L.nx, 1), "NP1": max(L.c, 1), "NR1": max(L.s, 1),
             "NU1": max(L.o, 1), "NY": ny, "NY1": max(ny, 1), "NM": L.M, "NM1": max(L.M, 1),
             "NU_IND": L.p, "HAS_ME": int(plan.has_me), "MAX_STEPS": 10_000_000,
-            "RTOL": repr(float(plan.rtol)), "ATOL": repr(float(plan.atol))}
+            "RTOL": repr(float(plan.rtol)), "ATOL": repr(float(plan.atol)),
+            "FULL": int(switchable(L)), "NF": L.N + L.o + L.e, "NF1": max(L.N + L.o + L.e, 1),
+            "NS1": max(L.nx, L.N + L.o + L.e, 1), "NQ": L.N, "NU": L.o, "NE": L.e,
+            "ERR_DEPENDENT_SET": c_switching.ERR_DEPENDENT_SET, "ERR_RANK": c_switching.ERR_RANK,
+            "HAS_DERIVATIVE": int(gen.derivatives)}
     defs.update({f"VR_{k}": v for k, v in vr.items()})
     lines = [f"/* {ident}_fmi2.c: the FMI 2.0 interface of {ident}.c, generated by symbody. */",
-             "#include <stddef.h>", "#include <stdlib.h>", "#include <string.h>",
+             "#include <stdarg.h>", "#include <stddef.h>", "#include <stdio.h>",
+             "#include <stdlib.h>", "#include <string.h>",
              "#include <math.h>", f'#include "{ident}.h"', _FMI2_DECLARATIONS]
     lines += [f"#define {k} {v}" for k, v in defs.items()]
     lines.append(f'#define GUID "{guid}"')
-    for fn in ("rhs", "speeds", "outputs", "holonomic", "project"):
+    for fn in ("rhs", "speeds", "outputs", "holonomic", "project", "full_rhs", "full_project",
+               "full_state", "full_outputs", "rhs_derivative"):
         lines.append(f"#define MODEL_{fn} {ident}_{fn}")
+    defs["VR_END1"] = max(vr["END"], 1)
+    lines += [f"#define {k} {v}" for k, v in {"VR_END1": defs["VR_END1"]}.items()]
+    names = [*gen.states, *gen.speeds[L.p:], *gen.constants, *gen.inputs, *gen.outputs,
+             *plan.residual_names, *(f"der({n})" for n in gen.states)]
+    vr_names = ", ".join(_c_string(n) for n in names) or "0"
     glue = _GLUE.replace("@START_X@", arr(plan.start_x)) \
-        .replace("@START_P@", arr(plan.start_p)).replace("@START_R@", arr(plan.start_r))
+        .replace("@START_P@", arr(plan.start_p)).replace("@START_R@", arr(plan.start_r)) \
+        .replace("@FMU_STATE@", FMU_STATE_C).replace("@DIRECTIONAL@", DIRECTIONAL_C) \
+        .replace("@MESSAGES@", MESSAGES_C.replace("@VR_NAMES@", vr_names))
     lines.append(glue)
     return "\n".join(lines)
 
@@ -662,13 +786,14 @@ def _model_description(plan: _Plan) -> tuple[str, list[str]]:
 
     sources = (f'      <SourceFiles>\n        <File name="{ident}.c"/>\n'
                f'        <File name="{ident}_fmi2.c"/>\n      </SourceFiles>\n')
+    derivative = f'providesDirectionalDerivative="{"true" if gen.derivatives else "false"}"'
     me = (f'  <ModelExchange modelIdentifier="{ident}" canNotUseMemoryManagementFunctions="true" '
-          f'canGetAndSetFMUstate="false" canSerializeFMUstate="false">\n{sources}'
+          f'{CAPABILITIES} {derivative}>\n{sources}'
           "  </ModelExchange>\n") if has_me else ""
     cs = (f'  <CoSimulation modelIdentifier="{ident}" canHandleVariableCommunicationStepSize="true" '
           'canInterpolateInputs="true" maxOutputDerivativeOrder="0" '
-          'canNotUseMemoryManagementFunctions="true" canGetAndSetFMUstate="false" '
-          f'canSerializeFMUstate="false">\n{sources}  </CoSimulation>\n')
+          f'canNotUseMemoryManagementFunctions="true" {CAPABILITIES} {derivative}>\n{sources}'
+          '  </CoSimulation>\n')
     now = datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
     text = (
         '<?xml version="1.0" encoding="UTF-8"?>\n'
@@ -729,11 +854,28 @@ def export_fmu(model: Any, path: str | Path, *, constants: Any = None, initial_s
     by the system's C compiler (``$CC``, cc, gcc or clang) for this platform; the C sources
     are included under ``sources/``.
 
+    A model whose dependent set may change (unreduced dynamics with velocity constraints)
+    is integrated in co-simulation in the full state [q, u, x_e], the dependent coordinates
+    and speeds chosen afresh (best conditioned) at each projection, so the FMU passes the
+    singular positions of any one set; model exchange keeps the model's set and reports an
+    error where it is near singular.  The FMU saves, restores and serializes its state
+    (``canGetAndSetFMUstate``, ``canSerializeFMUstate``), and every refused call says why
+    through the importer's logger.
+
+    The model identifier is ``name`` or the file name's stem (other characters than letters,
+    digits and _ replaced by _, ``m_`` before a leading digit: '1pend.fmu' -> m_1pend).
+    The constants and start values are checked as ``simulate`` checks them (finite,
+    positive masses, positive semidefinite inertias); ``stop_time`` (the DefaultExperiment's
+    end, after its start 0), ``rtol`` and ``atol`` must be positive.
+
     Refused with a message naming the feature: ``events`` (impacts and other events cannot
-    be carried), a redundant constraint set, callables as inputs, constants or initial
-    state; a missing C compiler (CompilationError saying how to get one).
+    be carried), a model whose equations come with events (the zoo's walkers) unless
+    ``events=False`` says they are not wanted, a redundant constraint set, callables as
+    inputs, constants or initial state, two variables of the same name, a path that cannot
+    be written; a missing C compiler (CompilationError saying how to get one).
     """
-    check_no_events(events, "export_fmu")
+    check_exportable(model, "export_fmu")
+    check_events(model, events, "export_fmu")
     if specifieds is not None:
         if inputs is not None:
             raise InputError("export_fmu: give the inputs' start values once, as inputs= or as "
@@ -743,19 +885,18 @@ def export_fmu(model: Any, path: str | Path, *, constants: Any = None, initial_s
                        (inputs, "inputs")):
         check_not_callable(value, "export_fmu", arg)
     path = Path(path)
-    ident = check_name(name if name is not None else
-                       "".join(ch if ch.isalnum() else "_" for ch in path.stem) or "model")
-    if ident[0].isdigit():
-        ident = "m_" + ident
-    if not (rtol > 0 and atol > 0):
-        raise InputError(f"rtol and atol must be positive, got {rtol!r}, {atol!r}")
-    L = getattr(model, "layout", None)
-    if L is not None and L.c and constants is None:
+    OutputLocation(path, "export_fmu").check_file()
+    ident = check_identifier(name) if name is not None else identifier_from_path(path)
+    rtol, atol = check_tolerances(rtol, atol)
+    stop_time = check_stop_time(stop_time)
+    L = model.layout
+    if L.c and constants is None:
         raise InputError("export_fmu needs the constants' values (constants=, a dict by symbol or "
                          "name): they are the FMU's parameter start values")
     outputs = _without_repeated_variables(model, outputs)
+    check_distinct_names(_variable_names(model, outputs), "export_fmu")
     gen = generate_c(model, ident, outputs=outputs, constants=constants,
-                     initial_state=initial_state, what="export_fmu")
+                     initial_state=initial_state, what="export_fmu", derivatives=True)
     L = gen.layout
     P = model.constants_array(constants) if L.c else np.empty(0)
     X = model.state_array(initial_state) if initial_state is not None else np.zeros(L.nx)
@@ -780,11 +921,7 @@ def export_fmu(model: Any, path: str | Path, *, constants: Any = None, initial_s
     plan = _Plan(gen=gen, ident=ident, guid=guid, start_x=X, start_p=P, start_r=R, vr=vr,
                  has_me=L.M == 0, rtol=rtol, atol=atol, stop_time=stop_time,
                  description=description)
-    xml, names_used = _model_description(plan)
-    dup = sorted({n for n in names_used if names_used.count(n) > 1})
-    if dup:
-        raise InputError(f"export_fmu: the variable names {', '.join(dup)} are used twice "
-                         "(rename the outputs)")
+    xml, _ = _model_description(plan)
     glue = _glue(plan)
     large = len(gen.source) > 400_000
     with tempfile.TemporaryDirectory(prefix="symbody-fmu-") as tmp:
@@ -799,11 +936,34 @@ def export_fmu(model: Any, path: str | Path, *, constants: Any = None, initial_s
         binary.parent.mkdir(parents=True)
         _build(cc, [src / f"{ident}.c", src / f"{ident}_fmi2.c"], binary, src, large)
         (root / "modelDescription.xml").write_text(xml)
-        path.parent.mkdir(parents=True, exist_ok=True)
-        staged = path.with_name(path.name + ".partial")
+        staged = Path(tmp + ".fmu")                 # beside the tree, not inside it
         with zipfile.ZipFile(staged, "w", zipfile.ZIP_DEFLATED) as zf:
             for f in sorted(root.rglob("*")):
                 if f.is_file():
                     zf.write(f, f.relative_to(root).as_posix())
-        os.replace(staged, path)
+        partial = path.with_name(path.name + ".partial")   # then renamed: never half written
+        try:
+            with OutputLocation(path, "export_fmu"):
+                path.parent.mkdir(parents=True, exist_ok=True)
+                shutil.copyfile(staged, partial)
+                os.replace(partial, path)
+        finally:
+            staged.unlink()
+            if partial.exists() and not partial.is_dir():
+                partial.unlink()
     return path
+
+
+def _variable_names(model: Any, outputs: Mapping | None) -> list[tuple[str, str]]:
+    """(FMU variable name, what it is) of every variable ``export_fmu`` writes."""
+    from ..formatting import symbol_name
+    L = model.layout
+    named = [("coordinate", model.coordinates), ("speed", model.speeds),
+             ("extra state", model.extra_states), ("constant", model.constants),
+             ("input", model.specifieds)]
+    kinds = [(symbol_name(s), f"the {kind} {s}") for kind, symbols in named for s in symbols]
+    kinds += [(str(k), f"the output {k!r}") for k in (outputs or {})]
+    kinds += [(f"loop_residual_{i}", "a loop residual") for i in range(L.M)]
+    if L.M == 0:
+        kinds += [(f"der({symbol_name(s)})", f"the derivative of {s}") for s in model.states]
+    return kinds

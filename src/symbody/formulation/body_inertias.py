@@ -5,7 +5,7 @@ For each body: its name, its mass m (an expression in the constants) and, for a 
 its central inertia I (3 x 3, in the body's frame).  A run needs m > 0 and I positive
 semidefinite (zero moments allowed: thin rods, point masses); with m = -1 the integrator
 otherwise fails far from the cause ("Required step size is less than spacing between
-numbers").  The check is :func:`symbody.analysis.body_check.check_body_inertias`.
+numbers").  The check is :func:`symbody.compilation.body_check.check_body_inertias`.
 """
 
 from __future__ import annotations

@@ -67,6 +67,9 @@ class ContactRecord:
         force's.  Linear in the speeds u.
     friction_coefficient : expression or None
         The Coulomb coefficient μ (the dynamic one of a Stribeck law); None: frictionless.
+    static_friction_coefficient : expression or None
+        Exact mode: the static coefficient μ_s >= μ that bounds a stuck contact's friction
+        force (``|F_t| <= μ_s F_n``); None: μ_s = μ.
     friction_mode : "none", "smooth" or "exact"
         "smooth": the friction force is a regularized function of the slip velocity (no
         events); "exact": Coulomb's law with stick as a constraint, see placeholders.
@@ -104,6 +107,7 @@ class ContactRecord:
     friction_force: tuple = ()
     slip_velocity: tuple = ()
     friction_coefficient: sm.Expr | None = None
+    static_friction_coefficient: sm.Expr | None = None
     friction_mode: str = "none"
     friction_placeholders: tuple = ()
     switching: tuple = ()
@@ -126,7 +130,8 @@ class ContactRecord:
 
     # ----------------------------------------------------------------- expressions
     #: the fields holding one expression each, and those holding a tuple of them
-    SCALARS = ("gap", "gap_rate", "normal_force", "friction_coefficient", "max_penetration",
+    SCALARS = ("gap", "gap_rate", "normal_force", "friction_coefficient",
+               "static_friction_coefficient", "max_penetration",
                "elastic_energy", "power", "stiffness", "exponent", "damping")
     TUPLES = ("friction_force", "slip_velocity", "friction_placeholders")
 

@@ -71,12 +71,20 @@ class SymengineDynamics:
     first access of ``dynamic_mass`` / ``dynamic_rest``; ``compile`` reads the
     symengine expressions directly (DESIGN.md section 5: formation -> to_eom ->
     compile stays in symengine).
+
+    ``forward`` (optional): ``() -> list``, the solution u' of the block (and of the
+    acceleration constraints) as o symengine expressions in the same names, in the order
+    of the speeds, formed by a recursion that does not go through M_d (a kinematic tree's
+    articulated-body algorithm, :mod:`symbody.robots.articulated_body`); called by
+    ``compile`` when it builds the tree forward-dynamics kernel, never at formation.
     """
 
-    __slots__ = ("mass", "rest", "names", "to_sympy")
+    __slots__ = ("mass", "rest", "names", "to_sympy", "forward")
 
-    def __init__(self, mass: list, rest: list, names: dict, to_sympy: Callable[[], tuple]) -> None:
+    def __init__(self, mass: list, rest: list, names: dict, to_sympy: Callable[[], tuple],
+                 forward: Callable[[], list] | None = None) -> None:
         self.mass, self.rest, self.names, self.to_sympy = mass, rest, names, to_sympy
+        self.forward = forward
 
     def atoms(self) -> set:
         """The SymPy atoms (symbols, functions of time, derivatives) the block depends on."""
@@ -211,6 +219,9 @@ class EquationsOfMotion:
     #: the bodies' masses and inertias (:mod:`.body_inertias`), set by the formulation classes'
     #: ``to_eom``; empty for hand-derived equations
     body_inertias: tuple = ()
+    #: events the motion needs (a walker's heelstrike), set by the zoo entry these equations
+    #: belong to; the exporters refuse to drop them unless told to (``events=False``)
+    events: tuple = ()
     #: the contacts the equations hold (:class:`~.contact_record.ContactRecord`, one per contact
     #: point), collected by the formulation classes' ``to_eom`` from their loads; hand-derived
     #: equations get them from ``with_contacts`` or ``symbody.compile(eom, contacts=[...])``

@@ -112,6 +112,8 @@ class Model:
     def __post_init__(self) -> None:
         if self.scene is None:
             object.__setattr__(self, "scene", Scene.from_drawing(self.drawing, name=self.name))
+        if self.events:         # the equations say they need them (export_c/export_fmu read it)
+            self.eom.events = tuple(self.events)
 
     @classmethod
     def create(cls, *, constants: dict, initial_state_rule: Callable[[dict], dict] | None = None,

@@ -87,6 +87,8 @@ def block_on_slope(friction_mode: str = "smooth", theta: float = math.radians(30
     us, uh = ex["u"]
     constants = {sy["m"]: 1.0, sy["g"]: 9.81, sy["theta"]: float(theta), sy["k"]: 1.0e6, sy["c"]: 1.0,
                  sy["mu"]: float(mu), sy["epsilon"]: 1.0e-3}
+    if friction_mode == "exact":
+        del constants[sy["epsilon"]]     # the smooth law's velocity scale: not in the exact law
 
     def initial_state(values: dict) -> dict:
         load = values[sy["m"]] * values[sy["g"]] * math.cos(values[sy["theta"]])

@@ -16,6 +16,8 @@ from typing import Any
 import symengine as se
 import sympy as sm
 
+from ..errors import InputError
+
 __all__ = ["ContactMethods"]
 
 
@@ -49,6 +51,7 @@ class ContactMethods:
         :class:`~symbody.robots.ground_contact.GroundContact`.
         """
         from .ground_contact import ground_contact
+        self._single_speed_joints("add_ground_contact")
         contact = ground_contact(self, plane, links=links, spheres=spheres, stiffness=stiffness,
                                  exponent=exponent, damping=damping, restitution=restitution,
                                  impact_speed=impact_speed, friction=friction,
@@ -64,10 +67,22 @@ class ContactMethods:
         constants of the model (``kp_<joint>``, ``kd_<joint>``, ``qref_<joint>`` in
         ``robot.constants``).  See :mod:`symbody.robots.joint_control`."""
         from .joint_control import joint_pd
+        self._single_speed_joints("add_pd_control")
         controller = joint_pd(self, kp, kd, pose, joints)
         self.controllers = (*self.controllers, controller)
         self._reform()
         return controller
+
+    def _single_speed_joints(self, method: str) -> None:
+        """InputError unless every joint (but the free-flyer) has one speed: the link forces'
+        tree path (:mod:`.link_forces`) walks revolute, continuous and prismatic joints."""
+        layout = getattr(self, "tree_layout", None)
+        if layout is not None and layout.multi_dof:
+            kinds = sorted({b.joint.type for b in self.tree.moving
+                            if b.joint.type not in ("revolute", "continuous", "prismatic")})
+            raise InputError(f"robot.{method}: the robot has {', '.join(kinds)} joints (several "
+                             "speeds each); ground contact and joint control take revolute, "
+                             "continuous and prismatic joints only")
 
     def _reform(self) -> None:
         """Form the equations again (after contacts or controllers were added); the System is

@@ -5,9 +5,11 @@ Pinocchio's model of the same URDF (``pinocchio.buildModelFromUrdf(path)``, with
 its default) has the joints in the order of the robot's tree (depth first, children in
 alphabetical order of their joint names, as urdfdom stores them), and:
 
-* q: a revolute or prismatic joint its value; a continuous joint (cos θ, sin θ); the
-  free-flyer (x, y, z, qx, qy, qz, qw) first;
-* v: one speed per joint; the free-flyer's (linear, angular) velocity in the base frame.
+* q: a revolute or prismatic joint its value; a continuous joint (cos θ, sin θ); a planar
+  joint (x, y, cos θ, sin θ); a floating joint and the free-flyer (x, y, z, qx, qy, qz, qw),
+  the free-flyer first;
+* v: one speed per joint (a planar joint's (vx, vy, ω) and a floating joint's (v, ω) in the
+  child's axes); the free-flyer's (linear, angular) velocity in the base frame.
 
 symbody's state is x = [q (N), u_ind (p)] in the model's order: independent coordinates
 (base without qw, non-mimic joints), then the dependent ones (qw, mimic joints).
@@ -27,13 +29,18 @@ if TYPE_CHECKING:
 __all__ = ["to_pinocchio", "from_pinocchio", "pinocchio_sizes", "full_speeds", "tree_index"]
 
 
+#: (nq, nv) of Pinocchio's joints, by URDF type
+PINOCCHIO_SIZES = {"revolute": (1, 1), "prismatic": (1, 1), "continuous": (2, 1),
+                   "planar": (4, 3), "floating": (7, 6)}
+
+
 def pinocchio_sizes(robot: Robot) -> tuple[int, int]:
     """(nq, nv) of Pinocchio's model of the robot."""
     nq = 7 if robot.floating_base else 0
     nv = 6 if robot.floating_base else 0
     for b in robot.tree.moving:
-        nq += 2 if b.joint.type == "continuous" else 1
-        nv += 1
+        a, c = PINOCCHIO_SIZES[b.joint.type]
+        nq, nv = nq + a, nv + c
     return nq, nv
 
 
@@ -49,11 +56,11 @@ def full_speeds(robot: Robot, u_ind: np.ndarray) -> np.ndarray:
     p = len(robot.u_ind)
     u = np.concatenate([u_ind, np.zeros(len(robot.u_dep))])
     col = {s: k for k, s in enumerate(robot.speeds)}
-    ub = 6 if robot.floating_base else 0
     index = {b.joint.name: i for i, b in enumerate(robot.tree.moving)}
     for k, i in enumerate(robot.mimic_bodies):
         target, a, _ = robot.tree.moving[i].joint.mimic
-        u[p + k] = a * u[col[robot.tree_speeds[ub + index[target]]]]
+        start = robot.tree_layout.u_slices[index[target] + 1].start
+        u[p + k] = a * u[col[robot.tree_speeds[start]]]
     return u
 
 
@@ -75,15 +82,12 @@ def to_pinocchio(robot: Robot, x: Any, xdot: Any = None) -> tuple:
     if robot.floating_base:
         qp[:7] = q_tree[:7]
         k = 7
-    nb = k
     for i, b in enumerate(robot.tree.moving):
-        th = q_tree[nb + i]
-        if b.joint.type == "continuous":
-            qp[k:k + 2] = np.cos(th), np.sin(th)
-            k += 2
-        else:
-            qp[k] = th
-            k += 1
+        qj = q_tree[robot.tree_layout.q_slices[i + 1]]
+        if b.joint.type in ("continuous", "planar"):       # an angle as (cos, sin)
+            qj = np.concatenate([qj[:-1], [np.cos(qj[-1]), np.sin(qj[-1])]])
+        qp[k:k + len(qj)] = qj
+        k += len(qj)
     if xdot is None:
         return qp, u_tree
     xdot = np.asarray(xdot, dtype=float)
@@ -112,13 +116,13 @@ def from_pinocchio(robot: Robot, q: Any, v: Any) -> np.ndarray:
     if robot.floating_base:
         q_tree[:7] = q[:7]
         k = 7
-    nb = k
     for i, b in enumerate(robot.tree.moving):
-        if b.joint.type == "continuous":
-            q_tree[nb + i] = np.arctan2(q[k + 1], q[k])
-            k += 2
-        else:
-            q_tree[nb + i] = q[k]
-            k += 1
+        sl = robot.tree_layout.q_slices[i + 1]
+        size = PINOCCHIO_SIZES[b.joint.type][0]
+        qj = q[k:k + size]
+        if b.joint.type in ("continuous", "planar"):       # (cos, sin) as an angle
+            qj = np.concatenate([qj[:-2], [np.arctan2(qj[-1], qj[-2])]])
+        q_tree[sl] = qj
+        k += size
     qi, ui = tree_index(robot)
     return np.concatenate([q_tree[qi], v[ui][:len(robot.u_ind)]])

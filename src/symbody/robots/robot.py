@@ -10,7 +10,9 @@ joint torques/forces (one per actuated, i.e. non-mimic, joint).  A free-flyer ba
 q = (x, y, z, qx, qy, qz, qw) (position in the world, unit quaternion) and u = (v, ω)
 (linear and angular velocity in the base frame, Pinocchio's v), with
 p' = R(Q) v, Q' = ½ Q ⊗ (ω, 0), and |Q|² - 1 = 0 as a holonomic constraint (qw dependent).
-A mimic joint j of joint k is q_j = a q_k + b (holonomic; u_j = a u_k).
+A mimic joint j of joint k is q_j = a q_k + b (holonomic; u_j = a u_k).  Planar joints
+and floating joints inside the tree have several coordinates and speeds (Pinocchio's,
+:mod:`.joint_models`), with q' = K(q) u and a floating joint's quaternion norm holonomic.
 """
 
 from __future__ import annotations
@@ -29,8 +31,14 @@ from ..compat.sympy import TIME
 from ..errors import InputError
 from ..formulation.eom import CanonicalBlocks, EquationsOfMotion, SymengineDynamics
 from ..symengine_bridge import SympyConverter
+from .articulated_body import ArticulatedBody
 from .contact_methods import ContactMethods
+from .control import RobotControl
 from .dynamics import form_tree_dynamics, num
+from .general_dynamics import form_general_dynamics
+from .joint_models import COORDINATE_NAMES, SPEED_NAMES, joint_rates, tree_layout
+from .limits import add_limit_terms, check_limits, joint_limits, limit_events
+from .mass_checks import check_masses
 from .tree import KinematicTree, build_tree
 from .urdf_parse import UrdfModel, parse_urdf
 
@@ -50,16 +58,20 @@ def _ident(name: str) -> str:
     return s if s and not s[0].isdigit() else "_" + s
 
 
-class Robot(ContactMethods):
-    """A URDF robot: its equations, constants, names, SymPy System and scene.
+class Robot(ContactMethods, RobotControl):
+    """A URDF robot: its equations, constants, names, SymPy System and scene; its frames,
+    Jacobians and dynamics terms as compiled functions (:class:`~.control.RobotControl`);
+    ground contacts and joint controllers (:class:`~.contact_methods.ContactMethods`).
 
     Attributes
     ----------
     eom : EquationsOfMotion, ready for ``symbody.compile``.
     constants : dict {Symbol: value}: gravity ``g`` (and the inertial parameters with
         ``symbolic_inertia=True``).
-    joint_names : the URDF joint of coordinate i (base coordinates named ``"base.x"`` ...).
-    speed_names, input_names : the joint of speed i (``"base.vx"`` ...) and of input i.
+    joint_names : the URDF joint of coordinate i (base coordinates named ``"base.x"`` ...,
+        a planar or floating joint's ``"<joint>.x"`` ...).
+    speed_names, input_names : the joint of speed i (``"base.vx"``, ``"<joint>.vx"`` ...)
+        and of input i.
     coordinates, speeds, inputs : the dynamicsymbols, in the model's order.
     tree : the :class:`~symbody.robots.tree.KinematicTree` (merged bodies).
     urdf : the parsed :class:`~symbody.robots.urdf_parse.UrdfModel`; ``urdf_path``,
@@ -78,12 +90,15 @@ class Robot(ContactMethods):
     """
 
     def __init__(self, urdf: UrdfModel, tree: KinematicTree, *, floating_base: bool,
-                 gravity: np.ndarray, symbolic_inertia: bool, joint_dynamics: bool) -> None:
+                 gravity: np.ndarray, symbolic_inertia: bool, joint_dynamics: bool,
+                 limits: bool = False) -> None:
         self.urdf, self.tree = urdf, tree
         self.floating_base = floating_base
         self.gravity = gravity
         self.symbolic_inertia = symbolic_inertia
         self.joint_dynamics = joint_dynamics
+        self.limits = joint_limits(self)
+        self.limits_act = bool(limits)
         self.urdf_path = urdf.path
         self.urdf_root = urdf.element
         self.ground_contacts: tuple = ()
@@ -104,47 +119,73 @@ class Robot(ContactMethods):
             used.add(s)
             return s
 
-        q_tree, u_tree, names_tree = [], [], []
+        q_tree, u_tree, qn_tree, un_tree = [], [], [], []
         if self.floating_base:
             for c in BASE_COORDINATES:
                 q_tree.append(dynamicsymbols(unique(f"base_{c}")))
+                qn_tree.append(f"base.{c}")
             for c in BASE_SPEEDS:
                 u_tree.append(dynamicsymbols(unique(f"base_{c}")))
+                un_tree.append(f"base.{c}")
+        lay = self.tree_layout = tree_layout(self.tree, self.floating_base)
         for b in moving:
             ident = unique(_ident(b.joint.name))
-            q_tree.append(dynamicsymbols(f"q_{ident}"))
-            u_tree.append(dynamicsymbols(f"u_{ident}"))
-            names_tree.append(b.joint.name)
+            kind, name = b.joint.type, b.joint.name
+            if kind in COORDINATE_NAMES:    # several coordinates: "<joint>.x", ...
+                for c in COORDINATE_NAMES[kind]:
+                    q_tree.append(dynamicsymbols(f"q_{unique(f'{ident}_{c}')}"))
+                    qn_tree.append(f"{name}.{c}")
+                for c in SPEED_NAMES[kind]:
+                    u_tree.append(dynamicsymbols(f"u_{unique(f'{ident}_{c}')}"))
+                    un_tree.append(f"{name}.{c}")
+            else:
+                q_tree.append(dynamicsymbols(f"q_{ident}"))
+                u_tree.append(dynamicsymbols(f"u_{ident}"))
+                qn_tree.append(name)
+                un_tree.append(name)
         self.tree_coordinates, self.tree_speeds = q_tree, u_tree
-        nb = 7 if self.floating_base else 0
-        ub = 6 if self.floating_base else 0
         mimic = [i for i, b in enumerate(moving) if b.joint.mimic is not None]
         free = [i for i, b in enumerate(moving) if b.joint.mimic is None]
-        # the model's order: independent (base, then non-mimic joints), then dependent
-        if self.floating_base:
-            q_ind = q_tree[:6] + [q_tree[nb + i] for i in free]
-            q_dep = [q_tree[6]] + [q_tree[nb + i] for i in mimic]
-            self.joint_names = (tuple(f"base.{c}" for c in BASE_COORDINATES[:6])
-                                + tuple(names_tree[i] for i in free) + ("base.qw",)
-                                + tuple(names_tree[i] for i in mimic))
-        else:
-            q_ind = [q_tree[i] for i in free]
-            q_dep = [q_tree[i] for i in mimic]
-            self.joint_names = tuple(names_tree[i] for i in free + mimic)
-        u_ind = u_tree[:ub] + [u_tree[ub + i] for i in free]
-        u_dep = [u_tree[ub + i] for i in mimic]
-        self.speed_names = (tuple(f"base.{c}" for c in BASE_SPEEDS) if self.floating_base else ()) \
-            + tuple(names_tree[i] for i in free + mimic)
+        # the model's order: independent (base, then non-mimic joints), then dependent (the
+        # quaternions' qw, the mimic joints)
+        qi, qd = (list(range(6)), [6]) if self.floating_base else ([], [])
+        ui = list(range(6)) if self.floating_base else []
+        for i in free:
+            sl = lay.q_slices[i + 1]
+            if moving[i].joint.type == "floating":
+                qi += list(range(sl.start, sl.stop - 1))
+                qd.append(sl.stop - 1)
+            else:
+                qi += list(range(sl.start, sl.stop))
+            ui += list(range(lay.u_slices[i + 1].start, lay.u_slices[i + 1].stop))
+        qd += [lay.q_slices[i + 1].start for i in mimic]
+        ud = [lay.u_slices[i + 1].start for i in mimic]
+        q_ind, q_dep = [q_tree[k] for k in qi], [q_tree[k] for k in qd]
+        u_ind, u_dep = [u_tree[k] for k in ui], [u_tree[k] for k in ud]
+        self.joint_names = tuple(qn_tree[k] for k in qi + qd)
+        self.speed_names = tuple(un_tree[k] for k in ui + ud)
         self.q_ind, self.q_dep, self.u_ind, self.u_dep = q_ind, q_dep, u_ind, u_dep
         self.coordinates = tuple(q_ind + q_dep)
         self.speeds = tuple(u_ind + u_dep)
-        self.inputs = tuple(dynamicsymbols(f"tau_{str(u_tree[ub + i])[2:-3]}") for i in free)
-        self.input_names = tuple(names_tree[i] for i in free)
+        # an input per speed of the actuated joints (not mimic, not floating)
+        self._input_speeds = [k for i in free if moving[i].joint.type != "floating"
+                              for k in range(lay.u_slices[i + 1].start, lay.u_slices[i + 1].stop)]
+        self.inputs = tuple(dynamicsymbols(f"tau_{str(u_tree[k])[2:-3]}")
+                            for k in self._input_speeds)
+        self.input_names = tuple(un_tree[k] for k in self._input_speeds)
+        self.input_speed_indices = tuple(self._input_speeds)   # tree speed of each input
         # permutation: model speed k <- tree speed perm[k]
-        self.speed_permutation = list(range(ub)) + [ub + i for i in free + mimic]
+        self.speed_permutation = ui + ud
         self.mimic_bodies, self._free = mimic, free
         self.g = sm.Symbol("g")
         self.constants = {self.g: float(np.linalg.norm(self.gravity))}
+
+    @property
+    def gravity_direction(self) -> np.ndarray:
+        """The unit vector (3) of gravity in the world: ``gravity`` / |gravity|, or -z for
+        ``gravity=(0, 0, 0)`` (then ``g`` = 0, and giving g a value turns gravity on along -z)."""
+        norm = float(np.linalg.norm(self.gravity))
+        return self.gravity / norm if norm > 0.0 else np.array([0.0, 0.0, -1.0])
 
     def _inertia_symbols(self) -> list:
         """Per body, (m, h, I_o) as symengine expressions (numbers, or symbols with values in
@@ -194,26 +235,21 @@ class Robot(ContactMethods):
         g = se.Symbol("g")
         names["g"] = self.g
         inertias = self._inertia_symbols()
+        self.tree_inertias = inertias
         for p in self.parameters:
             names[p.name] = p
-        gdir = self.gravity / np.linalg.norm(self.gravity) if self.gravity.any() else np.zeros(3)
+        gdir = self.gravity_direction
+        if self.floating_base:      # in the frame of the free-flyer's coordinates
+            gdir = self.tree.base_placement[0].T @ gdir
         gravity = tuple(num(x) * g for x in gdir)
-        dyn = form_tree_dynamics(self.tree, qs, us, gravity, inertias, self.floating_base)
+        form = form_general_dynamics if self.tree_layout.multi_dof else form_tree_dynamics
+        dyn = form(self.tree, qs, us, gravity, inertias, self.floating_base)
         self.tree_dynamics = dyn
         self.symengine_symbols = (qs, us, udots, taus)
-        ub = 6 if self.floating_base else 0
-        rest = list(dyn.bias)
-        moving = self.tree.moving
-        if self.joint_dynamics:
-            for i, b in enumerate(moving):
-                d, f = b.joint.damping, b.joint.friction
-                if d:
-                    rest[ub + i] = rest[ub + i] + num(d) * us[ub + i]
-                if f:
-                    rest[ub + i] = rest[ub + i] + num(f) * se.sign(us[ub + i])
-        for k, i in enumerate(self._free):
-            rest[ub + i] = rest[ub + i] - taus[k]
-        rest = self._external_forces(rest, qs, us, names)
+        # g_d = bias - Q, Q the generalized forces (inputs, damping, friction, limits)
+        forces = self._generalized_forces(qs, us, taus, names)
+        rest = [b - f for b, f in zip(dyn.bias, forces)]
+        rest = self._external_forces(rest, qs, us, names)   # ground contacts, controllers
         perm = self.speed_permutation
         mass = [[dyn.mass[a][b] for b in perm] for a in perm]
         rest = [rest[a] for a in perm]
@@ -222,7 +258,20 @@ class Robot(ContactMethods):
         def to_sympy(mass=mass, rest=rest):
             return conv.matrix(mass), sm.Matrix(len(rest), 1, [conv(e) for e in rest])
 
-        dynamic = SymengineDynamics(mass, rest, names, to_sympy)
+        def forward(qs=qs, us=us, gravity=gravity, inertias=inertias, forces=forces):
+            # u' of the same block: the generalized forces Q are every term of g_d but the
+            # bias C u + g (g_d = bias - Q): inputs, damping, friction, and the link forces
+            # other modules subtract from g_d through _external_forces (linear in what it is
+            # given, so zeros give -Q_ext)
+            external = getattr(self, "_external_forces", None)
+            if external is not None:
+                zero = [se.Integer(0)] * len(us)
+                forces = [f - e for f, e in zip(forces, external(zero, qs, us, names))]
+            return self._forward_dynamics(qs, us, gravity, inertias, forces)
+
+        # the recursion takes joints of one speed (multi-speed joints: M and the solve)
+        dynamic = SymengineDynamics(mass, rest, names, to_sympy,
+                                    None if self.tree_layout.multi_dof else forward)
         q = list(self.coordinates)
         N = len(q)
         qdot, K_u = self._kinematics()
@@ -246,6 +295,41 @@ class Robot(ContactMethods):
             eom.contacts = contact_records(self, qs, us, self._contact_symbol(names), names)
         return eom
 
+    def _generalized_forces(self, qs: list, us: list, taus: list, names: dict) -> list:
+        """Q (tree order, symengine): the joint inputs tau minus the URDF damping D u and
+        friction F sign(u) on each of a joint's speeds (none on a free-flyer's), with the
+        inputs saturated and the position stops when the limits act (:mod:`.limits`)."""
+        minus = [se.Integer(0)] * len(us)          # -Q, term by term as g_d holds it
+        if self.joint_dynamics:
+            for i, b in enumerate(self.tree.moving):
+                d, f = b.joint.damping, b.joint.friction
+                for k in range(self.tree_layout.u_slices[i + 1].start,
+                               self.tree_layout.u_slices[i + 1].stop):
+                    if d:
+                        minus[k] = minus[k] + num(d) * us[k]
+                    if f:
+                        minus[k] = minus[k] + num(f) * se.sign(us[k])
+        for tau, k in zip(taus, self._input_speeds):
+            minus[k] = minus[k] - tau
+        if self.limits_act:           # effort saturation and position stops (.limits)
+            minus = add_limit_terms(self, minus, qs, us, taus, names)
+        return [-m for m in minus]
+
+    def _forward_dynamics(self, qs: list, us: list, gravity: tuple, inertias: list,
+                          forces: list) -> list:
+        """u' (the model's speed order) by the articulated-body algorithm, with the mimic
+        joints' constraints (:mod:`.articulated_body`)."""
+        ub = 6 if self.floating_base else 0
+        index = {b.joint.name: i for i, b in enumerate(self.tree.moving)}
+        rows = []
+        for i in self.mimic_bodies:
+            target, a, _ = self.tree.moving[i].joint.mimic
+            rows.append({ub + i: 1.0, ub + index[target]: -float(a)})
+        body = ArticulatedBody(self.tree, qs, us, gravity, inertias, self.floating_base,
+                               constraints=rows)
+        accelerations = body.accelerations(forces)
+        return [accelerations[a] for a in self.speed_permutation]
+
     def _kinematics(self) -> tuple:
         """(q -> q'(q, u), K_u = -dq'/du (N x o), both in the model's order)."""
         out = {}
@@ -253,30 +337,16 @@ class Robot(ContactMethods):
         col = {c: i for i, c in enumerate(self.speeds)}
         K_u = sm.zeros(len(row), len(col))
         qt, ut = self.tree_coordinates, self.tree_speeds
-        ub = 0
-        if self.floating_base:
-            x, y, z, w = qt[3:7]
-            R = sm.Matrix([[1 - 2 * (y * y + z * z), 2 * (x * y - w * z), 2 * (x * z + w * y)],
-                           [2 * (x * y + w * z), 1 - 2 * (x * x + z * z), 2 * (y * z - w * x)],
-                           [2 * (x * z - w * y), 2 * (y * z + w * x), 1 - 2 * (x * x + y * y)]])
-            v = R * sm.Matrix(ut[0:3])
-            for i in range(3):
-                out[qt[i]] = v[i]
-                for k in range(3):
-                    K_u[row[qt[i]], col[ut[k]]] = -R[i, k]
-            wx, wy, wz = ut[3:6]
-            half = sm.Rational(1, 2)
-            # Q' = 1/2 G(Q) w
-            G = {x: (w, -z, y), y: (z, w, -x), z: (-y, x, w), w: (-x, -y, -z)}
-            for c, coeffs in G.items():
-                out[c] = half * (coeffs[0] * wx + coeffs[1] * wy + coeffs[2] * wz)
-                for k in range(3):
-                    K_u[row[c], col[ut[3 + k]]] = -half * coeffs[k]
-            ub = 6
-        nb = 7 if self.floating_base else 0
-        for i in range(len(self.tree.moving)):
-            out[qt[nb + i]] = ut[ub + i]
-            K_u[row[qt[nb + i]], col[ut[ub + i]]] = -1
+        lay = self.tree_layout
+        # p' = R(Q) v, Q' = 1/2 Q (x) w for the free-flyer and floating joints (Pinocchio's v)
+        groups = [("floating", qt[:7], ut[:6])] if self.floating_base else []
+        groups += [(b.joint.type, qt[lay.q_slices[i + 1]], ut[lay.u_slices[i + 1]])
+                   for i, b in enumerate(self.tree.moving)]
+        for kind, qs, us in groups:
+            for c, e in zip(qs, joint_rates(kind, qs, us)):
+                out[c] = e
+                for s_ in us:
+                    K_u[row[c], col[s_]] = -sm.diff(e, s_)
         return out, K_u
 
     def _constraint_blocks(self) -> tuple:
@@ -289,15 +359,21 @@ class Robot(ContactMethods):
             fh.append(x * x + y * y + z * z + w * w - 1)
             names.append("base.quaternion_norm")
         moving = self.tree.moving
-        nb = 7 if self.floating_base else 0
-        ub = 6 if self.floating_base else 0
+        lay = self.tree_layout
+        for i in self._free:         # floating joints in the tree: their quaternions too
+            if moving[i].joint.type == "floating":
+                x, y, z, w = self.tree_coordinates[lay.q_slices[i + 1]][3:7]
+                fh.append(x * x + y * y + z * z + w * w - 1)
+                names.append(f"{moving[i].joint.name}.quaternion_norm")
         index = {b.joint.name: i for i, b in enumerate(moving)}
         for i in self.mimic_bodies:
             jname, a, off = moving[i].joint.mimic
             k = index[jname]
-            fh.append(self.tree_coordinates[nb + i] - a * self.tree_coordinates[nb + k] - off)
+            qi, qk = lay.q_slices[i + 1].start, lay.q_slices[k + 1].start
+            ui, uk = lay.u_slices[i + 1].start, lay.u_slices[k + 1].start
+            fh.append(self.tree_coordinates[qi] - a * self.tree_coordinates[qk] - off)
             names.append(f"mimic {moving[i].joint.name}")
-            Brows.append(self.tree_speeds[ub + i] - a * self.tree_speeds[ub + k])
+            Brows.append(self.tree_speeds[ui] - a * self.tree_speeds[uk])
         self._holonomic_names = names
         f_h = sm.Matrix(len(fh), 1, fh) if fh else sm.zeros(0, 1)
         if Brows:
@@ -329,9 +405,13 @@ class Robot(ContactMethods):
         if self.floating_base:
             q[self.coordinates.index(self.tree_coordinates[6])] = 1.0
         moving = self.tree.moving
-        nb = 7 if self.floating_base else 0
-        for i in self.mimic_bodies:
-            q[self.coordinates.index(self.tree_coordinates[nb + i])] = moving[i].joint.mimic[2]
+        lay = self.tree_layout
+        for i, b in enumerate(moving):
+            sl = lay.q_slices[i + 1]
+            if b.joint.type == "floating":
+                q[self.coordinates.index(self.tree_coordinates[sl.stop - 1])] = 1.0
+            if b.joint.mimic is not None:
+                q[self.coordinates.index(self.tree_coordinates[sl.start])] = b.joint.mimic[2]
         return np.concatenate([q, np.zeros(len(self.u_ind))])
 
     # pinocchio conventions (see .pinocchio)
@@ -346,6 +426,16 @@ class Robot(ContactMethods):
         (:func:`symbody.robots.pinocchio.from_pinocchio`)."""
         from .pinocchio import from_pinocchio
         return from_pinocchio(self, q, v)
+
+    def check_limits(self, trajectory: Any, warn: bool = False,
+                     tolerance: float = 0.0) -> list:
+        """The joint limits (position, velocity, effort) ``trajectory`` exceeds
+        (:func:`symbody.robots.limits.check_limits`)."""
+        return check_limits(self, trajectory, warn, tolerance)
+
+    def limit_events(self, terminal: bool = True, action: Any = None) -> list:
+        """The position limits as events (:func:`symbody.robots.limits.limit_events`)."""
+        return limit_events(self, terminal, action)
 
     def regressor(self):
         """The joint-torque regressor (see :func:`symbody.robots.regressor.regressor`)."""
@@ -418,12 +508,14 @@ class Robot(ContactMethods):
 def load_urdf(path_or_xml: str | os.PathLike, *, floating_base: bool = False,
               gravity: Any = (0.0, 0.0, -9.81), symbolic_inertia: bool = False,
               joint_dynamics: bool = True, invalid_inertia: str = "error",
-              mimic: bool = True, package_dirs: Any = None) -> Robot:
+              mimic: bool = True, package_dirs: Any = None, limits: bool = False) -> Robot:
     """Load a URDF robot (a file path or the XML text) as equations of motion.
 
     ``floating_base``: a free-flyer root (7 coordinates: position and unit quaternion
     (x, y, z, w); 6 speeds: linear and angular velocity in the base frame).  ``gravity``:
-    the gravity vector in world coordinates (3); its magnitude is the constant ``g``.
+    the gravity vector in world coordinates (3); its magnitude is the constant ``g`` and its
+    direction ``robot.gravity_direction`` (``(0, 0, 0)``: g = 0 along -z, so that a value of
+    g given later in ``p`` turns gravity on along -z).
     ``symbolic_inertia``: keep each body's 10 inertial parameters (mass, first moment
     m c, inertia about the body origin) as symbols, their values in ``robot.constants``
     (needed by :meth:`Robot.regressor`).  ``joint_dynamics``: the URDF
@@ -435,7 +527,11 @@ def load_urdf(path_or_xml: str | os.PathLike, *, floating_base: bool = False,
     input: Pinocchio's default).  ``package_dirs``: where ``robot.scene`` looks for the
     mesh files of ``package://`` paths (a folder or a list of folders that are or hold the
     packages, or ``{package: folder}``; default: the folders above the URDF, then
-    ``ROS_PACKAGE_PATH``; see :func:`symbody.robots.visuals.resolve_mesh`).
+    ``ROS_PACKAGE_PATH``; see :func:`symbody.robots.visuals.resolve_mesh`).  ``limits``: the
+    URDF ``<limit>`` acting on the motion: each input saturated at its ``effort``, each
+    position range held by a one-sided stiff spring-damper (constants ``limit_stiffness``,
+    ``limit_damping``); velocity limits are checked on trajectories by
+    ``robot.check_limits(sol)`` (see :mod:`symbody.robots.limits`).
 
     The coordinates are in Pinocchio's order (the tree depth first, children in
     alphabetical order of their joint names, as urdfdom stores them), the dependent ones
@@ -460,47 +556,11 @@ def load_urdf(path_or_xml: str | os.PathLike, *, floating_base: bool = False,
         raise InputError(f"{model.path or 'URDF string'}: the robot {model.name!r} has no moving "
                          "joint (nothing to move with a fixed base; floating_base=True makes it "
                          "a free body)")
-    _check_masses(model, tree, floating_base)
+    check_masses(model, tree, floating_base)
     robot = Robot(model, tree, floating_base=bool(floating_base), gravity=g,
-                  symbolic_inertia=bool(symbolic_inertia), joint_dynamics=bool(joint_dynamics))
+                  symbolic_inertia=bool(symbolic_inertia), joint_dynamics=bool(joint_dynamics),
+                  limits=bool(limits))
     robot.urdf_source = model.path if model.path is not None else str(path_or_xml)
     robot.package_dirs = ([package_dirs] if isinstance(package_dirs, (str, os.PathLike))
                           else package_dirs)
     return robot
-
-
-def _check_masses(model: UrdfModel, tree: KinematicTree, floating: bool) -> None:
-    """Every moving joint must move some inertia (else a zero row of M): the composite
-    inertia of its subtree, seen along the joint axis, must be positive."""
-    where = model.path or "URDF string"
-    n = len(tree.bodies)
-    sub_mass = np.zeros(n)
-    sub_rot = np.zeros(n)
-    for b in reversed(tree.bodies):
-        sub_mass[b.index] += b.mass
-        sub_rot[b.index] += np.trace(b.I_o)
-        if b.parent >= 0:
-            sub_mass[b.parent] += sub_mass[b.index]
-            sub_rot[b.parent] += sub_rot[b.index]
-    for b in tree.moving:
-        j = b.joint
-        if j.type == "prismatic" and sub_mass[b.index] <= 0:
-            raise InputError(f"{where}, joint {j.name!r} (line {j.line}): the links it moves "
-                             "have no mass (a zero row of the mass matrix)")
-        if j.type != "prismatic" and sub_rot[b.index] <= 0:
-            raise InputError(f"{where}, joint {j.name!r} (line {j.line}): the links it moves "
-                             "have no inertia (a zero row of the mass matrix)")
-        # a last body turning about an axis through its centre of mass with no inertia about it
-        if j.type != "prismatic" and not b.children and j.axis @ b.I_o @ j.axis <= 1e-14 * \
-                max(sub_rot[b.index], 1e-300):
-            raise InputError(f"{where}, joint {j.name!r} (line {j.line}): the links it moves "
-                             "have no inertia about its axis (a zero row of the mass matrix)")
-    if floating and (sub_mass[0] <= 0 or sub_rot[0] <= 0):
-        raise InputError(f"{where}: the floating base moves no mass")
-    root = tree.bodies[0]
-    if floating and root.mass <= 0 and not root.I_o.any() and len(root.children) == 1:
-        j = tree.bodies[root.children[0]].joint
-        raise InputError(f"{where}, joint {j.name!r} (line {j.line}): the floating base link "
-                         f"{root.name!r} has no inertia and this is its only moving joint, so "
-                         "the base and the joint turn the same body (a singular mass matrix); "
-                         "give the base link an <inertial>")

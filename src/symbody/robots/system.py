@@ -108,9 +108,15 @@ def _build_system(robot: Robot) -> SystemParts:
         B = ReferenceFrame(rname)
         x, y, z, qx, qy, qz, qw = robot.tree_coordinates[:7]
         vx, vy, vz, wx, wy, wz = robot.tree_speeds[:6]
-        B.orient_quaternion(N, (qw, qx, qy, qz))
+        R_o, p_o = tree.base_placement     # the frame of the coordinates (a floating joint's)
+        F0, O0 = N, O
+        if not np.array_equal(R_o, np.eye(3)) or p_o.any():
+            F0 = ReferenceFrame(f"{rname}_coordinates")
+            F0.orient_explicit(N, _matrix(R_o))
+            O0 = O.locatenew(f"{rname}_coordinates_origin", _vector(N, p_o))
+        B.orient_quaternion(F0, (qw, qx, qy, qz))
         B.set_ang_vel(N, wx * B.x + wy * B.y + wz * B.z)
-        Ob = O.locatenew(f"{rname}_origin", x * N.x + y * N.y + z * N.z)
+        Ob = O0.locatenew(f"{rname}_origin", x * F0.x + y * F0.y + z * F0.z)
         Ob.set_vel(N, vx * B.x + vy * B.y + vz * B.z)
         base = _body_inertia(robot, root, B, Ob, rname)
         system.add_bodies(base)
@@ -129,9 +135,8 @@ def _build_system(robot: Robot) -> SystemParts:
     frames.append(B)
     points.append(Ob)
     rbodies.append(base)
-    nb = 7 if robot.floating_base else 0
-    ub = 6 if robot.floating_base else 0
-    gdir = robot.gravity / max(float(sm.sqrt(sum(float(v) ** 2 for v in robot.gravity))), 1e-300)
+    lay = robot.tree_layout
+    gdir = robot.gravity_direction
     loads = []
     index = {b.joint.name: i for i, b in enumerate(tree.moving)}
     for i, b in enumerate(tree.moving, start=0):
@@ -143,9 +148,21 @@ def _build_system(robot: Robot) -> SystemParts:
         J = ReferenceFrame(f"{name}_joint")
         J.orient_explicit(frames[b.parent], _matrix(b.R_p))
         j = b.joint
-        q, u = robot.tree_coordinates[nb + i], robot.tree_speeds[ub + i]
+        qs = robot.tree_coordinates[lay.q_slices[i + 1]]
+        us = robot.tree_speeds[lay.u_slices[i + 1]]
+        q, u = qs[0], us[0]
         axis = _vector(J, j.axis)
         Pj = points[b.parent].locatenew(f"{name}_joint_point", _vector(frames[b.parent], b.p_p))
+        frames.append(C)
+        points.append(Oc)
+        rbodies.append(child)
+        if j.type in ("planar", "floating"):
+            Pj.v2pt_theory(points[b.parent], N, frames[b.parent])
+            _free_joint(robot, system, (j, J, Pj, C, Oc), qs, us, N)
+            system.add_bodies(child)
+            loads += _multi_dof_loads(robot, j, (frames[b.parent], points[b.parent], C, Oc),
+                                      us, N)
+            continue
         kw = dict(coordinates=q, speeds=u, parent_point=Pj,
                   child_point=Oc, parent_interframe=J, joint_axis=axis)
         if j.type == "prismatic":
@@ -153,9 +170,6 @@ def _build_system(robot: Robot) -> SystemParts:
         else:
             joint = PinJoint(j.name, parent, child, **kw)
         system.add_joints(joint)
-        frames.append(C)
-        points.append(Oc)
-        rbodies.append(child)
         # joint loads: the input (non-mimic joints), damping, friction along the axis
         gen = 0
         if j.mimic is None:
@@ -181,10 +195,12 @@ def _build_system(robot: Robot) -> SystemParts:
         if b.joint.mimic is not None:
             target, a, off = b.joint.mimic
             k = index[target]
-            system.add_holonomic_constraints(robot.tree_coordinates[nb + i]
-                                             - a * robot.tree_coordinates[nb + k] - off)
-            system.add_nonholonomic_constraints(robot.tree_speeds[ub + i]
-                                                - a * robot.tree_speeds[ub + k])
+            qi, qk = lay.q_slices[i + 1].start, lay.q_slices[k + 1].start
+            ui, uk = lay.u_slices[i + 1].start, lay.u_slices[k + 1].start
+            system.add_holonomic_constraints(robot.tree_coordinates[qi]
+                                             - a * robot.tree_coordinates[qk] - off)
+            system.add_nonholonomic_constraints(robot.tree_speeds[ui]
+                                                - a * robot.tree_speeds[uk])
     # gravity on every body with mass
     g = robot.g
     gvec = _vector(N, gdir) * g
@@ -206,6 +222,65 @@ def _build_system(robot: Robot) -> SystemParts:
         link_points[link] = P if not any(abs(x) >= 1e-13 for x in p) else P.locatenew(
             f"link_{link}_origin", _vector(F, p))
     return SystemParts(system, link_frames, link_points, N, O, rbodies)
+
+
+def _free_joint(robot: Robot, system: System, where: tuple, qs: list, us: list,
+                N: ReferenceFrame) -> None:
+    """A planar or floating joint's kinematics (SymPy has no joint with Pinocchio's speeds):
+    the child frame C from the joint frame J by Rz(θ) or the quaternion, its origin Oc at
+    (x, y[, z]) in J; angular velocity and Oc's velocity relative to J are the speeds, in
+    C's axes."""
+    j, J, Pj, C, Oc = where
+    if j.type == "planar":
+        x, y, th = qs
+        vx, vy, wz = us
+        C.orient_axis(J, J.z, th)
+        C.set_ang_vel(J, wz * C.z)
+        Oc.set_pos(Pj, x * J.x + y * J.y)
+        Oc.set_vel(J, vx * C.x + vy * C.y)
+        system.add_coordinates(*qs, independent=True)
+    else:
+        x, y, z, qx, qy, qz, qw = qs
+        vx, vy, vz, wx, wy, wz = us
+        C.orient_quaternion(J, (qw, qx, qy, qz))
+        C.set_ang_vel(J, wx * C.x + wy * C.y + wz * C.z)
+        Oc.set_pos(Pj, x * J.x + y * J.y + z * J.z)
+        Oc.set_vel(J, vx * C.x + vy * C.y + vz * C.z)
+        system.add_coordinates(*qs[:6], independent=True)
+        system.add_coordinates(qw, independent=False)
+        system.add_holonomic_constraints(qx ** 2 + qy ** 2 + qz ** 2 + qw ** 2 - 1)
+    Oc.v1pt_theory(Pj, N, J)
+    system.add_speeds(*us)
+    qd = robot.eom.kindiffdict
+    system.add_kdes(*[c.diff(robot.eom.t) - qd[c.diff(robot.eom.t)] for c in qs])
+
+
+def _multi_dof_loads(robot: Robot, j: Any, where: tuple, us: list, N: ReferenceFrame) -> list:
+    """The inputs (a planar joint's), damping and friction on each speed of a planar or
+    floating joint: a force pair along the child's axis at its origin for a linear speed, a
+    torque pair about it for an angular one."""
+    P, Op, C, Oc = where
+    linear = (C.x, C.y) if j.type == "planar" else (C.x, C.y, C.z)
+    angular = (C.z,) if j.type == "planar" else (C.x, C.y, C.z)
+    names = robot.speed_names
+    loads, Pr = [], None
+    for k, (u, e) in enumerate(zip(us, linear + angular)):
+        gen = 0
+        name = next(n for n, s_ in zip(names, robot.speeds) if s_ == u)
+        if name in robot.input_names:
+            gen = gen + robot.inputs[robot.input_names.index(name)]
+        if robot.joint_dynamics:
+            gen = gen - _num(j.damping) * u - _num(j.friction) * sm.sign(u)
+        if gen == 0:
+            continue
+        if k < len(linear):
+            if Pr is None:      # the reaction on the parent at the same place
+                Pr = Op.locatenew(f"{C.name}_reaction", Oc.pos_from(Op))
+                Pr.v2pt_theory(Op, N, P)
+            loads += [Force(Oc, gen * e), Force(Pr, -gen * e)]
+        else:
+            loads += [Torque(C, gen * e), Torque(P, -gen * e)]
+    return loads
 
 
 def system_eom(robot: Robot, loads: Any = (), name: str | None = None) -> EquationsOfMotion:

@@ -53,6 +53,12 @@ class KinematicTree:
     world_link: str | None = None     # the root link of a floating joint (the world)
 
     @property
+    def base_placement(self) -> tuple[np.ndarray, np.ndarray]:
+        """(R, p): the frame of a free-flyer's coordinates in the world (a floating joint's
+        <origin>; the identity without one)."""
+        return self.bodies[0].R_p, self.bodies[0].p_p
+
+    @property
     def moving(self) -> list:
         """The bodies with a moving joint (all but the root), in tree order."""
         return self.bodies[1:]
@@ -71,11 +77,16 @@ def build_tree(model: UrdfModel) -> KinematicTree:
     root, world = model.root, None
     if model.floating_joint is not None:    # the world link and its floating joint: the base
         world, root = root, model.joints[model.floating_joint].child
-    stack: list = [(root, None, -1, np.eye(3), np.zeros(3))]
+    R0, p0 = np.eye(3), np.zeros(3)
+    if model.floating_joint is not None:    # the base's coordinates are in the joint's frame
+        fj = model.joints[model.floating_joint]
+        R0, p0 = fj.rotation, fj.origin
+    stack: list = [(root, None, -1, R0, p0)]
     while stack:
         link, joint, parent, R, p = stack.pop()
         if joint is None or joint.type != "fixed":
             b = len(bodies)
+            # the root's (R, p): the frame its free-flyer coordinates are measured in
             bodies.append(Body(b, link, joint, parent, R, p))
             if parent >= 0:
                 bodies[parent].children.append(b)

@@ -21,10 +21,10 @@ import numpy as np
 
 from ..errors import InputError
 
-__all__ = ["InvalidInertiaWarning", "XmlElement", "UrdfCollision", "UrdfLink", "UrdfJoint", "UrdfModel",
-           "parse_urdf", "rpy_matrix"]
+__all__ = ["InvalidInertiaWarning", "PointMassWarning", "XmlElement", "UrdfCollision", "UrdfLink",
+           "UrdfJoint", "UrdfModel", "parse_urdf", "rpy_matrix"]
 
-SUPPORTED_TYPES = ("revolute", "continuous", "prismatic", "fixed")
+SUPPORTED_TYPES = ("revolute", "continuous", "prismatic", "planar", "floating", "fixed")
 
 
 @dataclass
@@ -170,8 +170,19 @@ def rpy_matrix(rpy) -> np.ndarray:
 
 
 class InvalidInertiaWarning(UserWarning):
-    """A link's inertia tensor is not positive semi-definite; used as given
-    (``load_urdf(..., invalid_inertia="warn")``)."""
+    """A link's inertia tensor is not positive semi-definite (used as given with
+    ``load_urdf(..., invalid_inertia="warn")``), or its principal moments violate the
+    triangle inequality I_1 + I_2 >= I_3 (physically impossible; always a warning)."""
+
+
+#: principal moments I_1 <= I_2 <= I_3 violate the triangle inequality when
+#: I_1 + I_2 < I_3 (1 - TRIANGLE_TOLERANCE): a flat plate (I_1 + I_2 = I_3) written with
+#: numbers rounded to three or four digits is not warned about
+TRIANGLE_TOLERANCE = 1e-3
+
+
+class PointMassWarning(UserWarning):
+    """A link's ``<inertial>`` has a mass and no ``<inertia>``: read as a point mass."""
 
 
 class _Reader:
@@ -260,8 +271,11 @@ def _link(rd: _Reader, el: XmlElement) -> UrdfLink:
     if mass < 0:
         rd.fail(what, mel, f"negative mass {mass}")
     iel = inertial.find("inertia")
-    if iel is None:
-        rd.fail(what, inertial, "<inertial> has no <inertia>")
+    if iel is None:        # urdfdom refuses it, Pinocchio reads a point mass
+        warnings.warn(f"{rd.where}, {what} (line {inertial.line}): <inertial> has a <mass> and no "
+                      "<inertia>: read as a point mass at its <origin> (zero inertia about the "
+                      "centre of mass), as Pinocchio reads it", PointMassWarning, stacklevel=4)
+        return UrdfLink(name, mass, xyz, np.zeros((3, 3)), el.line, el, collisions)
     v = {}
     for k in ("ixx", "ixy", "ixz", "iyy", "iyz", "izz"):     # all six required (URDF spec)
         v[k] = rd.number(what, iel, k)
@@ -277,6 +291,11 @@ def _link(rd: _Reader, el: XmlElement) -> UrdfLink:
             rd.fail(what, iel, msg + "; load_urdf(..., invalid_inertia='warn') uses it as given")
         warnings.warn(f"{rd.where}, {what} (line {iel.line}): {msg}; used as given",
                       InvalidInertiaWarning, stacklevel=4)
+    elif ev[0] + ev[1] < ev[2] * (1.0 - TRIANGLE_TOLERANCE):
+        warnings.warn(f"{rd.where}, {what} (line {iel.line}): the principal moments of inertia "
+                      f"{ev[0]:.6g}, {ev[1]:.6g}, {ev[2]:.6g} violate the triangle inequality "
+                      f"({ev[0]:.6g} + {ev[1]:.6g} < {ev[2]:.6g}): no rigid body has them; used as "
+                      "given", InvalidInertiaWarning, stacklevel=4)
     return UrdfLink(name, mass, xyz, R @ Ic @ R.T, el.line, el, collisions)
 
 
@@ -286,7 +305,7 @@ def _joint(rd: _Reader, el: XmlElement, links: dict) -> UrdfJoint:
     jtype = el.get("type")
     if jtype is None:
         rd.fail(what, el, "no type")
-    if jtype not in SUPPORTED_TYPES and jtype != "floating":     # floating: checked below
+    if jtype not in SUPPORTED_TYPES:
         rd.fail(what, el, f"joint type {jtype!r} is not supported (supported: "
                 f"{', '.join(SUPPORTED_TYPES)}; a floating base via floating_base=True)")
     ends = {}
@@ -303,7 +322,15 @@ def _joint(rd: _Reader, el: XmlElement, links: dict) -> UrdfJoint:
     if ael is not None:
         axis = rd.numbers(what, ael, "xyz", 3, [1.0, 0.0, 0.0])
     norm = float(np.linalg.norm(axis))
-    if jtype != "fixed":
+    if jtype == "planar" and ael is not None and norm > 0 and \
+            not np.allclose(axis / norm, [0.0, 0.0, 1.0]):
+        warnings.warn(f"{rd.where}, {what} (line {ael.line}): a planar joint moves in the x-y "
+                      f"plane of its joint frame (Pinocchio's reading); its axis {axis} is not "
+                      "used (rotate the joint's <origin> to choose the plane)", UserWarning,
+                      stacklevel=4)
+    if jtype in ("floating", "planar"):
+        axis = np.array([0.0, 0.0, 1.0])    # the normal of a planar joint's plane
+    elif jtype != "fixed":
         if norm == 0:
             rd.fail(what, ael, "the axis is zero")
         axis = axis / norm
@@ -328,6 +355,9 @@ def _joint(rd: _Reader, el: XmlElement, links: dict) -> UrdfJoint:
             rd.fail(what, dyn, "negative damping or friction")
     mimic = None
     mel = el.find("mimic")
+    if mel is not None and jtype in ("planar", "floating") and rd.mimic:
+        rd.fail(what, mel, f"a {jtype} joint cannot mimic another joint (load_urdf(..., "
+                "mimic=False) ignores the tag)")
     if mel is not None and jtype != "fixed" and rd.mimic:
         if mel.get("joint") is None:
             rd.fail(what, mel, "<mimic> has no attribute 'joint'")
@@ -425,6 +455,9 @@ def parse_urdf(path_or_xml: str | os.PathLike, invalid_inertia: str = "error",
             if target is None or target.type == "fixed":
                 rd.fail(f"joint {j.name!r}", j.element, f"mimics {j.mimic[0]!r}, which is not a "
                         "moving joint of the file")
+            if target.type in ("planar", "floating"):
+                rd.fail(f"joint {j.name!r}", j.element, f"mimics {j.mimic[0]!r}, a "
+                        f"{target.type} joint (a mimic joint follows a joint of one coordinate)")
     # a chain of mimics (j mimics k, k mimics m): q_j = a_j (a_k q_m + b_k) + b_j, resolved to
     # the joint at its end
     for name, j in list(joints.items()):
@@ -440,18 +473,13 @@ def parse_urdf(path_or_xml: str | os.PathLike, invalid_inertia: str = "error",
             t2, a2, b2 = joints[target].mimic
             target, a, b = t2, a * a2, a * b2 + b
         joints[name] = replace(j, mimic=(target, a, b))
+    # a floating joint from a massless root link (the world), its only joint: the free-flyer
+    # base (its <origin>: where the base's coordinates are measured from); any other floating
+    # joint is a joint of the tree (Pinocchio's free-flyer joint)
     floating = None
+    world = links[roots[0]]
     for j in joints.values():
-        if j.type != "floating":
-            continue
-        world = links[roots[0]]
-        if (j.parent != roots[0] or world.mass != 0 or world.inertia.any()
-                or len(children.get(roots[0], [])) != 1):
-            rd.fail(f"joint {j.name!r}", j.element, "a floating joint is supported only from a "
-                    "massless root link (the world) to the robot's base, its only joint; "
-                    "otherwise load the robot from its base link with floating_base=True")
-        if not (np.array_equal(j.rotation, np.eye(3)) and not j.origin.any()):
-            rd.fail(f"joint {j.name!r}", j.element, "the floating joint has an <origin>: give it "
-                    "none (the base's pose is its coordinates)")
-        floating = j.name
+        if (j.type == "floating" and j.parent == roots[0] and world.mass == 0
+                and not world.inertia.any() and len(children.get(roots[0], [])) == 1):
+            floating = j.name
     return UrdfModel(root.get("name", ""), links, joints, roots[0], path, root, floating)

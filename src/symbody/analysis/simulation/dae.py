@@ -176,8 +176,7 @@ class IDAStepper:
                     stall["t"], stall["count"] = t, 0
                 stall["count"] += 1
                 if stall["count"] > _STALL_LIMIT:
-                    known = self.run.nonfinite
-                    msg = known[1] if known else f"non-finite residual at t = {t:.6g}"
+                    msg = self.run.nonfinite_message() or f"non-finite residual at t = {t:.6g}"
                     failure.append(StopIntegration(-2, f"{msg}; the step size collapsed at t = {t:.6g}"))
                     raise failure[0]
 

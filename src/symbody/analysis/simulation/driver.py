@@ -42,6 +42,7 @@ from scipy.integrate import DenseOutput
 from threadpoolctl import ThreadpoolController
 
 from ...compilation import NumericModel
+from ...compilation.friction_models import has_exact_friction
 from ...compilation.numeric_model import Partition
 from ...compilation.redundant import RedundantModel
 from ...errors import InputError, SimulationError, SimulationFailedWarning, SymbodyError
@@ -54,8 +55,9 @@ from ..initial_state import initial_state
 from ..inputs import specified_inputs
 from ..outputs import attach_outputs, parse_outputs
 from ..trajectory import Trajectory
-from . import redundant
+from . import friction_pieces, redundant
 from .augmented import ENTER_RANK, LEAVE_RANK, AugmentedLagrangian, full_partition, is_full
+from .chattering import ChatterWatch
 from .contact_events import (
     DEPTH_STATUS,
     break_segment,
@@ -64,6 +66,7 @@ from .contact_events import (
     with_contact_events,
 )
 from .dependent_set import DependentSetMonitor, SetEvent, near_singular_note, remap, switch_note
+from .nonfinite import NonFinite
 from .options import (
     MODES,
     Solver,
@@ -75,7 +78,7 @@ from .options import (
 )
 from .samples import Samples, build_trajectory
 from .stiffness import StiffnessMonitor
-from .strategy import ConstraintMode, Run, StopIntegration
+from .strategy import ConstraintMode, Run, StopIntegration, ode_function
 
 __all__ = ["simulate", "MODES", "STATUS", "deprecated_keywords"]
 
@@ -221,6 +224,10 @@ def simulate(model: NumericModel, t_span: Sequence[float], x0: Any, p: Any, *,
         # squares, named, run with an independent subset chosen again where it degrades
         # (simulation/redundant.py), each piece by this function
         return redundant.simulate_pieces(simulate, model, t_span, x0, p, options)
+    if has_exact_friction(model) and not friction_pieces.inside():
+        # exact Coulomb friction: pieces of constant stick/slip modes, each an ordinary run of
+        # its pattern's compiled variant, switched at events (simulation/friction_pieces.py)
+        return friction_pieces.simulate_modes(simulate, model, t_span, x0, p, options)
     t0, tf = _checked_span(t_span, solver)
     mode = constraint_mode(model, constraints)
     run, x, watcher = _prepare(model, (t0, tf), x0, p, mode, solver, specifieds, events, outputs)
@@ -438,6 +445,9 @@ class _Segments:
         self.restarts = 0
         #: the event whose action started this segment (or the contacts' events: a kink)
         self._quiet_event: int | list[int] | None = None
+        self._start_rhs: dict = {}      # partition -> x' in its layout (see _check_start)
+        self._fresh = True              # the next segment starts from x0 or an impact's state
+        self.chatter = ChatterWatch(run)   # a discontinuous force flipping at every step
         # where the constraint Jacobian loses rank the run goes on in full coordinates
         self.full_mode = AugmentedLagrangian() if monitor.active and monitor.switch else None
         self.stiffness: StiffnessMonitor | None = None    # (see simulate)
@@ -512,6 +522,9 @@ class _Segments:
         run, monitor = self.run, self.monitor
         mode = self.mode_for(part)
         full = mode is self.full_mode
+        if self._fresh and not full:
+            self._check_start(t, y, part)
+        self._fresh = False
         stepper = mode.start(run, t, y, part, h)
         locates = hasattr(stepper, "events")       # finds the roots of run.watch itself
         watch = monitor.active and not locates and not full
@@ -537,13 +550,21 @@ class _Segments:
             # with events, a stepper that outputs by stopping (IDA) steps one internal step at
             # a time, so that its interpolant covers each whole step
             run.next_output = self._next_output_time() if user is None else None
-            message = stepper.step()
+            try:
+                message = stepper.step()
+            except ValueError as exc:       # (BDF's LU of a Jacobian with NaN entries)
+                if run.nonfinite is None:
+                    raise
+                raise StopIntegration(-2, f"{run.nonfinite_message()}; {run.method} stopped at "
+                                          f"t = {stepper.t:.6g} ({exc})", (t_a, y_a)) from None
             self.nsteps += 1
             if stepper.status == "failed":
                 raise self._failure(stepper, message)
             t_new, y_new = stepper.t, stepper.y
             if not np.isfinite(y_new).all():
-                raise StopIntegration(-2, f"non-finite state at t = {t_new:.6g}")
+                known = run.nonfinite_message()
+                raise StopIntegration(-2, f"non-finite state at t = {t_new:.6g}"
+                                          + (f" after a {known}" if known else ""), (t_a, y_a))
             dense = _Dense(stepper)
             if rank_watch:
                 # the constraint Jacobian loses rank at the step's end or inside it (where it
@@ -600,6 +621,9 @@ class _Segments:
             self.bar.set(abs(t_new - run.t0), f"t = {t_new:.4g}, {self.nsteps} steps")
             if stepper.status == "finished":
                 return None
+            if self.nsteps >= self.chatter.next_check:
+                self.chatter.check(self.nsteps, t_new, functools.partial(self._model_state, t_new,
+                                                                         y_kept, part))
             if full:
                 rank = monitor.rank(t_new, y_kept)
                 if full and rank > LEAVE_RANK:
@@ -614,6 +638,24 @@ class _Segments:
                 run.method = self.stiffness.IMPLICIT
                 return t_new, y_kept, part, stepper.step_size
             t_a, y_a, g_a, e_a = t_new, y_kept, g_b, e_b
+
+    def _check_start(self, t: float, y: np.ndarray, part: Partition) -> None:
+        """Stop at once (status -2) when x' is not finite at the start of the run or after an
+        impact (a state the integrator did not make): no method can step from there (scipy's
+        explicit methods chose a NaN first step and never returned, Radau and BDF raised from
+        LAPACK); the message names the first non-finite entry of x', its equation and term
+        (:mod:`.nonfinite`)."""
+        run = self.run
+        fun = self._start_rhs.get(part)
+        if fun is None:
+            fun = self._start_rhs[part] = ode_function(run, part)
+        xd = fun(t, y)
+        if np.isfinite(xd).all():
+            return
+        run.nonfinite = NonFinite(t, np.array(y, dtype=float), part, np.array(xd, dtype=float))
+        where = "the run" if t == run.t0 else "this segment"
+        raise StopIntegration(-2, f"{run.nonfinite_message()}; x' is not finite at the start of "
+                                  f"{where}, so no step can be taken", (t, y))
 
     def _stop_if_stepped_over(self, dense: _Dense, t_a: float, y_a: np.ndarray, rank_a: float,
                               t_b: float, rank_b: float) -> None:
@@ -745,6 +787,7 @@ class _Segments:
             if self.direction * (run.tf - t_e) <= 0:
                 return None
             self._quiet_event = i
+            self._fresh = True
             return t_e, y_new, part, max(0.5 * abs(h), 1e-12 * max(1.0, abs(t_e)))
         return None
 
@@ -900,6 +943,10 @@ class _Segments:
         at = (stepper.t, np.array(stepper.y))
         text = f"integration failed at t = {stepper.t:.6g}: {message}"
         if self.run.nonfinite is not None:
-            return StopIntegration(-2, f"{self.run.nonfinite[1]}; the step size collapsed at "
+            return StopIntegration(-2, f"{self.run.nonfinite_message()}; the step size collapsed at "
                                        f"t = {stepper.t:.6g}", at)
+        try:
+            text += self.chatter.near_switch(stepper.t, self._model_state(*at, self.samples.part))
+        except Exception:       # noqa: BLE001 - only the note is lost
+            pass
         return StopIntegration(-1, text, at)

@@ -39,6 +39,7 @@ from ...compilation.native_constraints import native_constraints
 from ...compilation.numeric_model import Partition
 from ...errors import InputError, SymbodyError
 from ..inputs import ConstantInputs
+from .nonfinite import NonFinite
 
 __all__ = ["ConstraintMode", "Stepper", "Run", "StopIntegration", "ode_function", "SCIPY_METHODS",
            "switch_threshold_value"]
@@ -93,12 +94,17 @@ class Run:
     #: watch(t0, y0, partition) -> g (see DependentSetMonitor.watch), or None
     watch: Any = None
     nfev: int = 0                          #: right-hand-side evaluations
-    nonfinite: tuple[float, str] | None = None   #: the last non-finite derivative (t, message)
+    nonfinite: NonFinite | None = None     #: the last non-finite derivative (see nonfinite_message)
     options: dict = field(default_factory=dict)
 
     def count_evaluations(self, k: int) -> None:
         """Add ``k`` right-hand-side evaluations made outside :func:`ode_function` (compiled steps)."""
         self.nfev += k
+
+    def nonfinite_message(self) -> str | None:
+        """What the last non-finite derivative was: the entry of x', its equation and term
+        (:mod:`.nonfinite`); None when there was none."""
+        return None if self.nonfinite is None else self.nonfinite.message(self, state_name)
 
 
 class ConstraintMode:
@@ -265,11 +271,9 @@ def ode_function(run: Run, part: Partition | None = None, correction: Any = None
         check = xd.dot(xd)                  # NaN or inf when an entry is (or is huge): then look
         if (check != check or check == inf) and not np.isfinite(xd).all():
             # let the solver reject the step and retry with a smaller one; remembered so that
-            # a later step-size collapse is reported as what it is
-            i = int(np.argmax(~np.isfinite(xd)))
+            # a later step-size collapse is reported as what it is (which entry, which equation)
             if run.nonfinite is None or np.isfinite(x).all():
-                run.nonfinite = (t, f"non-finite value of {state_name(model, part, i)}' at "
-                                    f"t = {t:.6g} (state {np.array2string(np.asarray(x), precision=4)})")
+                run.nonfinite = NonFinite(t, np.array(x, dtype=float), part, np.array(xd))
         return xd
 
     return fun

@@ -28,7 +28,9 @@ local worker processes (``fork`` on Linux: the model and the inputs are inherite
 pickled; elsewhere ``spawn`` with the settings sent once by cloudpickle, so lambdas work)
 or, given a ``dask.distributed.Client``, to its workers (model and settings sent once
 per worker by a worker plugin, which also reaches workers restarted later).  A sweep
-too small to gain runs serially; ``result.parallel`` says which and why.
+too small to gain, or on a machine whose cores are busy, runs serially; ``result.parallel``
+says which and why.  Local workers are kept for the next sweep of the same model
+(:mod:`.processes`).
 A run that fails does not stop the sweep: its row of ``result.table`` has the status and
 message.  A worker process that dies loses only the case it was running, which is retried
 once and then recorded with status -101.  ``execution=Execution(checkpoint="file.jsonl")``

@@ -27,12 +27,42 @@ from .assembly import _assemble
 from .cases import _check_cases
 from .checkpoint import _checkpoint_key, _json_default, _read_checkpoint
 from .dask_runner import _run_dask
-from .processes import _check_main_guard, _run_processes, _start_method, _workers_available
+from .processes import (
+    _check_main_guard,
+    _run_processes,
+    _start_method,
+    _workers_available,
+    kept_workers,
+)
 from .result import SweepResult
 from .runs import _run_case, _SweepSettings
 
 #: seconds of work per chunk sent to a local process / a Dask worker
 _CHUNK_SECONDS = {"processes": 0.1, "dask": 0.25}
+#: seconds this process spends per run sent to a worker (sending the case, unpickling the
+#: trajectory; ~1 ms for the four-bar's 2 s runs)
+_RESULT_SECONDS = 1e-3
+#: a sweep stays serial when the runs timed here got less than this share of a CPU (other
+#: processes hold the cores: with Linux's per-session scheduling, more processes of this
+#: session get no more CPU time)
+BUSY_SHARE = 0.6
+
+
+def _parallel_overhead(kind: str, model: NumericModel, workers: int) -> tuple[float, str]:
+    """(seconds to start ``workers`` workers, a note on the kept ones): a fork costs ~40 ms
+    of a large interpreter's copy-on-write faults per worker, plus ~30 ms in this process;
+    a spawned worker imports symbody and unpickles the model (~1 s); workers kept from the
+    last sweep of the model cost nothing (:mod:`.processes`)."""
+    if kind != "processes":
+        return 0.1, ""          # Dask: the worker plugin with model and settings, task latency
+    kept = min(kept_workers(model), workers)
+    new = workers - kept
+    if _start_method() == "fork":
+        start = (0.03 + 0.04 * new) if new else 0.0
+    else:
+        start = (0.7 + 0.3 * new) if new else 0.0
+    return start + 0.002 * workers, (f", {kept} worker{'s' if kept != 1 else ''} kept from the last "
+                                      "sweep" if kept else "")
 
 
 @dataclass(frozen=True)
@@ -212,7 +242,8 @@ class _SweepState:
             except ImportError:   # pragma: no cover - tqdm is optional
                 self.tq = None
         self.done = self.resumed
-        self.times: list[float] = []
+        self.times: list[float] = []         # wall and CPU seconds of the runs made here
+        self.cpu_times: list[float] = []
 
     def _open_checkpoint(self) -> Any:
         path = os.fspath(self.execution.checkpoint)
@@ -249,9 +280,10 @@ class _SweepState:
             self.tq.update(1)
 
     def run_here(self, item: tuple) -> None:
-        t_a = time.perf_counter()
+        t_a, c_a = time.perf_counter(), time.process_time()
         i, traj, rec = _run_case(item[0], item[1], self.settings, self.model, item[2])
         self.times.append(time.perf_counter() - t_a)
+        self.cpu_times.append(time.process_time() - c_a)
         self.on_result(i, traj, rec)
 
     def run_all(self) -> tuple[str, str]:
@@ -272,28 +304,36 @@ class _SweepState:
             return "serial", f"serial in this process ({why})"
         # time the first runs here (they are results too) to size the chunks
         probe_start = time.perf_counter()
-        times = self.times
-        while queue and len(times) < 3 and (not times or max(times) < 0.05):
+        times, cpus = self.times, self.cpu_times
+        while queue and ((len(times) < 2 and sum(times) < 0.5) or (len(times) < 3 and sum(times) < 0.1)):
             self.run_here(queue.popleft())
-        t_run = float(np.median(times)) if times else 0.0
+        # the work of a run is its CPU time; the first run may also have waited for kernels
+        # being compiled: the share of a CPU this process gets is judged from the others
+        t_run = float(np.median(cpus)) if cpus else 0.0
+        later = slice(1, None) if len(times) > 1 else slice(None)
+        share = sum(cpus[later]) / max(sum(times[later]), 1e-12) if times else 1.0
         rest = len(queue)
         serial_est = rest * t_run
         w_eff = max(1, min(workers, rest))
-        if kind == "processes":
-            # fork: a copy of this process; spawn/forkserver: a new interpreter imports
-            # symbody and unpickles the model
-            overhead = (0.03 + 0.02 * w_eff if _start_method() == "fork" else 1.0 + 0.3 * w_eff)
-            overhead += 2e-4 * rest
-        else:       # plugin with model and settings, per-task latency, results' transfer
-            overhead = 0.1 + 5e-4 * rest
-        parallel_est = overhead + serial_est / w_eff
+        overhead, kept = _parallel_overhead(kind, self.model, w_eff)
+        # this process sends the chunks and unpickles every result (~1 ms a run), the workers
+        # run them
+        parallel_est = overhead + max(rest * _RESULT_SECONDS, rest * (t_run + _RESULT_SECONDS) / w_eff)
         probe = (f"{len(times)} run{'s' if len(times) != 1 else ''} timed here first "
-                 f"({t_run * 1e3:.3g} ms each, {time.perf_counter() - probe_start:.2g} s)")
-        if not (rest and (parallel is True or parallel_est < 0.9 * serial_est)):
-            where = f"{workers} {'Dask worker threads' if kind == 'dask' else 'processes'}"
-            how = (f"serial in this process: {rest} more runs of ~{t_run * 1e3:.3g} ms "
-                   f"({serial_est:.2g} s) would not gain from {where} (start-up and transfer "
-                   f"~{overhead:.2g} s); {probe}" if rest else f"serial in this process ({probe})")
+                 f"({t_run * 1e3:.3g} ms of CPU each, {time.perf_counter() - probe_start:.2g} s)")
+        where = f"{workers} {'Dask worker threads' if kind == 'dask' else 'processes'}"
+        busy = kind == "processes" and share < BUSY_SHARE and parallel is not True
+        if busy or not (rest and (parallel is True or parallel_est < 0.9 * serial_est)):
+            if busy:
+                how = (f"serial in this process: {rest} more runs would not gain from {where}: "
+                       f"the machine is busy (the runs here got {share:.0%} of a CPU, and more "
+                       f"processes get no more); {probe}")
+            elif rest:
+                how = (f"serial in this process: {rest} more runs of ~{t_run * 1e3:.3g} ms "
+                       f"({serial_est:.2g} s) would not gain from {where} (start-up and transfer "
+                       f"~{parallel_est - serial_est / w_eff:.2g} s{kept}); {probe}")
+            else:
+                how = f"serial in this process ({probe})"
             while queue:
                 self.run_here(queue.popleft())
             return "serial", how
@@ -313,9 +353,11 @@ class _SweepState:
             method = _start_method()
             if method != "fork":
                 _check_main_guard()
+            kept = min(kept_workers(self.model), w_eff)
             _run_processes(self.model, self.settings, queue, w_eff, chunk, self.cases,
                            self.on_result)
-            return f"{w_eff} processes", f"{w_eff} processes ({method}), {chunks}"
+            kept_note = f" ({kept} kept from the last sweep)" if kept else ""
+            return f"{w_eff} processes", f"{w_eff} processes ({method}){kept_note}, {chunks}"
         items = list(queue)
         queue.clear()
         _run_dask(self.execution.client, self.model, self.settings, items, chunk, self.cases,

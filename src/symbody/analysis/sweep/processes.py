@@ -1,9 +1,18 @@
 """Local worker processes: fork (or spawn with cloudpickle), chunks, retries of a dead worker's
-case, the __main__ guard check."""
+case, the __main__ guard check.
+
+The workers are kept after a sweep (:class:`_Pool`): the next sweep of the same model
+reuses them, sending each only its settings (cloudpickle), so that a study of many small
+sweeps pays for starting processes once -- the fork of a large interpreter and the
+copy-on-write faults of its first runs, in the workers and in this process, cost tens of
+milliseconds per worker, as much as a few runs.  :func:`stop_workers` ends them (they are
+daemons: they end with this process in any case).
+"""
 
 from __future__ import annotations
 
 import ast
+import atexit
 import collections
 import inspect
 import math
@@ -13,6 +22,7 @@ import os
 import pickle
 import signal
 import sys
+import weakref
 from collections.abc import Callable
 from typing import Any
 
@@ -33,7 +43,8 @@ def _dumps(obj: Any) -> bytes:
 
 def _worker_main(conn: Any, model: NumericModel, settings_blob: bytes | _SweepSettings) -> None:
     """A worker process: runs the chunks it receives, sending one result per case.
-    ``settings_blob``: the settings (inherited by a forked worker) or their cloudpickle."""
+    ``settings_blob``: the settings (inherited by a forked worker) or their cloudpickle; a
+    message ``("settings", blob)`` replaces them (the next sweep of a kept worker)."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)         # the parent stops the sweep
     settings = cloudpickle.loads(settings_blob) if isinstance(settings_blob, bytes) else settings_blob
     while True:
@@ -43,6 +54,9 @@ def _worker_main(conn: Any, model: NumericModel, settings_blob: bytes | _SweepSe
             return
         if items is None:
             return
+        if isinstance(items, tuple):                     # ("settings", blob)
+            settings = cloudpickle.loads(items[1])
+            continue
         for i, case, x_run in items:
             out = _run_case(i, case, settings, model, x_run)
             try:
@@ -74,6 +88,14 @@ class _Worker:
     def send(self, items: list) -> None:
         self.conn.send_bytes(_dumps(items))
         self.pending.extend(items)
+
+    def send_settings(self, blob: bytes) -> bool:
+        """The next sweep's settings (cloudpickle); False when the worker is gone."""
+        try:
+            self.conn.send_bytes(_dumps(("settings", blob)))
+        except (OSError, ValueError):
+            return False
+        return True
 
     def stop(self) -> None:
         try:
@@ -142,16 +164,82 @@ def _check_main_guard() -> None:
         "execution=Execution(processes=1) / Execution(parallel=False)")
 
 
+class _Pool:
+    """The worker processes kept between sweeps of one model (one start method)."""
+
+    def __init__(self) -> None:
+        self.model: Callable[[], NumericModel | None] = lambda: None    # a weak reference
+        self.method = ""
+        self.idle: list[_Worker] = []
+
+    def take(self, model: NumericModel, settings: _SweepSettings, count: int) -> list[_Worker]:
+        """Up to ``count`` kept workers of ``model``, each sent the settings (none when they
+        do not pickle: new workers inherit them by fork)."""
+        self.idle = [w for w in self.idle if w.proc.is_alive()]
+        if self.model() is not model or self.method != _start_method() or not self.idle:
+            return []
+        try:
+            blob = cloudpickle.dumps(settings)
+        except Exception:       # noqa: BLE001 - unpicklable inputs: fresh forked workers
+            return []
+        taken = []
+        while self.idle and len(taken) < count:
+            w = self.idle.pop()
+            if w.send_settings(blob):
+                taken.append(w)
+            else:
+                w.stop()
+        return taken
+
+    def keep(self, model: NumericModel, workers: list[_Worker]) -> None:
+        """Keep ``workers`` (idle, nothing pending) for the next sweep of ``model``."""
+        if self.model() is not model or self.method != _start_method():
+            self.stop()
+            self.model, self.method = weakref.ref(model), _start_method()
+        self.idle.extend(w for w in workers if w.proc.is_alive() and not w.pending)
+
+    def size(self, model: NumericModel) -> int:
+        """How many kept workers ``model``'s next sweep would find."""
+        if self.model() is not model or self.method != _start_method():
+            return 0
+        return sum(w.proc.is_alive() for w in self.idle)
+
+    def stop(self) -> None:
+        idle, self.idle = self.idle, []
+        for w in idle:
+            w.stop()
+
+
+_POOL = _Pool()
+
+
+def kept_workers(model: NumericModel) -> int:
+    """The number of worker processes kept from an earlier sweep of ``model``."""
+    return _POOL.size(model)
+
+
+def stop_workers() -> None:
+    """End the worker processes kept between sweeps (:mod:`this module's doc <.processes>`)."""
+    _POOL.stop()
+
+
+atexit.register(stop_workers)
+
+
 def _run_processes(model: NumericModel, settings: _SweepSettings, queue: collections.deque,
-                   workers: int, chunk: int, cases: list, on_result: Callable) -> None:
+                   workers: int, chunk: int, cases: list, on_result: Callable,
+                   keep: bool = True) -> None:
     """Run the items of ``queue`` on ``workers`` local processes, ``chunk`` cases per message;
     ``on_result(i, traj, record)`` for each.  A worker that dies loses only the case it
-    was running: retried once, then recorded as failed (status -101)."""
+    was running: retried once, then recorded as failed (status -101).  The workers kept
+    from the last sweep of ``model`` are used first; with ``keep`` they are kept again when
+    the sweep ends normally (see :class:`_Pool`)."""
     ctx = multiprocessing.get_context(_start_method())
     # forked workers inherit the settings; spawned ones get them once, by cloudpickle
     blob = settings if ctx.get_start_method() == "fork" else cloudpickle.dumps(settings)
     attempts: collections.Counter = collections.Counter()
-    pool: list[_Worker] = []
+    pool: list[_Worker] = _POOL.take(model, settings, min(workers, len(queue)))
+    finished = False
 
     def feed(w: _Worker) -> None:
         # up to two chunks queued per worker; the chunks shrink towards the end (guided
@@ -163,7 +251,7 @@ def _run_processes(model: NumericModel, settings: _SweepSettings, queue: collect
             w.send([queue.popleft() for _ in range(size)])
 
     try:
-        for _ in range(min(workers, len(queue))):
+        while len(pool) < min(workers, len(queue)):
             pool.append(_Worker(ctx, model, blob))
         for w in pool:
             feed(w)
@@ -208,9 +296,13 @@ def _run_processes(model: NumericModel, settings: _SweepSettings, queue: collect
                     feed(w)
             for w in pool:
                 feed(w)
+        finished = True
     finally:
-        for w in pool:
-            w.stop()
+        if finished and keep:
+            _POOL.keep(model, pool)
+        else:
+            for w in pool:
+                w.stop()
 
 
 def _workers_available() -> int:

@@ -1,0 +1,205 @@
+"""Every model of opensim-models through symbody.load_opensim, checked against OpenSim 4.6.
+
+For each ``.osim`` file of the opensim-models repository, in a fresh process with a cold
+kernel cache: formation time (``load_opensim``), compile time (``model.numeric_model`` and
+the first ``rhs``), and the largest relative error (|ours - theirs|_max / |theirs|_max) at
+3 random states within the coordinate ranges (constrained models: q_dep and the dependent
+speeds put on the constraints by symbody first) of M(q) (``SimbodyMatterSubsystem.calcM``),
+the generalized forces of gravity and of the velocity terms, q' and u' (the forces and
+controllers removed on both sides: muscles are not built here), and the markers' positions
+(absolute error, m).  Files that OpenSim or symbody refuse are listed with the reason.
+
+    PYTHONPATH=src:tests python benchmarks/bench_opensim.py --repo PATH [--match NAME]
+        [--out table.md]
+
+``--repo``: a checkout (or bare git mirror) of github.com/opensim-org/opensim-models.
+Needs the ``test`` extra (opensim).  Times are wall-clock seconds of the child process (the C compiler runs in child processes of its own) on whatever the machine is doing.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+import warnings
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE.parents[0] / "tests"))  # the shared oracle helpers
+
+
+def _relative(a, b) -> float:
+    import numpy as np
+    b = np.asarray(b, dtype=float)
+    return float(np.abs(np.asarray(a) - b).max() / max(np.abs(b).max(), 1e-300)) if b.size else 0.0
+
+
+def _errors(model, nm, osim, m, s, states: int, row: dict) -> dict:
+    """The largest errors against OpenSim over ``states`` random states."""
+    import numpy as np
+
+    from systems.opensim_oracle import opensim_markers, opensim_terms
+
+    p = nm.constants_array(model.constants)
+    rng = np.random.default_rng(0)
+    errs: dict = {k: 0.0 for k in ("M", "gravity", "velocity", "qdot", "udot", "markers")}
+    n = len(model.coordinates)
+    for _ in range(states):
+        q = model.random_coordinates(rng)
+        if model.q_dep:
+            q, ok, _ = nm.project_coordinates(q, p, tol=1e-13)
+            if not ok:
+                row["note"] = (row.get("note", "") + "; projection failed at a random state")
+                continue
+        u = nm.full_speeds(q, rng.uniform(-1, 1, len(model.u_ind)), p)
+        ref = opensim_terms(osim, model, m, s, q, u)
+        M, g_full = model.dynamic_terms(q, u)
+        _, g_static = model.dynamic_terms(q, np.zeros(n))
+        udot, _ = nm.accelerations(q, u, p)
+        ours = {"M": M, "gravity": -g_static, "velocity": g_full - g_static,
+                "qdot": nm.qdot(q, u, p), "udot": udot}
+        for k, v in ours.items():
+            errs[k] = max(errs[k], _relative(v, ref[k]))
+        if model.markers:
+            pm = opensim_markers(osim, model, m, s, q)
+            errs["markers"] = max(errs["markers"], float(np.abs(model.marker_positions(q)
+                                                                - pm).max()))
+    return errs
+
+
+def one(path: str, states: int) -> dict:
+    """Check one model in this process; a dict of the row."""
+    import opensim as osim
+    from symbody.errors import SymbodyError
+    from symbody.opensim import load_opensim
+    from systems.opensim_oracle import opensim_model, quiet
+
+    quiet(osim)
+    row: dict = {}
+    try:
+        opensim_model(osim, path)
+    except Exception as exc:  # noqa: BLE001 (OpenSim's own refusal, reported as it is)
+        row["error"] = f"OpenSim: {str(exc).splitlines()[0][:150]}"
+        return row
+    t0 = time.perf_counter()
+    try:
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            model = load_opensim(path)
+    except SymbodyError as exc:
+        row["error"] = f"refused: {str(exc)[:200]}"
+        return row
+    row["formation"] = time.perf_counter() - t0
+    row["left_out"] = len([x for x in model.left_out if not x.reason.startswith(("disabled",
+                                                                                 "not enforced"))])
+    row["warnings"] = len(caught)
+    row["dof"] = len(model.coordinates)
+    row["dep"] = len(model.q_dep)
+    row["bodies"] = len(model.tree.nodes) - 1
+    # constraints symbody leaves out are switched off in OpenSim too (named in the table)
+    off = [x.name for x in model.left_out if x.tag.endswith("Constraint")]
+    if off:
+        row["note"] = "not enforced on both sides: " + ", ".join(
+            f"{x.tag} {x.name}" for x in model.left_out if x.tag.endswith("Constraint"))
+    m, s = opensim_model(osim, path, constraints_off=off)
+    t0 = time.perf_counter()
+    nm = model.numeric_model
+    p = nm.constants_array(model.constants)
+    x0 = nm.consistent_state(model.default_state(), p) if model.q_dep else model.default_state()
+    nm.rhs(0.0, x0, p)
+    row["compile"] = time.perf_counter() - t0
+    row.update(_errors(model, nm, osim, m, s, states, row))
+    if max(row["velocity"], row["udot"]) > 1e-9:
+        # Simbody's approximate velocity terms of CustomJoints whose rotations share a
+        # coordinate: reproduced, the rest must agree to round-off
+        sim = load_opensim(path, custom_joint_bias="simbody")
+        errs = _errors(sim, sim.numeric_model, osim, m, s, states, row)
+        row["velocity_simbody"], row["udot_simbody"] = errs["velocity"], errs["udot"]
+    return row
+
+
+def _files(repo: Path) -> tuple[Path, list[str]]:
+    """(a folder holding the files, their relative paths): a checkout as it is, a bare mirror
+    through ``git archive``."""
+    if (repo / "Models").is_dir():
+        return repo, sorted(str(p.relative_to(repo)) for p in repo.rglob("*.osim"))
+    tmp = Path(tempfile.mkdtemp(prefix="opensim-models-"))
+    names = subprocess.run(["git", "-C", str(repo), "ls-tree", "-r", "--name-only", "HEAD"],
+                           capture_output=True, text=True, check=True).stdout.split("\n")
+    names = [n for n in names if n.endswith(".osim")]
+    for n in names:
+        data = subprocess.run(["git", "-C", str(repo), "show", f"HEAD:{n}"], capture_output=True,
+                              check=True).stdout
+        (tmp / n).parent.mkdir(parents=True, exist_ok=True)
+        (tmp / n).write_bytes(data)
+    return tmp, sorted(names)
+
+
+def _note(r: dict) -> str:
+    out = r.get("note", "")
+    if "velocity_simbody" in r:
+        out += (f"{'; ' if out else ''}with custom_joint_bias=\"simbody\": velocity "
+                f"{r['velocity_simbody']:.1e}, u' {r['udot_simbody']:.1e}")
+    return out
+
+
+def _fmt(v) -> str:
+    return f"{v:.1e}" if isinstance(v, float) else str(v)
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--repo", default=os.environ.get("OPENSIM_MODELS",
+                                                     "/work/.mirror/opensim-org+opensim-models/repo"))
+    ap.add_argument("--match", default="")
+    ap.add_argument("--states", type=int, default=3)
+    ap.add_argument("--out", default=None)
+    ap.add_argument("--one", default=None, help=argparse.SUPPRESS)
+    args = ap.parse_args()
+    if args.one:
+        print(json.dumps(one(args.one, args.states)))
+        return
+    folder, names = _files(Path(args.repo))
+    rows = []
+    for name in names:
+        if args.match and args.match not in name:
+            continue
+        env = dict(os.environ, SYMBODY_CACHE_DIR=tempfile.mkdtemp(prefix="sb-cache-"),
+                   PYTHONPATH=f"{HERE.parents[0] / 'src'}:{HERE.parents[0] / 'tests'}")
+        try:
+            out = subprocess.run([sys.executable, __file__, "--one", str(folder / name),
+                                  "--states", str(args.states)], capture_output=True, text=True,
+                                 env=env, timeout=1800, cwd=tempfile.gettempdir())
+            lines = [ln for ln in out.stdout.splitlines() if ln.startswith("{")]
+            row = json.loads(lines[-1]) if lines else {"error": "crashed: " + (out.stderr.strip()
+                                                                              .splitlines() or
+                                                                              ["?"])[-1][:150]}
+        except subprocess.TimeoutExpired:
+            row = {"error": "timed out (30 min)"}
+        row["file"] = name
+        rows.append(row)
+        print(json.dumps(row), flush=True)
+    head = ("| file | dof (dep.) | bodies | left out | formation s | compile s | M | gravity | "
+            "velocity | q' | u' | markers m | note |\n|---|---:|---:|---:|---:|---:|---:|---:|---:|"
+            "---:|---:|---:|---|")
+    lines = [head]
+    for r in rows:
+        if "error" in r:
+            lines.append(f"| {r['file']} | {r['error']} ||||||||||||")
+            continue
+        lines.append(f"| {r['file']} | {r['dof']} ({r['dep']}) | {r['bodies']} | {r['left_out']} | "
+                     f"{r['formation']:.2f} | {r['compile']:.2f} | " + " | ".join(
+                         _fmt(r[k]) for k in ("M", "gravity", "velocity", "qdot", "udot",
+                                              "markers")) + f" | {_note(r)} |")
+    text = "\n".join(lines) + "\n"
+    if args.out:
+        Path(args.out).write_text(text)
+    print(text)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,168 @@
+"""OpenSim's constraints and coordinate flags as holonomic constraints f_h(q, t) = 0.
+
+- ``CoordinateCouplerConstraint``: s f(q_independent) - q_dependent = 0 (OpenSim's form), the
+  named coordinate dependent;
+- ``PointConstraint``: p_1 - p_2 = 0 (3 rows, ground coordinates), the points fixed in the two
+  bodies;
+- ``WeldConstraint``: the origins coincide (3 rows) and the frames are aligned: the skew part
+  of R = R_1ᵀ R_2 vanishes, (R_32 - R_23, R_13 - R_31, R_21 - R_12)/2 = 0 (3 rows);
+- a ``locked`` coordinate: q - q_default = 0 (as OpenSim's lock, which holds the default
+  value); a ``prescribed`` one: q - f(t) = 0.
+
+A ``clamped`` coordinate is unconstrained: OpenSim's ``clamped`` keeps the values set through
+``Coordinate.setValue`` and the assembly/inverse kinematics within the range, and adds no
+force or constraint to the equations of motion (a CoordinateLimitForce does that).
+
+The dependent coordinates of point and weld constraints are chosen by pivoted QR of the
+constraint Jacobian at the default configuration, among the coordinates with q' = u.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import symengine as se
+
+from ..dependent_columns import pivot_columns
+from ..errors import InputError
+from .mobilizers import matmul, num, transpose
+from .model_spec import ConstraintSpec, CoordinateSpec
+
+__all__ = ["HolonomicRow", "constraint_rows", "coordinate_rows", "choose_dependents",
+           "constraint_blocks"]
+
+
+@dataclass
+class HolonomicRow:
+    """One row f(q, t) = 0 (symengine), its ``name`` and the dependent coordinate it fixes
+    (None: chosen later by pivoting)."""
+
+    expr: object
+    name: str
+    dependent: str | None
+
+
+def coordinate_rows(coords: list[CoordinateSpec], sym: dict, t: se.Symbol) -> list:
+    """Rows of the locked and prescribed coordinates."""
+    rows = []
+    for c in coords:
+        if c.prescribed and c.prescribed_function is not None:
+            f = c.prescribed_function
+            rows.append(HolonomicRow(sym[c.name] - f.expression([t] * max(f.nargs, 1)),
+                                     f"prescribed {c.name}", c.name))
+        elif c.locked:
+            rows.append(HolonomicRow(sym[c.name] - num(c.default_value), f"locked {c.name}",
+                                     c.name))
+    return rows
+
+
+def constraint_rows(constraints: list[ConstraintSpec], sym: dict, kin, t: se.Symbol) -> list:
+    """Rows of the enforced constraints (``sym``: coordinate name -> symengine symbol;
+    ``kin``: the model's :class:`~.kinematics.TreeKinematics`)."""
+    rows = []
+    for c in constraints:
+        if not c.enforced:
+            continue
+        d = c.data
+        if c.type == "CoordinateCouplerConstraint":
+            for name in (*d["independent"], d["dependent"]):
+                if name not in sym:
+                    raise c.element.error(f"names the coordinate {name!r}, which is not in "
+                                          "the model")
+            f = d["function"]
+            args = [sym[n] for n in d["independent"]]
+            value = f.expression(args if f.nargs else [])
+            rows.append(HolonomicRow(num(d["scale"]) * value - sym[d["dependent"]],
+                                     f"{c.name} (coupler)", d["dependent"]))
+        elif c.type == "PointConstraint":
+            p1 = kin.point(d["frame1"].body, d["point1"])
+            p2 = kin.point(d["frame2"].body, d["point2"])
+            for k, axis in enumerate("xyz"):
+                rows.append(HolonomicRow(p1[k] - p2[k], f"{c.name} ({axis})", None))
+        elif c.type == "WeldConstraint":
+            f1, f2 = d["frame1"], d["frame2"]
+            p1 = kin.point(f1.body, f1.p)
+            p2 = kin.point(f2.body, f2.p)
+            for k, axis in enumerate("xyz"):
+                rows.append(HolonomicRow(p1[k] - p2[k], f"{c.name} (position {axis})", None))
+            R1 = matmul(kin.pose(f1.body)[0], [[num(v) for v in r] for r in f1.R])
+            R2 = matmul(kin.pose(f2.body)[0], [[num(v) for v in r] for r in f2.R])
+            Rr = matmul(transpose(R1), R2)
+            half = se.Rational(1, 2)
+            for k, (i, j) in enumerate(((2, 1), (0, 2), (1, 0))):
+                rows.append(HolonomicRow(half * (Rr[i][j] - Rr[j][i]),
+                                         f"{c.name} (rotation {'xyz'[k]})", None))
+    return rows
+
+
+def choose_dependents(rows: list[HolonomicRow], names: list, symbols: list, eligible: set,
+                      q0: np.ndarray, where: str) -> list:
+    """The dependent coordinate of every row: the row's own where it names one, else the
+    best-conditioned columns of the Jacobian at q0 among ``eligible`` names."""
+    taken: list = []
+    for r in rows:
+        if r.dependent is not None:
+            if r.dependent in taken:
+                raise InputError(f"{where}: the coordinate {r.dependent!r} is fixed by two "
+                                 "constraints (locked, prescribed or coupled twice)")
+            taken.append(r.dependent)
+    free_rows = [r for r in rows if r.dependent is None]
+    if not free_rows:
+        return [r.dependent for r in rows]
+    cand = [k for k, n in enumerate(names) if n in eligible and n not in taken]
+    subs = dict(zip(symbols, [se.RealDouble(float(v)) for v in q0]))
+    J = np.array([[float(se.sympify(r.expr).diff(symbols[k]).subs(subs)) for k in cand]
+                  for r in free_rows], dtype=float) if cand else np.zeros((len(free_rows), 0))
+    cols, norms = pivot_columns(J, len(free_rows)) if cand else ([], [])
+    scale = max(float(np.abs(J).max()) if J.size else 0.0, 1e-300)
+    if len(cols) < len(free_rows) or min(norms) < 1e-9 * scale:
+        raise InputError(f"{where}: the constraints {', '.join(r.name for r in free_rows)} are "
+                         "redundant or fix coordinates that cannot be dependent (those of "
+                         "ball and free joints) at the default configuration")
+    chosen = iter(names[cand[c]] for c in cols)
+    return [r.dependent if r.dependent is not None else next(chosen) for r in rows]
+
+
+def constraint_blocks(rows: list, conv, qdot: list, q: list, u: list, t) -> tuple:
+    """(f_h, B, b, B_a, b_a) as SymPy matrices (``conv``: symengine -> SymPy) of the rows in
+    the model's order (``q``, ``u``: symengine symbols; ``qdot``: q'(q, u)):
+
+        B u + b = d f_h/dt = ∂f_h/∂q N(q) u + ∂f_h/∂t,
+        B u' + b_a = d/dt (B u + b) at u' = 0 = Σ_k ∂(B u + b)/∂q_k q_k' + ∂(B u + b)/∂t.
+    """
+    import sympy as sm
+
+    o = len(u)
+    if not rows:
+        return (sm.zeros(0, 1), sm.zeros(0, o), sm.zeros(0, 1), sm.zeros(0, o), sm.zeros(0, 1))
+    ZERO = se.Integer(0)
+    f_h, B, b, b_a = [], [], [], []
+    for r in rows:
+        grad = [r.expr.diff(qk) for qk in q]
+        Brow = []
+        for j in range(o):
+            acc = ZERO
+            for i in range(o):
+                if grad[i] != 0:
+                    d = qdot[i].diff(u[j])
+                    if d != 0:
+                        acc = acc + grad[i] * d
+            Brow.append(acc)
+        brow = r.expr.diff(t)
+        vel = brow
+        for j in range(o):
+            if Brow[j] != 0:
+                vel = vel + Brow[j] * u[j]
+        acc_rest = vel.diff(t)
+        for i in range(o):
+            d = vel.diff(q[i])
+            if d != 0:
+                acc_rest = acc_rest + d * qdot[i]
+        f_h.append(conv(r.expr))
+        B.append([conv(e) for e in Brow])
+        b.append(conv(brow))
+        b_a.append(conv(acc_rest))
+    Bm = sm.Matrix(B)
+    return (sm.Matrix(len(f_h), 1, f_h), Bm, sm.Matrix(len(b), 1, b), Bm.copy(),
+            sm.Matrix(len(b_a), 1, b_a))

@@ -1,0 +1,479 @@
+"""``load_opensim``: an OpenSim model as equations of motion, constants, markers and a scene.
+
+The equations are formed on Simbody's tree (:mod:`.multibody`, :mod:`.mobilizers`,
+:mod:`.dynamics`) in symengine and handed to :class:`~symbody.EquationsOfMotion`::
+
+    M(q) u' + C(q, u) u + g(q) - Q(q, u, r, x_e) = 0,    q' = N(q) u,    f_h(q, t) = 0
+
+with Simbody's coordinates and speeds (u = q' except for Ball and Free joints, whose
+rotational speeds are the angular velocity in the parent frame), Q the generalized forces of
+the force builders (:mod:`.forces`) and f_h the constraints, locked and prescribed
+coordinates (:mod:`.constraints`).  The coordinates are OpenSim's in Simbody's order with the
+dependent ones (fixed by a constraint) moved to the end.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import warnings
+from functools import cached_property
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+import symengine as se
+import sympy as sm
+from sympy.physics.mechanics import dynamicsymbols
+
+from ..compat.sympy import TIME
+from ..errors import InputError
+from ..formulation.eom import CanonicalBlocks, EquationsOfMotion, SymengineDynamics
+from ..symengine_bridge import SympyConverter
+from .constraints import (
+    choose_dependents,
+    constraint_blocks,
+    constraint_rows,
+    coordinate_rows,
+)
+from .dynamics import BodyInertia, JointTransform, body_inertia, form_dynamics
+from .forces import ForceContext, ForceContribution, builder_for
+from .kinematics import TreeKinematics
+from .mobilizers import ZERO, make_mobilizer, num
+from .model_spec import LeftOut, ModelSpec
+from .multibody import MultibodyTree, build_multibody
+from .parse import parse_model
+from .xml_tree import read_document
+
+if TYPE_CHECKING:
+    from ..scene import Scene
+
+__all__ = ["OpenSimModel", "load_opensim", "OpenSimImportWarning"]
+
+
+class OpenSimImportWarning(UserWarning):
+    """Elements of an OpenSim file that the model leaves out (named, with their lines)."""
+
+
+def _ident(name: str) -> str:
+    s = re.sub(r"\W", "_", name)
+    return s if s and not s[0].isdigit() else "_" + s
+
+
+def _disabled(el) -> bool:
+    if el.find("appliesForce") is not None:
+        return not el.flag("appliesForce", True)
+    return el.flag("isDisabled", False)
+
+
+class OpenSimModel:
+    """An OpenSim model: its equations, constants, names, markers, SymPy System and scene.
+
+    Attributes
+    ----------
+    eom : EquationsOfMotion, ready for ``symbody.compile``.
+    constants : dict {Symbol: value}: gravity ``g`` (its magnitude; the direction is the
+        file's) and the constants the force builders add.
+    coordinate_names : OpenSim's name of coordinate i (the model's order: independent
+        coordinates in Simbody's order, then the dependent ones); ``speed_names`` likewise.
+    coordinates, speeds : the dynamicsymbols in that order (``q_<name>``, ``u_<name>``);
+        ``q_ind``, ``q_dep``, ``u_ind``, ``u_dep``.
+    simbody_coordinate_names : the coordinates in OpenSim's state order (Simbody's q and u);
+        ``simbody_index[i]``: the Simbody index of model coordinate i; ``simbody_q_slots[k]``:
+        the index in OpenSim's Q of Simbody coordinate k (Ball and Free joints keep an unused
+        fourth rotation slot), ``simbody_nq``: the length of Q.
+    coordinate_ranges : {name: (lower, upper)} from the file; ``coordinate_defaults``:
+        {name: (default value, default speed)}.
+    markers : {name: (body, location (3))}; :meth:`marker_positions`.
+    left_out : the file's elements the model does not build (:class:`LeftOut`: tag, name,
+        line, reason); also named in an :class:`OpenSimImportWarning` when loaded.
+    forces : {name: the force builder's record} of the forces built.
+    spec : the parsed file (:class:`~symbody.opensim.model_spec.ModelSpec`); ``tree``: the
+        multibody tree in Simbody's order; ``kinematics``: body poses and Jacobians.
+    """
+
+    def __init__(self, spec: ModelSpec, tree: MultibodyTree, *, unsupported: str = "warn",
+                 force_builders: dict | None = None, custom_joint_bias: str = "exact"):
+        self.spec, self.tree = spec, tree
+        self.name = spec.name
+        self.gravity = np.asarray(spec.gravity, dtype=float)
+        self.left_out: list[LeftOut] = list(spec.left_out)
+        self.custom_joint_bias = custom_joint_bias
+        self._make_symbols()
+        self._build_tree()
+        self._build_constraints()
+        self._build_forces(force_builders or {})
+        self.eom = self._form()
+        self._report(unsupported)
+
+    # ------------------------------------------------------------------ symbols
+    def _make_symbols(self) -> None:
+        coords = self.tree.coordinates
+        used: set = set()
+        self.simbody_coordinate_names = tuple(c.name for c in coords)
+        self._q_tree, self._u_tree = [], []
+        self.tree_coordinates, self.tree_speeds = self._q_tree, self._u_tree
+        for c in coords:
+            ident = base = _ident(c.name)
+            k = 1
+            while ident in used:
+                k += 1
+                ident = f"{base}_{k}"
+            used.add(ident)
+            self._q_tree.append(dynamicsymbols(f"q_{ident}"))
+            self._u_tree.append(dynamicsymbols(f"u_{ident}"))
+        self.coordinate_ranges = {c.name: c.range for c in coords}
+        self.coordinate_defaults = {c.name: (c.default_value, c.default_speed) for c in coords}
+        self._coord_spec = {c.name: c for c in coords}
+        # Simbody keeps a quaternion's 4 slots for Ball and Free joints even with Euler angles
+        # (the last one unused): the Q index of each coordinate, and the length of Q
+        slots, k = [], 0
+        for n in self.tree.nodes[1:]:
+            nc = len(n.joint.coordinates)
+            slots += list(range(k, k + nc))
+            k += nc + (1 if n.joint.type in ("BallJoint", "FreeJoint") else 0)
+        self.simbody_q_slots, self.simbody_nq = tuple(slots), k
+        self.g = sm.Symbol("g")
+        self.constants: dict = {self.g: float(np.linalg.norm(self.gravity))}
+        names: dict = {}
+        self._se_q = [se.Symbol(f"_sbq{i}") for i in range(len(coords))]
+        self._se_u = [se.Symbol(f"_sbu{i}") for i in range(len(coords))]
+        for s, a in zip(self._se_q, self._q_tree):
+            names[s.name] = a
+        for s, a in zip(self._se_u, self._u_tree):
+            names[s.name] = a
+        self._se_t = se.Symbol("_sbt")
+        names["_sbt"] = TIME
+        names["g"] = self.g
+        self._names = names
+
+    # ------------------------------------------------------------------ the tree
+    def _build_tree(self) -> None:
+        nodes = self.tree.nodes
+        index = {c: i for i, c in enumerate(self.simbody_coordinate_names)}
+        transforms: list = [None]
+        offsets = [0]
+        inertias = [BodyInertia(ZERO, [ZERO] * 3, [[ZERO] * 3 for _ in range(3)])]
+        for n in nodes[1:]:
+            j = n.joint
+            ks = [index[c.name] for c in j.coordinates]
+            mob = make_mobilizer(j, [self._se_q[k] for k in ks], [self._se_u[k] for k in ks],
+                                 simbody_hdot=self.custom_joint_bias == "simbody")
+            transforms.append(JointTransform(j.parent, j.child, mob))
+            offsets.append(ks[0] if ks else 0)
+            b = self.spec.bodies[n.name]
+            inertias.append(body_inertia(b.mass, b.com, b.inertia))
+        self._transforms, self._offsets, self._inertias = transforms, offsets, inertias
+        self.joint_transforms = transforms
+        self._parents = [n.parent for n in nodes]
+        self.kinematics = TreeKinematics({n.name: n.index for n in nodes}, self._parents,
+                                         transforms, offsets, len(self._se_u))
+        self._qdot_tree = [None] * len(self._se_q)
+        for t in transforms[1:]:
+            for qs, qd in zip(t.mob.q, t.mob.qdot):
+                self._qdot_tree[self._se_q.index(qs)] = qd
+
+    # ------------------------------------------------------------------ constraints
+    def _build_constraints(self) -> None:
+        sym = dict(zip(self.simbody_coordinate_names, self._se_q))
+        rows = coordinate_rows(list(self.tree.coordinates), sym, self._se_t)
+        rows += constraint_rows(self.spec.constraints, sym, self.kinematics, self._se_t)
+        for c in self.spec.constraints:
+            if not c.enforced:
+                self.left_out.append(LeftOut(c.type, c.name, c.element.line,
+                                             "not enforced (OpenSim ignores it too)"))
+        # q' = u for every coordinate except those of ball and free joints
+        eligible = {c.name for n in self.tree.nodes[1:] for c in n.joint.coordinates
+                    if n.joint.type not in ("BallJoint", "FreeJoint")}
+        q0 = np.array([c.default_value for c in self.tree.coordinates])
+        deps = choose_dependents(rows, list(self.simbody_coordinate_names), self._se_q, eligible,
+                                 q0, self.spec.where)
+        self._holonomic = rows
+        names = self.simbody_coordinate_names
+        dep_idx = [names.index(d) for d in deps]
+        ind_idx = [k for k in range(len(names)) if k not in dep_idx]
+        self.simbody_index = tuple(ind_idx + dep_idx)      # model index -> Simbody index
+        self.coordinate_names = tuple(names[k] for k in self.simbody_index)
+        self.speed_names = self.coordinate_names
+        self.coordinates = tuple(self._q_tree[k] for k in self.simbody_index)
+        self.speeds = tuple(self._u_tree[k] for k in self.simbody_index)
+        nd = len(dep_idx)
+        self.q_ind = self.coordinates[:len(names) - nd]
+        self.q_dep = self.coordinates[len(names) - nd:]
+        self.u_ind = self.speeds[:len(names) - nd]
+        self.u_dep = self.speeds[len(names) - nd:]
+
+    # ------------------------------------------------------------------ forces
+    def _build_forces(self, extra_builders: dict) -> None:
+        coords = {}
+        for k, c in enumerate(self.simbody_coordinate_names):
+            coords[c] = (self._se_q[k], self._se_u[k], self._q_tree[k], self._u_tree[k], k)
+        self.force_context = ForceContext(self.spec, self.kinematics, coords, self._names,
+                                          self._se_t)
+        self.forces: dict = {}
+        self.force_contributions: list[ForceContribution] = []
+        self._unsupported: list[LeftOut] = []
+        for el in self.spec.forces:
+            if _disabled(el):
+                self.left_out.append(LeftOut(el.tag, el.name, el.line,
+                                             "disabled in the file (OpenSim ignores it too)"))
+                continue
+            builder = extra_builders.get(el.tag) or builder_for(el.tag)
+            if builder is None:
+                item = LeftOut(el.tag, el.name, el.line, "force type not supported")
+                self._unsupported.append(item)
+                self.left_out.append(item)
+                continue
+            contrib = builder(el, self.force_context)
+            self.force_contributions.append(contrib)
+            self.forces[el.name or el.tag] = contrib.record
+            self.constants.update(contrib.constants)
+
+    def _report(self, unsupported: str) -> None:
+        important = [x for x in self.left_out if not x.reason.startswith(("disabled",
+                                                                           "not enforced"))]
+        if not important:
+            return
+        listing = "; ".join(str(x) for x in important[:12])
+        more = f"; and {len(important) - 12} more" if len(important) > 12 else ""
+        text = (f"{self.spec.where}: {len(important)} element(s) left out of the model: "
+                f"{listing}{more} (see model.left_out)")
+        if unsupported == "error":
+            raise InputError(text.replace("left out of the model", "not supported"))
+        warnings.warn(text, OpenSimImportWarning, stacklevel=4)
+
+    # ------------------------------------------------------------------ equations
+    def _form(self) -> EquationsOfMotion:
+        gdir = self.gravity / np.linalg.norm(self.gravity) if self.gravity.any() else np.zeros(3)
+        g = se.Symbol("g")
+        dyn = form_dynamics(self._parents, self._transforms, self._inertias,
+                            [num(x) * g for x in gdir], self._offsets)
+        self.tree_dynamics = dyn
+        rest = list(dyn.bias)
+        for c in self.force_contributions:
+            if c.generalized is not None:
+                rest = [r - q for r, q in zip(rest, c.generalized)]
+        perm = self.simbody_index
+        mass = [[dyn.mass[a][b] for b in perm] for a in perm]
+        rest = [rest[a] for a in perm]
+        conv = SympyConverter(self._names)
+        self.sympy_converter = conv
+
+        def to_sympy(mass=mass, rest=rest):
+            return conv.matrix(mass), sm.Matrix(len(rest), 1, [conv(e) for e in rest])
+
+        dynamic = SymengineDynamics(mass, rest, dict(self._names), to_sympy)
+        N = len(perm)
+        qdot = [self._qdot_tree[k] for k in perm]
+        u_model = [self._se_u[k] for k in perm]
+        K_u = sm.zeros(N, N)
+        for i in range(N):
+            for j in range(N):
+                d = qdot[i].diff(u_model[j])
+                if d != 0:
+                    K_u[i, j] = -conv(d)
+        f_h, B, b, B_a, b_a = self._constraint_blocks(conv, qdot, u_model, perm)
+        specifieds: list = []
+        extra: dict = {}
+        for c in self.force_contributions:
+            specifieds += [s for s in c.specifieds if s not in specifieds]
+            extra.update(c.extra_states)
+        blocks = CanonicalBlocks(
+            q_ind=self.q_ind, q_dep=self.q_dep, u_ind=self.u_ind, u_dep=self.u_dep, u_aux=[],
+            K_qd=sm.eye(N), K_u=K_u, k=sm.zeros(N, 1),
+            qdot_solution=sm.Matrix([conv(e) for e in qdot]),
+            f_h=f_h, B=B, b=b, B_a=B_a, b_a=b_a, M_d=None, g_d=None, reduced=False,
+            auxiliary=sm.zeros(0, 1), dynamic_se=dynamic,
+            holonomic_names=[r.name for r in self._holonomic])
+        return EquationsOfMotion.from_blocks(blocks, specifieds=specifieds,
+                                             constants=list(self.constants),
+                                             extra_states=extra or None, name=self.name)
+
+    def _constraint_blocks(self, conv, qdot: list, u_model: list, perm: list) -> tuple:
+        q_model = [self._se_q[k] for k in perm]
+        return constraint_blocks(self._holonomic, conv, qdot, q_model, u_model, self._se_t)
+
+    # ------------------------------------------------------------------ views
+    @property
+    def nq(self) -> int:
+        return len(self.coordinates)
+
+    def __repr__(self) -> str:
+        return (f"<OpenSimModel {self.name!r}: {len(self.tree.nodes) - 1} bodies, "
+                f"{len(self.coordinates)} coordinates ({len(self.q_dep)} dependent), "
+                f"{len(self.markers)} markers, {len(self.forces)} forces built, "
+                f"{len(self.left_out)} elements left out>")
+
+    @cached_property
+    def markers(self) -> dict:
+        """{name: (body, location (3, body frame))} of the file's markers."""
+        return {m.name: (m.body, np.asarray(m.location, dtype=float)) for m in self.spec.markers}
+
+    def default_state(self) -> np.ndarray:
+        """x = [q, u_ind] at the file's default values and default speeds."""
+        q = np.array([self.coordinate_defaults[n][0] for n in self.coordinate_names])
+        u = np.array([self.coordinate_defaults[n][1] for n in self.coordinate_names])
+        return np.concatenate([q, u[:len(self.u_ind)]])
+
+    def random_coordinates(self, rng: Any = None) -> np.ndarray:
+        """q (model order) drawn uniformly within each coordinate's range from the file (an
+        infinite or empty range: [-1, 1]); dependent coordinates are not put on the
+        constraints (``numeric_model.project_coordinates`` does that)."""
+        rng = np.random.default_rng(rng)
+        out = []
+        for n in self.coordinate_names:
+            lo, hi = self.coordinate_ranges[n]
+            if not (np.isfinite(lo) and np.isfinite(hi)) or hi <= lo:
+                lo, hi = -1.0, 1.0
+            out.append(rng.uniform(lo, hi))
+        return np.array(out)
+
+    # ------------------------------------------------------------------ compiled
+    @cached_property
+    def numeric_model(self):
+        """``symbody.compile(model.eom)`` with the model's constants, built on first use."""
+        from ..compilation import compile as sb_compile
+        return sb_compile(self.eom, constants=list(self.constants))
+
+    def _constants_array(self) -> np.ndarray:
+        return np.array([self.constants[c] for c in self.constants], dtype=float)
+
+    def mass_matrix(self, q: Any) -> np.ndarray:
+        """M(q) (o x o, the model's speed order) at coordinates q (model order), compiled."""
+        return self.dynamic_terms(q, np.zeros(len(self.speeds)))[0]
+
+    def dynamic_terms(self, q: Any, u: Any, r: Any = None, t: float = 0.0) -> tuple:
+        """``(M, g_d)`` of M u' + g_d = 0 at (q, u) (all speeds, model order): g_d =
+        C(q, u) u + g(q) - Q with the specified inputs r (default zeros)."""
+        m = self.numeric_model
+        L = m.layout
+        u = np.asarray(u, dtype=float)
+        if u.shape != (L.o,):
+            raise InputError(f"u must have all {L.o} speeds, got shape {u.shape}")
+        if r is None:
+            r = np.zeros(len(self.eom.specifieds))
+        z = m.arguments(t, np.asarray(q, dtype=float), u, self._constants_array(), r)
+        out = np.empty(m.kernels.main.nout)
+        m.kernels.main.into(z, out)
+        K, o = L.K, L.o
+        S = out[L.main_system].reshape(K, K, order="F")
+        return S[:o, :o].copy(), -out[L.main_rhs][:o]
+
+    @cached_property
+    def _marker_function(self):
+        from ..compilation import make_function
+        exprs = self.marker_expressions()
+        return make_function([list(self.coordinates)], exprs, name="markers")
+
+    def marker_expressions(self) -> sm.Matrix:
+        """The markers' positions in the ground frame (len(markers) x 3, SymPy, in q)."""
+        rows = []
+        for body, loc in self.markers.values():
+            p = self.kinematics.point(body, loc)
+            rows.append([self.sympy_converter(e) for e in p])
+        return sm.Matrix(rows) if rows else sm.zeros(0, 3)
+
+    def marker_outputs(self) -> dict:
+        """``{"<marker>.x": expr, ...}`` for ``simulate(..., outputs=...)``."""
+        E = self.marker_expressions()
+        return {f"{n}.{a}": E[i, k] for i, n in enumerate(self.markers) for k, a in enumerate("xyz")}
+
+    def marker_positions(self, q: Any) -> np.ndarray:
+        """The markers' positions (len(markers) x 3, ground frame) at q (model order)."""
+        return np.asarray(self._marker_function(np.asarray(q, dtype=float)), dtype=float)
+
+    # ------------------------------------------------------------------ OpenSim's state
+    def to_opensim_state(self, q: Any, u: Any = None) -> tuple:
+        """``(Q, U)``: OpenSim's (Simbody's) generalized coordinates and speeds of our q (model
+        order) and u (all speeds, model order; default zeros)."""
+        from .states import to_opensim
+        return to_opensim(self, q, u)
+
+    def from_opensim_state(self, Q: Any, U: Any = None) -> tuple:
+        """``(q, u)`` in the model's order from OpenSim's Q and U (Simbody order; or an
+        OpenSim ``State``, read through its ``getQ``/``getU``)."""
+        from .states import from_opensim
+        return from_opensim(self, Q, U)
+
+    # ------------------------------------------------------------------ SymPy / scene
+    @cached_property
+    def system_parts(self):
+        from .system import build_system
+        return build_system(self)
+
+    @property
+    def system(self):
+        """A ``sympy.physics.mechanics.System`` of the bodies, joints and loads (gravity and
+        the force builders' loads), built on first access."""
+        return self.system_parts.system
+
+    def system_eom(self, loads: Any = (), name: str | None = None) -> EquationsOfMotion:
+        """The equations of ``model.system`` (with what the user added) and ``loads``, by
+        symbody's KanesMethod (SymPy's vector algebra: small models;
+        :func:`symbody.opensim.system.system_eom`)."""
+        from .system import system_eom
+        return system_eom(self, loads, name)
+
+    @cached_property
+    def marker_points(self) -> dict:
+        """{name: SymPy Point} of the markers, fixed in their bodies' frames of ``system``."""
+        parts = self.system_parts
+        out = {}
+        for name, (body, loc) in self.markers.items():
+            F, O = parts.frames[body], parts.points[body]
+            P = O.locatenew(f"marker_{name}", sum((sm.Float(float(c)) * e for c, e in
+                                                   zip(loc, (F.x, F.y, F.z)) if c != 0),
+                                                  0 * F.x))
+            P.set_vel(F, 0)
+            out[name] = P
+        return out
+
+    @cached_property
+    def scene(self) -> Scene:
+        """The bodies' geometry (meshes found beside the file, spheres, cylinders, ...) on the
+        body frames, and the markers (:func:`make_scene` with the default search)."""
+        return self.make_scene()
+
+    def make_scene(self, geometry_dirs: Any = None) -> Scene:
+        """The scene, looking for mesh files in ``geometry_dirs`` (a folder or a list of them)
+        first, then beside the model file (:mod:`symbody.opensim.scene`)."""
+        from .scene import build_scene
+        return build_scene(self, geometry_dirs)
+
+
+def load_opensim(path_or_xml: str | os.PathLike, *, unsupported: str = "warn",
+                 force_builders: dict | None = None,
+                 custom_joint_bias: str = "exact") -> OpenSimModel:
+    """Load an OpenSim model (a ``.osim`` path or its XML text) as equations of motion.
+
+    Both file formats that circulate are read: 4.x (``Version`` 40000 and later) and the
+    3.x/2.x formats (30000..30516, 20302/20303) that OpenSim upgrades on load.
+    ``unsupported``: what to do with elements the model does not build (force types without
+    a builder, other constraint types, controllers, probes): "warn" (default: load without
+    them and name each, with its line, in an :class:`OpenSimImportWarning` and in
+    ``model.left_out``) or "error" (an :class:`~symbody.errors.InputError` naming them).
+
+    ``force_builders``: ``{element name: builder(element, ctx)}`` used before the registered
+    ones (:mod:`symbody.opensim.forces`) for this model only.
+    ``custom_joint_bias``: "exact" (default) or "simbody": the velocity terms of a
+    CustomJoint whose rotations share coordinates (e.g. a knee whose three rotations are
+    splines of the knee angle) as Simbody 4.6 computes them, which is not exact (OpenSim
+    then loses or gains energy in a conservative model; see
+    :func:`symbody.opensim.mobilizers.simbody_hdot_error`); use it only to reproduce
+    OpenSim's numbers.  Both agree for the usual joints (rotation i a function of
+    coordinate i alone).
+
+    Raises :class:`~symbody.errors.InputError` naming the element and line for a malformed
+    file, an unsupported joint or function type, unknown frames, bodies or coordinates,
+    loops of joints, and bodies that would give a singular mass matrix.
+    """
+    if unsupported not in ("warn", "error"):
+        raise InputError(f"load_opensim: unsupported must be 'warn' or 'error', got "
+                         f"{unsupported!r}")
+    if custom_joint_bias not in ("exact", "simbody"):
+        raise InputError(f"load_opensim: custom_joint_bias must be 'exact' or 'simbody', got "
+                         f"{custom_joint_bias!r}")
+    doc = read_document(path_or_xml)
+    spec = parse_model(doc)
+    tree = build_multibody(spec)
+    return OpenSimModel(spec, tree, unsupported=unsupported, force_builders=force_builders,
+                        custom_joint_bias=custom_joint_bias)

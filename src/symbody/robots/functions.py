@@ -1,0 +1,99 @@
+"""A compiled function of a robot's state: ``f(q)``, ``f(q, u)`` or ``f(q, u, u_dot)``.
+
+:class:`RobotFunction` is a :class:`~symbody.compilation.NumericFunction` whose argument
+groups are named (``"q"``: the robot's N coordinates, ``"u"``: its o speeds, ``"u_dot"``:
+their derivatives, ``"p"``: the constants, filled from ``robot.constants`` unless given), so
+it evaluates one state or many at once (an extra leading dimension k on any argument),
+goes to CasADi (``sb.to_casadi(f)``) and C (``sb.export_c(f, directory)``), and is a named
+output of ``sb.simulate`` (``outputs={"tau": robot.inverse_dynamics}``).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from ..compilation.codegen import NumericFunction, compile_kernel
+from ..errors import InputError
+
+__all__ = ["RobotFunction"]
+
+
+class RobotFunction(NumericFunction):
+    """``f(q[, u[, u_dot]], p=None)`` -> an array of ``shape`` (with a leading k for k states).
+
+    ``argument_names``: the groups it takes, in order, among "q", "u", "u_dot" and "p";
+    ``p`` (when it takes the constants) defaults to the robot's constants.  ``name``: what it
+    computes (used in messages and as the exported function's name).
+    """
+
+    def __init__(self, name: str, groups: dict, exprs: list, shape: tuple, names: dict,
+                 constants: np.ndarray | None = None, backend: str = "auto") -> None:
+        flat = [a for g in groups.values() for a in g]
+        kernel = compile_kernel(flat, exprs, backend=backend, name=name, symengine_names=names)
+        super().__init__([list(g) for g in groups.values()], [False] * len(groups), tuple(shape),
+                         kernel, argument_names=tuple(groups))
+        self.name = name
+        self.constants = constants
+        # the one-state fast path: argument sizes, the constants' place in z
+        self._given = tuple(len(g) for n, g in groups.items() if n != "p")
+        self._nargs, self._nout = kernel.nargs, kernel.nout
+
+    @property
+    def takes_constants(self) -> bool:
+        return "p" in self.argument_names
+
+    def __call__(self, *values: Any, p: Any = None) -> np.ndarray:
+        if p is None and len(values) == len(self._given):
+            out = self._one_state(values)
+            if out is not None:
+                return out
+        names = self.argument_names
+        given = [n for n in names if n != "p"]
+        if self.takes_constants and len(values) == len(names):
+            if p is not None:
+                raise InputError(f"{self.name}: the constants given twice (as an argument and p=)")
+            p, values = values[-1], values[:-1]
+        if len(values) != len(given):
+            raise InputError(f"{self.name} takes ({', '.join(given)}), got {len(values)} "
+                             "argument(s)")
+        arrays = []
+        for name, v, size in zip(given, values, self._sizes):
+            a = np.asarray(v, dtype=float)
+            if a.ndim not in (1, 2) or a.shape[-1] != size:
+                raise InputError(f"{self.name}: {name} must have {size} values (or shape (k, "
+                                 f"{size}) for k states), got shape {a.shape}")
+            arrays.append(a)
+        if self.takes_constants:
+            pv = self.constants if p is None else np.asarray(p, dtype=float)
+            if pv.shape[-1:] != (self._sizes[-1],):
+                raise InputError(f"{self.name}: p must have the {self._sizes[-1]} constants, got "
+                                 f"shape {pv.shape}")
+            arrays.append(pv)
+        lead = {a.shape[0] for a in arrays if a.ndim == 2}
+        if len(lead) > 1:
+            raise InputError(f"{self.name}: the batched arguments have different numbers of "
+                             f"states: {sorted(lead)}")
+        return super().__call__(*arrays)
+
+    def _one_state(self, values: tuple) -> np.ndarray | None:
+        """One state given as float arrays of the right sizes: straight into the kernel
+        (None otherwise: the general path checks and broadcasts)."""
+        for v, n in zip(values, self._given):
+            if type(v) is not np.ndarray or v.shape != (n,):
+                return None
+        z = np.empty(self._nargs)
+        k = 0
+        for v, n in zip(values, self._given):
+            z[k:k + n] = v
+            k += n
+        if k < self._nargs:
+            z[k:] = self.constants
+        out = np.empty(self._nout)
+        self.kernel.into(z, out)
+        return out.reshape(self.shape) if self.shape else float(out[0])
+
+    def __repr__(self) -> str:
+        return (f"<RobotFunction {self.name}({', '.join(self.argument_names)}) -> "
+                f"{self.shape} ({self.kernel.backend})>")

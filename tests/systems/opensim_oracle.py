@@ -1,0 +1,168 @@
+"""OpenSim 4.6 as the oracle: M(q), the generalized forces of gravity and of the velocity
+terms, q' and u' without forces, marker positions, at a state given in symbody's order.
+
+The tests ask OpenSim in a process of its own (:func:`ask_opensim`, :func:`opensim_terms_of`:
+the ``opensim`` wheel's bundled casadi cannot share a process with the ``casadi`` package;
+see :mod:`systems.opensim_worker`); ``benchmarks/bench_opensim.py`` runs each model in a
+process of its own and calls the in-process functions below with ``osim`` passed in.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+
+_TESTS = Path(__file__).resolve().parents[1]
+
+
+def opensim_installed() -> bool:
+    """Whether the ``opensim`` package is installed (without importing it; the tests' own
+    folder ``tests/opensim`` is a namespace package of that name, not the wheel)."""
+    spec = importlib.util.find_spec("opensim")
+    return spec is not None and spec.origin not in (None, "namespace")
+
+
+def ask_opensim(path, queries: list, *, without_forces: bool = True,
+                constraints_off=()) -> list:
+    """The answers of :mod:`systems.opensim_worker` (a fresh process) to ``queries`` on the
+    model at ``path`` (None: no model, e.g. for functions)."""
+    request = {"path": str(path) if path is not None else None, "queries": queries,
+               "without_forces": without_forces, "constraints_off": list(constraints_off)}
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(_TESTS), str(_TESTS.parent / "src"),
+                                                         os.environ.get("PYTHONPATH", "")]))
+    out = subprocess.run([sys.executable, "-m", "systems.opensim_worker"],
+                         input=json.dumps(request), capture_output=True, text=True, env=env,
+                         timeout=600, cwd=str(_TESTS))
+    if out.returncode != 0:
+        raise RuntimeError(f"the OpenSim worker failed: {out.stderr[-2000:]}")
+    return json.loads(out.stdout.strip().splitlines()[-1])
+
+
+def terms_in_our_order(model, answer: dict) -> dict:
+    """A "terms" answer (OpenSim's order) permuted into the model's order."""
+    perm = list(model.simbody_index)
+    M = np.array(answer["M"])[np.ix_(perm, perm)]
+    return {"M": M, "gravity": np.array(answer["gravity"])[perm],
+            "velocity": np.array(answer["velocity"])[perm],
+            "qdot": np.array(answer["qdot"])[list(model.simbody_q_slots)][perm],
+            "udot": np.array(answer["udot"])[perm]}
+
+
+def opensim_terms_of(model, path, states: list, *, markers: bool = False, **kw) -> list:
+    """OpenSim's terms (in our order) at each (q, u) of ``states`` (our order), one process;
+    with ``markers``, each dict also holds the markers' positions (len x 3, our order)."""
+    queries = []
+    for q, u in states:
+        Q, U = model.to_opensim_state(q, u)
+        queries.append({"kind": "terms", "Q": Q.tolist(), "U": U.tolist()})
+        if markers:
+            queries.append({"kind": "markers", "Q": Q.tolist(), "names": list(model.markers)})
+    answers = ask_opensim(path, queries, **kw)
+    step = 2 if markers else 1
+    out = []
+    for k in range(len(states)):
+        terms = terms_in_our_order(model, answers[step * k])
+        if markers:
+            terms["markers"] = np.array(answers[step * k + 1]).reshape(-1, 3)
+        out.append(terms)
+    return out
+
+
+def quiet(osim) -> None:
+    """No opensim.log in the working directory, and only errors on the terminal."""
+    osim.Logger.removeFileSink()
+    osim.Logger.setLevelString("error")
+
+
+def opensim_model(osim, path: str, *, without_forces: bool = True, constraints_off=()):
+    """The OpenSim model of ``path`` with its forces and controllers removed (so that u' is
+    gravity, velocity terms and constraints only) and the constraints named in
+    ``constraints_off`` not enforced, and its initialized state."""
+    quiet(osim)
+    m = osim.Model(str(path))
+    if without_forces:
+        m.updForceSet().clearAndDestroy()
+        m.updControllerSet().clearAndDestroy()
+    for name in constraints_off:
+        m.updConstraintSet().get(name).set_isEnforced(False)
+    s = m.initSystem()
+    return m, s
+
+
+def set_state(model, m, s, q, u):
+    """Put symbody's (q, u) (model order, all speeds) into the OpenSim state s."""
+    Q, U = model.to_opensim_state(q, u)
+    qv = s.updQ()
+    uv = s.updU()
+    for i, v in enumerate(Q):
+        qv.set(i, float(v))
+    for i, v in enumerate(U):
+        uv.set(i, float(v))
+    m.realizeAcceleration(s)
+
+
+def _matrix(M) -> np.ndarray:
+    return np.array([[M.get(i, j) for j in range(M.ncol())] for i in range(M.nrow())])
+
+
+def _vec(v) -> np.ndarray:
+    return np.array([v.get(i) for i in range(v.size())])
+
+
+def opensim_terms(osim, model, m, s, q, u) -> dict:
+    """OpenSim's numbers at (q, u), permuted into symbody's order: ``M``; ``gravity`` (the
+    generalized gravity forces); ``velocity`` (C(q, u) u); ``qdot``; ``udot``."""
+    set_state(model, m, s, q, u)
+    matter = m.getMatterSubsystem()
+    M = osim.Matrix()
+    matter.calcM(s, M)
+    n = len(model.coordinates)
+    perm = list(model.simbody_index)
+    Mn = _matrix(M)[np.ix_(perm, perm)]
+    # C u: the residual of M u' + C u - f with u' = 0 and no applied forces
+    zero_mob = osim.Vector(n, 0.0)
+    nb = m.getBodySet().getSize() + 1
+    zero_body = osim.VectorOfSpatialVec(nb, osim.SpatialVec(osim.Vec3(0), osim.Vec3(0)))
+    res = osim.Vector()
+    matter.calcResidualForceIgnoringConstraints(s, zero_mob, zero_body, osim.Vector(n, 0.0), res)
+    velocity = _vec(res)[perm]
+    # gravity: m g at each centre of mass, as spatial forces at the body origins (ground axes)
+    g = m.getGravity()
+    gvec = np.array([g.get(0), g.get(1), g.get(2)])
+    forces = osim.VectorOfSpatialVec(nb, osim.SpatialVec(osim.Vec3(0), osim.Vec3(0)))
+    bodies = m.getBodySet()
+    for i in range(bodies.getSize()):
+        b = bodies.get(i)
+        c = b.findStationLocationInGround(s, b.getMassCenter())
+        o = b.getPositionInGround(s)
+        arm = np.array([c.get(k) - o.get(k) for k in range(3)])
+        F = b.getMass() * gvec
+        T = np.cross(arm, F)
+        forces.set(int(b.getMobilizedBodyIndex()),
+                   osim.SpatialVec(osim.Vec3(*T), osim.Vec3(*F)))
+    zero_u = osim.Vector(n, 0.0)
+    s2 = osim.State(s)
+    s2.setU(zero_u)
+    m.realizeVelocity(s2)
+    matter.calcResidualForceIgnoringConstraints(s2, zero_mob, forces, osim.Vector(n, 0.0), res)
+    gravity = -_vec(res)[perm]
+    qdot = _vec(s.getQDot())[list(model.simbody_q_slots)][perm]
+    udot = _vec(s.getUDot())[perm]
+    return {"M": Mn, "gravity": gravity, "velocity": velocity, "qdot": qdot, "udot": udot}
+
+
+def opensim_markers(osim, model, m, s, q) -> np.ndarray:
+    """The markers' ground positions (len x 3) in symbody's marker order."""
+    set_state(model, m, s, q, np.zeros(len(model.coordinates)))
+    ms = m.getMarkerSet()
+    out = []
+    for name in model.markers:
+        p = ms.get(name).getLocationInGround(s)
+        out.append([p.get(0), p.get(1), p.get(2)])
+    return np.array(out).reshape(-1, 3)

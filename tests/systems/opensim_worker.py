@@ -1,0 +1,155 @@
+"""OpenSim 4.6 as an oracle in a process of its own.
+
+The ``opensim`` wheel bundles its own casadi library (for Moco), which cannot share a
+process with the ``casadi`` package that symbody's export and optimization tests import:
+whichever is loaded second fails.  So the tests never import ``opensim``: they send their
+questions to this script (``python -m systems.opensim_worker``, JSON on stdin, JSON on
+stdout) through :func:`systems.opensim_oracle.ask_opensim`.
+
+Input: ``{"path": ..., "without_forces": bool, "constraints_off": [...], "queries": [...]}``;
+each query is one of
+
+- ``{"kind": "terms", "Q": [...], "U": [...]}``: OpenSim's (Simbody's order) ``M`` (calcM),
+  ``gravity`` and ``velocity`` (generalized forces), ``qdot`` (all Q slots), ``udot``;
+- ``{"kind": "markers", "Q": [...], "names": [...]}``: their ground positions;
+- ``{"kind": "energy", "Q": [...], "U": [...]}``: kinetic plus potential energy;
+- ``{"kind": "points", "Q": [...], "names": [...]}``: ground positions of path points;
+- ``{"kind": "state", "Q": [...], "U": [...], "names": [...]}``: the coordinates' values and
+  speeds by name (OpenSim's Coordinate.getValue / getSpeedValue);
+- ``{"kind": "function", "xml": ..., "x": [...]}``: an OpenSim Function read from XML by
+  OpenSim and evaluated (calcValue);
+- ``{"kind": "integrate", "Q": [...], "U": [...], "t": tf, "accuracy": a}``: the state
+  after OpenSim's Manager integrated to tf (``Q``, ``U``, ``energy``).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+import tempfile
+
+import numpy as np
+
+
+def _vec(v) -> list:
+    return [v.get(i) for i in range(v.size())]
+
+
+def _mat(M) -> list:
+    return [[M.get(i, j) for j in range(M.ncol())] for i in range(M.nrow())]
+
+
+def _set(osim, m, s, Q, U=None):
+    qv = s.updQ()
+    for i, v in enumerate(Q):
+        qv.set(i, float(v))
+    if U is not None:
+        uv = s.updU()
+        for i, v in enumerate(U):
+            uv.set(i, float(v))
+    m.realizeAcceleration(s)
+
+
+def _terms(osim, m, s, Q, U) -> dict:
+    _set(osim, m, s, Q, U)
+    matter = m.getMatterSubsystem()
+    M = osim.Matrix()
+    matter.calcM(s, M)
+    n = s.getNU()
+    nb = m.getBodySet().getSize() + 1
+    zero_mob = osim.Vector(n, 0.0)
+    zero_body = osim.VectorOfSpatialVec(nb, osim.SpatialVec(osim.Vec3(0), osim.Vec3(0)))
+    res = osim.Vector()
+    matter.calcResidualForceIgnoringConstraints(s, zero_mob, zero_body, osim.Vector(n, 0.0), res)
+    velocity = _vec(res)
+    # gravity: m g at each centre of mass, as spatial forces at the body origins (ground axes)
+    g = m.getGravity()
+    gvec = np.array([g.get(0), g.get(1), g.get(2)])
+    forces = osim.VectorOfSpatialVec(nb, osim.SpatialVec(osim.Vec3(0), osim.Vec3(0)))
+    bodies = m.getBodySet()
+    for i in range(bodies.getSize()):
+        b = bodies.get(i)
+        c = b.findStationLocationInGround(s, b.getMassCenter())
+        o = b.getPositionInGround(s)
+        arm = np.array([c.get(k) - o.get(k) for k in range(3)])
+        F = b.getMass() * gvec
+        T = np.cross(arm, F)
+        forces.set(int(b.getMobilizedBodyIndex()), osim.SpatialVec(osim.Vec3(*T), osim.Vec3(*F)))
+    s2 = osim.State(s)
+    s2.setU(osim.Vector(n, 0.0))
+    m.realizeVelocity(s2)
+    matter.calcResidualForceIgnoringConstraints(s2, zero_mob, forces, osim.Vector(n, 0.0), res)
+    return {"M": _mat(M), "velocity": velocity, "gravity": [-v for v in _vec(res)],
+            "qdot": _vec(s.getQDot()), "udot": _vec(s.getUDot())}
+
+
+def _function(osim, xml: str, xs: list) -> list:
+    tag = xml[1:xml.index(">")].split()[0]
+    with tempfile.TemporaryDirectory() as tmp:
+        path = os.path.join(tmp, "function.xml")
+        with open(path, "w") as fh:
+            fh.write('<?xml version="1.0" encoding="UTF-8" ?>\n<OpenSimDocument Version="40000">'
+                     + xml.replace(f"<{tag}>", f'<{tag} name="f">', 1) + "</OpenSimDocument>")
+        f = osim.Function.safeDownCast(osim.OpenSimObject.makeObjectFromFile(path))
+        return [f.calcValue(osim.Vector(1, float(x))) for x in xs]
+
+
+def answer(request: dict) -> list:
+    import opensim as osim
+
+    osim.Logger.removeFileSink()
+    osim.Logger.setLevelString("error")
+    m = s = None
+    if request.get("path"):
+        m = osim.Model(request["path"])
+        if request.get("without_forces", True):
+            m.updForceSet().clearAndDestroy()
+            m.updControllerSet().clearAndDestroy()
+        for name in request.get("constraints_off", ()):
+            m.updConstraintSet().get(name).set_isEnforced(False)
+        s = m.initSystem()
+    out = []
+    for qy in request["queries"]:
+        kind = qy["kind"]
+        if kind == "terms":
+            out.append(_terms(osim, m, s, qy["Q"], qy["U"]))
+        elif kind in ("markers", "points"):
+            _set(osim, m, s, qy["Q"])
+            paths = {c.getName(): c.getAbsolutePathString() for c in m.getComponentsList()}
+            rows = []
+            for name in qy["names"]:
+                if kind == "markers":
+                    p = m.getMarkerSet().get(name).getLocationInGround(s)
+                else:
+                    p = osim.PathPoint.safeDownCast(m.getComponent(paths[name])) \
+                        .getLocationInGround(s)
+                rows.append([p.get(0), p.get(1), p.get(2)])
+            out.append(rows)
+        elif kind == "energy":
+            _set(osim, m, s, qy["Q"], qy["U"])
+            out.append(m.calcKineticEnergy(s) + m.calcPotentialEnergy(s))
+        elif kind == "state":
+            _set(osim, m, s, qy["Q"], qy["U"])
+            cs = m.getCoordinateSet()
+            out.append({n: [cs.get(n).getValue(s), cs.get(n).getSpeedValue(s)]
+                        for n in qy["names"]})
+        elif kind == "function":
+            out.append(_function(osim, qy["xml"], qy["x"]))
+        elif kind == "integrate":
+            _set(osim, m, s, qy["Q"], qy["U"])
+            s.setTime(0.0)
+            man = osim.Manager(m)
+            man.setIntegratorAccuracy(float(qy.get("accuracy", 1e-8)))
+            man.initialize(s)
+            sf = man.integrate(float(qy["t"]))
+            m.realizeAcceleration(sf)
+            out.append({"Q": _vec(sf.getQ()), "U": _vec(sf.getU()),
+                        "energy": m.calcKineticEnergy(sf) + m.calcPotentialEnergy(sf)})
+        else:
+            raise ValueError(f"unknown query {kind!r}")
+    return out
+
+
+if __name__ == "__main__":
+    print(json.dumps(answer(json.load(sys.stdin))))
