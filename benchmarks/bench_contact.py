@@ -214,6 +214,7 @@ def main(argv=None):
     ap.add_argument("--scenes", nargs="*", default=list(SCENES))
     ap.add_argument("--plot", default=None, help="write the error-vs-CPU plot (PNG) here")
     ap.add_argument("--default-only", action="store_true", help="only the default-method table")
+    ap.add_argument("--no-default", action="store_true", help="without the default-method table")
     args = ap.parse_args(argv)
     results = {}
     for name in [] if args.default_only else args.scenes:
@@ -231,15 +232,20 @@ def main(argv=None):
             ratio = f"{m / s:.1f}x" if s and m else "-"
             print(f"error <= {target:.0e}: symbody {s * 1e3 if s else float('nan'):.2f} ms, MuJoCo "
                   f"{m * 1e3 if m else float('nan'):.2f} ms (MuJoCo / symbody {ratio})")
+    if not args.no_default:
+        default_table(args.scenes, args.repeats)
+    if args.plot:
+        plot(results, args.plot)
+
+
+def default_table(scenes, repeats):
     print("\n## the default method at rtol 1e-6 (CPU ms of one run)")
     print("| scene | default | Radau | DOP853 | default / Radau |")
     print("|---|---|---|---|---|")
-    for name in args.scenes:
-        c = default_method(name, args.repeats)
+    for name in scenes:
+        c = default_method(name, repeats)
         print(f"| {name} | {c['default'] * 1e3:.1f} | {c['Radau'] * 1e3:.1f} | {c['DOP853'] * 1e3:.1f} | "
               f"{c['default'] / c['Radau']:.2f} |")
-    if args.plot:
-        plot(results, args.plot)
 
 
 def plot(results, path):

@@ -239,6 +239,7 @@ class NativeRadau(Radau):
         f = np.ascontiguousarray(self.f, dtype=float)
         y_new, f_new = np.empty(self.n), np.empty(self.n)
         R.t, R.h_abs = float(self.t), float(self.h_abs)
+        R.t_fail = np.nan
         njev, nlu = R.njev, R.nlu
         status = self._step(self._address, y.ctypes.data, f.ctypes.data, y_new.ctypes.data,
                             f_new.ctypes.data)
@@ -246,6 +247,8 @@ class NativeRadau(Radau):
         self.nlu += R.nlu - nlu
         self._count()
         if status == 1:
+            if np.isfinite(R.t_fail):     # a non-finite stage value: the Python rhs records it
+                self.fun(R.t_fail, self._yfail.copy())
             return False, self.TOO_SMALL_STEP
         if status != 0:
             # the Python path raises (singular), solves (not definite), or records the

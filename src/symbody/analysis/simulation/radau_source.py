@@ -193,7 +193,15 @@ static int collocation(radau *R, double t, const double *y, double h, const doub
             }
         }
         for (i = 0; i < 3 * n; i++) if (!isfinite(F[i])) { finite = 0; break; }
-        if (!finite) break;
+        if (!finite) {   /* the first non-finite value at a finite state: (t_fail, yfail) */
+            s = i / n;
+            for (i = 0; i < n; i++) if (!isfinite(y[i] + Z[s * n + i])) break;
+            if (i == n && isnan(R->t_fail)) {
+                R->t_fail = t + h * R->C[s];
+                for (i = 0; i < n; i++) R->yfail[i] = y[i] + Z[s * n + i];
+            }
+            break;
+        }
         for (i = 0; i < n; i++) {
             fr[i] = F[i] * TI[0] + F[n + i] * TI[1] + F[2 * n + i] * TI[2] - mr * W[i];
             fc[i] = F[i] * (TI[3] + I * TI[6]) + F[n + i] * (TI[4] + I * TI[7])
