@@ -322,3 +322,18 @@ def test_contact_scene_draws_the_plane_and_the_forces(small):
     fn = float(rec.normal_force.xreplace(values))
     assert fn > 0
     assert np.dot(tip - base, (0.0, 0.6, 0.8)) == pytest.approx(fn / 50.0, rel=1e-12)
+
+
+def test_multi_speed_joints_are_refused_by_name():
+    """The link forces' tree path walks joints of one speed: a planar joint is an InputError
+    naming it, not wrong contact forces."""
+    urdf = """<robot name="slider"><link name="base"/><link name="a"><inertial><mass value="1"/>
+      <inertia ixx="0.1" iyy="0.1" izz="0.1" ixy="0" ixz="0" iyz="0"/></inertial>
+      <collision><geometry><sphere radius="0.05"/></geometry></collision></link>
+      <joint name="pj" type="planar"><parent link="base"/><child link="a"/><axis xyz="0 0 1"/></joint>
+    </robot>"""
+    robot = sb.load_urdf(urdf)
+    with pytest.raises(InputError, match="add_ground_contact.*planar"):
+        robot.add_ground_contact(stiffness=1e4, damping=0.1)
+    with pytest.raises(InputError, match="add_pd_control.*planar"):
+        robot.add_pd_control(kp=1.0, kd=0.1)
