@@ -96,3 +96,29 @@ def test_recursion_with_contacts_equals_the_solve(drop):
         a = scene.model.rhs(0.0, x, P, scene.r)
         b = dense.rhs(0.0, x, P, scene.r)
         np.testing.assert_allclose(a, b, rtol=0, atol=1e-9 * max(1.0, np.abs(b).max()))
+
+
+def test_recursion_with_exact_friction_equals_the_solve():
+    """Exact friction: the placeholders' forces (inputs of the equations, the multipliers of
+    stick) enter the recursion as they enter g_d: u' the same to round-off, feet ~1 cm deep,
+    random speeds, joint torques and friction forces."""
+    robot = sb.load_urdf(solo12_urdf(), floating_base=True)
+    robot.add_ground_contact(links=list(FEET), spheres={foot: FOOT_RADIUS for foot in FEET},
+                             stiffness=1e5, restitution=0.5, impact_speed=1.0, friction=1.0,
+                             friction_mode="exact")
+    robot.add_pd_control(kp=KP, kd=KD, pose=SOLO12_POSE)
+    tree, dense = sb.compile(robot.eom), sb.compile(robot.eom, forward_dynamics="solve")
+    assert tree.kernels.forward is not None and dense.kernels.forward is None
+    assert sum("friction" in str(s) for s in tree.specifieds) == 2 * len(FEET)
+    rng = np.random.default_rng(1)
+    P = tree.constants_array(robot.constants)
+    x = robot.default_state()
+    names = list(robot.joint_names)
+    for joint, angle in SOLO12_POSE.items():
+        x[names.index(joint)] = angle
+    x[names.index("base.z")] = 0.2236          # the feet ~1 cm into the ground
+    x[len(names):] = rng.normal(scale=0.1, size=len(x) - len(names))
+    r = rng.normal(size=len(tree.specifieds))
+    a, b = tree.rhs(0.0, x, P, r), dense.rhs(0.0, x, P, r)
+    np.testing.assert_allclose(a, b, rtol=0, atol=1e-12 * np.abs(b).max())
+    assert np.abs(b).max() > 1e3           # (the contact forces are in it)
