@@ -104,7 +104,10 @@ def test_what_it_takes(two_loops, eight_loops):
     _, big, bigP = eight_loops
     _, extra = native_rk.native_solver(big, bigP, "RK45")
     assert type(extra["native"]).__name__ == "NativePartitionRHS"
-    assert native_rk.native_solver(model, P, "Radau", None, other) is None
+    # Radau's steps in C too (native_radau), on the same right-hand sides
+    cls, extra = native_rk.native_solver(model, P, "Radau", None, other)
+    assert cls.__name__ == "NativeRadau" and type(extra["native"]).__name__ == "NativePartitionRHS"
+    assert native_rk.native_solver(model, P, "BDF", None, other) is None
 
 
 def test_switched_segments_take_compiled_steps(two_loops, monkeypatch):

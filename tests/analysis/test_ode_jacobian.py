@@ -51,7 +51,7 @@ def test_implicit_run_with_the_exact_jacobian(method):
     with warnings.catch_warnings():
         warnings.simplefilter("error")        # no overflow warnings from finite differences
         exact = sb.simulate(model, (0.0, 2.0), mdl.initial_state, mdl.constants, t_eval=t_eval,
-                            solver=sb.Solver(method=method, rtol=1e-8, atol=1e-10))
+                            solver=sb.Solver(method=method, rtol=1e-8, atol=1e-10, jacobian="exact"))
     fd = sb.simulate(model, (0.0, 2.0), mdl.initial_state, mdl.constants, t_eval=t_eval,
                      solver=sb.Solver(method=method, rtol=1e-8, atol=1e-10, jacobian="finite-differences"))
     assert exact.status == 0 and fd.status == 0
@@ -100,7 +100,7 @@ def test_radau_on_a_reduced_block_with_constraints_uses_the_exact_jacobian():
     ref = sb.simulate(model, (0.0, 2.0), x0, p, t_eval=t_eval,
                       solver=sb.Solver(method="DOP853", rtol=1e-11, atol=1e-12))
     exact = sb.simulate(model, (0.0, 2.0), x0, p, t_eval=t_eval,
-                        solver=sb.Solver(method="Radau", rtol=1e-8, atol=1e-10))
+                        solver=sb.Solver(method="Radau", rtol=1e-8, atol=1e-10, jacobian="exact"))
     fd = sb.simulate(model, (0.0, 2.0), x0, p, t_eval=t_eval,
                      solver=sb.Solver(method="Radau", rtol=1e-8, atol=1e-10,
                                       jacobian="finite-differences"))

@@ -264,8 +264,12 @@ def test_bad_input_is_refused_naming_the_culprit(sampler, tmp_path):
     with pytest.raises(InputError, match=r"link 'a' <visual> 0: <box size> must be 3 positive"):
         read_visuals('<robot name="r"><link name="a"><visual><geometry><box size="1 -1 1"/></geometry>'
                      "</visual></link></robot>")
-    with pytest.raises(InputError, match="unknown geometry <capsule>"):
-        read_visuals('<robot name="r"><link name="a"><visual><geometry><capsule/></geometry>'
+    with pytest.raises(InputError, match="unknown geometry <cone>"):
+        read_visuals('<robot name="r"><link name="a"><visual><geometry><cone/></geometry>'
+                     "</visual></link></robot>")
+    # a capsule (not URDF's standard, read for ground contact) needs its radius and length
+    with pytest.raises(InputError, match="'length'"):
+        read_visuals('<robot name="r"><link name="a"><visual><geometry><capsule radius="1"/></geometry>'
                      "</visual></link></robot>")
     with pytest.raises(InputError, match="not well-formed"):
         read_visuals("<robot><link></robot>")

@@ -24,6 +24,7 @@ after the impact it triggered) does not fire there.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import NamedTuple
@@ -89,6 +90,14 @@ class EventRecord(NamedTuple):
     xdot_after: np.ndarray | None = None
 
 
+@functools.lru_cache(maxsize=1024)
+def _condition_atoms(condition: sm.Basic) -> tuple[frozenset, frozenset]:
+    """(the symbols and functions of time, the derivatives) of an event condition: one walk per
+    expression however many runs use it (the contacts' conditions are long)."""
+    atoms = frozenset(condition.free_symbols | condition.atoms(sm.core.function.AppliedUndef))
+    return atoms, frozenset(condition.atoms(sm.Derivative))
+
+
 class PreparedEvents:
     """The events of one simulation, ready to evaluate: ``values(t, x)`` -> g (k,) and
     ``locate(...)`` for one accepted step."""
@@ -107,10 +116,9 @@ class PreparedEvents:
         allowed = {_t, *model.coordinates, *model.speeds, *extra, *model.constants}
         for i, e in enumerate(self.events):
             if isinstance(e.condition, sm.Basic):
-                bad = [a for a in (e.condition.free_symbols
-                                   | set(e.condition.atoms(sm.core.function.AppliedUndef)))
-                       if a not in allowed]
-                derivs = list(e.condition.atoms(sm.Derivative))
+                atoms, derivs = _condition_atoms(e.condition)
+                bad = [a for a in atoms if a not in allowed]
+                derivs = list(derivs)
                 if bad or derivs:
                     what = sorted(derivs + bad, key=str)[0]
                     raise InputError(f"event {self.names[i]!r}: the condition {e.condition} depends on "
@@ -120,6 +128,7 @@ class PreparedEvents:
                 exprs[i] = e.condition
             else:
                 self._callables[i] = e.condition
+        self._directions: np.ndarray | None = None      # (each event's direction, for crossed)
         self._order = sorted(exprs)
         self._kernel = None
         self._needs_u = False
@@ -127,7 +136,7 @@ class PreparedEvents:
             self._kernel = make_function(_argument_groups(model), [exprs[i] for i in self._order],
                                          name="event conditions")
             speeds = set(model.speeds)
-            self._needs_u = any(e.has(*speeds) for e in exprs.values()) if speeds else False
+            self._needs_u = any(_condition_atoms(e)[0] & speeds for e in exprs.values()) if speeds else False
         self._actions: dict[int, Callable] = {}
         for i, e in enumerate(self.events):
             if isinstance(e.action, dict):
@@ -216,16 +225,14 @@ class PreparedEvents:
 
         g0 == 0 is not a crossing (the condition starts a segment at its root); g1 == 0 is.
         """
-        out = []
-        for i, e in enumerate(self.events):
-            a, b = g0[i], g1[i]
-            if not (np.isfinite(a) and np.isfinite(b)) or a == 0.0:
-                continue
-            rising = a < 0.0 <= b
-            falling = a > 0.0 >= b
-            if (rising and e.direction >= 0) or (falling and e.direction <= 0):
-                out.append(i)
-        return out
+        a, b = np.asarray(g0, dtype=float), np.asarray(g1, dtype=float)
+        if self._directions is None:
+            self._directions = np.array([e.direction for e in self.events], dtype=float)
+        d = self._directions
+        with np.errstate(invalid="ignore"):
+            ok = np.isfinite(a) & np.isfinite(b) & (a != 0.0)
+            hit = ok & (((a < 0.0) & (b >= 0.0) & (d >= 0)) | ((a > 0.0) & (b <= 0.0) & (d <= 0)))
+        return [int(i) for i in np.flatnonzero(hit)]
 
     def locate(self, t0: float, t1: float, g0: np.ndarray, g1: np.ndarray,
                state_at: Callable[[float], np.ndarray]) -> list[tuple[float, int]]:

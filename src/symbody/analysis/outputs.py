@@ -61,6 +61,7 @@ def parse_outputs(model: NumericModel, outputs: Mapping | Sequence | None) -> tu
     items = [outputs] if isinstance(outputs, (Mapping, str)) else list(outputs)
     exprs: dict[str, sm.Expr] = {}
     builtins: list[str] = []
+    kinematics = None                    # (formed once, when an output holds a derivative)
     for item in items:
         if isinstance(item, str):
             if item not in BUILTIN_OUTPUTS:
@@ -82,7 +83,11 @@ def parse_outputs(model: NumericModel, outputs: Mapping | Sequence | None) -> tu
                     continue
                 try:
                     # q' through the kinematic equations (a contact's gap_rate holds q')
-                    exprs[name] = sm.sympify(e).xreplace(_kinematics(model))
+                    e = sm.sympify(e)
+                    if e.has(sm.Derivative):
+                        kinematics = _kinematics(model) if kinematics is None else kinematics
+                        e = e.xreplace(kinematics)
+                    exprs[name] = e
                 except (sm.SympifyError, TypeError) as exc:
                     raise InputError(f"output {name!r} is not a SymPy expression: {e!r}") from exc
         else:
@@ -92,8 +97,7 @@ def parse_outputs(model: NumericModel, outputs: Mapping | Sequence | None) -> tu
     for name, e in exprs.items():
         if isinstance(e, NumericFunction):
             continue
-        atoms = (e.free_symbols | set(e.atoms(sm.core.function.AppliedUndef))
-                 | set(e.atoms(sm.Derivative)))
+        atoms = _free_atoms(e)
         bad = []
         for a in atoms:
             if a in allowed:
@@ -106,6 +110,28 @@ def parse_outputs(model: NumericModel, outputs: Mapping | Sequence | None) -> tu
             raise InputError(f"output {name!r} ({e}) depends on {sorted(map(str, bad))[0]}, which is not "
                              "t, a coordinate, a speed, a speed's derivative, a constant or a specified input")
     return exprs, builtins
+
+
+def _free_atoms(e: sm.Basic) -> set:
+    """e's free symbols, applied undefined functions and derivatives, each shared
+    subexpression visited once (a contact force's long gap repeats its subtrees)."""
+    out: set = set()
+    seen: set = set()
+    stack = [e]
+    kinds = (sm.Symbol, sm.core.function.AppliedUndef, sm.Derivative)
+    while stack:
+        x = stack.pop()
+        if x in seen:
+            continue
+        seen.add(x)
+        if getattr(x, "bound_symbols", None):        # (integrals, lambdas: SymPy's own walk)
+            out |= x.free_symbols | set(x.atoms(sm.core.function.AppliedUndef)) | \
+                set(x.atoms(sm.Derivative))
+            continue
+        if isinstance(x, kinds):
+            out.add(x)
+        stack.extend(x.args)
+    return out
 
 
 #: the samples' quantities a compiled function may take, by argument name

@@ -343,30 +343,31 @@ class Trajectory:
         return W
 
     def _hermite(self, ts: np.ndarray) -> np.ndarray:
-        """The cubic Hermite interpolant of the knots at ``ts`` (n, N + p)."""
+        """The cubic Hermite interpolant of the knots at ``ts`` (n, N + p): at a knot (or
+        past the last) its state, after a repeated time the later state, linear where x' is
+        unknown at either end of the interval."""
         T, X, D = self.knots()
+        ts = np.asarray(ts, dtype=float).reshape(-1)
         sign = 1.0 if T[-1] >= T[0] else -1.0
-        out = np.empty((ts.size, X.shape[1]))
-        for j, tj in enumerate(ts):
-            i = int(np.searchsorted(sign * T, sign * tj, side="right")) - 1
-            i = min(max(i, 0), len(T) - 1)
-            if i == len(T) - 1 or T[i] == tj:
-                out[j] = X[i]
-                continue
-            h = T[i + 1] - T[i]
-            if h == 0.0:
-                out[j] = X[i + 1]
-                continue
-            s_ = (tj - T[i]) / h
-            d0, d1 = D[i], D[i + 1]
-            if not (np.isfinite(d0).all() and np.isfinite(d1).all()):
-                out[j] = X[i] + s_ * (X[i + 1] - X[i])          # linear where x' is unknown
-                continue
-            h00 = (1 + 2 * s_) * (1 - s_) ** 2
-            h10 = s_ * (1 - s_) ** 2
-            h01 = s_ ** 2 * (3 - 2 * s_)
-            h11 = s_ ** 2 * (s_ - 1)
-            out[j] = h00 * X[i] + h10 * h * d0 + h01 * X[i + 1] + h11 * h * d1
+        i = np.clip(np.searchsorted(sign * T, sign * ts, side="right") - 1, 0, len(T) - 1)
+        out = X[i].copy()
+        inside = (i < len(T) - 1) & (T[i] != ts)
+        j = np.flatnonzero(inside)
+        if not j.size:
+            return out
+        a = i[j]
+        h = T[a + 1] - T[a]
+        zero = h == 0.0
+        out[j[zero]] = X[a[zero] + 1]
+        j, a, h = j[~zero], a[~zero], h[~zero]
+        s_ = ((ts[j] - T[a]) / h)[:, None]
+        d0, d1 = D[a], D[a + 1]
+        known = (np.isfinite(d0).all(axis=1) & np.isfinite(d1).all(axis=1))[:, None]
+        hh = h[:, None]
+        cubic = ((1 + 2 * s_) * (1 - s_) ** 2 * X[a] + s_ * (1 - s_) ** 2 * hh * np.where(known, d0, 0.0)
+                 + s_ ** 2 * (3 - 2 * s_) * X[a + 1] + s_ ** 2 * (s_ - 1) * hh * np.where(known, d1, 0.0))
+        linear = X[a] + s_ * (X[a + 1] - X[a])
+        out[j] = np.where(known, cubic, linear)
         return out
 
     def knots(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:

@@ -7,6 +7,11 @@
   ``B``, ``C``, ``E``/``E3``/``E5``, ``K``, ``n_stages``, ``error_exponent``, ``h_abs``,
   ``h_previous``, ``y_old``; :data:`RUNGE_KUTTA_ATTRIBUTES`) of a solver they hold (no
   method of SciPy's classes is overridden).
+- The tables and constants of SciPy's Radau IIA solver (``scipy.integrate._ivp.radau``: ``C``,
+  ``E``, ``T``, ``TI``, ``P``, ``MU_REAL``, ``MU_COMPLEX``, ``NEWTON_MAXITER``,
+  ``MIN_FACTOR``, ``MAX_FACTOR``) and the attributes of a ``Radau`` instance
+  (:data:`RADAU_ATTRIBUTES`), which :mod:`symbody.analysis.simulation.native_radau`'s
+  compiled steps read and write so that they are SciPy's steps.
 - LAPACK and BLAS function pointers from ``scipy.linalg.cython_lapack`` and
   ``scipy.linalg.cython_blas``: their routines are a public Cython API (``cimport``); from
   Python the addresses are only reachable through the modules' ``__pyx_capi__`` capsules,
@@ -17,8 +22,8 @@ from __future__ import annotations
 
 import ctypes
 
-__all__ = ["CHECKED_ON", "RUNGE_KUTTA_ATTRIBUTES", "runge_kutta_step_control",
-           "lapack_function", "blas_function"]
+__all__ = ["CHECKED_ON", "RUNGE_KUTTA_ATTRIBUTES", "RADAU_ATTRIBUTES", "runge_kutta_step_control",
+           "radau_tables", "radau_dense_output", "lapack_function", "blas_function"]
 
 #: SciPy versions these helpers were checked on (tests/compat/test_scipy.py).
 CHECKED_ON = ("1.17.1",)
@@ -27,6 +32,30 @@ CHECKED_ON = ("1.17.1",)
 RUNGE_KUTTA_ATTRIBUTES = ("A", "B", "C", "K", "n_stages", "error_exponent", "h_abs",
                           "h_previous", "y_old", "rtol", "atol", "max_step", "direction",
                           "t_bound", "f", "TOO_SMALL_STEP")
+
+#: Attributes of a Radau instance that the compiled steps read or write.
+RADAU_ATTRIBUTES = ("h_abs", "h_abs_old", "error_norm_old", "newton_tol", "J", "current_jac",
+                    "LU_real", "LU_complex", "Z", "sol", "y_old", "t_old", "rtol", "atol",
+                    "max_step", "direction", "t_bound", "f", "njev", "nlu", "TOO_SMALL_STEP")
+
+
+def radau_tables() -> dict:
+    """SciPy's Radau IIA (order 5) tables and step-control constants: ``C`` (3), ``E`` (3),
+    ``T``, ``TI``, ``P`` (3x3), ``MU_REAL`` (float), ``MU_COMPLEX`` (complex),
+    ``NEWTON_MAXITER`` (int), ``MIN_FACTOR``, ``MAX_FACTOR`` (``scipy.integrate._ivp.radau``)."""
+    from scipy.integrate._ivp import radau
+
+    return {name: getattr(radau, name) for name in ("C", "E", "T", "TI", "P", "MU_REAL",
+                                                     "MU_COMPLEX", "NEWTON_MAXITER",
+                                                     "MIN_FACTOR", "MAX_FACTOR")}
+
+
+def radau_dense_output(t_old: float, t: float, y_old, Q):
+    """SciPy's ``RadauDenseOutput`` of one step (``Q``: n x 3, the collocation polynomial's
+    coefficients, ``Radau._compute_dense_output``)."""
+    from scipy.integrate._ivp.radau import RadauDenseOutput
+
+    return RadauDenseOutput(t_old, t, y_old, Q)
 
 
 def runge_kutta_step_control() -> dict[str, float]:

@@ -50,7 +50,7 @@ import sympy as sm
 
 from ..errors import CompilationError
 from ..progress import as_progress
-from ..symengine_bridge import DESCEND, fold_dag, symengine_node
+from ..symengine_bridge import DESCEND, _se_structured, fold_dag, symengine_node
 from . import c_kernels as _c
 from . import cache as _cache
 
@@ -58,6 +58,10 @@ try:  # symengine is a hard dependency, but keep the numpy backend usable withou
     import symengine as se
 except ImportError:  # pragma: no cover
     se = None
+
+#: SymPy class name -> symengine constructor of the nodes converted one by one although they
+#: hold conditions (Piecewise, relations, And/Or/Not, Max/Min; symengine_bridge's table)
+_STRUCTURED = _se_structured() if se is not None else {}
 
 __all__ = ["BACKENDS", "Kernel", "NumericFunction", "available_backends", "compile_kernel",
            "make_function", "resolve_backend"]
@@ -304,6 +308,10 @@ class _ToSymengine:
             fname = type(e).__name__
             if fname != "Piecewise" and getattr(se, fname, None) is not None:
                 return DESCEND
+        if e.args and type(e).__name__ in _STRUCTURED:
+            # a Piecewise and its conditions node by node (a contact force's: its long gap
+            # expression converted and digested once, not printed whole)
+            return DESCEND
         return self._whole(e)
 
     def _combine(self, e, parts):
@@ -311,6 +319,8 @@ class _ToSymengine:
         if tag is not None:
             return symengine_node(e, [p[0] for p in parts]), _digest(tag, parts)
         fname = type(e).__name__
+        if fname in _STRUCTURED:
+            return _STRUCTURED[fname](*[p[0] for p in parts]), _digest(fname.encode(), parts)
         try:
             return getattr(se, fname)(*[p[0] for p in parts]), _digest(fname.encode(), parts)
         except Exception:
@@ -1101,6 +1111,7 @@ def _function_key(groups: list, flat: list, shapes: list, options: tuple) -> tup
     except TypeError:
         return None
     return key
+
 
 
 def _shape_and_values(exprs) -> tuple[tuple, list]:

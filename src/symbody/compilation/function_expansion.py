@@ -175,7 +175,8 @@ def expand_functions_in_eom(eom: EquationsOfMotion, backend: str = "llvm") -> Eq
 
 #: symengine node types that every compiled backend takes as they are (c_kernels' own list)
 _SYMENGINE_NODES = frozenset({"Add", "Mul", "Pow", "Symbol", "Integer", "Rational", "RealDouble",
-                              "Zero", "One", "NegativeOne", "Half"}
+                              "Zero", "One", "NegativeOne", "Half",
+                              "BooleanTrue", "BooleanFalse"}    # (a Piecewise's last condition)
                              | _c.NATIVE_NODES)
 
 

@@ -32,6 +32,7 @@ from ..errors import InputError
 from ..formulation.eom import CanonicalBlocks, EquationsOfMotion, SymengineDynamics
 from ..symengine_bridge import SympyConverter
 from .articulated_body import ArticulatedBody
+from .contact_methods import ContactMethods
 from .control import RobotControl
 from .dynamics import form_tree_dynamics, num
 from .general_dynamics import form_general_dynamics
@@ -57,9 +58,10 @@ def _ident(name: str) -> str:
     return s if s and not s[0].isdigit() else "_" + s
 
 
-class Robot(RobotControl):
+class Robot(ContactMethods, RobotControl):
     """A URDF robot: its equations, constants, names, SymPy System and scene; its frames,
-    Jacobians and dynamics terms as compiled functions (:class:`~.control.RobotControl`).
+    Jacobians and dynamics terms as compiled functions (:class:`~.control.RobotControl`);
+    ground contacts and joint controllers (:class:`~.contact_methods.ContactMethods`).
 
     Attributes
     ----------
@@ -99,6 +101,8 @@ class Robot(RobotControl):
         self.limits_act = bool(limits)
         self.urdf_path = urdf.path
         self.urdf_root = urdf.element
+        self.ground_contacts: tuple = ()
+        self.controllers: tuple = ()
         self._make_symbols()
         self.eom = self._form()
 
@@ -245,6 +249,7 @@ class Robot(RobotControl):
         # g_d = bias - Q, Q the generalized forces (inputs, damping, friction, limits)
         forces = self._generalized_forces(qs, us, taus, names)
         rest = [b - f for b, f in zip(dyn.bias, forces)]
+        rest = self._external_forces(rest, qs, us, names)   # ground contacts, controllers
         perm = self.speed_permutation
         mass = [[dyn.mass[a][b] for b in perm] for a in perm]
         rest = [rest[a] for a in perm]
@@ -282,9 +287,13 @@ class Robot(RobotControl):
             holonomic_names=self._holonomic_names)
         # every constant of the file, also those the equations do not depend on (a parameter
         # of the first body other than its inertia about the axis)
-        return EquationsOfMotion.from_blocks(blocks, specifieds=list(self.inputs),
-                                             constants=list(self.constants),
-                                             name=self.urdf.name or "robot")
+        eom = EquationsOfMotion.from_blocks(blocks, specifieds=list(self.inputs) + self._placeholders(),
+                                            constants=list(self.constants),
+                                            name=self.urdf.name or "robot")
+        if self.ground_contacts:
+            from .ground_contact import contact_records
+            eom.contacts = contact_records(self, qs, us, self._contact_symbol(names), names)
+        return eom
 
     def _generalized_forces(self, qs: list, us: list, taus: list, names: dict) -> list:
         """Q (tree order, symengine): the joint inputs tau minus the URDF damping D u and

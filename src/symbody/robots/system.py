@@ -88,7 +88,11 @@ def build_system(robot: Robot) -> SystemParts:
     """The SymPy System of ``robot`` (see the module docstring)."""
     with warnings.catch_warnings():
         warnings.filterwarnings("ignore", message=_PATHS)   # see system_eom
-        return _build_system(robot)
+        parts = _build_system(robot)
+        if robot.ground_contacts:          # the same contacts, by symbody.contact on the link frames
+            from .ground_contact import system_contacts
+            parts.system.add_loads(*[load for c in system_contacts(robot, parts) for load in c.to_loads()])
+        return parts
 
 
 def _build_system(robot: Robot) -> SystemParts:
@@ -172,6 +176,10 @@ def _build_system(robot: Robot) -> SystemParts:
             gen = gen + robot.inputs[robot.input_names.index(j.name)]
         if robot.joint_dynamics:
             gen = gen - _num(j.damping) * u - _num(j.friction) * sm.sign(u)
+        for controller in robot.controllers:       # a PD controller's torque (joint_control)
+            if j.name in controller.joints:
+                k = controller.joints.index(j.name)
+                gen = gen + controller.kp[k] * (controller.reference[k] - q) - controller.kd[k] * u
         if gen != 0:
             a = _vector(C, j.axis)
             if j.type == "prismatic":

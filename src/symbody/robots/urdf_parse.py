@@ -4,7 +4,8 @@
 :class:`UrdfJoint`) and checks what the dynamics needs: names, parents, numbers, joint
 types, inertias.  Every error is an :class:`~symbody.errors.InputError` naming the
 element (link or joint name) and its line.  Tags the dynamics does not use (visual,
-collision geometry, transmissions, gazebo) are kept in the element tree only.
+geometry, transmissions, gazebo) are kept in the element tree only; a link's
+``<collision>`` elements are read into :class:`UrdfCollision` records (ground contact).
 """
 
 from __future__ import annotations
@@ -20,7 +21,8 @@ import numpy as np
 
 from ..errors import InputError
 
-__all__ = ["InvalidInertiaWarning", "PointMassWarning", "XmlElement", "UrdfLink", "UrdfJoint", "UrdfModel", "parse_urdf", "rpy_matrix"]
+__all__ = ["InvalidInertiaWarning", "PointMassWarning", "XmlElement", "UrdfCollision", "UrdfLink",
+           "UrdfJoint", "UrdfModel", "parse_urdf", "rpy_matrix"]
 
 SUPPORTED_TYPES = ("revolute", "continuous", "prismatic", "planar", "floating", "fixed")
 
@@ -50,9 +52,29 @@ class XmlElement:
 
 
 @dataclass(frozen=True)
+class UrdfCollision:
+    """A ``<collision>`` of a link: ``kind`` "sphere" (size = (radius,)), "box" (x, y, z
+    edges), "cylinder" (radius, length; axis z), "capsule" (radius, length of the segment
+    between the two centres; axis z) or "mesh" (``filename``); its frame in the link frame
+    (``rotation`` 3x3, ``origin`` 3), ``name`` (or None) and ``line``.  A malformed one is
+    kind "invalid" with the ``error`` message (loading the robot does not need collision
+    geometry: the error is raised where it is used, by ``Robot.add_ground_contact``)."""
+
+    kind: str
+    size: tuple
+    rotation: np.ndarray
+    origin: np.ndarray
+    line: int
+    name: str | None = None
+    filename: str | None = None
+    error: str | None = None
+
+
+@dataclass(frozen=True)
 class UrdfLink:
     """A link: ``mass``, centre of mass ``com`` (3, in the link frame), ``inertia`` (3x3 about
-    the centre of mass, in the link frame), ``line``; massless when it has no <inertial>."""
+    the centre of mass, in the link frame), ``line``; massless when it has no <inertial>;
+    ``collisions``: its ``<collision>`` elements (:class:`UrdfCollision`, file order)."""
 
     name: str
     mass: float
@@ -60,6 +82,7 @@ class UrdfLink:
     inertia: np.ndarray
     line: int
     element: XmlElement
+    collisions: tuple = ()
 
 
 @dataclass(frozen=True)
@@ -199,12 +222,45 @@ class _Reader:
         return rpy_matrix(rpy), xyz
 
 
+_COLLISION_SIZES = {"sphere": ("radius",), "box": ("size",), "cylinder": ("radius", "length"),
+                    "capsule": ("radius", "length")}
+
+
+def _collision(rd: _Reader, what: str, el: XmlElement) -> UrdfCollision:
+    """One ``<collision>``: its geometry (positive sizes) and origin."""
+    R, xyz = rd.origin(what, el.find("origin"))
+    geometry = el.find("geometry")
+    shape = geometry.children[0] if geometry is not None and geometry.children else None
+    if shape is None:
+        rd.fail(what, el, "<collision> has no <geometry> (sphere, box, cylinder, capsule or mesh)")
+    if shape.tag == "mesh":
+        return UrdfCollision("mesh", (), R, xyz, el.line, el.get("name"), shape.get("filename"))
+    if shape.tag not in _COLLISION_SIZES:
+        rd.fail(what, shape, f"unknown collision geometry <{shape.tag}> (sphere, box, cylinder, "
+                "capsule or mesh)")
+    if shape.tag == "box":
+        size = tuple(rd.numbers(what, shape, "size", 3))
+    else:
+        size = tuple(float(rd.numbers(what, shape, key, 1)[0]) for key in _COLLISION_SIZES[shape.tag])
+    if not all(v > 0 for v in size) and not (shape.tag == "capsule" and size[0] > 0 and size[1] == 0):
+        rd.fail(what, shape, f"<{shape.tag}> needs positive sizes, got {size}")
+    return UrdfCollision(shape.tag, size, R, xyz, el.line, el.get("name"))
+
+
 def _link(rd: _Reader, el: XmlElement) -> UrdfLink:
     name = el.get("name")
     what = f"link {name!r}"
+    collisions = []
+    for i, c in enumerate(el.findall("collision")):
+        try:
+            collisions.append(_collision(rd, f"{what} <collision> {i}", c))
+        except InputError as exc:
+            collisions.append(UrdfCollision("invalid", (), np.eye(3), np.zeros(3), c.line,
+                                            c.get("name"), error=str(exc)))
+    collisions = tuple(collisions)
     inertial = el.find("inertial")
     if inertial is None:
-        return UrdfLink(name, 0.0, np.zeros(3), np.zeros((3, 3)), el.line, el)
+        return UrdfLink(name, 0.0, np.zeros(3), np.zeros((3, 3)), el.line, el, collisions)
     R, xyz = rd.origin(what, inertial.find("origin"))
     mel = inertial.find("mass")
     if mel is None:
@@ -219,7 +275,7 @@ def _link(rd: _Reader, el: XmlElement) -> UrdfLink:
         warnings.warn(f"{rd.where}, {what} (line {inertial.line}): <inertial> has a <mass> and no "
                       "<inertia>: read as a point mass at its <origin> (zero inertia about the "
                       "centre of mass), as Pinocchio reads it", PointMassWarning, stacklevel=4)
-        return UrdfLink(name, mass, xyz, np.zeros((3, 3)), el.line, el)
+        return UrdfLink(name, mass, xyz, np.zeros((3, 3)), el.line, el, collisions)
     v = {}
     for k in ("ixx", "ixy", "ixz", "iyy", "iyz", "izz"):     # all six required (URDF spec)
         v[k] = rd.number(what, iel, k)
@@ -240,7 +296,7 @@ def _link(rd: _Reader, el: XmlElement) -> UrdfLink:
                       f"{ev[0]:.6g}, {ev[1]:.6g}, {ev[2]:.6g} violate the triangle inequality "
                       f"({ev[0]:.6g} + {ev[1]:.6g} < {ev[2]:.6g}): no rigid body has them; used as "
                       "given", InvalidInertiaWarning, stacklevel=4)
-    return UrdfLink(name, mass, xyz, R @ Ic @ R.T, el.line, el)
+    return UrdfLink(name, mass, xyz, R @ Ic @ R.T, el.line, el, collisions)
 
 
 def _joint(rd: _Reader, el: XmlElement, links: dict) -> UrdfJoint:

@@ -129,13 +129,16 @@ def _geometry(element: ET.Element | None, what: str) -> Geometry:
         return Geometry("cylinder", (_positive(shape, "radius", what), _positive(shape, "length", what)))
     if shape.tag == "sphere":
         return Geometry("sphere", (_positive(shape, "radius", what),))
+    if shape.tag == "capsule":         # (not URDF's standard; drawn as a cylinder with its caps' length)
+        return Geometry("capsule", (_positive(shape, "radius", what), _positive(shape, "length", what)))
     if shape.tag == "mesh":
         filename = shape.get("filename")
         if not filename:
             raise InputError(f"{what}: <mesh> needs a filename")
         scale = _numbers(shape.get("scale"), 3, f"{what}: <mesh scale>", (1.0, 1.0, 1.0))
         return Geometry("mesh", (), filename, scale)     # type: ignore[arg-type]
-    raise InputError(f"{what}: unknown geometry <{shape.tag}>; URDF has box, cylinder, sphere and mesh")
+    raise InputError(f"{what}: unknown geometry <{shape.tag}>; URDF has box, cylinder, sphere and mesh "
+                     "(and capsule, read for contact)")
 
 
 def _rgba(material: ET.Element | None, materials: Mapping[str, tuple], what: str):
@@ -303,6 +306,9 @@ def _box_edges(geometry: Geometry) -> tuple[float, float, float] | None:
         return (2 * r, 2 * r, length)
     if geometry.kind == "sphere":
         return (2 * geometry.size[0],) * 3
+    if geometry.kind == "capsule":
+        r, length = geometry.size
+        return (2 * r, 2 * r, length + 2 * r)
     return None
 
 
@@ -363,6 +369,8 @@ def _shape(robot: RobotVisuals, visual: Visual, package_dirs, where: str
         return Sphere(g.size[0], color=color, opacity=opacity), None
     if g.kind == "cylinder":
         return Cylinder(g.size[1], g.size[0], color=color, opacity=opacity), None
+    if g.kind == "capsule":
+        return Cylinder(g.size[1] + 2 * g.size[0], g.size[0], color=color, opacity=opacity), None
     path = resolve_mesh(g.filename or "", robot.base_dir, package_dirs)
     suffix = Path(g.filename or "").suffix.lower().lstrip(".")
     if path is None or suffix not in MESH_FORMATS:

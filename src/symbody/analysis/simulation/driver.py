@@ -77,6 +77,7 @@ from .options import (
     time_span,
 )
 from .samples import Samples, build_trajectory
+from .stiffness import StiffnessMonitor
 from .strategy import ConstraintMode, Run, StopIntegration, ode_function
 
 __all__ = ["simulate", "MODES", "STATUS", "deprecated_keywords"]
@@ -242,6 +243,8 @@ def simulate(model: NumericModel, t_span: Sequence[float], x0: Any, p: Any, *,
     except StopIntegration as stop:
         raise InputError(f"initial state: {stop.message}") from None
     segments = _Segments(run, mode, monitor, samples, t_eval, bar, watcher)
+    # the method simulate chose itself gives way to Radau where the problem turns stiff
+    segments.stiffness = StiffnessMonitor.for_run(run.method, solver.method is None)
     if solver.dense_output:
         segments.steps = StepRecorder(run.method, model.N + model.o + model.e)
     # the linear algebra here is on small matrices, where BLAS threads only wait for each
@@ -249,6 +252,7 @@ def simulate(model: NumericModel, t_span: Sequence[float], x0: Any, p: Any, *,
     with _one_blas_thread():
         status, message = segments.integrate(y, solver.first_step)
         note = mode.finish(run, samples.T, samples.Y, [samples.partitions[i] for i in samples.pid])
+        note += segments.stiffness.note() if segments.stiffness is not None else ""
         if status == 0:
             message = _success_message(segments, note, tf)
         message = switch_note(samples, message)
@@ -338,7 +342,8 @@ def _prepare(model: NumericModel, span: tuple[float, float], x0: Any, p: Any,
     watcher = prepare_events(model, with_contact_events(model, events, P), P, r_fun)
     run = Run(model, P, r_fun, t0, tf, solver.rtol, atol, method=method,
               max_step=solver.max_step, max_num_steps=solver.max_num_steps)
-    run.options["exact_jacobian"] = solver.jacobian == "exact"
+    run.options["exact_jacobian"] = solver.jacobian != "finite-differences"
+    run.options["jacobian"] = solver.jacobian
     return run, x, watcher
 
 
@@ -449,6 +454,7 @@ class _Segments:
         self.chatter = ChatterWatch(run)   # a discontinuous force flipping at every step
         # where the constraint Jacobian loses rank the run goes on in full coordinates
         self.full_mode = AugmentedLagrangian() if monitor.active and monitor.switch else None
+        self.stiffness: StiffnessMonitor | None = None    # (see simulate)
         if self.full_mode is not None:
             monitor.rank_floor = ENTER_RANK
 
@@ -632,6 +638,9 @@ class _Segments:
             if again:
                 self.restarts += not full
                 return t_new, y_kept, part, _restart_step(stepper, single=t_a == t and not full)
+            if self.stiffness is not None and not full and self.stiffness.stiff(stepper):
+                run.method = self.stiffness.IMPLICIT
+                return t_new, y_kept, part, stepper.step_size
             t_a, y_a, g_a, e_a = t_new, y_kept, g_b, e_b
 
     def _check_start(self, t: float, y: np.ndarray, part: Partition) -> None:

@@ -258,22 +258,26 @@ def native_solver(model: Any, P: np.ndarray, method: str, R: np.ndarray | None =
     set of dependent speeds the state is in (default the model's own); another set, or many
     constraint rows (where the Python path solves by the null space of B_a), takes
     :mod:`~symbody.compilation.native_partition`'s right-hand side."""
-    if method not in _SCIPY:
+    if method not in _SCIPY and method != "Radau":
         return None
     L = model.layout
     own = partition is None or partition.dependent_speeds == model.default_partition.dependent_speeds
     if own and not (L.augmented and L.m >= REDUCED_KKT_MIN):
-        return native_solver_for(native_rhs(model, P, R), method)
+        return native_solver_for(native_rhs(model, P, R), method, implicit=True)
     part = model.default_partition if partition is None else partition
-    return native_solver_for(native_partition_rhs(model, P, part.u_ind_index, R), method)
+    return native_solver_for(native_partition_rhs(model, P, part.u_ind_index, R), method, implicit=True)
 
 
-def native_solver_for(native: Any, method: str) -> tuple[type, dict] | None:
+def native_solver_for(native: Any, method: str, implicit: bool = False) -> tuple[type, dict] | None:
     """(solver class, extra constructor arguments) for ``method`` with steps in compiled
     code calling the ready compiled right-hand side ``native`` (an object with the
     addresses ``function`` -- ``int f(plan, t, y, ydot)``, 0 when done -- and ``plan``,
     e.g. :class:`~symbody.compilation.native_rhs.NativeRHS`), or None when ``native`` is
-    None or the method cannot run there."""
+    None or the method cannot run there.  ``implicit``: Radau too (:mod:`.native_radau`; the
+    full-coordinate spans keep scipy's Radau)."""
+    if native is not None and method == "Radau" and implicit:
+        from .native_radau import radau_solver_for  # (the implicit method in C)
+        return radau_solver_for(native)
     if native is None or method not in _SCIPY:
         return None
     try:

@@ -35,7 +35,7 @@ __all__ = ["MODES", "Solver", "constraint_mode", "switch_threshold_value", "time
 MODES = ("auto", "none", "baumgarte", "project", "dae")
 
 
-JACOBIANS = ("exact", "finite-differences")
+JACOBIANS = ("auto", "exact", "finite-differences")
 METHODS = (*SCIPY_METHODS, "IDA")
 
 
@@ -47,14 +47,18 @@ class Solver:
     ----------
     method : scipy solver ("RK45", "DOP853", "RK23", "Radau", "BDF", "LSODA"; LSODA not
         with "project") or "IDA" for the "dae" mode.  None (default): "RK45" when
-        rtol >= 1e-5, otherwise "DOP853" ("IDA" for "dae").
+        rtol >= 1e-5, otherwise "DOP853" ("IDA" for "dae"), continued with "Radau" from where
+        the problem turns stiff (contact; :mod:`.stiffness`).
     rtol, atol : integration tolerances; ``atol`` one number or one per state (N + p + e).
     max_step, first_step : the largest step (default inf) and the first one (default: the
         solver's estimate), positive.
     max_num_steps : the run stops with status -1 after this many accepted steps.
-    jacobian : for the implicit methods ("Radau", "BDF", "LSODA"): "exact" (default), the
-        Jacobian ∂f/∂x from the compiled derivatives of the equations, or
-        "finite-differences", scipy's own estimate.
+    jacobian : for the implicit methods ("Radau", "BDF", "LSODA"): "exact", the Jacobian
+        ∂f/∂x from the compiled derivatives of the equations; "finite-differences", scipy's
+        own estimate (forward differences of the compiled right-hand side in C where Radau's
+        steps run in C); "auto" (default): forward differences in C where Radau's steps run in
+        C (n compiled evaluations: on Solo12 0.11 ms against 2.3 ms for the exact derivative
+        program from Python), the exact Jacobian otherwise.
     backwards : allow ``t_span`` with tf < t0 (integrate backwards in time); without it a
         reversed span is refused (InputError), so a swapped pair is not integrated silently.
     raise_on_failure : raise SimulationError (with ``.trajectory``, the samples computed
@@ -78,7 +82,7 @@ class Solver:
     max_step: float = math.inf
     first_step: float | None = None
     max_num_steps: int = 10_000_000
-    jacobian: str = "exact"
+    jacobian: str = "auto"
     backwards: bool = False
     raise_on_failure: bool = False
     progress: Any = None
@@ -109,7 +113,7 @@ class Solver:
         if isinstance(steps, bool) or not isinstance(steps, (int, np.integer)) or steps < 1:
             raise InputError(f"Solver(max_num_steps={steps!r}) must be a positive integer")
         if self.jacobian not in JACOBIANS:
-            raise InputError(f"Solver(jacobian={self.jacobian!r}); choose 'exact' or "
+            raise InputError(f"Solver(jacobian={self.jacobian!r}); choose 'auto', 'exact' or "
                              "'finite-differences'")
         for name in ("backwards", "raise_on_failure", "dense_output"):
             if not isinstance(getattr(self, name), (bool, np.bool_)):

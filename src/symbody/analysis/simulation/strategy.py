@@ -164,26 +164,39 @@ class ConstraintMode:
             kwargs["first_step"] = min(float(first_step), abs(run.tf - t))
         solver = SCIPY_METHODS[run.method]
         inputs = run.specifieds
-        if run.method in ("Radau", "BDF", "LSODA") and \
-                part.dependent_speeds == run.model.default_partition.dependent_speeds:
-            # implicit solvers: the exact Jacobian from the compiled derivative program
+        native = self._native_solver(run, part)
+        own = part.dependent_speeds == run.model.default_partition.dependent_speeds
+        compiled_jacobian = native is not None and run.method == "Radau" and \
+            run.options.get("jacobian", "auto") != "exact"
+        if native is not None:
+            solver, extra = native
+            kwargs.update(extra, on_evaluations=run.count_evaluations)
+            if run.method == "Radau":        # (its Jacobian carried over a restart)
+                kwargs["previous"] = run.options.get("radau_stepper")
+        if run.method in ("Radau", "BDF", "LSODA") and own and not compiled_jacobian:
+            # implicit solvers: the exact Jacobian from the compiled derivative program (the
+            # compiled Radau steps call it too with jacobian="exact")
             if "jac" not in run.options:
                 from .jacobian import jacobian_function
                 run.options["jac"] = (jacobian_function(run.model, run.constants, inputs)
                                       if run.options.get("exact_jacobian", True) else None)
             if run.options["jac"] is not None:
                 kwargs["jac"] = run.options["jac"]
-        if self.plain_rhs(run) and (inputs is None or isinstance(inputs, ConstantInputs)):
-            # the plain right-hand side of a model whose kernels are all generated C (and whose
-            # inputs, if any, are constant), in any dependent set: the same scipy solver with
-            # its steps taken in compiled code (see native_rk)
-            from .native_rk import native_solver
-            native = native_solver(run.model, run.constants, run.method,
-                                   None if inputs is None else inputs.values, part)
-            if native is not None:
-                solver, extra = native
-                kwargs.update(extra, on_evaluations=run.count_evaluations)
-        return solver(self.rhs(run, part), t, y.copy(), run.tf, **kwargs)
+        stepper = solver(self.rhs(run, part), t, y.copy(), run.tf, **kwargs)
+        if "previous" in kwargs:
+            run.options["radau_stepper"] = stepper
+        return stepper
+
+    def _native_solver(self, run: Run, part: Partition) -> tuple[type, dict] | None:
+        """The plain right-hand side of a model whose kernels are all generated C (and whose
+        inputs, if any, are constant), in any dependent set: the same scipy solver with its
+        steps taken in compiled code (see native_rk, native_radau), or None."""
+        inputs = run.specifieds
+        if not (self.plain_rhs(run) and (inputs is None or isinstance(inputs, ConstantInputs))):
+            return None
+        from .native_rk import native_solver
+        return native_solver(run.model, run.constants, run.method,
+                             None if inputs is None else inputs.values, part)
 
     def accept(self, run: Run, t: float, y: np.ndarray, part: Partition) -> tuple[np.ndarray, bool]:
         """(the state to keep after an accepted step at t, True to restart the stepper from it)."""
