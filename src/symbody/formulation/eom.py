@@ -214,10 +214,22 @@ class EquationsOfMotion:
     #: events the motion needs (a walker's heelstrike), set by the zoo entry these equations
     #: belong to; the exporters refuse to drop them unless told to (``events=False``)
     events: tuple = ()
-    #: the contacts the equations hold (:class:`~.contact_record.ContactRecord`, one per contact
-    #: point), collected by the formulation classes' ``to_eom`` from their loads; hand-derived
-    #: equations get them from ``with_contacts`` or ``symbody.compile(eom, contacts=[...])``
-    contacts: tuple = ()
+    _contacts: tuple = ()
+
+    @property
+    def contacts(self) -> tuple:
+        """The contacts the equations hold (:class:`~.contact_record.ContactRecord`, one per
+        contact point), collected by the formulation classes' ``to_eom`` from their loads;
+        hand-derived equations get them from ``with_contacts`` or ``symbody.compile(eom,
+        contacts=[...])``.  Setting them appends to ``constants`` the symbols of their
+        parameters the equations do not hold (μ and μ_s of exact friction), so that a run
+        gives them like any constant."""
+        return self._contacts
+
+    @contacts.setter
+    def contacts(self, records: Any) -> None:
+        self._contacts = tuple(records)
+        self.constants = tuple(self.constants) + _contact_constants(self._contacts, self.constants)
 
     def __init__(self, q_ind: Sequence, u_ind: Sequence, kinematic: sm.MatrixBase | Sequence,
                  dynamic: sm.MatrixBase | Sequence, *, constraints: ConstraintEquations | None = None,
@@ -327,7 +339,7 @@ class EquationsOfMotion:
         return state
 
     def __setstate__(self, state: dict) -> None:
-        for key in ("dynamic_mass", "dynamic_rest"):     # pickles of earlier versions
+        for key in ("dynamic_mass", "dynamic_rest", "contacts"):     # pickles of earlier versions
             if key in state:
                 state["_" + key] = state.pop(key)
         self.__dict__.update(state)
@@ -403,6 +415,7 @@ class EquationsOfMotion:
         self._specifieds_declared = strict
         if constants is None:
             self.constants = tuple(auto_const)
+            self.constants += _contact_constants(self.contacts, self.constants)
         else:
             cons = list(constants)
             missing = [s for s in auto_const if s not in cons]
@@ -840,3 +853,15 @@ def _check_dependent_columns(B: sm.Matrix, p: int, u_dep: Sequence, eq_name: str
             raise FormulationError(
                 f"{eq_name}[{i}] contains none of the dependent speeds {list(map(str, u_dep))}; "
                 "the dependent-speed block of the constraint Jacobian is singular")
+
+
+def _contact_constants(records: Sequence, known: Sequence) -> tuple:
+    """The symbols of the contacts' parameters (k, n, c, μ, μ_s, the depth limit) not in
+    ``known``, sorted by name: in exact mode μ and μ_s appear in the records only."""
+    found: set = set()
+    for rec in records:
+        for value in (rec.stiffness, rec.exponent, rec.damping, rec.friction_coefficient,
+                      rec.static_friction_coefficient, rec.max_penetration):
+            if value is not None:
+                found |= {s for s in sm.sympify(value).free_symbols if s != t}
+    return tuple(sorted(found - set(known), key=str))
