@@ -186,7 +186,8 @@ def _ball_parts():
     (dict(stiffness=1e4, restitution=-0.1, impact_speed=1.0), "restitution must be in [0, 1]"),
     (dict(stiffness=1e4, exponent=0.5), "exponent must be >= 1"),
     (dict(stiffness=1e4, damping=-1.0), "damping must be >= 0"),
-    (dict(stiffness=1e4, restitution=0.5), "impact_speed"),
+    (dict(stiffness=1e4, impact_speed=1.0), "impact_speed is used only with restitution"),
+    (dict(stiffness=1e4, restitution=0.5, friction=0.3, friction_mode="exact"), "impact_speed=v"),
     (dict(stiffness=1e4, friction_mode="magic", friction=0.3), "friction_mode"),
 ])
 def test_bad_parameters_name_the_contact(options, words):

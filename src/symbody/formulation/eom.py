@@ -395,7 +395,9 @@ class EquationsOfMotion:
         auto_spec = sorted((d for d in found_dyn if d not in known and d not in nc), key=_time_order)
         auto_const = sorted((s for s in found_sym if s not in nc), key=str)
         declared = list(declared)
-        strict = specifieds is not None or bool(extra) or bool(declared)
+        # extra states held constant between events (a contact's impact state) declare no inputs
+        strict = (specifieds is not None or any(d != 0 for d in self.extra_derivatives)
+                  or bool(declared))
         if not strict:
             self.specifieds = tuple(auto_spec)
         else:
