@@ -53,3 +53,37 @@ def test_exact_friction_coefficient_is_checked_with_the_runs_numbers(block):
     p = {"m": 1.0, "g": 9.81, "k": 1e5, "c": 0.5, "theta": 0.5, "mu": -0.2}
     with pytest.raises(InputError, match=r"contact 'slope': the friction coefficient mu = -0.2"):
         sb.simulate(model, (0.0, 1.0), _at_rest(0.5), p)
+
+
+def test_static_friction_coefficient_is_checked_with_the_runs_numbers():
+    x, h, ux, uh = me.dynamicsymbols("x h u_x u_h")
+    m, g, k, mu, mu_s = sm.symbols("m g k mu mu_s")
+    N = me.ReferenceFrame("N")
+    O = me.Point("O")
+    O.set_vel(N, 0)
+    P = O.locatenew("P", x * N.x + h * N.y)
+    P.set_vel(N, ux * N.x + uh * N.y)
+    floor = sb.contact.Contact(sb.contact.Plane(O, N.y), sb.contact.Sphere(P, 0), stiffness=k,
+                               friction=sb.contact.Friction(mu, static=mu_s), friction_mode="exact",
+                               name="floor")
+    km = sb.KanesMethod(N, [x, h], [ux, uh], kd_eqs=[x.diff() - ux, h.diff() - uh])
+    km.kanes_equations([me.Particle("block", P, m)], floor.to_loads() + [(P, -m * g * N.y)])
+    eom = km.to_eom()
+    assert {mu, mu_s} <= set(eom.constants)
+    model = sb.compile(eom)
+    p = {"m": 1.0, "g": 9.81, "k": 1e5, "mu": 0.3, "mu_s": -0.4}
+    with pytest.raises(InputError, match=r"contact 'floor': the static friction coefficient mu_s = -0.4"):
+        sb.simulate(model, (0.0, 0.1), {"x": 0.0, "h": 0.0, "u_x": 0.0, "u_h": 0.0}, p)
+
+
+def test_two_points_of_one_body_cannot_touch():
+    x, th = me.dynamicsymbols("x theta")
+    N = me.ReferenceFrame("N")
+    B = N.orientnew("B", "Axis", (th, N.z))
+    O = me.Point("O")
+    O.set_vel(N, 0)
+    P = O.locatenew("P", x * N.x)
+    Q = P.locatenew("Q", 0.2 * B.x)
+    with pytest.raises(InputError, match=r"contact 'points'.*fixed to each other"):
+        sb.contact.Contact(sb.contact.Sphere(P, 0, frame=B), sb.contact.Sphere(Q, 0, frame=B),
+                           stiffness=1.0, name="points")

@@ -68,7 +68,8 @@ def _check_parameters(model: NumericModel, P: np.ndarray) -> None:
     """The contacts' symbolic parameters with the run's constants (InputError naming the contact)."""
     values = dict(zip(model.constants, np.asarray(P, dtype=float)))
     checks = (("stiffness", 0.0, "the stiffness"), ("exponent", 1.0, "the exponent"),
-              ("damping", 0.0, "the damping"), ("friction_coefficient", 0.0, "the friction coefficient"))
+              ("damping", 0.0, "the damping"), ("friction_coefficient", 0.0, "the friction coefficient"),
+              ("static_friction_coefficient", 0.0, "the static friction coefficient"))
     for rec in model.contacts:
         for attr, low, what in checks:
             expr = getattr(rec, attr)
