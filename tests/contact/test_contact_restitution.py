@@ -98,3 +98,24 @@ def test_every_bounce_has_the_coefficient_of_restitution(e):
                           solver=sb.Solver(rtol=1e-11, atol=1e-13))
         lift = [ev for ev in sol.events if ev.name == "ground: lift-off"][0]
         assert lift.x[1] / v == pytest.approx(e, rel=1e-8)
+
+
+def test_hand_derived_equations_take_the_impact_state_with_the_contact():
+    """``compile(eom, contacts=[...])`` makes the impact state an extra state (not an input)."""
+    z, w = me.dynamicsymbols("z w")
+    m, g, k, r = sm.symbols("m g k r")
+    N = me.ReferenceFrame("N")
+    O = me.Point("O")
+    O.set_vel(N, 0)
+    P = O.locatenew("P", z * N.z)
+    P.set_vel(N, w * N.z)
+    contact = sb.contact.Contact(sb.contact.Plane(O, N.z), sb.contact.Sphere(P, r), stiffness=k,
+                                 restitution=0.6, name="ground")
+    push = contact.to_loads()[0].force.dot(N.z)
+    eom = sb.EquationsOfMotion([z], [w], [z.diff() - w], [m * w.diff() - push + m * g])
+    model = sb.compile(eom, contacts=[contact])
+    assert model.specifieds == () and str(model.states[-1]) == "ground_impact_slowness(t)"
+    sol = sb.simulate(model, (0.0, 0.5), {z: R + 0.01, w: -2.0}, {m: M, g: 0.0, k: K, r: R},
+                      solver=sb.Solver(rtol=1e-11, atol=1e-13))
+    lift = [ev for ev in sol.events if ev.name == "ground: lift-off"][0]
+    assert lift.x[1] / 2.0 == pytest.approx(0.6, rel=1e-8)
