@@ -514,9 +514,9 @@ class EquationsOfMotion:
         added = contact_records(contacts, self.kindiffdict)
         new = copy.copy(self)
         new.contacts = contact_records(tuple(self.contacts) + added)
-        impact = [s for rec in added for s in rec.impact_states if s not in new.extra_states]
+        impact = [s for rec in added for s in rec.impact_states if s not in self.extra_states]
         if impact:      # a restitution per impact: its state s = 1/v₀ (s' = 0, set at touchdown)
-            declared = [r for r in new.specifieds if r not in impact] if new._specifieds_declared else None
+            declared = [r for r in self.specifieds if r not in impact] if self._specifieds_declared else None
             new = new.with_extra_states({s: sm.S.Zero for s in impact}, specifieds=declared)
         return new
 
