@@ -67,6 +67,8 @@ def _apex(z, w):
 @pytest.mark.parametrize("e", [0.7, 0.4])
 def test_every_bounce_has_the_coefficient_of_restitution(e):
     eom, p = _ball(e)
+    with pytest.raises(sb.errors.InputError, match=r"contact 'ground'.*impact_speed"):
+        sb.OptimalControlProblem(eom, num_nodes=5, duration=1.0)    # no touchdown events there
     assert len(eom.extra_states) == 1 and str(eom.extra_states[0]) == "ground_impact_slowness(t)"
     model = sb.compile(eom)
     for h0 in (1.0, 0.3):
