@@ -141,14 +141,27 @@ def _inputs(model: NumericModel, r_fun: Callable | None, times: np.ndarray, X: n
     return R
 
 
+def _arguments(model: NumericModel) -> list:
+    """The contact kernels' arguments: t, q, u, the constants, the specifieds and, when the
+    model has them, the extra states (a per-impact restitution's impact states)."""
+    args = [TIME, list(model.coordinates), list(model.speeds), list(model.constants),
+            list(model.specifieds)]
+    return args + [list(model.extra_states)] if model.extra_states else args
+
+
+def _extra(model: NumericModel, X: np.ndarray) -> tuple:
+    """The extra states' columns of the states X (k, states), as the kernels' last argument."""
+    e = len(model.extra_states)
+    return (X[:, X.shape[1] - e:],) if e else ()
+
+
 def attach_contacts(traj: Trajectory, model: NumericModel, P: np.ndarray, r_fun: Callable | None) -> None:
     """Evaluate the contacts' quantities at the samples of ``traj`` into its outputs (module
     docstring)."""
     records = tuple(getattr(model, "contacts", ()) or ())
     if not records or not len(traj.t):
         return
-    args = [TIME, list(model.coordinates), list(model.speeds), list(model.constants),
-            list(model.specifieds)]
+    args = _arguments(model)
     exprs: list = []
     blocks = []                  # (start, number of tangent directions) of each record
     for rec in records:
@@ -160,7 +173,7 @@ def attach_contacts(traj: Trajectory, model: NumericModel, P: np.ndarray, r_fun:
     k = len(T)
     R = _inputs(model, r_fun, T, traj.x)
     Pk = np.broadcast_to(np.asarray(P, dtype=float), (k, len(P)))
-    values = np.asarray(f(T, Q, U, Pk, R), dtype=float).reshape(k, len(exprs))
+    values = np.asarray(f(T, Q, U, Pk, R, *_extra(model, traj.x)), dtype=float).reshape(k, len(exprs))
     work = _work(traj, model, records, P, r_fun)
     n = len(_SCALARS)
     for j, (rec, (a, d)) in enumerate(zip(records, blocks)):
@@ -189,7 +202,8 @@ def _work_between_samples(traj: Trajectory, model: NumericModel, power: Callable
     X = traj(times)
     R = _inputs(model, r_fun, times, np.atleast_2d(X))
     Pn = np.broadcast_to(np.asarray(P, dtype=float), (len(times), len(P)))
-    values = np.asarray(power(times, Q, U, Pn, R), dtype=float).reshape(k - 1, 4, n)
+    values = np.asarray(power(times, Q, U, Pn, R, *_extra(model, np.atleast_2d(X))),
+                        dtype=float).reshape(k - 1, 4, n)
     intervals = 0.5 * h[:, None] * np.einsum("j,ijn->in", weights, values)
     out[1:] = np.cumsum(intervals, axis=0)
     return out
@@ -200,9 +214,7 @@ def _work(traj: Trajectory, model: NumericModel, records: tuple, P: np.ndarray,
     """∫ P dt of each contact from the first sample to each sample (k, contacts)."""
     k = len(traj.t)
     steps = traj.steps
-    args = [TIME, list(model.coordinates), list(model.speeds), list(model.constants),
-            list(model.specifieds)]
-    f = make_function(args, [rec.power for rec in records], name="contact power")
+    f = make_function(_arguments(model), [rec.power for rec in records], name="contact power")
     if steps is None or not len(steps):
         return _work_between_samples(traj, model, f, P, r_fun, len(records))
     from numpy.polynomial import chebyshev as C
@@ -217,7 +229,7 @@ def _work(traj: Trajectory, model: NumericModel, records: tuple, P: np.ndarray,
     X = np.concatenate([Q, U[:, :model.p], W[:, N + o:]], axis=1)
     R = _inputs(model, r_fun, times, X)
     Pn = np.broadcast_to(np.asarray(P, dtype=float), (len(times), len(P)))
-    power = np.asarray(f(times, Q, U, Pn, R), dtype=float).reshape(S, nodes, len(records))
+    power = np.asarray(f(times, Q, U, Pn, R, *_extra(model, X)), dtype=float).reshape(S, nodes, len(records))
     x_nodes = 2.0 * s_nodes - 1.0
     # Chebyshev series of P in each step (exact interpolation at the nodes), integrated from -1
     coef = C.chebfit(x_nodes, power.transpose(1, 0, 2).reshape(nodes, S * len(records)), nodes - 1)

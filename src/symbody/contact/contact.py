@@ -82,9 +82,11 @@ class Contact:
         either order), or two Spheres.
     stiffness : k (N/m^n), >= 0.
     exponent : n >= 1 (1: a linear spring; 3/2: Hertz).
-    damping : Hunt-Crossley c (s/m), >= 0; or ``restitution`` e in [0, 1] with
-        ``impact_speed`` v (m/s): c such that a bounce at approach speed v has coefficient
-        of restitution e (:mod:`.normal_law`).
+    damping : Hunt-Crossley c (s/m), >= 0; or ``restitution`` e in (0, 1]: per impact,
+        c = 2 β(e) / (3 v₀) with v₀ the approach speed of the last touchdown (a state of the
+        equations the simulation sets there), so that every bounce has coefficient e; or
+        with ``impact_speed`` v (m/s) one c for all impacts, such that a bounce at approach
+        speed v has coefficient e (:mod:`.normal_law`).
     damping_law : "hunt-crossley" (default: F_n = k δⁿ max(0, 1 + 3/2 c δ')) or "linear"
         (F_n = max(0, k δⁿ + d δ'), ``damping`` d in N s/m: the book's jumper; with n = 1
         a linear spring-damper).  Both never pull.
@@ -132,12 +134,18 @@ class Contact:
             raise InputError(f"contact {label!r}: smoothing applies to the Hunt-Crossley law only "
                              f"(damping_law='hunt-crossley'), got damping_law={damping_law!r}")
         self.damping = self._damping(damping, restitution, impact_speed)
+        #: restitution per impact: the damping is 2 β(e) s / 3 with s = 1/v₀ of the last touchdown
+        self.per_impact = restitution is not None and impact_speed is None and self.damping != 0
         self.restitution = restitution
         if friction_mode not in FRICTION_MODES:
             raise InputError(f"contact {label!r}: friction_mode must be 'smooth' or 'exact', got "
                              f"{friction_mode!r}")
         self.friction: Friction | None = as_friction(friction, label, exact=friction_mode == "exact")
         self.friction_mode = friction_mode if self.friction is not None else "none"
+        if self.per_impact and self.friction_mode == "exact":
+            raise InputError(f"contact {label!r}: a restitution per impact (no impact_speed) is not "
+                             "available with friction_mode='exact' (its stick/slip engine does not carry "
+                             "the impact state); give impact_speed=v or damping=c")
         self.rolling_resistance = (None if rolling_resistance is None else
                                    _parameter(rolling_resistance, "the rolling resistance", label, 0.0))
         if isinstance(b, Plane) and not isinstance(a, Plane):
@@ -168,11 +176,8 @@ class Contact:
                                  f"{restitution!r}") from None
             if not 0.0 <= e <= 1.0:
                 raise InputError(f"contact {name!r}: restitution must be in [0, 1], got {restitution!r}")
-            if impact_speed is None:
-                raise InputError(
-                    f"contact {name!r}: restitution needs impact_speed=v, the approach speed at which a "
-                    "bounce has this coefficient (Hunt-Crossley damping gives less rebound at higher "
-                    "speeds; see symbody.contact.normal_law)")
+            if impact_speed is None:      # per impact: c = 2 β(e) s / 3, s = 1/v₀ set at touchdown
+                return damping_from_restitution(e, 1, name)
             return damping_from_restitution(e, impact_speed, name)
         if impact_speed is not None:
             raise InputError(f"contact {name!r}: impact_speed is used only with restitution")
@@ -220,13 +225,17 @@ class Contact:
 
     def _point(self, kin: PointKinematics, name: str) -> tuple[ContactRecord, list]:
         """The record and the loads of one contact point."""
+        damping, impact_states = self.damping, ()
+        if self.per_impact:
+            slowness = dynamicsymbols(f"{_identifier(name)}_impact_slowness")
+            damping, impact_states = damping * slowness, (slowness,)
         switching = [("contact", kin.gap)]
         if self.smoothing is not None:          # no kinks: touchdown and lift-off only reported
-            force, energy = smooth_hunt_crossley(self.stiffness, self.exponent, self.damping,
+            force, energy = smooth_hunt_crossley(self.stiffness, self.exponent, damping,
                                                  kin.gap, kin.gap_rate, self.smoothing)
         else:
             law = DAMPING_LAWS[self.damping_law]
-            force, energy, switch = law(self.stiffness, self.exponent, self.damping, kin.gap,
+            force, energy, switch = law(self.stiffness, self.exponent, damping, kin.gap,
                                         kin.gap_rate)
             if switch is not None:
                 switching.append(("damping", switch))
@@ -262,7 +271,8 @@ class Contact:
             static_friction_coefficient=(self.friction.static if self.friction_mode == "exact"
                                          and self.friction is not None else None),
             switching=tuple(switching), max_penetration=kin.max_penetration, elastic_energy=energy,
-            power=power, stiffness=self.stiffness, exponent=self.exponent, damping=self.damping)
+            power=power, stiffness=self.stiffness, exponent=self.exponent, damping=damping,
+            impact_states=impact_states)
         loads = [ContactForce(kin.point_b, force_vec, (record,)), ContactForce(kin.point_a, -force_vec)]
         if torque is not None:
             loads += [ContactTorque(kin.frame_b, torque), ContactTorque(kin.frame_a, -torque)]

@@ -21,10 +21,16 @@ energy, and with β = 3/2 c v
 whatever the mass, stiffness and exponent (the clip at 1 + 3/2 c δ' = 0 is never reached
 in a free impact: it would take an infinite depth).  The coefficient of restitution e
 falls from 1 (β = 0) towards 0 (β -> infinity; e ≈ 1 - 2β/3 = 1 - c v for small c v,
-the relation Simbody's documentation quotes).  ``restitution=e`` with ``impact_speed=v``
-sets c = 2 β(e) / (3 v), β(e) the root of the relation above (Brent's method):
-a bounce at approach speed v has coefficient e exactly (apart from the gravity acting
-during the contact).  At other speeds it differs: less rebound at higher speeds.
+the relation Simbody's documentation quotes).  Since e depends on c and v only through
+β = 3/2 c v, ``restitution=e`` alone sets the damping of each impact from that impact's
+touchdown speed v₀: c = 2 β(e) / (3 v₀), β(e) the root of the relation above (Brent's
+method), so that every bounce has coefficient e exactly (apart from the gravity acting
+during the contact), slow or fast.  The contact carries s = 1/v₀ as a state of the
+equations (``<name>_impact_slowness``, s' = 0) that the simulation sets to -1/g' at each
+touchdown event; it starts at 0 (undamped until the first touchdown) unless the initial
+state gives it.  ``restitution=e`` with ``impact_speed=v`` sets one c = 2 β(e) / (3 v)
+for all impacts: a bounce at approach speed v has coefficient e, at other speeds it
+differs (less rebound at higher speeds).
 (Lankarani & Nikravesh 1990, c = (1 - e²)/(2 v), and Flores et al. 2011,
 c = 16 (1 - e)/(15 e v), approximate the same relation for e near 1 and over [0, 1].)
 """

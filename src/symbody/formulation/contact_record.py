@@ -25,7 +25,7 @@ import sympy as sm
 from ..errors import FormulationError
 
 __all__ = ["ContactRecord", "FRICTION_MODES", "contact_records", "records_of_loads", "record_of_load",
-           "with_placeholders"]
+           "with_placeholders", "with_impact_states"]
 
 #: the friction modes a record can carry ("none": frictionless)
 FRICTION_MODES = ("none", "smooth", "exact")
@@ -98,6 +98,12 @@ class ContactRecord:
         of the inputs, E the mechanical energy without the contacts' springs.
     stiffness, exponent, damping : expressions
         The normal law's k, n and c (damping c in s/m; 0 without damping).
+    impact_states : tuple of dynamicsymbols
+        A restitution given per impact (``Contact(restitution=e)`` without
+        ``impact_speed``): (s,), s(t) = 1/v₀ the slowness of the last touchdown, a state
+        of the equations (s' = 0, the formulation classes add it to ``extra_states``) that
+        the simulation sets to -1/g' at each touchdown; the damping is c = 2 β(e) s / 3.
+        Else ().
     """
 
     name: str
@@ -117,6 +123,7 @@ class ContactRecord:
     stiffness: sm.Expr = field(default=sm.S.Zero)
     exponent: sm.Expr = field(default=sm.S.One)
     damping: sm.Expr = field(default=sm.S.Zero)
+    impact_states: tuple = ()
 
     def __post_init__(self) -> None:
         if not isinstance(self.name, str) or not self.name:
@@ -133,7 +140,7 @@ class ContactRecord:
     SCALARS = ("gap", "gap_rate", "normal_force", "friction_coefficient",
                "static_friction_coefficient", "max_penetration",
                "elastic_energy", "power", "stiffness", "exponent", "damping")
-    TUPLES = ("friction_force", "slip_velocity", "friction_placeholders")
+    TUPLES = ("friction_force", "slip_velocity", "friction_placeholders", "impact_states")
 
     def expressions(self) -> dict[str, Any]:
         """Every expression of the record by field name (scalars, tuples, and ``switching``
@@ -154,7 +161,7 @@ class ContactRecord:
 
         changes: dict[str, Any] = {k: sub(getattr(self, k)) for k in self.SCALARS}
         changes.update({k: tuple(sub(e) for e in getattr(self, k)) for k in self.TUPLES
-                        if k != "friction_placeholders"})
+                        if k not in ("friction_placeholders", "impact_states")})
         changes["switching"] = tuple((n, sub(e)) for n, e in self.switching)
         return replace(self, **changes)
 
@@ -237,3 +244,18 @@ def with_placeholders(specifieds: Iterable | None, records: Iterable[ContactReco
     for rec in records:
         out += [f for f in rec.friction_placeholders if f not in out]
     return out
+
+
+def with_impact_states(extra_states: Any, records: Iterable[ContactRecord]) -> Any:
+    """``extra_states`` (as ``to_eom`` takes them) with the records' impact states s (s' = 0,
+    set at touchdown by the simulation) added."""
+    impact = {s: sm.S.Zero for rec in records for s in rec.impact_states}
+    if not impact:
+        return extra_states
+    if extra_states is None:
+        return impact
+    if isinstance(extra_states, Mapping):
+        return {**extra_states, **impact}
+    if isinstance(extra_states, (list, tuple)):
+        return [*extra_states, impact]
+    return [extra_states, impact]

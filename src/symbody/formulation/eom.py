@@ -222,10 +222,22 @@ class EquationsOfMotion:
     #: events the motion needs (a walker's heelstrike), set by the zoo entry these equations
     #: belong to; the exporters refuse to drop them unless told to (``events=False``)
     events: tuple = ()
-    #: the contacts the equations hold (:class:`~.contact_record.ContactRecord`, one per contact
-    #: point), collected by the formulation classes' ``to_eom`` from their loads; hand-derived
-    #: equations get them from ``with_contacts`` or ``symbody.compile(eom, contacts=[...])``
-    contacts: tuple = ()
+    _contacts: tuple = ()
+
+    @property
+    def contacts(self) -> tuple:
+        """The contacts the equations hold (:class:`~.contact_record.ContactRecord`, one per
+        contact point), collected by the formulation classes' ``to_eom`` from their loads;
+        hand-derived equations get them from ``with_contacts`` or ``symbody.compile(eom,
+        contacts=[...])``.  Setting them appends to ``constants`` the symbols of their
+        parameters the equations do not hold (μ and μ_s of exact friction), so that a run
+        gives them like any constant."""
+        return self._contacts
+
+    @contacts.setter
+    def contacts(self, records: Any) -> None:
+        self._contacts = tuple(records)
+        self.constants = tuple(self.constants) + _contact_constants(self._contacts, self.constants)
 
     def __init__(self, q_ind: Sequence, u_ind: Sequence, kinematic: sm.MatrixBase | Sequence,
                  dynamic: sm.MatrixBase | Sequence, *, constraints: ConstraintEquations | None = None,
@@ -335,7 +347,7 @@ class EquationsOfMotion:
         return state
 
     def __setstate__(self, state: dict) -> None:
-        for key in ("dynamic_mass", "dynamic_rest"):     # pickles of earlier versions
+        for key in ("dynamic_mass", "dynamic_rest", "contacts"):     # pickles of earlier versions
             if key in state:
                 state["_" + key] = state.pop(key)
         self.__dict__.update(state)
@@ -391,7 +403,9 @@ class EquationsOfMotion:
         auto_spec = sorted((d for d in found_dyn if d not in known and d not in nc), key=_time_order)
         auto_const = sorted((s for s in found_sym if s not in nc), key=str)
         declared = list(declared)
-        strict = specifieds is not None or bool(extra) or bool(declared)
+        # extra states held constant between events (a contact's impact state) declare no inputs
+        strict = (specifieds is not None or any(d != 0 for d in self.extra_derivatives)
+                  or bool(declared))
         if not strict:
             self.specifieds = tuple(auto_spec)
         else:
@@ -411,6 +425,7 @@ class EquationsOfMotion:
         self._specifieds_declared = strict
         if constants is None:
             self.constants = tuple(auto_const)
+            self.constants += _contact_constants(self.contacts, self.constants)
         else:
             cons = list(constants)
             missing = [s for s in auto_const if s not in cons]
@@ -507,6 +522,10 @@ class EquationsOfMotion:
         added = contact_records(contacts, self.kindiffdict)
         new = copy.copy(self)
         new.contacts = contact_records(tuple(self.contacts) + added)
+        impact = [s for rec in added for s in rec.impact_states if s not in self.extra_states]
+        if impact:      # a restitution per impact: its state s = 1/v₀ (s' = 0, set at touchdown)
+            declared = [r for r in self.specifieds if r not in impact] if self._specifieds_declared else None
+            new = new.with_extra_states({s: sm.S.Zero for s in impact}, specifieds=declared)
         return new
 
     @classmethod
@@ -848,3 +867,15 @@ def _check_dependent_columns(B: sm.Matrix, p: int, u_dep: Sequence, eq_name: str
             raise FormulationError(
                 f"{eq_name}[{i}] contains none of the dependent speeds {list(map(str, u_dep))}; "
                 "the dependent-speed block of the constraint Jacobian is singular")
+
+
+def _contact_constants(records: Sequence, known: Sequence) -> tuple:
+    """The symbols of the contacts' parameters (k, n, c, μ, μ_s, the depth limit) not in
+    ``known``, sorted by name: in exact mode μ and μ_s appear in the records only."""
+    found: set = set()
+    for rec in records:
+        for value in (rec.stiffness, rec.exponent, rec.damping, rec.friction_coefficient,
+                      rec.static_friction_coefficient, rec.max_penetration):
+            if value is not None:
+                found |= {s for s in sm.sympify(value).free_symbols if s != t}
+    return tuple(sorted(found - set(known), key=str))

@@ -38,7 +38,7 @@ from ._linear_equations import (
 from ._method_attributes import MethodAttributes
 from ._symengine_kinematics import ChainRule, SymbolMap
 from .body_inertias import body_inertias
-from .contact_record import contact_records, records_of_loads, with_placeholders
+from .contact_record import contact_records, records_of_loads, with_impact_states, with_placeholders
 from .eom import CanonicalBlocks, EquationsOfMotion, SymengineDynamics
 from .linearization_data import KaneLinearizationData
 
@@ -743,7 +743,8 @@ class KanesMethod(MethodAttributes):
             M_d=M_d, g_d=g_d, reduced=False, auxiliary=aux, noncontributing=noncontributing or (),
             dynamic_se=dynamic_se)
         specifieds = with_placeholders(specifieds, records_of_loads(self._forcelist))
-        eom = EquationsOfMotion.from_blocks(blocks, specifieds=specifieds, extra_states=extra_states,
+        eom = EquationsOfMotion.from_blocks(blocks, specifieds=specifieds, extra_states=with_impact_states(
+            extra_states, records_of_loads(self._forcelist)),
                                              name=name)
         eom.body_inertias = body_inertias(self._bodies)
         eom.contacts = contact_records(records_of_loads(self._forcelist), eom.kindiffdict)

@@ -36,7 +36,7 @@ from ..symengine_bridge import DESCEND, SympyConverter, fold_dag, symengine_node
 from ._linear_equations import as_column, as_symbol_list
 from ._method_attributes import MethodAttributes
 from .body_inertias import body_inertias
-from .contact_record import contact_records, records_of_loads, with_placeholders
+from .contact_record import contact_records, records_of_loads, with_impact_states, with_placeholders
 from .eom import CanonicalBlocks, EquationsOfMotion
 from .linearization_data import LagrangeLinearizationData
 
@@ -881,7 +881,8 @@ class LagrangesMethod(MethodAttributes):
         blocks = CanonicalBlocks(q_ind=qi_list, q_dep=qd_list, u_ind=ui_list, u_dep=ud_list,
                                  u_aux=[], **blocks)
         specifieds = with_placeholders(specifieds, records_of_loads(self._forcelist))
-        eom = EquationsOfMotion.from_blocks(blocks, specifieds=specifieds, extra_states=extra_states,
+        eom = EquationsOfMotion.from_blocks(blocks, specifieds=specifieds, extra_states=with_impact_states(
+            extra_states, records_of_loads(self._forcelist)),
                                              name=name)
         eom.body_inertias = body_inertias(self._bodies)
         eom.contacts = contact_records(records_of_loads(self._forcelist), eom.kindiffdict)

@@ -192,6 +192,12 @@ class ProblemStatement:
         self.t0 = float(t0)
         self.duration_symbol, self.duration = _duration(duration)
 
+        for rec in getattr(eom, "contacts", ()) or ():
+            if rec.impact_states:      # set at touchdown events, which a transcription does not have
+                raise InputError(f"contact {rec.name!r}: a restitution per impact (no impact_speed) needs "
+                                 "the simulation's touchdown events; for optimal control give the "
+                                 "contact damping=c or restitution=e with impact_speed=v")
+
         # symbols of the model
         self.coordinates = tuple(eom.q)
         self.speeds = tuple(eom.u)

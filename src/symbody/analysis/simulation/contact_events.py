@@ -10,7 +10,9 @@ step's dense output like any event, with no action: the next segment starts ther
 step straddles a kink, explicit and implicit methods alike).  They are listed in
 ``trajectory.events`` as "<contact>: touchdown", "<contact>: lift-off" and
 "<contact>: damping zero"; kinks at one instant (a box landing flat on two corners at once)
-make one segment break, recorded under the first contact's name.
+make one segment break, recorded under the first contact's name.  A restitution given per
+impact (a record with ``impact_states``) makes the touchdown set the impact state s = 1/v₀,
+v₀ = -g' the approach speed (the record's ``x_after``), before the next segment starts.
 
 A record's ``max_penetration`` (a sphere's radius) gives one more event: a penetration
 deeper than it means the compliant model has left its range, and the run stops there with
@@ -30,7 +32,9 @@ import numpy as np
 import sympy as sm
 
 from ...errors import InputError
+from ...formatting import symbol_name
 from ..events import Event, EventRecord
+from .dependent_set import remap
 from .strategy import StopIntegration
 
 if TYPE_CHECKING:
@@ -64,7 +68,8 @@ def _check_parameters(model: NumericModel, P: np.ndarray) -> None:
     """The contacts' symbolic parameters with the run's constants (InputError naming the contact)."""
     values = dict(zip(model.constants, np.asarray(P, dtype=float)))
     checks = (("stiffness", 0.0, "the stiffness"), ("exponent", 1.0, "the exponent"),
-              ("damping", 0.0, "the damping"), ("friction_coefficient", 0.0, "the friction coefficient"))
+              ("damping", 0.0, "the damping"), ("friction_coefficient", 0.0, "the friction coefficient"),
+              ("static_friction_coefficient", 0.0, "the static friction coefficient"))
     for rec in model.contacts:
         for attr, low, what in checks:
             expr = getattr(rec, attr)
@@ -94,7 +99,7 @@ def contact_events(model: NumericModel, P: np.ndarray) -> list[Event]:
         switching = dict(rec.switching)
         gap = switching.get("contact", rec.gap)
         touchdown = f"{rec.name}: touchdown"
-        out.append(SegmentBreak(gap, name=touchdown, direction=-1))
+        out.append(SegmentBreak(gap, name=touchdown, direction=-1, action=_impact_action(rec)))
         out.append(SegmentBreak(gap, name=f"{rec.name}: lift-off", direction=1))
         damping = switching.get("damping")
         if damping is not None:
@@ -108,6 +113,26 @@ def contact_events(model: NumericModel, P: np.ndarray) -> list[Event]:
                 out.append(ContactDepth(rec.gap + limit, name=f"{rec.name}: too deep", direction=-1,
                                         contact=rec.name, limit=limit))
     return out
+
+
+def _impact_action(rec: Any) -> dict | None:
+    """A per-impact restitution's touchdown action: the impact state s = 1/v₀, v₀ = -g' the
+    approach speed (0, no damping, for a touchdown without approach)."""
+    if not rec.impact_states:
+        return None
+    rate = sm.sympify(rec.gap_rate)
+    return {s: sm.Piecewise((-1 / rate, rate < 0), (0, True)) for s in rec.impact_states}
+
+
+def impact_states_at_rest(model: NumericModel, x0: Any) -> Any:
+    """``x0`` with the contacts' impact states (s = 1/v₀ of the last touchdown) set to 0 (no
+    impact yet: undamped until the first touchdown) where a dict does not give them."""
+    states = [s for rec in getattr(model, "contacts", ()) or () for s in rec.impact_states]
+    if not states or not isinstance(x0, dict):
+        return x0
+    given = {k if isinstance(k, str) else symbol_name(k) for k in x0}
+    missing = {s: 0.0 for s in states if symbol_name(s) not in given and s not in x0}
+    return {**x0, **missing} if missing else x0
 
 
 def with_contact_events(model: NumericModel, events: Any, P: np.ndarray) -> Any:
@@ -153,7 +178,17 @@ def break_segment(segments: Any, i: int, t_e: float, dense: Any, part: Any, h: f
     y_e = mode.output(run, t_e, y_e, part)
     if segments.t_eval is None and t_e != samples.last_t:
         samples.add(t_e, y_e)
-    segments.records.append(EventRecord(watcher.names[i], t_e, model_state(t_e, y_e, part)))
+    x_e = model_state(t_e, y_e, part)
+    x_new = watcher.apply_action(i, t_e, x_e) if event.action is not None else None
+    if x_new is not None:            # a per-impact restitution's impact state
+        segments.records.append(EventRecord(watcher.names[i], t_e, x_e, x_new.copy()))
+        model = run.model
+        y_e = x_new if part == model.default_partition else \
+            remap(model, t_e, x_new, run.constants, model.default_partition, part)
+        if segments.t_eval is None:
+            samples.add(t_e, y_e)
+    else:
+        segments.records.append(EventRecord(watcher.names[i], t_e, x_e))
     if segments.direction * (run.tf - t_e) <= 0:
         return None
     return t_e, y_e, part, max(0.5 * abs(h), 1e-12 * max(1.0, abs(t_e)))

@@ -62,6 +62,7 @@ from .contact_events import (
     DEPTH_STATUS,
     break_segment,
     contact_indices,
+    impact_states_at_rest,
     is_contact_event,
     with_contact_events,
 )
@@ -326,6 +327,7 @@ def _prepare(model: NumericModel, span: tuple[float, float], x0: Any, p: Any,
              outputs: Any) -> tuple[Run, np.ndarray, PreparedEvents | None]:
     """The checked problem: (Run, the consistent initial state, the prepared events)."""
     t0, tf = span
+    x0 = impact_states_at_rest(model, x0)
     method = mode.integrator(model, solver.method, solver.rtol)
     n_states = len(model.states)
     atol_arr = np.asarray(solver.atol, dtype=float)

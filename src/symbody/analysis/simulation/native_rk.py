@@ -211,6 +211,11 @@ class CompiledRungeKutta(OdeSolver):
         """The step the solver tries next."""
         return self.solver.h_abs
 
+    @property
+    def f(self) -> np.ndarray:
+        """f(t, y) at the current state (the held solver's; read by the stiffness test)."""
+        return self.solver.f
+
     def _step_impl(self):
         solver = self.solver
         y = np.ascontiguousarray(solver.y, dtype=float)
