@@ -18,6 +18,9 @@ each query is one of
   speeds by name (OpenSim's Coordinate.getValue / getSpeedValue);
 - ``{"kind": "function", "xml": ..., "x": [...]}``: an OpenSim Function read from XML by
   OpenSim and evaluated (calcValue);
+- ``{"kind": "muscles", "Q": [...], "names": [...], "coordinates": [...]}``: the muscles'
+  path lengths and moment arms about the named coordinates (forces kept: pass
+  ``"without_forces": false``);
 - ``{"kind": "integrate", "Q": [...], "U": [...], "t": tf, "accuracy": a}``: the state
   after OpenSim's Manager integrated to tf (``Q``, ``U``, ``energy``).
 """
@@ -95,6 +98,22 @@ def _function(osim, xml: str, xs: list) -> list:
         return [f.calcValue(osim.Vector(1, float(x))) for x in xs]
 
 
+def _muscles(osim, m, s, qy) -> dict:
+    """Path lengths (getLength) and moment arms (computeMomentArm, muscles x coordinates)."""
+    qv = s.updQ()
+    for i, v in enumerate(qy["Q"]):
+        qv.set(i, float(v))
+    s.setU(osim.Vector(s.getNU(), 0.0))
+    m.realizePosition(s)
+    cs = m.getCoordinateSet()
+    lengths, arms = [], []
+    for name in qy["names"]:
+        pa = osim.PathActuator.safeDownCast(m.getForceSet().get(name))
+        lengths.append(pa.getLength(s))
+        arms.append([pa.computeMomentArm(s, cs.get(c)) for c in qy["coordinates"]])
+    return {"lengths": lengths, "moment_arms": arms}
+
+
 def answer(request: dict) -> list:
     import opensim as osim
 
@@ -146,6 +165,8 @@ def answer(request: dict) -> list:
             m.realizeAcceleration(sf)
             out.append({"Q": _vec(sf.getQ()), "U": _vec(sf.getU()),
                         "energy": m.calcKineticEnergy(sf) + m.calcPotentialEnergy(sf)})
+        elif kind == "muscles":
+            out.append(_muscles(osim, m, s, qy))
         else:
             raise ValueError(f"unknown query {kind!r}")
     return out
