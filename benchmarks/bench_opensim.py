@@ -73,6 +73,7 @@ def _errors(model, nm, osim, m, s, states: int, row: dict) -> dict:
 
 def one(path: str, states: int) -> dict:
     """Check one model in this process; a dict of the row."""
+    import numpy as np
     import opensim as osim
     from symbody.errors import SymbodyError
     from symbody.opensim import load_opensim
@@ -110,7 +111,8 @@ def one(path: str, states: int) -> dict:
     nm = model.numeric_model
     p = nm.constants_array(model.constants)
     x0 = nm.consistent_state(model.default_state(), p) if model.q_dep else model.default_state()
-    nm.rhs(0.0, x0, p)
+    x0 = np.concatenate([x0, np.full(nm.layout.e, 0.5)])     # muscles' activations, if any
+    nm.rhs(0.0, x0, p, np.zeros(nm.layout.s))                # excitations and controls
     row["compile"] = time.perf_counter() - t0
     row.update(_errors(model, nm, osim, m, s, states, row))
     if max(row["velocity"], row["udot"]) > 1e-9:

@@ -70,3 +70,27 @@ def test_compliant_tendon_is_left_out_by_name(degroote_gait):
         model = load_opensim(text)
     assert len(model.muscle_names) == 17
     assert any("compliant tendon" in x.reason for x in model.left_out)
+
+
+@needs_opensim
+def test_coordinate_actuators_agree_with_opensim(tmp_path):
+    """CoordinateActuators (tau = optimal_force * control) on Arm26's two coordinates."""
+    out = tmp_path / "arm26_actuated.osim"
+    ask_opensim(DATA / "arm26.osim", [{"kind": "actuated_model", "out": str(out),
+                                       "optimal_force": 7.5}])
+    model = load_opensim(out)
+    assert [str(s.func) for s in model.eom.specifieds] == [
+        f"control_act_{c}" for c in model.coordinate_names]
+    nm = model.numeric_model
+    p = nm.constants_array(model.constants)
+    rng = np.random.default_rng(2)
+    q, u, c = model.random_coordinates(rng), rng.uniform(-2, 2, 2), rng.uniform(-3, 3, 2)
+    Q, U = model.to_opensim_state(q, u)
+    controls = {f"act_{n}": float(v) for n, v in zip(model.coordinate_names, c)}
+    ans = ask_opensim(out, [{"kind": "derivatives", "Q": Q.tolist(), "U": U.tolist(),
+                             "activations": {}, "excitations": controls}],
+                      without_forces=False)[0]
+    udot = np.array(ans["udot"])[list(model.simbody_index)]
+    xdot = nm.rhs(0.0, np.concatenate([q, u]), p, c)
+    assert np.abs(xdot[2:] - udot).max() <= 1e-9 * np.abs(udot).max()
+    assert np.abs(nm.rhs(0.0, np.concatenate([q, u]), p, 0 * c)[2:] - udot).max() > 1e-2

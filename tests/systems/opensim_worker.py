@@ -24,7 +24,10 @@ each query is one of
 - ``{"kind": "degroote_model", "out": path}``: the model with its muscles replaced by
   rigid-tendon DeGrooteFregly2016Muscles (``replaceMuscles``), written to ``out``;
 - ``{"kind": "derivatives", "Q", "U", "activations": {muscle: a}, "excitations": {...}}``:
-  q', u' and the activations' derivatives (forces kept);
+  q', u' and the activations' derivatives (forces kept; excitations: the controls of any
+  actuators by name);
+- ``{"kind": "actuated_model", "out": path, "optimal_force": f}``: the model without its
+  forces and with a CoordinateActuator ``act_<coordinate>`` on each coordinate, to ``out``;
 - ``{"kind": "integrate", "Q": [...], "U": [...], "t": tf, "accuracy": a}``: the state
   after OpenSim's Manager integrated to tf (``Q``, ``U``, ``energy``).
 """
@@ -132,6 +135,20 @@ def _degroote_model(osim, path: str, out: str) -> str:
     return out
 
 
+def _actuated_model(osim, path: str, out: str, optimal_force: float) -> str:
+    """The model without its forces, a CoordinateActuator on each coordinate, to ``out``."""
+    m = osim.Model(path)
+    m.updForceSet().clearAndDestroy()
+    for c in m.getCoordinateSet():
+        act = osim.CoordinateActuator(c.getName())
+        act.setName(f"act_{c.getName()}")
+        act.setOptimalForce(optimal_force)
+        m.addForce(act)
+    m.finalizeConnections()
+    m.printToXML(out)
+    return out
+
+
 def _derivatives(osim, m, s, qy) -> dict:
     """q', u' and the muscles' activation derivatives at Q, U with the given activations and
     excitations (by muscle name)."""
@@ -145,8 +162,9 @@ def _derivatives(osim, m, s, qy) -> dict:
         muscles.get(name).setActivation(s, float(a))
     m.realizeVelocity(s)
     controls = m.updControls(s)
+    actuators = m.getActuators()
     for name, e in qy["excitations"].items():
-        muscles.get(name).setControls(osim.Vector(1, float(e)), controls)
+        actuators.get(name).setControls(osim.Vector(1, float(e)), controls)
     m.setControls(s, controls)
     m.realizeAcceleration(s)
     adot = {n: m.getStateVariableDerivativeValue(s, muscles.get(n).getAbsolutePathString()
@@ -208,6 +226,8 @@ def answer(request: dict) -> list:
                         "energy": m.calcKineticEnergy(sf) + m.calcPotentialEnergy(sf)})
         elif kind == "degroote_model":
             out.append(_degroote_model(osim, request["path"], qy["out"]))
+        elif kind == "actuated_model":
+            out.append(_actuated_model(osim, request["path"], qy["out"], qy["optimal_force"]))
         elif kind == "derivatives":
             out.append(_derivatives(osim, m, s, qy))
         elif kind == "muscles":
