@@ -74,6 +74,7 @@ def _errors(model, nm, osim, m, s, states: int, row: dict) -> dict:
 def one(path: str, states: int) -> dict:
     """Check one model in this process; a dict of the row."""
     import numpy as np
+
     import opensim as osim
     from symbody.errors import SymbodyError
     from symbody.opensim import load_opensim
