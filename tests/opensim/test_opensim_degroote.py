@@ -94,3 +94,25 @@ def test_coordinate_actuators_agree_with_opensim(tmp_path):
     xdot = nm.rhs(0.0, np.concatenate([q, u]), p, c)
     assert np.abs(xdot[2:] - udot).max() <= 1e-9 * np.abs(udot).max()
     assert np.abs(nm.rhs(0.0, np.concatenate([q, u]), p, 0 * c)[2:] - udot).max() > 1e-2
+
+
+@needs_opensim
+def test_without_activation_dynamics_agrees_with_opensim(degroote_gait, tmp_path):
+    """ignore_activation_dynamics: the excitation is the activation (no state)."""
+    path = tmp_path / "no_activation_dynamics.osim"
+    path.write_text(degroote_gait.read_text().replace(
+        "<ignore_activation_dynamics>false</ignore_activation_dynamics>",
+        "<ignore_activation_dynamics>true</ignore_activation_dynamics>"))
+    model = load_opensim(path)
+    names = list(model.muscle_names)
+    assert model.eom.extra_states == () or not model.eom.extra_states
+    nm = model.numeric_model
+    rng = np.random.default_rng(8)
+    q, u, e = model.random_coordinates(rng), rng.uniform(-2, 2, 10), rng.uniform(0, 1, 18)
+    Q, U = model.to_opensim_state(q, u)
+    ans = ask_opensim(path, [{"kind": "derivatives", "Q": Q.tolist(), "U": U.tolist(),
+                              "activations": {}, "excitations": dict(zip(names, e.tolist()))}],
+                      without_forces=False)[0]
+    udot = np.array(ans["udot"])[list(model.simbody_index)]
+    xdot = nm.rhs(0.0, np.concatenate([q, u]), nm.constants_array(model.constants), e)
+    assert np.abs(xdot[10:] - udot).max() <= 1e-9 * np.abs(udot).max()
