@@ -34,13 +34,16 @@ print(json.dumps({
                       - ns["M_osim"][np.ix_(ns["order"], ns["order"])]).max()),
     "udot": float(np.abs(ns["xdot"][2:] - ns["udot_osim"]).max()),
     "inputs": len(ns["pendulum"].eom.specifieds),
+    "muscles": len(ns["gait"].muscle_names),
+    "elbow": [float(ns["sol_muscle"].q[0, 1]), float(ns["sol_muscle"].q[-1, 1])],
+    "activation": float(ns["sol_muscle"].x[-1, -1]),
 }))
 """
 
 
 @pytest.mark.skipif(not opensim_installed(), reason="opensim is not installed")
 def test_opensim_guide_runs(tmp_path):
-    for name in ("arm26.osim", "double_pendulum.osim"):
+    for name in ("arm26.osim", "double_pendulum.osim", "gait10dof18musc.osim"):
         shutil.copy(DATA / name, tmp_path / name)
     env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(ROOT / "src"),
                                                          os.environ.get("PYTHONPATH", "")]))
@@ -54,3 +57,6 @@ def test_opensim_guide_runs(tmp_path):
     assert got["M"] < 1e-12
     assert got["udot"] < 1e-9
     assert got["inputs"] == 2
+    assert got["muscles"] == 18
+    assert got["elbow"][1] > got["elbow"][0] + 0.1       # the biceps flexes the elbow
+    assert got["activation"] > 0.9

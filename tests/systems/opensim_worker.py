@@ -18,6 +18,16 @@ each query is one of
   speeds by name (OpenSim's Coordinate.getValue / getSpeedValue);
 - ``{"kind": "function", "xml": ..., "x": [...]}``: an OpenSim Function read from XML by
   OpenSim and evaluated (calcValue);
+- ``{"kind": "muscles", "Q": [...], "names": [...], "coordinates": [...]}``: the muscles'
+  path lengths and moment arms about the named coordinates (forces kept: pass
+  ``"without_forces": false``);
+- ``{"kind": "degroote_model", "out": path}``: the model with its muscles replaced by
+  rigid-tendon DeGrooteFregly2016Muscles (``replaceMuscles``), written to ``out``;
+- ``{"kind": "derivatives", "Q", "U", "activations": {muscle: a}, "excitations": {...}}``:
+  q', u' and the activations' derivatives (forces kept; excitations: the controls of any
+  actuators by name);
+- ``{"kind": "actuated_model", "out": path, "optimal_force": f}``: the model without its
+  forces and with a CoordinateActuator ``act_<coordinate>`` on each coordinate, to ``out``;
 - ``{"kind": "integrate", "Q": [...], "U": [...], "t": tf, "accuracy": a}``: the state
   after OpenSim's Manager integrated to tf (``Q``, ``U``, ``energy``).
 """
@@ -95,6 +105,74 @@ def _function(osim, xml: str, xs: list) -> list:
         return [f.calcValue(osim.Vector(1, float(x))) for x in xs]
 
 
+def _muscles(osim, m, s, qy) -> dict:
+    """Path lengths (getLength) and moment arms (computeMomentArm, muscles x coordinates)."""
+    qv = s.updQ()
+    for i, v in enumerate(qy["Q"]):
+        qv.set(i, float(v))
+    s.setU(osim.Vector(s.getNU(), 0.0))
+    m.realizePosition(s)
+    cs = m.getCoordinateSet()
+    lengths, arms = [], []
+    for name in qy["names"]:
+        pa = osim.PathActuator.safeDownCast(m.getForceSet().get(name))
+        lengths.append(pa.getLength(s))
+        arms.append([pa.computeMomentArm(s, cs.get(c)) for c in qy["coordinates"]])
+    return {"lengths": lengths, "moment_arms": arms}
+
+
+def _degroote_model(osim, path: str, out: str) -> str:
+    """The model with its muscles replaced by DeGrooteFregly2016Muscles (OpenSim's own
+    ``replaceMuscles``) with rigid tendons, written to ``out``."""
+    m = osim.Model(path)
+    osim.DeGrooteFregly2016Muscle.replaceMuscles(m)
+    for f in m.getForceSet():
+        mus = osim.DeGrooteFregly2016Muscle.safeDownCast(f)
+        if mus is not None:
+            mus.set_ignore_tendon_compliance(True)
+    m.finalizeConnections()
+    m.printToXML(out)
+    return out
+
+
+def _actuated_model(osim, path: str, out: str, optimal_force: float) -> str:
+    """The model without its forces, a CoordinateActuator on each coordinate, to ``out``."""
+    m = osim.Model(path)
+    m.updForceSet().clearAndDestroy()
+    for c in m.getCoordinateSet():
+        act = osim.CoordinateActuator(c.getName())
+        act.setName(f"act_{c.getName()}")
+        act.setOptimalForce(optimal_force)
+        m.addForce(act)
+    m.finalizeConnections()
+    m.printToXML(out)
+    return out
+
+
+def _derivatives(osim, m, s, qy) -> dict:
+    """q', u' and the muscles' activation derivatives at Q, U with the given activations and
+    excitations (by muscle name)."""
+    qv, uv = s.updQ(), s.updU()
+    for i, v in enumerate(qy["Q"]):
+        qv.set(i, float(v))
+    for i, v in enumerate(qy["U"]):
+        uv.set(i, float(v))
+    muscles = m.getMuscles()
+    for name, a in qy["activations"].items():
+        muscles.get(name).setActivation(s, float(a))
+    m.realizeVelocity(s)
+    controls = m.updControls(s)
+    actuators = m.getActuators()
+    for name, e in qy["excitations"].items():
+        actuators.get(name).setControls(osim.Vector(1, float(e)), controls)
+    m.setControls(s, controls)
+    m.realizeAcceleration(s)
+    adot = {n: m.getStateVariableDerivativeValue(s, muscles.get(n).getAbsolutePathString()
+                                                 + "/activation")
+            for n in qy["activations"]}
+    return {"qdot": _vec(s.getQDot()), "udot": _vec(s.getUDot()), "adot": adot}
+
+
 def answer(request: dict) -> list:
     import opensim as osim
 
@@ -146,6 +224,14 @@ def answer(request: dict) -> list:
             m.realizeAcceleration(sf)
             out.append({"Q": _vec(sf.getQ()), "U": _vec(sf.getU()),
                         "energy": m.calcKineticEnergy(sf) + m.calcPotentialEnergy(sf)})
+        elif kind == "degroote_model":
+            out.append(_degroote_model(osim, request["path"], qy["out"]))
+        elif kind == "actuated_model":
+            out.append(_actuated_model(osim, request["path"], qy["out"], qy["optimal_force"]))
+        elif kind == "derivatives":
+            out.append(_derivatives(osim, m, s, qy))
+        elif kind == "muscles":
+            out.append(_muscles(osim, m, s, qy))
         else:
             raise ValueError(f"unknown query {kind!r}")
     return out

@@ -37,10 +37,12 @@ from .constraints import (
 )
 from .dynamics import BodyInertia, JointTransform, body_inertia, form_dynamics
 from .forces import ForceContext, ForceContribution, builder_for
+from .forces.geometry_path import ForceNotBuilt
 from .kinematics import TreeKinematics
 from .mobilizers import ZERO, make_mobilizer, num
 from .model_spec import LeftOut, ModelSpec
 from .multibody import MultibodyTree, build_multibody
+from .muscle_views import MuscleViews
 from .parse import parse_model
 from .xml_tree import read_document
 
@@ -65,7 +67,7 @@ def _disabled(el) -> bool:
     return el.flag("isDisabled", False)
 
 
-class OpenSimModel:
+class OpenSimModel(MuscleViews):
     """An OpenSim model: its equations, constants, names, markers, SymPy System and scene.
 
     Attributes
@@ -223,7 +225,15 @@ class OpenSimModel:
                 self._unsupported.append(item)
                 self.left_out.append(item)
                 continue
-            contrib = builder(el, self.force_context)
+            try:
+                contrib = builder(el, self.force_context)
+            except ForceNotBuilt as exc:
+                item = LeftOut(el.tag, el.name, el.line, str(exc))
+                self._unsupported.append(item)
+                self.left_out.append(item)
+                continue
+            if contrib.left_out:
+                self.left_out.append(LeftOut(el.tag, el.name, el.line, contrib.left_out))
             self.force_contributions.append(contrib)
             self.forces[el.name or el.tag] = contrib.record
             self.constants.update(contrib.constants)

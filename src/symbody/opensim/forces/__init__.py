@@ -33,7 +33,7 @@ __all__ = ["ForceContext", "ForceContribution", "FORCE_BUILDERS", "FAMILIES", "r
 FORCE_BUILDERS: dict[str, Callable] = {}
 
 #: the modules of this package that register builders (one per force family)
-FAMILIES: tuple[str, ...] = ()
+FAMILIES: tuple[str, ...] = ("muscles", "degroote", "actuators")
 
 
 def register_force(*tags: str) -> Callable:

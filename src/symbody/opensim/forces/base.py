@@ -24,7 +24,8 @@ class ForceContribution:
     model's tree (Simbody) speed order, or None); ``specifieds``: the SymPy functions of time
     it adds as inputs; ``extra_states``: {x_e: x_e'} (SymPy) of its own states;
     ``constants``: {Symbol: value}; ``loads``: SymPy loads for ``model.system``; ``scene``:
-    scene items; ``record``: the builder's own description, kept in ``model.forces[name]``.
+    scene items; ``record``: the builder's own description, kept in ``model.forces[name]``;
+    ``left_out``: what of the element is not built (a reason, named in ``model.left_out``).
     """
 
     generalized: list | None = None
@@ -34,6 +35,7 @@ class ForceContribution:
     loads: tuple = ()
     scene: tuple = ()
     record: Any = None
+    left_out: str | None = None
 
 
 class ForceContext:

@@ -1,0 +1,70 @@
+"""Muscle paths against OpenSim 4.6: musculotendon lengths (``getLength``) and moment arms
+(``computeMomentArm``) at random states within the coordinate ranges, on gait10dof18musc
+(fixed, conditional and moving path points) and Arm26 (paths without wrap objects; those
+over wrap objects are left out by name).  OpenSim answers
+in a process of its own (systems/opensim_worker.py)."""
+
+from __future__ import annotations
+
+import warnings
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from symbody.opensim import OpenSimImportWarning, load_opensim
+from systems.opensim_oracle import ask_opensim, opensim_installed
+
+DATA = Path(__file__).resolve().parents[1] / "data" / "opensim"
+needs_opensim = pytest.mark.skipif(not opensim_installed(), reason="opensim is not installed")
+
+
+def _load(name: str):
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always", OpenSimImportWarning)
+        model = load_opensim(DATA / name)
+    return model, " ".join(str(w.message) for w in caught)
+
+
+def _compare(name: str, n_states: int) -> None:
+    model, _ = _load(name)
+    rng = np.random.default_rng(11)
+    qs = np.array([model.random_coordinates(rng) for _ in range(n_states)])
+    queries = [{"kind": "muscles", "Q": model.to_opensim_state(q)[0].tolist(),
+                "names": list(model.muscle_names), "coordinates": list(model.coordinate_names)}
+               for q in qs]
+    answers = ask_opensim(DATA / name, queries, without_forces=False)
+    L = model.musculotendon_lengths(qs)
+    A = model.moment_arms(qs)
+    assert L.shape == (n_states, len(model.muscle_names))
+    assert A.shape == (n_states, len(model.muscle_names), len(model.coordinates))
+    for k, ans in enumerate(answers):
+        L_os, A_os = np.array(ans["lengths"]), np.array(ans["moment_arms"])
+        np.testing.assert_allclose(L[k], L_os, rtol=1e-9, atol=0)
+        scale = np.abs(A_os).max()
+        assert np.abs(A[k] - A_os).max() <= 1e-9 * scale
+        np.testing.assert_allclose(model.moment_arms(qs[k]), A[k], rtol=0, atol=0)
+
+
+@needs_opensim
+def test_gait10dof18musc_paths_agree_with_opensim():
+    """Conditional (hamstrings, rect_fem, ...) and moving path points (the knee's), 18
+    muscles x 10 coordinates."""
+    _compare("gait10dof18musc.osim", 5)
+
+
+@needs_opensim
+def test_arm26_paths_agree_with_opensim():
+    """BICshort's path; the five muscles that wrap are left out, naming the wrap objects."""
+    model, message = _load("arm26.osim")
+    for name in ("TRIlong", "TRIlat", "TRImed", "BIClong", "BRA", "WrapCylinder 'TRI'",
+                 "WrapEllipsoid 'BIClonghh'"):
+        assert name in message
+    assert model.muscle_names == ("BICshort",)
+    _compare("arm26.osim", 5)
+
+
+def test_muscle_views_check_their_argument():
+    model, _ = _load("gait10dof18musc.osim")
+    with pytest.raises(Exception, match="coordinates"):
+        model.moment_arms(np.zeros(3))
