@@ -211,6 +211,11 @@ class CompiledRungeKutta(OdeSolver):
         """The step the solver tries next."""
         return self.solver.h_abs
 
+    @property
+    def f(self) -> np.ndarray:
+        """f(t, y) at the current state (n; the stiffness test's base point)."""
+        return self.solver.f
+
     def _step_impl(self):
         solver = self.solver
         y = np.ascontiguousarray(solver.y, dtype=float)
