@@ -5,9 +5,10 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from scipy.integrate import Radau
+from scipy.integrate import OdeSolver, Radau
 
 import symbody as sb
+from symbody.analysis.chain_rule import central_differences
 from symbody.analysis.simulation.native_radau import NativeRadau, radau_solver_for
 from symbody.compilation.native_rhs import native_rhs
 
@@ -54,6 +55,87 @@ def test_steps_are_scipys_radau_steps(governor):
     dense = ours.dense_output()
     assert dense(mid).shape == x0.shape and np.isfinite(dense(mid)).all()
     assert ours.nfev > 0 and ours.njev >= 1 and ours.nlu >= 2
+
+
+@pytest.fixture(scope="module")
+def ball():
+    """The contact zoo's bouncing ball (Hunt-Crossley contact: stiff while in contact)."""
+    mdl = sb.models.ball_on_plane()
+    model = sb.compile(mdl.eom)
+    return mdl, model, model.constants_array(mdl.constants)
+
+
+def _handing_back(solver, every):
+    """Make ``solver``'s compiled code hand back every ``every``-th step (status 4,
+    "singular"); returns the count of compiled calls."""
+    compiled, count = solver._step, [0]
+
+    def step(*args):
+        count[0] += 1
+        return 4 if count[0] % every == 0 else compiled(*args)
+
+    solver._step = step
+    return count
+
+
+@pytest.mark.parametrize("which", ["governor", "ball"])
+def test_steps_handed_back_are_scipys_own(which, governor, ball):
+    """NativeRadau is an OdeSolver of its own holding a scipy Radau (no Radau method
+    overridden): every step the compiled code hands back (here all of them, then every
+    third) is taken by that solver's public ``step()`` from where the compiled steps left
+    it.  All handed back: the run is scipy's Radau with the same Jacobian (each step from
+    new LU factors), bit for bit (times, states, evaluations, Jacobians, factorizations,
+    dense output); every third: within what the tolerance allows of the compiled steps
+    alone."""
+    mdl, model, P = governor if which == "governor" else ball
+    native = native_rhs(model, P)
+    if native is None:
+        pytest.skip("no C compiler: the model's kernels are not C")
+    cls, extra = radau_solver_for(native)
+    assert issubclass(cls, OdeSolver) and not issubclass(cls, Radau)
+    x0 = model.state_array(mdl.initial_state)
+    options = dict(rtol=1e-6, atol=1e-9)
+
+    def fun(t, x):
+        return model.rhs(t, x, P)
+
+    def jac(t, x):
+        return central_differences(lambda z: model.rhs(t, z, P), x, 1e-7)
+
+    theirs = []
+
+    def theirs_jac(t, x):
+        # the held solver's Jacobian evaluates f where (t, x) is not its current state
+        # (scipy asks for J at the new state before taking it): so does this one
+        if theirs and (t != theirs[0].t or not np.array_equal(x, theirs[0].y)):
+            theirs[0].fun(t, x)
+        return jac(t, x)
+
+    ours = cls(fun, 0.0, x0, 1.0, jac=jac, **options, **extra)
+    assert isinstance(ours.solver, Radau)
+    _handing_back(ours, 1)
+    theirs.append(Radau(fun, 0.0, x0, 1.0, jac=theirs_jac, **options))
+    for _ in range(40):
+        ours.step()
+        # a step handed back starts from new factorizations (the C attempt may have
+        # rewritten J in place)
+        theirs[0].LU_real = theirs[0].LU_complex = None
+        theirs[0].step()
+        other = theirs[0]
+        assert (ours.t, ours.t_old, ours.h_abs, ours.nfev, ours.njev, ours.nlu, ours.status) == \
+            (other.t, other.t_old, other.h_abs, other.nfev, other.njev, other.nlu, other.status)
+        assert np.array_equal(ours.y, other.y) and np.array_equal(ours.J, other.J)
+        tm = np.linspace(ours.t_old, ours.t, 5)
+        assert np.array_equal(ours.dense_output()(tm), other.dense_output()(tm))
+    assert other.nlu > 40
+
+    alone = cls(fun, 0.0, x0, 1.0, jac=jac, **options, **extra)
+    _steps(alone, 10_000)
+    mixed = cls(fun, 0.0, x0, 1.0, jac=jac, **options, **extra)
+    count = _handing_back(mixed, 3)
+    _steps(mixed, 10_000)
+    assert alone.status == mixed.status == "finished" and count[0] >= 30
+    np.testing.assert_allclose(mixed.y, alone.y, rtol=1e-4, atol=1e-6)
 
 
 def test_simulate_with_radau_in_c_agrees_with_a_tight_reference(governor):

@@ -2,7 +2,7 @@
 
 Checked on SciPy 1.17.1 (``CHECKED_ON``).  A failure here means a SciPy release changed a
 private name or its behaviour: fix ``src/symbody/compat/scipy.py`` and the compiled
-Runge-Kutta steps (``analysis/simulation/native_rk.py``), then add the version to
+Runge-Kutta and Radau steps (``analysis/simulation/native_rk.py``, ``native_radau.py``), then add the version to
 ``CHECKED_ON``.
 """
 
@@ -13,7 +13,7 @@ import ctypes
 import numpy as np
 import pytest
 import scipy
-from scipy.integrate import DOP853, RK23, RK45
+from scipy.integrate import DOP853, RK23, RK45, Radau
 
 from symbody.compat import scipy as compat
 
@@ -48,6 +48,25 @@ def test_runge_kutta_solvers_have_what_the_compiled_steps_read(cls):
         _changed(f"{cls.__name__}'s tableau shapes")
     solver.step()
     assert solver.status == "running" and solver.y_old is not None and solver.h_previous > 0
+
+
+def test_radau_has_what_the_compiled_steps_read_and_write():
+    """The Radau tables and an instance's attributes the compiled steps of native_radau use;
+    the dense output made from a step's Q is the solver's own."""
+    tables = compat.radau_tables()
+    assert np.shape(tables["T"]) == np.shape(tables["TI"]) == np.shape(tables["P"]) == (3, 3) and \
+        np.shape(tables["C"]) == np.shape(tables["E"]) == (3,) and \
+        isinstance(tables["MU_COMPLEX"], complex) and tables["NEWTON_MAXITER"] >= 1, \
+        _changed("the Radau tables (scipy.integrate._ivp.radau)")
+    solver = Radau(lambda t, y: -y, 0.0, np.array([1.0, 2.0]), 1.0, rtol=1e-6, atol=1e-9)
+    solver.step()
+    missing = [a for a in compat.RADAU_ATTRIBUTES if not hasattr(solver, a)]
+    assert not missing, _changed(f"Radau's attributes {missing}")
+    assert solver.Z.shape == (3, 2), _changed("Radau.Z (3 x n)")
+    Q = solver.Z.T.dot(np.asarray(tables["P"]))
+    ours = compat.radau_dense_output(solver.t_old, solver.t, solver.y_old, Q)
+    tm = np.linspace(solver.t_old, solver.t, 4)
+    assert np.array_equal(ours(tm), solver.dense_output()(tm)), _changed("RadauDenseOutput")
 
 
 def test_lapack_function_pointers():

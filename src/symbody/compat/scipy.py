@@ -11,7 +11,9 @@
   ``E``, ``T``, ``TI``, ``P``, ``MU_REAL``, ``MU_COMPLEX``, ``NEWTON_MAXITER``,
   ``MIN_FACTOR``, ``MAX_FACTOR``) and the attributes of a ``Radau`` instance
   (:data:`RADAU_ATTRIBUTES`), which :mod:`symbody.analysis.simulation.native_radau`'s
-  compiled steps read and write so that they are SciPy's steps.
+  compiled steps read and write in a solver they hold (no method of SciPy's classes is
+  overridden) so that they are SciPy's steps; ``RadauDenseOutput`` makes that solver's
+  dense output of a compiled step.
 - LAPACK and BLAS function pointers from ``scipy.linalg.cython_lapack`` and
   ``scipy.linalg.cython_blas``: their routines are a public Cython API (``cimport``); from
   Python the addresses are only reachable through the modules' ``__pyx_capi__`` capsules,

@@ -1,19 +1,22 @@
 """scipy's Radau IIA solver with each step taken in compiled code.
 
 For stiff models (contact, stiff springs, fast actuators) whose right-hand side runs in C
-(:mod:`symbody.compilation.native_rhs`), :func:`radau_solver_for` returns a subclass of scipy's
-``Radau`` whose ``_step_impl`` -- the adaptive step with its simplified Newton iterations,
-the LU factorizations and the Jacobian updates, rejected attempts included -- runs in C
-(:mod:`.radau_source`): the same algorithm, tables (read from scipy) and step control, so
-that scipy's dense output, first step and status work unchanged and the results equal
-scipy's ``Radau`` with the same Jacobian to round-off.  The Jacobian ∂f/∂x comes from a
-compiled function when the model has one (the exact derivatives), else from forward
-differences of the compiled right-hand side in C (n evaluations, a few microseconds each).
+(:mod:`symbody.compilation.native_rhs`), :func:`radau_solver_for` returns
+:class:`NativeRadau`, an ``OdeSolver`` of its own around scipy's ``Radau`` (made by its
+public constructor), whose adaptive step -- the simplified Newton iterations, the LU
+factorizations and the Jacobian updates, rejected attempts included -- runs in C
+(:mod:`.radau_source`): the same algorithm, tables (read from scipy) and step control,
+writing the state of the scipy solver it holds so that that solver's dense output, first
+step and status work unchanged and the results equal scipy's ``Radau`` with the same
+Jacobian to round-off.  No method of scipy's classes is overridden.  The Jacobian ∂f/∂x
+comes from a compiled function when the model has one (the exact derivatives), else from
+forward differences of the compiled right-hand side in C (n evaluations, a few
+microseconds each).
 
-Between steps the Python attributes scipy's code reads are kept in step with the C state,
-so that a step the C code cannot finish (the right-hand side reports a singular system or
-a mass matrix that is not positive definite) is taken again by scipy's own
-``_step_impl`` with the Python right-hand side, which raises or solves it the general way.
+Between steps the held solver's attributes are kept in step with the C state, so that a
+step the C code cannot finish (the right-hand side reports a singular system or a mass
+matrix that is not positive definite) is taken again by that solver's public ``step()``
+with the Python right-hand side, which raises or solves it the general way.
 """
 
 from __future__ import annotations
@@ -22,7 +25,7 @@ import ctypes
 from typing import Any
 
 import numpy as np
-from scipy.integrate import Radau
+from scipy.integrate import OdeSolver, Radau
 
 from ...compat.scipy import radau_dense_output, radau_tables
 from ...compilation.native_rhs import build_source
@@ -88,8 +91,17 @@ class _PythonJacobian:
         self.plan = 0
 
 
-class NativeRadau(Radau):
+class NativeRadau(OdeSolver):
     """scipy's Radau with each adaptive step taken in compiled code (see the module doc).
+
+    An :class:`~scipy.integrate.OdeSolver` of its own (``_step_impl`` and
+    ``_dense_output_impl``, the two methods scipy's documentation asks a solver to
+    implement) around an instance of scipy's ``Radau`` (``solver``), made by its public
+    constructor: that instance validates the options, chooses the first step, evaluates the
+    first Jacobian, gives the dense output and takes, by its public ``step()``, the steps
+    the compiled code hands back.  Its state (:data:`~symbody.compat.scipy.RADAU_ATTRIBUTES`)
+    follows each compiled step; its ``sol`` is written when it is next read (this class's
+    dense output, a step handed back).
 
     ``native``: the compiled right-hand side (``function`` and ``plan`` addresses, e.g.
     :class:`~symbody.compilation.native_rhs.NativeRHS`); ``library``: the compiled
@@ -105,6 +117,7 @@ class NativeRadau(Radau):
     def __init__(self, fun: Any, t0: float, y0: Any, t_bound: float, *, native: Any, library: Any,
                  jacobian: Any = None, on_evaluations: Any = None, previous: Any = None,
                  **options: Any) -> None:
+        super().__init__(fun, t0, y0, t_bound, options.get("vectorized", False))
         python_jac = options.pop("jac", None)
         if python_jac is not None and callable(python_jac):
             jacobian = _PythonJacobian(python_jac, int(np.size(y0)))
@@ -123,7 +136,7 @@ class NativeRadau(Radau):
                                     ctypes.c_void_p, ctypes.c_void_p)(self._jac_function)
         self._jac_call = jac_call
         self._J = np.zeros((n, n))
-        self._sol_pending = False
+        self._dense_pending = False
         self._counted = 0
         # a restart (an event, a projection) inside the last step of ``previous`` (the stepper
         # of the segment before, same size): its Jacobian serves as the first one, marked as
@@ -132,11 +145,35 @@ class NativeRadau(Radau):
         if isinstance(previous, NativeRadau) and previous.n == n and previous.t_old is not None and \
                 min(previous.t_old, previous.t) <= t0 <= max(previous.t_old, previous.t):
             self._start_J = np.array(previous.J, dtype=float)
-        super().__init__(fun, t0, y0, t_bound, jac=self._compiled_jacobian, **options)
+        # (created, then initialized: its first Jacobian, evaluated by its constructor, reads
+        # the right-hand side value the constructor has just computed)
+        self.solver = solver = Radau.__new__(Radau)
+        solver.__init__(fun, t0, y0, t_bound, jac=self._compiled_jacobian, **options)
         if self._start_J is not None:
-            self.current_jac = False
+            solver.current_jac = False
             self._start_J = None
+        self._follow()
         self._setup(n)
+
+    @property
+    def h_abs(self) -> float:
+        """The step the solver tries next."""
+        return self.solver.h_abs
+
+    @property
+    def f(self) -> np.ndarray:
+        """f(t, y) at the current state (n)."""
+        return self.solver.f
+
+    @property
+    def J(self) -> np.ndarray:
+        """The Jacobian ∂f/∂y the solver holds (n x n)."""
+        return self.solver.J
+
+    def _follow(self) -> None:
+        """This solver's counts are the held solver's."""
+        solver = self.solver
+        self.nfev, self.njev, self.nlu = solver.nfev, solver.njev, solver.nlu
 
     # ---------------------------------------------------------------- the compiled Jacobian
     def _compiled_jacobian(self, t: float, y: np.ndarray) -> np.ndarray:
@@ -144,34 +181,36 @@ class NativeRadau(Radau):
         right-hand side's J by forward differences where the compiled one cannot evaluate."""
         if self._start_J is not None:
             return self._start_J
+        solver = self.solver
         y = np.ascontiguousarray(y, dtype=float)
-        f = np.ascontiguousarray(self.fun(t, y), dtype=float) if getattr(self, "f", None) is None \
-            or getattr(self, "t", None) != t or not np.array_equal(getattr(self, "y", None), y) \
-            else np.ascontiguousarray(self.f, dtype=float)
-        J = np.empty((self.n if hasattr(self, "n") else y.size, y.size))
+        f = np.ascontiguousarray(solver.fun(t, y), dtype=float) if getattr(solver, "f", None) is None \
+            or getattr(solver, "t", None) != t or not np.array_equal(getattr(solver, "y", None), y) \
+            else np.ascontiguousarray(solver.f, dtype=float)
+        J = np.empty((self.n, y.size))
         if self._jac_call(self._jac_plan, float(t), y.ctypes.data, f.ctypes.data, J.ctypes.data):
-            J = central_differences(lambda x: self.fun(t, x), y, 1e-7)
+            J = central_differences(lambda x: solver.fun(t, x), y, 1e-7)
         self._count()
         return J
 
     def _setup(self, n: int) -> None:
+        solver = self.solver
         tables = radau_tables()
         self._tables = [np.ascontiguousarray(np.asarray(tables[k], dtype=float).ravel())
                         for k in ("C", "E", "T", "TI", "P")]
         C, E, T, TI, P = self._tables
         mu = complex(tables["MU_COMPLEX"])
-        self._J[:] = self.J
+        self._J[:] = solver.J
         self._LUr, self._LUc = np.empty(n * n), np.empty(2 * n * n)
         self._pr, self._pc = np.zeros(n, dtype=np.intc), np.zeros(n, dtype=np.intc)
         self._Z, self._Q = np.zeros(3 * n), np.zeros(3 * n)
         self._y_old, self._work, self._yfail = np.zeros(n), np.zeros(WORK_SIZE * n), np.zeros(n)
-        self._atol = np.ascontiguousarray(np.broadcast_to(np.asarray(self.atol, dtype=float), (n,)))
+        self._atol = np.ascontiguousarray(np.broadcast_to(np.asarray(solver.atol, dtype=float), (n,)))
         self._radau = _Radau(
             rhs=self._native.function, plan=self._native.plan, jac=self._jac_function,
             jplan=self._jac_plan, n=n, newton_maxiter=int(tables["NEWTON_MAXITER"]),
-            atol=self._atol.ctypes.data, rtol=float(self.rtol), newton_tol=float(self.newton_tol),
-            max_step=float(self.max_step), t_bound=float(self.t_bound),
-            direction=float(self.direction), min_factor=float(tables["MIN_FACTOR"]),
+            atol=self._atol.ctypes.data, rtol=float(solver.rtol), newton_tol=float(solver.newton_tol),
+            max_step=float(solver.max_step), t_bound=float(solver.t_bound),
+            direction=float(solver.direction), min_factor=float(tables["MIN_FACTOR"]),
             max_factor=float(tables["MAX_FACTOR"]), C=C.ctypes.data, E=E.ctypes.data,
             T=T.ctypes.data, TI=TI.ctypes.data, P=P.ctypes.data,
             mu_real=float(tables["MU_REAL"]), mu_re=mu.real, mu_im=mu.imag,
@@ -190,37 +229,39 @@ class NativeRadau(Radau):
         """Tell ``on_evaluations`` of the compiled evaluations since the last call."""
         total = int(self._radau.nfev) + int(self._fd.nfev) if hasattr(self, "_radau") else int(self._fd.nfev)
         if total > self._counted:
-            self.nfev += total - self._counted
+            self.solver.nfev += total - self._counted
             if self._on_evaluations is not None:
                 self._on_evaluations(total - self._counted)
         self._counted = total
 
     # ---------------------------------------------------------------- dense output, lazily
-    @property
-    def sol(self) -> Any:
-        if self._sol_pending:
-            n = self.n
-            Q = self._Q.reshape(n, 3).copy()
-            self._sol = radau_dense_output(self.t_old, self.t, self.y_old, Q)
-            self._sol_pending = False
-        return self._sol
+    def _write_dense_output(self) -> None:
+        """The held solver's ``sol``: scipy's interpolant of the last compiled step (Q, n x 3,
+        from C), written when it is first read."""
+        if self._dense_pending:
+            solver = self.solver
+            Q = self._Q.reshape(self.n, 3).copy()
+            solver.sol = radau_dense_output(solver.t_old, solver.t, solver.y_old, Q)
+            self._dense_pending = False
 
-    @sol.setter
-    def sol(self, value: Any) -> None:
-        self._sol, self._sol_pending = value, False
+    def _dense_output_impl(self) -> Any:
+        self._write_dense_output()
+        return self.solver.dense_output()
 
     # ---------------------------------------------------------------- the step
     def _sync_in(self) -> None:
-        """Python's state (a step taken by scipy's code, or the start) into the C struct."""
-        R = self._radau
-        R.h_abs_old = 0.0 if self.h_abs_old is None else float(self.h_abs_old)
-        R.have_h_old = self.h_abs_old is not None
-        R.error_norm_old = 0.0 if self.error_norm_old is None else float(self.error_norm_old)
-        R.have_err_old = self.error_norm_old is not None
-        R.current_jac = bool(self.current_jac)
-        if self.J is not self._J:
-            self._J[:] = self.J
-        sol = self.sol
+        """The held solver's state (a step taken by scipy's code, or the start) into the C
+        struct."""
+        solver, R = self.solver, self._radau
+        R.h_abs_old = 0.0 if solver.h_abs_old is None else float(solver.h_abs_old)
+        R.have_h_old = solver.h_abs_old is not None
+        R.error_norm_old = 0.0 if solver.error_norm_old is None else float(solver.error_norm_old)
+        R.have_err_old = solver.error_norm_old is not None
+        R.current_jac = bool(solver.current_jac)
+        if solver.J is not self._J:
+            self._J[:] = solver.J
+        self._write_dense_output()
+        sol = solver.sol
         R.lu_valid = 0
         if sol is None:
             R.have_sol = 0
@@ -232,43 +273,51 @@ class NativeRadau(Radau):
         self._python_stepped = False
 
     def _step_impl(self) -> tuple[bool, str | None]:
-        R = self._radau
+        solver, R = self.solver, self._radau
         if self._python_stepped:
             self._sync_in()
-        y = np.ascontiguousarray(self.y, dtype=float)
-        f = np.ascontiguousarray(self.f, dtype=float)
+        y = np.ascontiguousarray(solver.y, dtype=float)
+        f = np.ascontiguousarray(solver.f, dtype=float)
         y_new, f_new = np.empty(self.n), np.empty(self.n)
-        R.t, R.h_abs = float(self.t), float(self.h_abs)
+        R.t, R.h_abs = float(solver.t), float(solver.h_abs)
         R.t_fail = np.nan
         njev, nlu = R.njev, R.nlu
         status = self._step(self._address, y.ctypes.data, f.ctypes.data, y_new.ctypes.data,
                             f_new.ctypes.data)
-        self.njev += R.njev - njev
-        self.nlu += R.nlu - nlu
+        solver.njev += R.njev - njev
+        solver.nlu += R.nlu - nlu
         self._count()
         if status == 1:
             if np.isfinite(R.t_fail):     # a non-finite stage value: the Python rhs records it
-                self.fun(R.t_fail, self._yfail.copy())
+                solver.fun(R.t_fail, self._yfail.copy())
+            self._follow()
             return False, self.TOO_SMALL_STEP
         if status != 0:
             # the Python path raises (singular), solves (not definite), or records the
-            # non-finite value; the step is then taken by scipy's own code
+            # non-finite value; the step is then taken by scipy's own code (the held
+            # solver's public step(), from the state the compiled steps left)
             if status in (2, 3):
-                self.fun(R.t_fail, self._yfail.copy())
-            self.LU_real = self.LU_complex = None
+                solver.fun(R.t_fail, self._yfail.copy())
+            solver.LU_real = solver.LU_complex = None
+            self._write_dense_output()
             self._python_stepped = True
-            return super()._step_impl()
-        self.h_abs_old, self.error_norm_old = R.h_abs_old, R.error_norm_old
-        self.h_abs = R.h_abs
-        self.current_jac = bool(R.current_jac)
-        self.J = self._J
-        self.LU_real = self.LU_complex = None       # (scipy's own code factorizes again)
-        self.y_old = y
-        self.t_old = self.t
-        self.t = R.t
-        self.y, self.f = y_new, f_new
-        self.Z = self._Z.reshape(3, self.n)
-        self._sol_pending = True
+            message = solver.step()
+            self.t, self.y = solver.t, solver.y
+            self._follow()
+            return solver.status != "failed", message
+        solver.h_abs_old, solver.error_norm_old = R.h_abs_old, R.error_norm_old
+        solver.h_abs = R.h_abs
+        solver.current_jac = bool(R.current_jac)
+        solver.J = self._J
+        solver.LU_real = solver.LU_complex = None       # (scipy's own code factorizes again)
+        solver.y_old = y
+        solver.t_old = solver.t
+        solver.t = self.t = R.t
+        solver.y = self.y = y_new
+        solver.f = f_new
+        solver.Z = self._Z.reshape(3, self.n)
+        self._dense_pending = True
+        self._follow()
         return True, None
 
 
