@@ -8,7 +8,7 @@ the one place for both directions:
   DAGs that visits each distinct node once (SymPy's trees share subtrees heavily).
 - :func:`to_symengine`: SymPy -> symengine, visiting each shared subexpression once
   (code generation folds the same walk with its own leaves and structural digests:
-  ``compilation/codegen.py``; Lagrange's method with its symbol table).
+  ``compilation/expression_conversion.py``; Lagrange's method with its symbol table).
 - :class:`SympyConverter`: symengine -> SymPy, rebuilding sums and products in SymPy's
   canonical order without re-flattening them.
 - :class:`SymbolTable`: functions of time q(t), u(t) and their derivatives as plain

@@ -8,7 +8,14 @@ import sympy as sm
 import sympy.physics.mechanics as me
 
 import symbody
-from symbody.compilation import available_backends, c_kernels, codegen, compile, make_function
+from symbody.compilation import (
+    available_backends,
+    c_kernels,
+    codegen,
+    compile,
+    kernel_backends,
+    make_function,
+)
 from symbody.compilation import cache as kernel_cache
 from systems import n_link_pendulum_on_cart
 
@@ -27,7 +34,7 @@ def chain_eom():
 
 def test_c_kernels_equal_numpy_backend_on_mid_size_model(chain_eom, tmp_path, monkeypatch):
     monkeypatch.setenv("SYMBODY_CACHE_DIR", str(tmp_path))
-    monkeypatch.setattr(codegen, "_MEMORY", {})
+    monkeypatch.setattr(kernel_backends, "_MEMORY", {})
     # segments of 500 operations: the kernel is split over several C functions and
     # translation units compiled in parallel, with values passed through the workspace
     monkeypatch.setattr(c_kernels, "SEGMENT_SIZE", 500)
@@ -55,8 +62,8 @@ def test_c_kernels_equal_numpy_backend_on_mid_size_model(chain_eom, tmp_path, mo
 
 def test_auto_backend_uses_c_for_large_kernels(chain_eom, tmp_path, monkeypatch):
     monkeypatch.setenv("SYMBODY_CACHE_DIR", str(tmp_path))
-    monkeypatch.setattr(codegen, "_MEMORY", {})
-    monkeypatch.setattr(codegen, "C_MIN_OPERATIONS", 500)
+    monkeypatch.setattr(kernel_backends, "_MEMORY", {})
+    monkeypatch.setattr(kernel_backends, "C_MIN_OPERATIONS", 500)
     model = compile(chain_eom)
     x = np.linspace(-1, 1, len(model.states))
     p = np.ones(len(model.constants))
@@ -75,9 +82,9 @@ def test_auto_backend_does_not_depend_on_the_cache(chain_eom, tmp_path, monkeypa
     explicit backend (here LLVM for a large kernel, C for a small one) is not reused, so the
     same model gives the same numbers whatever ran before in the same cache."""
     monkeypatch.setenv("SYMBODY_CACHE_DIR", str(tmp_path))
-    monkeypatch.setattr(codegen, "_MEMORY", {})
-    monkeypatch.setattr(codegen, "_AUTO_CHOICE", {})
-    monkeypatch.setattr(codegen, "C_MIN_OPERATIONS", 500)
+    monkeypatch.setattr(kernel_backends, "_MEMORY", {})
+    monkeypatch.setattr(kernel_backends, "_AUTO_CHOICE", {})
+    monkeypatch.setattr(kernel_backends, "C_MIN_OPERATIONS", 500)
     def main_backend(model):
         model.rhs(0.0, np.zeros(len(model.states)), np.ones(len(model.constants)),
                   r=np.zeros(len(model.specifieds)))               # builds the lazy kernels
@@ -89,8 +96,8 @@ def test_auto_backend_does_not_depend_on_the_cache(chain_eom, tmp_path, monkeypa
     make_function([[a]], sm.cos(a) + a**3, backend="c")
     assert make_function([[a]], sm.cos(a) + a**3).kernel.backend == "llvm"
     # the choice is remembered on disk: a new process (empty memory) makes the same one
-    monkeypatch.setattr(codegen, "_MEMORY", {})
-    monkeypatch.setattr(codegen, "_AUTO_CHOICE", {})
+    monkeypatch.setattr(kernel_backends, "_MEMORY", {})
+    monkeypatch.setattr(kernel_backends, "_AUTO_CHOICE", {})
     assert main_backend(compile(chain_eom)) == "c"
     assert make_function([[a]], sm.cos(a) + a**3).kernel.backend == "llvm"
 
@@ -127,7 +134,7 @@ def test_collected_sums_make_the_program_small():
 
 def test_c_library_cache_is_verified(tmp_path, monkeypatch):
     monkeypatch.setenv("SYMBODY_CACHE_DIR", str(tmp_path))
-    monkeypatch.setattr(codegen, "_MEMORY", {})
+    monkeypatch.setattr(kernel_backends, "_MEMORY", {})
     q1, q2 = me.dynamicsymbols("q1 q2")
     exprs = [sm.sin(q1) * q2 + sm.cos(q1 * q2) ** 2, q1 / (1 + q2**2)]
     f1 = make_function([[q1, q2]], exprs, backend="c")
@@ -137,7 +144,7 @@ def test_c_library_cache_is_verified(tmp_path, monkeypatch):
     built = []
     real = c_kernels.build_library
     monkeypatch.setattr(c_kernels, "build_library", lambda *a, **k: built.append(1) or real(*a, **k))
-    monkeypatch.setattr(codegen, "_MEMORY", {})
+    monkeypatch.setattr(kernel_backends, "_MEMORY", {})
     f2 = make_function([[q1, q2]], exprs, backend="c")
     assert built == []                                   # loaded from disk
     np.testing.assert_allclose(f1([0.3, 1.7]), f2([0.3, 1.7]))
@@ -150,26 +157,26 @@ def test_c_library_cache_is_verified(tmp_path, monkeypatch):
     damaged = libs[0].with_name("damaged")
     damaged.write_bytes(bytes(data))
     damaged.replace(libs[0])
-    monkeypatch.setattr(codegen, "_MEMORY", {})
+    monkeypatch.setattr(kernel_backends, "_MEMORY", {})
     f3 = make_function([[q1, q2]], exprs, backend="c")
     assert built == [1]
     np.testing.assert_allclose(f3([0.3, 1.7]), expected)
     # the code generator's version is part of the key: a new version builds anew
     key = codegen._c_key(2, 2, codegen._to_symengine([q1, q2], exprs, "x")[1])
     assert kernel_cache.verified_library(key) is not None
-    monkeypatch.setattr(codegen, "CODEGEN_VERSION", codegen.CODEGEN_VERSION + "-next")
+    monkeypatch.setattr(kernel_backends, "CODEGEN_VERSION", codegen.CODEGEN_VERSION + "-next")
     assert codegen._c_key(2, 2, codegen._to_symengine([q1, q2], exprs, "x")[1]) != key
 
 
 def test_saved_model_with_c_kernels_loads(chain_eom, tmp_path, monkeypatch):
     monkeypatch.setenv("SYMBODY_CACHE_DIR", str(tmp_path / "cache"))
-    monkeypatch.setattr(codegen, "_MEMORY", {})
+    monkeypatch.setattr(kernel_backends, "_MEMORY", {})
     model = compile(chain_eom, backend="c")
     x = np.linspace(-1, 1, len(model.states))
     p, r = np.ones(len(model.constants)), np.zeros(len(model.specifieds))
     expected = model.rhs(0.0, x, p, r=r)
     path = model.save(tmp_path / "chain.npz")
-    monkeypatch.setattr(codegen, "_MEMORY", {})
+    monkeypatch.setattr(kernel_backends, "_MEMORY", {})
     loaded = symbody.load_model(path)
     # rebuilt from the stored expressions, whose terms symengine may order differently:
     # the sums are evaluated in another order, equal to round-off
@@ -179,7 +186,7 @@ def test_saved_model_with_c_kernels_loads(chain_eom, tmp_path, monkeypatch):
 
 
 def test_c_compile_reports_progress(monkeypatch):
-    monkeypatch.setattr(codegen, "_MEMORY", {})
+    monkeypatch.setattr(kernel_backends, "_MEMORY", {})
     monkeypatch.setattr(c_kernels, "SEGMENT_SIZE", 4)        # several translation units
     x, y = sm.symbols("x y")
     exprs = [sm.sin(x + k * y) * (x - k) + sm.cos(k * x * y) for k in range(1, 6)]
@@ -288,7 +295,7 @@ def test_constant_and_argument_outputs_few_and_as_tables(count, tmp_path, monkey
     """Outputs that are literals (the zeros of a sparse matrix) or arguments: one statement
     each when few, loops over static index tables when many; the same numbers either way."""
     monkeypatch.setenv("SYMBODY_CACHE_DIR", str(tmp_path))
-    monkeypatch.setattr(codegen, "_MEMORY", {})
+    monkeypatch.setattr(kernel_backends, "_MEMORY", {})
     a, b, c = sm.symbols("a b c")
     exprs = []
     for i in range(count):

@@ -8,7 +8,14 @@ import sympy as sm
 import sympy.physics.mechanics as me
 
 import symbody
-from symbody.compilation import NumericModel, available_backends, codegen, compile, make_function
+from symbody.compilation import (
+    NumericModel,
+    available_backends,
+    codegen,
+    compile,
+    kernel_backends,
+    make_function,
+)
 from symbody.errors import CompilationError, InputError, SingularConstraintError
 
 t = me.dynamicsymbols._t
@@ -117,13 +124,13 @@ def test_make_function_backends_and_piecewise(backend):
 @pytest.mark.skipif("llvm" not in available_backends(), reason="symengine without LLVM")
 def test_disk_cache_reuses_compiled_kernels(tmp_path, monkeypatch):
     monkeypatch.setenv("SYMBODY_CACHE_DIR", str(tmp_path))
-    monkeypatch.setattr(codegen, "_MEMORY", {})
+    monkeypatch.setattr(kernel_backends, "_MEMORY", {})
     x, y = sm.symbols("x y")
     expr = [sm.sin(x) * y + sm.cos(x * y) ** 2, x / (1 + y**2)]
     f1 = make_function([[x, y]], expr)
     files = list((tmp_path / "kernels").rglob("*.pkl"))
     assert len(files) == 1
-    monkeypatch.setattr(codegen, "_MEMORY", {})
+    monkeypatch.setattr(kernel_backends, "_MEMORY", {})
     calls = []
     real = codegen.se.Lambdify
     monkeypatch.setattr(codegen.se, "Lambdify", lambda *a, **k: calls.append(1) or real(*a, **k))
@@ -132,17 +139,17 @@ def test_disk_cache_reuses_compiled_kernels(tmp_path, monkeypatch):
     np.testing.assert_allclose(f1([0.3, 1.7]), f2([0.3, 1.7]))
     # a corrupt entry is ignored and rebuilt
     files[0].write_bytes(b"garbage")
-    monkeypatch.setattr(codegen, "_MEMORY", {})
+    monkeypatch.setattr(kernel_backends, "_MEMORY", {})
     f3 = make_function([[x, y]], expr)
     assert calls == [1]
     np.testing.assert_allclose(f3([0.3, 1.7]), f1([0.3, 1.7]))
     # renamed symbols with the same structure share the kernel
     a, b = sm.symbols("a b")
-    monkeypatch.setattr(codegen, "_MEMORY", {})
+    monkeypatch.setattr(kernel_backends, "_MEMORY", {})
     make_function([[a, b]], [e.xreplace({x: a, y: b}) for e in expr])
     assert calls == [1]
     # cache=False compiles without touching the disk
-    monkeypatch.setattr(codegen, "_MEMORY", {})
+    monkeypatch.setattr(kernel_backends, "_MEMORY", {})
     make_function([[x, y]], [x * y * 7], cache=False)
     assert len(list((tmp_path / "kernels").rglob("*.pkl"))) == 1
 
