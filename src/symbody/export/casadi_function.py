@@ -12,6 +12,12 @@ rebuilt as CasADi ``SX`` expressions by one memoized walk over each expression D
   unconstrained dynamics), CasADi's symbolic linear solve ``casadi.solve``;
 * the extra states' ``x_e'``.
 
+A model compiled with a tree's forward-dynamics recursion (a URDF robot: ``kernels.forward``,
+the articulated-body algorithm with the robot's numbers folded, O(n) in the joints) gives
+``rhs`` from those expressions instead: ``[q'; u']`` written out, no mass matrix and no
+solve, so the SX graph has the recursion's size (and the dense ``S``, ``s`` are only formed
+when ``mass_matrix`` or ``forcing`` is asked for).
+
 So CasADi's algorithmic differentiation, code generation, integrators and NLP solvers
 apply to the result.  :func:`sx_expressions` is the converter on its own (used by
 :mod:`symbody.optimize` to hand its NLP to CasADi's ``nlpsol``).
@@ -20,7 +26,8 @@ apply to the result.  :func:`sx_expressions` is the converter on its own (used b
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from functools import cached_property
 from typing import Any
 
 from ..errors import InputError
@@ -190,18 +197,34 @@ class CasadiModel:
       constraints.
 
     With ``to_casadi(..., linear_solver=...)`` the first four are MX functions.
+    ``recursion``: True when ``rhs`` is the tree's forward-dynamics recursion (then
+    ``mass_matrix`` and ``forcing`` are built on first access).
     """
 
     rhs: Any
     speeds: Any
-    mass_matrix: Any
-    forcing: Any
     holonomic: Any | None
     velocity_residual: Any | None
     states: tuple
     constants: tuple
     specifieds: tuple
     time_dependent: bool
+    recursion: bool
+    dense: Callable[[], tuple] = field(repr=False, compare=False)
+
+    @cached_property
+    def _dense_functions(self) -> tuple:
+        return self.dense()
+
+    @property
+    def mass_matrix(self) -> Any:
+        """``S(x, p, r)`` (K, K)."""
+        return self._dense_functions[0]
+
+    @property
+    def forcing(self) -> Any:
+        """``s(x, p, r)`` (K)."""
+        return self._dense_functions[1]
 
     @property
     def functions(self) -> dict:
@@ -324,47 +347,78 @@ def to_casadi(model: Any, *, r: Any = None, linear_solver: str | None = None) ->
 
     empty = ca.SX(0, 1)
     vel = block(kern.velocity, "velocity") if m else empty
-    main = block(kern.main, "dynamics")
+    forward = getattr(kern, "forward", None)
+    recursion = forward is not None and not e
+    # [q'; u'] of the tree's recursion, or [q'; s; S] of the dense system (S y = s)
+    dyn = block(forward, "forward dynamics") if recursion else block(kern.main, "dynamics")
     xe = block(kern.extra, "extra states") if e else empty
     hol = block(kern.holonomic, "holonomic")[L.holonomic_f] if L.M else None
-    time_dep = _depends_on(ca, [vel, main, xe] + ([hol] if hol is not None else []), T)
-    if not time_dep:
-        vel, main, xe = (ca.substitute(v, T, ca.SX(0.0)) for v in (vel, main, xe))
-        if hol is not None:
-            hol = ca.substitute(hol, T, ca.SX(0.0))
+    time_dep = _depends_on(ca, [vel, dyn, xe] + ([hol] if hol is not None else []), T)
+
+    def timeless(v: Any) -> Any:
+        return v if time_dep else ca.substitute(v, T, ca.SX(0.0))
+
+    vel, dyn, xe = timeless(vel), timeless(dyn), timeless(xe)
+    if hol is not None:
+        hol = timeless(hol)
     # (sparsify: entries that are 0 symbolically become structural zeros)
     Bdep = ca.sparsify(ca.reshape(vel[L.velocity_Bdep], m, m)) if m else ca.SX(0, 0)
     vrest = vel[L.velocity_rest] if m else empty
     u_ind = x[N:N + p_]
-    qdot, forcing = main[L.main_qdot], main[L.main_rhs]
-    if L.augmented or L.mass_symmetric:
-        S = ca.reshape(main[L.main_system], K, K)                 # column by column
-    else:
-        S = ca.reshape(main[L.main_system], K, K).T               # row by row
-    S = ca.sparsify(S)
+
+    def system(main: Any) -> tuple:
+        """(q', s, S) of the dense system's block."""
+        if L.augmented or L.mass_symmetric:
+            S = ca.reshape(main[L.main_system], K, K)             # column by column
+        else:
+            S = ca.reshape(main[L.main_system], K, K).T           # row by row
+        return main[L.main_qdot], main[L.main_rhs], ca.sparsify(S)
+
+    def dense_main() -> Any:
+        return dyn if not recursion else timeless(block(kern.main, "dynamics"))
+
     ins, in_names = [x, P, R] + ([T] if time_dep else []), ["x", "p", "r"] + \
         (["t"] if time_dep else [])
 
+    def fn(name: str, out: Any, out_name: str, fin: list) -> Any:
+        return ca.Function(name, fin, [out], in_names, [out_name])
+
     if linear_solver is None:
         u_dep = ca.solve(Bdep, vrest) if m else empty
-        sol = ca.solve(S, forcing)
-        outs = [ca.vertcat(qdot, sol[:p_], xe), ca.vertcat(u_ind, u_dep), S, forcing]
+        if recursion:
+            xdot = ca.vertcat(dyn[:N + p_], xe)
+        else:
+            qdot, forcing, S = system(dyn)
+            xdot = ca.vertcat(qdot, ca.solve(S, forcing)[:p_], xe)
+        outs = [xdot, ca.vertcat(u_ind, u_dep)]
         if m:
             outs = ca.substitute(outs, [ud], [u_dep])
+
+        def dense() -> tuple:
+            _, forcing, S = system(dense_main())
+            S, forcing = ca.substitute([S, forcing], [ud], [u_dep]) if m else (S, forcing)
+            return fn("mass_matrix", S, "S", ins), fn("forcing", forcing, "s", ins)
         fin = ins
     else:
         # the blocks as SX functions, the two solves as CasADi linear-solver nodes (MX)
         fv = ca.Function("velocity_blocks", ins, [Bdep, vrest])
-        fm = ca.Function("dynamics_blocks", ins + [ud], [qdot, forcing, S, xe])
         fin = [ca.MX.sym(nm, v.sparsity()) for nm, v in zip(in_names, ins)]
         Bm, vm = fv(*fin)
         u_dep = ca.solve(Bm, vm, linear_solver) if m else ca.MX(0, 1)
-        qd, fo, Sm, xem = fm(*fin, u_dep)
-        sol = ca.solve(Sm, fo, linear_solver)
-        outs = [ca.vertcat(qd, sol[:p_], xem), ca.vertcat(fin[0][N:N + p_], u_dep), Sm, fo]
+        if recursion:
+            fm = ca.Function("dynamics_blocks", ins + [ud], [dyn[:N + p_], xe])
+            xdot = ca.vertcat(*fm(*fin, u_dep))
+        else:
+            qdot, forcing, S = system(dyn)
+            fm = ca.Function("dynamics_blocks", ins + [ud], [qdot, forcing, S, xe])
+            qd, fo, Sm, xem = fm(*fin, u_dep)
+            xdot = ca.vertcat(qd, ca.solve(Sm, fo, linear_solver)[:p_], xem)
+        outs = [xdot, ca.vertcat(fin[0][N:N + p_], u_dep)]
 
-    def fn(name: str, out: Any, out_name: str) -> Any:
-        return ca.Function(name, fin, [out], in_names, [out_name])
+        def dense() -> tuple:
+            _, forcing, S = system(dense_main())
+            fo, Sm = ca.Function("system_blocks", ins + [ud], [forcing, S])(*fin, u_dep)
+            return fn("mass_matrix", Sm, "S", fin), fn("forcing", fo, "s", fin)
 
     vres = None
     if m:
@@ -381,11 +435,10 @@ def to_casadi(model: Any, *, r: Any = None, linear_solver: str | None = None) ->
     if hol is not None:
         holf = ca.Function("holonomic", ins, [hol], in_names, ["f_h"])
     return CasadiModel(
-        rhs=fn("rhs", outs[0], "xdot"), speeds=fn("speeds", outs[1], "u"),
-        mass_matrix=fn("mass_matrix", outs[2], "S"), forcing=fn("forcing", outs[3], "s"),
+        rhs=fn("rhs", outs[0], "xdot", fin), speeds=fn("speeds", outs[1], "u", fin),
         holonomic=holf, velocity_residual=vres, states=tuple(mdl.states),
         constants=tuple(mdl.constants), specifieds=tuple(mdl.specifieds),
-        time_dependent=time_dep)
+        time_dependent=time_dep, recursion=recursion, dense=dense)
 
 
 def _depends_on(ca: Any, exprs: list, sym: Any) -> bool:
