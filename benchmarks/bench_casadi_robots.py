@@ -51,9 +51,9 @@ def cpu_per_call(fn, calls: int) -> float:
 def row(name: str, path: Path, ckd_python: str, count: int, rounds: int) -> dict:
     import casadi as ca
     import pinocchio as pin
+    from bench_robot_speed import states
 
     import symbody as sb
-    from bench_robot_speed import states
     from symbody.robots.pinocchio import tree_index
     from systems.pinocchio_oracle import pinocchio_model
 

@@ -1,3 +1,4 @@
+# ruff: noqa: I001 (casadi_kin_dyn is imported before casadi on purpose)
 """casadi-kin-dyn's side of bench_casadi_robots.py, run in its own venv (its wheel pins an
 old Pinocchio and numpy): ``python ckd_worker.py URDF STATES.npz OUT_DIR``.
 
