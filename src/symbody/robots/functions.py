@@ -10,6 +10,7 @@ output of ``sb.simulate`` (``outputs={"tau": robot.inverse_dynamics}``).
 
 from __future__ import annotations
 
+import threading
 from typing import Any
 
 import numpy as np
@@ -46,9 +47,31 @@ class RobotFunction(NumericFunction):
 
     def __call__(self, *values: Any, p: Any = None) -> np.ndarray:
         if p is None and len(values) == len(self._given):
+            entry = self.__dict__.get("_entry")
+            if entry is None:
+                entry = self._make_entry()
+            if entry:
+                return entry(*values)
             out = self._one_state(values)
             if out is not None:
                 return out
+        return self._careful(values, p)
+
+    def _make_entry(self) -> Any:
+        """The compiled entry of one state (:mod:`symbody.compilation.native_function`), or
+        False when there is none (a kernel that is not generated C, no compiler)."""
+        from ..compilation.native_function import function_entry
+
+        def careful(*values: Any) -> np.ndarray:
+            out = self._one_state(values)
+            return out if out is not None else self._careful(values, None)
+
+        entry = function_entry(self.kernel, self._given, self.constants, self.shape, careful)
+        self.__dict__["_entry"] = entry = entry or False
+        return entry
+
+    def _careful(self, values: tuple, p: Any) -> np.ndarray:
+        """The checked and broadcasting path (k states, p given, bad input named)."""
         names = self.argument_names
         given = [n for n in names if n != "p"]
         if self.takes_constants and len(values) == len(names):
@@ -79,20 +102,29 @@ class RobotFunction(NumericFunction):
 
     def _one_state(self, values: tuple) -> np.ndarray | None:
         """One state given as float arrays of the right sizes: straight into the kernel
-        (None otherwise: the general path checks and broadcasts)."""
+        (None otherwise: the general path checks and broadcasts).  The argument vector z
+        (constants filled once) and the output buffer are kept per thread, so the C call
+        finds their addresses cached (a new array's address costs about a microsecond);
+        the caller gets a copy."""
         for v, n in zip(values, self._given):
             if type(v) is not np.ndarray or v.shape != (n,):
                 return None
-        z = np.empty(self._nargs)
+        buffers = self.__dict__.setdefault("_buffers", {})
+        tid = threading.get_ident()
+        hit = buffers.get(tid)
+        if hit is None or hit[2] is not self.constants:
+            z = np.empty(self._nargs)
+            given = sum(self._given)
+            if given < self._nargs:
+                z[given:] = self.constants
+            hit = buffers[tid] = (z, np.empty(self._nout), self.constants)
+        z, out, _ = hit
         k = 0
         for v, n in zip(values, self._given):
             z[k:k + n] = v
             k += n
-        if k < self._nargs:
-            z[k:] = self.constants
-        out = np.empty(self._nout)
         self.kernel.into(z, out)
-        return out.reshape(self.shape) if self.shape else float(out[0])
+        return out.reshape(self.shape).copy() if self.shape else float(out[0])
 
     def __repr__(self) -> str:
         return (f"<RobotFunction {self.name}({', '.join(self.argument_names)}) -> "

@@ -12,6 +12,7 @@ order, 10 each (the fixed root's are left out, as in Pinocchio's
 
 from __future__ import annotations
 
+from functools import cached_property
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -32,6 +33,7 @@ from .dynamics import (
 )
 
 if TYPE_CHECKING:
+    from .functions import RobotFunction
     from .robot import Robot
 
 __all__ = ["Regressor", "regressor"]
@@ -41,9 +43,12 @@ class Regressor:
     """Y(q, u, u') (o x P) with tau = Y pi.
 
     ``parameters``: the P symbols pi; ``values``: their values from the file (P,);
-    ``matrix()``: Y as a SymPy Matrix (converted on request); ``robot(q, u, udot)``: Y at
-    one state as a numpy array (o, P), compiled on first use (q: N coordinates, u and udot:
-    all o speeds and their derivatives, in the model's order).
+    ``matrix()``: Y as a SymPy Matrix (converted on request); ``regressor(q, u, udot)``: Y at
+    one state as a numpy array (o, P), or at k states (k, o, P) (q: N coordinates, u and
+    udot: all o speeds and their derivatives, in the model's order); ``function``: the same
+    as a compiled :class:`~.functions.RobotFunction` (one C kernel of every entry, called
+    straight from a preallocated argument vector for one state; ``sb.to_casadi`` and
+    ``sb.export_c`` take it).
     """
 
     def __init__(self, robot: Robot, rows: list, names: dict) -> None:
@@ -52,7 +57,6 @@ class Regressor:
         self.values = np.array([robot.constants[p] for p in self.parameters])
         self.rows = rows
         self._names = names
-        self._kernel = None
 
     @property
     def shape(self) -> tuple[int, int]:
@@ -64,23 +68,25 @@ class Regressor:
         conv = SympyConverter(self._names)
         return sm.Matrix([[conv(e) for e in row] for row in self.rows])
 
+    @cached_property
+    def function(self) -> RobotFunction:
+        """``Y = function(q, u, u_dot, p=None)`` (o, P), compiled on first use (the
+        constants p: ``robot.constants`` unless given; Y depends on gravity's g only)."""
+        flat = [e for row in self.rows for e in row]
+        # (the robot's cache of compiled functions: one regressor kernel per robot)
+        return self.robot._function(("regressor",), ("q", "u", "u_dot", "p"),  # noqa: SLF001
+                                    lambda: (flat, self.shape))
+
     def __call__(self, q: Any, u: Any, udot: Any, g: float | None = None) -> np.ndarray:
-        """Y at (q, u, u') (o x P); ``g``: gravity's magnitude (default: the file's)."""
-        from ..compilation.codegen import compile_kernel
+        """Y at (q, u, u') (o x P; (k, o, P) for k states); ``g``: gravity's magnitude
+        (default: the file's)."""
+        f = self.function
+        if g is None:
+            return f(q, u, udot)
         r = self.robot
-        if self._kernel is None:
-            args = [*r.coordinates, *r.speeds, *(s.diff(r.eom.t) for s in r.speeds), r.g]
-            flat = [e for row in self.rows for e in row]
-            self._kernel = compile_kernel(args, flat, name="regressor",
-                                          symengine_names=self._names)
-        N, o = len(r.coordinates), len(r.speeds)
-        q, u, udot = (np.asarray(a, dtype=float).ravel() for a in (q, u, udot))
-        if q.shape != (N,) or u.shape != (o,) or udot.shape != (o,):
-            raise InputError(f"regressor: expected q ({N},), u ({o},), udot ({o},); got "
-                             f"{q.shape}, {u.shape}, {udot.shape}")
-        gv = r.constants[r.g] if g is None else float(g)
-        z = np.concatenate([q, u, udot, [gv]])
-        return np.asarray(self._kernel(z)).reshape(self.shape)
+        p = f.constants.copy()
+        p[list(r.eom.constants).index(r.g)] = float(g)
+        return f(q, u, udot, p=p)
 
 
 def regressor(robot: Robot) -> Regressor:

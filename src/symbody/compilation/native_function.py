@@ -1,0 +1,269 @@
+"""A compiled function of argument groups called from Python through one compiled entry.
+
+``f(a_1, ..., a_n)`` of a :class:`~.codegen.NumericFunction` whose kernel is generated C
+costs, on the Python path, a few array checks, one copy per group into the argument vector z
+and the ctypes call: 4-7 us on a robot's regressor, where the kernel takes about one.  Like
+:mod:`.native_entry` for ``model.rhs``, a tiny CPython extension type (built once per machine
+and Python with the system's C compiler, cached by the hash of its source and digest-checked
+on load like the kernels) puts a vectorcall callable in front of the kernel: when the n
+arguments are all C-contiguous float64 buffers of one dimension and of their groups' sizes,
+they are copied into z (whose tail holds the constants), ``symbody_kernel(z, out)`` runs
+into a new array of the function's shape (``numpy.empty(shape)``) and that array is returned.
+Anything else (batches, lists, other dtypes, keywords) goes to the careful path, the Python
+callable given, with the same arguments.  The extension holds the GIL from the copies to
+the end of the kernel, so one entry shared by threads stays safe.  Without a C compiler or
+Python headers, or for a kernel that is not generated C, :func:`function_entry` returns None.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import importlib.machinery
+import importlib.util
+import os
+import subprocess
+import sys
+import sysconfig
+import tempfile
+import threading
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from . import c_kernels
+from . import cache as kernel_cache
+
+__all__ = ["FUNCTION_ENTRY_SOURCE", "function_entry"]
+
+#: at most this many argument groups go through the entry (more: the careful path)
+MAX_GROUPS = 8
+
+#: The extension module: one type, ``FunctionEntry``, made by ``make(kernel, z, sizes, nout,
+#: shape, owner, fallback, empty)``.
+FUNCTION_ENTRY_SOURCE = r"""
+#define PY_SSIZE_T_CLEAN
+#include <Python.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+
+#define MAX_GROUPS 8
+typedef void (*kernel_fn)(const double *, double *);
+
+typedef struct {
+    PyObject_HEAD
+    vectorcallfunc vectorcall;
+    kernel_fn kernel;
+    double *z;
+    Py_ssize_t ngroups, sizes[MAX_GROUPS];
+    PyObject *owner, *fallback, *empty, *shape;
+} FunctionEntry;
+
+static int is_double_format(const char *f)
+{
+    if (f == NULL) return 1;
+    if ((f[0] == '<' || f[0] == '=' || f[0] == '@') && f[1] == 'd' && f[2] == 0) return 1;
+    return f[0] == 'd' && f[1] == 0;
+}
+
+static PyObject *call(FunctionEntry *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
+{
+    Py_ssize_t nargs = PyVectorcall_NARGS(nargsf), i, at = 0;
+    Py_buffer view, ov;
+    PyObject *out;
+    if (nargs != self->ngroups || (kwnames && PyTuple_GET_SIZE(kwnames)))
+        return PyObject_Vectorcall(self->fallback, args, nargsf, kwnames);
+    for (i = 0; i < nargs; i++) {
+        if (PyObject_GetBuffer(args[i], &view, PyBUF_C_CONTIGUOUS | PyBUF_FORMAT) != 0) {
+            PyErr_Clear();
+            return PyObject_Vectorcall(self->fallback, args, nargsf, kwnames);
+        }
+        if (view.ndim != 1 || view.itemsize != 8 || !is_double_format(view.format)
+            || view.shape[0] != self->sizes[i]) {
+            PyBuffer_Release(&view);
+            return PyObject_Vectorcall(self->fallback, args, nargsf, kwnames);
+        }
+        memcpy(self->z + at, view.buf, (size_t)self->sizes[i] * sizeof(double));
+        at += self->sizes[i];
+        PyBuffer_Release(&view);
+    }
+    out = PyObject_CallOneArg(self->empty, self->shape);
+    if (out == NULL) return NULL;
+    if (PyObject_GetBuffer(out, &ov, PyBUF_C_CONTIGUOUS | PyBUF_WRITABLE) != 0) {
+        Py_DECREF(out);
+        return NULL;
+    }
+    self->kernel(self->z, (double *)ov.buf);
+    PyBuffer_Release(&ov);
+    return out;
+}
+
+static int entry_traverse(FunctionEntry *self, visitproc visit, void *arg)
+{
+    Py_VISIT(self->owner);
+    Py_VISIT(self->fallback);
+    Py_VISIT(self->empty);
+    Py_VISIT(self->shape);
+    return 0;
+}
+
+static int entry_clear(FunctionEntry *self)
+{
+    Py_CLEAR(self->owner);
+    Py_CLEAR(self->fallback);
+    Py_CLEAR(self->empty);
+    Py_CLEAR(self->shape);
+    return 0;
+}
+
+static void entry_dealloc(FunctionEntry *self)
+{
+    PyObject_GC_UnTrack(self);
+    entry_clear(self);
+    Py_TYPE(self)->tp_free((PyObject *)self);
+}
+
+static PyObject *entry_call(PyObject *self, PyObject *args, PyObject *kwargs)
+{
+    return PyVectorcall_Call(self, args, kwargs);
+}
+
+static PyTypeObject FunctionEntryType = {
+    PyVarObject_HEAD_INIT(NULL, 0)
+    .tp_name = "symbody_function_entry.FunctionEntry",
+    .tp_basicsize = sizeof(FunctionEntry),
+    .tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_GC | Py_TPFLAGS_HAVE_VECTORCALL,
+    .tp_vectorcall_offset = offsetof(FunctionEntry, vectorcall),
+    .tp_call = entry_call,
+    .tp_traverse = (traverseproc)entry_traverse,
+    .tp_clear = (inquiry)entry_clear,
+    .tp_dealloc = (destructor)entry_dealloc,
+    .tp_doc = "out = f(a_1, ..., a_n) of one compiled function of argument groups",
+};
+
+static PyObject *make(PyObject *module, PyObject *args)
+{
+    unsigned long long kernel, z;
+    PyObject *sizes, *shape, *owner, *fb, *empty;
+    Py_ssize_t nout, i, n;
+    FunctionEntry *self;
+    if (!PyArg_ParseTuple(args, "KKO!nOOOO", &kernel, &z, &PyTuple_Type, &sizes, &nout, &shape,
+                          &owner, &fb, &empty))
+        return NULL;
+    n = PyTuple_GET_SIZE(sizes);
+    if (n > MAX_GROUPS) {
+        PyErr_SetString(PyExc_ValueError, "too many argument groups");
+        return NULL;
+    }
+    self = PyObject_GC_New(FunctionEntry, &FunctionEntryType);
+    if (self == NULL) return NULL;
+    self->vectorcall = (vectorcallfunc)call;
+    self->kernel = (kernel_fn)(uintptr_t)kernel;
+    self->z = (double *)(uintptr_t)z;
+    self->ngroups = n;
+    for (i = 0; i < n; i++) self->sizes[i] = PyLong_AsSsize_t(PyTuple_GET_ITEM(sizes, i));
+    Py_INCREF(owner); self->owner = owner;
+    Py_INCREF(fb); self->fallback = fb;
+    Py_INCREF(empty); self->empty = empty;
+    Py_INCREF(shape); self->shape = shape;
+    (void)nout;
+    PyObject_GC_Track(self);
+    return (PyObject *)self;
+}
+
+static PyMethodDef methods[] = {
+    {"make", make, METH_VARARGS, "make(kernel, z, sizes, nout, shape, owner, fallback, empty)"},
+    {NULL, NULL, 0, NULL}
+};
+
+static struct PyModuleDef moduledef = {PyModuleDef_HEAD_INIT, "symbody_function_entry", NULL, -1,
+                                       methods};
+
+PyMODINIT_FUNC PyInit_symbody_function_entry(void)
+{
+    if (PyType_Ready(&FunctionEntryType) < 0) return NULL;
+    return PyModule_Create(&moduledef);
+}
+"""
+
+_LOCK = threading.Lock()
+_EXTENSION: list = []          # [module or None] once tried in this process
+
+
+def _after_fork_in_child() -> None:
+    global _LOCK
+    _LOCK = threading.Lock()             # (one held by a parent's build thread stays held)
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_after_fork_in_child)
+
+
+def _build(path: Path, cc: str) -> None:
+    include = sysconfig.get_paths()["include"]
+    with tempfile.TemporaryDirectory(prefix="symbody-function-entry-") as tmp:
+        src = Path(tmp, "symbody_function_entry.c")
+        src.write_text(FUNCTION_ENTRY_SOURCE)
+        lib = Path(tmp, "symbody_function_entry.so")
+        r = subprocess.run([*cc.split(), "-shared", "-fPIC", "-O1", "-w", f"-I{include}", str(src),
+                            "-o", str(lib)], capture_output=True, text=True)
+        if r.returncode != 0:
+            raise RuntimeError(f"building the function entry failed: {r.stderr[:2000]}")
+        c_kernels.install_library(lib, path)
+
+
+def extension() -> Any | None:
+    """The extension module (built on first use, cached on disk by the hash of its source,
+    the compiler and this Python's ABI), None without a working C compiler or Python headers."""
+    with _LOCK:
+        if _EXTENSION:
+            return _EXTENSION[0]
+        module = None
+        cc = c_kernels.compiler_available()
+        if cc is not None:
+            digest = hashlib.sha256(FUNCTION_ENTRY_SOURCE.encode()).hexdigest()
+            key = kernel_cache.cache_key("function-entry", str(cc), sys.version,
+                                         str(sysconfig.get_config_var("SOABI")), digest)
+            try:
+                path = kernel_cache.verified_library(key)
+                if path is None:
+                    path = kernel_cache.library_path(key)
+                    _build(path, cc)
+                    kernel_cache.seal_library(key)
+                name = "symbody_function_entry"
+                loader = importlib.machinery.ExtensionFileLoader(name, str(path))
+                spec = importlib.util.spec_from_file_location(name, path, loader=loader)
+                module = importlib.util.module_from_spec(spec)
+                loader.exec_module(module)
+            except (RuntimeError, OSError, ImportError):
+                module = None
+        _EXTENSION.append(module)
+        return module
+
+
+def function_entry(kernel: Any, sizes: Sequence[int], constants: np.ndarray | None,
+                   shape: tuple, careful: Callable) -> Callable | None:
+    """``entry(a_1, ..., a_n)``: ``kernel`` (z = [a_1, ..., a_n, constants]) into a new array
+    of ``shape`` when every a_i is a float64 vector of ``sizes[i]`` values, else
+    ``careful(a_1, ..., a_n)``; None when the kernel is not generated C (or no compiler)."""
+    from .native_rhs import c_function_address
+
+    if len(sizes) > MAX_GROUPS or not shape:
+        return None
+    address = c_function_address(kernel)
+    if address is None:
+        return None
+    module = extension()
+    if module is None:
+        return None
+    z = np.zeros(kernel.nargs)
+    given = int(sum(sizes))
+    if constants is not None and given < kernel.nargs:
+        z[given:] = constants
+    real = kernel.realize()
+    # the owner keeps z and the kernel's library alive as long as the entry
+    owner = (z, real, getattr(real, "library", None))
+    return module.make(address, z.ctypes.data, tuple(int(s) for s in sizes), int(kernel.nout),
+                       tuple(shape), owner, careful, np.empty)
