@@ -110,7 +110,7 @@ def jumper_jump(transcription: str | Collocation = "hermite-simpson", num_nodes:
 
     (after lift-off the mass centre flies ballistically whatever the knee does, so the apex is
     known at the last node), minus a small effort term ``effort_weight`` ∫ (T_k/T_max)² dt
-    that makes the bang-bang torque unique; |T_k| <= T_max = :data:`JUMPER_TORQUE_LIMIT`,
+    that makes the bang-bang torque unique; abs(T_k) <= T_max = :data:`JUMPER_TORQUE_LIMIT`,
     the knee within [0, 2.6] rad (straight to a deep squat).  The ground is
     :data:`JUMPER_GROUND`: the book's k_f = 5e7 N/m^1.5 with its damper c_f = 1e5 N s/m gives
     the 3 kg foot a 30 µs time constant no collocation grid of a jump resolves, so the jump
