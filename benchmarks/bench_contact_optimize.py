@@ -189,7 +189,7 @@ def against_opty(args):
             cpu["opty"].append(time.process_time() - c0)
         X_op = w_op[:len(states) * nodes].reshape(len(states), nodes).T
 
-        def gap(res):
+        def gap(res, prob=prob, X_op=X_op):
             X = np.column_stack([res.trajectory.q, res.trajectory.u])
             w = np.concatenate([X.T.ravel(), res.inputs.T.ravel()])     # opty's layout
             return (f"{np.abs(X - X_op).max():.1e}; in opty's NLP: {prob.obj(w):.8f}, "
