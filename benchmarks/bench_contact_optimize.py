@@ -16,6 +16,21 @@ optimum, and each tool's optimum evaluated in the other's NLP (the same NLP: the
 agrees and the other's constraints hold).
 
     OPENBLAS_NUM_THREADS=1 .venv/bin/python benchmarks/bench_contact_optimize.py --nodes 21 41 --repeat 3
+
+``--opty``: the hop against opty instead.  opty 1.5 has backward Euler and midpoint, not
+Hermite-Simpson, and takes no sin/cos in instance constraints (it reads every Function atom
+of one as a state at an instant: the mass centre's height fails), so both tools solve
+:func:`body_hop`: the hop with the body's apex (its height y(T) 0.25 m up, u_y(T) = 0, x(T)
+= 0; linear) in place of the mass centre's, midpoint, symbody's problem otherwise. opty gets the
+model's own equations in implicit form ``[q' - q'(q, u); M_d u' + g_d] = 0`` (the smooth
+contact force inside them, the constants substituted), the same instance constraints, bounds
+and nodes, the cost h Σ L((R_k + R_{k+1})/2) as Python functions, and symbody's initial point.
+opty's IPOPT (cyipopt) has no exact Hessian (limited-memory BFGS); symbody runs with its
+exact Hessian and once with ``hessian="limited-memory"`` (IPOPT's path as opty's).  Printed:
+build (symbody: model, problem and kernels on a cold cache; opty: its Cython compilation),
+solve CPU, iterations, objective, and the largest difference of the two optima's states.
+
+    OPENBLAS_NUM_THREADS=1 .venv/bin/python benchmarks/bench_contact_optimize.py --opty --nodes 21 41 --repeat 3
 """
 
 from __future__ import annotations
@@ -81,6 +96,112 @@ def opti_natural(problem, guess, rise: float = 0.25, stride: float = 0.0):
     return opti, ca.vertcat(*Z)
 
 
+def body_hop(nodes, rise=0.25, stride=0.0, **collocation):
+    """:func:`hopper_hop`'s problem with the body's apex in place of the mass centre's
+    (instance constraints linear in the states), midpoint -> (problem, guess)."""
+    from symbody.optimize import Collocation, OptimalControlProblem, examples
+    ref, guess = examples.hopper_hop("midpoint", num_nodes=nodes, stride=stride)
+    eom, T = ref.eom, ref.duration
+    x, y = eom.q[0], eom.q[1]
+    uy = eom.u[1]
+    from symbody.models import planar_hopper
+    start = planar_hopper().initial_state                 # standing at rest, as hopper_hop
+    inst = [s.func(0.0) - start[s] for s in (*eom.q, *eom.u)]
+    inst += [y.func(T) - (start[y] + rise), uy.func(T), x.func(T) - stride]
+    problem = OptimalControlProblem(
+        eom, num_nodes=nodes, duration=T, objective=ref.objective, instance_constraints=inst,
+        bounds=ref.bounds, known_parameters=ref.known_parameters,
+        transcription=Collocation("midpoint", **collocation))
+    return problem, guess
+
+
+def opty_hop(problem, guess):
+    """opty's Problem of symbody's midpoint hop (module docstring) -> (opty problem, w0, states)."""
+    import sympy as sm
+    from opty import Problem
+
+    from symbody.compat.sympy import TIME
+    eom = problem.eom
+    q, u, inputs = list(eom.q), list(eom.u), list(problem.specifieds)
+    qd = sm.Matrix([qi.diff(TIME) for qi in q]) - sm.Matrix(eom.qdot_solution)
+    ud = sm.Matrix([ui.diff(TIME) for ui in u])
+    dyn = sm.Matrix(eom.dynamic_mass) * ud + sm.Matrix(eom.dynamic_rest)
+    equations = sm.Matrix.vstack(qd, dyn).xreplace(problem.known_parameters)
+    weights = [float(sm.diff(problem.objective, r, 2) / 2) for r in inputs]
+    assert sm.expand(problem.objective - sum(c * r ** 2 for c, r in zip(weights, inputs))) == 0
+    N, states = problem.num_nodes, q + u
+    h, n = problem.duration / (N - 1), len(states) * N
+    c = np.repeat(weights, N - 1).reshape(len(inputs), N - 1)
+
+    def objective(free):
+        r = free[n:].reshape(len(inputs), N)
+        return h * np.sum(c * (0.5 * (r[:, 1:] + r[:, :-1])) ** 2)
+
+    def gradient(free):
+        r = free[n:].reshape(len(inputs), N)
+        mid = c * (r[:, 1:] + r[:, :-1]) * 0.5
+        g = np.zeros_like(free)
+        gr = np.zeros_like(r)
+        gr[:, 1:] += h * mid
+        gr[:, :-1] += h * mid
+        g[n:] = gr.ravel()
+        return g
+
+    prob = Problem(objective, gradient, equations, tuple(states), N, h,
+                   instance_constraints=tuple(e for e, _, _ in problem.instance_constraints),
+                   bounds=dict(problem.bounds), time_symbol=TIME, integration_method="midpoint",
+                   tmp_dir=tempfile.mkdtemp(prefix="opty-hop-"))
+    for key, value in (("print_level", 0), ("tol", 1e-8), ("max_iter", 3000)):
+        prob.add_option(key, value)
+    w0 = np.concatenate([np.broadcast_to(np.asarray(guess.get(x, 0.0), float), (N,))
+                         for x in states + inputs])
+    lo = np.concatenate([np.full(N, problem.bounds.get(x, (-np.inf, np.inf))[0]) for x in states + inputs])
+    hi = np.concatenate([np.full(N, problem.bounds.get(x, (-np.inf, np.inf))[1]) for x in states + inputs])
+    return prob, np.clip(w0, lo, hi), states
+
+
+def against_opty(args):
+    """The midpoint hop: symbody (exact and limited-memory Hessians) and opty, interleaved."""
+    print(f"{'nodes':>5s} {'stride':>6s} {'tool':14s} {'build s':>8s} {'solve s':>8s} {'iter':>5s} "
+          f"{'objective':>12s}  max |x_symbody - x_opty| over the nodes; symbody's optimum in "
+          "opty's NLP: objective, max |constraint|")
+    for nodes, stride in ((n, s) for n in args.nodes for s in args.strides):
+        c0 = time.process_time()
+        problem, guess = body_hop(nodes, stride=stride)
+        build_sb = time.process_time() - c0
+        c0 = time.process_time()
+        limited, _ = body_hop(nodes, stride=stride, hessian="limited-memory")
+        build_lm = time.process_time() - c0
+        c0 = time.process_time()
+        prob, w0, states = opty_hop(problem, guess)
+        build_op = time.process_time() - c0
+        cpu = {"symbody": [], "symbody-lbfgs": [], "opty": []}
+        for _ in range(args.repeat):                              # interleaved
+            c0 = time.process_time()
+            r = problem.solve(guess, progress=False)
+            cpu["symbody"].append(time.process_time() - c0)
+            c0 = time.process_time()
+            r_lm = limited.solve(guess, progress=False)
+            cpu["symbody-lbfgs"].append(time.process_time() - c0)
+            c0 = time.process_time()
+            prob.obj_value.clear()
+            w_op, info = prob.solve(w0)
+            cpu["opty"].append(time.process_time() - c0)
+        X_op = w_op[:len(states) * nodes].reshape(len(states), nodes).T
+
+        def gap(res, prob=prob, X_op=X_op):
+            X = np.column_stack([res.trajectory.q, res.trajectory.u])
+            w = np.concatenate([X.T.ravel(), res.inputs.T.ravel()])     # opty's layout
+            return (f"{np.abs(X - X_op).max():.1e}; in opty's NLP: {prob.obj(w):.8f}, "
+                    f"{np.abs(prob.con(w)).max():.1e}")
+        _row(nodes, stride, "symbody", build_sb, cpu["symbody"], r.iterations, r.objective,
+             f"{gap(r)}  [{r.message[:20]}]")
+        _row(nodes, stride, "symbody-lbfgs", build_lm, cpu["symbody-lbfgs"], r_lm.iterations,
+             r_lm.objective, f"{gap(r_lm)}  [{r_lm.message[:20]}]")
+        _row(nodes, stride, "opty", build_op, cpu["opty"], len(prob.obj_value) - 1,
+             float(info["obj_val"]), f"[{info['status_msg'].decode()[:40]}]")
+
+
 def _row(nodes, stride, tool, build, cpu, iterations, objective, note):
     print(f"{nodes:5d} {stride:6.2f} {tool:14s} {build:8.2f} {statistics.median(cpu):8.2f} "
           f"{iterations:5d} "
@@ -94,8 +215,11 @@ def main():
     ap.add_argument("--strides", type=float, nargs="+", default=[0.0, 0.2])
     ap.add_argument("--natural", action="store_true",
                     help="also the Opti problem as a user writes it (opti_natural)")
+    ap.add_argument("--opty", action="store_true", help="the midpoint hop against opty")
     args = ap.parse_args()
     os.environ["SYMBODY_CACHE_DIR"] = tempfile.mkdtemp(prefix="bench-contact-ocp-")
+    if args.opty:
+        return against_opty(args)
     import casadi as ca
 
     from symbody.optimize import examples

@@ -16,7 +16,7 @@ GUIDE = ROOT / "docs" / "guides" / "contact_optimize.md"
 def test_contact_optimize_guide_code_runs(capsys):
     pytest.importorskip("cyipopt", reason="symbody[optimize] (cyipopt-wheels) is not installed")
     blocks = re.findall(r"```python\n(.*?)```", GUIDE.read_text(), flags=re.S)
-    assert len(blocks) == 3
+    assert len(blocks) == 4
     namespace: dict = {"__name__": "__guide__"}
     for block in blocks:
         exec(compile(block, str(GUIDE), "exec"), namespace)   # noqa: S102 - our own docs
@@ -33,6 +33,12 @@ def test_contact_optimize_guide_code_runs(capsys):
     foot, force = (float(v) for v in re.search(
         r"the foot is ([0-9.]+) cm above the ground, the ground force ([0-9.e+-]+) N", out).groups())
     assert foot > 1.0 and force < 1e-2
+    # the jumper: a jump above standing height, lift-off at the end, the torque bang-bang
+    crouching, standing, apex = (float(v) for v in re.search(
+        r"mass centre ([0-9.]+) m crouching, ([0-9.]+) m standing, apex ([0-9.]+) m", out).groups())
+    assert crouching < standing < apex - 0.15
+    assert 0.4 < float(re.search(r"; lift-off at t = ([0-9.]+) s", out).group(1)) <= 0.5
+    assert float(re.search(r"T_k at its limit on ([0-9]+)% of the nodes", out).group(1)) > 50
 
 
 def test_contact_optimize_guide_is_linked():

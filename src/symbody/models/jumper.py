@@ -19,11 +19,22 @@ input): T = (k_k (q3 - π/2) + c_k u3 + T_k) N.z on the calf, its opposite on th
 The defaults are the chapter's numbers and its "nonconservative simulation": dropped from
 q1 = 0.2 m with the knee bent by 20 degrees, no knee spring or damping, k_f = 5e7,
 c_f = 1e5; the landing dissipates energy (``trajectory.contacts["foot"].dissipated``).
+
+``jumper(smoothing=SmoothNormal(...))`` is the jumper for optimal control: the book's
+force has kinks (the maxima), so the foot touches the ground through the smooth
+Hunt-Crossley force instead (:mod:`symbody.contact.smooth_normal`),
+
+    F_f = k_f s(-q1, ε_δ)^(3/2) s(1 - 3/2 c_h u1, ε_v),
+
+with the book's k_f and the damping c_h = 2 c_f / (3 m g) (m the jumper's whole mass) that
+equals the book's linear damper c_f at the depth the standing jumper rests at, where
+3/2 c_h k_f δ^(3/2) = 3/2 c_h m g = c_f.
 """
 
 from __future__ import annotations
 
 import math
+from typing import Any
 
 import sympy as sm
 from sympy.physics.mechanics import Particle, RigidBody, outer
@@ -46,12 +57,15 @@ REFERENCES = ("J. K. Moore, Learn Multibody Dynamics, chapter 'Energy and Power'
               "m_b=17.01, m_f=3, m_u=32.44, k_f=5e7, c_f=1e5) and the drop from q1=0.2 m, q3=20 deg.")
 
 
-def jumper_system() -> tuple[KaneSystem, dict]:
-    """The jumper's kinematics, constraint, contact and loads; returns (KaneSystem, extras)."""
+def jumper_system(smoothing: Any = None) -> tuple[KaneSystem, dict]:
+    """The jumper's kinematics, constraint, contact and loads; returns (KaneSystem, extras).
+    ``smoothing``: None (the book's force) or the smooth Hunt-Crossley force's scales (a
+    :class:`~symbody.contact.SmoothNormal`; its damping is the constant ``c_h``)."""
     g = sm.symbols("g")
     mu, ma, mb, mf = sm.symbols("m_u m_a m_b m_f")
     Ia, Ib = sm.symbols("I_a I_b")
     kf, cf, kk, ck = sm.symbols("k_f c_f k_k c_k")
+    ch = sm.Symbol("c_h")
     la, lb, da, db = sm.symbols("l_a l_b d_a d_b")
     q1, q2, q3 = dynamicsymbols("q1 q2 q3")
     u1, u2, u3 = dynamicsymbols("u1 u2 u3")
@@ -82,8 +96,12 @@ def jumper_system() -> tuple[KaneSystem, dict]:
     upper = Particle("upper_body", Pu, mu)
     calf = RigidBody("calf", Ao, A, ma, (Ia * outer(N.z, N.z), Ao))
     thigh = RigidBody("thigh", Bo, B, mb, (Ib * outer(N.z, N.z), Bo))
-    contact = Contact(Plane(O, N.y), Sphere(Pf, 0), stiffness=kf, damping=cf, damping_law="linear",
-                      name="foot")
+    if smoothing is None:
+        contact = Contact(Plane(O, N.y), Sphere(Pf, 0), stiffness=kf, damping=cf,
+                          damping_law="linear", name="foot")
+    else:
+        contact = Contact(Plane(O, N.y), Sphere(Pf, 0), stiffness=kf, damping=ch,
+                          smoothing=smoothing, name="foot")
     knee = (kk * (q3 - sm.pi / 2) + ck * u3 + Tk) * N.z
     loads = contact.to_loads() + [(Pf, -mf * g * N.y), (Ao, -ma * g * N.y), (Bo, -mb * g * N.y),
                                   (Pu, -mu * g * N.y), (A, knee), (B, -knee)]
@@ -93,7 +111,8 @@ def jumper_system() -> tuple[KaneSystem, dict]:
                         configuration_constraints=[holonomic], u_dep=[u2], velocity_constraints=[velocity])
     points = {name: point_coordinates(P, O, N) for name, P in
               (("foot", Pf), ("knee", Pk), ("hip", Pu), ("calf_centre", Ao), ("thigh_centre", Bo))}
-    symbols = {str(s): s for s in (g, mu, ma, mb, mf, Ia, Ib, kf, cf, kk, ck, la, lb, da, db)}
+    symbols = {str(s): s for s in (g, mu, ma, mb, mf, Ia, Ib, kf, cf if smoothing is None else ch,
+                                   kk, ck, la, lb, da, db)}
     potential = (g * (mf * Pf.pos_from(O) + ma * Ao.pos_from(O) + mb * Bo.pos_from(O)
                       + mu * Pu.pos_from(O)).dot(N.y) + kk * (q3 - sm.pi / 2) ** 2 / 2)
     kinetic = sum(body.kinetic_energy(N) for body in (foot, calf, thigh, upper))
@@ -108,16 +127,22 @@ BOOK_CONSTANTS = {"I_a": 0.101, "I_b": 0.282, "c_f": 1e5, "c_k": 0.0, "d_a": 0.3
                   "m_b": 17.01, "m_f": 3.0, "m_u": 32.44}
 
 
-def jumper(height: float = 0.2, knee: float = math.radians(20.0)) -> Model:
+def jumper(height: float = 0.2, knee: float = math.radians(20.0), smoothing: Any = None) -> Model:
     """The jumper dropped with its foot at ``height`` (m) and the knee bent by ``knee`` (rad),
-    at rest; T_k is a specified input (give it in ``simulate(..., specifieds=...)``).  See
-    the module docstring."""
-    system, ex = jumper_system()
+    at rest; T_k is a specified input (give it in ``simulate(..., specifieds=...)``).
+    ``smoothing``: None (the book's force) or the smooth force's scales (a
+    :class:`~symbody.contact.SmoothNormal`, True for its defaults), for optimal control.
+    See the module docstring."""
+    system, ex = jumper_system(smoothing)
     km, eom = system.form(name="jumper")
     sy = ex["symbols"]
     q1, q2, q3 = ex["q"]
     u1, u2, u3 = ex["u"]
-    constants = {sy[name]: value for name, value in BOOK_CONSTANTS.items()}
+    book = dict(BOOK_CONSTANTS)
+    if smoothing is not None:           # c_h = 2 c_f / (3 m g): the book's damping at rest
+        weight = book["g"] * sum(book[m] for m in ("m_a", "m_b", "m_f", "m_u"))
+        book["c_h"] = 2.0 * book.pop("c_f") / (3.0 * weight)
+    constants = {sy[name]: value for name, value in book.items()}
 
     def initial_state(values: dict) -> dict:
         known = {**values, q1: float(height), q3: float(knee)}

@@ -22,7 +22,8 @@ from .statement import Collocation
 
 __all__ = ["pendulum_swing_up", "cart_pole_swing_up", "pendulum_equations", "n_link_cart_swing_up",
            "sleigh_equations", "sleigh_parking", "arm_reaching", "SwingUp", "cart_pole_horizon",
-           "car_equations", "car_parking", "hopper_hop", "hopper_mass_centre"]
+           "car_equations", "car_parking", "hopper_hop", "hopper_mass_centre", "jumper_jump",
+           "jumper_mass_centre"]
 
 _t = TIME
 
@@ -336,4 +337,4 @@ def cart_pole_horizon(num_nodes: int = 50, period: float = 0.02, force_limit: fl
 
 
 # optimal control through contact (a module of its own; it uses _collocation above)
-from .contact_examples import hopper_hop, hopper_mass_centre  # noqa: E402
+from .contact_examples import hopper_hop, hopper_mass_centre, jumper_jump, jumper_mass_centre  # noqa: E402,I001
