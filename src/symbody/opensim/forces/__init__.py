@@ -34,7 +34,7 @@ FORCE_BUILDERS: dict[str, Callable] = {}
 
 #: the modules of this package that register builders (one per force family)
 FAMILIES: tuple[str, ...] = ("muscles", "degroote", "actuators", "coordinate_forces",
-                             "point_forces", "bushing")
+                             "point_forces", "bushing", "contact_forces")
 
 
 def register_force(*tags: str) -> Callable:
