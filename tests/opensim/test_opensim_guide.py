@@ -37,13 +37,15 @@ print(json.dumps({
     "muscles": len(ns["gait"].muscle_names),
     "elbow": [float(ns["sol_muscle"].q[0, 1]), float(ns["sol_muscle"].q[-1, 1])],
     "activation": float(ns["sol_muscle"].x[-1, -1]),
+    "stand": [float(ns["support"][-1] / ns["weight"] - 1), int(ns["sol_stand"].status),
+              len(ns["statue"].eom.contacts)],
 }))
 """
 
 
 @pytest.mark.skipif(not opensim_installed(), reason="opensim is not installed")
 def test_opensim_guide_runs(tmp_path):
-    for name in ("arm26.osim", "double_pendulum.osim", "gait10dof18musc.osim"):
+    for name in ("arm26.osim", "double_pendulum.osim", "gait10dof18musc.osim", "2D_gait.osim"):
         shutil.copy(DATA / name, tmp_path / name)
     env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(ROOT / "src"),
                                                          os.environ.get("PYTHONPATH", "")]))
@@ -60,3 +62,6 @@ def test_opensim_guide_runs(tmp_path):
     assert got["muscles"] == 18
     assert got["elbow"][1] > got["elbow"][0] + 0.1       # the biceps flexes the elbow
     assert got["activation"] > 0.9
+    # Moco's 2D gait model stands on its four contact spheres: the ground carries m g
+    assert got["stand"][1] == 0 and got["stand"][2] == 4
+    assert abs(got["stand"][0]) < 1e-3

@@ -294,9 +294,13 @@ class OpenSimModel(MuscleViews):
             f_h=f_h, B=B, b=b, B_a=B_a, b_a=b_a, M_d=None, g_d=None, reduced=False,
             auxiliary=sm.zeros(0, 1), dynamic_se=dynamic,
             holonomic_names=[r.name for r in self._holonomic])
-        return EquationsOfMotion.from_blocks(blocks, specifieds=specifieds,
-                                             constants=list(self.constants),
-                                             extra_states=extra or None, name=self.name)
+        eom = EquationsOfMotion.from_blocks(blocks, specifieds=specifieds,
+                                            constants=list(self.constants),
+                                            extra_states=extra or None, name=self.name)
+        contacts = [r for c in self.force_contributions for r in c.contacts]
+        if contacts:
+            eom.contacts = contacts
+        return eom
 
     def _constraint_blocks(self, conv, qdot: list, u_model: list, perm: list) -> tuple:
         q_model = [self._se_q[k] for k in perm]

@@ -414,6 +414,7 @@ def parse_model(doc: OsimDocument) -> ModelSpec:
     markers = rd.markers()
     fs = model.find("ForceSet")
     forces = list(fs.objects()) if fs is not None else []
+    forces += _component_forces(model)
     _left_out_sets(model, rd.left_out)
     ground_geometry = tuple(geometry_of(rd.ground, rd)) if rd.ground.tag == "Ground" else ()
     for j in joints:
@@ -430,6 +431,18 @@ def parse_model(doc: OsimDocument) -> ModelSpec:
                      frame_of=rd.frame_of)
 
 
+#: the endings of the tags of OpenSim's forces (Force, Muscle, Actuator, ...)
+FORCE_SUFFIXES = ("Force", "Muscle", "Actuator", "Muscle_Deprecated")
+
+
+def _component_forces(model: OsimElement) -> list:
+    """The forces among the model's ``<components>`` (4.x models may hold forces there, as
+    Moco's 2D walking model does its contact forces and muscles), after the ForceSet's."""
+    comps = model.find("components")
+    return [el for el in (comps.children if comps is not None else [])
+            if el.tag.endswith(FORCE_SUFFIXES)]
+
+
 def _left_out_sets(model: OsimElement, left_out: list) -> None:
     """Controllers, probes and loose components are not built: listed with their line."""
     for tag, reason in (("ControllerSet", "controllers are not built (give the inputs yourself)"),
@@ -440,7 +453,7 @@ def _left_out_sets(model: OsimElement, left_out: list) -> None:
             left_out.append(LeftOut(el.tag, el.name, el.line, reason))
     comps = model.find("components")
     for el in comps.children if comps is not None else []:
-        if el.tag.endswith(("Frame", "Geometry")):
-            continue        # frames and drawings change no equation
+        if el.tag.endswith(("Frame", "Geometry")) or el.tag.endswith(FORCE_SUFFIXES):
+            continue        # frames and drawings change no equation; forces go to the builders
         left_out.append(LeftOut(el.tag, el.name, el.line, "model components of this type are "
                                 "not built"))

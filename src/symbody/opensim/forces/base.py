@@ -25,7 +25,10 @@ class ForceContribution:
     it adds as inputs; ``extra_states``: {x_e: x_e'} (SymPy) of its own states;
     ``constants``: {Symbol: value}; ``loads``: SymPy loads for ``model.system``; ``scene``:
     scene items; ``record``: the builder's own description, kept in ``model.forces[name]``;
-    ``left_out``: what of the element is not built (a reason, named in ``model.left_out``).
+    ``left_out``: what of the element is not built (a reason, named in ``model.left_out``);
+    ``contacts``: its contact points'
+    :class:`~symbody.formulation.contact_record.ContactRecord` objects (SymPy, for
+    ``model.eom.contacts``: events at the force law's kinks, ``trajectory.contacts``).
     """
 
     generalized: list | None = None
@@ -36,6 +39,7 @@ class ForceContribution:
     scene: tuple = ()
     record: Any = None
     left_out: str | None = None
+    contacts: tuple = ()
 
 
 class ForceContext:
@@ -76,6 +80,12 @@ class ForceContext:
                 return se.Symbol(k)
         self._names[key] = atom
         return se.Symbol(key)
+
+    @property
+    def names(self) -> dict:
+        """{symengine symbol name: the SymPy atom it stands for} (for
+        :class:`~symbody.symengine_bridge.SympyConverter`)."""
+        return self._names
 
     def frame(self, element: Any, socket: str = "parent_frame"):
         """The body and placement (:class:`~..model_spec.Placement`) of the frame a force

@@ -1,0 +1,150 @@
+"""OpenSim's contact geometry (``ContactSphere``, ``ContactHalfSpace``) and the kinematics of a
+sphere against a half-space, in symengine, for the contact forces (:mod:`.contact_forces`).
+
+A ``ContactGeometry`` sits on a frame (4.x ``socket_frame``, 3.x ``<body_name>``) at
+``location`` with ``orientation`` (body-fixed X-Y-Z angles).  Simbody's half-space is the
+solid x > 0 of its frame: its outward normal is n = -x_H, and with the sphere's centre c and
+the half-space's origin o (ground coordinates) the penetration depth is
+
+    δ = R - n · (c - o),                    (the gap g = -δ)
+
+and both OpenSim laws put the contact point midway through the overlap,
+P = c - (R - δ/2) n (Simbody's ``HalfSpaceSphere`` contact and ``SmoothSphereHalfSpaceForce``;
+``HuntCrossleyForce`` moves it by δ (1/2 - s₁) n for unequal stiffnesses).  The relative
+velocity v = v_S(P) - v_H(P) of the two bodies' material points at P gives the penetration
+rate δ' = -n · v and the slip (t₁ · v, t₂ · v) along the plane's tangents t₁ = z_H,
+t₂ = y_H (t₁ × t₂ = n).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from ..model_spec import Placement, body_fixed_xyz
+from .base import ForceContext
+from .point_forces import BodyTag, frame_in_ground, rotate_back
+from .vector3 import F, dot, scale, sub
+
+__all__ = ["ContactShape", "contact_shape", "SphereOnHalfSpace", "sphere_on_half_space",
+           "GEOMETRY_TAGS"]
+
+#: the contact geometry types of OpenSim (only spheres and half-spaces are built)
+GEOMETRY_TAGS = ("ContactSphere", "ContactHalfSpace", "ContactMesh", "ContactEllipsoid",
+                 "ContactCylinder", "ContactBrick")
+
+
+@dataclass(frozen=True)
+class ContactShape:
+    """A contact geometry of the file: ``kind`` (its tag), ``radius`` (a sphere's),
+    ``placement`` (its frame P fixed in a body: the geometry's location and orientation
+    composed with its frame's), ``element``."""
+
+    name: str
+    kind: str
+    radius: float
+    placement: Placement
+    element: Any
+
+
+def _geometry_elements(ctx: ForceContext) -> dict:
+    out: dict = {}
+    for el in ctx.spec.element.walk():
+        if el.tag in GEOMETRY_TAGS and el.name:
+            out.setdefault(el.name, el)
+    return out
+
+
+def contact_shape(ctx: ForceContext, owner: Any, reference: str) -> ContactShape:
+    """The contact geometry ``reference`` (a name or a path such as
+    ``/contactgeometryset/heel_r``) that the force ``owner`` names."""
+    name = reference.strip().rstrip("/").rsplit("/", 1)[-1]
+    el = _geometry_elements(ctx).get(name)
+    if el is None:
+        raise owner.error(f"names the contact geometry {reference!r}, which is not in the model")
+    if el.tag not in ("ContactSphere", "ContactHalfSpace"):
+        raise owner.error(f"contact geometry {name!r} is a {el.tag}; only ContactSphere and "
+                          "ContactHalfSpace are built")
+    if el.text_of("body_name"):
+        frame = ctx.spec.frame_of(BodyTag(el, "body_name"), "body")
+    else:
+        frame = ctx.frame(el, "frame")
+    R = body_fixed_xyz(el.numbers("orientation", 3, default=(0, 0, 0)))
+    placement = frame.compose(R, el.numbers("location", 3, default=(0, 0, 0)), name)
+    radius = el.number("radius", 0.0) if el.tag == "ContactSphere" else 0.0
+    if not (np.isfinite(radius) and radius >= 0):
+        raise el.error(f"<radius> must be >= 0, got {radius}")
+    return ContactShape(name, el.tag, radius, placement, el)
+
+
+@dataclass
+class SphereOnHalfSpace:
+    """The kinematics of a sphere against a half-space (module docstring), symengine:
+    ``normal`` n, ``tangents`` (t₁, t₂) (3 each, ground); ``depth`` δ and ``depth_rate`` δ';
+    ``slip`` (t₁ · v, t₂ · v); ``point`` P (3, ground); ``sphere``, ``half_space`` the shapes.
+    :meth:`generalized` gives Q of a force on the sphere at P (its opposite on the half-space)."""
+
+    sphere: ContactShape
+    half_space: ContactShape
+    normal: list
+    tangents: tuple
+    depth: Any
+    depth_rate: Any
+    slip: tuple
+    point: list
+    ctx: ForceContext
+
+    def generalized(self, force: list) -> list:
+        """Q = J_S(P)ᵀ F - J_H(P)ᵀ F of the force F (3, ground) on the sphere's body at P."""
+        ctx = self.ctx
+        out = ctx.point_force(self.sphere.placement.body, self._station(self.sphere), force)
+        if self.half_space.placement.body != ctx.spec.ground:
+            other = ctx.point_force(self.half_space.placement.body,
+                                    self._station(self.half_space), force)
+            out = [a - b for a, b in zip(out, other)]
+        return out
+
+    def _station(self, shape: ContactShape) -> list:
+        R, p = self.ctx.kinematics.pose(shape.placement.body)
+        return rotate_back(R, sub(self.point, p))
+
+
+def _speeds(ctx: ForceContext) -> list:
+    u = [None] * ctx.o
+    for name in ctx.coordinate_names:
+        _, us, _, _, k = ctx.coordinate(name)
+        u[k] = us
+    return u
+
+
+def _velocity(ctx: ForceContext, body: str, station: list, u: list) -> list:
+    if body == ctx.spec.ground:
+        return [F(0.0)] * 3
+    J = ctx.kinematics.point_jacobian(body, station)
+    return [sum((J[a][k] * u[k] for k in range(ctx.o)), F(0.0)) for a in range(3)]
+
+
+def sphere_on_half_space(ctx: ForceContext, sphere: ContactShape, half_space: ContactShape,
+                         shift: float = 0.0) -> SphereOnHalfSpace:
+    """The kinematics of ``sphere`` against ``half_space``; ``shift``: the contact point
+    moved by ``shift`` δ along n (HuntCrossleyForce's δ (1/2 - s₁))."""
+    R_H, o = frame_in_ground(ctx, half_space.placement)
+    x_H = [R_H[a][0] for a in range(3)]
+    n = scale(F(-1.0), x_H)
+    t1, t2 = [R_H[a][2] for a in range(3)], [R_H[a][1] for a in range(3)]
+    c = ctx.kinematics.point(sphere.placement.body, sphere.placement.p)
+    radius = F(sphere.radius)
+    depth = radius - dot(n, sub(c, o))
+    point = sub(c, scale(radius - depth / 2 - F(shift) * depth, n))
+    u = _speeds(ctx)
+    stations = []
+    for shape in (sphere, half_space):
+        R, p = ctx.kinematics.pose(shape.placement.body)
+        stations.append(rotate_back(R, sub(point, p)))
+    v = sub(_velocity(ctx, sphere.placement.body, stations[0], u),
+            _velocity(ctx, half_space.placement.body, stations[1], u))
+    return SphereOnHalfSpace(sphere, half_space, n, (t1, t2), depth, -dot(n, v),
+                             (dot(t1, v), dot(t2, v)), point, ctx)
+
