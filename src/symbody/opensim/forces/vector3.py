@@ -4,7 +4,7 @@ builders use to write OpenSim's algorithms (wrapping, muscle curves) as exact ex
 ``where(c, a, b)`` is OpenSim's ``if (c) a else b``: a ``Piecewise`` whose last piece has the
 negated condition (no ``True`` piece, as :mod:`..functions` writes them).  ``choose(c, a, b)``
 is the same for long Boolean conditions (wrapping): ``c`` becomes an arithmetic indicator
-(``indicator``: a relation is Piecewise((1, rel), (0, not rel)), And = p q, Or = 1 - (1-p)(1-q),
+(``indicator``: a relation is Piecewise((1, rel), (0, True)), And = p q, Or = 1 - (1-p)(1-q),
 Not = 1 - p, Xor = p + q - 2 p q), so the only conditions left are single relations of
 expressions that symengine's cse shares (it does not enter And/Or conditions).
 """
@@ -86,7 +86,7 @@ def indicator(cond, _cache: dict | None = None):
     elif cond is se.false or cond == se.false:
         out = F(0.0)
     elif kind in ("StrictLessThan", "LessThan", "Equality", "Unequality"):
-        out = se.Piecewise((F(1.0), cond), (F(0.0), se.Not(cond)))
+        out = se.Piecewise((F(1.0), cond), (F(0.0), se.true))
     else:
         parts = [indicator(a, cache) for a in cond.args]
         if kind == "And":
@@ -111,7 +111,9 @@ def indicator(cond, _cache: dict | None = None):
 
 
 def choose(cond, a, b, _cache: dict | None = None):
-    """``a`` where the Boolean ``cond`` holds, else ``b``: a Piecewise on its indicator."""
+    """``a`` where the Boolean ``cond`` holds, else ``b``: a Piecewise on its indicator, whose
+    last piece is ``True`` (a comparison with a NaN of a branch not taken is false, as in C;
+    symengine's lambda backend crashes on a Piecewise where no piece holds)."""
     if cond is se.true or cond == se.true:
         return a
     if cond is se.false or cond == se.false:
@@ -119,7 +121,7 @@ def choose(cond, a, b, _cache: dict | None = None):
     if a == b:
         return a
     ind = indicator(cond, _cache)
-    return se.Piecewise((a, se.Gt(ind, F(0.5))), (b, se.Le(ind, F(0.5))))
+    return se.Piecewise((a, se.Gt(ind, F(0.5))), (b, se.true))
 
 
 def choose3(cond, a, b, _cache: dict | None = None) -> list:
