@@ -56,11 +56,13 @@ class PathPoint:
 @dataclass
 class GeometryPathExpressions:
     """``length`` (expression), ``jacobian`` (o expressions: L' = J u), ``points``: the ground
-    positions of the points drawn (a list of (3 expressions, active condition or None))."""
+    positions of the points drawn (a list of (3 expressions, active condition or None)),
+    ``wraps``: the names of the wrap objects it goes over."""
 
     length: object
     jacobian: list
     points: list
+    wraps: tuple = ()
 
 
 def wrap_objects_of(ctx: ForceContext) -> dict:
@@ -227,7 +229,8 @@ def build_geometry_path(gp, ctx: ForceContext, owner) -> GeometryPathExpressions
     if wraps:
         L, row = wrapped_length(points, wraps[0], kin)
         drawn = [(kin.ground(p.body, p.location), p.active) for p in points]
-        return GeometryPathExpressions(L, [row.get(k, ZERO) for k in range(o)], drawn)
+        return GeometryPathExpressions(L, [row.get(k, ZERO) for k in range(o)], drawn,
+                                       (wraps[0][0].name,))
     if len(conditional) > 4:
         raise ForceNotBuilt(f"{len(conditional)} conditional path points on one path (at most "
                             "4 are supported)")
