@@ -89,8 +89,9 @@ def _quadrant_and_sphere_variant(tmp_path) -> Path:
 @needs_opensim
 def test_quadrants_and_spheres_agree_with_opensim(tmp_path):
     """A constrained cylinder (OpenSim's quadrant: r1/r2 choice, far-side and long wraps)
-    and a sphere with a quadrant; at these states the wraps are active about half the time
-    (a script comparing with the paths stripped of their wraps)."""
+    and a sphere with a quadrant; at these states TRIlat and TRImed wrap the cylinder at
+    every state and BRA the sphere at about half (a script comparing with the paths stripped
+    of their wraps)."""
     model = _compare(_quadrant_and_sphere_variant(tmp_path), 30)
     assert model.muscle_names == ("TRIlat", "TRImed", "BICshort", "BRA")
 
