@@ -1,11 +1,12 @@
 """Muscle paths against OpenSim 4.6: musculotendon lengths (``getLength``) and moment arms
 (``computeMomentArm``) at random states within the coordinate ranges, on gait10dof18musc
-(fixed, conditional and moving path points) and Arm26 (paths without wrap objects; those
-over wrap objects are left out by name).  OpenSim answers
+(fixed, conditional and moving path points) and Arm26 (TRIlat, TRImed and BRA wrap over the
+cylinder 'TRI'; TRIlong and BIClong, over ellipsoids, are left out by name).  OpenSim answers
 in a process of its own (systems/opensim_worker.py)."""
 
 from __future__ import annotations
 
+import re
 import warnings
 from pathlib import Path
 
@@ -19,14 +20,14 @@ DATA = Path(__file__).resolve().parents[1] / "data" / "opensim"
 needs_opensim = pytest.mark.skipif(not opensim_installed(), reason="opensim is not installed")
 
 
-def _load(name: str):
+def _load(name):
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always", OpenSimImportWarning)
         model = load_opensim(DATA / name)
     return model, " ".join(str(w.message) for w in caught)
 
 
-def _compare(name: str, n_states: int) -> None:
+def _compare(name, n_states: int):
     model, _ = _load(name)
     rng = np.random.default_rng(11)
     qs = np.array([model.random_coordinates(rng) for _ in range(n_states)])
@@ -44,6 +45,7 @@ def _compare(name: str, n_states: int) -> None:
         scale = np.abs(A_os).max()
         assert np.abs(A[k] - A_os).max() <= 1e-9 * scale
         np.testing.assert_allclose(model.moment_arms(qs[k]), A[k], rtol=0, atol=0)
+    return model
 
 
 @needs_opensim
@@ -55,13 +57,43 @@ def test_gait10dof18musc_paths_agree_with_opensim():
 
 @needs_opensim
 def test_arm26_paths_agree_with_opensim():
-    """BICshort's path; the five muscles that wrap are left out, naming the wrap objects."""
+    """Three paths over the WrapCylinder 'TRI' and BICshort's; the two muscles over
+    ellipsoids are left out, naming the wrap objects."""
     model, message = _load("arm26.osim")
-    for name in ("TRIlong", "TRIlat", "TRImed", "BIClong", "BRA", "WrapCylinder 'TRI'",
-                 "WrapEllipsoid 'BIClonghh'"):
+    for name in ("TRIlong", "BIClong", "WrapEllipsoid 'TRIlonghh'", "WrapEllipsoid 'BIClonghh'"):
         assert name in message
-    assert model.muscle_names == ("BICshort",)
-    _compare("arm26.osim", 5)
+    assert model.muscle_names == ("TRIlat", "TRImed", "BICshort", "BRA")
+    _compare("arm26.osim", 40)
+
+
+def _quadrant_and_sphere_variant(tmp_path) -> Path:
+    """Arm26 with the cylinder 'TRI' wrapping on its -y side only (radius 0.025) and BRA
+    over a new WrapSphere (radius 0.016, -y side) in TRI's place."""
+    text = (DATA / "arm26.osim").read_text()
+    i = text.index('<WrapCylinder name="TRI">')
+    j = text.index("</WrapCylinder>", i) + len("</WrapCylinder>")
+    cyl = text[i:j].replace("<quadrant>all</quadrant>", "<quadrant>-y</quadrant>")
+    cyl = cyl.replace("<radius>0.016</radius>", "<radius>0.025</radius>")
+    sphere = re.sub(r"<length>.*?</length>", "", text[i:j]).replace("WrapCylinder", "WrapSphere")
+    sphere = sphere.replace('name="TRI"', 'name="BRAsphere"').replace(
+        "<quadrant>all</quadrant>", "<quadrant>-y</quadrant>")
+    text = text[:i] + cyl + sphere + text[j:]
+    k = text.index('<Thelen2003Muscle name="BRA">')
+    k = text.index("<wrap_object>TRI</wrap_object>", k)
+    text = text[:k] + "<wrap_object>BRAsphere</wrap_object>" + text[k + 30:]
+    path = tmp_path / "arm26_wrap_variant.osim"
+    path.write_text(text)
+    return path
+
+
+@needs_opensim
+def test_quadrants_and_spheres_agree_with_opensim(tmp_path):
+    """A constrained cylinder (OpenSim's quadrant: r1/r2 choice, far-side and long wraps)
+    and a sphere with a quadrant; at these states TRIlat and TRImed wrap the cylinder at
+    every state and BRA the sphere at about half (a script comparing with the paths stripped
+    of their wraps)."""
+    model = _compare(_quadrant_and_sphere_variant(tmp_path), 30)
+    assert model.muscle_names == ("TRIlat", "TRImed", "BICshort", "BRA")
 
 
 def test_muscle_views_check_their_argument():

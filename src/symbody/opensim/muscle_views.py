@@ -50,15 +50,21 @@ class MuscleViews:
 
     @cached_property
     def _path_function(self):
-        """symengine's Lambdify (common subexpressions shared) of [L; A] in the model's q."""
-        exprs = []
+        """[L; A] in the model's q: symengine's Lambdify (common subexpressions shared) of
+        each muscle's row, one function per muscle (symengine's cse over several wrapped
+        paths together does not finish)."""
+        args = [self._se_q[k] for k in self.simbody_index]
+        rows = []
         for name in self.muscle_names:
             p = _path(self.forces[name])
-            exprs.append(p.length)
-            exprs += [-p.jacobian[k] for k in self.simbody_index]
-        args = [self._se_q[k] for k in self.simbody_index]
-        return se.Lambdify(args, exprs or [se.Integer(0)], cse=True, real=True,
-                           backend="lambda")
+            exprs = [p.length] + [-p.jacobian[k] for k in self.simbody_index]
+            rows.append(se.Lambdify(args, exprs, cse=True, real=True, backend="lambda"))
+
+        def evaluate(q):
+            return np.concatenate([np.asarray(f(q), dtype=float).ravel() for f in rows]
+                                  or [np.zeros(1)])
+
+        return evaluate
 
     def _paths_at(self, q: Any) -> np.ndarray:
         q = np.asarray(q, dtype=float)

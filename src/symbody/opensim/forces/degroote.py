@@ -61,6 +61,12 @@ def degroote_muscle(element, ctx: ForceContext) -> ForceContribution:
     if not element.flag("ignore_tendon_compliance", False):
         raise ForceNotBuilt("a compliant tendon (ignore_tendon_compliance false) is not built")
     path = path_of(element, ctx)
+    if path.wraps:
+        return ForceContribution(
+            record=MuscleRecord(element.tag, path),
+            left_out=f"its force over the wrap object {path.wraps[0]!r} is not built (the "
+                     "equations' formation with it takes minutes): its path only (lengths "
+                     "and moment arms), no force")
     num = element.number
     F_max = num("max_isometric_force", 1000.0)
     l_opt = num("optimal_fiber_length", 0.1)

@@ -3,8 +3,9 @@
 The path runs through its active points in order: fixed ``PathPoint``s, ``ConditionalPathPoint``s
 (active while their coordinate is within the range, OpenSim's 1e-5 tolerance included) and
 ``MovingPathPoint``s (their location in the body a function of coordinates, each clamped to
-the coordinate's range as OpenSim does).  A path over wrap objects is not built (the force
-is left out, naming them).  Its length and lengthening speed are OpenSim's,
+the coordinate's range as OpenSim does).  A path over one ``WrapCylinder`` or ``WrapSphere``
+is built by :mod:`.wrapped_path`; over other wrap objects, or several, it is not (the force is
+left out, naming them).  Its length and lengthening speed are OpenSim's,
 
     L(q) = Σ |p_{i+1} - p_i|
     L'   = J_L(q) u,   J_L = Σ e_i · (J_{i+1} - J_i)   (e_i the unit vector of segment i)
@@ -55,11 +56,13 @@ class PathPoint:
 @dataclass
 class GeometryPathExpressions:
     """``length`` (expression), ``jacobian`` (o expressions: L' = J u), ``points``: the ground
-    positions of the points drawn (a list of (3 expressions, active condition or None))."""
+    positions of the points drawn (a list of (3 expressions, active condition or None)),
+    ``wraps``: the names of the wrap objects it goes over."""
 
     length: object
     jacobian: list
     points: list
+    wraps: tuple = ()
 
 
 def wrap_objects_of(ctx: ForceContext) -> dict:
@@ -209,11 +212,25 @@ def build_geometry_path(gp, ctx: ForceContext, owner) -> GeometryPathExpressions
     elements = pps.objects() if pps is not None else []
     if len(elements) < 2:
         raise owner.error("a GeometryPath needs at least two path points")
-    _refuse_wraps(gp, ctx)
+    from .wrapped_path import path_wraps, wrapped_length  # (it builds on this module)
+
+    wraps = path_wraps(gp, ctx)
     points = [_read_point(pp, ctx) for pp in elements]
     kin = _Kin(ctx)
     o = ctx.o
     conditional = [i for i, p in enumerate(points) if p.active is not None]
+    if len(wraps) > 1:
+        raise ForceNotBuilt(f"its path wraps over {len(wraps)} wrap objects ("
+                            + ", ".join(repr(w[0].name) for w in wraps)
+                            + "): one wrap object per path is supported")
+    if wraps and conditional:
+        raise ForceNotBuilt(f"its path wraps over {wraps[0][0].name!r} and has conditional "
+                            "path points: not supported together")
+    if wraps:
+        L, row = wrapped_length(points, wraps[0], kin)
+        drawn = [(kin.ground(p.body, p.location), p.active) for p in points]
+        return GeometryPathExpressions(L, [row.get(k, ZERO) for k in range(o)], drawn,
+                                       (wraps[0][0].name,))
     if len(conditional) > 4:
         raise ForceNotBuilt(f"{len(conditional)} conditional path points on one path (at most "
                             "4 are supported)")
@@ -231,21 +248,3 @@ def build_geometry_path(gp, ctx: ForceContext, owner) -> GeometryPathExpressions
         L = where(cond, Lc, L)
         row = {k: where(cond, rowc.get(k, ZERO), row.get(k, ZERO)) for k in keys}
     return GeometryPathExpressions(L, [row.get(k, ZERO) for k in range(o)], drawn)
-
-
-def _refuse_wraps(gp, ctx: ForceContext) -> None:
-    """Wrap objects are not built yet: a path that names one is left out, naming them."""
-    pws = gp.find("PathWrapSet")
-    items = pws.objects() if pws is not None else []
-    if not items:
-        return
-    known = wrap_objects_of(ctx)
-    named = []
-    for pw in items:
-        name = (pw.text_of("wrap_object") or "").strip()
-        if name not in known:
-            raise pw.error(f"the wrap object {name!r} is not in the model")
-        w_el = known[name][0]
-        named.append(f"{w_el.tag} {name!r} (line {w_el.line})")
-    raise ForceNotBuilt("its path wraps over " + ", ".join(named)
-                        + ": wrap objects are not supported")
