@@ -23,6 +23,7 @@
 from __future__ import annotations
 
 import ctypes
+import functools
 
 __all__ = ["CHECKED_ON", "RUNGE_KUTTA_ATTRIBUTES", "RADAU_ATTRIBUTES", "runge_kutta_step_control",
            "radau_tables", "radau_dense_output", "lapack_function", "blas_function"]
@@ -90,8 +91,10 @@ def blas_function(name: str) -> int | None:
     return _capsule_address("cython_blas", name)
 
 
+@functools.cache
 def _capsule_address(module: str, name: str) -> int | None:
-    """The pointer in ``scipy.linalg.<module>.__pyx_capi__[name]``, or None."""
+    """The pointer in ``scipy.linalg.<module>.__pyx_capi__[name]``, or None (read once: it
+    does not move while the process runs)."""
     try:
         import importlib
         table = importlib.import_module(f"scipy.linalg.{module}").__pyx_capi__
