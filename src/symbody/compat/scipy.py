@@ -25,6 +25,8 @@ from __future__ import annotations
 import ctypes
 import functools
 
+import numpy as np
+
 __all__ = ["CHECKED_ON", "RUNGE_KUTTA_ATTRIBUTES", "RADAU_ATTRIBUTES", "runge_kutta_step_control",
            "radau_tables", "radau_dense_output", "lapack_function", "blas_function"]
 
@@ -59,6 +61,26 @@ def radau_dense_output(t_old: float, t: float, y_old, Q):
     from scipy.integrate._ivp.radau import RadauDenseOutput
 
     return RadauDenseOutput(t_old, t, y_old, Q)
+
+
+def radau_dense_values(sol, t):
+    """``sol(t)`` for scipy's ``RadauDenseOutput`` ``sol`` (n,) or (n, k) at the time t or
+    times (k,): y_old + Q [x, x², x³] with x = (t - t_old)/h, the same operations in the same
+    order (bit-identical) without the general call's tiles and cumulative products; any
+    other interpolant is simply called."""
+    from scipy.integrate._ivp.radau import RadauDenseOutput
+
+    if type(sol) is not RadauDenseOutput or sol.Q.shape[1] != 3:
+        return sol(t)
+    x = (np.asarray(t) - sol.t_old) / sol.h
+    x2 = x * x
+    p = np.array([x, x2, x2 * x])            # (cumprod: x, x*x, (x*x)*x)
+    y = np.dot(sol.Q, p)
+    if y.ndim == 2:
+        y += sol.y_old[:, None]
+    else:
+        y += sol.y_old
+    return y
 
 
 def runge_kutta_step_control() -> dict[str, float]:
