@@ -7,9 +7,11 @@ forces' sum against m g, the base's largest speed, the standing height and each 
 force for both tools; the CPU time (time.process_time) per simulated second of symbody's
 default ``simulate`` at rtol 1e-3 (without outputs; and with the foot forces as outputs) (converged to 1e-4 m: tests/robots/test_quadruped.py)
 and of MuJoCo at 1 ms, medians of ``--repeats`` runs, the two tools interleaved.  The
-machine is shared: read the ratio.
+machine is shared: read the ratio.  ``--rtol/--atol/--method`` choose symbody's run;
+``--error`` also prints each tool's error against its own converged reference (the base's
+position on the 10 ms grid: symbody's Radau at rtol 1e-9, MuJoCo at a 0.01 ms step).
 
-    python benchmarks/bench_quadruped_stand.py [--repeats 5]
+    python benchmarks/bench_quadruped_stand.py [--repeats 5] [--rtol 1e-3] [--method DOP853] [--error]
 """
 
 from __future__ import annotations
@@ -32,6 +34,10 @@ SPAN = 2.0
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--repeats", type=int, default=5)
+    ap.add_argument("--rtol", type=float, default=1e-3)
+    ap.add_argument("--atol", type=float, default=1e-5)
+    ap.add_argument("--method", default=None, help="symbody's method (default: its automatic choice)")
+    ap.add_argument("--error", action="store_true", help="errors against converged references")
     args = ap.parse_args(argv)
 
     import mujoco
@@ -53,7 +59,8 @@ def main(argv=None):
     scene = solo12_drop()
     outputs = {r.name: r.normal_force for r in scene.robot.eom.contacts}
     times = np.linspace(0.0, SPAN, 201)
-    solver = sb.Solver(rtol=1e-3, atol=1e-5)
+    solver = sb.Solver(rtol=args.rtol, atol=args.atol,
+                       **({} if args.method is None else {"method": args.method}))
 
     def ours(outputs=None):
         start = time.process_time()
@@ -61,12 +68,12 @@ def main(argv=None):
                           t_eval=times, outputs=outputs, solver=solver)
         return time.process_time() - start, sol
 
-    def theirs():
+    def theirs(timestep=1e-3, samples=(SPAN,)):
         model, data = solo12_scene(mujoco, solo12_urdf(), pose=SOLO12_POSE, kp=KP, kd=KD,
-                                   foot_radius=FOOT_RADIUS, height=HEIGHT, timestep=1e-3)
+                                   foot_radius=FOOT_RADIUS, height=HEIGHT, timestep=timestep)
         start = time.process_time()
-        run(mujoco, model, data, [SPAN])
-        return time.process_time() - start, (model, data)
+        rows = run(mujoco, model, data, samples)
+        return time.process_time() - start, (model, data, rows)
 
     _, sol = ours(outputs)                           # (kernels built, caches warm)
     build = time.process_time() - t0
@@ -75,7 +82,7 @@ def main(argv=None):
         cpu_s.append(ours()[0])
         c, sol = ours(outputs)                       # the foot forces as outputs
         cpu_o.append(c)
-        c, (model, data) = theirs()
+        c, (model, data, _) = theirs()
         cpu_m.append(c)
     assert sol.status == 0, sol.message
     names = list(scene.robot.joint_names)
@@ -99,6 +106,17 @@ def main(argv=None):
     print(f"symbody / MuJoCo CPU: {s / m:.2f} (median of {args.repeats}, interleaved); symbody with "
           f"the four normal forces as outputs: {statistics.median(cpu_o) / SPAN * 1e3:.1f} ms per "
           "simulated second")
+    print(f"symbody: rtol {args.rtol:g}, atol {args.atol:g}, method {args.method or 'automatic'}, "
+          f"{sol.nsteps} steps")
+    if args.error:
+        grid = times
+        ref = sb.simulate(scene.model, (0.0, SPAN), scene.x0, scene.p, specifieds=scene.r,
+                          t_eval=grid, solver=sb.Solver(method="Radau", rtol=1e-9, atol=1e-11))
+        err_s = np.abs(sol.q[:, :3] - ref.q[:, :3]).max()
+        mj = theirs(1e-3, grid)[1][2][:, :3]
+        mj_ref = theirs(1e-5, grid)[1][2][:, :3]
+        print(f"largest error of the base position on the 10 ms grid vs a converged reference (m): "
+              f"symbody {err_s:.2e}, MuJoCo (1 ms vs 0.01 ms) {np.abs(mj - mj_ref).max():.2e}")
 
 
 if __name__ == "__main__":

@@ -229,9 +229,9 @@ class PreparedEvents:
         if self._directions is None:
             self._directions = np.array([e.direction for e in self.events], dtype=float)
         d = self._directions
-        with np.errstate(invalid="ignore"):
-            ok = np.isfinite(a) & np.isfinite(b) & (a != 0.0)
-            hit = ok & (((a < 0.0) & (b >= 0.0) & (d >= 0)) | ((a > 0.0) & (b <= 0.0) & (d <= 0)))
+        # (no np.errstate: isfinite and the comparisons raise no floating point flag on NaN)
+        ok = np.isfinite(a) & np.isfinite(b) & (a != 0.0)
+        hit = ok & (((a < 0.0) & (b >= 0.0) & (d >= 0)) | ((a > 0.0) & (b <= 0.0) & (d <= 0)))
         return [int(i) for i in np.flatnonzero(hit)]
 
     def locate(self, t0: float, t1: float, g0: np.ndarray, g1: np.ndarray,
@@ -243,11 +243,17 @@ class PreparedEvents:
         g(t, state_at(t)) to |Δt| <= 4 eps |t| + 1e-15.  A condition that is zero at t0 is
         judged by its sign just after t0 (10^-6 of the step in).
         """
+        # the common step: every condition keeps a strict sign (no NaN), so nothing crossed
+        # (the test on Python floats: cheaper than numpy's for a few conditions)
+        if all((a > 0.0 and b > 0.0) or (a < 0.0 and b < 0.0)
+               for a, b in zip(np.asarray(g0, dtype=float).tolist(),
+                               np.asarray(g1, dtype=float).tolist())):
+            return []
         found = []
         sign = 1.0 if t1 >= t0 else -1.0
         g0 = np.array(g0, dtype=float)
         starts = np.full(len(g0), t0)
-        zero = [i for i in range(len(g0)) if g0[i] == 0.0 and g1[i] != 0.0]
+        zero = np.flatnonzero((g0 == 0.0) & (np.asarray(g1) != 0.0)).tolist()
         if zero:
             # a condition at its root at the step start (after the impact it triggered): its
             # sign just after the start decides whether the step crosses it again

@@ -235,8 +235,10 @@ def attach_outputs(traj: Trajectory, model: NumericModel, P: np.ndarray,
     udot = None
     functions = {n: e for n, e in exprs.items() if isinstance(e, NumericFunction)}
     exprs = {n: e for n, e in exprs.items() if n not in functions}
+    # (the speeds' rates formed once, not once per output: SymPy's diff is slow)
+    rates = tuple(u.diff(_t) for u in model.speeds) if exprs else ()
     needs_udot = "auxiliary_forces" in builtins or any(
-        e.has(*(u.diff(_t) for u in model.speeds)) for e in exprs.values()) or any(
+        e.has(*rates) for e in exprs.values()) or any(
         "u_dot" in f.argument_names for f in functions.values())
     if needs_udot and k:
         udot, _ = _accelerations(model, T, X, U, P, R)

@@ -23,6 +23,9 @@
 from __future__ import annotations
 
 import ctypes
+import functools
+
+import numpy as np
 
 __all__ = ["CHECKED_ON", "RUNGE_KUTTA_ATTRIBUTES", "RADAU_ATTRIBUTES", "runge_kutta_step_control",
            "radau_tables", "radau_dense_output", "lapack_function", "blas_function"]
@@ -60,6 +63,26 @@ def radau_dense_output(t_old: float, t: float, y_old, Q):
     return RadauDenseOutput(t_old, t, y_old, Q)
 
 
+def radau_dense_values(sol, t):
+    """``sol(t)`` for scipy's ``RadauDenseOutput`` ``sol`` (n,) or (n, k) at the time t or
+    times (k,): y_old + Q [x, x², x³] with x = (t - t_old)/h, the same operations in the same
+    order (bit-identical) without the general call's tiles and cumulative products; any
+    other interpolant is simply called."""
+    from scipy.integrate._ivp.radau import RadauDenseOutput
+
+    if type(sol) is not RadauDenseOutput or sol.Q.shape[1] != 3:
+        return sol(t)
+    x = (np.asarray(t) - sol.t_old) / sol.h
+    x2 = x * x
+    p = np.array([x, x2, x2 * x])            # (cumprod: x, x*x, (x*x)*x)
+    y = np.dot(sol.Q, p)
+    if y.ndim == 2:
+        y += sol.y_old[:, None]
+    else:
+        y += sol.y_old
+    return y
+
+
 def runge_kutta_step_control() -> dict[str, float]:
     """{"safety", "min_factor", "max_factor"} of SciPy's adaptive Runge-Kutta step control.
 
@@ -90,8 +113,10 @@ def blas_function(name: str) -> int | None:
     return _capsule_address("cython_blas", name)
 
 
+@functools.cache
 def _capsule_address(module: str, name: str) -> int | None:
-    """The pointer in ``scipy.linalg.<module>.__pyx_capi__[name]``, or None."""
+    """The pointer in ``scipy.linalg.<module>.__pyx_capi__[name]``, or None (read once: it
+    does not move while the process runs)."""
     try:
         import importlib
         table = importlib.import_module(f"scipy.linalg.{module}").__pyx_capi__

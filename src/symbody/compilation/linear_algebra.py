@@ -176,6 +176,11 @@ def pivoted_qr(A: np.ndarray) -> tuple[tuple[int, ...], float]:
         return pivoted_columns(A)
     if not np.isfinite(A).all():
         return tuple(range(l - k, l)), 0.0
+    if k == 1:
+        # one row: dgeqp3 pivots on the first entry of largest magnitude and |R_11| is that
+        # magnitude (the same numbers without the LAPACK call; a quaternion's unit norm)
+        j = int(np.argmax(np.abs(A[0])))
+        return (j,), (1.0 if A[0, j] != 0.0 else 0.0)
     qr, jpvt, _, _, info = _geqp3(np.array(A, dtype=float, order="F"), overwrite_a=1)
     if info != 0:
         raise ValueError(f"dgeqp3 failed (info = {info}) on a {k} x {l} matrix")

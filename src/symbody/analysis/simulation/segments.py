@@ -14,6 +14,7 @@ from typing import Any
 import numpy as np
 from scipy.integrate import DenseOutput
 
+from ...compat.scipy import radau_dense_values
 from ...compilation.numeric_model import Partition
 from ..dense_output import StepRecorder
 from ..events import EventRecord, PreparedEvents
@@ -57,14 +58,14 @@ class _Dense:
     def __call__(self, t: float) -> np.ndarray:
         if self._sol is None:
             self._sol = self.stepper.dense_output()
-        return self._sol(t)
+        return radau_dense_values(self._sol, t)
 
     def many(self, times: np.ndarray) -> np.ndarray:
         """The states at ``times`` (k,) as rows (k, n): one call of scipy's interpolant."""
         if self._sol is None:
             self._sol = self.stepper.dense_output()
         if isinstance(self._sol, DenseOutput):
-            return np.asarray(self._sol(times), dtype=float).T.reshape(len(times), -1)
+            return np.asarray(radau_dense_values(self._sol, times), dtype=float).T.reshape(len(times), -1)
         return np.array([self._sol(t) for t in times])
 
 
