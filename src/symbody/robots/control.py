@@ -310,7 +310,33 @@ class RobotControl:
             return [*self._mass_rows(), *b], (len(us) * (len(us) + 1),)
 
         mass_bias = self._function(("mass_bias",), ("q", "u", "p"), build)
-        return ForwardDynamicsDerivatives(mass_bias, self.inverse_dynamics_derivatives)
+        emitted = None if self.tree_layout.multi_dof else self._emitted_forward_derivatives()
+        return ForwardDynamicsDerivatives(mass_bias, self.inverse_dynamics_derivatives, emitted)
+
+    def _emitted_forward_derivatives(self: Robot) -> RobotFunction:
+        """(∂u'/∂q, ∂u'/∂u, M⁻¹) as one kernel of (q, u, τ, p) (:mod:`.aba_derivatives`),
+        (3, o, o); τ takes the place of the ``u_dot`` argument group (o, the speeds' order)."""
+        from .aba_derivatives import aba_derivatives
+        qs, us, uds, _ = self.symengine_symbols
+        perm = self.speed_permutation
+
+        def build():
+            damping, friction = {}, {}
+            if self.joint_dynamics:
+                for i, b in enumerate(self.tree.moving):
+                    sl = self.tree_layout.u_slices[i + 1]
+                    for k in range(sl.start, sl.stop):
+                        if b.joint.damping:
+                            damping[k] = b.joint.damping
+                        if b.joint.friction:
+                            friction[k] = b.joint.friction
+            d = aba_derivatives(self.tree, qs, us, uds, self._gravity_vector(), self.tree_inertias,
+                                self.floating_base, damping, friction)
+            exprs = [A[a][b] for A in (d.dudot_dq, d.dudot_du, d.inverse_mass)
+                     for a in perm for b in perm]
+            return exprs, (3, len(perm), len(perm))
+
+        return self._function(("forward_dynamics_derivatives",), ("q", "u", "u_dot", "p"), build)
 
     @cached_property
     def tangent_map(self: Robot) -> RobotFunction:
