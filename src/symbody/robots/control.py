@@ -31,7 +31,13 @@ from .wrenches import newton_euler
 if TYPE_CHECKING:
     from .robot import Robot
 
-__all__ = ["RobotControl", "FRAME_QUANTITIES"]
+__all__ = ["RobotControl", "FRAME_QUANTITIES", "EMITTED_PRODUCTS_MAX_SPEEDS"]
+
+#: up to this many speeds the forward-dynamics derivatives' products -M⁻¹ ∂τ/∂x are written
+#: into the emitted kernel; above, the kernel stops at (∂τ/∂q, ∂τ/∂u, M⁻¹) and one dense
+#: product follows (Talos, 50 speeds: the written-out products took 5 min to compile and
+#: ran 8x slower than computeABADerivatives)
+EMITTED_PRODUCTS_MAX_SPEEDS = 24
 
 #: what ``frame_function`` gives: its arguments and output shape
 FRAME_QUANTITIES = {"placement": (("q",), (4, 4)), "velocity": (("q", "u"), (6,)),
@@ -310,12 +316,16 @@ class RobotControl:
             return [*self._mass_rows(), *b], (len(us) * (len(us) + 1),)
 
         mass_bias = self._function(("mass_bias",), ("q", "u", "p"), build)
-        emitted = None if self.tree_layout.multi_dof else self._emitted_forward_derivatives()
-        return ForwardDynamicsDerivatives(mass_bias, self.inverse_dynamics_derivatives, emitted)
+        products = len(us) <= EMITTED_PRODUCTS_MAX_SPEEDS
+        emitted = None if self.tree_layout.multi_dof else \
+            self._emitted_forward_derivatives(products)
+        return ForwardDynamicsDerivatives(mass_bias, self.inverse_dynamics_derivatives, emitted,
+                                          products)
 
-    def _emitted_forward_derivatives(self: Robot) -> RobotFunction:
+    def _emitted_forward_derivatives(self: Robot, products: bool) -> RobotFunction:
         """(∂u'/∂q, ∂u'/∂u, M⁻¹) as one kernel of (q, u, τ, p) (:mod:`.aba_derivatives`),
-        (3, o, o); τ takes the place of the ``u_dot`` argument group (o, the speeds' order)."""
+        (3, o, o); τ takes the place of the ``u_dot`` argument group (o, the speeds' order).
+        ``products=False``: (∂τ/∂q, ∂τ/∂u at u', M⁻¹), the products left to the caller."""
         from .aba_derivatives import aba_derivatives
         qs, us, uds, _ = self.symengine_symbols
         perm = self.speed_permutation
@@ -331,12 +341,13 @@ class RobotControl:
                         if b.joint.friction:
                             friction[k] = b.joint.friction
             d = aba_derivatives(self.tree, qs, us, uds, self._gravity_vector(), self.tree_inertias,
-                                self.floating_base, damping, friction)
+                                self.floating_base, damping, friction, products)
             exprs = [A[a][b] for A in (d.dudot_dq, d.dudot_du, d.inverse_mass)
                      for a in perm for b in perm]
             return exprs, (3, len(perm), len(perm))
 
-        return self._function(("forward_dynamics_derivatives",), ("q", "u", "u_dot", "p"), build)
+        key = "forward_dynamics_derivatives" if products else "forward_dynamics_factors"
+        return self._function((key,), ("q", "u", "u_dot", "p"), build)
 
     @cached_property
     def tangent_map(self: Robot) -> RobotFunction:

@@ -68,9 +68,9 @@ class ForwardDynamicsDerivatives:
     """
 
     def __init__(self, mass_bias: RobotFunction, inverse_derivatives: RobotFunction,
-                 emitted: RobotFunction | None = None) -> None:
+                 emitted: RobotFunction | None = None, products: bool = True) -> None:
         self.mass_bias, self.inverse_derivatives = mass_bias, inverse_derivatives
-        self.emitted = emitted
+        self.emitted, self.products = emitted, products
         self.size = inverse_derivatives.shape[-1]
         self.name = "forward_dynamics_derivatives"
         self._local = threading.local()
@@ -141,13 +141,21 @@ class ForwardDynamicsDerivatives:
         z[nq:nq + o] = u
         z[nq + o:nq + 2 * o] = tau
         z[nq + 2 * o:] = self.emitted.constants
-        if out is None:
-            self._into(z, flat)
-            out = flat.reshape(3, o, o).copy()    # cheaper than a new array's address
-        elif (type(out) is not np.ndarray or out.shape != (3, o, o) or out.dtype != np.float64
-              or not out.flags.c_contiguous or not out.flags.writeable):
+        if out is not None and (type(out) is not np.ndarray or out.shape != (3, o, o)
+                                or out.dtype != np.float64 or not out.flags.c_contiguous
+                                or not out.flags.writeable):
             raise InputError(f"{self.name}: out must be a writable C-contiguous float64 array "
                              f"of shape (3, {o}, {o}), got {getattr(out, 'shape', out)!r}")
+        if not self.products:     # the kernel gave (dtau/dq, dtau/du, M^-1)
+            self._into(z, flat)
+            F = flat.reshape(3, o, o)
+            if out is None:
+                out = np.empty((3, o, o))
+            X = _product(-F[2], F[:2].transpose(1, 0, 2).reshape(o, 2 * o))
+            out[0], out[1], out[2] = X[:, :o], X[:, o:], F[2]
+        elif out is None:
+            self._into(z, flat)
+            out = flat.reshape(3, o, o).copy()    # cheaper than a new array's address
         else:
             self._into(z, out if self._c_kernel else out.reshape(-1))
         return out[0], out[1], out[2]
@@ -164,6 +172,9 @@ class ForwardDynamicsDerivatives:
                 raise InputError(f"{self.name}: out= takes one state given as float arrays "
                                  f"(q ({self._nq},), u and tau ({self.size},))")
             D = self.emitted(q, u, self._tau(tau))
+            if not self.products:
+                Minv = D[..., 2, :, :]
+                return -Minv @ D[..., 0, :, :], -Minv @ D[..., 1, :, :], Minv
             return D[..., 0, :, :], D[..., 1, :, :], D[..., 2, :, :]
         if out is not None:
             raise InputError(f"{self.name}: out= needs the emitted kernel (trees of "

@@ -10,6 +10,7 @@ output of ``sb.simulate`` (``outputs={"tau": robot.inverse_dynamics}``).
 
 from __future__ import annotations
 
+import threading
 from typing import Any
 
 import numpy as np
@@ -77,22 +78,45 @@ class RobotFunction(NumericFunction):
                              f"states: {sorted(lead)}")
         return super().__call__(*arrays)
 
-    def _one_state(self, values: tuple) -> np.ndarray | None:
+    def _one_state(self, values: tuple, out: np.ndarray | None = None) -> np.ndarray | None:
         """One state given as float arrays of the right sizes: straight into the kernel
-        (None otherwise: the general path checks and broadcasts)."""
+        through this thread's argument and result buffers, whose addresses the kernel
+        remembers (None otherwise: the general path checks and broadcasts)."""
         for v, n in zip(values, self._given):
             if type(v) is not np.ndarray or v.shape != (n,):
                 return None
-        z = np.empty(self._nargs)
+        local = self.__dict__.get("_local")
+        if local is None:
+            local = self.__dict__.setdefault("_local", threading.local())
+        buf = getattr(local, "buffers", None)
+        if buf is None:
+            buf = local.buffers = (np.empty(self._nargs), np.empty(self._nout))
+        z, flat = buf
         k = 0
         for v, n in zip(values, self._given):
             z[k:k + n] = v
             k += n
         if k < self._nargs:
             z[k:] = self.constants
-        out = np.empty(self._nout)
-        self.kernel.into(z, out)
-        return out.reshape(self.shape) if self.shape else float(out[0])
+        if out is not None:
+            self.kernel.into(z, out if self.kernel.backend == "c" else out.reshape(-1))
+            return out
+        self.kernel.into(z, flat)
+        return flat.reshape(self.shape).copy() if self.shape else float(flat[0])
+
+    def into(self, *values: Any, out: np.ndarray) -> np.ndarray:
+        """f(values) written into ``out`` (a writable C-contiguous float64 array of ``shape``;
+        one state given as float arrays of the right sizes, the robot's constants) and
+        returned: no allocation per call."""
+        if (type(out) is not np.ndarray or out.shape != self.shape or out.dtype != np.float64
+                or not out.flags.c_contiguous or not out.flags.writeable):
+            raise InputError(f"{self.name}: out must be a writable C-contiguous float64 array "
+                             f"of shape {self.shape}, got {getattr(out, 'shape', out)!r}")
+        if len(values) != len(self._given) or self._one_state(values, out) is None:
+            raise InputError(f"{self.name}.into takes one state: "
+                             f"{', '.join(n for n in self.argument_names if n != 'p')} as float "
+                             f"arrays of sizes {self._given}")
+        return out
 
     def __repr__(self) -> str:
         return (f"<RobotFunction {self.name}({', '.join(self.argument_names)}) -> "
