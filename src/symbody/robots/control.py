@@ -306,9 +306,11 @@ class RobotControl:
     def forward_dynamics_derivatives(self: Robot) -> ForwardDynamicsDerivatives:
         """``du'_dq, du'_du, du'_dtau = forward_dynamics_derivatives(q, u, tau)``, each (o, o)
         ((k, o, o) for k states): the derivatives of u' = M⁻¹ (τ - b(q, u)), the inverse of
-        ``inverse_dynamics`` (every speed free; Pinocchio's ``computeABADerivatives``), from
-        ``inverse_dynamics_derivatives`` at that u' (:mod:`.dynamics_derivatives`); columns
-        along q as in ``inverse_dynamics_derivatives``."""
+        ``inverse_dynamics`` (every speed free; Pinocchio's ``computeABADerivatives``): one
+        emitted kernel of (q, u, τ) for trees of one-speed joints (:mod:`.aba_derivatives`),
+        else from ``inverse_dynamics_derivatives`` at that u' (:mod:`.dynamics_derivatives`);
+        columns along q as in ``inverse_dynamics_derivatives``.  ``out=``: a (3, o, o) float
+        array the three blocks are written into (one state)."""
         us = self.symengine_symbols[1]
 
         def build():
