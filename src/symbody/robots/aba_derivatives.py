@@ -68,16 +68,15 @@ def _minus_product(A: list, D: list) -> list:
 
 def aba_derivatives(tree: KinematicTree, q: list, u: list, tau: list, gravity: tuple,
                     inertias: list, floating: bool, damping: dict | None = None,
-                    friction: dict | None = None, products: bool = True) -> AbaDerivatives:
+                    friction: dict | None = None) -> AbaDerivatives:
     """u' = FD(q, u, τ) and its derivatives (see the module docstring).
 
     ``q``, ``u``, ``tau``: expressions in tree order (the free-flyer's 7 and 6 first; its six
     forces (force, moment) in its frame); ``gravity``, ``inertias``, ``floating`` as
     :func:`.rnea_derivatives.rnea_derivatives`; ``damping``, ``friction``: {tree speed index:
     coefficient} of the joints' D u and F sign(u), which the generalized forces lose
-    (Q = τ - D u - F sign(u), so ∂u'/∂u gains -M⁻¹ D).  ``products=False``: ``dudot_dq`` and
-    ``dudot_du`` hold ∂τ/∂q and ∂τ/∂u at u' instead, the products -M⁻¹ D left to the caller
-    (O(n³) written out grows faster than a dense product runs on large trees).
+    (Q = τ - D u - F sign(u), so ∂u'/∂u gains -M⁻¹ D).  The products are O(n³) written out:
+    for small trees (``robot.forward_dynamics_derivatives`` takes it up to 18 speeds).
     """
     damping, friction = damping or {}, friction or {}
     o = len(u)
@@ -93,6 +92,4 @@ def aba_derivatives(tree: KinematicTree, q: list, u: list, tau: list, gravity: t
     for k, c in damping.items():
         du[k][k] = du[k][k] + num(c)
     Minv = _inverse_mass(body, o)
-    if not products:
-        return AbaDerivatives(udot, d.dtau_dq, du, Minv)
     return AbaDerivatives(udot, _minus_product(Minv, d.dtau_dq), _minus_product(Minv, du), Minv)

@@ -12,7 +12,7 @@ u' = M⁻¹ (τ - b)); M⁻¹ from LAPACK's Cholesky factor.  Columns along q ar
 the coordinates' tangents (``robot.tangent_map``), rows and other columns ``robot.speeds``.
 
 For trees of one-speed joints (every robot but those with a planar joint or a floating
-joint inside the tree) all of it is one emitted kernel (:mod:`.aba_derivatives`: u' by the
+joint inside the tree) of up to 18 speeds all of it is one emitted kernel (:mod:`.aba_derivatives`: u' by the
 articulated-body recursion, M⁻¹ by its unit responses, the products written out), called
 with one state through buffers of the calling thread's own; the composition above (LAPACK
 between two kernels) remains for the others.
@@ -68,9 +68,9 @@ class ForwardDynamicsDerivatives:
     """
 
     def __init__(self, mass_bias: RobotFunction, inverse_derivatives: RobotFunction,
-                 emitted: RobotFunction | None = None, products: bool = True) -> None:
+                 emitted: RobotFunction | None = None) -> None:
         self.mass_bias, self.inverse_derivatives = mass_bias, inverse_derivatives
-        self.emitted, self.products = emitted, products
+        self.emitted = emitted
         self.size = inverse_derivatives.shape[-1]
         self.name = "forward_dynamics_derivatives"
         self._local = threading.local()
@@ -146,14 +146,7 @@ class ForwardDynamicsDerivatives:
                                 or not out.flags.writeable):
             raise InputError(f"{self.name}: out must be a writable C-contiguous float64 array "
                              f"of shape (3, {o}, {o}), got {getattr(out, 'shape', out)!r}")
-        if not self.products:     # the kernel gave (dtau/dq, dtau/du, M^-1)
-            self._into(z, flat)
-            F = flat.reshape(3, o, o)
-            if out is None:
-                out = np.empty((3, o, o))
-            X = _product(-F[2], F[:2].transpose(1, 0, 2).reshape(o, 2 * o))
-            out[0], out[1], out[2] = X[:, :o], X[:, o:], F[2]
-        elif out is None:
+        if out is None:
             self._into(z, flat)
             out = flat.reshape(3, o, o).copy()    # cheaper than a new array's address
         else:
@@ -172,13 +165,10 @@ class ForwardDynamicsDerivatives:
                 raise InputError(f"{self.name}: out= takes one state given as float arrays "
                                  f"(q ({self._nq},), u and tau ({self.size},))")
             D = self.emitted(q, u, self._tau(tau))
-            if not self.products:
-                Minv = D[..., 2, :, :]
-                return -Minv @ D[..., 0, :, :], -Minv @ D[..., 1, :, :], Minv
             return D[..., 0, :, :], D[..., 1, :, :], D[..., 2, :, :]
         if out is not None:
             raise InputError(f"{self.name}: out= needs the emitted kernel (trees of "
-                             "one-speed joints)")
+                             "one-speed joints, up to 18 speeds)")
         out = self._one(q, u, tau)
         if out is not None:
             return out
