@@ -2,13 +2,17 @@
 agreement and the CPU time per call, in the same run.
 
 For each robot file (fixed base; and with a free-flyer for the legged robots, humanoids and
-drones, the set of benchmarks/bench_robots.py), in a fresh process with an empty kernel cache:
+drones, the set of benchmarks/bench_robots.py), in a fresh process, one kernel cache shared by
+the run (``--cache``: files of the same model, a robot's ``_box`` or ``_joint_limited``
+variant, compile once; a second run over the same cache measures calls only):
 ``robot.inverse_dynamics_derivatives`` and ``robot.forward_dynamics_derivatives`` against
 ``pin.computeRNEADerivatives`` and ``pin.computeABADerivatives`` at ``--states`` random
 states (the largest relative error of any block, |a - b|_max / max(1, |b|_max), the URDF
 damping and friction added to Pinocchio's), the wall time to form and compile symbody's
-functions (cold), and the CPU time of one call from Python (time.process_time, median of 7 repeats, the two
-sides interleaved; Pinocchio's arguments prepared beforehand, as symbody's).
+functions (cold unless the cache had them), and the CPU time of one call from Python
+(time.process_time, median of 5 repeats of ~5 ms, the two sides interleaved; Pinocchio's
+arguments prepared beforehand, as symbody's).  ``--part i/n`` runs the i-th of n interleaved
+shares of the files (two halves in two sessions: ``--part 1/2``, ``--part 2/2``).
 
     PYTHONPATH=src:tests python benchmarks/bench_robot_derivatives.py        # all robots
     PYTHONPATH=src:tests python benchmarks/bench_robot_derivatives.py --match talos
@@ -46,15 +50,15 @@ def _load(sb, path: str, floating: bool):
 
 
 def _median_us(ours, theirs) -> tuple[float, float]:
-    """Median CPU µs per call of each, 7 interleaved repeats of n calls (~10 ms each)."""
+    """Median CPU µs per call of each, 5 interleaved repeats of n calls (~5 ms each)."""
     import numpy as np
     ours(), theirs()
     t0 = time.process_time()
     for _ in range(20):
         ours()
-    n = max(1, int(0.01 / max((time.process_time() - t0) / 20, 1e-7)))
+    n = max(1, int(0.005 / max((time.process_time() - t0) / 20, 1e-7)))
     a_t, b_t = [], []
-    for _ in range(7):
+    for _ in range(5):
         for f, acc in ((ours, a_t), (theirs, b_t)):
             t0 = time.process_time()
             for _ in range(n):
@@ -126,6 +130,10 @@ def table(rows: list[dict], root: Path) -> str:
                      f"{a2 / b2:.2f} |")
     text = "\n".join(lines) + f"\n\nLargest relative error over the table: {worst:.1e}\n"
     if ratios:
+        ids = sorted(r["rnea"][0] / r["rnea"][1] for r in rows if "refused" not in r)
+        text += (f"Inverse-dynamics derivatives / computeRNEADerivatives: median ratio "
+                 f"{ids[len(ids) // 2]:.2f}, worst {ids[-1]:.2f}, "
+                 f"{sum(x <= 1 for x in ids)} of {len(ids)} at or below 1\n")
         text += (f"Forward-dynamics derivatives / computeABADerivatives: median ratio "
                  f"{sorted(ratios)[len(ratios) // 2]:.2f}, worst {max(ratios):.2f}, "
                  f"{sum(x <= 1 for x in ratios)} of {len(ratios)} at or below 1\n")
@@ -142,6 +150,9 @@ def main() -> None:
     ap.add_argument("--states", type=int, default=3)
     ap.add_argument("--timeout", type=float, default=600)
     ap.add_argument("--out", default=None, help="also write the table here")
+    ap.add_argument("--part", default="1/1", help="i/n: the i-th of n interleaved shares")
+    ap.add_argument("--cache", default=None, help="the kernel cache of the run (default: a "
+                    "new temporary directory)")
     ap.add_argument("--one", default=None, help=argparse.SUPPRESS)
     ap.add_argument("--floating", action="store_true", help=argparse.SUPPRESS)
     a = ap.parse_args()
@@ -151,21 +162,23 @@ def main() -> None:
     from systems.pinocchio_oracle import robots_dir
     root = robots_dir()
     rows = []
-    for f in [f for f in robot_files() if a.match in str(f)]:
+    i, n = (int(x) for x in a.part.split("/"))
+    cache_dir = tempfile.TemporaryDirectory() if a.cache is None else None
+    cache = a.cache or cache_dir.name
+    for f in [f for f in robot_files() if a.match in str(f)][i - 1::n]:
         folder = f.relative_to(root).parts[0]
         for floating in (False, True) if folder in FLOATING else (False,):
             cmd = [sys.executable, __file__, "--one", str(f), "--states", str(a.states)]
             cmd += ["--floating"] if floating else []
-            with tempfile.TemporaryDirectory() as cache:
-                env = {**os.environ, "SYMBODY_CACHE_DIR": cache}
-                try:
-                    out = subprocess.run(cmd, capture_output=True, text=True, env=env,
-                                         timeout=a.timeout)
-                    row = json.loads(out.stdout.strip().splitlines()[-1]) if out.returncode == 0 \
-                        else {"floating": floating, "refused": "crashed: "
-                              + (out.stderr.strip().splitlines() or ["?"])[-1][:100]}
-                except subprocess.TimeoutExpired:
-                    row = {"floating": floating, "refused": f"over {a.timeout:.0f} s"}
+            env = {**os.environ, "SYMBODY_CACHE_DIR": cache}
+            try:
+                out = subprocess.run(cmd, capture_output=True, text=True, env=env,
+                                     timeout=a.timeout)
+                row = json.loads(out.stdout.strip().splitlines()[-1]) if out.returncode == 0 \
+                    else {"floating": floating, "refused": "crashed: "
+                          + (out.stderr.strip().splitlines() or ["?"])[-1][:100]}
+            except subprocess.TimeoutExpired:
+                row = {"floating": floating, "refused": f"over {a.timeout:.0f} s"}
             row["path"] = str(f)
             rows.append(row)
             print(json.dumps(row), file=sys.stderr, flush=True)

@@ -79,3 +79,26 @@ def test_batches_and_bad_input(solo):
     np.testing.assert_allclose(M, robot.mass_matrix(Q[0]), rtol=1e-13, atol=1e-13)
     with pytest.raises(InputError, match="tau must have 18 values"):
         fd(Q[0], U[0], np.zeros(5))
+
+
+
+def test_out_arrays():
+    # the emitted kernel writes into out= (views of it returned), the same numbers as without;
+    # RobotFunction.into does the same for the inverse-dynamics derivatives
+    path = ROBOTS / CASES[0][0]
+    robot = sb.load_urdf(path)          # UR5: its kernels compiled by the test above
+    fd = robot.forward_dynamics_derivatives
+    assert fd.emitted is not None
+    rng = np.random.default_rng(7)
+    q, u, tau = rng.standard_normal((3, 6))
+    out = np.empty((3, 6, 6))
+    views = fd(q, u, tau, out=out)
+    assert all(np.shares_memory(v, out) for v in views)
+    for a, b in zip(views, fd(q, u, tau)):
+        np.testing.assert_array_equal(a, b)
+    with pytest.raises(InputError, match="out must be"):
+        fd(q, u, tau, out=np.empty((3, 6)))
+    K = robot.inverse_dynamics_derivatives
+    res = np.empty((3, 6, 6))
+    assert K.into(q, u, tau, out=res) is res
+    np.testing.assert_array_equal(res, K(q, u, tau))

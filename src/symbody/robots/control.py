@@ -31,7 +31,13 @@ from .wrenches import newton_euler
 if TYPE_CHECKING:
     from .robot import Robot
 
-__all__ = ["RobotControl", "FRAME_QUANTITIES"]
+__all__ = ["RobotControl", "FRAME_QUANTITIES", "EMITTED_MAX_SPEEDS"]
+
+#: up to this many speeds the forward-dynamics derivatives are one emitted kernel; above,
+#: the composition of :mod:`.dynamics_derivatives` (the written-out products -M⁻¹ ∂τ/∂x grow
+#: as o³: on Talos, 50 speeds, they compiled for 5 min and ran 8.6x computeABADerivatives;
+#: at 19-23 speeds the compilation took over 150 s on a loaded machine)
+EMITTED_MAX_SPEEDS = 18
 
 #: what ``frame_function`` gives: its arguments and output shape
 FRAME_QUANTITIES = {"placement": (("q",), (4, 4)), "velocity": (("q", "u"), (6,)),
@@ -300,9 +306,12 @@ class RobotControl:
     def forward_dynamics_derivatives(self: Robot) -> ForwardDynamicsDerivatives:
         """``du'_dq, du'_du, du'_dtau = forward_dynamics_derivatives(q, u, tau)``, each (o, o)
         ((k, o, o) for k states): the derivatives of u' = M⁻¹ (τ - b(q, u)), the inverse of
-        ``inverse_dynamics`` (every speed free; Pinocchio's ``computeABADerivatives``), from
-        ``inverse_dynamics_derivatives`` at that u' (:mod:`.dynamics_derivatives`); columns
-        along q as in ``inverse_dynamics_derivatives``."""
+        ``inverse_dynamics`` (every speed free; Pinocchio's ``computeABADerivatives``): one
+        emitted kernel of (q, u, τ) for trees of one-speed joints and up to
+        ``EMITTED_MAX_SPEEDS`` speeds (:mod:`.aba_derivatives`),
+        else from ``inverse_dynamics_derivatives`` at that u' (:mod:`.dynamics_derivatives`);
+        columns along q as in ``inverse_dynamics_derivatives``.  ``out=``: a (3, o, o) float
+        array the three blocks are written into (one state, the emitted kernel)."""
         us = self.symengine_symbols[1]
 
         def build():
@@ -310,7 +319,34 @@ class RobotControl:
             return [*self._mass_rows(), *b], (len(us) * (len(us) + 1),)
 
         mass_bias = self._function(("mass_bias",), ("q", "u", "p"), build)
-        return ForwardDynamicsDerivatives(mass_bias, self.inverse_dynamics_derivatives)
+        emitted = None if self.tree_layout.multi_dof or len(us) > EMITTED_MAX_SPEEDS \
+            else self._emitted_forward_derivatives()
+        return ForwardDynamicsDerivatives(mass_bias, self.inverse_dynamics_derivatives, emitted)
+
+    def _emitted_forward_derivatives(self: Robot) -> RobotFunction:
+        """(∂u'/∂q, ∂u'/∂u, M⁻¹) as one kernel of (q, u, τ, p) (:mod:`.aba_derivatives`),
+        (3, o, o); τ takes the place of the ``u_dot`` argument group (o, the speeds' order)."""
+        from .aba_derivatives import aba_derivatives
+        qs, us, uds, _ = self.symengine_symbols
+        perm = self.speed_permutation
+
+        def build():
+            damping, friction = {}, {}
+            if self.joint_dynamics:
+                for i, b in enumerate(self.tree.moving):
+                    sl = self.tree_layout.u_slices[i + 1]
+                    for k in range(sl.start, sl.stop):
+                        if b.joint.damping:
+                            damping[k] = b.joint.damping
+                        if b.joint.friction:
+                            friction[k] = b.joint.friction
+            d = aba_derivatives(self.tree, qs, us, uds, self._gravity_vector(), self.tree_inertias,
+                                self.floating_base, damping, friction)
+            exprs = [A[a][b] for A in (d.dudot_dq, d.dudot_du, d.inverse_mass)
+                     for a in perm for b in perm]
+            return exprs, (3, len(perm), len(perm))
+
+        return self._function(("forward_dynamics_derivatives",), ("q", "u", "u_dot", "p"), build)
 
     @cached_property
     def tangent_map(self: Robot) -> RobotFunction:

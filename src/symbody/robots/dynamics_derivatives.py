@@ -10,6 +10,12 @@ u' = FD(q, u, τ) satisfies ID(q, u, FD(q, u, τ)) = τ, so by the implicit-func
 bias b(q, u) in one kernel, then ``robot.inverse_dynamics_derivatives`` at
 u' = M⁻¹ (τ - b)); M⁻¹ from LAPACK's Cholesky factor.  Columns along q are derivatives along
 the coordinates' tangents (``robot.tangent_map``), rows and other columns ``robot.speeds``.
+
+For trees of one-speed joints (every robot but those with a planar joint or a floating
+joint inside the tree) of up to 18 speeds all of it is one emitted kernel (:mod:`.aba_derivatives`: u' by the
+articulated-body recursion, M⁻¹ by its unit responses, the products written out), called
+with one state through buffers of the calling thread's own; the composition above (LAPACK
+between two kernels) remains for the others.
 """
 
 from __future__ import annotations
@@ -61,11 +67,18 @@ class ForwardDynamicsDerivatives:
     through buffers of the calling thread's own.
     """
 
-    def __init__(self, mass_bias: RobotFunction, inverse_derivatives: RobotFunction) -> None:
+    def __init__(self, mass_bias: RobotFunction, inverse_derivatives: RobotFunction,
+                 emitted: RobotFunction | None = None) -> None:
         self.mass_bias, self.inverse_derivatives = mass_bias, inverse_derivatives
+        self.emitted = emitted
         self.size = inverse_derivatives.shape[-1]
         self.name = "forward_dynamics_derivatives"
         self._local = threading.local()
+        if emitted is not None:
+            o = self.size
+            self._nq = emitted.kernel.nargs - 2 * o - len(emitted.constants)
+            self._into = emitted.kernel.into
+            self._c_kernel = emitted.kernel.backend == "c"     # takes any buffer's address
 
     def _tau(self, tau: Any) -> np.ndarray:
         t = np.asarray(tau, dtype=float)
@@ -113,7 +126,49 @@ class ForwardDynamicsDerivatives:
         X = _product(-Minv, rhs)
         return X[:, :o], X[:, o:], Minv
 
-    def __call__(self, q: Any, u: Any, tau: Any) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    def _emitted_one(self, q: Any, u: Any, tau: Any, out: Any) -> tuple | None:
+        """One state straight into the emitted kernel (None: not float arrays of the right
+        sizes, the general path checks them)."""
+        o, nq = self.size, self._nq
+        if (type(q) is not np.ndarray or q.shape != (nq,) or type(u) is not np.ndarray
+                or u.shape != (o,) or type(tau) is not np.ndarray or tau.shape != (o,)):
+            return None
+        buf = getattr(self._local, "buffers", None)
+        if buf is None:     # z and a flat result of this thread's own (their addresses cached)
+            buf = self._local.buffers = (np.empty(self.emitted.kernel.nargs), np.empty(3 * o * o))
+        z, flat = buf
+        z[:nq] = q
+        z[nq:nq + o] = u
+        z[nq + o:nq + 2 * o] = tau
+        z[nq + 2 * o:] = self.emitted.constants
+        if out is not None and (type(out) is not np.ndarray or out.shape != (3, o, o)
+                                or out.dtype != np.float64 or not out.flags.c_contiguous
+                                or not out.flags.writeable):
+            raise InputError(f"{self.name}: out must be a writable C-contiguous float64 array "
+                             f"of shape (3, {o}, {o}), got {getattr(out, 'shape', out)!r}")
+        if out is None:
+            self._into(z, flat)
+            out = flat.reshape(3, o, o).copy()    # cheaper than a new array's address
+        else:
+            self._into(z, out if self._c_kernel else out.reshape(-1))
+        return out[0], out[1], out[2]
+
+    def __call__(self, q: Any, u: Any, tau: Any,
+                 out: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """``out``: a (3, o, o) float64 array to write the three blocks into (one state;
+        the emitted kernel only), returned as views of it."""
+        if self.emitted is not None:
+            res = self._emitted_one(q, u, tau, out)
+            if res is not None:
+                return res
+            if out is not None:
+                raise InputError(f"{self.name}: out= takes one state given as float arrays "
+                                 f"(q ({self._nq},), u and tau ({self.size},))")
+            D = self.emitted(q, u, self._tau(tau))
+            return D[..., 0, :, :], D[..., 1, :, :], D[..., 2, :, :]
+        if out is not None:
+            raise InputError(f"{self.name}: out= needs the emitted kernel (trees of "
+                             "one-speed joints, up to 18 speeds)")
         out = self._one(q, u, tau)
         if out is not None:
             return out

@@ -100,7 +100,7 @@ class RobotFunction(NumericFunction):
                              f"states: {sorted(lead)}")
         return super().__call__(*arrays)
 
-    def _one_state(self, values: tuple) -> np.ndarray | None:
+    def _one_state(self, values: tuple, out: np.ndarray | None = None) -> np.ndarray | None:
         """One state given as float arrays of the right sizes: straight into the kernel
         (None otherwise: the general path checks and broadcasts).  The argument vector z
         (constants filled once) and the output buffer are kept per thread, so the C call
@@ -118,13 +118,30 @@ class RobotFunction(NumericFunction):
             if given < self._nargs:
                 z[given:] = self.constants
             hit = buffers[tid] = (z, np.empty(self._nout), self.constants)
-        z, out, _ = hit
+        z, flat, _ = hit
         k = 0
         for v, n in zip(values, self._given):
             z[k:k + n] = v
             k += n
-        self.kernel.into(z, out)
-        return out.reshape(self.shape).copy() if self.shape else float(out[0])
+        if out is not None:
+            self.kernel.into(z, out if self.kernel.backend == "c" else out.reshape(-1))
+            return out
+        self.kernel.into(z, flat)
+        return flat.reshape(self.shape).copy() if self.shape else float(flat[0])
+
+    def into(self, *values: Any, out: np.ndarray) -> np.ndarray:
+        """f(values) written into ``out`` (a writable C-contiguous float64 array of ``shape``;
+        one state given as float arrays of the right sizes, the robot's constants) and
+        returned: no allocation per call."""
+        if (type(out) is not np.ndarray or out.shape != self.shape or out.dtype != np.float64
+                or not out.flags.c_contiguous or not out.flags.writeable):
+            raise InputError(f"{self.name}: out must be a writable C-contiguous float64 array "
+                             f"of shape {self.shape}, got {getattr(out, 'shape', out)!r}")
+        if len(values) != len(self._given) or self._one_state(values, out) is None:
+            raise InputError(f"{self.name}.into takes one state: "
+                             f"{', '.join(n for n in self.argument_names if n != 'p')} as float "
+                             f"arrays of sizes {self._given}")
+        return out
 
     def __repr__(self) -> str:
         return (f"<RobotFunction {self.name}({', '.join(self.argument_names)}) -> "

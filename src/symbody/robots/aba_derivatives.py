@@ -1,0 +1,95 @@
+"""The derivatives of a tree's forward dynamics as one emitted program (one-speed joints).
+
+With τ = ID(q, u, u') the inverse dynamics and u' = FD(q, u, τ) its inverse, the
+implicit-function theorem gives (Carpentier and Mansard, RSS 2018; Pinocchio's
+``computeABADerivatives``)::
+
+    ∂u'/∂τ = M⁻¹,   ∂u'/∂q = -M⁻¹ ∂τ/∂q,   ∂u'/∂u = -M⁻¹ ∂τ/∂u      (at u' = FD(q, u, τ))
+
+Every stage is written out here as expressions with the robot's constants folded, so the
+compiler makes one straight-line kernel of (q, u, τ): u' by the articulated-body recursion
+(:mod:`.articulated_body`), ∂τ/∂q and ∂τ/∂u by the emitted RNEA derivatives at that u'
+(:mod:`.rnea_derivatives`), M⁻¹ column by column by the same recursion's response to unit
+forces (O(n) each: O(n²) in all, only the lower triangle emitted), and the two products
+-M⁻¹ D with D's structural zeros (entries of unrelated joints) folded away.  No
+factorization is left to run time.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import symengine as se
+
+from .articulated_body import ArticulatedBody
+from .dynamics import ZERO, num
+from .rnea_derivatives import rnea_derivatives
+from .spatial import SYMENGINE
+from .tree import KinematicTree
+
+__all__ = ["AbaDerivatives", "aba_derivatives"]
+
+
+@dataclass
+class AbaDerivatives:
+    """In tree order (o speeds), nested lists of symengine expressions: ``udot`` (o),
+    ``dudot_dq`` (o x o, columns the coordinates' tangents in the speeds' order),
+    ``dudot_du`` (o x o), ``inverse_mass`` (o x o, symmetric)."""
+
+    udot: list
+    dudot_dq: list
+    dudot_du: list
+    inverse_mass: list
+
+
+def _inverse_mass(body: ArticulatedBody, o: int) -> list:
+    """M⁻¹ by columns: column j is the response u' to a unit force on speed j alone (no
+    velocity, no gravity); entry (i, j) taken from column min(i, j), so only the lower
+    triangle of each column is kept in the program."""
+    box = SYMENGINE.box
+    one = se.Integer(1)
+    cols = []
+    for j in range(o):
+        tau = [ZERO] * o
+        tau[j] = one
+        cols.append([box(x) for x in body.inverse_mass_times(tau)])
+    return [[cols[min(i, j)][max(i, j)] for j in range(o)] for i in range(o)]
+
+
+def _minus_product(A: list, D: list) -> list:
+    """-A D for o x o nested lists, the exact zeros of D skipped."""
+    o = len(A)
+    box = SYMENGINE.box
+    nonzero = [[k for k in range(o) if D[k][c] != 0] for c in range(o)]
+    Db = [[box(x) for x in row] for row in D]
+    return [[-sum((A[i][k] * Db[k][c] for k in nonzero[c]), ZERO) for c in range(o)]
+            for i in range(o)]
+
+
+def aba_derivatives(tree: KinematicTree, q: list, u: list, tau: list, gravity: tuple,
+                    inertias: list, floating: bool, damping: dict | None = None,
+                    friction: dict | None = None) -> AbaDerivatives:
+    """u' = FD(q, u, τ) and its derivatives (see the module docstring).
+
+    ``q``, ``u``, ``tau``: expressions in tree order (the free-flyer's 7 and 6 first; its six
+    forces (force, moment) in its frame); ``gravity``, ``inertias``, ``floating`` as
+    :func:`.rnea_derivatives.rnea_derivatives`; ``damping``, ``friction``: {tree speed index:
+    coefficient} of the joints' D u and F sign(u), which the generalized forces lose
+    (Q = τ - D u - F sign(u), so ∂u'/∂u gains -M⁻¹ D).  The products are O(n³) written out:
+    for small trees (``robot.forward_dynamics_derivatives`` takes it up to 18 speeds).
+    """
+    damping, friction = damping or {}, friction or {}
+    o = len(u)
+    Q = list(tau)
+    for k, d in damping.items():
+        Q[k] = Q[k] - num(d) * u[k]
+    for k, f in friction.items():
+        Q[k] = Q[k] - num(f) * se.sign(u[k])
+    body = ArticulatedBody(tree, q, u, gravity, inertias, floating)
+    udot = [SYMENGINE.box(x) for x in body.accelerations(Q)]
+    d = rnea_derivatives(tree, q, u, udot, gravity, inertias, floating)
+    du = [list(row) for row in d.dtau_du]
+    for k, c in damping.items():
+        du[k][k] = du[k][k] + num(c)
+    Minv = _inverse_mass(body, o)
+    return AbaDerivatives(udot, _minus_product(Minv, d.dtau_dq), _minus_product(Minv, du), Minv)
