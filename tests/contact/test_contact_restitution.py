@@ -73,7 +73,9 @@ def test_every_bounce_has_the_coefficient_of_restitution(e):
     model = sb.compile(eom)
     for h0 in (1.0, 0.3):
         ref = _reference_lift_offs(e, h0)
-        sol = sb.simulate(model, (0.0, 1.8), {"z": h0, "w": 0.0}, p,
+        # the first three bounces end by t = 0.5 + h0; later on the ball comes to rest in
+        # compliant contact, where Radau at these tolerances crawls (see docs/guides/contact.md)
+        sol = sb.simulate(model, (0.0, 0.5 + h0), {"z": h0, "w": 0.0}, p,
                           solver=sb.Solver(rtol=1e-11, atol=1e-13))
         lifts = [ev for ev in sol.events if ev.name == "ground: lift-off"][:BOUNCES]
         touch = [ev for ev in sol.events if ev.name == "ground: touchdown"][:BOUNCES]
