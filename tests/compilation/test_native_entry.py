@@ -194,13 +194,13 @@ def test_extension_is_cached_and_verified(tmp_path, monkeypatch):
     module = native_entry.extension()
     assert module is not None and hasattr(module, "make")
     monkeypatch.setenv("SYMBODY_CACHE_DIR", str(tmp_path))
-    monkeypatch.setattr(native_entry, "_EXTENSION", [])
+    monkeypatch.setattr(native_entry._EXTENSION, "_tried", [])
     assert native_entry.extension() is not None
     libs = list(tmp_path.rglob("*.so"))
     assert len(libs) == 1
     libs[0].unlink()                     # (never overwrite a library this process has mapped)
     libs[0].write_bytes(b"not a library")
-    monkeypatch.setattr(native_entry, "_EXTENSION", [])
+    monkeypatch.setattr(native_entry._EXTENSION, "_tried", [])
     assert native_entry.extension() is not None           # rebuilt
     assert list(tmp_path.rglob("*.so"))[0].read_bytes()[:4] == b"\x7fELF"
 

@@ -17,23 +17,12 @@ Python headers, or for a kernel that is not generated C, :func:`function_entry` 
 
 from __future__ import annotations
 
-import hashlib
-import importlib.machinery
-import importlib.util
-import os
-import subprocess
-import sys
-import sysconfig
-import tempfile
-import threading
 from collections.abc import Callable, Sequence
-from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-from . import c_kernels
-from . import cache as kernel_cache
+from .python_extension import PythonExtension
 
 __all__ = ["FUNCTION_ENTRY_SOURCE", "function_entry"]
 
@@ -188,59 +177,13 @@ PyMODINIT_FUNC PyInit_symbody_function_entry(void)
 }
 """
 
-_LOCK = threading.Lock()
-_EXTENSION: list = []          # [module or None] once tried in this process
-
-
-def _after_fork_in_child() -> None:
-    global _LOCK
-    _LOCK = threading.Lock()             # (one held by a parent's build thread stays held)
-
-
-if hasattr(os, "register_at_fork"):
-    os.register_at_fork(after_in_child=_after_fork_in_child)
-
-
-def _build(path: Path, cc: str) -> None:
-    include = sysconfig.get_paths()["include"]
-    with tempfile.TemporaryDirectory(prefix="symbody-function-entry-") as tmp:
-        src = Path(tmp, "symbody_function_entry.c")
-        src.write_text(FUNCTION_ENTRY_SOURCE)
-        lib = Path(tmp, "symbody_function_entry.so")
-        r = subprocess.run([*cc.split(), "-shared", "-fPIC", "-O1", "-w", f"-I{include}", str(src),
-                            "-o", str(lib)], capture_output=True, text=True)
-        if r.returncode != 0:
-            raise RuntimeError(f"building the function entry failed: {r.stderr[:2000]}")
-        c_kernels.install_library(lib, path)
+_EXTENSION = PythonExtension("symbody_function_entry", FUNCTION_ENTRY_SOURCE, "function-entry")
 
 
 def extension() -> Any | None:
     """The extension module (built on first use, cached on disk by the hash of its source,
     the compiler and this Python's ABI), None without a working C compiler or Python headers."""
-    with _LOCK:
-        if _EXTENSION:
-            return _EXTENSION[0]
-        module = None
-        cc = c_kernels.compiler_available()
-        if cc is not None:
-            digest = hashlib.sha256(FUNCTION_ENTRY_SOURCE.encode()).hexdigest()
-            key = kernel_cache.cache_key("function-entry", str(cc), sys.version,
-                                         str(sysconfig.get_config_var("SOABI")), digest)
-            try:
-                path = kernel_cache.verified_library(key)
-                if path is None:
-                    path = kernel_cache.library_path(key)
-                    _build(path, cc)
-                    kernel_cache.seal_library(key)
-                name = "symbody_function_entry"
-                loader = importlib.machinery.ExtensionFileLoader(name, str(path))
-                spec = importlib.util.spec_from_file_location(name, path, loader=loader)
-                module = importlib.util.module_from_spec(spec)
-                loader.exec_module(module)
-            except (RuntimeError, OSError, ImportError):
-                module = None
-        _EXTENSION.append(module)
-        return module
+    return _EXTENSION.module()
 
 
 def function_entry(kernel: Any, sizes: Sequence[int], constants: np.ndarray | None,
