@@ -98,6 +98,15 @@ def test_out_arrays():
         np.testing.assert_array_equal(a, b)
     with pytest.raises(InputError, match="out must be"):
         fd(q, u, tau, out=np.empty((3, 6)))
+    # one state through the compiled entry (where the machine has a C compiler), lists and
+    # a batch of one on the careful path: the same bits, a new array each call
+    one = fd(q, u, tau)
+    if fd._entry:
+        assert np.array_equal(fd._entry(q, u, tau), fd.emitted(list(q), list(u), list(tau)))
+    for a, b, c in zip(one, fd(list(q), list(u), list(tau)), fd(q[None], u[None], tau[None])):
+        np.testing.assert_array_equal(a, b)
+        np.testing.assert_array_equal(a, c[0])
+    assert fd(q, u, tau)[0].base is not one[0].base
     K = robot.inverse_dynamics_derivatives
     res = np.empty((3, 6, 6))
     assert K.into(q, u, tau, out=res) is res

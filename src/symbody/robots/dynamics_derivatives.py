@@ -64,7 +64,9 @@ class ForwardDynamicsDerivatives:
     the robot has them); ``accelerations(q, u, tau)`` gives it.  ``mass_bias``: M(q) (o x o,
     flat) and b(q, u) (o) in one function of (q, u, p); ``inverse_derivatives``:
     ``robot.inverse_dynamics_derivatives``.  One state goes straight into the two kernels
-    through buffers of the calling thread's own.
+    through buffers of the calling thread's own; with the emitted kernel in C, through its
+    compiled entry (:mod:`symbody.compilation.native_function`: a new (3, o, o) array, the
+    three blocks its views).
     """
 
     def __init__(self, mass_bias: RobotFunction, inverse_derivatives: RobotFunction,
@@ -74,6 +76,7 @@ class ForwardDynamicsDerivatives:
         self.size = inverse_derivatives.shape[-1]
         self.name = "forward_dynamics_derivatives"
         self._local = threading.local()
+        self._entry: Any = None     # the compiled one-state entry, made on the first call
         if emitted is not None:
             o = self.size
             self._nq = emitted.kernel.nargs - 2 * o - len(emitted.constants)
@@ -153,11 +156,35 @@ class ForwardDynamicsDerivatives:
             self._into(z, out if self._c_kernel else out.reshape(-1))
         return out[0], out[1], out[2]
 
+    def _make_entry(self) -> Any:
+        """The compiled entry of one state (:mod:`symbody.compilation.native_function`): a new
+        (3, o, o) array from the emitted kernel, the checked path for anything else; False
+        when there is none (a kernel that is not generated C, no compiler)."""
+        from ..compilation.native_function import function_entry
+
+        def careful(q: Any, u: Any, tau: Any) -> np.ndarray:
+            return self.emitted(q, u, self._tau(tau))
+
+        o = self.size
+        entry = function_entry(self.emitted.kernel, (self._nq, o, o), self.emitted.constants,
+                               (3, o, o), careful)
+        self._entry = entry = entry or False
+        return entry
+
     def __call__(self, q: Any, u: Any, tau: Any,
                  out: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """``out``: a (3, o, o) float64 array to write the three blocks into (one state;
         the emitted kernel only), returned as views of it."""
         if self.emitted is not None:
+            if out is None:
+                entry = self._entry
+                if entry is None:
+                    entry = self._make_entry()
+                if entry:
+                    D = entry(q, u, tau)
+                    if D.ndim == 3:
+                        return D[0], D[1], D[2]
+                    return D[:, 0], D[:, 1], D[:, 2]
             res = self._emitted_one(q, u, tau, out)
             if res is not None:
                 return res
