@@ -79,8 +79,10 @@ class RobotControl:
         return {"names": names, "groups": groups, "constants": values, "kinematics": kin,
                 "functions": {}}
 
-    def _function(self: Robot, key: tuple, arguments: tuple, build: Any) -> RobotFunction:
-        """The compiled function ``key`` (built by ``build() -> (exprs, shape)`` once)."""
+    def _function(self: Robot, key: tuple, arguments: tuple, build: Any,
+                  always_c: bool = False) -> RobotFunction:
+        """The compiled function ``key`` (built by ``build() -> (exprs, shape)`` once;
+        ``always_c``: as C whatever its size, see :class:`.RobotFunction`)."""
         parts = self._symbolic
         cache = parts["functions"]
         if key not in cache:
@@ -88,7 +90,8 @@ class RobotControl:
             groups = {a: parts["groups"][a] for a in arguments}
             name = "_".join(str(k) for k in key if k)
             cache[key] = RobotFunction(name, groups, exprs, shape, parts["names"],
-                                       parts["constants"] if "p" in arguments else None)
+                                       parts["constants"] if "p" in arguments else None,
+                                       always_c=always_c)
         return cache[key]
 
     def _model_columns(self: Robot, rows: list) -> list:
@@ -300,7 +303,8 @@ class RobotControl:
             exprs = [A[a][b] for A in (d.dtau_dq, du, d.mass) for a in perm for b in perm]
             return exprs, (3, len(perm), len(perm))
 
-        return self._function(("inverse_dynamics_derivatives",), ("q", "u", "u_dot", "p"), build)
+        return self._function(("inverse_dynamics_derivatives",), ("q", "u", "u_dot", "p"), build,
+                              always_c=True)
 
     @cached_property
     def forward_dynamics_derivatives(self: Robot) -> ForwardDynamicsDerivatives:
@@ -346,7 +350,8 @@ class RobotControl:
                      for a in perm for b in perm]
             return exprs, (3, len(perm), len(perm))
 
-        return self._function(("forward_dynamics_derivatives",), ("q", "u", "u_dot", "p"), build)
+        return self._function(("forward_dynamics_derivatives",), ("q", "u", "u_dot", "p"), build,
+                              always_c=True)
 
     @cached_property
     def tangent_map(self: Robot) -> RobotFunction:

@@ -30,9 +30,13 @@ class RobotFunction(NumericFunction):
     """
 
     def __init__(self, name: str, groups: dict, exprs: list, shape: tuple, names: dict,
-                 constants: np.ndarray | None = None, backend: str = "auto") -> None:
+                 constants: np.ndarray | None = None, backend: str = "auto",
+                 always_c: bool = False) -> None:
         flat = [a for g in groups.values() for a in g]
-        kernel = compile_kernel(flat, exprs, backend=backend, name=name, symengine_names=names)
+        # always_c: "auto" builds generated C whatever the size (as a model's kernels), so one
+        # state of a small robot also goes through the compiled entry
+        kernel = compile_kernel(flat, exprs, backend=backend, name=name, symengine_names=names,
+                                model_kernel=always_c)
         super().__init__([list(g) for g in groups.values()], [False] * len(groups), tuple(shape),
                          kernel, argument_names=tuple(groups))
         self.name = name
