@@ -15,10 +15,14 @@ relative error of each group, and the time to form and compile every function ch
     python benchmarks/bench_robot_control.py --match panda --frames 0   # every frame
     python benchmarks/bench_robot_control.py --speed            # per-call times vs Pinocchio
 
-``--speed``: CPU time (time.process_time, median of 7 repeats, the two sides interleaved) of
-``inverse_dynamics``, ``mass_matrix`` and the last frame's LOCAL ``frame_jacobian`` against
-``pin.rnea``, ``pin.crba`` and ``pin.computeFrameJacobian`` from Python: one state per call,
-and 1000 states (symbody's batch call against a Python loop of Pinocchio's).
+``--speed``: CPU time (time.process_time, median of 7 repeats of 2000 calls, the two sides
+interleaved) of one state per call from Python, every function above (the last frame of
+Pinocchio's list; velocity and acceleration in LOCAL) against the Pinocchio call a user makes
+for the same numbers (``SPEED_FUNCTIONS``: e.g. ``forwardKinematics`` + ``updateFramePlacement``
+for a placement, ``rnea`` for the joint wrenches, which it leaves in ``data.f``), with each
+function's kernel alone (its batched call on 256 copies of the state, per state) and its
+backend, on UR5, Panda, Solo12 (free-flyer), Talos (free-flyer) and TIAGo dual (101 joints);
+``--batch``: also 1000 states per call (rnea, crba, LOCAL Jacobian) against a Python loop.
 
 Needs the `test` extra (pin, example-robot-data).
 """
@@ -80,11 +84,49 @@ def one(path: str, floating: bool, states: int, frames: int) -> dict:
 SPEED_ROBOTS = (("ur_description/urdf/ur5_robot.urdf", False),
                 ("panda_description/urdf/panda.urdf", False),
                 ("solo_description/robots/solo12.urdf", True),
-                ("talos_data/robots/talos_full_v2.urdf", True))
+                ("talos_data/robots/talos_full_v2.urdf", True),
+                ("tiago_description/robots/tiago_dual.urdf", False))
+
+#: the functions ``--speed`` times, in the table's order, with the Pinocchio calls a user
+#: makes for the same numbers (a frame's quantities: the kinematics pass, then the frame's)
+SPEED_FUNCTIONS = {
+    "placement": "forwardKinematics(q) + updateFramePlacement",
+    "J local": "computeFrameJacobian(LOCAL)",
+    "J world": "computeFrameJacobian(WORLD)",
+    "J local_world_aligned": "computeFrameJacobian(LOCAL_WORLD_ALIGNED)",
+    "velocity": "forwardKinematics(q, v) + getFrameVelocity(LOCAL)",
+    "acceleration": "forwardKinematics(q, v, a) + getFrameAcceleration(LOCAL)",
+    "com": "centerOfMass(q)",
+    "com J": "jacobianCenterOfMass(q)",
+    "rnea": "rnea",
+    "crba": "crba",
+    "bias": "nonLinearEffects",
+    "gravity": "computeGeneralizedGravity",
+    "wrenches": "rnea (data.f)",
+}
 
 
-def speed(path: str, floating: bool) -> dict:
-    """Per-call CPU times (µs) of symbody's functions and Pinocchio's (see the docstring)."""
+def _timings(pairs: dict, n: int, repeats: int = 7) -> dict:
+    """name -> (ours, theirs): median CPU µs per call, the two sides interleaved."""
+    import numpy as np
+
+    out = {}
+    for name, (ours, theirs) in pairs.items():
+        ours(), theirs()
+        a_t, b_t = [], []
+        for _ in range(repeats):
+            for f, acc in ((ours, a_t), (theirs, b_t)):
+                t0 = time.process_time()
+                for _ in range(n):
+                    f()
+                acc.append((time.process_time() - t0) / n * 1e6)
+        out[name] = (float(np.median(a_t)), float(np.median(b_t)))
+    return out
+
+
+def speed(path: str, floating: bool, batch: bool = False) -> dict:
+    """Per-call CPU times (µs) of symbody's functions and Pinocchio's (see the docstring);
+    ``kernel``: the time of each function's compiled kernel alone (z in, out written)."""
     import numpy as np
     import pinocchio as pin
 
@@ -102,7 +144,7 @@ def speed(path: str, floating: bool) -> dict:
     frame = pm.frames[len(pm.frames) - 1].name
     fid = pm.getFrameId(frame)
     Qp, V, A, Q, U, UD = [], [], [], [], [], []
-    for _ in range(1000):
+    for _ in range(1000 if batch else 1):
         qp, v = random_state(pin, pm, rng)
         x = robot.from_pinocchio(qp, v)
         qp, v = robot.to_pinocchio(x)
@@ -110,53 +152,104 @@ def speed(path: str, floating: bool) -> dict:
         Qp.append(qp), V.append(v), A.append(a)
         Q.append(x[:robot.nq]), U.append(full_speeds(robot, x[robot.nq:])), UD.append(a[ui])
     Q, U, UD = np.array(Q), np.array(U), np.array(UD)
-    ID, M = robot.inverse_dynamics, robot.mass_matrix
-    J = robot.frame_function(frame, "jacobian", "local")
-    pairs = {
-        "rnea": (lambda: ID(Q[0], U[0], UD[0]), lambda: pin.rnea(pm, pd, Qp[0], V[0], A[0])),
-        "crba": (lambda: M(Q[0]), lambda: pin.crba(pm, pd, Qp[0])),
-        "jacobian": (lambda: J(Q[0]),
-                     lambda: pin.computeFrameJacobian(pm, pd, Qp[0], fid, pin.LOCAL)),
-    }
+    q, u, ud, qp, v, a = Q[0], U[0], UD[0], Qp[0], V[0], A[0]
+    t0 = time.perf_counter()
+    F = {"placement": robot.frame_function(frame, "placement"),
+         "J local": robot.frame_function(frame, "jacobian", "local"),
+         "J world": robot.frame_function(frame, "jacobian", "world"),
+         "J local_world_aligned": robot.frame_function(frame, "jacobian", "local_world_aligned"),
+         "velocity": robot.frame_function(frame, "velocity", "local"),
+         "acceleration": robot.frame_function(frame, "acceleration", "local"),
+         "com": robot.center_of_mass_function, "com J": robot.center_of_mass_jacobian_function,
+         "rnea": robot.inverse_dynamics, "crba": robot.mass_matrix, "bias": robot.bias,
+         "gravity": robot.gravity_torques, "wrenches": robot.joint_wrenches}
+    args = {"q": q, "u": u, "u_dot": ud}
+    calls = {k: (f, tuple(args[n] for n in f.argument_names if n != "p")) for k, f in F.items()}
+    for f, x in calls.values():
+        f(*x)
+    build = time.perf_counter() - t0
+    L, W, LWA = pin.LOCAL, pin.WORLD, pin.LOCAL_WORLD_ALIGNED
 
-    def loop(f):
-        def run():
-            for i in range(1000):
-                f(i)
-        return run
+    def placement():
+        pin.forwardKinematics(pm, pd, qp)
+        return pin.updateFramePlacement(pm, pd, fid)
 
-    batch = {
-        "rnea": (lambda: ID(Q, U, UD), loop(lambda i: pin.rnea(pm, pd, Qp[i], V[i], A[i]))),
-        "crba": (lambda: M(Q), loop(lambda i: pin.crba(pm, pd, Qp[i]))),
-        "jacobian": (lambda: J(Q), loop(lambda i: pin.computeFrameJacobian(pm, pd, Qp[i], fid,
-                                                                           pin.LOCAL))),
-    }
-    row: dict = {"dof": len(robot.speeds)}
-    for label, table_, n in (("one", pairs, 2000), ("batch", batch, 3)):
-        for name, (ours, theirs) in table_.items():
-            ours(), theirs()
-            a_t, b_t = [], []
-            for _ in range(7):
-                for f, acc in ((ours, a_t), (theirs, b_t)):
-                    t0 = time.process_time()
-                    for _ in range(n):
-                        f()
-                    acc.append((time.process_time() - t0) / n * 1e6)
-            row[f"{label} {name}"] = (float(np.median(a_t)), float(np.median(b_t)))
+    def velocity():
+        pin.forwardKinematics(pm, pd, qp, v)
+        return pin.getFrameVelocity(pm, pd, fid, L)
+
+    def acceleration():
+        pin.forwardKinematics(pm, pd, qp, v, a)
+        return pin.getFrameAcceleration(pm, pd, fid, L)
+
+    theirs = {"placement": placement,
+              "J local": lambda: pin.computeFrameJacobian(pm, pd, qp, fid, L),
+              "J world": lambda: pin.computeFrameJacobian(pm, pd, qp, fid, W),
+              "J local_world_aligned": lambda: pin.computeFrameJacobian(pm, pd, qp, fid, LWA),
+              "velocity": velocity, "acceleration": acceleration,
+              "com": lambda: pin.centerOfMass(pm, pd, qp),
+              "com J": lambda: pin.jacobianCenterOfMass(pm, pd, qp),
+              "rnea": lambda: pin.rnea(pm, pd, qp, v, a), "crba": lambda: pin.crba(pm, pd, qp),
+              "bias": lambda: pin.nonLinearEffects(pm, pd, qp, v),
+              "gravity": lambda: pin.computeGeneralizedGravity(pm, pd, qp),
+              "wrenches": lambda: pin.rnea(pm, pd, qp, v, a)}
+    pairs = {k: ((lambda f=f, x=x: f(*x)), theirs[k]) for k, (f, x) in calls.items()}
+    row: dict = {"dof": len(robot.speeds), "frame": frame, "build s": build,
+                 "one": _timings(pairs, 2000)}
+
+    def kernel_alone(f, x):     # 256 copies of the state in one batched kernel call
+        z = np.concatenate([*x, f.constants] if f.takes_constants else x)
+        Z = np.ascontiguousarray(np.broadcast_to(z, (256, len(z))))
+        many = f.kernel.realize().many
+        return lambda: many(Z)
+
+    kernels = {k: (kernel_alone(f, x), theirs[k]) for k, (f, x) in calls.items()}
+    row["kernel"] = {k: t[0] / 256 for k, t in _timings(kernels, 20, 3).items()}
+    row["backend"] = {k: f.kernel.realize().backend for k, (f, _) in calls.items()}
+    if batch:
+        def loop(g):
+            def run():
+                for i in range(1000):
+                    g(i)
+            return run
+
+        ID, M = robot.inverse_dynamics, robot.mass_matrix
+        J = F["J local"]
+        many = {
+            "rnea": (lambda: ID(Q, U, UD), loop(lambda i: pin.rnea(pm, pd, Qp[i], V[i], A[i]))),
+            "crba": (lambda: M(Q), loop(lambda i: pin.crba(pm, pd, Qp[i]))),
+            "J local": (lambda: J(Q), loop(lambda i: pin.computeFrameJacobian(pm, pd, Qp[i], fid,
+                                                                              L))),
+        }
+        row["batch"] = _timings(many, 3)
     return row
 
 
 def speed_table(rows: list[tuple[str, dict]]) -> str:
-    head = ("| robot | dof | what | symbody, 1 state (µs) | Pinocchio (µs) | ratio | "
-            "symbody, 1000 states (µs) | Pinocchio loop (µs) | ratio |")
-    lines = [head, "|---|---:|---|---:|---:|---:|---:|---:|---:|"]
+    head = ("| robot | dof | what | Pinocchio call | symbody (µs) | Pinocchio (µs) | ratio | "
+            "kernel alone (µs) | backend |")
+    lines = [head, "|---|---:|---|---|---:|---:|---:|---:|---|"]
+    worst = []
     for name, r in rows:
-        for what in ("rnea", "crba", "jacobian"):
-            a1, b1 = r[f"one {what}"]
-            a2, b2 = r[f"batch {what}"]
-            lines.append(f"| {name} | {r['dof']} | {what} | {a1:.2f} | {b1:.2f} | {a1 / b1:.2f} | "
-                         f"{a2:.0f} | {b2:.0f} | {a2 / b2:.2f} |")
-    return "\n".join(lines) + "\n"
+        for what, call in SPEED_FUNCTIONS.items():
+            a1, b1 = r["one"][what]
+            worst.append(a1 / b1)
+            lines.append(f"| {name} | {r['dof']} | {what} | {call} | {a1:.2f} | {b1:.2f} | "
+                         f"{a1 / b1:.2f} | {r['kernel'][what]:.2f} | {r['backend'][what]} |")
+    text = "\n".join(lines) + "\n"
+    if worst:
+        text += f"\nOne state: ratio {min(worst):.2f}-{max(worst):.2f} (median " \
+                f"{sorted(worst)[len(worst) // 2]:.2f}) over {len(worst)} rows\n"
+    frames = ", ".join(f"{name}: {r['frame']} (build {r['build s']:.1f} s)" for name, r in rows)
+    text += f"\nFrames timed and the time to build every function: {frames}\n"
+    batch = [(name, r) for name, r in rows if "batch" in r]
+    if batch:
+        text += ("\n| robot | what | symbody, 1000 states (µs) | Pinocchio loop (µs) | ratio |\n"
+                 "|---|---|---:|---:|---:|\n")
+        for name, r in batch:
+            for what, (a2, b2) in r["batch"].items():
+                text += f"| {name} | {what} | {a2:.0f} | {b2:.0f} | {a2 / b2:.2f} |\n"
+    return text
 
 
 def table(rows: list[dict], root: Path) -> str:
@@ -188,11 +281,12 @@ def main() -> None:
     ap.add_argument("--timeout", type=float, default=900)
     ap.add_argument("--out", default=None, help="also write the table here")
     ap.add_argument("--speed", action="store_true", help="per-call times against Pinocchio")
+    ap.add_argument("--batch", action="store_true", help="--speed: also 1000 states per call")
     ap.add_argument("--one", default=None, help=argparse.SUPPRESS)
     ap.add_argument("--floating", action="store_true", help=argparse.SUPPRESS)
     a = ap.parse_args()
     if a.one:
-        print(json.dumps(speed(a.one, a.floating) if a.speed
+        print(json.dumps(speed(a.one, a.floating, a.batch) if a.speed
                          else one(a.one, a.floating, a.states, a.frames)))
         return
     from systems.pinocchio_oracle import robots_dir
@@ -202,7 +296,8 @@ def main() -> None:
         for rel, floating in SPEED_ROBOTS:
             if a.match not in rel:
                 continue
-            cmd = [sys.executable, __file__, "--one", str(root / rel), "--speed"]
+            cmd = [sys.executable, __file__, "--one", str(root / rel), "--speed"] \
+                + (["--batch"] if a.batch else [])
             out = subprocess.run(cmd + (["--floating"] if floating else []), capture_output=True,
                                  text=True, timeout=a.timeout)
             if out.returncode:
