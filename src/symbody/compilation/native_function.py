@@ -12,11 +12,14 @@ into a new array of the function's shape (``numpy.empty(shape)``) and that array
 Anything else (batches, lists, other dtypes, keywords) goes to the careful path, the Python
 callable given, with the same arguments.  The extension holds the GIL from the copies to
 the end of the kernel, so one entry shared by threads stays safe.  Without a C compiler or
-Python headers, or for a kernel that is not generated C, :func:`function_entry` returns None.
+Python headers, or for a kernel that is neither generated C nor symengine's LLVM (whose
+``LLVMDouble.as_ctypes`` callback the entry calls the same way), :func:`function_entry`
+returns None.
 """
 
 from __future__ import annotations
 
+import ctypes
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -29,8 +32,9 @@ __all__ = ["FUNCTION_ENTRY_SOURCE", "function_entry"]
 #: at most this many argument groups go through the entry (more: the careful path)
 MAX_GROUPS = 8
 
-#: The extension module: one type, ``FunctionEntry``, made by ``make(kernel, z, sizes, nout,
-#: shape, owner, fallback, empty)``.
+#: The extension module: one type, ``FunctionEntry``, made by ``make(kernel, llvm, z, sizes,
+#: nout, shape, owner, fallback, empty)`` (``llvm``: 0 for generated C's ``symbody_kernel``,
+#: else the address of the symengine ``LLVMDouble`` the callback ``kernel`` takes).
 FUNCTION_ENTRY_SOURCE = r"""
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
@@ -40,11 +44,14 @@ FUNCTION_ENTRY_SOURCE = r"""
 
 #define MAX_GROUPS 8
 typedef void (*kernel_fn)(const double *, double *);
+/* symengine's LLVM kernels, through LLVMDouble.as_ctypes(): (out, z, the LLVMDouble) */
+typedef void (*llvm_fn)(double *, const double *, void *);
 
 typedef struct {
     PyObject_HEAD
     vectorcallfunc vectorcall;
     kernel_fn kernel;
+    void *llvm;             /* NULL: kernel(z, out); else ((llvm_fn)kernel)(out, z, llvm) */
     double *z;
     Py_ssize_t ngroups, sizes[MAX_GROUPS];
     PyObject *owner, *fallback, *empty, *shape;
@@ -84,7 +91,10 @@ static PyObject *call(FunctionEntry *self, PyObject *const *args, size_t nargsf,
         Py_DECREF(out);
         return NULL;
     }
-    self->kernel(self->z, (double *)ov.buf);
+    if (self->llvm)
+        ((llvm_fn)(void *)self->kernel)((double *)ov.buf, self->z, self->llvm);
+    else
+        self->kernel(self->z, (double *)ov.buf);
     PyBuffer_Release(&ov);
     return out;
 }
@@ -134,12 +144,12 @@ static PyTypeObject FunctionEntryType = {
 
 static PyObject *make(PyObject *module, PyObject *args)
 {
-    unsigned long long kernel, z;
+    unsigned long long kernel, llvm, z;
     PyObject *sizes, *shape, *owner, *fb, *empty;
     Py_ssize_t nout, i, n;
     FunctionEntry *self;
-    if (!PyArg_ParseTuple(args, "KKO!nOOOO", &kernel, &z, &PyTuple_Type, &sizes, &nout, &shape,
-                          &owner, &fb, &empty))
+    if (!PyArg_ParseTuple(args, "KKKO!nOOOO", &kernel, &llvm, &z, &PyTuple_Type, &sizes, &nout,
+                          &shape, &owner, &fb, &empty))
         return NULL;
     n = PyTuple_GET_SIZE(sizes);
     if (n > MAX_GROUPS) {
@@ -150,6 +160,7 @@ static PyObject *make(PyObject *module, PyObject *args)
     if (self == NULL) return NULL;
     self->vectorcall = (vectorcallfunc)call;
     self->kernel = (kernel_fn)(uintptr_t)kernel;
+    self->llvm = (void *)(uintptr_t)llvm;
     self->z = (double *)(uintptr_t)z;
     self->ngroups = n;
     for (i = 0; i < n; i++) self->sizes[i] = PyLong_AsSsize_t(PyTuple_GET_ITEM(sizes, i));
@@ -163,7 +174,8 @@ static PyObject *make(PyObject *module, PyObject *args)
 }
 
 static PyMethodDef methods[] = {
-    {"make", make, METH_VARARGS, "make(kernel, z, sizes, nout, shape, owner, fallback, empty)"},
+    {"make", make, METH_VARARGS,
+     "make(kernel, llvm, z, sizes, nout, shape, owner, fallback, empty)"},
     {NULL, NULL, 0, NULL}
 };
 
@@ -190,14 +202,18 @@ def function_entry(kernel: Any, sizes: Sequence[int], constants: np.ndarray | No
                    shape: tuple, careful: Callable) -> Callable | None:
     """``entry(a_1, ..., a_n)``: ``kernel`` (z = [a_1, ..., a_n, constants]) into a new array
     of ``shape`` when every a_i is a float64 vector of ``sizes[i]`` values, else
-    ``careful(a_1, ..., a_n)``; None when the kernel is not generated C (or no compiler)."""
+    ``careful(a_1, ..., a_n)``; None when the kernel is neither generated C nor symengine's
+    LLVM (or there is no compiler for the extension)."""
     from .native_rhs import c_function_address
 
     if len(sizes) > MAX_GROUPS or not shape:
         return None
-    address = c_function_address(kernel)
+    real = kernel.realize()
+    address, llvm = c_function_address(real), None
     if address is None:
-        return None
+        address, llvm = llvm_function_address(real)
+        if address is None:
+            return None
     module = extension()
     if module is None:
         return None
@@ -205,8 +221,22 @@ def function_entry(kernel: Any, sizes: Sequence[int], constants: np.ndarray | No
     given = int(sum(sizes))
     if constants is not None and given < kernel.nargs:
         z[given:] = constants
-    real = kernel.realize()
-    # the owner keeps z and the kernel's library alive as long as the entry
-    owner = (z, real, getattr(real, "library", None))
-    return module.make(address, z.ctypes.data, tuple(int(s) for s in sizes), int(kernel.nout),
-                       tuple(shape), owner, careful, np.empty)
+    # the owner keeps z and the kernel's library (or LLVMDouble) alive as long as the entry
+    owner = (z, real, getattr(real, "library", None), llvm)
+    return module.make(address, 0 if llvm is None else llvm[1], z.ctypes.data,
+                       tuple(int(s) for s in sizes), int(kernel.nout), tuple(shape), owner,
+                       careful, np.empty)
+
+
+def llvm_function_address(kernel: Any) -> tuple[int | None, Any]:
+    """``(address, (lambdify, its address))`` of a symengine LLVM kernel's ctypes callback
+    ``f(out, z, lambdify)`` (``LLVMDouble.as_ctypes``), ``(None, None)`` for other kernels."""
+    lam = getattr(kernel.into, "__self__", None)
+    if kernel.backend != "llvm" or type(lam).__name__ != "LLVMDouble" \
+            or not hasattr(lam, "as_ctypes"):
+        return None, None
+    function, user = lam.as_ctypes()
+    address = ctypes.cast(function, ctypes.c_void_p).value
+    if not address or not user.value:
+        return None, None
+    return address, (lam, user.value)
