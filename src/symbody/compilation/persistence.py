@@ -544,6 +544,24 @@ def unpack_parts(data: bytes) -> CompiledParts:
     return parts_from_state(header, arrays, blobs, source="the pickled model", allow_pickle=True)
 
 
+def pack_kernel(kernel: Any) -> dict:
+    """The portable state of one kernel (for pickling the functions built on it): its stored
+    expressions and, on the same platform and versions, its machine code."""
+    enc = _Encoder(allow_pickle=True)
+    return {"versions": versions(), "kernel": enc(kernel, f"the kernel {kernel.name!r}"),
+            "blobs": enc.blobs}
+
+
+def unpack_kernel(state: dict) -> Any:
+    """The kernel :func:`pack_kernel` packed: its machine code when it was made by the same
+    platform and versions (the same numbers to the bit), else compiled again from the stored
+    expressions."""
+    mine = versions()
+    use_code = all(state["versions"].get(key) == mine[key]
+                   for key in ("symbody", "symengine", "python", "machine", "platform"))
+    return _Decoder({}, state["blobs"], use_code, "the pickled function", True)(state["kernel"])
+
+
 def pickling_equations() -> bool:
     """True while :func:`dumps` pickles a model with its SymPy equations."""
     return _WITH_EQUATIONS.get()

@@ -83,6 +83,12 @@ class ForwardDynamicsDerivatives:
             self._into = emitted.kernel.into
             self._c_kernel = emitted.kernel.backend == "c"     # takes any buffer's address
 
+    def __reduce__(self):
+        """Pickled as its functions (:class:`~.functions.RobotFunction` pickles its kernel);
+        the buffers and the compiled entry are made again."""
+        return ForwardDynamicsDerivatives, (self.mass_bias, self.inverse_derivatives,
+                                            self.emitted)
+
     def _tau(self, tau: Any) -> np.ndarray:
         t = np.asarray(tau, dtype=float)
         if t.ndim not in (1, 2) or t.shape[-1] != self.size:

@@ -37,6 +37,10 @@ class RobotFunction(NumericFunction):
         # state of a small robot also goes through the compiled entry
         kernel = compile_kernel(flat, exprs, backend=backend, name=name, symengine_names=names,
                                 model_kernel=always_c)
+        self._setup(name, groups, shape, constants, kernel)
+
+    def _setup(self, name: str, groups: dict, shape: tuple, constants: np.ndarray | None,
+               kernel: Any) -> None:
         super().__init__([list(g) for g in groups.values()], [False] * len(groups), tuple(shape),
                          kernel, argument_names=tuple(groups))
         self.name = name
@@ -44,6 +48,14 @@ class RobotFunction(NumericFunction):
         # the one-state fast path: argument sizes, the constants' place in z
         self._given = tuple(len(g) for n, g in groups.items() if n != "p")
         self._nargs, self._nout = kernel.nargs, kernel.nout
+
+    def __reduce__(self):
+        """Pickled as its kernel's stored expressions and machine code (the compiled entry and
+        the per-thread buffers are made again on the first call), so process pools take it."""
+        from ..compilation.persistence import pack_kernel
+
+        return _restore, (self.name, dict(zip(self.argument_names, self.groups)), self.shape,
+                          self.constants, pack_kernel(self.kernel))
 
     @property
     def takes_constants(self) -> bool:
@@ -63,7 +75,7 @@ class RobotFunction(NumericFunction):
 
     def _make_entry(self) -> Any:
         """The compiled entry of one state (:mod:`symbody.compilation.native_function`), or
-        False when there is none (a kernel that is not generated C, no compiler)."""
+        False when there is none (a kernel neither generated C nor LLVM, no compiler)."""
         from ..compilation.native_function import function_entry
 
         def careful(*values: Any) -> np.ndarray:
@@ -150,3 +162,13 @@ class RobotFunction(NumericFunction):
     def __repr__(self) -> str:
         return (f"<RobotFunction {self.name}({', '.join(self.argument_names)}) -> "
                 f"{self.shape} ({self.kernel.backend})>")
+
+
+def _restore(name: str, groups: dict, shape: tuple, constants: np.ndarray | None,
+             kernel_state: dict) -> RobotFunction:
+    """A pickled :class:`RobotFunction` (see ``RobotFunction.__reduce__``)."""
+    from ..compilation.persistence import unpack_kernel
+
+    f = RobotFunction.__new__(RobotFunction)
+    f._setup(name, groups, shape, constants, unpack_kernel(kernel_state))  # noqa: SLF001 (its own class)
+    return f
