@@ -6,9 +6,10 @@ and the ctypes call: 4-7 us on a robot's regressor, where the kernel takes about
 :mod:`.native_entry` for ``model.rhs``, a tiny CPython extension type (built once per machine
 and Python with the system's C compiler, cached by the hash of its source and digest-checked
 on load like the kernels) puts a vectorcall callable in front of the kernel: when the n
-arguments are all C-contiguous float64 buffers of one dimension and of their groups' sizes,
-they are copied into z (whose tail holds the constants), ``symbody_kernel(z, out)`` runs
-into a new array of the function's shape (``numpy.empty(shape)``) and that array is returned.
+arguments are all C-contiguous float64 buffers of one dimension and of their groups' sizes
+(NumPy arrays read through NumPy's C API, other objects through the buffer protocol), they
+are copied into z (whose tail holds the constants), ``symbody_kernel(z, out)`` runs into a
+new array of the function's shape (``PyArray_SimpleNew``) and that array is returned.
 Anything else (batches, lists, other dtypes, keywords) goes to the careful path, the Python
 callable given, with the same arguments.  The extension holds the GIL from the copies to
 the end of the kernel, so one entry shared by threads stays safe.  Without a C compiler or
@@ -33,11 +34,13 @@ __all__ = ["FUNCTION_ENTRY_SOURCE", "function_entry"]
 MAX_GROUPS = 8
 
 #: The extension module: one type, ``FunctionEntry``, made by ``make(kernel, llvm, z, sizes,
-#: nout, shape, owner, fallback, empty)`` (``llvm``: 0 for generated C's ``symbody_kernel``,
+#: nout, shape, owner, fallback)`` (``llvm``: 0 for generated C's ``symbody_kernel``,
 #: else the address of the symengine ``LLVMDouble`` the callback ``kernel`` takes).
 FUNCTION_ENTRY_SOURCE = r"""
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
+#define NPY_NO_DEPRECATED_API NPY_1_7_API_VERSION
+#include <numpy/arrayobject.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <string.h>
@@ -54,7 +57,9 @@ typedef struct {
     void *llvm;             /* NULL: kernel(z, out); else ((llvm_fn)kernel)(out, z, llvm) */
     double *z;
     Py_ssize_t ngroups, sizes[MAX_GROUPS];
-    PyObject *owner, *fallback, *empty, *shape;
+    int nd;
+    npy_intp dims[NPY_MAXDIMS];
+    PyObject *owner, *fallback, *shape;
 } FunctionEntry;
 
 static int is_double_format(const char *f)
@@ -67,11 +72,21 @@ static int is_double_format(const char *f)
 static PyObject *call(FunctionEntry *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     Py_ssize_t nargs = PyVectorcall_NARGS(nargsf), i, at = 0;
-    Py_buffer view, ov;
+    Py_buffer view;
     PyObject *out;
     if (nargs != self->ngroups || (kwnames && PyTuple_GET_SIZE(kwnames)))
         return PyObject_Vectorcall(self->fallback, args, nargsf, kwnames);
     for (i = 0; i < nargs; i++) {
+        if (PyArray_CheckExact(args[i])) {      /* a float64 vector: its data, no buffer */
+            PyArrayObject *a = (PyArrayObject *)args[i];
+            if (PyArray_NDIM(a) != 1 || PyArray_DIM(a, 0) != self->sizes[i]
+                || PyArray_TYPE(a) != NPY_DOUBLE || !PyArray_ISCARRAY_RO(a)
+                || !PyArray_ISNOTSWAPPED(a))
+                return PyObject_Vectorcall(self->fallback, args, nargsf, kwnames);
+            memcpy(self->z + at, PyArray_DATA(a), (size_t)self->sizes[i] * sizeof(double));
+            at += self->sizes[i];
+            continue;
+        }
         if (PyObject_GetBuffer(args[i], &view, PyBUF_C_CONTIGUOUS | PyBUF_FORMAT) != 0) {
             PyErr_Clear();
             return PyObject_Vectorcall(self->fallback, args, nargsf, kwnames);
@@ -85,17 +100,13 @@ static PyObject *call(FunctionEntry *self, PyObject *const *args, size_t nargsf,
         at += self->sizes[i];
         PyBuffer_Release(&view);
     }
-    out = PyObject_CallOneArg(self->empty, self->shape);
+    out = PyArray_SimpleNew(self->nd, self->dims, NPY_DOUBLE);
     if (out == NULL) return NULL;
-    if (PyObject_GetBuffer(out, &ov, PyBUF_C_CONTIGUOUS | PyBUF_WRITABLE) != 0) {
-        Py_DECREF(out);
-        return NULL;
-    }
     if (self->llvm)
-        ((llvm_fn)(void *)self->kernel)((double *)ov.buf, self->z, self->llvm);
+        ((llvm_fn)(void *)self->kernel)((double *)PyArray_DATA((PyArrayObject *)out), self->z,
+                                        self->llvm);
     else
-        self->kernel(self->z, (double *)ov.buf);
-    PyBuffer_Release(&ov);
+        self->kernel(self->z, (double *)PyArray_DATA((PyArrayObject *)out));
     return out;
 }
 
@@ -103,7 +114,6 @@ static int entry_traverse(FunctionEntry *self, visitproc visit, void *arg)
 {
     Py_VISIT(self->owner);
     Py_VISIT(self->fallback);
-    Py_VISIT(self->empty);
     Py_VISIT(self->shape);
     return 0;
 }
@@ -112,7 +122,6 @@ static int entry_clear(FunctionEntry *self)
 {
     Py_CLEAR(self->owner);
     Py_CLEAR(self->fallback);
-    Py_CLEAR(self->empty);
     Py_CLEAR(self->shape);
     return 0;
 }
@@ -145,15 +154,22 @@ static PyTypeObject FunctionEntryType = {
 static PyObject *make(PyObject *module, PyObject *args)
 {
     unsigned long long kernel, llvm, z;
-    PyObject *sizes, *shape, *owner, *fb, *empty;
-    Py_ssize_t nout, i, n;
+    PyObject *sizes, *shape, *owner, *fb;
+    Py_ssize_t nout, i, n, nd, total = 1;
     FunctionEntry *self;
-    if (!PyArg_ParseTuple(args, "KKKO!nOOOO", &kernel, &llvm, &z, &PyTuple_Type, &sizes, &nout,
-                          &shape, &owner, &fb, &empty))
+    if (!PyArg_ParseTuple(args, "KKKO!nO!OO", &kernel, &llvm, &z, &PyTuple_Type, &sizes, &nout,
+                          &PyTuple_Type, &shape, &owner, &fb))
         return NULL;
     n = PyTuple_GET_SIZE(sizes);
-    if (n > MAX_GROUPS) {
-        PyErr_SetString(PyExc_ValueError, "too many argument groups");
+    nd = PyTuple_GET_SIZE(shape);
+    if (n > MAX_GROUPS || nd < 1 || nd > NPY_MAXDIMS) {
+        PyErr_SetString(PyExc_ValueError, "too many argument groups or dimensions");
+        return NULL;
+    }
+    for (i = 0; i < nd; i++) total *= PyLong_AsSsize_t(PyTuple_GET_ITEM(shape, i));
+    if (PyErr_Occurred()) return NULL;
+    if (total != nout) {
+        PyErr_SetString(PyExc_ValueError, "the shape does not hold the kernel's outputs");
         return NULL;
     }
     self = PyObject_GC_New(FunctionEntry, &FunctionEntryType);
@@ -164,18 +180,18 @@ static PyObject *make(PyObject *module, PyObject *args)
     self->z = (double *)(uintptr_t)z;
     self->ngroups = n;
     for (i = 0; i < n; i++) self->sizes[i] = PyLong_AsSsize_t(PyTuple_GET_ITEM(sizes, i));
+    self->nd = (int)nd;
+    for (i = 0; i < nd; i++) self->dims[i] = PyLong_AsSsize_t(PyTuple_GET_ITEM(shape, i));
     Py_INCREF(owner); self->owner = owner;
     Py_INCREF(fb); self->fallback = fb;
-    Py_INCREF(empty); self->empty = empty;
     Py_INCREF(shape); self->shape = shape;
-    (void)nout;
     PyObject_GC_Track(self);
     return (PyObject *)self;
 }
 
 static PyMethodDef methods[] = {
     {"make", make, METH_VARARGS,
-     "make(kernel, llvm, z, sizes, nout, shape, owner, fallback, empty)"},
+     "make(kernel, llvm, z, sizes, nout, shape, owner, fallback)"},
     {NULL, NULL, 0, NULL}
 };
 
@@ -184,12 +200,14 @@ static struct PyModuleDef moduledef = {PyModuleDef_HEAD_INIT, "symbody_function_
 
 PyMODINIT_FUNC PyInit_symbody_function_entry(void)
 {
+    import_array();
     if (PyType_Ready(&FunctionEntryType) < 0) return NULL;
     return PyModule_Create(&moduledef);
 }
 """
 
-_EXTENSION = PythonExtension("symbody_function_entry", FUNCTION_ENTRY_SOURCE, "function-entry")
+_EXTENSION = PythonExtension("symbody_function_entry", FUNCTION_ENTRY_SOURCE, "function-entry",
+                             numpy=True)
 
 
 def extension() -> Any | None:
@@ -224,8 +242,8 @@ def function_entry(kernel: Any, sizes: Sequence[int], constants: np.ndarray | No
     # the owner keeps z and the kernel's library (or LLVMDouble) alive as long as the entry
     owner = (z, real, getattr(real, "library", None), llvm)
     return module.make(address, 0 if llvm is None else llvm[1], z.ctypes.data,
-                       tuple(int(s) for s in sizes), int(kernel.nout), tuple(shape), owner,
-                       careful, np.empty)
+                       tuple(int(s) for s in sizes), int(kernel.nout),
+                       tuple(int(s) for s in shape), owner, careful)
 
 
 def llvm_function_address(kernel: Any) -> tuple[int | None, Any]:

@@ -32,21 +32,26 @@ _ALL: weakref.WeakSet = weakref.WeakSet()
 
 class PythonExtension:
     """The extension module ``name`` (``PyInit_<name>`` in ``source``), built and loaded once
-    per process by :meth:`module`; ``cache_tag`` names its kind in the kernel cache's key."""
+    per process by :meth:`module`; ``cache_tag`` names its kind in the kernel cache's key.
+    ``numpy``: it includes NumPy's C API headers (their version joins the key)."""
 
-    def __init__(self, name: str, source: str, cache_tag: str) -> None:
+    def __init__(self, name: str, source: str, cache_tag: str, numpy: bool = False) -> None:
         self.name, self.source, self.cache_tag = name, source, cache_tag
+        self.numpy = numpy
         self._lock = threading.Lock()
         self._tried: list = []           # [module or None] once tried in this process
         _ALL.add(self)
 
     def _build(self, path: Path, cc: str) -> None:
-        include = sysconfig.get_paths()["include"]
+        includes = [f"-I{sysconfig.get_paths()['include']}"]
+        if self.numpy:
+            import numpy
+            includes.append(f"-I{numpy.get_include()}")
         with tempfile.TemporaryDirectory(prefix=f"{self.name}-") as tmp:
             src = Path(tmp, f"{self.name}.c")
             src.write_text(self.source)
             lib = Path(tmp, f"{self.name}.so")
-            r = subprocess.run([*cc.split(), "-shared", "-fPIC", "-O1", "-w", f"-I{include}",
+            r = subprocess.run([*cc.split(), "-shared", "-fPIC", "-O1", "-w", *includes,
                                 str(src), "-o", str(lib)], capture_output=True, text=True)
             if r.returncode != 0:
                 raise RuntimeError(f"building {self.name} failed: {r.stderr[:2000]}")
@@ -62,8 +67,12 @@ class PythonExtension:
             cc = c_kernels.compiler_available()
             if cc is not None:
                 digest = hashlib.sha256(self.source.encode()).hexdigest()
+                extra = []
+                if self.numpy:
+                    import numpy
+                    extra.append(f"numpy {numpy.__version__}")
                 key = kernel_cache.cache_key(self.cache_tag, str(cc), sys.version,
-                                             str(sysconfig.get_config_var("SOABI")), digest)
+                                             str(sysconfig.get_config_var("SOABI")), digest, *extra)
                 try:
                     path = kernel_cache.verified_library(key)
                     if path is None:
