@@ -77,7 +77,7 @@ class RobotControl:
         values = np.array([self.constants[c] for c in consts], dtype=float)
         kin = TreeKinematics(self.tree, qs, us, uds, self.tree_inertias, self.floating_base)
         return {"names": names, "groups": groups, "constants": values, "kinematics": kin,
-                "functions": {}}
+                "functions": {}, "frames": {}}
 
     def _function(self: Robot, key: tuple, arguments: tuple, build: Any,
                   always_c: bool = False) -> RobotFunction:
@@ -135,6 +135,10 @@ class RobotControl:
         ``frame_velocity`` ("velocity"), ``frame_acceleration`` ("acceleration",
         "classical_acceleration") and ``frame_jacobian`` ("jacobian") of the frame ``name``
         in ``reference`` (ignored for the placement): for export or as a simulation output."""
+        seen = self._symbolic["frames"]     # (name, quantity, reference as given) -> function
+        key = (name, quantity, reference)
+        if type(name) is str and type(reference) is str and key in seen:
+            return seen[key]
         if quantity not in FRAME_QUANTITIES:
             raise InputError(f"quantity must be one of {', '.join(map(repr, FRAME_QUANTITIES))}, "
                              f"got {quantity!r}")
@@ -155,13 +159,17 @@ class RobotControl:
                 lin, ang = kin.frame_acceleration(site, ref, quantity != "acceleration")
             return [*lin, *ang], shape
 
-        return self._function((f"frame_{quantity}", name, ref), arguments, build)
+        function = self._function((f"frame_{quantity}", name, ref), arguments, build)
+        seen[key] = function
+        return function
 
     def frame_placement(self: Robot, name: str, q: Any) -> np.ndarray:
         """The frame's placement in the world, 4x4 [[R, p], [0, 1]] (R: its axes in world
         coordinates, p: its origin); (k, 4, 4) for q of shape (k, N).  Pinocchio's
         ``data.oMf[frame_id]`` after ``framesForwardKinematics``."""
-        return self.frame_function(name, "placement")(q)
+        f = self._symbolic["frames"].get((name, "placement", "local")) \
+            if type(name) is str else None      # (the function of a frame seen before)
+        return (f or self.frame_function(name, "placement"))(q)
 
     def frame_velocity(self: Robot, name: str, q: Any, u: Any,
                        reference: str = "local") -> np.ndarray:
@@ -170,7 +178,9 @@ class RobotControl:
         of the point of the frame's body at the world origin, and ω, world axes) or
         "local_world_aligned" (the frame origin's velocity and ω, world axes): Pinocchio's
         ``getFrameVelocity``.  (6,) or (k, 6)."""
-        return self.frame_function(name, "velocity", reference)(q, u)
+        f = self._symbolic["frames"].get((name, "velocity", reference)) \
+            if type(name) is str and type(reference) is str else None
+        return (f or self.frame_function(name, "velocity", reference))(q, u)
 
     def frame_acceleration(self: Robot, name: str, q: Any, u: Any, u_dot: Any,
                            reference: str = "local", classical: bool = False) -> np.ndarray:
@@ -179,13 +189,17 @@ class RobotControl:
         acceleration, spatial + ω × v (``getFrameClassicalAcceleration``).  With u' = 0 it is
         J'(q, u) u, the term a task-space controller subtracts.  (6,) or (k, 6)."""
         quantity = "classical_acceleration" if classical else "acceleration"
-        return self.frame_function(name, quantity, reference)(q, u, u_dot)
+        f = self._symbolic["frames"].get((name, quantity, reference)) \
+            if type(name) is str and type(reference) is str else None
+        return (f or self.frame_function(name, quantity, reference))(q, u, u_dot)
 
     def frame_jacobian(self: Robot, name: str, q: Any, reference: str = "local") -> np.ndarray:
         """J (6, o) with ``frame_velocity(name, q, u, reference) = J u``: rows (linear,
         angular), columns ``robot.speeds`` (Pinocchio's ``getFrameJacobian`` in its column
         order; a mimic joint's column is its own speed's, last).  (k, 6, o) for k states."""
-        return self.frame_function(name, "jacobian", reference)(q)
+        f = self._symbolic["frames"].get((name, "jacobian", reference)) \
+            if type(name) is str and type(reference) is str else None
+        return (f or self.frame_function(name, "jacobian", reference))(q)
 
     # ------------------------------------------------------------------ centre of mass
     @cached_property

@@ -324,7 +324,8 @@ class TreeKinematics:
     def center_of_mass_jacobian(self) -> list:
         """3 rows of o entries (tree order): the centre of mass's velocity (world) is J u.
         Column of a joint: (M_s v_O + ω × H_s) / M with M_s, H_s the mass and first moment of
-        the subtree it moves."""
+        the subtree it moves; for a rotation about an axis a through p_i (v_O = p_i × a) that
+        is a × G_i with G_i = (H_s - M_s p_i) / M, one vector per body (the cheaper kernel)."""
         ms, hs = self._first_moments()
         nb = len(ms)
         Ms, Hs = list(ms), list(hs)
@@ -337,10 +338,29 @@ class TreeKinematics:
             raise InputError(f"the robot {self.tree.urdf.name!r} has no moving mass: no centre "
                              "of mass")
         inv = 1 / total
-        cols = self.world_columns()
+        R, p = self.placements()
+
+        def arm(i: int) -> tuple:           # G_i
+            return _sub(_scale(inv, Hs[i]), _scale(Ms[i] * inv, p[i]))
+
+        cols = []
+        if self.floating:                   # the base's linear speeds move everything: R_0
+            cols += [_column(R[0], k) for k in range(3)]
+            G0 = arm(0)
+            cols += [_cross(_column(R[0], k), G0) for k in range(3)]
+        for i in range(1, nb):
+            jt = self.joints[i]
+            if jt.kind in ("revolute", "continuous", "prismatic"):
+                axis = _mv(self.joint_rotations[i], jt.axis)
+                cols.append(_scale(Ms[i] * inv, axis) if jt.kind == "prismatic"
+                            else _cross(axis, arm(i)))
+                continue
+            for Sw, Sv in jt.S:         # as world_columns: (M_s v_O + ω × H_s) / M
+                w = _mv(R[i], Sw)
+                lin = _add(_mv(R[i], Sv), _cross(p[i], w))
+                cols.append(_scale(inv, _add(_scale(Ms[i], lin), _cross(w, Hs[i]))))
         J = [[ZERO] * len(cols) for _ in range(3)]
-        for k, (lin, ang, body) in enumerate(cols):
-            c = _scale(inv, _add(_scale(Ms[body], lin), _cross(ang, Hs[body])))
+        for k, c in enumerate(cols):
             for r in range(3):
                 J[r][k] = c[r]
         return J
