@@ -22,6 +22,7 @@ with the Python right-hand side, which raises or solves it the general way.
 from __future__ import annotations
 
 import ctypes
+import functools
 from typing import Any
 
 import numpy as np
@@ -194,9 +195,7 @@ class NativeRadau(OdeSolver):
 
     def _setup(self, n: int) -> None:
         solver = self.solver
-        tables = radau_tables()
-        self._tables = [np.ascontiguousarray(np.asarray(tables[k], dtype=float).ravel())
-                        for k in ("C", "E", "T", "TI", "P")]
+        tables, self._tables = _tables()
         C, E, T, TI, P = self._tables
         mu = complex(tables["MU_COMPLEX"])
         self._J[:] = solver.J
@@ -220,8 +219,9 @@ class NativeRadau(OdeSolver):
             yfail=self._yfail.ctypes.data, lu_valid=0, current_jac=1)
         self._address = ctypes.addressof(self._radau)
         step = self._library.symbody_radau_step
-        step.restype = ctypes.c_int
-        step.argtypes = [ctypes.c_void_p] * 5
+        if step.argtypes is None:         # (once per loaded library)
+            step.restype = ctypes.c_int
+            step.argtypes = [ctypes.c_void_p] * 5
         self._step = step
         self._python_stepped = True       # (the start's state goes into the struct first)
 
@@ -319,6 +319,15 @@ class NativeRadau(OdeSolver):
         self._dense_pending = True
         self._follow()
         return True, None
+
+
+@functools.cache
+def _tables() -> tuple[dict, tuple[np.ndarray, ...]]:
+    """scipy's Radau tables and constants, and (C, E, T, TI, P) as contiguous float arrays
+    (read, never written, by the compiled steps: one copy for every solver)."""
+    tables = radau_tables()
+    return tables, tuple(np.ascontiguousarray(np.asarray(tables[k], dtype=float).ravel())
+                         for k in ("C", "E", "T", "TI", "P"))
 
 
 def radau_solver_for(native: Any, jacobian: Any = None) -> tuple[type, dict] | None:
