@@ -105,3 +105,20 @@ def test_blas_function_pointers():
        ctypes.addressof(beta), y.ctypes.data, ctypes.addressof(inc))
     np.testing.assert_allclose(y, 2.0 * (a.T @ [1.0, -1.0]) + 0.5 * np.array([10.0, 20.0, 30.0]),
                                rtol=1e-14)
+
+
+@pytest.mark.parametrize("cls", [RK23, RK45, Radau])
+def test_dense_values_are_the_interpolants_own_bits(cls):
+    """radau_dense_values (scipy's Radau and RK interpolants without their tiles and
+    cumulative products) gives scipy's own call's numbers to the last bit, at one time (a
+    Python float, a numpy float) and at many."""
+    solver = cls(lambda t, y: np.array([y[1], -np.sin(y[0]) - 0.3 * y[1]]), 0.0,
+                 np.array([1.0, 0.2]), 10.0, rtol=1e-6)
+    for _ in range(4):
+        solver.step()
+    sol = solver.dense_output()
+    t0, t1 = solver.t_old, solver.t
+    times = np.linspace(t0, t1, 7)
+    assert np.array_equal(compat.radau_dense_values(sol, times), sol(times)), _changed(type(sol).__name__)
+    for t in (t0, t1, 0.3 * t0 + 0.7 * t1, np.float64(0.6 * t0 + 0.4 * t1)):
+        assert np.array_equal(compat.radau_dense_values(sol, t), sol(t)), _changed(type(sol).__name__)

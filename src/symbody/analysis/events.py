@@ -131,6 +131,7 @@ class PreparedEvents:
         self._directions: np.ndarray | None = None      # (each event's direction, for crossed)
         self._order = sorted(exprs)
         self._kernel = None
+        self._fast: tuple | bool | None = None      # (see _direct; False: not possible)
         self._needs_u = False
         if exprs:
             self._kernel = make_function(_argument_groups(model), [exprs[i] for i in self._order],
@@ -209,12 +210,43 @@ class PreparedEvents:
             return t, q, u, p, x[m.N + m.p:]
         return t, q, u, p
 
+    def _direct(self) -> tuple | None:
+        """(z, out, into) for evaluating the conditions' kernel in place: its argument vector
+        [t, q, u_ind, u_dep = 0, constants, x_e] (the constants written once) and output;
+        None when the conditions need the dependent speeds solved (or the constants do not
+        fit: the general call then says so)."""
+        m = self.model
+        if self._needs_u and m.m:
+            return None
+        P = np.asarray(self.P, dtype=float).ravel()
+        if P.size != len(m.constants):
+            return None
+        kernel = self._kernel.kernel.realize()
+        z = np.zeros(kernel.nargs)
+        start = 1 + m.N + m.o
+        z[start:start + P.size] = P
+        return z, np.empty(kernel.nout), kernel.into
+
     def values(self, t: float, x: np.ndarray) -> np.ndarray:
         """g of every event at (t, x), x = [q (N), u_ind (p), x_e (e)] in ``model.states``
         order."""
         out = np.empty(len(self.events))
         if self._kernel is not None:
-            vals = np.atleast_1d(self._kernel(*self._arguments(t, x, self.P, self._needs_u)))
+            direct = self._fast
+            if direct is None:
+                direct = self._fast = self._direct() or False
+            if direct:
+                # (the same kernel on the same arguments as the general call below: the
+                # same bits, without its argument checks and concatenations)
+                z, vals, into = direct
+                m = self.model
+                z[0] = t
+                z[1:1 + m.N + m.p] = x[:m.N + m.p]
+                if m.e:
+                    z[1 + m.N + m.o + len(m.constants):] = x[m.N + m.p:]
+                into(z, vals)
+            else:
+                vals = np.atleast_1d(self._kernel(*self._arguments(t, x, self.P, self._needs_u)))
             out[self._order] = vals
         for i, g in self._callables.items():
             out[i] = float(g(t, x, self.P))

@@ -67,11 +67,19 @@ def radau_dense_values(sol, t):
     """``sol(t)`` for scipy's ``RadauDenseOutput`` ``sol`` (n,) or (n, k) at the time t or
     times (k,): y_old + Q [x, x², x³] with x = (t - t_old)/h, the same operations in the same
     order (bit-identical) without the general call's tiles and cumulative products; any
-    other interpolant is simply called."""
-    from scipy.integrate._ivp.radau import RadauDenseOutput
-
-    if type(sol) is not RadauDenseOutput or sol.Q.shape[1] != 3:
+    other interpolant is simply called.  scipy's ``RkDenseOutput`` (RK23, RK45) likewise:
+    y_old + h Q [x, x², ...] with the powers as its cumulative product forms them."""
+    kind = type(sol)
+    if kind is _rk_dense_class():
+        return _rk_dense_values(sol, t)
+    if kind is not _radau_dense_class() or sol.Q.shape[1] != 3:
         return sol(t)
+    if type(t) is float:                     # (Python floats: the same IEEE operations)
+        x = (t - sol.t_old) / sol.h
+        x2 = x * x
+        y = np.dot(sol.Q, np.array((x, x2, x2 * x)))
+        y += sol.y_old
+        return y
     x = (np.asarray(t) - sol.t_old) / sol.h
     x2 = x * x
     p = np.array([x, x2, x2 * x])            # (cumprod: x, x*x, (x*x)*x)
@@ -81,6 +89,37 @@ def radau_dense_values(sol, t):
     else:
         y += sol.y_old
     return y
+
+
+def _rk_dense_values(sol, t):
+    """``RkDenseOutput._call_impl`` without its tile: x, x*x, (x*x)*x... (its cumprod's
+    products, in its order), the same dot product and sum: the same bits."""
+    x = (np.asarray(t) - sol.t_old) / sol.h
+    powers = [x]
+    for _ in range(sol.order):
+        powers.append(powers[-1] * x)
+    y = sol.h * np.dot(sol.Q, np.array(powers))
+    if y.ndim == 2:
+        y += sol.y_old[:, None]
+    else:
+        y += sol.y_old
+    return y
+
+
+@functools.cache
+def _rk_dense_class() -> type:
+    """scipy's ``RkDenseOutput`` (imported once)."""
+    from scipy.integrate._ivp.rk import RkDenseOutput
+
+    return RkDenseOutput
+
+
+@functools.cache
+def _radau_dense_class() -> type:
+    """scipy's ``RadauDenseOutput`` (imported once)."""
+    from scipy.integrate._ivp.radau import RadauDenseOutput
+
+    return RadauDenseOutput
 
 
 def runge_kutta_step_control() -> dict[str, float]:

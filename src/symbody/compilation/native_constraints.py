@@ -34,7 +34,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from ..compat.scipy import lapack_function
-from .native_rhs import C_MAX_ABS, build_source, c_function_address
+from .native_rhs import C_MAX_ABS, build_source, c_function_address, data_address
 
 if TYPE_CHECKING:
     from .kernel_layout import CompiledModel
@@ -233,7 +233,7 @@ class NativeConstraints:
         if dep is None:
             dep = self._dep[dependent] = np.ascontiguousarray(dependent, dtype=np.int_)
         out = np.array(q, dtype=float)
-        status = self._project(self.plan, float(t), out.ctypes.data, dep.ctypes.data, dep.size,
+        status = self._project(self.plan, float(t), data_address(out), data_address(dep), dep.size,
                                float(tol), int(max_iter), ctypes.addressof(self._norm))
         if status < 0:
             return None

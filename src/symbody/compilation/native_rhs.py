@@ -40,7 +40,7 @@ from . import cache as kernel_cache
 if TYPE_CHECKING:
     from .kernel_layout import CompiledModel
 
-__all__ = ["NativeRHS", "native_rhs", "lapack_function", "RHS_SOURCE", "C_MAX_ABS"]
+__all__ = ["NativeRHS", "native_rhs", "lapack_function", "RHS_SOURCE", "C_MAX_ABS", "data_address"]
 
 #: the plan: pointers and sizes, laid out as ctypes' _Plan below
 RHS_SOURCE = r"""
@@ -265,6 +265,16 @@ def _many_address(kernel: Any) -> int | None:
     """The address of a generated-C kernel's ``symbody_kernel_many(Z, OUT, count)``."""
     lib = getattr(kernel.realize(), "library", None)
     return None if lib is None else ctypes.cast(lib.symbody_kernel_many, ctypes.c_void_p).value
+
+
+def data_address(a: np.ndarray) -> int:
+    """The address of a C-contiguous array's data (``a.ctypes.data``, which builds a ctypes
+    helper object at every access: about three times the time of this, on the compiled
+    steps' path once per array per step)."""
+    try:
+        return ctypes.addressof(ctypes.c_char.from_buffer(a))
+    except (TypeError, ValueError, BufferError):     # (read-only, empty or not contiguous)
+        return a.ctypes.data
 
 
 def c_function_address(kernel: Any) -> int | None:

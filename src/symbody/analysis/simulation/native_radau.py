@@ -22,13 +22,14 @@ with the Python right-hand side, which raises or solves it the general way.
 from __future__ import annotations
 
 import ctypes
+import functools
 from typing import Any
 
 import numpy as np
 from scipy.integrate import OdeSolver, Radau
 
 from ...compat.scipy import radau_dense_output, radau_tables
-from ...compilation.native_rhs import build_source
+from ...compilation.native_rhs import build_source, data_address
 from ..chain_rule import central_differences
 from .radau_source import RADAU_SOURCE, WORK_SIZE
 
@@ -126,7 +127,7 @@ class NativeRadau(OdeSolver):
         self._library, self._native, self._on_evaluations = library, native, on_evaluations
         self._ytmp, self._ftmp = np.empty(n), np.empty(n)
         self._fd = _FdPlan(rhs=native.function, plan=native.plan, n=n,
-                           ytmp=self._ytmp.ctypes.data, ftmp=self._ftmp.ctypes.data, nfev=0)
+                           ytmp=data_address(self._ytmp), ftmp=data_address(self._ftmp), nfev=0)
         if jacobian is None:
             self._jac_function = ctypes.cast(library.symbody_fd_jacobian, ctypes.c_void_p).value
             self._jac_plan = ctypes.addressof(self._fd)
@@ -194,9 +195,7 @@ class NativeRadau(OdeSolver):
 
     def _setup(self, n: int) -> None:
         solver = self.solver
-        tables = radau_tables()
-        self._tables = [np.ascontiguousarray(np.asarray(tables[k], dtype=float).ravel())
-                        for k in ("C", "E", "T", "TI", "P")]
+        tables, self._tables = _tables()
         C, E, T, TI, P = self._tables
         mu = complex(tables["MU_COMPLEX"])
         self._J[:] = solver.J
@@ -208,20 +207,21 @@ class NativeRadau(OdeSolver):
         self._radau = _Radau(
             rhs=self._native.function, plan=self._native.plan, jac=self._jac_function,
             jplan=self._jac_plan, n=n, newton_maxiter=int(tables["NEWTON_MAXITER"]),
-            atol=self._atol.ctypes.data, rtol=float(solver.rtol), newton_tol=float(solver.newton_tol),
+            atol=data_address(self._atol), rtol=float(solver.rtol), newton_tol=float(solver.newton_tol),
             max_step=float(solver.max_step), t_bound=float(solver.t_bound),
             direction=float(solver.direction), min_factor=float(tables["MIN_FACTOR"]),
-            max_factor=float(tables["MAX_FACTOR"]), C=C.ctypes.data, E=E.ctypes.data,
-            T=T.ctypes.data, TI=TI.ctypes.data, P=P.ctypes.data,
+            max_factor=float(tables["MAX_FACTOR"]), C=data_address(C), E=data_address(E),
+            T=data_address(T), TI=data_address(TI), P=data_address(P),
             mu_real=float(tables["MU_REAL"]), mu_re=mu.real, mu_im=mu.imag,
-            J=self._J.ctypes.data, LUr=self._LUr.ctypes.data, LUc=self._LUc.ctypes.data,
-            pr=self._pr.ctypes.data, pc=self._pc.ctypes.data, Z=self._Z.ctypes.data,
-            Q=self._Q.ctypes.data, y_old=self._y_old.ctypes.data, work=self._work.ctypes.data,
-            yfail=self._yfail.ctypes.data, lu_valid=0, current_jac=1)
+            J=data_address(self._J), LUr=data_address(self._LUr), LUc=data_address(self._LUc),
+            pr=data_address(self._pr), pc=data_address(self._pc), Z=data_address(self._Z),
+            Q=data_address(self._Q), y_old=data_address(self._y_old), work=data_address(self._work),
+            yfail=data_address(self._yfail), lu_valid=0, current_jac=1)
         self._address = ctypes.addressof(self._radau)
         step = self._library.symbody_radau_step
-        step.restype = ctypes.c_int
-        step.argtypes = [ctypes.c_void_p] * 5
+        if step.argtypes is None:         # (once per loaded library)
+            step.restype = ctypes.c_int
+            step.argtypes = [ctypes.c_void_p] * 5
         self._step = step
         self._python_stepped = True       # (the start's state goes into the struct first)
 
@@ -282,8 +282,8 @@ class NativeRadau(OdeSolver):
         R.t, R.h_abs = float(solver.t), float(solver.h_abs)
         R.t_fail = np.nan
         njev, nlu = R.njev, R.nlu
-        status = self._step(self._address, y.ctypes.data, f.ctypes.data, y_new.ctypes.data,
-                            f_new.ctypes.data)
+        status = self._step(self._address, data_address(y), data_address(f), data_address(y_new),
+                            data_address(f_new))
         solver.njev += R.njev - njev
         solver.nlu += R.nlu - nlu
         self._count()
@@ -319,6 +319,15 @@ class NativeRadau(OdeSolver):
         self._dense_pending = True
         self._follow()
         return True, None
+
+
+@functools.cache
+def _tables() -> tuple[dict, tuple[np.ndarray, ...]]:
+    """scipy's Radau tables and constants, and (C, E, T, TI, P) as contiguous float arrays
+    (read, never written, by the compiled steps: one copy for every solver)."""
+    tables = radau_tables()
+    return tables, tuple(np.ascontiguousarray(np.asarray(tables[k], dtype=float).ravel())
+                         for k in ("C", "E", "T", "TI", "P"))
 
 
 def radau_solver_for(native: Any, jacobian: Any = None) -> tuple[type, dict] | None:

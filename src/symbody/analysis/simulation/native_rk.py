@@ -34,7 +34,7 @@ from scipy.integrate import DOP853, RK23, RK45, OdeSolver
 from ...compat.scipy import runge_kutta_step_control
 from ...compilation.linear_algebra import REDUCED_KKT_MIN
 from ...compilation.native_partition import native_partition_rhs
-from ...compilation.native_rhs import build_source, native_rhs
+from ...compilation.native_rhs import build_source, data_address, native_rhs
 
 __all__ = ["native_solver", "native_solver_for", "CompiledRungeKutta", "RK_SOURCE"]
 
@@ -223,8 +223,8 @@ class CompiledRungeKutta(OdeSolver):
         y_new, f_new = np.empty(self.n), np.empty(self.n)
         rk = self._rk
         rk.t, rk.h_abs, rk.nfev = float(solver.t), float(solver.h_abs), 0
-        status = self._step(self._rk_address, y.ctypes.data, f.ctypes.data,
-                            y_new.ctypes.data, f_new.ctypes.data)
+        status = self._step(self._rk_address, data_address(y), data_address(f),
+                            data_address(y_new), data_address(f_new))
         solver.nfev += rk.nfev
         if self._on_evaluations is not None:
             self._on_evaluations(rk.nfev)

@@ -58,7 +58,7 @@ class _Dense:
     def __call__(self, t: float) -> np.ndarray:
         if self._sol is None:
             self._sol = self.stepper.dense_output()
-        return radau_dense_values(self._sol, t)
+        return radau_dense_values(self._sol, float(t))
 
     def many(self, times: np.ndarray) -> np.ndarray:
         """The states at ``times`` (k,) as rows (k, n): one call of scipy's interpolant."""

@@ -148,8 +148,13 @@ class ConstraintMode:
         return method
 
     def rhs(self, run: Run, part: Partition) -> Any:
-        """f(t, y) in the layout of ``part`` (see :func:`ode_function`)."""
-        return ode_function(run, part)
+        """f(t, y) in the layout of ``part`` (see :func:`ode_function`; one per layout for
+        the whole run: a contact's kink restarts the stepper, not its right-hand side)."""
+        key = ("ode_function", part)
+        fun = run.options.get(key)
+        if fun is None:
+            fun = run.options[key] = ode_function(run, part)
+        return fun
 
     def plain_rhs(self, run: Run) -> bool:
         """True when :meth:`rhs` is the model's plain right-hand side (no correction), so that
