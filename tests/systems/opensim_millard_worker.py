@@ -10,7 +10,9 @@ Queries, besides those of :mod:`systems.opensim_worker`:
 - ``{"kind": "millard", "Q", "U", "activations": {muscle: a}, "fiber_lengths": {muscle: l},
   "excitations": {muscle: e}}``: q', u', and per muscle the activation's and fiber length's
   derivatives (``adot``, ``ldot``), the fiber velocity, tendon force and normalized fiber
-  velocity (forces kept).
+  velocity (forces kept);
+- ``{"kind": "rigid_model", "out": path}``: the model with its Millard muscles' tendons rigid
+  (``ignore_tendon_compliance``), written to ``out`` (``"keep": [...]``: only these forces).
 """
 
 from __future__ import annotations
@@ -86,22 +88,41 @@ def _millard(osim, m, s, qy) -> dict:
     return out
 
 
+def _rigid_model(osim, path: str, out: str, keep=None) -> str:
+    """The model with every Millard muscle's tendon rigid (ignore_tendon_compliance), to
+    ``out``; ``keep``: the names of the forces to keep (None: all)."""
+    m = osim.Model(path)
+    if keep is not None:
+        fs = m.updForceSet()
+        for name in [f.getName() for f in fs if f.getName() not in keep]:
+            fs.remove(fs.getIndex(name))
+    for f in m.getForceSet():
+        mus = osim.Millard2012EquilibriumMuscle.safeDownCast(f)
+        if mus is not None:
+            mus.set_ignore_tendon_compliance(True)
+    m.finalizeConnections()
+    m.printToXML(out)
+    return out
+
+
 def answer(request: dict) -> list:
     import opensim as osim
 
     osim.Logger.removeFileSink()
     osim.Logger.setLevelString("error")
-    mine = {"curve", "millard"}
+    mine = {"curve", "millard", "rigid_model"}
     if not any(q["kind"] in mine for q in request["queries"]):
         return opensim_worker.answer(request)
     m = s = None
-    if request.get("path"):
+    if request.get("path") and any(q["kind"] == "millard" for q in request["queries"]):
         m = osim.Model(request["path"])
         s = m.initSystem()
     out = []
     for qy in request["queries"]:
         if qy["kind"] == "curve":
             out.append(_curve(osim, qy["xml"], qy["x"]))
+        elif qy["kind"] == "rigid_model":
+            out.append(_rigid_model(osim, request["path"], qy["out"], qy.get("keep")))
         elif qy["kind"] == "millard":
             out.append(_millard(osim, m, s, qy))
         else:
