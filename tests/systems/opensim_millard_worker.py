@@ -10,9 +10,8 @@ Queries, besides those of :mod:`systems.opensim_worker`:
 - ``{"kind": "millard", "Q", "U", "activations": {muscle: a}, "fiber_lengths": {muscle: l},
   "excitations": {muscle: e}}``: q', u', and per muscle the activation's and fiber length's
   derivatives (``adot``, ``ldot``), the fiber velocity, tendon force and normalized fiber
-  velocity (forces kept);
-- ``{"kind": "rigid_model", "out": path}``: the model with its Millard muscles' tendons rigid
-  (``ignore_tendon_compliance``), written to ``out`` (``"keep": [...]``: only these forces).
+  velocity (forces kept); ``"fiber_scale": {muscle: f}`` instead of ``fiber_lengths``: OpenSim's
+  equilibrium fiber lengths (``equilibrateMuscles``) times f (returned as ``fiber_lengths``).
 """
 
 from __future__ import annotations
@@ -65,7 +64,11 @@ def _millard(osim, m, s, qy) -> dict:
     muscles = m.getMuscles()
     for name, a in qy["activations"].items():
         muscles.get(name).setActivation(s, float(a))
-    for name, lf in qy.get("fiber_lengths", {}).items():
+    lengths = dict(qy.get("fiber_lengths", {}))
+    if "fiber_scale" in qy:       # OpenSim's equilibrium fiber lengths, scaled
+        m.equilibrateMuscles(s)
+        lengths = {n: muscles.get(n).getFiberLength(s) * f for n, f in qy["fiber_scale"].items()}
+    for name, lf in lengths.items():
         osim.Millard2012EquilibriumMuscle.safeDownCast(muscles.get(name)).setFiberLength(
             s, float(lf))
     m.realizeVelocity(s)
@@ -76,7 +79,8 @@ def _millard(osim, m, s, qy) -> dict:
     m.setControls(s, controls)
     m.realizeAcceleration(s)
     out = {"qdot": opensim_worker._vec(s.getQDot()), "udot": opensim_worker._vec(s.getUDot()),
-           "adot": {}, "ldot": {}, "fiber_velocity": {}, "tendon_force": {}}
+           "adot": {}, "ldot": {}, "fiber_velocity": {}, "tendon_force": {},
+           "fiber_lengths": lengths}
     for n in qy["activations"]:
         mus = osim.Millard2012EquilibriumMuscle.safeDownCast(muscles.get(n))
         path = mus.getAbsolutePathString()
@@ -88,29 +92,12 @@ def _millard(osim, m, s, qy) -> dict:
     return out
 
 
-def _rigid_model(osim, path: str, out: str, keep=None) -> str:
-    """The model with every Millard muscle's tendon rigid (ignore_tendon_compliance), to
-    ``out``; ``keep``: the names of the forces to keep (None: all)."""
-    m = osim.Model(path)
-    if keep is not None:
-        fs = m.updForceSet()
-        for name in [f.getName() for f in fs if f.getName() not in keep]:
-            fs.remove(fs.getIndex(name))
-    for f in m.getForceSet():
-        mus = osim.Millard2012EquilibriumMuscle.safeDownCast(f)
-        if mus is not None:
-            mus.set_ignore_tendon_compliance(True)
-    m.finalizeConnections()
-    m.printToXML(out)
-    return out
-
-
 def answer(request: dict) -> list:
     import opensim as osim
 
     osim.Logger.removeFileSink()
     osim.Logger.setLevelString("error")
-    mine = {"curve", "millard", "rigid_model"}
+    mine = {"curve", "millard"}
     if not any(q["kind"] in mine for q in request["queries"]):
         return opensim_worker.answer(request)
     m = s = None
@@ -121,8 +108,6 @@ def answer(request: dict) -> list:
     for qy in request["queries"]:
         if qy["kind"] == "curve":
             out.append(_curve(osim, qy["xml"], qy["x"]))
-        elif qy["kind"] == "rigid_model":
-            out.append(_rigid_model(osim, request["path"], qy["out"], qy.get("keep")))
         elif qy["kind"] == "millard":
             out.append(_millard(osim, m, s, qy))
         else:
