@@ -254,22 +254,27 @@ def solve_combination(curve: BezierCurve, alpha, beta: float, rhs, alpha_max: fl
                                               beta * np.abs(X2), bracket))
     b = _num(beta)
     h = [alpha * _num(y) + b * _num(x) for x, y in zip(knots_x, knots_y)]
-    vs, ys, conds = [], [], []
+    ends = []
     # below and above the domain: α (y_e + y_e' (v - x_e)) + β v = r, a line
     for xe, ye, de in ((curve.x0, curve.y0, curve.dydx0), (curve.x1, curve.y1, curve.dydx1)):
         v = (rhs - alpha * _num(ye - de * xe)) / (alpha * _num(de) + b)
-        vs.append(v)
-        ys.append(_num(ye) + _num(de) * (v - _num(xe)))
-    conds.append(se.Lt(rhs, h[0]))
-    for i in range(curve.segments):
-        CX = [_num(c) for c in cx[i]]
-        CY = [_num(c) for c in cy[i]]
-        s = _bracket_and_polish(
-            lambda s, CX=CX, CY=CY: alpha * _horner(CY, s) + b * _horner(CX, s) - rhs,
-            lambda s, CX=CX, CY=CY: alpha * _horner_d(CY, s) + b * _horner_d(CX, s),
-            rhs, BISECTION_STEPS, newton)
-        vs.insert(-1, _horner(CX, s))
-        ys.insert(-1, _horner(CY, s))
-        conds.append(se.Lt(rhs, h[i + 1]))
-    conds.append(se.true)
-    return (se.Piecewise(*zip(vs, conds)), se.Piecewise(*zip(ys, conds)))
+        ends.append((v, _num(ye) + _num(de) * (v - _num(xe))))
+    # inside: the segment's coefficients chosen by r against the knots' values, one solve
+    conds = [se.Lt(rhs, hk) for hk in h[1:-1]]
+
+    def pick(values):
+        if all(v == values[0] for v in values):
+            return _num(values[0])
+        return se.Piecewise(*zip([_num(v) for v in values[:-1]], conds),
+                            (_num(values[-1]), se.true))
+
+    CX = [pick(list(cx[:, k])) for k in range(6)]
+    CY = [pick(list(cy[:, k])) for k in range(6)]
+    G = [alpha * CY[k] + b * CX[k] for k in range(6)]
+    G[0] = G[0] - rhs
+    s = _bracket_and_polish(lambda s: _horner(G, s), lambda s: _horner_d(G, s), rhs,
+                            BISECTION_STEPS, newton)
+    below, inside = se.Lt(rhs, h[0]), se.Lt(rhs, h[-1])
+    v = se.Piecewise((ends[0][0], below), (_horner(CX, s), inside), (ends[1][0], se.true))
+    y = se.Piecewise((ends[0][1], below), (_horner(CY, s), inside), (ends[1][1], se.true))
+    return v, y
