@@ -93,3 +93,27 @@ def test_bad_parameters_are_named():
     with pytest.raises(ValueError, match="curviness"):
         curve_from_element("TendonForceLengthCurve", _element(
             '<TendonForceLengthCurve name="c"><curviness>0.4</curviness></TendonForceLengthCurve>'))
+
+
+def test_damped_equilibrium_solve_is_exact():
+    """solve_combination: α f_V(v) + β v = r to round-off (a bracketing root finder on the
+    curve itself), inside the curve's domain and on its end lines."""
+    import symengine as se
+    import sympy as sm
+    from scipy.optimize import brentq
+
+    from symbody.compilation.codegen import compile_kernel
+    from symbody.opensim.forces.bezier_curves import solve_combination
+    from symbody.opensim.forces.millard_curves import force_velocity_curve
+
+    fv = force_velocity_curve()
+    alpha, r = se.symbols("alpha r")
+    v, y = solve_combination(fv, alpha, 0.1, r)
+    k = compile_kernel([sm.Symbol("alpha"), sm.Symbol("r")], [v, y], backend="c", name="fv_solve")
+    rng = np.random.default_rng(6)
+    A = rng.uniform(0, 1, 40)
+    R = A * rng.uniform(-0.2, 1.6, 40) + 0.1 * rng.uniform(-1.2, 1.2, 40)
+    for a, rr in zip(A, R):
+        vv, yy = k(np.array([a, rr]))
+        ref = brentq(lambda x: a * fv(x) + 0.1 * x - rr, -30, 30, xtol=1e-15, rtol=1e-15)
+        assert abs(vv - ref) < 1e-12 and abs(yy - fv(ref)) < 1e-12
