@@ -115,5 +115,6 @@ def test_damped_equilibrium_solve_is_exact():
     R = A * rng.uniform(-0.2, 1.6, 40) + 0.1 * rng.uniform(-1.2, 1.2, 40)
     for a, rr in zip(A, R):
         vv, yy = k(np.array([a, rr]))
-        ref = brentq(lambda x: a * fv(x) + 0.1 * x - rr, -30, 30, xtol=1e-15, rtol=1e-15)
+        ref = brentq(lambda x, a=a, rr=rr: a * fv(x) + 0.1 * x - rr, -30, 30, xtol=1e-15,
+                     rtol=1e-15)
         assert abs(vv - ref) < 1e-12 and abs(yy - fv(ref)) < 1e-12
