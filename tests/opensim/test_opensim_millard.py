@@ -16,6 +16,7 @@ import pytest
 
 from symbody.opensim import OpenSimImportWarning, load_opensim
 from symbody.opensim.forces.millard import symengine_extra_states
+from symbody.opensim.muscle_states import extra_from_opensim, extra_to_opensim, opensim_state_names
 from systems.opensim_oracle import opensim_installed
 
 DATA = Path(__file__).resolve().parents[1] / "data" / "opensim"
@@ -69,8 +70,11 @@ def _check(tmp_path: Path, rigid: bool) -> None:
     answers = ask(path, queries)
     perm = list(model.simbody_index)
     for (q, u, a, e), ans in zip(states, answers):
-        lM = np.array([ans["fiber_lengths"].get(m, 0.0) for m in names])
-        xe = a if rigid else np.ravel(np.column_stack([a, lM]))
+        # OpenSim's state variables: the same names in the same order, the values mapped
+        assert list(ans["state_values"]) == list(opensim_state_names(model))
+        xe = extra_from_opensim(model, ans["state_values"])
+        assert np.array_equal(xe[::len(per)], a)
+        assert extra_to_opensim(model, xe) == ans["state_values"]
         x = np.concatenate([q, u, xe])
         xdot = nm.rhs(0.0, x, p, e)
         udot = np.array(ans["udot"])[perm]

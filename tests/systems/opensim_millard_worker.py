@@ -11,7 +11,8 @@ Queries, besides those of :mod:`systems.opensim_worker`:
   "excitations": {muscle: e}}``: q', u', and per muscle the activation's and fiber length's
   derivatives (``adot``, ``ldot``), the fiber velocity, tendon force and normalized fiber
   velocity (forces kept); ``"fiber_scale": {muscle: f}`` instead of ``fiber_lengths``: OpenSim's
-  equilibrium fiber lengths (``equilibrateMuscles``) times f (returned as ``fiber_lengths``).
+  equilibrium fiber lengths (``equilibrateMuscles``) times f (returned as ``fiber_lengths``);
+  ``state_values``: the forces' state variables {OpenSim name: value}, OpenSim's order.
 """
 
 from __future__ import annotations
@@ -80,7 +81,11 @@ def _millard(osim, m, s, qy) -> dict:
     m.realizeAcceleration(s)
     out = {"qdot": opensim_worker._vec(s.getQDot()), "udot": opensim_worker._vec(s.getUDot()),
            "adot": {}, "ldot": {}, "fiber_velocity": {}, "tendon_force": {},
-           "fiber_lengths": lengths}
+           "fiber_lengths": lengths, "state_values": {}}
+    names = m.getStateVariableNames()
+    for i in range(names.getSize()):
+        if names.get(i).startswith("/forceset/"):
+            out["state_values"][names.get(i)] = m.getStateVariableValue(s, names.get(i))
     for n in qy["activations"]:
         mus = osim.Millard2012EquilibriumMuscle.safeDownCast(muscles.get(n))
         path = mus.getAbsolutePathString()
