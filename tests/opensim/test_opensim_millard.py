@@ -39,8 +39,8 @@ def _gait_file(tmp_path: Path, rigid: bool) -> Path:
     return out
 
 
-def _check(tmp_path: Path, rigid: bool) -> None:
-    from systems.opensim_millard_worker import ask
+def _case(tmp_path: Path, rigid: bool, rng) -> tuple:
+    """The model of one case and its OpenSim queries (3 random states)."""
     path = _gait_file(tmp_path, rigid)
     with warnings.catch_warnings():
         warnings.simplefilter("error", OpenSimImportWarning)     # nothing is left out
@@ -50,62 +50,68 @@ def _check(tmp_path: Path, rigid: bool) -> None:
     per = ["a"] if rigid else ["a", "lM"]
     assert [str(s.func) for s in model.eom.extra_states] == [f"{k}_{n}" for n in names
                                                               for k in per]
-    scale = {el.name: el.number("optimal_fiber_length") * el.number("max_contraction_velocity")
-             for el in model.spec.forces}
-    nm = model.numeric_model
-    p = nm.constants_array(model.constants)
     n, k = len(model.coordinates), len(names)
-    rng = np.random.default_rng(7)
     queries, states = [], []
     for _ in range(3):
         q, u = model.random_coordinates(rng), rng.uniform(-2, 2, n)
         a, e = rng.uniform(0.0, 1, k), rng.uniform(0.01, 1, k)
         Q, U = model.to_opensim_state(q, u)
-        qy = {"kind": "millard", "Q": Q.tolist(), "U": U.tolist(),
+        qy = {"kind": "millard", "model": str(path), "Q": Q.tolist(), "U": U.tolist(),
               "activations": dict(zip(names, a.tolist())), "excitations": dict(zip(names, e.tolist()))}
         if not rigid:
             qy["fiber_scale"] = dict(zip(names, rng.uniform(0.97, 1.03, k).tolist()))
         queries.append(qy)
         states.append((q, u, a, e))
-    answers = ask(path, queries)
+    return model, rigid, queries, states
+
+
+def _check(model, rigid: bool, states: list, answers: list) -> None:
+    names = list(model.muscle_names)
+    per = 1 if rigid else 2
+    scale = {el.name: el.number("optimal_fiber_length") * el.number("max_contraction_velocity")
+             for el in model.spec.forces}
+    nm = model.numeric_model
+    p = nm.constants_array(model.constants)
+    n, k = len(model.coordinates), len(names)
     perm = list(model.simbody_index)
     for (q, u, a, e), ans in zip(states, answers):
         # OpenSim's state variables: the same names in the same order, the values mapped
         assert list(ans["state_values"]) == list(opensim_state_names(model))
         xe = extra_from_opensim(model, ans["state_values"])
-        assert np.array_equal(xe[::len(per)], a)
+        assert np.array_equal(xe[::per], a)
         assert extra_to_opensim(model, xe) == ans["state_values"]
         x = np.concatenate([q, u, xe])
         xdot = nm.rhs(0.0, x, p, e)
         udot = np.array(ans["udot"])[perm]
         adot = np.array([ans["adot"][m] for m in names])
-        ours = xdot[2 * n:].reshape(k, len(per))
+        ours = xdot[2 * n:].reshape(k, per)
         assert np.abs(xdot[n:2 * n] - udot).max() <= 1e-9 * np.abs(udot).max()
         assert np.abs(ours[:, 0] - adot).max() <= 1e-9 * np.abs(adot).max()
         if not rigid:
             # OpenSim stops its Newton iteration on the fiber velocity at a force error of
             # 1e-10 F_max: |Δṽ| <= 1e-10/(β cos α) = 1e-9, |Δl_M'| <= 1e-9 l_opt v_max
             ldot = np.array([ans["ldot"][m] for m in names])
-            bound = 1e-9 * np.array([scale[m] for m in names])
-            assert np.all(np.abs(ours[:, 1] - ldot) <= bound)
+            assert np.all(np.abs(ours[:, 1] - ldot) <= 1e-9 * np.array([scale[m] for m in names]))
             assert np.abs(ldot).max() > 1e-3
         # the muscles' forces matter: half the activations (rigid tendon) or 2 % shorter
         # fibers (compliant: the tendon's force) change u' well beyond round-off
         x_half = x.copy()
-        x_half[2 * n + len(per) - 1::len(per)] *= 0.5 if rigid else 0.98
+        x_half[2 * n + per - 1::per] *= 0.5 if rigid else 0.98
         assert np.abs(nm.rhs(0.0, x_half, p, e)[n:2 * n] - udot).max() > 1e-4 * np.abs(udot).max()
 
 
 @needs_opensim
-def test_rigid_tendon_millard_agrees_with_opensim(tmp_path):
-    _check(tmp_path, rigid=True)
-
-
-@needs_opensim
-@pytest.mark.skipif(not symengine_extra_states(), reason="the equations do not take "
-                    "extra-state derivatives in symengine (branch opensim-thelen2)")
-def test_compliant_millard_agrees_with_opensim(tmp_path):
-    _check(tmp_path, rigid=False)
+def test_millard_agrees_with_opensim(tmp_path):
+    """Rigid tendons always; the compliant ones where the equations take symengine
+    extra-state derivatives (one OpenSim process for both)."""
+    from systems.opensim_millard_worker import ask
+    rng = np.random.default_rng(7)
+    cases = [_case(tmp_path, True, rng)]
+    if symengine_extra_states():
+        cases.append(_case(tmp_path, False, rng))
+    answers = ask(None, [qy for case in cases for qy in case[2]])
+    for i, (model, rigid, _, states) in enumerate(cases):
+        _check(model, rigid, states, answers[3 * i:3 * i + 3])
 
 
 @pytest.mark.skipif(symengine_extra_states(), reason="the compliant tendon is built")

@@ -12,7 +12,8 @@ Queries, besides those of :mod:`systems.opensim_worker`:
   derivatives (``adot``, ``ldot``), the fiber velocity, tendon force and normalized fiber
   velocity (forces kept); ``"fiber_scale": {muscle: f}`` instead of ``fiber_lengths``: OpenSim's
   equilibrium fiber lengths (``equilibrateMuscles``) times f (returned as ``fiber_lengths``);
-  ``state_values``: the forces' state variables {OpenSim name: value}, OpenSim's order.
+  ``state_values``: the forces' state variables {OpenSim name: value}, OpenSim's order;
+  ``"model": path``: another model file than the request's.
 """
 
 from __future__ import annotations
@@ -105,16 +106,17 @@ def answer(request: dict) -> list:
     mine = {"curve", "millard"}
     if not any(q["kind"] in mine for q in request["queries"]):
         return opensim_worker.answer(request)
-    m = s = None
-    if request.get("path") and any(q["kind"] == "millard" for q in request["queries"]):
-        m = osim.Model(request["path"])
-        s = m.initSystem()
+    models: dict = {}
     out = []
     for qy in request["queries"]:
         if qy["kind"] == "curve":
             out.append(_curve(osim, qy["xml"], qy["x"]))
         elif qy["kind"] == "millard":
-            out.append(_millard(osim, m, s, qy))
+            path = qy.get("model", request.get("path"))
+            if path not in models:
+                m = osim.Model(path)
+                models[path] = (m, m.initSystem())
+            out.append(_millard(osim, *models[path], qy))
         else:
             raise ValueError(f"query {qy['kind']!r} cannot be mixed with curve/millard queries")
     return out
