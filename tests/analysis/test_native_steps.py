@@ -238,3 +238,33 @@ def test_hard_cases_go_to_the_python_path(monkeypatch):
     # the run stops with a failure, and what was computed is kept
     blow = sb.simulate(model, (0.0, 2.0), [0.1, 0.1], [1.0, 1.0])
     assert blow.status != 0 and len(blow.t) > 1 and blow.t[-1] < 1.0 + 1e-6
+
+
+def test_extra_states_run_in_compiled_code(chain, monkeypatch):
+    """A model with extra states (a first-order actuator state on the cart, its input
+    constant): the compiled right-hand side writes x_e' after [q', u'] and equals the
+    Python one; simulate takes its steps in C and follows the Python steps."""
+    from symbody.compilation.native_rhs import native_rhs
+    zoo, _, _, _ = chain
+    a, e = me.dynamicsymbols("a_cart e_cart")
+    eom = zoo.eom.with_extra_states({a: (e - a) / sm.Rational(1, 20)}, specifieds=[e])
+    model = compile(eom, backend="c")
+    P = model.constants_array(zoo.constants)
+    x0 = model.state_array({**zoo.initial_state, a: 0.2})
+    x0[1:4] += [0.3, -0.2, 0.4]
+    R = np.array([0.7])
+    rhs = native_rhs(model, P, R)
+    assert rhs is not None
+    xdot, status = rhs(0.0, x0)
+    assert status == 0
+    assert np.allclose(xdot, model.rhs(0.0, x0, P, R), rtol=1e-13, atol=1e-13)
+    assert xdot[-1] == pytest.approx((0.7 - 0.2) * 20)
+    taken, real = [], native_rk.native_solver
+    monkeypatch.setattr(native_rk, "native_solver",
+                        lambda *args: taken.append(real(*args)) or taken[-1])
+    fast = sb.simulate(model, (0, 0.5), x0, P, specifieds=R, t_eval=[0.25, 0.5],
+                       solver=sb.Solver(rtol=1e-9, method="DOP853"))
+    slow = sb.simulate(model, (0, 0.5), x0, P, specifieds=lambda t, x: R, t_eval=[0.25, 0.5],
+                       solver=sb.Solver(rtol=1e-9, method="DOP853"))
+    assert taken and taken[0] is not None                  # the constant input: steps in C
+    assert np.allclose(fast.x, slow.x, rtol=0, atol=1e-7)

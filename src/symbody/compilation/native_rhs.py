@@ -6,7 +6,7 @@ once per machine and kept in the kernel cache) fills the argument vector z, call
 velocity kernel and an LU solve for the dependent speeds, the main kernel and an LU
 (augmented system) or Cholesky (symmetric mass matrix) solve on the kernel's output in
 place (or, when the model has one, the forward-dynamics kernel, which writes [q', u']
-without a solve), and copies [q', u_ind'] out::
+without a solve), and copies [q', u_ind'] out, then the extra states' kernel's x_e'::
 
     int symbody_rhs(plan *P, double t, const double *x, double *xdot)   (0: done)
 
@@ -19,8 +19,8 @@ numbers are those of :meth:`NumericModel.rhs_function` to round-off.  Every size
 offset in the plan comes from the model's :class:`~.kernel_layout.KernelLayout`.  A nonzero
 return (a singular system, a mass matrix that is not positive definite) leaves the case
 to the Python path, which raises or solves it the general way.  :func:`native_rhs`
-returns None for models it cannot take (LLVM or numpy kernels, extra states, specified
-inputs that are not constant, a non-symmetric reduced mass matrix, no C compiler).
+returns None for models it cannot take (LLVM or numpy kernels, specified inputs that are
+not constant, a non-symmetric reduced mass matrix, no C compiler).
 """
 
 from __future__ import annotations
@@ -63,7 +63,20 @@ typedef struct {
     many_fn forward_many;
     double *Zb, *Fb;
     long nz, nf, block, ir, ns;
+    /* extra states x_e (e of them, at x[nxm:], z[ixe:]): their kernel and its output */
+    kernel_fn extra;
+    double *extra_out;
+    long nxm, e, ixe;
 } plan;
+
+/* x_e' from the extra states' kernel into xdot[nxm:] (z filled, dependent speeds solved) */
+static void extra_states(plan *P, double *xdot)
+{
+    if (P->e) {
+        P->extra(P->z, P->extra_out);
+        memcpy(xdot + P->nxm, P->extra_out, (size_t)P->e * sizeof(double));
+    }
+}
 
 /* A y = b for a symmetric positive definite A (k x k, column by column, the lower triangle
    read): Cholesky in place (the lower triangle becomes L), then L w = b and L^T y = w.
@@ -148,7 +161,8 @@ int symbody_rhs(plan *P, double t, const double *x, double *xdot)
     double *z = P->z;
     P->nfev++;
     z[0] = t;
-    memcpy(z + 1, x, (size_t)P->nx * sizeof(double));
+    memcpy(z + 1, x, (size_t)P->nxm * sizeof(double));
+    if (P->e) memcpy(z + P->ixe, x + P->nxm, (size_t)P->e * sizeof(double));
     if (P->m) {
         int m = (int)P->m;
         double *v = P->velocity_out;
@@ -164,7 +178,8 @@ int symbody_rhs(plan *P, double t, const double *x, double *xdot)
     if (P->forward) {
         /* a tree's recursion: [q', u'] written out, nothing to solve */
         P->forward(z, P->main_out);
-        memcpy(xdot, P->main_out, (size_t)P->nx * sizeof(double));
+        memcpy(xdot, P->main_out, (size_t)P->nxm * sizeof(double));
+        extra_states(P, xdot);
         return 0;
     }
     P->main(z, P->main_out);
@@ -182,7 +197,8 @@ int symbody_rhs(plan *P, double t, const double *x, double *xdot)
         P->posv(&lower, &k, &one, P->main_out + P->N + k, &k, P->main_out + P->N, &k, &info);
     }
     if (info) return 2;
-    memcpy(xdot, P->main_out, (size_t)P->nx * sizeof(double));
+    memcpy(xdot, P->main_out, (size_t)P->nxm * sizeof(double));
+    extra_states(P, xdot);
     return 0;
 }
 
@@ -254,7 +270,9 @@ class _Plan(ctypes.Structure):
                 ("augmented", ctypes.c_long), ("nfev", ctypes.c_long),
                 ("forward_many", ctypes.c_void_p), ("Zb", ctypes.c_void_p), ("Fb", ctypes.c_void_p),
                 ("nz", ctypes.c_long), ("nf", ctypes.c_long), ("block", ctypes.c_long),
-                ("ir", ctypes.c_long), ("ns", ctypes.c_long)]
+                ("ir", ctypes.c_long), ("ns", ctypes.c_long),
+                ("extra", ctypes.c_void_p), ("extra_out", ctypes.c_void_p),
+                ("nxm", ctypes.c_long), ("e", ctypes.c_long), ("ixe", ctypes.c_long)]
 
 
 #: states per call of the forward kernel's many in ``symbody_rhs_block``
@@ -333,7 +351,7 @@ class NativeRHS:
 
     def __init__(self, model: CompiledModel, P: np.ndarray, library: ctypes.CDLL, main: int | None,
                  velocity: int | None, gesv: int, posv: int, R: np.ndarray | None = None,
-                 forward: int | None = None) -> None:
+                 forward: int | None = None, extra: int | None = None) -> None:
         L, kernels = model.layout, model.kernels
         self.z = np.zeros(L.nz)
         self.z[L.z_constants] = P
@@ -342,8 +360,10 @@ class NativeRHS:
         self.main_out = np.empty(kernels.forward.nout if forward else kernels.main.nout)
         self.velocity_out = np.empty(kernels.velocity.nout if L.m else 1)
         self.pivots = np.zeros(max(L.K, L.m, 1), dtype=np.intc)
-        # the forward kernel's many, row by row until its SIMD-lane build is there
-        forward_many = _many_address(kernels.forward) if forward else None
+        self.extra_out = np.empty(max(L.e, 1))
+        # the forward kernel's many, row by row until its SIMD-lane build is there (not with
+        # extra states: the blocks hold [q', u'] only)
+        forward_many = _many_address(kernels.forward) if forward and not L.e else None
         nf = kernels.forward.nout if forward else 0
         self.Zb = np.zeros((BLOCK, L.nz) if forward_many else (1,))
         self.Fb = np.empty((BLOCK, nf) if forward_many else (1,))
@@ -356,7 +376,9 @@ class NativeRHS:
                      s_vrhs=L.velocity_rest.start if L.m else 0,
                      augmented=int(L.augmented), nfev=0,
                      forward_many=forward_many or 0, Zb=self.Zb.ctypes.data,
-                     Fb=self.Fb.ctypes.data, nz=L.nz, nf=nf, block=BLOCK, ir=L.ir, ns=L.s)
+                     Fb=self.Fb.ctypes.data, nz=L.nz, nf=nf, block=BLOCK, ir=L.ir, ns=L.s,
+                     extra=extra or 0, extra_out=self.extra_out.ctypes.data, nxm=L.nxm, e=L.e,
+                     ixe=L.ixe)
         self._plan = plan
         self.plan = ctypes.addressof(plan)
         self.library = library
@@ -382,6 +404,8 @@ class NativeRHS:
         states through its AVX2 build (:mod:`.c_lanes`; the same numbers)."""
         address = _many_address(kernel)
         lib = getattr(kernel, "library", None)
+        if self._plan.e:                          # (the blocks hold [q', u'] only)
+            return
         if address and lib is not None and hasattr(lib, "symbody_kernel_fast"):
             self._lanes = kernel                 # (keeps its library loaded)
             self._plan.forward_many = address
@@ -405,7 +429,7 @@ def native_rhs(model: CompiledModel, P: np.ndarray, R: np.ndarray | None = None)
     ``R`` of constant specified inputs) bound, or None when the model needs Python on its
     path (see the module docstring)."""
     L, kernels = model.layout, model.kernels
-    if L.e or not (L.augmented or L.mass_symmetric or kernels.forward is not None):
+    if not (L.augmented or L.mass_symmetric or kernels.forward is not None):
         return None
     if L.s and (R is None or np.shape(R) != (L.s,)):
         return None
@@ -415,7 +439,8 @@ def native_rhs(model: CompiledModel, P: np.ndarray, R: np.ndarray | None = None)
     # with a forward-dynamics kernel the main one is not needed (nor built) for x'
     main = c_function_address(kernels.main) if forward is None else None
     velocity = c_function_address(kernels.velocity) if L.m else None
-    if (main is None and forward is None) or (L.m and velocity is None):
+    extra = c_function_address(kernels.extra) if L.e else None
+    if (main is None and forward is None) or (L.m and velocity is None) or (L.e and extra is None):
         return None
     gesv, posv = lapack_function("dgesv"), lapack_function("dposv")
     if gesv is None or posv is None:
@@ -427,4 +452,4 @@ def native_rhs(model: CompiledModel, P: np.ndarray, R: np.ndarray | None = None)
     if library is None:
         return None
     return NativeRHS(model, np.asarray(P, dtype=float), library, main, velocity, gesv, posv, R,
-                     forward)
+                     forward, extra)

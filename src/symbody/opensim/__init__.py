@@ -7,12 +7,14 @@ One concept per module: :mod:`.xml_tree` (reading the file with line numbers),
 :mod:`.dynamics` (M(q) and the bias), :mod:`.kinematics` (poses and Jacobians),
 :mod:`.constraints` (holonomic constraints), :mod:`.forces` (one builder per force family),
 :mod:`.model` (:class:`OpenSimModel`, :func:`load_opensim`), :mod:`.states` (OpenSim's
-state order), :mod:`.system` (the SymPy System), :mod:`.scene` and :mod:`.vtp` (drawing).
+state order), :mod:`.muscle_states` (the muscles' states by OpenSim's names), :mod:`.system` (the SymPy System), :mod:`.scene` and :mod:`.vtp` (drawing).
 """
 
+from . import muscle_states
 from .forces import FORCE_BUILDERS, ForceContext, ForceContribution, register_force
 from .model import OpenSimImportWarning, OpenSimModel, load_opensim
 from .multibody import AddedFreeJointWarning
 
 __all__ = ["OpenSimModel", "load_opensim", "OpenSimImportWarning", "AddedFreeJointWarning",
-           "FORCE_BUILDERS", "ForceContext", "ForceContribution", "register_force"]
+           "FORCE_BUILDERS", "ForceContext", "ForceContribution", "register_force",
+           "muscle_states"]

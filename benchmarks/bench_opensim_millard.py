@@ -1,0 +1,150 @@
+"""gait10dof18musc with its 18 Millard2012EquilibriumMuscles as the file has them (compliant,
+damped tendons): a 1 s forward simulation by symbody and by OpenSim 4.6's Manager at
+accuracy 1e-6, CPU time in the same process (medians of interleaved repeats), and both
+final states' errors against a tight symbody reference (DOP853, rtol 1e-12).
+
+Start: the file's default coordinates at rest, activations 0.2 and OpenSim's equilibrium fiber
+lengths (``equilibrateMuscles``); constant excitations 0.2 (a PrescribedController in
+OpenSim, ``specifieds`` in symbody).  Formation (load_opensim) and compile times are reported
+once (compile: wall time, the C compiler runs in other processes).
+
+    python benchmarks/bench_opensim_millard.py [--repeats 3]
+
+The opensim package must be installed (the ``test`` extra).  OpenSim runs in a child
+process of this script (``--opensim``: its bundled libraries cannot share a process with
+symbody's simulation stack), which times its own integration.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+
+import symbody as sb
+from symbody.opensim import load_opensim
+
+PATH = Path(__file__).resolve().parents[1] / "tests" / "data" / "opensim" / "gait10dof18musc.osim"
+EXCITATION, ACTIVATION, T_END, ACCURACY = 0.2, 0.2, 1.0, 1e-6
+
+
+def opensim_setup(osim):
+    osim.Logger.removeFileSink()
+    osim.Logger.setLevelString("error")
+    m = osim.Model(str(PATH))
+    ctrl = osim.PrescribedController()
+    for mus in m.getMuscles():
+        ctrl.addActuator(mus)
+        ctrl.prescribeControlForActuator(mus.getName(), osim.Constant(EXCITATION))
+    m.addController(ctrl)
+    s = m.initSystem()
+    for mus in m.getMuscles():
+        mus.setActivation(s, ACTIVATION)
+    m.equilibrateMuscles(s)
+    return m, s
+
+
+def _state_out(m, s) -> dict:
+    muscles = m.getMuscles()
+    return {"Q": [s.getQ().get(i) for i in range(s.getNQ())],
+            "U": [s.getU().get(i) for i in range(s.getNU())],
+            "muscles": {mus.getName(): [mus.getActivation(s), mus.getFiberLength(s)]
+                        for mus in muscles}}
+
+
+def opensim_child(repeats: int) -> None:
+    """The OpenSim side (this script with --opensim): the initial state, then ``repeats``
+    timed integrations, as JSON on stdout."""
+    import opensim as osim
+    m, s0 = opensim_setup(osim)
+    out = {"initial": _state_out(m, s0), "cpu": [], "final": None}
+    for _ in range(repeats):
+        s = osim.State(s0)
+        s.setTime(0.0)
+        t = time.process_time()
+        man = osim.Manager(m)
+        man.setIntegratorAccuracy(ACCURACY)
+        man.initialize(s)
+        sf = man.integrate(T_END)
+        out["cpu"].append(time.process_time() - t)
+        out["final"] = _state_out(m, sf)
+    print(json.dumps(out))
+
+
+def ask_opensim(repeats: int) -> dict:
+    res = subprocess.run([sys.executable, __file__, "--opensim", "--repeats", str(repeats)],
+                         capture_output=True, text=True, check=True)
+    return json.loads(res.stdout.strip().splitlines()[-1])
+
+
+def state_of(answer: dict, model) -> np.ndarray:
+    """x = [q, u, (a, l_M) per muscle] in symbody's order from an OpenSim state."""
+    q, u = model.from_opensim_state(answer["Q"], answer["U"])
+    extra = [v for name in model.muscle_names for v in answer["muscles"][name]]
+    return np.concatenate([q, u, extra])
+
+
+def run_symbody(nm, x0, p, rtol: float, atol: float = 1e-9) -> tuple:
+    r = np.full(len(nm.specifieds), EXCITATION)
+    t = time.process_time()
+    traj = sb.simulate(nm, (0.0, T_END), x0, p, specifieds=r,
+                       solver=sb.Solver(rtol=rtol, atol=atol, method="DOP853"))
+    return time.process_time() - t, traj
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--repeats", type=int, default=3)
+    ap.add_argument("--opensim", action="store_true", help=argparse.SUPPRESS)
+    args = ap.parse_args()
+    if args.opensim:
+        return opensim_child(args.repeats)
+    t = time.process_time()
+    model = load_opensim(PATH)
+    formation = time.process_time() - t
+    if model.left_out:
+        raise SystemExit("the Millard muscles are not built in this version (compliant tendons "
+                         f"need symengine extra-state derivatives): {model.left_out[0]}")
+    first = ask_opensim(1)
+    x0 = state_of(first["initial"], model)
+    t = time.perf_counter()
+    nm = model.numeric_model
+    p = nm.constants_array(model.constants)
+    nm.rhs(0.0, x0, p, np.full(len(nm.specifieds), EXCITATION))
+    compile_wall = time.perf_counter() - t
+    ref_time, ref = run_symbody(nm, x0, p, rtol=1e-12, atol=1e-12)
+    x_ref = ref.x[-1]
+    ours, theirs = [], []
+    for _ in range(args.repeats):                     # interleaved
+        c, traj = run_symbody(nm, x0, p, rtol=ACCURACY)
+        ours.append((c, traj))
+        ans = ask_opensim(1)
+        theirs.append((ans["cpu"][0], ans["final"]))
+    n = len(model.coordinates)
+    x_ours = ours[-1][1].x[-1]
+    x_theirs = state_of(theirs[-1][1], model)
+
+    def err(x):
+        return (float(np.abs(x[:n] - x_ref[:n]).max()), float(np.abs(x - x_ref).max()))
+
+    c_ours = float(np.median([c for c, _ in ours]))
+    c_theirs = float(np.median([c for c, _ in theirs]))
+    print(f"gait10dof18musc, 18 Millard2012EquilibriumMuscle (compliant, damped), 1 s, "
+          f"accuracy {ACCURACY:g}; {time.strftime('%Y-%m-%d')}")
+    print(f"formation (load_opensim) {formation:.2f} s CPU; compile {compile_wall:.2f} s wall")
+    print(f"reference (symbody DOP853 rtol 1e-12): {ref_time:.2f} s CPU, {len(ref.t)} steps")
+    print(f"symbody  : {c_ours * 1e3:8.1f} ms CPU  ({len(ours[-1][1].t)} steps)  "
+          f"max |q err| {err(x_ours)[0]:.2e}, max |x err| {err(x_ours)[1]:.2e}")
+    print(f"OpenSim  : {c_theirs * 1e3:8.1f} ms CPU  "
+          f"max |q err| {err(x_theirs)[0]:.2e}, max |x err| {err(x_theirs)[1]:.2e}")
+    print(f"speed-up (OpenSim CPU / symbody CPU): {c_theirs / c_ours:.1f}x  "
+          f"(medians of {args.repeats} interleaved runs)")
+
+
+if __name__ == "__main__":
+    main()
