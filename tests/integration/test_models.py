@@ -132,7 +132,7 @@ def test_registry_lists_every_model():
     assert set(NAMES + ["whipple-bicycle", "rimless-wheel", "simplest-walker", "musculoskeletal-arm",
                         "n-four-bar", "iftomm-pendulum", "andrews-squeezer", "bricard",
                         "flyball-governor", "ball-on-plane", "block-on-slope", "cylinder-on-slope",
-                        "jumper", "planar-hopper"]) == set(names)
+                        "jumper", "planar-hopper", "planar-biped"]) == set(names)
     assert all(isinstance(d, str) and d for d in names.values())
 
 

@@ -46,6 +46,8 @@ from .n_four_bar import DESCRIPTION as _N_FOUR_BAR
 from .n_four_bar import n_four_bar
 from .n_link_pendulum_on_cart import DESCRIPTION as _N_LINK
 from .n_link_pendulum_on_cart import n_link_pendulum_on_cart
+from .planar_biped import DESCRIPTION as _BIPED
+from .planar_biped import planar_biped
 from .planar_hopper import DESCRIPTION as _HOPPER
 from .planar_hopper import planar_hopper
 from .rimless_wheel import DESCRIPTION as _RIMLESS
@@ -68,6 +70,7 @@ __all__ = [
     "rimless_wheel", "simplest_walker", "musculoskeletal_arm", "n_four_bar",
     "iftomm_pendulum", "bricard", "flyball_governor", "andrews_squeezer",
     "ball_on_plane", "block_on_slope", "cylinder_on_slope", "jumper", "planar_hopper",
+    "planar_biped",
 ]
 
 _REGISTRY: dict[str, tuple[str, Callable[..., Model]]] = {
@@ -92,6 +95,7 @@ _REGISTRY: dict[str, tuple[str, Callable[..., Model]]] = {
     "cylinder-on-slope": (_CYLINDER, cylinder_on_slope),
     "jumper": (_JUMPER, jumper),
     "planar-hopper": (_HOPPER, planar_hopper),
+    "planar-biped": (_BIPED, planar_biped),
 }
 
 
