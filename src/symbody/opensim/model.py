@@ -424,6 +424,18 @@ class OpenSimModel(MuscleViews):
         from .states import from_opensim
         return from_opensim(self, Q, U)
 
+    def extra_states_to_opensim(self, z: Any) -> dict:
+        """{OpenSim state-variable path (``/forceset/<muscle>/fiber_length``): value} of the
+        extra states z (``eom.extra_states`` order: each muscle's activation, fiber length)."""
+        from .states import extra_to_opensim
+        return extra_to_opensim(self, z)
+
+    def extra_states_from_opensim(self, values: Any) -> np.ndarray:
+        """The extra states z (``eom.extra_states`` order) from {OpenSim state-variable path:
+        value}, or from ``(osim_model, state)``."""
+        from .states import extra_from_opensim
+        return extra_from_opensim(self, values)
+
     # ------------------------------------------------------------------ SymPy / scene
     @cached_property
     def system_parts(self):
