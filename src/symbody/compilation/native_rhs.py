@@ -19,8 +19,10 @@ numbers are those of :meth:`NumericModel.rhs_function` to round-off.  Every size
 offset in the plan comes from the model's :class:`~.kernel_layout.KernelLayout`.  A nonzero
 return (a singular system, a mass matrix that is not positive definite) leaves the case
 to the Python path, which raises or solves it the general way.  :func:`native_rhs`
-returns None for models it cannot take (LLVM or numpy kernels, extra states, specified
-inputs that are not constant, a non-symmetric reduced mass matrix, no C compiler).
+returns None for models it cannot take (LLVM or numpy kernels, specified inputs that are
+not constant, a non-symmetric reduced mass matrix, no C compiler).  Extra first-order
+states (muscle activations, fiber lengths) go into z after the inputs and constants, as
+in the Python path, and their C kernel writes x_e' after [q', u_ind'].
 """
 
 from __future__ import annotations
@@ -63,6 +65,9 @@ typedef struct {
     many_fn forward_many;
     double *Zb, *Fb;
     long nz, nf, block, ir, ns;
+    /* extra first-order states (e of them, at z[ixe] and x[nxm]): their kernel writes x_e' */
+    kernel_fn extra;
+    long e, nxm, ixe;
 } plan;
 
 /* A y = b for a symmetric positive definite A (k x k, column by column, the lower triangle
@@ -148,7 +153,8 @@ int symbody_rhs(plan *P, double t, const double *x, double *xdot)
     double *z = P->z;
     P->nfev++;
     z[0] = t;
-    memcpy(z + 1, x, (size_t)P->nx * sizeof(double));
+    memcpy(z + 1, x, (size_t)P->nxm * sizeof(double));
+    if (P->e) memcpy(z + P->ixe, x + P->nxm, (size_t)P->e * sizeof(double));
     if (P->m) {
         int m = (int)P->m;
         double *v = P->velocity_out;
@@ -164,7 +170,8 @@ int symbody_rhs(plan *P, double t, const double *x, double *xdot)
     if (P->forward) {
         /* a tree's recursion: [q', u'] written out, nothing to solve */
         P->forward(z, P->main_out);
-        memcpy(xdot, P->main_out, (size_t)P->nx * sizeof(double));
+        memcpy(xdot, P->main_out, (size_t)P->nxm * sizeof(double));
+        if (P->e) P->extra(z, xdot + P->nxm);
         return 0;
     }
     P->main(z, P->main_out);
@@ -182,7 +189,8 @@ int symbody_rhs(plan *P, double t, const double *x, double *xdot)
         P->posv(&lower, &k, &one, P->main_out + P->N + k, &k, P->main_out + P->N, &k, &info);
     }
     if (info) return 2;
-    memcpy(xdot, P->main_out, (size_t)P->nx * sizeof(double));
+    memcpy(xdot, P->main_out, (size_t)P->nxm * sizeof(double));
+    if (P->e) P->extra(z, xdot + P->nxm);
     return 0;
 }
 
@@ -254,7 +262,9 @@ class _Plan(ctypes.Structure):
                 ("augmented", ctypes.c_long), ("nfev", ctypes.c_long),
                 ("forward_many", ctypes.c_void_p), ("Zb", ctypes.c_void_p), ("Fb", ctypes.c_void_p),
                 ("nz", ctypes.c_long), ("nf", ctypes.c_long), ("block", ctypes.c_long),
-                ("ir", ctypes.c_long), ("ns", ctypes.c_long)]
+                ("ir", ctypes.c_long), ("ns", ctypes.c_long),
+                ("extra", ctypes.c_void_p), ("e", ctypes.c_long), ("nxm", ctypes.c_long),
+                ("ixe", ctypes.c_long)]
 
 
 #: states per call of the forward kernel's many in ``symbody_rhs_block``
@@ -323,7 +333,7 @@ class NativeRHS:
 
     def __init__(self, model: CompiledModel, P: np.ndarray, library: ctypes.CDLL, main: int | None,
                  velocity: int | None, gesv: int, posv: int, R: np.ndarray | None = None,
-                 forward: int | None = None) -> None:
+                 forward: int | None = None, extra: int | None = None) -> None:
         L, kernels = model.layout, model.kernels
         self.z = np.zeros(L.nz)
         self.z[L.z_constants] = P
@@ -346,7 +356,8 @@ class NativeRHS:
                      s_vrhs=L.velocity_rest.start if L.m else 0,
                      augmented=int(L.augmented), nfev=0,
                      forward_many=forward_many or 0, Zb=self.Zb.ctypes.data,
-                     Fb=self.Fb.ctypes.data, nz=L.nz, nf=nf, block=BLOCK, ir=L.ir, ns=L.s)
+                     Fb=self.Fb.ctypes.data, nz=L.nz, nf=nf, block=BLOCK, ir=L.ir, ns=L.s,
+                     extra=extra or 0, e=L.e, nxm=L.nxm, ixe=L.ixe if L.e else 0)
         self._plan = plan
         self.plan = ctypes.addressof(plan)
         self.library = library
@@ -395,7 +406,10 @@ def native_rhs(model: CompiledModel, P: np.ndarray, R: np.ndarray | None = None)
     ``R`` of constant specified inputs) bound, or None when the model needs Python on its
     path (see the module docstring)."""
     L, kernels = model.layout, model.kernels
-    if L.e or not (L.augmented or L.mass_symmetric or kernels.forward is not None):
+    if not (L.augmented or L.mass_symmetric or kernels.forward is not None):
+        return None
+    extra = c_function_address(kernels.extra) if L.e else None
+    if L.e and (extra is None or kernels.forward is not None):
         return None
     if L.s and (R is None or np.shape(R) != (L.s,)):
         return None
@@ -417,4 +431,4 @@ def native_rhs(model: CompiledModel, P: np.ndarray, R: np.ndarray | None = None)
     if library is None:
         return None
     return NativeRHS(model, np.asarray(P, dtype=float), library, main, velocity, gesv, posv, R,
-                     forward)
+                     forward, extra)
