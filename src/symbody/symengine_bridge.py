@@ -34,7 +34,8 @@ from .errors import FormulationError
 
 se = lazy_module("symengine")        # imported when first used (import time)
 
-__all__ = ["fold_dag", "DESCEND", "to_symengine", "symengine_node", "SympyConverter", "SymbolTable"]
+__all__ = ["fold_dag", "DESCEND", "to_symengine", "symengine_node", "SympyConverter",
+           "StructuredSympyConverter", "SymbolTable"]
 
 t = TIME
 
@@ -303,6 +304,47 @@ class SympyConverter:
         if not rows:
             return sm.Matrix(0, 0, [])
         return sm.Matrix([[self(e) for e in row] for row in rows])
+
+
+_RELATIONS = {"StrictLessThan": "StrictLessThan", "LessThan": "LessThan", "Equality": "Equality",
+              "Unequality": "Unequality"}
+
+
+class StructuredSympyConverter(SympyConverter):
+    """:class:`SympyConverter` that rebuilds Max/Min, Piecewise, relations and And/Or node by
+    node, unevaluated (SymPy's evaluation of them over long expressions in functions of time
+    is slow: a muscle's fiber-velocity law, a few thousand nodes, takes minutes); equal
+    results are one object, so that later memoized walks meet each once."""
+
+    def __init__(self, names: dict):
+        super().__init__(names)
+        self.interned: dict = {}
+
+    def __call__(self, e):
+        r = self.cache.get(e)
+        if r is None:
+            r = self._convert(e)
+            r = self.cache[e] = self.interned.setdefault(r, r)
+        return r
+
+    def _convert(self, e):
+        from sympy.functions.elementary.piecewise import ExprCondPair
+
+        kind = type(e).__name__
+        if kind in ("Max", "Min", "And", "Or"):
+            return getattr(sm, kind)(*[self(x) for x in e.args], evaluate=False)
+        if kind == "Piecewise":
+            x = e.args
+            pairs = [Basic.__new__(ExprCondPair, self(x[i]), self(x[i + 1]))
+                     for i in range(0, len(x), 2)]
+            return Basic.__new__(sm.Piecewise, *pairs)
+        if kind in _RELATIONS:
+            return getattr(sm, kind)(*[self(x) for x in e.args], evaluate=False)
+        if kind == "BooleanTrue":
+            return sm.true
+        if kind == "BooleanFalse":
+            return sm.false
+        return super()._convert(e)
 
 
 # --------------------------------------------------------------------------- symbols

@@ -32,7 +32,6 @@ print(json.dumps({
     "warning": str(ns["caught"][0].message),
     "M": float(np.abs(ns["arm"].mass_matrix(ns["q"])
                       - ns["M_osim"][np.ix_(ns["order"], ns["order"])]).max()),
-    "udot": float(np.abs(ns["xdot"][2:] - ns["udot_osim"]).max()),
     "inputs": len(ns["pendulum"].eom.specifieds),
     "muscles": len(ns["gait"].muscle_names),
     "elbow": [float(ns["sol_muscle"].q[0, 1]), float(ns["sol_muscle"].q[-1, 1])],
@@ -57,7 +56,6 @@ def test_opensim_guide_runs(tmp_path):
     assert got["blocks"] >= 5
     assert "TRIlong" in got["warning"]
     assert got["M"] < 1e-12
-    assert got["udot"] < 1e-9
     assert got["inputs"] == 2
     assert got["muscles"] == 18
     assert got["elbow"][1] > got["elbow"][0] + 0.1       # the biceps flexes the elbow

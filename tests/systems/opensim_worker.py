@@ -29,7 +29,13 @@ each query is one of
 - ``{"kind": "actuated_model", "out": path, "optimal_force": f}``: the model without its
   forces and with a CoordinateActuator ``act_<coordinate>`` on each coordinate, to ``out``;
 - ``{"kind": "integrate", "Q": [...], "U": [...], "t": tf, "accuracy": a}``: the state
-  after OpenSim's Manager integrated to tf (``Q``, ``U``, ``energy``).
+  after OpenSim's Manager integrated to tf (``Q``, ``U``, ``energy``);
+- ``{"kind": "muscle_derivatives", "Q", "U", "activations", "excitations",
+  "fiber_length_factors": {muscle: c}}``: fiber lengths set to c times their equilibrium
+  (``equilibrateMuscles`` at Q, U and the activations), then q', u' and the derivatives of
+  every state variable by path (``states``: their values, ``derivatives``);
+- ``{"kind": "default_state"}``: the model's default state after ``equilibrateMuscles``
+  (``Q``, ``U``, ``states``: every state variable by path, in OpenSim's order).
 """
 
 from __future__ import annotations
@@ -173,6 +179,43 @@ def _derivatives(osim, m, s, qy) -> dict:
     return {"qdot": _vec(s.getQDot()), "udot": _vec(s.getUDot()), "adot": adot}
 
 
+def _muscle_derivatives(osim, m, s, qy) -> dict:
+    """q', u' and every state variable's derivative, fiber lengths off equilibrium."""
+    qv, uv = s.updQ(), s.updU()
+    for i, v in enumerate(qy["Q"]):
+        qv.set(i, float(v))
+    for i, v in enumerate(qy["U"]):
+        uv.set(i, float(v))
+    muscles = m.getMuscles()
+    for name, a in qy["activations"].items():
+        muscles.get(name).setActivation(s, float(a))
+    m.equilibrateMuscles(s)
+    for name, c in qy["fiber_length_factors"].items():
+        mus = osim.ActivationFiberLengthMuscle.safeDownCast(muscles.get(name))
+        mus.setFiberLength(s, float(c) * mus.getFiberLength(s))
+    m.realizeVelocity(s)
+    controls = m.updControls(s)
+    actuators = m.getActuators()
+    for name, e in qy["excitations"].items():
+        actuators.get(name).setControls(osim.Vector(1, float(e)), controls)
+    m.setControls(s, controls)
+    m.realizeAcceleration(s)
+    arr = m.getStateVariableNames()
+    names = [arr.get(i) for i in range(arr.size())]
+    return {"qdot": _vec(s.getQDot()), "udot": _vec(s.getUDot()),
+            "states": {n: m.getStateVariableValue(s, n) for n in names},
+            "derivatives": {n: m.getStateVariableDerivativeValue(s, n) for n in names}}
+
+
+def _default_state(osim, m, s) -> dict:
+    m.equilibrateMuscles(s)
+    m.realizeAcceleration(s)
+    arr = m.getStateVariableNames()
+    names = [arr.get(i) for i in range(arr.size())]
+    return {"Q": _vec(s.getQ()), "U": _vec(s.getU()),
+            "states": {n: m.getStateVariableValue(s, n) for n in names}}
+
+
 def answer(request: dict) -> list:
     import opensim as osim
 
@@ -228,6 +271,10 @@ def answer(request: dict) -> list:
             out.append(_degroote_model(osim, request["path"], qy["out"]))
         elif kind == "actuated_model":
             out.append(_actuated_model(osim, request["path"], qy["out"], qy["optimal_force"]))
+        elif kind == "muscle_derivatives":
+            out.append(_muscle_derivatives(osim, m, s, qy))
+        elif kind == "default_state":
+            out.append(_default_state(osim, m, s))
         elif kind == "derivatives":
             out.append(_derivatives(osim, m, s, qy))
         elif kind == "muscles":

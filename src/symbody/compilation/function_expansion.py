@@ -152,9 +152,12 @@ def expand_functions_in_eom(eom: EquationsOfMotion, backend: str = "llvm") -> Eq
     changed = {}
     dyn = eom.symengine_dynamics() if hasattr(eom, "symengine_dynamics") else None
     keep_symengine = dyn is not None and backend != "numpy" and _compilable_symengine(dyn)
+    symengine_extra = keep_symengine and eom.symengine_extra_derivatives() is not None
     for attr, where in _BLOCKS:
         if keep_symengine and attr in ("dynamic_mass", "dynamic_rest"):
             continue              # compiled from symengine as the formulation formed it
+        if symengine_extra and attr == "extra_derivatives":
+            continue
         blk = getattr(eom, attr, None)
         if blk is None or not len(blk):
             continue
@@ -183,7 +186,7 @@ _SYMENGINE_NODES = frozenset({"Add", "Mul", "Pow", "Symbol", "Integer", "Rationa
 def _compilable_symengine(dyn) -> bool:
     """True when the symengine dynamic block holds only nodes every compiled backend takes."""
     seen: set = set()
-    stack = [e for row in dyn.mass for e in row] + list(dyn.rest)
+    stack = [e for row in dyn.mass for e in row] + list(dyn.rest) + list(dyn.extra.values())
     while stack:  # one walk over the DAG
         e = stack.pop()
         if e in seen:

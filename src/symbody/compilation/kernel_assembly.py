@@ -239,7 +239,9 @@ def assemble(eom: EquationsOfMotion, constants: Sequence | None = None,
             kernels["acceleration"] = build("acceleration constraints",
                                             list(eom.acceleration_matrix) + list(eom.acceleration_rest))
     if sy.extra_states:
-        kernels["extra"] = build("extra states", list(eom.extra_derivatives))
+        extra = eom.symengine_extra_derivatives() if dyn is not None else None
+        kernels["extra"] = build("extra states",
+                                 extra if extra is not None else list(eom.extra_derivatives))
     if M:
         fh, jac, names = _holonomic_outputs(eom, sy.coordinates)
         kernels["holonomic"] = build("holonomic constraints", fh + jac, names)

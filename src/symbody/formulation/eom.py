@@ -77,20 +77,37 @@ class SymengineDynamics:
     of the speeds, formed by a recursion that does not go through M_d (a kinematic tree's
     articulated-body algorithm, :mod:`symbody.robots.articulated_body`); called by
     ``compile`` when it builds the tree forward-dynamics kernel, never at formation.
+
+    ``extra`` (optional): ``{x_e: x_e'}``, extra first-order states (SymPy functions of
+    time) with their derivatives in symengine (same names; no q' in them): the
+    :class:`EquationsOfMotion` built from the block takes them as its extra states,
+    converts them to SymPy on the first access of ``extra_derivatives`` only, and
+    ``compile`` reads them directly (a muscle's fiber velocity holds its path length).
     """
 
-    __slots__ = ("mass", "rest", "names", "to_sympy", "forward")
+    __slots__ = ("mass", "rest", "names", "to_sympy", "forward", "extra")
 
     def __init__(self, mass: list, rest: list, names: dict, to_sympy: Callable[[], tuple],
-                 forward: Callable[[], list] | None = None) -> None:
+                 forward: Callable[[], list] | None = None, extra: dict | None = None) -> None:
         self.mass, self.rest, self.names, self.to_sympy = mass, rest, names, to_sympy
         self.forward = forward
+        self.extra = dict(extra or {})
 
-    def atoms(self) -> set:
-        """The SymPy atoms (symbols, functions of time, derivatives) the block depends on."""
+    def extra_to_sympy(self) -> list:
+        """The extra states' derivatives in SymPy (in the order of ``extra``)."""
+        from ..symengine_bridge import StructuredSympyConverter
+
+        conv = StructuredSympyConverter(self.names)
+        return [conv(e) for e in self.extra.values()]
+
+    def atoms(self, dynamic: bool = True, extra: bool = True) -> set:
+        """The SymPy atoms (symbols, functions of time, derivatives) the block depends on
+        (``dynamic``: of M_d and g_d; ``extra``: of the extra states' derivatives)."""
         names: set = set()
         seen: set = set()
-        stack = [e for row in self.mass for e in row] + list(self.rest)
+        stack = [e for row in self.mass for e in row] + list(self.rest) if dynamic else []
+        if extra:
+            stack += list(self.extra.values())
         while stack:  # one walk over the symengine DAG (shared subtrees visited once)
             e = stack.pop()
             if e in seen:
@@ -327,7 +344,33 @@ class EquationsOfMotion:
         if self._dynamic_se is not None:
             if self._dynamic_mass is None:
                 self._convert_dynamics()
+            self.extra_derivatives = self.extra_derivatives
             self.__dict__["_dynamic_se"] = None
+
+    # ------------------------------------- the extra states' derivatives, SymPy on first access
+    _extra_derivatives = None
+    #: True while ``extra_derivatives`` are those of the symengine block (``SymengineDynamics.extra``)
+    _extra_from_symengine = False
+
+    @property
+    def extra_derivatives(self) -> Any:
+        """x_e' of the extra states (e x 1)."""
+        if self._extra_derivatives is None and self._extra_from_symengine:
+            derivs = self._dynamic_se.extra_to_sympy()
+            self.__dict__["_extra_derivatives"] = _imm(sm.Matrix(len(derivs), 1, derivs))
+        return self._extra_derivatives
+
+    @extra_derivatives.setter
+    def extra_derivatives(self, value: Any) -> None:
+        self.__dict__["_extra_derivatives"] = value
+        self.__dict__["_extra_from_symengine"] = False
+
+    def symengine_extra_derivatives(self) -> list | None:
+        """The extra states' derivatives in symengine (names of ``symengine_dynamics()``), as
+        the formulation formed them, or None (given in SymPy)."""
+        if not self._extra_from_symengine:
+            return None
+        return [self._dynamic_se.extra[x] for x in self.extra_states]
 
     def symengine_dynamics(self) -> SymengineDynamics | None:
         """The dynamic block as the formulation formed it in symengine, or None (built from SymPy)."""
@@ -342,12 +385,14 @@ class EquationsOfMotion:
         """Pickled with the SymPy dynamic block (the symengine one holds a converter)."""
         if self._dynamic_se is not None and self._dynamic_mass is None:
             self._convert_dynamics()
+        if self._extra_from_symengine:
+            self.extra_derivatives = self.extra_derivatives
         state = dict(self.__dict__)
         state.pop("_dynamic_se", None)
         return state
 
     def __setstate__(self, state: dict) -> None:
-        for key in ("dynamic_mass", "dynamic_rest", "contacts"):     # pickles of earlier versions
+        for key in ("dynamic_mass", "dynamic_rest", "contacts", "extra_derivatives"):  # earlier pickles
             if key in state:
                 state["_" + key] = state.pop(key)
         self.__dict__.update(state)
@@ -361,12 +406,16 @@ class EquationsOfMotion:
         """
         q, u, u_aux = list(self.q), list(self.u), list(self.u_aux)
         extra = list(self.extra_states)
+        lazy_extra = self._extra_from_symengine and self._extra_derivatives is None
         blocks = [self.kinematic_qdot, self.kinematic_u, self.kinematic_rest, self.holonomic,
                   self.velocity_matrix, self.velocity_rest, self.acceleration_matrix,
-                  self.acceleration_rest, self.auxiliary, self.extra_derivatives]
-        if self._dynamic_se is not None and self._dynamic_mass is None:
-            blocks.append(list(self._dynamic_se.atoms()))   # the atoms say it all
-        else:
+                  self.acceleration_rest, self.auxiliary]
+        if not lazy_extra:
+            blocks.append(self.extra_derivatives)
+        lazy_dynamic = self._dynamic_se is not None and self._dynamic_mass is None
+        if lazy_dynamic or lazy_extra:      # the atoms say it all
+            blocks.append(list(self._dynamic_se.atoms(dynamic=lazy_dynamic, extra=lazy_extra)))
+        if not lazy_dynamic:
             blocks += [self.dynamic_mass, self.dynamic_rest]
         known = set(q) | set(u) | set(u_aux) | set(self.qdot) | set(self.udot) | set(extra)
         found_dyn: set = set()
@@ -404,8 +453,8 @@ class EquationsOfMotion:
         auto_const = sorted((s for s in found_sym if s not in nc), key=str)
         declared = list(declared)
         # extra states held constant between events (a contact's impact state) declare no inputs
-        strict = (specifieds is not None or any(d != 0 for d in self.extra_derivatives)
-                  or bool(declared))
+        derivs = (self._dynamic_se.extra.values() if lazy_extra else self.extra_derivatives)
+        strict = specifieds is not None or any(d != 0 for d in derivs) or bool(declared)
         if not strict:
             self.specifieds = tuple(auto_spec)
         else:
@@ -454,8 +503,32 @@ class EquationsOfMotion:
         self.extra_states = tuple(parsed.states)
         self.extra_derivatives = _imm(sm.Matrix(len(derivs), 1, derivs))
         self._extra_inputs = tuple(parsed.inputs)
-        if parsed.states:
-            xs = parsed.states
+        self._check_extra_states_absent(parsed.states)
+
+    def _attach_symengine_extra_states(self, dyn: SymengineDynamics) -> None:
+        """The extra states of the symengine block (``dyn.extra``): checked on their atoms,
+        their derivatives converted to SymPy on first access only."""
+        q, u = set(self.q), set(self.u) | set(self.u_aux)
+        states = tuple(dyn.extra)
+        for x in states:
+            if not (isinstance(x, sm.core.function.AppliedUndef) and x.args == (t,)):
+                raise FormulationError(f"the extra state {x!r} is not a function of time")
+            if x in q or x in u:
+                raise FormulationError(f"the extra state {x} is already a coordinate or a speed")
+        for d in dyn.atoms(dynamic=False):
+            if isinstance(d, sm.Derivative):
+                raise FormulationError(
+                    f"the extra states' derivatives contain {d}; they may depend on t, q, u, "
+                    "the extra states, constants and specified inputs, not on derivatives")
+        self.extra_states = states
+        self.__dict__["_extra_derivatives"] = None
+        self.__dict__["_extra_from_symengine"] = True
+        self._extra_inputs = ()
+        self._check_extra_states_absent(states)
+
+    def _check_extra_states_absent(self, xs: Sequence) -> None:
+        """Extra states may enter only the dynamic and auxiliary equations."""
+        if xs:
             for label, blk in (("kinematic", self.kinematic_rest), ("kinematic", self.kinematic_u),
                                ("kinematic", self.qdot_solution), ("holonomic", self.holonomic),
                                ("velocity_constraints", self.velocity_matrix),
@@ -562,7 +635,13 @@ class EquationsOfMotion:
         self.dynamic_reduced = bool(bl.reduced)
         self.auxiliary = _imm(bl.auxiliary) if len(bl.auxiliary) else _imm(sm.zeros(0, 1))
         self.noncontributing = tuple(bl.noncontributing)
-        self._attach_extra_states(parse_extra_states(extra_states))
+        if bl.dynamic_se is not None and bl.dynamic_se.extra:
+            if extra_states is not None:
+                raise FormulationError("extra states are given both in SymPy (extra_states) and "
+                                       "in the symengine dynamic block (dynamic_se.extra)")
+            self._attach_symengine_extra_states(bl.dynamic_se)
+        else:
+            self._attach_extra_states(parse_extra_states(extra_states))
         self._set_symbols(constants, specifieds, declared=self._extra_inputs)
         _check_accelerations_determined(self)
         return self

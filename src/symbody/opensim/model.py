@@ -28,7 +28,7 @@ from sympy.physics.mechanics import dynamicsymbols
 from ..compat.sympy import TIME
 from ..errors import InputError
 from ..formulation.eom import CanonicalBlocks, EquationsOfMotion, SymengineDynamics
-from ..symengine_bridge import SympyConverter
+from ..symengine_bridge import SympyConverter, to_symengine
 from .constraints import (
     choose_dependents,
     constraint_blocks,
@@ -271,7 +271,13 @@ class OpenSimModel(MuscleViews):
         def to_sympy(mass=mass, rest=rest):
             return conv.matrix(mass), sm.Matrix(len(rest), 1, [conv(e) for e in rest])
 
-        dynamic = SymengineDynamics(mass, rest, dict(self._names), to_sympy)
+        specifieds: list = []
+        extra: dict = {}
+        for c in self.force_contributions:
+            specifieds += [s for s in c.specifieds if s not in specifieds]
+            extra.update(c.extra_states)
+        extra = self._symengine_extra(extra)
+        dynamic = SymengineDynamics(mass, rest, dict(self._names), to_sympy, extra=extra)
         N = len(perm)
         qdot = [self._qdot_tree[k] for k in perm]
         u_model = [self._se_u[k] for k in perm]
@@ -282,11 +288,6 @@ class OpenSimModel(MuscleViews):
                 if d != 0:
                     K_u[i, j] = -conv(d)
         f_h, B, b, B_a, b_a = self._constraint_blocks(conv, qdot, u_model, perm)
-        specifieds: list = []
-        extra: dict = {}
-        for c in self.force_contributions:
-            specifieds += [s for s in c.specifieds if s not in specifieds]
-            extra.update(c.extra_states)
         blocks = CanonicalBlocks(
             q_ind=self.q_ind, q_dep=self.q_dep, u_ind=self.u_ind, u_dep=self.u_dep, u_aux=[],
             K_qd=sm.eye(N), K_u=K_u, k=sm.zeros(N, 1),
@@ -296,11 +297,26 @@ class OpenSimModel(MuscleViews):
             holonomic_names=[r.name for r in self._holonomic])
         eom = EquationsOfMotion.from_blocks(blocks, specifieds=specifieds,
                                             constants=list(self.constants),
-                                            extra_states=extra or None, name=self.name)
+                                            name=self.name)
         contacts = [r for c in self.force_contributions for r in c.contacts]
         if contacts:
             eom.contacts = contacts
         return eom
+
+    def _symengine_extra(self, extra: dict) -> dict:
+        """{x_e: x_e'} with every derivative in symengine (the force builders' SymPy ones
+        converted, their functions of time as the context's symbols): the equations keep
+        them there and compile reads them directly."""
+        ctx = self.force_context
+
+        def leaf(node):         # (plain Symbols keep their names, as in the dynamics)
+            return None if node.is_Symbol else ctx.symbol(node)
+
+        sympy_keys = [x for x, f in extra.items() if isinstance(f, sm.Basic)]
+        if sympy_keys:
+            done = dict(zip(sympy_keys, to_symengine([extra[x] for x in sympy_keys], leaf)))
+            extra = {x: done.get(x, f) for x, f in extra.items()}
+        return extra
 
     def _constraint_blocks(self, conv, qdot: list, u_model: list, perm: list) -> tuple:
         q_model = [self._se_q[k] for k in perm]
@@ -407,6 +423,18 @@ class OpenSimModel(MuscleViews):
         OpenSim ``State``, read through its ``getQ``/``getU``)."""
         from .states import from_opensim
         return from_opensim(self, Q, U)
+
+    def extra_states_to_opensim(self, z: Any) -> dict:
+        """{OpenSim state-variable path (``/forceset/<muscle>/fiber_length``): value} of the
+        extra states z (``eom.extra_states`` order: each muscle's activation, fiber length)."""
+        from .states import extra_to_opensim
+        return extra_to_opensim(self, z)
+
+    def extra_states_from_opensim(self, values: Any) -> np.ndarray:
+        """The extra states z (``eom.extra_states`` order) from {OpenSim state-variable path:
+        value}, or from ``(osim_model, state)``."""
+        from .states import extra_from_opensim
+        return extra_from_opensim(self, values)
 
     # ------------------------------------------------------------------ SymPy / scene
     @cached_property

@@ -70,8 +70,12 @@ def switching_functions(model: Any) -> list[tuple[sm.Expr, sm.Expr, str]]:
         seen: set = set()
         dynamic = eom.symengine_dynamics()
         for attr, where in _BLOCKS:
+            extra_se = (eom.symengine_extra_derivatives() if attr == "extra_derivatives"
+                        and hasattr(eom, "symengine_extra_derivatives") else None)
             if dynamic is not None and attr in ("dynamic_rest", "dynamic_mass"):
                 exprs = _symengine_nonsmooth(dynamic, attr == "dynamic_mass")
+            elif extra_se is not None:
+                exprs = _symengine_nonsmooth(dynamic, None, extra_se)
             else:
                 matrix = getattr(eom, attr, None)
                 exprs = [] if matrix is None else [n for e in matrix for n in _sympy_nonsmooth(e)]
@@ -95,13 +99,14 @@ def _sympy_nonsmooth(expr: sm.Expr) -> list:
     return [n for n in sm.preorder_traversal(expr) if type(n).__name__ in _NONSMOOTH]
 
 
-def _symengine_nonsmooth(dynamic: Any, mass: bool) -> list:
-    """The nonsmooth nodes of a symengine dynamic block, in SymPy (a robot's joint friction
-    F sign(u)); one walk over the DAG."""
-    from ...symengine_bridge import SympyConverter
+def _symengine_nonsmooth(dynamic: Any, mass: bool | None, roots: list | None = None) -> list:
+    """The nonsmooth nodes of a symengine dynamic block (or of ``roots`` in its names), in
+    SymPy (a robot's joint friction F sign(u)); one walk over the DAG."""
+    from ...symengine_bridge import StructuredSympyConverter
 
-    convert = SympyConverter(dynamic.names)
-    stack = [e for row in dynamic.mass for e in row] if mass else list(dynamic.rest)
+    convert = StructuredSympyConverter(dynamic.names)
+    stack = (list(roots) if roots is not None else
+             [e for row in dynamic.mass for e in row] if mass else list(dynamic.rest))
     seen: set = set()
     out = []
     while stack:

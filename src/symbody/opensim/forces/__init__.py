@@ -33,8 +33,8 @@ __all__ = ["ForceContext", "ForceContribution", "FORCE_BUILDERS", "FAMILIES", "r
 FORCE_BUILDERS: dict[str, Callable] = {}
 
 #: the modules of this package that register builders (one per force family)
-FAMILIES: tuple[str, ...] = ("muscles", "millard", "degroote", "actuators", "coordinate_forces",
-                             "point_forces", "bushing", "contact_forces")
+FAMILIES: tuple[str, ...] = ("muscles", "millard", "degroote", "thelen", "actuators",
+                             "coordinate_forces", "point_forces", "bushing", "contact_forces")
 
 
 def register_force(*tags: str) -> Callable:

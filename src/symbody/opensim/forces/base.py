@@ -22,7 +22,8 @@ class ForceContribution:
 
     ``generalized``: the generalized forces Q (one symengine expression per speed, in the
     model's tree (Simbody) speed order, or None); ``specifieds``: the SymPy functions of time
-    it adds as inputs; ``extra_states``: {x_e: x_e'} (SymPy) of its own states;
+    it adds as inputs; ``extra_states``: {x_e: x_e'} of its own states (x_e' in symengine
+    over the context's symbols, or SymPy);
     ``constants``: {Symbol: value}; ``loads``: SymPy loads for ``model.system``; ``scene``:
     scene items; ``record``: the builder's own description, kept in ``model.forces[name]``;
     ``left_out``: what of the element is not built (a reason, named in ``model.left_out``);

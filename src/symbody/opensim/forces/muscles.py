@@ -4,7 +4,7 @@ muscle model is built, their force along it.
 Every ``<...Muscle>`` and ``<PathActuator>`` of the file gets its path, so that
 ``model.muscle_names``, ``model.musculotendon_lengths(q)`` and ``model.moment_arms(q)``
 cover it.  A path tension T gives the generalized forces Q = -T J_Lᵀ (L' = J_L u).  Muscle
-models whose dynamics is not built (Thelen 2003, Millard 2012, ...) contribute their path
+models whose dynamics is not built (Millard 2012, ...) contribute their path
 only, and the model names them in ``model.left_out`` and its import warning.
 """
 
@@ -19,7 +19,7 @@ from .geometry_path import ForceNotBuilt, GeometryPathExpressions, build_geometr
 __all__ = ["MuscleRecord", "PATH_ONLY_MUSCLES", "path_of", "ForceNotBuilt"]
 
 #: muscle models whose path is built but whose force is not (named in model.left_out)
-PATH_ONLY_MUSCLES = ("Thelen2003Muscle", "Millard2012EquilibriumMuscle",
+PATH_ONLY_MUSCLES = ("Millard2012EquilibriumMuscle",
                      "Millard2012AccelerationMuscle", "Schutte1993Muscle_Deprecated",
                      "Delp1990Muscle_Deprecated", "RigidTendonMuscle", "McKibbenActuator")
 
