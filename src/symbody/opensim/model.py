@@ -427,13 +427,13 @@ class OpenSimModel(MuscleViews):
     def extra_states_to_opensim(self, z: Any) -> dict:
         """{OpenSim state-variable path (``/forceset/<muscle>/fiber_length``): value} of the
         extra states z (``eom.extra_states`` order: each muscle's activation, fiber length)."""
-        from .states import extra_to_opensim
+        from .muscle_states import extra_to_opensim
         return extra_to_opensim(self, z)
 
     def extra_states_from_opensim(self, values: Any) -> np.ndarray:
         """The extra states z (``eom.extra_states`` order) from {OpenSim state-variable path:
         value}, or from ``(osim_model, state)``."""
-        from .states import extra_from_opensim
+        from .muscle_states import extra_from_opensim
         return extra_from_opensim(self, values)
 
     # ------------------------------------------------------------------ SymPy / scene

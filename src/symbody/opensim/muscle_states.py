@@ -58,9 +58,13 @@ def extra_to_opensim(model: OpenSimModel, x_e: Any) -> dict:
     return dict(zip(names, x.tolist()))
 
 
-def extra_from_opensim(model: OpenSimModel, values: dict) -> np.ndarray:
-    """The extra states' values (eom order) from ``{OpenSim state name: value}``."""
+def extra_from_opensim(model: OpenSimModel, values: Any) -> np.ndarray:
+    """The extra states' values (eom order) from ``{OpenSim state name: value}``, or from an
+    OpenSim ``Model`` and ``State`` given as ``(osim_model, state)``."""
     names = opensim_state_names(model)
+    if isinstance(values, tuple) and len(values) == 2:
+        osim_model, state = values
+        return np.array([osim_model.getStateVariableValue(state, n) for n in names])
     missing = [n for n in names if n not in values]
     if missing:
         raise InputError(f"values: no entry for the OpenSim state {missing[0]!r}")

@@ -19,7 +19,7 @@ from ..errors import InputError
 if TYPE_CHECKING:
     from .model import OpenSimModel
 
-__all__ = ["to_opensim", "from_opensim", "extra_state_paths", "extra_to_opensim", "extra_from_opensim"]
+__all__ = ["to_opensim", "from_opensim"]
 
 
 def _vector(v: Any, n: int, what: str) -> np.ndarray:
@@ -52,34 +52,3 @@ def from_opensim(model: OpenSimModel, Q: Any, U: Any = None) -> tuple:
     Qa = _vector(Q, model.simbody_nq, "Q")[list(model.simbody_q_slots)]
     Ua = np.zeros(n) if U is None else _vector(U, n, "U")
     return Qa[list(model.simbody_index)].copy(), Ua[list(model.simbody_index)].copy()
-
-
-def extra_state_paths(model: OpenSimModel) -> tuple:
-    """OpenSim's state-variable path of each extra state (``model.eom.extra_states``, in
-    order): ``<muscle>.activation`` is ``/forceset/<muscle>/activation``, and so on."""
-    out = []
-    for x in model.eom.extra_states:
-        owner, _, var = str(x.func).rpartition(".")
-        if not owner or owner not in model.forces:
-            raise InputError(f"the extra state {x} is not a state variable of an OpenSim force")
-        out.append(f"/forceset/{owner}/{var}")
-    return tuple(out)
-
-
-def extra_to_opensim(model: OpenSimModel, z: Any) -> dict:
-    """{OpenSim state-variable path: value} of the extra states z (model order)."""
-    paths = extra_state_paths(model)
-    return dict(zip(paths, _vector(z, len(paths), "z").tolist()))
-
-
-def extra_from_opensim(model: OpenSimModel, values: Any) -> np.ndarray:
-    """The extra states (model order) from {OpenSim state-variable path: value} (or an
-    OpenSim ``Model`` and ``State``: ``(osim_model, state)``)."""
-    paths = extra_state_paths(model)
-    if isinstance(values, tuple) and len(values) == 2:
-        osim_model, state = values
-        return np.array([osim_model.getStateVariableValue(state, p) for p in paths])
-    missing = [p for p in paths if p not in values]
-    if missing:
-        raise InputError(f"values has no entry {missing[0]!r} (OpenSim's state-variable path)")
-    return np.array([float(values[p]) for p in paths])
