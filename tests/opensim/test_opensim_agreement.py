@@ -40,7 +40,8 @@ def _path_only(element, ctx):
 @pytest.mark.parametrize("name", ["double_pendulum.osim", "arm26.osim", "gait10dof18musc.osim",
                                   "double_pendulum_30501.osim", "double_pendulum_20302.osim"])
 def test_terms_agree_with_opensim(name):
-    model = _load(name, force_builders={"Thelen2003Muscle": _path_only})
+    model = _load(name, force_builders={"Thelen2003Muscle": _path_only,
+                                        "Millard2012EquilibriumMuscle": _path_only})
     nm = model.numeric_model
     p = nm.constants_array(model.constants)
     rng = np.random.default_rng(7)

@@ -369,19 +369,32 @@ class OpenSimModel(MuscleViews):
 
     def mass_matrix(self, q: Any) -> np.ndarray:
         """M(q) (o x o, the model's speed order) at coordinates q (model order), compiled."""
-        return self.dynamic_terms(q, np.zeros(len(self.speeds)))[0]
+        e = len(self.eom.extra_states)      # M does not depend on them
+        return self.dynamic_terms(q, np.zeros(len(self.speeds)),
+                                  x_e=np.zeros(e) if e else None)[0]
 
-    def dynamic_terms(self, q: Any, u: Any, r: Any = None, t: float = 0.0) -> tuple:
+    def dynamic_terms(self, q: Any, u: Any, r: Any = None, t: float = 0.0,
+                      x_e: Any = None) -> tuple:
         """``(M, g_d)`` of M u' + g_d = 0 at (q, u) (all speeds, model order): g_d =
-        C(q, u) u + g(q) - Q with the specified inputs r (default zeros)."""
+        C(q, u) u + g(q) - Q with the specified inputs r (default zeros) and, for a model with
+        extra states (muscle activations, fiber lengths), their values ``x_e``
+        (``eom.extra_states`` order; required then)."""
         m = self.numeric_model
         L = m.layout
         u = np.asarray(u, dtype=float)
         if u.shape != (L.o,):
             raise InputError(f"u must have all {L.o} speeds, got shape {u.shape}")
+        if L.e and x_e is None:
+            raise InputError(f"x_e: the model has {L.e} extra states "
+                             f"({', '.join(map(str, self.eom.extra_states[:3]))}, ...): "
+                             "give their values")
         if r is None:
             r = np.zeros(len(self.eom.specifieds))
-        z = m.arguments(t, np.asarray(q, dtype=float), u, self._constants_array(), r)
+        extra = None if x_e is None else np.asarray(x_e, dtype=float)
+        if extra is not None and extra.shape != (L.e,):
+            raise InputError(f"x_e must have {L.e} values, got shape {extra.shape}")
+        z = m.arguments(t, np.asarray(q, dtype=float), u, self._constants_array(), r,
+                        extra=extra)
         out = np.empty(m.kernels.main.nout)
         m.kernels.main.into(z, out)
         K, o = L.K, L.o
