@@ -30,7 +30,7 @@ from .mobilizers import matmul, num, transpose
 from .model_spec import ConstraintSpec, CoordinateSpec
 
 __all__ = ["HolonomicRow", "constraint_rows", "coordinate_rows", "choose_dependents",
-           "constraint_blocks"]
+           "constraint_blocks", "velocity_jacobian"]
 
 
 @dataclass
@@ -124,6 +124,26 @@ def choose_dependents(rows: list[HolonomicRow], names: list, symbols: list, elig
     return [r.dependent if r.dependent is not None else next(chosen) for r in rows]
 
 
+def velocity_jacobian(rows: list, qdot: list, q: list, u: list) -> list:
+    """B(q) of the rows' velocity constraints B u + b = 0 (symengine, len(rows) x len(u)):
+    B = ∂f_h/∂q ∂q'/∂u (``q``, ``u``: symengine symbols; ``qdot``: q'(q, u))."""
+    ZERO = se.Integer(0)
+    out = []
+    for r in rows:
+        grad = [r.expr.diff(qk) for qk in q]
+        Brow = []
+        for j in range(len(u)):
+            acc = ZERO
+            for i in range(len(q)):
+                if grad[i] != 0:
+                    d = qdot[i].diff(u[j])
+                    if d != 0:
+                        acc = acc + grad[i] * d
+            Brow.append(acc)
+        out.append(Brow)
+    return out
+
+
 def constraint_blocks(rows: list, conv, qdot: list, q: list, u: list, t) -> tuple:
     """(f_h, B, b, B_a, b_a) as SymPy matrices (``conv``: symengine -> SymPy) of the rows in
     the model's order (``q``, ``u``: symengine symbols; ``qdot``: q'(q, u)):
@@ -136,19 +156,8 @@ def constraint_blocks(rows: list, conv, qdot: list, q: list, u: list, t) -> tupl
     o = len(u)
     if not rows:
         return (sm.zeros(0, 1), sm.zeros(0, o), sm.zeros(0, 1), sm.zeros(0, o), sm.zeros(0, 1))
-    ZERO = se.Integer(0)
     f_h, B, b, b_a = [], [], [], []
-    for r in rows:
-        grad = [r.expr.diff(qk) for qk in q]
-        Brow = []
-        for j in range(o):
-            acc = ZERO
-            for i in range(o):
-                if grad[i] != 0:
-                    d = qdot[i].diff(u[j])
-                    if d != 0:
-                        acc = acc + grad[i] * d
-            Brow.append(acc)
+    for r, Brow in zip(rows, velocity_jacobian(rows, qdot, q, u)):
         brow = r.expr.diff(t)
         vel = brow
         for j in range(o):

@@ -457,8 +457,8 @@ class OpenSimModel(MuscleViews):
 
     @property
     def system(self):
-        """A ``sympy.physics.mechanics.System`` of the bodies, joints and loads (gravity and
-        the force builders' loads), built on first access."""
+        """A ``sympy.physics.mechanics.System`` of the bodies, joints and loads (gravity, the
+        force builders' loads and the contact forces), built on first access."""
         return self.system_parts.system
 
     def system_eom(self, loads: Any = (), name: str | None = None) -> EquationsOfMotion:

@@ -3,12 +3,21 @@
 For muscle m with path length L_m(q) and L_m' = J_m(q) u (:mod:`.forces.geometry_path`),
 
     musculotendon_lengths(q)[m] = L_m(q)
-    moment_arms(q)[m, k]        = -J_m,k(q) = -∂L_m/∂q_k   (u = q')
+    moment_arms(q)[m, k]        = -J_m(q) c_k(q)
 
-the generalized force of a unit tension on coordinate k: OpenSim's ``computeMomentArm``
-(positive when the muscle's tension drives q_k up).  For a coordinate of a model with
-kinematic constraints this is the partial derivative with the other coordinates held, not
-OpenSim's (which lets the constrained coordinates follow).
+OpenSim's ``computeMomentArm`` (its ``MomentArmSolver``): the generalized force of a unit
+tension along the speeds c_k that the constraints let follow a unit speed of coordinate k,
+
+    c_k = P e_k / (P e_k)_k,    P = I - Bᵀ (B Bᵀ)⁺ B,
+
+with B(q) the velocity constraints' Jacobian (B u + b = 0) without coordinate k's own lock
+(OpenSim unlocks the coordinate of interest).  Without constraints c_k = e_k and the moment
+arm is -∂L_m/∂q_k (positive when the tension drives q_k up); for a coordinate that drives
+others through CoordinateCouplerConstraints (a knee's patella or translations) it is the
+total derivative -dL_m/dq_k along the couplers; for a dependent coordinate of a coupler
+q_d = f(q_i), c_d = (1/f'(q_i), 1) (NaN where f' = 0: OpenSim's 0/0).  With closed loops
+(point and weld constraints), OpenSim's projection weighs the speeds by Simbody's scales
+where P weighs them equally.
 """
 
 from __future__ import annotations
@@ -21,13 +30,14 @@ import symengine as se
 import sympy as sm
 
 from ..errors import InputError
+from .constraints import velocity_jacobian
 
 __all__ = ["MuscleViews"]
 
 
 class MuscleViews:
     """The muscle views of :class:`~.model.OpenSimModel` (a mixin: it uses ``forces``,
-    ``coordinates``, ``simbody_index`` and ``sympy_converter``)."""
+    ``coordinates``, ``simbody_index``, ``sympy_converter`` and the constraints)."""
 
     @property
     def muscle_names(self) -> tuple:
@@ -83,8 +93,73 @@ class MuscleViews:
         return self._paths_at(q)[..., 0]
 
     def moment_arms(self, q: Any) -> np.ndarray:
-        """-∂L/∂q (muscles x coordinates, m or m/rad), OpenSim's sign; q (N,) or (k, N)."""
-        return self._paths_at(q)[..., 1:]
+        """OpenSim's moment arms (``computeMomentArm``; muscles x coordinates, m or m/rad):
+        -dL/dq_k with the coordinates coupled to q_k by the constraints following it (the
+        module's docstring); -∂L/∂q_k in a model without constraints.  q (N,) or (k, N), the
+        model's order, on the constraints (``numeric_model.project_coordinates``)."""
+        q = np.asarray(q, dtype=float)
+        partial = self._paths_at(q)[..., 1:]
+        if not self._holonomic:
+            return partial
+        flat_q = q.reshape(-1, q.shape[-1])
+        flat_A = partial.reshape((-1,) + partial.shape[-2:])
+        out = np.array([A @ self.coupling_matrix(qk) for A, qk in zip(flat_A, flat_q)])
+        return out.reshape(partial.shape)
+
+    def coupling_matrix(self, q: Any) -> np.ndarray:
+        """C (N x N, model order): column k is c_k, the speeds the constraints make follow a
+        unit speed of coordinate k (OpenSim's ``MomentArmSolver`` coupling vector; the
+        module's docstring), at q (N,)."""
+        q = np.asarray(q, dtype=float)
+        if q.shape != (len(self.coordinates),):
+            raise InputError(f"q must have the model's {len(self.coordinates)} coordinates, "
+                             f"got shape {q.shape}")
+        n = len(self.coordinates)
+        if not self._holonomic:
+            return np.eye(n)
+        B = np.asarray(self._velocity_jacobian_function(q), dtype=float).reshape(-1, n)
+        own = self._own_rows
+        C = np.empty((n, n))
+        cache: dict = {}
+        for k in range(n):
+            rows = tuple(i for i in range(B.shape[0]) if i not in own.get(k, ()))
+            if rows not in cache:
+                cache[rows] = _null_projector(B[list(rows)], n)
+            P = cache[rows]
+            with np.errstate(divide="ignore", invalid="ignore"):
+                C[:, k] = P[:, k] / P[k, k] if abs(P[k, k]) > 1e-13 else np.nan
+        return C
+
+    @cached_property
+    def _own_rows(self) -> dict:
+        """{model index k: the rows that lock or prescribe coordinate k}."""
+        names = list(self.coordinate_names)
+        out: dict = {}
+        for i, r in enumerate(self._holonomic):
+            if r.dependent is not None and r.name.startswith(("locked ", "prescribed ")):
+                out.setdefault(names.index(r.dependent), []).append(i)
+        return out
+
+    @cached_property
+    def _velocity_jacobian_function(self):
+        """B(q) (rows x N, model order, flattened) of the constraints, symengine Lambdify."""
+        perm = self.simbody_index
+        q = [self._se_q[k] for k in perm]
+        u = [self._se_u[k] for k in perm]
+        qdot = [self._qdot_tree[k] for k in perm]
+        B = velocity_jacobian(self._holonomic, qdot, q, u)
+        return se.Lambdify(q, [e for row in B for e in row], cse=True, real=True,
+                           backend="lambda")
+
+
+def _null_projector(B: np.ndarray, n: int) -> np.ndarray:
+    """P = I - Bᵀ (B Bᵀ)⁺ B (n x n): the orthogonal projector onto B's null space."""
+    if B.shape[0] == 0:
+        return np.eye(n)
+    U, s, Vt = np.linalg.svd(B, full_matrices=False)
+    rank = int(np.sum(s > max(B.shape) * np.finfo(float).eps * (s[0] if s.size else 0.0)))
+    V = Vt[:rank]
+    return np.eye(n) - V.T @ V
 
 
 def _path(record):

@@ -8,7 +8,8 @@ placements); the other joints (Ball and Free, whose speeds are the angular veloc
 Universal, Planar, CustomJoint with its functions) are written out: the body frame is
 oriented by the mobilizer's R_FM(q) (``orient_explicit``) with its angular velocity and its
 origin's velocity set from the mobilizer's H(q) u, and the kinematic equations q' = N(q) u
-added to the System.  Loads: gravity on every body and the force builders' SymPy loads;
+added to the System.  Loads: gravity on every body, the force builders' SymPy loads and the
+contact forces (on the bodies' material points at the contact points);
 constraints: the model's holonomic rows with their velocity constraints.  The System is for
 users who add loads, actuators or constraints; :func:`system_eom` forms its equations with
 symbody's KanesMethod (SymPy's vector algebra: for small models).
@@ -35,6 +36,7 @@ from sympy.physics.mechanics import (
     WeldJoint,
     inertia,
 )
+from sympy.physics.vector import Vector
 
 if TYPE_CHECKING:
     from ..formulation.eom import EquationsOfMotion
@@ -165,9 +167,41 @@ def _build(model: OpenSimModel) -> SystemParts:
              if n != spec.ground and bd.mass != 0]
     for c in model.force_contributions:
         loads += list(c.loads)
+        for load in c.contact_loads:
+            loads += _contact_forces(load, frames, points, N, spec.ground)
     system.add_loads(*loads)
     del index
     return SystemParts(system, frames, points, bodies, joints, written)
+
+
+def _contact_forces(load, frames: dict, points: dict, N: ReferenceFrame, ground: str) -> list:
+    """The SymPy ``Force`` loads of a :class:`~.forces.contact_geometry.ContactLoad`: F on
+    the sphere's body and -F on the half-space's, at their material points at the contact
+    point (velocity v_O + ω × r: the point moves in the bodies).  The force laws' long
+    expressions are put in unevaluated (SymPy's assumptions on their Piecewise conditions
+    take seconds)."""
+    rec, sphere, plane = load.record, load.sphere, load.half_space
+    H, _ = _placed(frames, points, plane.placement, f"{rec.name}_half_space")
+    fn, (ft1, ft2) = rec.normal_force, rec.friction_force
+    C, O = frames[sphere.placement.body], points[sphere.placement.body]
+    v_O, w_C = O.vel(N), C.ang_vel_in(N)
+    with sm.evaluate(False):
+        # n = -x_H, t1 = z_H, t2 = y_H (contact_geometry): F = F_n n + F_t1 t1 + F_t2 t2
+        force = Vector([(sm.Matrix([-fn, ft2, ft1]), H)])
+        reaction = Vector([(sm.Matrix([fn, -ft2, -ft1]), H)])
+    # P = c - (R - δ (1/2 + shift)) n, δ = -gap
+    reach = _num(sphere.radius) + rec.gap * (sm.Rational(1, 2) + _num(load.shift))
+    r = _vector(C, [_num(x) for x in sphere.placement.p]) + reach * H.x
+    P = O.locatenew(f"{rec.name}_P", r)
+    P.set_vel(N, v_O + w_C.cross(r))
+    out = [Force(P, force)]
+    if plane.placement.body != ground:
+        B, Ob = frames[plane.placement.body], points[plane.placement.body]
+        rb = P.pos_from(Ob)
+        Pb = Ob.locatenew(f"{rec.name}_P_on_{plane.placement.body}", rb)
+        Pb.set_vel(N, Ob.vel(N) + B.ang_vel_in(N).cross(rb))
+        out.append(Force(Pb, reaction))
+    return out
 
 
 def _rotations(model: OpenSimModel, node, conv) -> list:

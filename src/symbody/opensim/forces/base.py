@@ -29,7 +29,10 @@ class ForceContribution:
     ``left_out``: what of the element is not built (a reason, named in ``model.left_out``);
     ``contacts``: its contact points'
     :class:`~symbody.formulation.contact_record.ContactRecord` objects (SymPy, for
-    ``model.eom.contacts``: events at the force law's kinks, ``trajectory.contacts``).
+    ``model.eom.contacts``: events at the force law's kinks, ``trajectory.contacts``);
+    ``contact_loads``: its contact points'
+    :class:`~.contact_geometry.ContactLoad` objects (the contact forces as SymPy ``Force``
+    loads of ``model.system``).
     """
 
     generalized: list | None = None
@@ -41,6 +44,7 @@ class ForceContribution:
     record: Any = None
     left_out: str | None = None
     contacts: tuple = ()
+    contact_loads: tuple = ()
 
 
 class ForceContext:

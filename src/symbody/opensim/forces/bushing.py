@@ -1,4 +1,5 @@
-"""``BushingForce``: OpenSim's linear 6-dof bushing (Simbody's ``Force::LinearBushing``).
+"""``BushingForce`` (OpenSim's linear 6-dof bushing, Simbody's ``Force::LinearBushing``) and
+``ExpressionBasedBushingForce`` (OpenSim's ``TwoFrameLinker`` with Lepton formulas).
 
 Frame F (``frame1``) is fixed in body 1 and M (``frame2``) in body 2.  The deflections
 q = (θ₁, θ₂, θ₃, x, y, z) are the body-fixed X-Y-Z angles of R_FM = R_GFᵀ R_GM and the
@@ -9,9 +10,12 @@ position of M's origin in F, p_FM = R_GFᵀ (p_GM - p_GF); their rates are
 
 all linear in the speeds: q' = D(q) u.  The force in the deflection basis is
 f = -(K q + C q') with K = diag(rotational_stiffness, translational_stiffness) and C the
-dampings likewise; Simbody applies it as a moment R_GM N(θ)ᵀ f_θ and a force R_GF f_x on
-body 2 at M (and their opposites on body 1 at F), whose power is f · q', so the generalized
-forces are Q = Dᵀ f.  (θ₂ = ±π/2 is the angles' singularity, as in OpenSim.)
+dampings likewise (``BushingForce``), or f = -(k(q) + C q') with k = (Mx, My, Mz, Fx, Fy, Fz)
+the file's formulas in ``theta_x theta_y theta_z delta_x delta_y delta_z``
+(``ExpressionBasedBushingForce``, read by :mod:`.expression`).  OpenSim applies it as a moment
+R_GM N(θ)ᵀ f_θ and a force R_GF f_x on body 2 at M (and their opposites on body 1 at F), whose
+power is f · q', so the generalized forces are Q = Dᵀ f.  (θ₂ = ±π/2 is the angles'
+singularity, as in OpenSim.)
 """
 
 from __future__ import annotations
@@ -22,10 +26,12 @@ import symengine as se
 from ..model_spec import Placement, body_fixed_xyz
 from . import register_force
 from .base import ForceContext, ForceContribution
+from .expression import parse_expression
 from .point_forces import BodyTag, frame_in_ground, rotate, rotate_back
 from .vector3 import F, cross, sub
 
-__all__ = ["bushing_force", "body_xyz_angles", "body_xyz_rate_matrix"]
+__all__ = ["bushing_force", "expression_based_bushing_force", "bushing_deflection",
+           "body_xyz_angles", "body_xyz_rate_matrix"]
 
 
 def body_xyz_angles(R) -> list:
@@ -62,14 +68,10 @@ def _speeds(ctx: ForceContext) -> list:
     return u
 
 
-@register_force("BushingForce")
-def bushing_force(element, ctx: ForceContext) -> ForceContribution:
-    """The linear bushing (module docstring)."""
+def bushing_deflection(element, ctx: ForceContext) -> tuple:
+    """``(f1, f2, q, q', D)``: the two frames, the deflections q (6), their rates q' (6) and
+    the columns D[j] (6) of q' = D u (symengine; module docstring)."""
     f1, f2 = _frames(element, ctx)
-    k = np.concatenate([element.numbers("rotational_stiffness", 3, default=(0, 0, 0)),
-                        element.numbers("translational_stiffness", 3, default=(0, 0, 0))])
-    c = np.concatenate([element.numbers("rotational_damping", 3, default=(0, 0, 0)),
-                        element.numbers("translational_damping", 3, default=(0, 0, 0))])
     kin = ctx.kinematics
     R_GF, p_GF = frame_in_ground(ctx, f1)
     R_GM, p_GM = frame_in_ground(ctx, f2)
@@ -90,6 +92,47 @@ def bushing_force(element, ctx: ForceContext) -> ForceContribution:
         D.append(rotate(N, w_rel) + rotate_back(R_GF, v_rel))
     u = _speeds(ctx)
     qdot = [sum((D[j][i] * u[j] for j in range(ctx.o)), F(0.0)) for i in range(6)]
+    return f1, f2, q, qdot, D
+
+
+def _dampings(element) -> np.ndarray:
+    return np.concatenate([element.numbers("rotational_damping", 3, default=(0, 0, 0)),
+                           element.numbers("translational_damping", 3, default=(0, 0, 0))])
+
+
+def _generalized(ctx: ForceContext, D: list, f: list) -> list:
+    return [sum((D[j][i] * f[i] for i in range(6)), F(0.0)) for j in range(ctx.o)]
+
+
+@register_force("BushingForce")
+def bushing_force(element, ctx: ForceContext) -> ForceContribution:
+    """The linear bushing (module docstring)."""
+    f1, f2, q, qdot, D = bushing_deflection(element, ctx)
+    k = np.concatenate([element.numbers("rotational_stiffness", 3, default=(0, 0, 0)),
+                        element.numbers("translational_stiffness", 3, default=(0, 0, 0))])
+    c = _dampings(element)
     f = [-(F(k[i]) * q[i] + F(c[i]) * qdot[i]) for i in range(6)]
-    Q = [sum((D[j][i] * f[i] for i in range(6)), F(0.0)) for j in range(ctx.o)]
-    return ForceContribution(generalized=Q, record=("BushingForce", f1.body, f2.body))
+    return ForceContribution(generalized=_generalized(ctx, D, f),
+                             record=("BushingForce", f1.body, f2.body))
+
+
+#: ExpressionBasedBushingForce's formulas, in the order of the deflections
+_FORMULAS = ("Mx_expression", "My_expression", "Mz_expression", "Fx_expression",
+             "Fy_expression", "Fz_expression")
+_DEFLECTIONS = ("theta_x", "theta_y", "theta_z", "delta_x", "delta_y", "delta_z")
+
+
+@register_force("ExpressionBasedBushingForce")
+def expression_based_bushing_force(element, ctx: ForceContext) -> ForceContribution:
+    """The bushing whose stiffness forces are the file's formulas (module docstring); a
+    missing formula is 0, as in OpenSim."""
+    f1, f2, q, qdot, D = bushing_deflection(element, ctx)
+    variables = dict(zip(_DEFLECTIONS, q))
+    texts = [element.text_of(tag) or "0.0" for tag in _FORMULAS]
+    stiffness = [parse_expression(t, variables, element, f"<{tag}>")
+                 for t, tag in zip(texts, _FORMULAS)]
+    c = _dampings(element)
+    f = [-(stiffness[i] + F(c[i]) * qdot[i]) for i in range(6)]
+    return ForceContribution(generalized=_generalized(ctx, D, f),
+                             record=("ExpressionBasedBushingForce", f1.body, f2.body,
+                                     tuple(texts)))

@@ -57,7 +57,7 @@ from ...formulation.contact_record import ContactRecord
 from ...symengine_bridge import SympyConverter, to_symengine
 from . import register_force
 from .base import ForceContext, ForceContribution
-from .contact_geometry import SphereOnHalfSpace, contact_shape, sphere_on_half_space
+from .contact_geometry import ContactLoad, SphereOnHalfSpace, contact_shape, sphere_on_half_space
 from .vector3 import add, scale
 
 __all__ = ["hunt_crossley_force", "smooth_sphere_half_space_force", "opensim_friction",
@@ -215,7 +215,7 @@ def hunt_crossley_force(element, ctx: ForceContext) -> ForceContribution:
         left_out = ("sphere-sphere contact not built (" + ", ".join(
             f"{a.name}-{b.name}" for a, b in touching) + "); its sphere-half-space pairs are")
     Q = ctx.zeros()
-    records, depths, normals = [], [], []
+    records, depths, normals, loads = [], [], [], []
     for sphere, plane in pairs:
         E1, c1, us1, ud1, uv1 = params[plane.name]
         E2, c2, us2, ud2, uv2 = params[sphere.name]
@@ -233,6 +233,7 @@ def hunt_crossley_force(element, ctx: ForceContext) -> ForceContribution:
         rec_name = name if len(pairs) == 1 else f"{name}[{sphere.name}]"
         q_pair, record, normal = _contact(ctx, rec_name, kin, law, K, c, ud)
         Q = [a + b for a, b in zip(Q, q_pair)]
+        loads.append(ContactLoad(sphere, plane, 0.5 - s1, record))
         records.append(record)
         depths.append(kin.depth)
         normals.append(normal)
@@ -240,7 +241,7 @@ def hunt_crossley_force(element, ctx: ForceContext) -> ForceContribution:
         raise element.error("has no ContactSphere and ContactHalfSpace on different bodies "
                             "(only sphere-half-space contact is built)")
     return ForceContribution(generalized=Q, contacts=tuple(records), left_out=left_out,
-                             record=ContactForceRecord(
+                             contact_loads=tuple(loads), record=ContactForceRecord(
                                  "HuntCrossleyForce", tuple(p[0].name for p in pairs),
                                  tuple(p[1].name for p in pairs), tuple(depths), tuple(normals)))
 
@@ -269,7 +270,9 @@ def smooth_sphere_half_space_force(element, ctx: ForceContext) -> ForceContribut
                       num["static_friction"], num["dynamic_friction"], num["viscous_friction"])
     Q, record, normal = _contact(ctx, element.name or "SmoothSphereHalfSpaceForce", kin, law,
                                  K, c, num["dynamic_friction"])
-    return ForceContribution(generalized=Q, contacts=(record,), record=ContactForceRecord(
+    return ForceContribution(generalized=Q, contacts=(record,),
+                             contact_loads=(ContactLoad(sphere, plane, 0.0, record),),
+                             record=ContactForceRecord(
         "SmoothSphereHalfSpaceForce", (sphere.name,), (plane.name,), (kin.depth,), (normal,)))
 
 

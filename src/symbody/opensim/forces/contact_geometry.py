@@ -29,7 +29,7 @@ from .point_forces import BodyTag, frame_in_ground, rotate_back
 from .vector3 import F, dot, scale, sub
 
 __all__ = ["ContactShape", "contact_shape", "SphereOnHalfSpace", "sphere_on_half_space",
-           "GEOMETRY_TAGS"]
+           "ContactLoad", "GEOMETRY_TAGS"]
 
 #: the contact geometry types of OpenSim (only spheres and half-spaces are built)
 GEOMETRY_TAGS = ("ContactSphere", "ContactHalfSpace", "ContactMesh", "ContactEllipsoid",
@@ -109,6 +109,19 @@ class SphereOnHalfSpace:
     def _station(self, shape: ContactShape) -> list:
         R, p = self.ctx.kinematics.pose(shape.placement.body)
         return rotate_back(R, sub(self.point, p))
+
+
+@dataclass(frozen=True)
+class ContactLoad:
+    """A contact force for ``model.system``'s loads: the force of ``record`` (its SymPy
+    F_n and (F_t1, F_t2)), F = F_n n + F_t1 t₁ + F_t2 t₂, on the sphere's body at the
+    contact point P = c - (R - δ/2 - ``shift`` δ) n (module docstring; δ = -gap) and -F on
+    the half-space's body there (unless it is the ground)."""
+
+    sphere: ContactShape
+    half_space: ContactShape
+    shift: float
+    record: Any
 
 
 def _speeds(ctx: ForceContext) -> list:
