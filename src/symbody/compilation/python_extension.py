@@ -32,10 +32,11 @@ _ALL: weakref.WeakSet = weakref.WeakSet()
 
 class PythonExtension:
     """The extension module ``name`` (``PyInit_<name>`` in ``source``), built and loaded once
-    per process by :meth:`module`; ``cache_tag`` names its kind in the kernel cache's key."""
+    per process by :meth:`module`; ``cache_tag`` names its kind in the kernel cache's key;
+    ``opt``: the compiler's optimization flags (loops that should vectorize: ``-O3``)."""
 
-    def __init__(self, name: str, source: str, cache_tag: str) -> None:
-        self.name, self.source, self.cache_tag = name, source, cache_tag
+    def __init__(self, name: str, source: str, cache_tag: str, opt: str = "-O1") -> None:
+        self.name, self.source, self.cache_tag, self.opt = name, source, cache_tag, opt
         self._lock = threading.Lock()
         self._tried: list = []           # [module or None] once tried in this process
         _ALL.add(self)
@@ -46,7 +47,7 @@ class PythonExtension:
             src = Path(tmp, f"{self.name}.c")
             src.write_text(self.source)
             lib = Path(tmp, f"{self.name}.so")
-            r = subprocess.run([*cc.split(), "-shared", "-fPIC", "-O1", "-w", f"-I{include}",
+            r = subprocess.run([*cc.split(), "-shared", "-fPIC", *self.opt.split(), "-w", f"-I{include}",
                                 str(src), "-o", str(lib)], capture_output=True, text=True)
             if r.returncode != 0:
                 raise RuntimeError(f"building {self.name} failed: {r.stderr[:2000]}")
@@ -62,7 +63,8 @@ class PythonExtension:
             cc = c_kernels.compiler_available()
             if cc is not None:
                 digest = hashlib.sha256(self.source.encode()).hexdigest()
-                key = kernel_cache.cache_key(self.cache_tag, str(cc), sys.version,
+                tag = self.cache_tag if self.opt == "-O1" else f"{self.cache_tag} {self.opt}"
+                key = kernel_cache.cache_key(tag, str(cc), sys.version,
                                              str(sysconfig.get_config_var("SOABI")), digest)
                 try:
                     path = kernel_cache.verified_library(key)

@@ -27,7 +27,7 @@ from .rnea_derivatives import rnea_derivatives
 from .spatial import SYMENGINE
 from .tree import KinematicTree
 
-__all__ = ["AbaDerivatives", "aba_derivatives"]
+__all__ = ["AbaDerivatives", "ForwardDerivativeTerms", "aba_derivatives", "forward_derivative_terms"]
 
 
 @dataclass
@@ -66,20 +66,26 @@ def _minus_product(A: list, D: list) -> list:
             for i in range(o)]
 
 
-def aba_derivatives(tree: KinematicTree, q: list, u: list, tau: list, gravity: tuple,
-                    inertias: list, floating: bool, damping: dict | None = None,
-                    friction: dict | None = None) -> AbaDerivatives:
-    """u' = FD(q, u, τ) and its derivatives (see the module docstring).
+@dataclass
+class ForwardDerivativeTerms:
+    """The right-hand sides of the implicit-function identity, in tree order: ``udot`` (o,
+    u' by the articulated-body recursion, boxed), ``dtau_dq``, ``dtau_du`` (o x o, ∂τ/∂x at
+    that u', the joints' damping included in ∂τ/∂u), ``mass`` (o x o, M(q)), and ``body``
+    (the recursion, for M⁻¹'s unit responses)."""
 
-    ``q``, ``u``, ``tau``: expressions in tree order (the free-flyer's 7 and 6 first; its six
-    forces (force, moment) in its frame); ``gravity``, ``inertias``, ``floating`` as
-    :func:`.rnea_derivatives.rnea_derivatives`; ``damping``, ``friction``: {tree speed index:
-    coefficient} of the joints' D u and F sign(u), which the generalized forces lose
-    (Q = τ - D u - F sign(u), so ∂u'/∂u gains -M⁻¹ D).  The products are O(n³) written out:
-    for small trees (``robot.forward_dynamics_derivatives`` takes it up to 18 speeds).
-    """
+    udot: list
+    dtau_dq: list
+    dtau_du: list
+    mass: list
+    body: ArticulatedBody
+
+
+def forward_derivative_terms(tree: KinematicTree, q: list, u: list, tau: list, gravity: tuple,
+                             inertias: list, floating: bool, damping: dict | None = None,
+                             friction: dict | None = None) -> ForwardDerivativeTerms:
+    """u' = FD(q, u, τ) and ∂τ/∂q, ∂τ/∂u, M at it (arguments as :func:`aba_derivatives`),
+    O(n d) expressions: what the products -M⁻¹ ∂τ/∂x are made of."""
     damping, friction = damping or {}, friction or {}
-    o = len(u)
     Q = list(tau)
     for k, d in damping.items():
         Q[k] = Q[k] - num(d) * u[k]
@@ -91,5 +97,23 @@ def aba_derivatives(tree: KinematicTree, q: list, u: list, tau: list, gravity: t
     du = [list(row) for row in d.dtau_du]
     for k, c in damping.items():
         du[k][k] = du[k][k] + num(c)
-    Minv = _inverse_mass(body, o)
-    return AbaDerivatives(udot, _minus_product(Minv, d.dtau_dq), _minus_product(Minv, du), Minv)
+    return ForwardDerivativeTerms(udot, d.dtau_dq, du, d.mass, body)
+
+
+def aba_derivatives(tree: KinematicTree, q: list, u: list, tau: list, gravity: tuple,
+                    inertias: list, floating: bool, damping: dict | None = None,
+                    friction: dict | None = None) -> AbaDerivatives:
+    """u' = FD(q, u, τ) and its derivatives (see the module docstring).
+
+    ``q``, ``u``, ``tau``: expressions in tree order (the free-flyer's 7 and 6 first; its six
+    forces (force, moment) in its frame); ``gravity``, ``inertias``, ``floating`` as
+    :func:`.rnea_derivatives.rnea_derivatives`; ``damping``, ``friction``: {tree speed index:
+    coefficient} of the joints' D u and F sign(u), which the generalized forces lose
+    (Q = τ - D u - F sign(u), so ∂u'/∂u gains -M⁻¹ D).  The products are O(n³) written out:
+    for small trees (``robot.forward_dynamics_derivatives`` takes it up to 18 speeds; above,
+    :func:`forward_derivative_terms` and the tree-sparse solve of :mod:`.dynamics_derivatives`).
+    """
+    t = forward_derivative_terms(tree, q, u, tau, gravity, inertias, floating, damping, friction)
+    Minv = _inverse_mass(t.body, len(u))
+    return AbaDerivatives(t.udot, _minus_product(Minv, t.dtau_dq), _minus_product(Minv, t.dtau_du),
+                          Minv)
