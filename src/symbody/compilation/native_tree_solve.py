@@ -125,6 +125,7 @@ static int factor(double *H, const int64_t *par, Py_ssize_t n)
    columns of tau's derivatives related to i or to a descendant: all within [0, hi[i]]), its
    identity part on its subtree: the contiguous range [i, hi[i]] (depth-first order).  On the way down
    the identity block is made upper triangular only (M^-1 symmetric: the caller mirrors it). */
+VECTOR_CLONES
 static void solve(const double *H, double *B, const int64_t *par, const int64_t *hi, Py_ssize_t n)
 {
     Py_ssize_t m = 3 * n, w = 2 * n;
@@ -166,9 +167,29 @@ static void solve(const double *H, double *B, const int64_t *par, const int64_t 
     }
 }
 
+/* out = [-X_q, -X_u, M^-1] (3, n, n) in the output's order: row and column a of it are
+   the tree's perm[a] */
+VECTOR_CLONES
+static void write_out(double *o0, double *B, const int64_t *perm, Py_ssize_t n)
+{
+    double *o1 = o0 + n * n, *o2 = o1 + n * n, *I = B + 2 * n;
+    Py_ssize_t a, b, m = 3 * n;
+    for (a = 1; a < n; ++a)         /* M^-1's lower triangle from its upper one */
+        for (b = 0; b < a; ++b) I[a * m + b] = I[b * m + a];
+    for (a = 0; a < n; ++a) {
+        const double *Xa = B + perm[a] * m;
+        for (b = 0; b < n; ++b) {
+            int64_t c = perm[b];
+            o0[a * n + b] = -Xa[c];
+            o1[a * n + b] = -Xa[n + c];
+            o2[a * n + b] = Xa[2 * n + c];
+        }
+    }
+}
+
 static PyObject *call(TreeSolveEntry *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
-    Py_ssize_t nargs = PyVectorcall_NARGS(nargsf), i, at = 0, n = self->n, a, b;
+    Py_ssize_t nargs = PyVectorcall_NARGS(nargsf), i, at = 0, n = self->n;
     Py_buffer view, ov;
     PyObject *out;
     if (nargs != NGROUPS || (kwnames && PyTuple_GET_SIZE(kwnames)))
@@ -204,18 +225,7 @@ static PyObject *call(TreeSolveEntry *self, PyObject *const *args, size_t nargsf
         Py_DECREF(out);
         return NULL;
     }
-    double *o0 = (double *)ov.buf, *o1 = o0 + n * n, *o2 = o1 + n * n, *I = B + 2 * n;
-    for (a = 1; a < n; ++a)         /* M^-1's lower triangle from its upper one */
-        for (b = 0; b < a; ++b) I[a * 3 * n + b] = I[b * 3 * n + a];
-    for (a = 0; a < n; ++a) {
-        const double *Xa = B + self->perm[a] * 3 * n;
-        for (b = 0; b < n; ++b) {
-            int64_t c = self->perm[b];
-            o0[a * n + b] = -Xa[c];
-            o1[a * n + b] = -Xa[n + c];
-            o2[a * n + b] = Xa[2 * n + c];
-        }
-    }
+    write_out((double *)ov.buf, B, self->perm, n);
     PyBuffer_Release(&ov);
     return out;
 }
