@@ -325,15 +325,20 @@ class RobotControl:
             b = self._joint_forces(self._newton_euler(True, False).tau, us)
             return [*self._mass_rows(), *b], (len(us) * (len(us) + 1),)
 
-        mass_bias = self._function(("mass_bias",), ("q", "u", "p"), build)
+        def mass_bias() -> RobotFunction:
+            return self._function(("mass_bias",), ("q", "u", "p"), build)
+
+        def inverse_derivatives() -> RobotFunction:
+            return self.inverse_dynamics_derivatives
+
         emitted = tree_solve = None
         if not self.tree_layout.multi_dof:
             if len(us) > EMITTED_MAX_SPEEDS:
                 tree_solve = self._tree_solve_forward_derivatives()
             else:
                 emitted = self._emitted_forward_derivatives()
-        return ForwardDynamicsDerivatives(mass_bias, self.inverse_dynamics_derivatives, emitted,
-                                          tree_solve)
+        return ForwardDynamicsDerivatives(mass_bias, inverse_derivatives, emitted, tree_solve,
+                                          size=len(us))
 
     def _joint_damping_friction(self: Robot) -> tuple[dict, dict]:
         """{tree speed index: coefficient} of the URDF damping and friction (joint_dynamics)."""

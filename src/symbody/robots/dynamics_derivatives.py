@@ -26,6 +26,7 @@ C compiler.
 from __future__ import annotations
 
 import threading
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -74,14 +75,18 @@ class ForwardDynamicsDerivatives:
     three blocks its views).
     """
 
-    def __init__(self, mass_bias: RobotFunction, inverse_derivatives: RobotFunction,
-                 emitted: RobotFunction | None = None, tree_solve: tuple | None = None) -> None:
-        self.mass_bias, self.inverse_derivatives = mass_bias, inverse_derivatives
+    def __init__(self, mass_bias: RobotFunction | Callable[[], RobotFunction],
+                 inverse_derivatives: RobotFunction | Callable[[], RobotFunction],
+                 emitted: RobotFunction | None = None, tree_solve: tuple | None = None,
+                 size: int | None = None) -> None:
+        # mass_bias and inverse_derivatives may be given as makers, compiled at their first
+        # use (the composition; accelerations): the compiled paths do not need them
+        self._made = {"mass_bias": mass_bias, "inverse_derivatives": inverse_derivatives}
         self.emitted = emitted
         #: (kernel, dest, parent, perm) of the tree-sparse path (:meth:`_make_solve_entry`)
         self.tree_solve = tree_solve if emitted is None else None
         self._solve_entry: Any = None
-        self.size = inverse_derivatives.shape[-1]
+        self.size = self.inverse_derivatives.shape[-1] if size is None else size
         self.name = "forward_dynamics_derivatives"
         self._local = threading.local()
         self._entry: Any = None     # the compiled one-state entry, made on the first call
@@ -90,6 +95,22 @@ class ForwardDynamicsDerivatives:
             self._nq = emitted.kernel.nargs - 2 * o - len(emitted.constants)
             self._into = emitted.kernel.into
             self._c_kernel = emitted.kernel.backend == "c"     # takes any buffer's address
+
+    def _made_function(self, name: str) -> RobotFunction:
+        f = self._made[name]
+        if not isinstance(f, RobotFunction):
+            f = self._made[name] = f()
+        return f
+
+    @property
+    def mass_bias(self) -> RobotFunction:
+        """M(q) (o x o, flat) and b(q, u) (o) in one function of (q, u, p)."""
+        return self._made_function("mass_bias")
+
+    @property
+    def inverse_derivatives(self) -> RobotFunction:
+        """``robot.inverse_dynamics_derivatives``."""
+        return self._made_function("inverse_derivatives")
 
     def _tau(self, tau: Any) -> np.ndarray:
         t = np.asarray(tau, dtype=float)
