@@ -368,7 +368,8 @@ class RobotControl:
     def _tree_solve_forward_derivatives(self: Robot) -> tuple:
         """(kernel, dest, parent, perm) of :mod:`symbody.compilation.native_tree_solve`: one
         kernel of (q, u, τ, p) giving the nonzero entries of M's lower triangle, ∂τ/∂q and
-        ∂τ/∂u (tree order) at u' = FD(q, u, τ) (:func:`.aba_derivatives.forward_derivative_terms`),
+        ∂τ/∂u (tree order) at u' = FD(q, u, τ) (:func:`.aba_derivatives.forward_derivative_terms`:
+        u' = M⁻¹ (τ - b) by the emitted tree-sparse Lᵀ D L of the same M),
         ``dest`` their places in the solve's work array."""
         from .aba_derivatives import forward_derivative_terms
         qs, us, uds, _ = self.symengine_symbols
@@ -377,7 +378,8 @@ class RobotControl:
         def build():
             damping, friction = self._joint_damping_friction()
             t = forward_derivative_terms(self.tree, qs, us, uds, self._gravity_vector(),
-                                         self.tree_inertias, self.floating_base, damping, friction)
+                                         self.tree_inertias, self.floating_base, damping, friction,
+                                         self._speed_parents())
             n = len(us)
             exprs, dest = [], []
             for k in range(n):
