@@ -9,7 +9,8 @@ variant, compile once; a second run over the same cache measures calls only):
 ``pin.computeRNEADerivatives`` and ``pin.computeABADerivatives`` at ``--states`` random
 states (the largest relative error of any block, |a - b|_max / max(1, |b|_max), the URDF
 damping and friction added to Pinocchio's), the wall time to form and compile symbody's
-functions (cold unless the cache had them), and the CPU time of one call from Python
+functions (cold unless the cache had them; the inverse derivatives, then what the forward
+derivatives add), and the CPU time of one call from Python
 (time.process_time, median of 5 repeats of ~5 ms, the two sides interleaved; Pinocchio's
 arguments prepared beforehand, as symbody's).  ``--part i/n`` runs the i-th of n interleaved
 shares of the files (two halves in two sessions: ``--part 1/2``, ``--part 2/2``).
@@ -89,8 +90,10 @@ def one(path: str, floating: bool, states: int) -> dict:
         row["refused"] = "symbody: " + str(exc).replace(str(path), "the file")
         return row
     t0 = time.perf_counter()      # wall clock: the C compiler runs in a child process
-    ID, FD = robot.inverse_dynamics_derivatives, robot.forward_dynamics_derivatives
-    row["build"] = time.perf_counter() - t0
+    ID = robot.inverse_dynamics_derivatives
+    t1 = time.perf_counter()
+    FD = robot.forward_dynamics_derivatives
+    row["build"], row["build_fd"] = t1 - t0, time.perf_counter() - t1
     err = compare_derivatives(pin, robot, pm, np.random.default_rng(0), states=states)
     row["error"] = max(err.values())
     pd = pm.createData()
@@ -111,7 +114,7 @@ def one(path: str, floating: bool, states: int) -> dict:
 
 
 def table(rows: list[dict], root: Path) -> str:
-    head = ("| robot | base | dof | build (s) | max rel. error | ID derivs µs | "
+    head = ("| robot | base | dof | build ID + FD (s) | max rel. error | ID derivs µs | "
             "computeRNEADerivatives µs | ratio | FD derivs µs | computeABADerivatives µs | "
             "ratio |")
     lines = [head, "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]
@@ -125,7 +128,8 @@ def table(rows: list[dict], root: Path) -> str:
         worst = max(worst, r["error"])
         (a1, b1), (a2, b2) = r["rnea"], r["aba"]
         ratios.append(a2 / b2)
-        lines.append(f"| {name} | {base} | {r['dof']} | {r['build']:.1f} | {r['error']:.0e} | "
+        build = f"{r['build']:.1f}" + (f" + {r['build_fd']:.1f}" if "build_fd" in r else "")
+        lines.append(f"| {name} | {base} | {r['dof']} | {build} | {r['error']:.0e} | "
                      f"{a1:.1f} | {b1:.1f} | {a1 / b1:.2f} | {a2:.1f} | {b2:.1f} | "
                      f"{a2 / b2:.2f} |")
     text = "\n".join(lines) + f"\n\nLargest relative error over the table: {worst:.1e}\n"

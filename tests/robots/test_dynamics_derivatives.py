@@ -111,3 +111,34 @@ def test_out_arrays():
     res = np.empty((3, 6, 6))
     assert K.into(q, u, tau, out=res) is res
     np.testing.assert_array_equal(res, K(q, u, tau))
+
+
+def test_tree_sparse_solve_path(monkeypatch):
+    # above EMITTED_MAX_SPEEDS: one kernel of dtau/dx and M, then M = L^T D L solved along the
+    # parent array in the same compiled call; here forced on Solo12's free-flyer (a chain of
+    # six above four branches) against Pinocchio, a batch, out= and bad input
+    from symbody.robots import control
+    monkeypatch.setattr(control, "EMITTED_MAX_SPEEDS", 0)
+    path = ROBOTS / CASES[3][0]
+    robot = sb.load_urdf(path, floating_base=True)
+    fd = robot.forward_dynamics_derivatives
+    assert fd.emitted is None and fd.tree_solve is not None
+    assert fd.tree_solve[2][:8] == [-1, 0, 1, 2, 3, 4, 5, 6]
+    pm = pinocchio_model(pin, path, True)
+    err = compare_derivatives(pin, robot, pm, np.random.default_rng(8), states=2)
+    assert max(err.values()) < 1e-9, err
+    rng = np.random.default_rng(9)
+    o, N = len(robot.speeds), robot.nq
+    Q = np.array([robot.from_pinocchio(*random_state(pin, pm, rng))[:N] for _ in range(2)])
+    U, T = rng.standard_normal((2, 2, o))
+    batch = fd(Q, U, T[0])
+    out = np.empty((3, o, o))
+    views = fd(Q[1], U[1], T[0], out=out)
+    assert all(np.shares_memory(v, out) for v in views)
+    for a, b, c in zip(batch, fd(list(Q[1]), list(U[1]), list(T[0])), views):
+        np.testing.assert_array_equal(a[1], b)
+        np.testing.assert_array_equal(b, c)
+    with pytest.raises(InputError, match="tau must have 18 values"):
+        fd(Q[0], U[0], np.zeros(5))
+    with pytest.raises(InputError, match="out must be"):
+        fd(Q[0], U[0], T[0], out=np.empty((3, o)))

@@ -33,11 +33,13 @@ _ALL: weakref.WeakSet = weakref.WeakSet()
 class PythonExtension:
     """The extension module ``name`` (``PyInit_<name>`` in ``source``), built and loaded once
     per process by :meth:`module`; ``cache_tag`` names its kind in the kernel cache's key.
-    ``numpy``: it includes NumPy's C API headers (their version joins the key)."""
+    ``numpy``: it includes NumPy's C API headers (their version joins the key); ``opt``: the
+    compiler's optimization flags (loops that should vectorize: ``-O3``)."""
 
-    def __init__(self, name: str, source: str, cache_tag: str, numpy: bool = False) -> None:
+    def __init__(self, name: str, source: str, cache_tag: str, numpy: bool = False,
+                 opt: str = "-O1") -> None:
         self.name, self.source, self.cache_tag = name, source, cache_tag
-        self.numpy = numpy
+        self.numpy, self.opt = numpy, opt
         self._lock = threading.Lock()
         self._tried: list = []           # [module or None] once tried in this process
         _ALL.add(self)
@@ -51,7 +53,7 @@ class PythonExtension:
             src = Path(tmp, f"{self.name}.c")
             src.write_text(self.source)
             lib = Path(tmp, f"{self.name}.so")
-            r = subprocess.run([*cc.split(), "-shared", "-fPIC", "-O1", "-w", *includes,
+            r = subprocess.run([*cc.split(), "-shared", "-fPIC", *self.opt.split(), "-w", *includes,
                                 str(src), "-o", str(lib)], capture_output=True, text=True)
             if r.returncode != 0:
                 raise RuntimeError(f"building {self.name} failed: {r.stderr[:2000]}")
@@ -71,7 +73,8 @@ class PythonExtension:
                 if self.numpy:
                     import numpy
                     extra.append(f"numpy {numpy.__version__}")
-                key = kernel_cache.cache_key(self.cache_tag, str(cc), sys.version,
+                tag = self.cache_tag if self.opt == "-O1" else f"{self.cache_tag} {self.opt}"
+                key = kernel_cache.cache_key(tag, str(cc), sys.version,
                                              str(sysconfig.get_config_var("SOABI")), digest, *extra)
                 try:
                     path = kernel_cache.verified_library(key)

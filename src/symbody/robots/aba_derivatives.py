@@ -27,7 +27,7 @@ from .rnea_derivatives import rnea_derivatives
 from .spatial import SYMENGINE
 from .tree import KinematicTree
 
-__all__ = ["AbaDerivatives", "aba_derivatives"]
+__all__ = ["AbaDerivatives", "ForwardDerivativeTerms", "aba_derivatives", "forward_derivative_terms"]
 
 
 @dataclass
@@ -66,6 +66,87 @@ def _minus_product(A: list, D: list) -> list:
             for i in range(o)]
 
 
+@dataclass
+class ForwardDerivativeTerms:
+    """The right-hand sides of the implicit-function identity, in tree order: ``udot`` (o,
+    u' by the articulated-body recursion, boxed), ``dtau_dq``, ``dtau_du`` (o x o, ∂τ/∂x at
+    that u', the joints' damping included in ∂τ/∂u), ``mass`` (o x o, M(q)), and ``body``
+    (the recursion, for M⁻¹'s unit responses)."""
+
+    udot: list
+    dtau_dq: list
+    dtau_du: list
+    mass: list
+    body: ArticulatedBody | None
+
+
+def _tree_solve(M: list, rhs: list, parent: list) -> list:
+    """M⁻¹ rhs as expressions, by the tree-sparse M = Lᵀ D L along ``parent`` (λ(i) < i,
+    -1 at the root; Featherstone's LTDL): O(n d²) operations for a tree of depth d."""
+    box, n = SYMENGINE.box, len(rhs)
+    H = {}
+    for k in range(n):
+        j = k
+        while j >= 0:
+            H[k, j] = M[k][j]
+            j = parent[j]
+    for k in range(n - 1, -1, -1):
+        inv = box(1 / H[k, k])
+        i = parent[k]
+        while i >= 0:
+            a = box(H[k, i] * inv)
+            j = i
+            while j >= 0:
+                H[i, j] = box(H[i, j] - a * H[k, j])
+                j = parent[j]
+            H[k, i] = a
+            i = parent[i]
+    y = list(rhs)
+    for i in range(n - 1, -1, -1):
+        y[i] = box(y[i])
+        j = parent[i]
+        while j >= 0:
+            y[j] = y[j] - H[i, j] * y[i]
+            j = parent[j]
+    x = [box(y[i] / H[i, i]) for i in range(n)]
+    for i in range(n):
+        j = parent[i]
+        while j >= 0:
+            x[i] = x[i] - H[i, j] * x[j]
+            j = parent[j]
+        x[i] = box(x[i])
+    return x
+
+
+def forward_derivative_terms(tree: KinematicTree, q: list, u: list, tau: list, gravity: tuple,
+                             inertias: list, floating: bool, damping: dict | None = None,
+                             friction: dict | None = None,
+                             parent: list | None = None) -> ForwardDerivativeTerms:
+    """u' = FD(q, u, τ) and ∂τ/∂q, ∂τ/∂u, M at it (arguments as :func:`aba_derivatives`),
+    O(n d) expressions: what the products -M⁻¹ ∂τ/∂x are made of.  ``parent``: each speed's
+    parent speed (one-speed joints): u' then solves M u' = τ - b(q, u) by the tree-sparse
+    Lᵀ D L of the M the RNEA derivatives form anyway (no articulated-body recursion; ``body``
+    None), else u' by the articulated-body recursion."""
+    damping, friction = damping or {}, friction or {}
+    Q = list(tau)
+    for k, d in damping.items():
+        Q[k] = Q[k] - num(d) * u[k]
+    for k, f in friction.items():
+        Q[k] = Q[k] - num(f) * se.sign(u[k])
+    if parent is not None:
+        zero = rnea_derivatives(tree, q, u, [ZERO] * len(u), gravity, inertias, floating)
+        body = None
+        udot = _tree_solve(zero.mass, [Q[k] - zero.tau[k] for k in range(len(u))], parent)
+    else:
+        body = ArticulatedBody(tree, q, u, gravity, inertias, floating)
+        udot = [SYMENGINE.box(x) for x in body.accelerations(Q)]
+    d = rnea_derivatives(tree, q, u, udot, gravity, inertias, floating)
+    du = [list(row) for row in d.dtau_du]
+    for k, c in damping.items():
+        du[k][k] = du[k][k] + num(c)
+    return ForwardDerivativeTerms(udot, d.dtau_dq, du, d.mass, body)
+
+
 def aba_derivatives(tree: KinematicTree, q: list, u: list, tau: list, gravity: tuple,
                     inertias: list, floating: bool, damping: dict | None = None,
                     friction: dict | None = None) -> AbaDerivatives:
@@ -76,20 +157,10 @@ def aba_derivatives(tree: KinematicTree, q: list, u: list, tau: list, gravity: t
     :func:`.rnea_derivatives.rnea_derivatives`; ``damping``, ``friction``: {tree speed index:
     coefficient} of the joints' D u and F sign(u), which the generalized forces lose
     (Q = τ - D u - F sign(u), so ∂u'/∂u gains -M⁻¹ D).  The products are O(n³) written out:
-    for small trees (``robot.forward_dynamics_derivatives`` takes it up to 18 speeds).
+    for small trees (``robot.forward_dynamics_derivatives`` takes it up to 18 speeds; above,
+    :func:`forward_derivative_terms` and the tree-sparse solve of :mod:`.dynamics_derivatives`).
     """
-    damping, friction = damping or {}, friction or {}
-    o = len(u)
-    Q = list(tau)
-    for k, d in damping.items():
-        Q[k] = Q[k] - num(d) * u[k]
-    for k, f in friction.items():
-        Q[k] = Q[k] - num(f) * se.sign(u[k])
-    body = ArticulatedBody(tree, q, u, gravity, inertias, floating)
-    udot = [SYMENGINE.box(x) for x in body.accelerations(Q)]
-    d = rnea_derivatives(tree, q, u, udot, gravity, inertias, floating)
-    du = [list(row) for row in d.dtau_du]
-    for k, c in damping.items():
-        du[k][k] = du[k][k] + num(c)
-    Minv = _inverse_mass(body, o)
-    return AbaDerivatives(udot, _minus_product(Minv, d.dtau_dq), _minus_product(Minv, du), Minv)
+    t = forward_derivative_terms(tree, q, u, tau, gravity, inertias, floating, damping, friction)
+    Minv = _inverse_mass(t.body, len(u))
+    return AbaDerivatives(t.udot, _minus_product(Minv, t.dtau_dq), _minus_product(Minv, t.dtau_du),
+                          Minv)

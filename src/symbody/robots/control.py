@@ -34,9 +34,9 @@ if TYPE_CHECKING:
 __all__ = ["RobotControl", "FRAME_QUANTITIES", "EMITTED_MAX_SPEEDS"]
 
 #: up to this many speeds the forward-dynamics derivatives are one emitted kernel; above,
-#: the composition of :mod:`.dynamics_derivatives` (the written-out products -M⁻¹ ∂τ/∂x grow
-#: as o³: on Talos, 50 speeds, they compiled for 5 min and ran 8.6x computeABADerivatives;
-#: at 19-23 speeds the compilation took over 150 s on a loaded machine)
+#: the kernel stops at ∂τ/∂x and M and the tree-sparse solve does M⁻¹ (the written-out
+#: products -M⁻¹ ∂τ/∂x grow as o³: on Talos, 50 speeds, they compiled for 5 min and ran 8.6x
+#: computeABADerivatives; at 19-23 speeds the compilation took over 150 s on a loaded machine)
 EMITTED_MAX_SPEEDS = 18
 
 #: what ``frame_function`` gives: its arguments and output shape
@@ -326,8 +326,11 @@ class RobotControl:
         ((k, o, o) for k states): the derivatives of u' = M⁻¹ (τ - b(q, u)), the inverse of
         ``inverse_dynamics`` (every speed free; Pinocchio's ``computeABADerivatives``): one
         emitted kernel of (q, u, τ) for trees of one-speed joints and up to
-        ``EMITTED_MAX_SPEEDS`` speeds (:mod:`.aba_derivatives`),
-        else from ``inverse_dynamics_derivatives`` at that u' (:mod:`.dynamics_derivatives`);
+        ``EMITTED_MAX_SPEEDS`` speeds (:mod:`.aba_derivatives`), above that one kernel of
+        ∂τ/∂q, ∂τ/∂u and M at u' followed, in the same compiled call, by the tree-sparse
+        Lᵀ D L solve (:mod:`symbody.compilation.native_tree_solve`), else (joints of several
+        speeds inside the tree) from ``inverse_dynamics_derivatives`` at that u'
+        (:mod:`.dynamics_derivatives`);
         columns along q as in ``inverse_dynamics_derivatives``.  ``out=``: a (3, o, o) float
         array the three blocks are written into (one state, the emitted kernel)."""
         us = self.symengine_symbols[1]
@@ -336,10 +339,82 @@ class RobotControl:
             b = self._joint_forces(self._newton_euler(True, False).tau, us)
             return [*self._mass_rows(), *b], (len(us) * (len(us) + 1),)
 
-        mass_bias = self._function(("mass_bias",), ("q", "u", "p"), build)
-        emitted = None if self.tree_layout.multi_dof or len(us) > EMITTED_MAX_SPEEDS \
-            else self._emitted_forward_derivatives()
-        return ForwardDynamicsDerivatives(mass_bias, self.inverse_dynamics_derivatives, emitted)
+        def mass_bias() -> RobotFunction:
+            return self._function(("mass_bias",), ("q", "u", "p"), build)
+
+        def inverse_derivatives() -> RobotFunction:
+            return self.inverse_dynamics_derivatives
+
+        emitted = tree_solve = None
+        if not self.tree_layout.multi_dof:
+            if len(us) > EMITTED_MAX_SPEEDS:
+                tree_solve = self._tree_solve_forward_derivatives()
+            else:
+                emitted = self._emitted_forward_derivatives()
+        return ForwardDynamicsDerivatives(mass_bias, inverse_derivatives, emitted, tree_solve,
+                                          size=len(us))
+
+    def _joint_damping_friction(self: Robot) -> tuple[dict, dict]:
+        """{tree speed index: coefficient} of the URDF damping and friction (joint_dynamics)."""
+        damping, friction = {}, {}
+        if self.joint_dynamics:
+            for i, b in enumerate(self.tree.moving):
+                sl = self.tree_layout.u_slices[i + 1]
+                for k in range(sl.start, sl.stop):
+                    if b.joint.damping:
+                        damping[k] = b.joint.damping
+                    if b.joint.friction:
+                        friction[k] = b.joint.friction
+        return damping, friction
+
+    def _speed_parents(self: Robot) -> list:
+        """λ(k) of each speed in tree order (one-speed joints): the speed of the parent
+        body's joint, -1 at the root (a free-flyer's six a chain, above everything)."""
+        lay, bodies = self.tree_layout, self.tree.bodies
+        parent = list(range(-1, 5)) if self.floating_base else []
+        last = [5 if self.floating_base else -1] + [0] * (len(bodies) - 1)
+        for i in range(1, len(bodies)):
+            sl = lay.u_slices[i]
+            parent.append(last[bodies[i].parent])
+            last[i] = sl.stop - 1
+        return parent
+
+    def _tree_solve_forward_derivatives(self: Robot) -> tuple:
+        """(kernel, dest, parent, perm) of :mod:`symbody.compilation.native_tree_solve`: one
+        kernel of (q, u, τ, p) giving the nonzero entries of M's lower triangle, ∂τ/∂q and
+        ∂τ/∂u (tree order) at u' = FD(q, u, τ) (:func:`.aba_derivatives.forward_derivative_terms`:
+        u' = M⁻¹ (τ - b) by the emitted tree-sparse Lᵀ D L of the same M),
+        ``dest`` their places in the solve's work array."""
+        from .aba_derivatives import forward_derivative_terms
+        qs, us, uds, _ = self.symengine_symbols
+        structure: dict = {}
+
+        def build():
+            damping, friction = self._joint_damping_friction()
+            t = forward_derivative_terms(self.tree, qs, us, uds, self._gravity_vector(),
+                                         self.tree_inertias, self.floating_base, damping, friction,
+                                         self._speed_parents())
+            n = len(us)
+            exprs, dest = [], []
+            for k in range(n):
+                for c in range(k + 1):
+                    if t.mass[k][c] != 0:
+                        exprs.append(t.mass[k][c])
+                        dest.append(k * n + c)
+            for block, A in enumerate((t.dtau_dq, t.dtau_du)):
+                for k in range(n):
+                    for c in range(n):
+                        if A[k][c] != 0:
+                            exprs.append(A[k][c])
+                            dest.append(n * n + 3 * n * k + block * n + c)
+            structure["dest"] = dest
+            return exprs, (len(exprs),)
+
+        kernel = self._function(("forward_dynamics_terms",), ("q", "u", "u_dot", "p"), build,
+                                always_c=True)
+        if structure:
+            kernel.tree_solve_dest = structure["dest"]
+        return kernel, kernel.tree_solve_dest, self._speed_parents(), list(self.speed_permutation)
 
     def _emitted_forward_derivatives(self: Robot) -> RobotFunction:
         """(∂u'/∂q, ∂u'/∂u, M⁻¹) as one kernel of (q, u, τ, p) (:mod:`.aba_derivatives`),
@@ -349,15 +424,7 @@ class RobotControl:
         perm = self.speed_permutation
 
         def build():
-            damping, friction = {}, {}
-            if self.joint_dynamics:
-                for i, b in enumerate(self.tree.moving):
-                    sl = self.tree_layout.u_slices[i + 1]
-                    for k in range(sl.start, sl.stop):
-                        if b.joint.damping:
-                            damping[k] = b.joint.damping
-                        if b.joint.friction:
-                            friction[k] = b.joint.friction
+            damping, friction = self._joint_damping_friction()
             d = aba_derivatives(self.tree, qs, us, uds, self._gravity_vector(), self.tree_inertias,
                                 self.floating_base, damping, friction)
             exprs = [A[a][b] for A in (d.dudot_dq, d.dudot_du, d.inverse_mass)

@@ -14,13 +14,19 @@ the coordinates' tangents (``robot.tangent_map``), rows and other columns ``robo
 For trees of one-speed joints (every robot but those with a planar joint or a floating
 joint inside the tree) of up to 18 speeds all of it is one emitted kernel (:mod:`.aba_derivatives`: u' by the
 articulated-body recursion, M⁻¹ by its unit responses, the products written out), called
-with one state through buffers of the calling thread's own; the composition above (LAPACK
-between two kernels) remains for the others.
+with one state through buffers of the calling thread's own.  Above 18 speeds the products
+written out grow as n³, so the emitted kernel stops at u', ∂τ/∂q, ∂τ/∂u and M
+(:func:`.aba_derivatives.forward_derivative_terms`) and the same compiled call goes on with
+the tree-sparse factorization M = Lᵀ D L and its solve
+(:mod:`symbody.compilation.native_tree_solve`, O(n² d) for a tree of depth d).  The
+composition above (LAPACK between two kernels) remains for the others and where there is no
+C compiler.
 """
 
 from __future__ import annotations
 
 import threading
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -69,11 +75,18 @@ class ForwardDynamicsDerivatives:
     three blocks its views).
     """
 
-    def __init__(self, mass_bias: RobotFunction, inverse_derivatives: RobotFunction,
-                 emitted: RobotFunction | None = None) -> None:
-        self.mass_bias, self.inverse_derivatives = mass_bias, inverse_derivatives
+    def __init__(self, mass_bias: RobotFunction | Callable[[], RobotFunction],
+                 inverse_derivatives: RobotFunction | Callable[[], RobotFunction],
+                 emitted: RobotFunction | None = None, tree_solve: tuple | None = None,
+                 size: int | None = None) -> None:
+        # mass_bias and inverse_derivatives may be given as makers, compiled at their first
+        # use (the composition; accelerations): the compiled paths do not need them
+        self._made = {"mass_bias": mass_bias, "inverse_derivatives": inverse_derivatives}
         self.emitted = emitted
-        self.size = inverse_derivatives.shape[-1]
+        #: (kernel, dest, parent, perm) of the tree-sparse path (:meth:`_make_solve_entry`)
+        self.tree_solve = tree_solve if emitted is None else None
+        self._solve_entry: Any = None
+        self.size = self.inverse_derivatives.shape[-1] if size is None else size
         self.name = "forward_dynamics_derivatives"
         self._local = threading.local()
         self._entry: Any = None     # the compiled one-state entry, made on the first call
@@ -83,11 +96,28 @@ class ForwardDynamicsDerivatives:
             self._into = emitted.kernel.into
             self._c_kernel = emitted.kernel.backend == "c"     # takes any buffer's address
 
+    def _made_function(self, name: str) -> RobotFunction:
+        f = self._made[name]
+        if not isinstance(f, RobotFunction):
+            f = self._made[name] = f()
+        return f
+
+    @property
+    def mass_bias(self) -> RobotFunction:
+        """M(q) (o x o, flat) and b(q, u) (o) in one function of (q, u, p)."""
+        return self._made_function("mass_bias")
+
+    @property
+    def inverse_derivatives(self) -> RobotFunction:
+        """``robot.inverse_dynamics_derivatives``."""
+        return self._made_function("inverse_derivatives")
+
     def __reduce__(self):
         """Pickled as its functions (:class:`~.functions.RobotFunction` pickles its kernel);
-        the buffers and the compiled entry are made again."""
+        the buffers and the compiled entries are made again.  Functions not yet compiled
+        are compiled first (the composition's kernels of a big robot: minutes, once)."""
         return ForwardDynamicsDerivatives, (self.mass_bias, self.inverse_derivatives,
-                                            self.emitted)
+                                            self.emitted, self.tree_solve, self.size)
 
     def _tau(self, tau: Any) -> np.ndarray:
         t = np.asarray(tau, dtype=float)
@@ -177,10 +207,62 @@ class ForwardDynamicsDerivatives:
         self._entry = entry = entry or False
         return entry
 
+    def _make_solve_entry(self) -> Any:
+        """The compiled call of the tree-sparse path (:mod:`symbody.compilation.native_tree_solve`):
+        the kernel of u', ∂τ/∂q, ∂τ/∂u and M, then M = Lᵀ D L and M⁻¹ [∂τ/∂q, ∂τ/∂u, 1];
+        False without a C compiler (the composition then)."""
+        from ..compilation.native_tree_solve import tree_solve_entry
+        kernel, dest, parent, perm = self.tree_solve
+        o = self.size
+        nq = kernel.kernel.nargs - 2 * o - len(kernel.constants)
+
+        def careful(q: Any, u: Any, tau: Any) -> np.ndarray:
+            args = []
+            for name, v, n in (("q", q, nq), ("u", u, o), ("tau", tau, o)):
+                a = np.ascontiguousarray(v, dtype=float)
+                if a.ndim not in (1, 2) or a.shape[-1] != n:
+                    raise InputError(f"{self.name}: {name} must have {n} values (or shape (k, "
+                                     f"{n}) for k states), got shape {a.shape}")
+                args.append(a)
+            lead = {a.shape[0] for a in args if a.ndim == 2}
+            if len(lead) > 1:
+                raise InputError(f"{self.name}: the batched arguments have different numbers "
+                                 f"of states: {sorted(lead)}")
+            if not lead:
+                return entry(*args)
+            k = lead.pop()
+            rows = [np.ascontiguousarray(np.broadcast_to(a, (k, a.shape[-1]))) for a in args]
+            return np.stack([entry(*(r[i] for r in rows)) for i in range(k)])
+
+        entry = tree_solve_entry(kernel.kernel, (nq, o, o), kernel.constants, dest, parent, perm,
+                                 careful, InputError)
+        self._solve_entry = entry = entry or False
+        return entry
+
     def __call__(self, q: Any, u: Any, tau: Any,
                  out: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """``out``: a (3, o, o) float64 array to write the three blocks into (one state;
-        the emitted kernel only), returned as views of it."""
+        not the composition), returned as views of it."""
+        if self.tree_solve is not None:
+            entry = self._solve_entry
+            if entry is None:
+                entry = self._make_solve_entry()
+            if entry:
+                D = entry(q, u, tau)
+                if out is not None:
+                    o = self.size
+                    if (type(out) is not np.ndarray or out.shape != (3, o, o)
+                            or out.dtype != np.float64 or not out.flags.writeable):
+                        raise InputError(f"{self.name}: out must be a writable float64 array "
+                                         f"of shape (3, {o}, {o}), got "
+                                         f"{getattr(out, 'shape', out)!r}")
+                    if D.shape != out.shape:
+                        raise InputError(f"{self.name}: out= takes one state")
+                    out[...] = D
+                    D = out
+                if D.ndim == 3:
+                    return D[0], D[1], D[2]
+                return D[:, 0], D[:, 1], D[:, 2]
         if self.emitted is not None:
             if out is None:
                 entry = self._entry
@@ -200,8 +282,8 @@ class ForwardDynamicsDerivatives:
             D = self.emitted(q, u, self._tau(tau))
             return D[..., 0, :, :], D[..., 1, :, :], D[..., 2, :, :]
         if out is not None:
-            raise InputError(f"{self.name}: out= needs the emitted kernel (trees of "
-                             "one-speed joints, up to 18 speeds)")
+            raise InputError(f"{self.name}: out= needs a compiled kernel of trees of "
+                             "one-speed joints")
         out = self._one(q, u, tau)
         if out is not None:
             return out
