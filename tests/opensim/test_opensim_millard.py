@@ -15,7 +15,6 @@ import numpy as np
 import pytest
 
 from symbody.opensim import OpenSimImportWarning, load_opensim
-from symbody.opensim.forces.millard import symengine_extra_states
 from symbody.opensim.muscle_states import extra_from_opensim, extra_to_opensim, opensim_state_names
 from systems.opensim_oracle import opensim_installed
 
@@ -102,21 +101,10 @@ def _check(model, rigid: bool, states: list, answers: list) -> None:
 
 @needs_opensim
 def test_millard_agrees_with_opensim(tmp_path):
-    """Rigid tendons always; the compliant ones where the equations take symengine
-    extra-state derivatives (one OpenSim process for both)."""
+    """Rigid and compliant tendons (one OpenSim process for both)."""
     from systems.opensim_millard_worker import ask
     rng = np.random.default_rng(7)
-    cases = [_case(tmp_path, True, rng)]
-    if symengine_extra_states():
-        cases.append(_case(tmp_path, False, rng))
+    cases = [_case(tmp_path, True, rng), _case(tmp_path, False, rng)]
     answers = ask(None, [qy for case in cases for qy in case[2]])
     for i, (model, rigid, _, states) in enumerate(cases):
         _check(model, rigid, states, answers[3 * i:3 * i + 3])
-
-
-@pytest.mark.skipif(symengine_extra_states(), reason="the compliant tendon is built")
-def test_compliant_millard_is_left_out_by_name():
-    with pytest.warns(OpenSimImportWarning, match="compliant tendon"):
-        model = load_opensim(DATA / "gait10dof18musc.osim")
-    assert len(model.muscle_names) == 18
-    assert sum("compliant tendon" in x.reason for x in model.left_out) == 18

@@ -24,9 +24,9 @@ F_T = 0 (rigid) or l_M' = 0 (compliant) while the fiber is at l_min and shorteni
 clamped fiber state).  The curves are adjusted as OpenSim adjusts them
 (:func:`millard_curves_of`).  The excitation e is an input (``e_<name>``), the activation a a
 state (``a_<name>``), Q = -F_T J_Lᵀ.  The compliant tendon's derivative is a symengine program
-of shared subexpressions (bisection and Newton steps) that only the equations' symengine path
-of extra-state derivatives keeps small (:func:`symengine_extra_states`); without it such a
-muscle keeps its path (lengths, moment arms) and is named in ``model.left_out``.
+of shared subexpressions (bisection and Newton steps), kept small by the equations' symengine
+path of extra-state derivatives.  A muscle whose path wraps keeps its path only (named in
+``model.left_out``).
 """
 
 from __future__ import annotations
@@ -42,7 +42,7 @@ from . import register_force
 from .base import ForceContext, ForceContribution
 from .bezier_curves import BezierCurve, solve_combination
 from .millard_curves import curve_from_element, curve_parameters, force_velocity_inverse_curve
-from .muscles import MuscleRecord, path_of
+from .muscles import MuscleRecord, path_of, wrapped_path_only
 
 __all__ = ["millard_muscle", "MillardRecord", "millard_curves_of"]
 
@@ -106,13 +106,6 @@ def fv_inverse_of(element):
         raise element.error(f"{element.tag} {element.name!r}: {exc}") from None
 
 
-def symengine_extra_states() -> bool:
-    """Whether the equations take extra-state derivatives in symengine (needed by the
-    compliant tendon, whose fiber velocity is a program of shared subexpressions)."""
-    from ...formulation.eom import SymengineDynamics
-    return "extra" in getattr(SymengineDynamics, "__slots__", ())
-
-
 def _clamp_below(x, lo: float):
     return se.Piecewise((se.RealDouble(lo), se.Lt(x, se.RealDouble(lo))), (x, se.true))
 
@@ -122,17 +115,9 @@ def millard_muscle(element, ctx: ForceContext) -> ForceContribution:
     """The muscle's tendon force on its path, its activation state and excitation input."""
     path = path_of(element, ctx)
     compliant = not element.flag("ignore_tendon_compliance", False)
-    if compliant and not symengine_extra_states():
-        return ForceContribution(
-            record=MuscleRecord(element.tag, path),
-            left_out="its compliant tendon (state fiber_length) needs extra-state derivatives "
-                     "kept in symengine, which this version's equations do not take: its path "
-                     "only (lengths and moment arms), no force")
-    if path.wraps:
-        return ForceContribution(
-            record=MuscleRecord(element.tag, path),
-            left_out=f"its force over the wrap object {path.wraps[0]!r} is not built: its path "
-                     "only (lengths and moment arms), no force")
+    wrapped = wrapped_path_only(element, path)
+    if wrapped is not None:
+        return wrapped
     par = _parameters(element, compliant)
     name = _ident(element.name)
     R = se.RealDouble
