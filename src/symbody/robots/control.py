@@ -325,14 +325,15 @@ class RobotControl:
         """``du'_dq, du'_du, du'_dtau = forward_dynamics_derivatives(q, u, tau)``, each (o, o)
         ((k, o, o) for k states): the derivatives of u' = M⁻¹ (τ - b(q, u)), the inverse of
         ``inverse_dynamics`` (every speed free; Pinocchio's ``computeABADerivatives``): one
-        emitted kernel of (q, u, τ) for trees of one-speed joints and up to
-        ``EMITTED_MAX_SPEEDS`` speeds (:mod:`.aba_derivatives`), above that one kernel of
+        emitted kernel of (q, u, τ) for fixed-base trees of one-speed joints and up to
+        ``EMITTED_MAX_SPEEDS`` speeds (:mod:`.aba_derivatives`), above that and for a
+        free-flyer one kernel of
         ∂τ/∂q, ∂τ/∂u and M at u' followed, in the same compiled call, by the tree-sparse
         Lᵀ D L solve (:mod:`symbody.compilation.native_tree_solve`), else (joints of several
         speeds inside the tree) from ``inverse_dynamics_derivatives`` at that u'
         (:mod:`.dynamics_derivatives`);
         columns along q as in ``inverse_dynamics_derivatives``.  ``out=``: a (3, o, o) float
-        array the three blocks are written into (one state, the emitted kernel)."""
+        array the three blocks are written into (one state, the compiled paths)."""
         us = self.symengine_symbols[1]
 
         def build():
@@ -347,7 +348,9 @@ class RobotControl:
 
         emitted = tree_solve = None
         if not self.tree_layout.multi_dof:
-            if len(us) > EMITTED_MAX_SPEEDS:
+            # a free-flyer's: the tree-sparse solve is faster (Solo12 and go1 free 0.71-0.73x
+            # computeABADerivatives against the emitted kernel's 0.98-1.00x) and compiles faster
+            if len(us) > EMITTED_MAX_SPEEDS or self.floating_base:
                 tree_solve = self._tree_solve_forward_derivatives()
             else:
                 emitted = self._emitted_forward_derivatives()
