@@ -14,6 +14,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from symbody.errors import InputError
 from symbody.opensim import OpenSimImportWarning, load_opensim
 from symbody.opensim.muscle_states import extra_from_opensim, extra_to_opensim, opensim_state_names
 from systems.opensim_oracle import opensim_installed
@@ -85,6 +86,11 @@ def _check(model, rigid: bool, states: list, answers: list) -> None:
         adot = np.array([ans["adot"][m] for m in names])
         ours = xdot[2 * n:].reshape(k, per)
         assert np.abs(xdot[n:2 * n] - udot).max() <= 1e-9 * np.abs(udot).max()
+        # dynamic_terms takes the muscle states: M u' + g_d = 0 at the same state
+        M, g_d = model.dynamic_terms(q, u, e, x_e=xe)
+        assert np.abs(M @ xdot[n:2 * n] + g_d).max() <= 1e-9 * np.abs(g_d).max()
+        with pytest.raises(InputError, match="x_e"):
+            model.dynamic_terms(q, u, e)
         assert np.abs(ours[:, 0] - adot).max() <= 1e-9 * np.abs(adot).max()
         if not rigid:
             # OpenSim stops its Newton iteration on the fiber velocity at a force error of
