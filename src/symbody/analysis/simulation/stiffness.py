@@ -61,16 +61,21 @@ class StiffnessMonitor:
             v = np.random.default_rng(0).standard_normal(y.size)
         scale = 1.4901161193847656e-08 * max(1.0, float(np.abs(y).max()))
         rho = None
-        for _ in range(self.ITERATIONS):
-            norm = float(np.linalg.norm(v))
-            if not norm > 0.0:
-                return None
-            v = v / norm
-            w = (np.asarray(stepper.fun(t, y + scale * v), dtype=float) - f) / scale
-            if not np.isfinite(w).all():
-                return None
-            rho = float(np.linalg.norm(w))
-            v = w
+        # a trial state may overflow the model, or |w|² overflow: that estimate is dropped
+        # (None), not warned about
+        with np.errstate(over="ignore", invalid="ignore"):
+            for _ in range(self.ITERATIONS):
+                norm = float(np.linalg.norm(v))
+                if not 0.0 < norm < np.inf:
+                    return None
+                v = v / norm
+                w = (np.asarray(stepper.fun(t, y + scale * v), dtype=float) - f) / scale
+                if not np.isfinite(w).all():
+                    return None
+                rho = float(np.linalg.norm(w))
+                if not rho < np.inf:
+                    return None
+                v = w
         self.vector = v
         return rho
 
