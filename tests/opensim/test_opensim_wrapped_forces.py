@@ -72,3 +72,38 @@ def test_wrapped_thelen_forces_agree_with_opensim(arm26_cylinder):
         for j in (0, 1):             # activations', fiber velocities
             ref = zdot[j::2]
             assert np.abs(xdot[2 * n + j::2] - ref).max() <= 1e-9 * np.abs(ref).max()
+
+
+@needs_opensim
+def test_wrapped_degroote_forces_agree_with_opensim(tmp_path):
+    """The same arm with its muscles replaced the OpenSim way (rigid-tendon
+    DeGrooteFregly2016Muscles): the fiber velocity is L' = J_L u through the wrap's tangent
+    points."""
+    source = arm26_without_ellipsoid_muscles(tmp_path / "arm26.osim")
+    path = tmp_path / "arm26_degroote.osim"
+    ask_opensim(source, [{"kind": "degroote_model", "out": str(path)}])
+    model = load_opensim(path)
+    names = list(model.muscle_names)
+    assert names == ["TRIlat", "TRImed", "BICshort", "BRA"] and not model.left_out
+    nm = model.numeric_model
+    p = nm.constants_array(model.constants)
+    n, k = len(model.coordinates), len(names)
+    elbow = model.coordinate_names.index("r_elbow_flex")
+    rng = np.random.default_rng(6)
+    queries, states = [], []
+    for flex in (0.3, 2.0):            # BRA wraps, then TRIlat and TRImed
+        q, u = model.random_coordinates(rng), rng.uniform(-2, 2, n)
+        q[elbow] = flex
+        a, e = rng.uniform(0.05, 1, k), rng.uniform(0, 1, k)
+        Q, U = model.to_opensim_state(q, u)
+        queries.append({"kind": "derivatives", "Q": Q.tolist(), "U": U.tolist(),
+                        "activations": dict(zip(names, a.tolist())),
+                        "excitations": dict(zip(names, e.tolist()))})
+        states.append((np.concatenate([q, u, a]), e))
+    answers = ask_opensim(path, queries, without_forces=False)
+    for (x, e), ans in zip(states, answers):
+        xdot = nm.rhs(0.0, x, p, e)
+        udot = np.array(ans["udot"])[list(model.simbody_index)]
+        adot = np.array([ans["adot"][m] for m in names])
+        assert np.abs(xdot[n:2 * n] - udot).max() <= 1e-9 * np.abs(udot).max()
+        assert np.abs(xdot[2 * n:] - adot).max() <= 1e-9 * np.abs(adot).max()
