@@ -5,8 +5,10 @@ Models (Thelen2003Muscle, compliant tendons, first-order activation):
 - ``gait-thelen``: gait10dof18musc (10 dof, no ground: it falls) with its 18 Millard
   muscles rewritten as Thelen2003Muscles (``tests/systems/thelen_transform.py``);
 - ``arm26-bicshort``: Arm26 with its one muscle whose path does not wrap (``BICshort``):
-  the two muscles over ellipsoids and the three over cylinders are removed on both sides
-  (symbody builds no Thelen force over a wrap object yet).
+  the two muscles over ellipsoids and the three over cylinders are removed on both sides;
+- ``arm26-cylinder``: Arm26 with every muscle whose force symbody builds: ``TRIlat``,
+  ``TRImed`` and ``BRA`` over the WrapCylinder 'TRI' and ``BICshort``; the two over
+  ellipsoids (``TRIlong``, ``BIClong``) are removed on both sides.
 
 Start: OpenSim's default state after ``equilibrateMuscles`` (activations 0.05 in the file,
 or OpenSim's default), read into symbody's order through ``from_opensim_state`` and
@@ -19,7 +21,7 @@ difference of q (rad or m) at 1 s from a tight reference (``sb.simulate`` at rto
 whose derivatives agree with OpenSim's to 1e-12: ``tests/opensim/test_opensim_thelen.py``);
 the row compares OpenSim with the loosest symbody tolerance whose error is not larger.
 
-    PYTHONPATH=src:tests python benchmarks/bench_opensim_speed.py [--repeats 5]
+    PYTHONPATH=src:tests python benchmarks/bench_opensim_speed.py [--repeats 5] [--models ...]
 """
 
 from __future__ import annotations
@@ -82,8 +84,17 @@ print(json.dumps({"start": start, "end": snapshot(end_state), "cpu": times,
 
 def arm26_bicshort(out: Path) -> Path:
     """Arm26 with BICshort its only muscle."""
+    return arm26_without(out, ("TRIlong", "TRIlat", "TRImed", "BIClong", "BRA"))
+
+
+def arm26_cylinder(out: Path) -> Path:
+    """Arm26 without its two muscles over ellipsoids."""
+    return arm26_without(out, ("TRIlong", "BIClong"))
+
+
+def arm26_without(out: Path, removed: tuple) -> Path:
     text = (DATA / "arm26.osim").read_text()
-    for name in ("TRIlong", "TRIlat", "TRImed", "BIClong", "BRA"):
+    for name in removed:
         text, k = re.subn(rf'\s*<Thelen2003Muscle name="{name}">.*?</Thelen2003Muscle>', "",
                           text, flags=re.S)
         assert k == 1, name
@@ -147,14 +158,18 @@ def one(label: str, path: Path, repeats: int) -> dict:
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--repeats", type=int, default=5)
+    ap.add_argument("--models", nargs="*", default=["arm26-bicshort", "arm26-cylinder",
+                                                    "gait-thelen"])
     args = ap.parse_args()
     from systems.thelen_transform import thelen_model
 
     with tempfile.TemporaryDirectory() as tmp:
         tmp = Path(tmp)
-        models = [("arm26-bicshort", arm26_bicshort(tmp / "arm26_bicshort.osim")),
-                  ("gait-thelen", thelen_model(DATA / "gait10dof18musc.osim",
-                                               tmp / "gait_thelen.osim"))]
+        makers = {"arm26-bicshort": lambda: arm26_bicshort(tmp / "arm26_bicshort.osim"),
+                  "arm26-cylinder": lambda: arm26_cylinder(tmp / "arm26_cylinder.osim"),
+                  "gait-thelen": lambda: thelen_model(DATA / "gait10dof18musc.osim",
+                                                      tmp / "gait_thelen.osim")}
+        models = [(label, makers[label]()) for label in args.models]
         for label, path in models:
             res = one(label, path, args.repeats)
             print(json.dumps(res))

@@ -36,6 +36,7 @@ class TreeKinematics:
         self.names, self.parents, self.transforms = names, parents, transforms
         self.speed_offsets, self.o = speed_offsets, o
         self._pose: dict = {}
+        self._relative: dict = {}
 
     def index(self, body: str) -> int:
         try:
@@ -56,6 +57,32 @@ class TreeKinematics:
             out = (matmul(Rl, jt.R), [a + b for a, b in zip(pl, matvec(Rl, jt.p))])
         self._pose[i] = out
         return out
+
+    def relative_pose(self, body: str | int, ref: str | int) -> tuple:
+        """(R_AB (3x3 nested), p_AB (3)): body B's frame in body A = ``ref``'s, composed along
+        the tree from their common ancestor C (R_AB = R_CAᵀ R_CB, p_AB = R_CAᵀ (p_CB - p_CA)):
+        only the joints between them enter (numbers when B = A)."""
+        b = self.index(body) if isinstance(body, str) else body
+        a = self.index(ref) if isinstance(ref, str) else ref
+        if (b, a) in self._relative:
+            return self._relative[(b, a)]
+        chain_a = [a] + self.path(a) + [0]
+        c = next(i for i in [b] + self.path(b) + [0] if i in chain_a)
+        (R_cb, p_cb), (R_ca, p_ca) = self._down_from(c, b), self._down_from(c, a)
+        RT = [[R_ca[j][i] for j in range(3)] for i in range(3)]
+        out = (matmul(RT, R_cb), matvec(RT, [x - y for x, y in zip(p_cb, p_ca)]))
+        self._relative[(b, a)] = out
+        return out
+
+    def _down_from(self, c: int, i: int) -> tuple:
+        """(R_CI, p_CI) of body i in its ancestor c (the joint transforms between them)."""
+        R = [[num(float(x == y)) for y in range(3)] for x in range(3)]
+        p = [ZERO] * 3
+        for j in reversed(self.path(i)[:len(self.path(i)) - len(self.path(c))]):
+            jt = self.transforms[j]
+            p = [x + y for x, y in zip(p, matvec(R, jt.p))]
+            R = matmul(R, jt.R)
+        return R, p
 
     def point(self, body: str | int, r) -> list:
         """p_GP (3) of the point at ``r`` (3 numbers or expressions, body coordinates)."""

@@ -36,7 +36,7 @@ from sympy.physics.biomechanics import (
 from . import register_force
 from .base import ForceContext, ForceContribution
 from .geometry_path import ForceNotBuilt
-from .muscles import MuscleRecord, path_of, wrapped_path_only
+from .muscles import MuscleRecord, path_of
 
 __all__ = ["degroote_muscle", "OPENSIM_ACTIVE_FL", "OPENSIM_FV"]
 
@@ -61,9 +61,6 @@ def degroote_muscle(element, ctx: ForceContext) -> ForceContribution:
     if not element.flag("ignore_tendon_compliance", False):
         raise ForceNotBuilt("a compliant tendon (ignore_tendon_compliance false) is not built")
     path = path_of(element, ctx)
-    wrapped = wrapped_path_only(element, path)
-    if wrapped is not None:
-        return wrapped
     num = element.number
     F_max = num("max_isometric_force", 1000.0)
     l_opt = num("optimal_fiber_length", 0.1)

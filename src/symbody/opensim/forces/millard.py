@@ -25,8 +25,7 @@ clamped fiber state).  The curves are adjusted as OpenSim adjusts them
 (:func:`millard_curves_of`).  The excitation e is an input (``e_<name>``), the activation a a
 state (``a_<name>``), Q = -F_T J_Lᵀ.  The compliant tendon's derivative is a symengine program
 of shared subexpressions (bisection and Newton steps), kept small by the equations' symengine
-path of extra-state derivatives.  A muscle whose path wraps keeps its path only (named in
-``model.left_out``).
+path of extra-state derivatives.
 """
 
 from __future__ import annotations
@@ -42,7 +41,7 @@ from . import register_force
 from .base import ForceContext, ForceContribution
 from .bezier_curves import BezierCurve, solve_combination
 from .millard_curves import curve_from_element, curve_parameters, force_velocity_inverse_curve
-from .muscles import MuscleRecord, path_of, wrapped_path_only
+from .muscles import MuscleRecord, path_of
 
 __all__ = ["millard_muscle", "MillardRecord", "millard_curves_of"]
 
@@ -115,9 +114,6 @@ def millard_muscle(element, ctx: ForceContext) -> ForceContribution:
     """The muscle's tendon force on its path, its activation state and excitation input."""
     path = path_of(element, ctx)
     compliant = not element.flag("ignore_tendon_compliance", False)
-    wrapped = wrapped_path_only(element, path)
-    if wrapped is not None:
-        return wrapped
     par = _parameters(element, compliant)
     name = _ident(element.name)
     R = se.RealDouble

@@ -3,9 +3,9 @@ muscle model is built, their force along it.
 
 Every ``<...Muscle>`` and ``<PathActuator>`` of the file gets its path, so that
 ``model.muscle_names``, ``model.musculotendon_lengths(q)`` and ``model.moment_arms(q)``
-cover it.  A path tension T gives the generalized forces Q = -T J_Lᵀ (L' = J_L u).  Muscle
-models whose dynamics is not built (:data:`PATH_ONLY_MUSCLES`), and built ones whose path
-wraps (:func:`wrapped_path_only`), contribute their path only, and the model names them in
+cover it.  A path tension T gives the generalized forces Q = -T J_Lᵀ (L' = J_L u), over a
+wrap object too (:mod:`.wrapped_path`).  Muscle models whose dynamics is not built
+(:data:`PATH_ONLY_MUSCLES`) contribute their path only, and the model names them in
 ``model.left_out`` and its import warning.
 """
 
@@ -17,7 +17,7 @@ from . import register_force
 from .base import ForceContext, ForceContribution
 from .geometry_path import ForceNotBuilt, GeometryPathExpressions, build_geometry_path
 
-__all__ = ["MuscleRecord", "PATH_ONLY_MUSCLES", "path_of", "wrapped_path_only", "ForceNotBuilt"]
+__all__ = ["MuscleRecord", "PATH_ONLY_MUSCLES", "path_of", "ForceNotBuilt"]
 
 #: muscle models whose path is built but whose force is not (named in model.left_out)
 PATH_ONLY_MUSCLES = ("Millard2012AccelerationMuscle", "Schutte1993Muscle_Deprecated",
@@ -44,18 +44,6 @@ def path_of(element, ctx: ForceContext) -> GeometryPathExpressions:
     if gp is None:
         raise element.error(f"{element.tag} {element.name!r} has no <GeometryPath>")
     return build_geometry_path(gp, ctx, element)
-
-
-def wrapped_path_only(element, path: GeometryPathExpressions) -> ForceContribution | None:
-    """The path-only contribution of a muscle whose path wraps (its force over a wrap object
-    is not built: the equations' formation with it takes minutes), else None."""
-    if not path.wraps:
-        return None
-    return ForceContribution(
-        record=MuscleRecord(element.tag, path),
-        left_out=f"its force over the wrap object {path.wraps[0]!r} is not built (the "
-                 "equations' formation with it takes minutes): its path only (lengths "
-                 "and moment arms), no force")
 
 
 @register_force(*PATH_ONLY_MUSCLES)

@@ -31,7 +31,7 @@ from sympy.physics.mechanics import dynamicsymbols
 from . import register_force
 from .base import ForceContext, ForceContribution
 from .geometry_path import ForceNotBuilt
-from .muscles import MuscleRecord, path_of, wrapped_path_only
+from .muscles import MuscleRecord, path_of
 
 __all__ = ["thelen_muscle", "ThelenRecord", "tendon_force_curve", "fiber_velocity_curve"]
 
@@ -100,9 +100,6 @@ def thelen_muscle(element, ctx: ForceContext) -> ForceContribution:
             raise ForceNotBuilt(f"{flag} is set, which OpenSim 4.6 refuses for a "
                                 "Thelen2003Muscle too ('flag is not currently implemented')")
     path = path_of(element, ctx)
-    wrapped = wrapped_path_only(element, path)
-    if wrapped is not None:
-        return wrapped
     num = element.number
     F_iso = num("max_isometric_force", 1000.0)
     l_opt = num("optimal_fiber_length", 0.1)

@@ -14,13 +14,19 @@ L' = J_L u with the rows of the two straight pieces, as OpenSim's path forces ac
 Piecewise on an arithmetic indicator (:func:`.vector3.choose`), so the expressions compile.
 One active wrap object per path, no conditional path points with it; anything else is left
 out naming the reason.
+
+The points enter the wrap frame through the joints between their body and the wrap object's
+only (a segment fixed in the wrap object's body is a number), and each point and segment is
+built once per model (muscles sharing points share the expressions): equal subtrees held as
+separate symengine objects make every later walk over the equations (atoms, conversion,
+compile) compare them node by node, minutes for Arm26's three muscles over 'TRI'.
 """
 
 from __future__ import annotations
 
 import symengine as se
 
-from ..mobilizers import ZERO, matmul, matvec, num, transpose
+from ..mobilizers import ZERO, matvec, num, transpose
 from .geometry_path import ForceNotBuilt, PathPoint, _Kin, _straight, wrap_objects_of
 from .vector3 import add, choose, norm, sub
 from .wrapping import WRAP_TYPES, WrapObjectSpec, read_wrap_object, wrap_line
@@ -56,16 +62,58 @@ def path_wraps(gp, ctx) -> list:
     return out
 
 
-def _wrap_frame(kin: _Kin, w: WrapObjectSpec) -> tuple:
-    """(R_GW, p_GW): the wrap object's frame in ground."""
-    Rb, pb = kin.kin.pose(w.body)
-    Rw = [[num(x) for x in row] for row in w.R]
-    return matmul(Rb, Rw), add(pb, matvec(Rb, [num(x) for x in w.p]))
+def _point_key(p: PathPoint) -> tuple:
+    return (p.body, tuple(p.location), tuple((k, tuple(v)) for k, v in p.motion))
+
+
+def _shared(kin: _Kin) -> dict:
+    """The model's cache of wrap expressions (on the force context): a point in a wrap frame
+    and a segment's wrap are built once, whichever muscle meets them again (equal subtrees
+    as separate objects make every later walk over the expressions compare them deeply)."""
+    cache = getattr(kin.ctx, "_wrap_expressions", None)
+    if cache is None:
+        cache = kin.ctx._wrap_expressions = {}  # noqa: SLF001 (as wrap_objects_of)
+    return cache
+
+
+def _in_wrap_frame(kin: _Kin, w: WrapObjectSpec, p: PathPoint) -> list:
+    """Point p in the wrap frame, r_W = R_wᵀ (R_AB r + p_AB - p_w), through the joints between
+    its body B and the wrap object's body A only (numbers when B = A)."""
+    key = ("point", w.name, _point_key(p))
+    cache = _shared(kin)
+    if key not in cache:
+        R_AB, p_AB = kin.kin.relative_pose(p.body, w.body)
+        Rw = [[num(x) for x in row] for row in w.R]
+        in_body = sub(add(matvec(R_AB, p.location), p_AB), [num(x) for x in w.p])
+        cache[key] = matvec(transpose(Rw), in_body)
+    return cache[key]
 
 
 def _to_body(w: WrapObjectSpec, r: list) -> list:
     """A point of the wrap frame in the coordinates of the wrap object's body."""
     return add(matvec([[num(x) for x in row] for row in w.R], r), [num(x) for x in w.p])
+
+
+def _segment(kin: _Kin, w: WrapObjectSpec, a: PathPoint, b: PathPoint) -> tuple:
+    """(outcome, straight length, |a r1|, |r2 b|, row change) of segment a -> b over w: the
+    row change is J_L's for a -> r1 -> r2 -> b minus a -> b (built once per model)."""
+    key = ("segment", w.name, _point_key(a), _point_key(b))
+    cache = _shared(kin)
+    if key in cache:
+        return cache[key]
+    pa, pb = _in_wrap_frame(kin, w, a), _in_wrap_frame(kin, w, b)
+    out = wrap_line(w, pa, pb)
+    straight = norm(sub(pb, pa))
+    l1 = norm(sub(out.r1, pa))
+    l2 = norm(sub(pb, out.r2))
+    t1 = PathPoint("wrap1", w.body, _to_body(w, out.r1))
+    t2 = PathPoint("wrap2", w.body, _to_body(w, out.r2))
+    row: dict = {}
+    for x, y, sign in ((a, b, -1), (a, t1, 1), (t2, b, 1)):
+        for k, v in kin.segment_row(x, y).items():
+            row[k] = row.get(k, ZERO) + sign * v
+    cache[key] = (out, straight, l1, l2, row)
+    return cache[key]
 
 
 def wrapped_length(points: list, wrap: tuple, kin: _Kin) -> tuple:
@@ -74,24 +122,14 @@ def wrapped_length(points: list, wrap: tuple, kin: _Kin) -> tuple:
     n = len(points)
     i0 = 0 if start < 1 else min(start - 1, n - 1)
     i1 = n - 1 if end < 1 else min(end - 1, n - 1)
-    RG, oG = _wrap_frame(kin, w)
-    RT = transpose(RG)
     base_L, base_row = _straight(points, kin)
-    in_w = [matvec(RT, sub(kin.ground(p.body, p.location), oG)) for p in points]
     cands = []
     for i in range(i0, i1):
-        out = wrap_line(w, in_w[i], in_w[i + 1])
-        straight = norm(sub(in_w[i + 1], in_w[i]))
-        l1 = norm(sub(out.r1, in_w[i]))
-        l2 = norm(sub(in_w[i + 1], out.r2))
+        out, straight, l1, l2, delta = _segment(kin, w, points[i], points[i + 1])
         change = l1 + out.length + l2 - straight
-        t1 = PathPoint("wrap1", w.body, _to_body(w, out.r1))
-        t2 = PathPoint("wrap2", w.body, _to_body(w, out.r2))
         row = dict(base_row)
-        for a, b, sign in ((points[i], points[i + 1], -1), (points[i], t1, 1),
-                           (t2, points[i + 1], 1)):
-            for k, v in kin.segment_row(a, b).items():
-                row[k] = row.get(k, ZERO) + sign * v
+        for k, v in delta.items():
+            row[k] = row.get(k, ZERO) + v
         cands.append((out, change, base_L - straight + l1 + out.length + l2, row))
     any_mandatory = se.Or(*[c[0].mandatory for c in cands]) if cands else se.false
     cache: dict = {}

@@ -192,10 +192,18 @@ def _cylinder(obj: WrapObjectSpec, P1, P2) -> WrapOutcome:
     ok = se.And(se.Not(inside), se.Not(se.And(out1, out2)))
     # the helix from w1 to w2
     axial = w2[2] - w1[2]
-    theta = se.atan2(w1[0] * w2[1] - w1[1] * w2[0], w1[0] * w2[0] + w1[1] * w2[1])
+    theta = _atan2(w1[0] * w2[1] - w1[1] * w2[0], w1[0] * w2[0] + w1[1] * w2[1])
     theta = where(long_wrap, F(2 * math.pi) - theta, theta)
     s = se.sqrt((F(R) * theta) ** 2 + axial ** 2)
     return WrapOutcome(se.And(ok, mandatory), se.And(ok, wrapped), w1, w2, s)
+
+
+def _atan2(y, x):
+    """atan2, a number when both arguments are (symengine keeps atan2 of doubles unevaluated:
+    a segment fixed in the wrap object's body then folds to constants)."""
+    if y.is_Number and x.is_Number:
+        return F(math.atan2(float(y), float(x)))
+    return se.atan2(y, x)
 
 
 def _slide_onto_plane(w, pn, d, z_own, z_other) -> list:
