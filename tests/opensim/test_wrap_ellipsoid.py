@@ -58,7 +58,7 @@ def test_float_program_gives_opensims_biclong_length():
     Rw, pw, dims, humerus, points = _arm26_parts()
     model = load_opensim(ARM26)
     rng = np.random.default_rng(5)
-    qs = [model.random_coordinates(rng) for _ in range(30)]
+    qs = [model.random_coordinates(rng) for _ in range(16)]
     names = list(humerus) + points
     queries = []
     for q in qs:
@@ -81,13 +81,16 @@ def test_float_program_gives_opensims_biclong_length():
             L += (np.linalg.norm(np.array(r1) - ends[0]) + s
                   + np.linalg.norm(ends[1] - np.array(r2)) - np.linalg.norm(ends[1] - ends[0]))
         worst = max(worst, abs(L - L_os) / L_os)
-    assert 5 <= wrapped <= len(qs) - 5      # both kinds of state
+    assert 3 <= wrapped <= len(qs) - 3      # both kinds of state
     assert worst < 1e-12
 
 
-def test_symbolic_program_evaluates_to_the_float_program():
-    """The same program as symengine expressions (axial method, quadrant +z) at segments
-    that wrap, near-miss and cross a quadrant."""
+def test_symbolic_program_evaluates_to_the_float_program(monkeypatch):
+    """The same program as symengine expressions (axial method, quadrant +z; loops unrolled
+    fewer times, on both sides, to keep symengine's cse short) at segments that wrap,
+    near-miss and cross a quadrant."""
+    for name, steps in (("ELLIPSE_STEPS", 12), ("TANGENT_STEPS", 8), ("DOUBLING_STEPS", 6)):
+        monkeypatch.setattr(W, name, steps)
     x = se.symbols("x0:6")
     dims = (0.035, 0.02, 0.02)
     wraps, r1, r2, s = W.ellipsoid_wrap(W.SymbolicArithmetic(), dims, 2, 1, "axial",
@@ -102,6 +105,8 @@ def test_symbolic_program_evaluates_to_the_float_program():
         w, a1, a2, sf = W.ellipsoid_wrap(o, dims, 2, 1, "axial", list(P1), list(P2))
         out = np.asarray(f(np.concatenate([P1, P2])), dtype=float).ravel()
         assert out[0] == float(w)
+        if w:
+            assert math.isnan(out[1]) == math.isnan(sf)
         if w and not math.isnan(sf):
             seen += 1
             np.testing.assert_allclose(out[1:], [sf, *a1, *a2], rtol=1e-12, atol=1e-15)

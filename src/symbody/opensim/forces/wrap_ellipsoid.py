@@ -44,6 +44,8 @@ __all__ = ["ellipsoid_wrap", "SymbolicArithmetic", "FloatArithmetic", "NEWTON_ST
 
 #: Eberly's Newton steps (OpenSim: up to 64, to |f| < 1e-9)
 NEWTON_STEPS = 24
+#: closestPointToEllipse's: all of them (its result stands whether or not it converged)
+ELLIPSE_STEPS = 63
 #: calcTangentPoint's outer iterations (OpenSim: up to 50, to Σe² <= 1e-8)
 TANGENT_STEPS = 14
 #: its inner loops: damping increases, step doublings (OpenSim: up to 1000 each)
@@ -117,16 +119,16 @@ def _pick(o, cond, a: list, b: list) -> list:
     return [o.where(cond, x, y) for x, y in zip(a, b)]
 
 
-def _newton(o, residual, t):
+def _newton(o, residual, t, steps: int = 0):
     """Newton on residual(t) -> (f, f') frozen once |f| < 1e-9: (t, converged)."""
     tol = o.c(1e-9)
-    for _ in range(NEWTON_STEPS):
+    for _ in range(steps or NEWTON_STEPS):
         f, fp = residual(t)
         t = o.where(o.lt(o.abs(f), tol), t, t - f / fp)
     return t, o.lt(o.abs(residual(t)[0]), tol)
 
 
-def _closest_on_ellipse(o, a: float, b: float, u, v, ok: list) -> tuple:
+def _closest_on_ellipse(o, a: float, b: float, u, v) -> tuple:
     """closestPointToEllipse: the point (x, y) of (x/a)² + (y/b)² = 1 nearest (u, v)."""
     a2, b2 = a * a, b * b
     a2u2, b2v2 = a2 * u * u, b2 * v * v
@@ -137,10 +139,11 @@ def _closest_on_ellipse(o, a: float, b: float, u, v, ok: list) -> tuple:
         return (P * P * Q * Q - a2u2 * Q * Q - b2v2 * P * P,
                 2.0 * (P * Q * (P + Q) - a2u2 * Q - b2v2 * P))
     inside = o.lt((u / a) ** 2 + (v / b) ** 2, o.c(1.0))
-    t, conv = _newton(o, residual, o.where(inside, zero, max(a, b) * o.sqrt(u * u + v * v)))
+    # all of OpenSim's 64 passes: without convergence it keeps P, Q of the 64th (the 63rd t)
+    t, _ = _newton(o, residual, o.where(inside, zero, max(a, b) * o.sqrt(u * u + v * v)),
+                   ELLIPSE_STEPS)
     x, y = a2 * u / (t + a2), b2 * v / (t + b2)
     near_u, near_v = o.le(o.abs(u), o.c(_ROUNDOFF)), o.le(o.abs(v), o.c(_ROUNDOFF))
-    ok.append(o.or_(near_u, near_v, conv))
     # near an axis: the closed forms of OpenSim's special cases
     if a < b:
         xb, yb = o.where(o.lt(u, zero), o.c(-a), o.c(a)), v
@@ -180,23 +183,28 @@ def _closest_3d(o, a: list, p: list, ok: list) -> list:
     return [a2[i] * p[i] / (t + a2[i]) for i in range(3)]
 
 
-def _closest_in_plane(o, a: list, p: list, axis: int, ok: list) -> list:
+def _closest_in_plane(o, a: list, p: list, axis: int) -> list:
     """findClosestPoint with specialCaseAxis = axis: the ellipse in that coordinate plane."""
     i, j = {0: (1, 2), 1: (2, 0), 2: (0, 1)}[axis]
-    x, y = _closest_on_ellipse(o, a[i], a[j], p[i], p[j], ok)
+    x, y = _closest_on_ellipse(o, a[i], a[j], p[i], p[j])
     out = [None, None, None]
     out[axis], out[i], out[j] = p[axis], x, y
     return out
 
 
-def _closest(o, a: list, p: list, ok: list) -> list:
+def _closest(o, a: list, p: list, ok: list, used=True) -> list:
     """findClosestPoint(specialCaseAxis = -1): the plane cases near a coordinate plane (the
-    one of the narrowest cross-section first), else the 3-D Newton."""
-    out = _closest_3d(o, a, p, ok)
+    one of the narrowest cross-section first), else the 3-D Newton (which must have
+    converged where ``used`` and no plane case applies)."""
+    conv: list = []
+    out = _closest_3d(o, a, p, conv)
     order = sorted(range(3), key=lambda i: (sum(a) - a[i], i))
+    nears = []
     for axis in reversed(order):
         near = o.le(o.abs(p[axis]), o.c(_ROUNDOFF))
-        out = _pick(o, near, _closest_in_plane(o, a, p, axis, ok), out)
+        nears.append(near)
+        out = _pick(o, near, _closest_in_plane(o, a, p, axis), out)
+    ok.append(o.or_(o.not_(used), *nears, conv[0]))
     return out
 
 
@@ -362,7 +370,7 @@ def ellipsoid_wrap(o, dims, axis: int, sign: int, method: str, P1: list, P2: lis
     mu = [o.abs(x) for x in _unit(o, p1p2)]
     t = [-r1[i] / r1r2[i] for i in range(3)]
     t_sv = [[r1[j] + t[i] * r1r2[j] for j in range(3)] for i in range(3)]
-    t_c1 = [_closest_in_plane(o, a, t_sv[i], i, ok) for i in range(3)]
+    t_c1 = [_closest_in_plane(o, a, t_sv[i], i) for i in range(3)]
     b1 = o.gt(mu[1], mu[0])
     b2 = o.gt(mu[2], o.where(b1, mu[1], mu[0]))
 
@@ -379,19 +387,21 @@ def ellipsoid_wrap(o, dims, axis: int, sign: int, method: str, P1: list, P2: lis
         mu_b = o.where(o.and_(o.gt(mu_b, o.c(_MU_MIN)), o.lt(s, one)),
                        _MU_MIN + s * (mu_b - _MU_MIN), mu_b)
         # (2) the fan: the mean closest-point direction from samples of the chord
-        v_sum = [zero, zero, zero]
+        only_fan = o.le(mu_b, o.c(_MU_MIN))
+        use_fan = o.lt(mu_b, o.c(_MU_MAX))
+        v_sum, fan_ok = [zero, zero, zero], []
         for i in range(1, _FAN - 1):
             sv = [r1[j] + (i / _FAN) * r1r2[j] for j in range(3)]
-            c = _closest_3d(o, a, sv, ok)
+            c = _closest_3d(o, a, sv, fan_ok)
             v = _unit(o, [c[j] - sv[j] for j in range(3)])
             v_sum = [v_sum[j] + v[j] for j in range(3)]
         v_sum = _unit(o, v_sum)
         mid = [r1[j] + 0.5 * r1r2[j] for j in range(3)]
-        c_fan = _closest(o, a, [mid[j] + v_sum[j] for j in range(3)], ok)
+        ok.append(o.or_(o.not_(use_fan), o.and_(*fan_ok)))
+        c_fan = _closest(o, a, [mid[j] + v_sum[j] for j in range(3)], ok, use_fan)
         tt = (mu_b - _MU_MIN) / (_MU_MAX - _MU_MIN)
-        blend = _closest(o, a, [tt * c1[j] + (1.0 - tt) * c_fan[j] for j in range(3)], ok)
-        only_fan = o.le(mu_b, o.c(_MU_MIN))
-        use_fan = o.lt(mu_b, o.c(_MU_MAX))
+        blend = _closest(o, a, [tt * c1[j] + (1.0 - tt) * c_fan[j] for j in range(3)], ok,
+                         o.and_(use_fan, o.not_(only_fan)))
         c1 = _pick(o, use_fan, _pick(o, only_fan, c_fan, blend), c1)
         fan_weight = o.where(use_fan, o.where(only_fan, one, 1.0 - tt), o.c(-1.0))
     elif method == "midpoint":
@@ -409,7 +419,7 @@ def ellipsoid_wrap(o, dims, axis: int, sign: int, method: str, P1: list, P2: lis
         if fan_weight is not None:           # toward the plane by the fan's weight
             pulled = list(flipped)
             pulled[axis] = flipped[axis] + fan_weight * (0.0 - flipped[axis])
-            pulled = _closest(o, a, pulled, ok)
+            pulled = _closest(o, a, pulled, ok, o.and_(flip, o.gt(fan_weight, zero)))
             flipped = _pick(o, o.gt(fan_weight, zero), pulled, flipped)
         c1 = _pick(o, flip, flipped, c1)
     vs = _unit(o, _cross(p1p2, [p1[i] - c1[i] for i in range(3)]))
