@@ -49,7 +49,7 @@ ELLIPSE_STEPS = 63
 #: calcTangentPoint's outer iterations (OpenSim: up to 50, to Σe² <= 1e-8)
 TANGENT_STEPS = 14
 #: its inner loops: damping increases, step doublings (OpenSim: up to 1000 each)
-DAMPING_STEPS, DOUBLING_STEPS = 4, 8
+DAMPING_STEPS, DOUBLING_STEPS = 4, 12
 _ROUNDOFF = 2e-13                 # SimmMacros' ROUNDOFF_ERROR
 _MU_MIN, _MU_MAX, _SV_BLEND = 0.7073, 0.9, 0.3
 _FAN = 300
