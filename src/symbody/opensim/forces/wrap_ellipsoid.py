@@ -8,7 +8,7 @@ and, when the line P1P2 crosses the ellipsoid between P1 and P2 (and neither end
 1. c1, a point of the surface that fixes the wrap plane through P1, P2 and c1: Frans's
    ("axial": the closest surface point to where the chord r1r2 crosses the coordinate plane
    most normal to it, a 2-D point-to-ellipse problem), the fan's ("hybrid" when that axis is
-   less than 25° off the chord: the mean direction of the closest-point vectors from 298
+   more than 26° off the chord: the mean direction of the closest-point vectors from 298
    samples of the chord) or a blend of both, or the chord midpoint's ("midpoint");
    flipped to the side of the quadrant, if any.  Closest points are Eberly's Newton on a
    degree-6 (3-D) or degree-4 (2-D) polynomial from a fixed guess, stopped at |f| < 1e-9.
@@ -22,13 +22,16 @@ and, when the line P1P2 crosses the ellipsoid between P1 and P2 (and neither end
 None of these stop at round-off, so the result depends on OpenSim's exact iterates: each
 loop here is unrolled a fixed number of times with OpenSim's own stopping test as a freeze
 (x <- x once the test holds), so the result is OpenSim's iterate, not the converged root.
-The counts (``NEWTON_STEPS``, ``TANGENT_STEPS`` and the inner loops') exceed the most any
-state of the Arm26 paths needs (the tests measure that margin); a state that would need more
-gives NaN, never a different number.  The fan's 298 closest points use the 3-D Newton only
-(OpenSim switches to the 2-D ellipse when a sample lies within 2e-13 of a coordinate plane:
-there the two agree to ~1e-12).  The polyline's N is a Piecewise on ⌊·⌋ bounded by the
-ellipsoid's diameter.  Every step runs on floats too (:class:`FloatArithmetic`: the same
-program; the tests use it to measure the margins).
+The counts (``NEWTON_STEPS``, ``TANGENT_STEPS`` and the inner loops') exceed the most that
+2 500 states of Arm26's BIClong needed (benchmarks/bench_wrap_ellipsoid.py); a state that
+would need more gives NaN, never a different number.  The 2-D ellipse runs all of OpenSim's
+64 passes (it keeps an unconverged result).  Not replicated: the fan's 298 closest points
+use the 3-D Newton only, where OpenSim switches to the 2-D ellipse for a sample within 2e-13
+of a coordinate plane (states of measure zero).  The polyline's N is a Piecewise on ⌊·⌋
+bounded by the ellipsoid's diameter.  The same program runs on floats
+(:class:`FloatArithmetic`; the tests check it against OpenSim's lengths) or builds symengine
+expressions (:class:`SymbolicArithmetic`): with the hybrid method's fan some 380 000
+operations, so the wrapped paths do not use it yet (see docs/guides/opensim.md).
 """
 
 from __future__ import annotations
