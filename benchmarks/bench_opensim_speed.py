@@ -8,7 +8,18 @@ Models (Thelen2003Muscle, compliant tendons, first-order activation):
   the two muscles over ellipsoids and the three over cylinders are removed on both sides;
 - ``arm26-cylinder``: Arm26 with every muscle whose force symbody builds: ``TRIlat``,
   ``TRImed`` and ``BRA`` over the WrapCylinder 'TRI' and ``BICshort``; the two over
-  ellipsoids (``TRIlong``, ``BIClong``) are removed on both sides.
+  ellipsoids (``TRIlong``, ``BIClong``) are removed on both sides;
+- with ``--repo`` (a bare git mirror of opensim-models): ``gait2392-thelen`` and
+  ``gait2392-millard``, the full gait2392 model (23 dof, 92 muscles: conditional and moving
+  path points, no wrap objects) as ``Models/Gait2392_Simbody/gait2392_thelen2003muscle.osim``
+  and ``gait2392_millard2012muscle.osim`` have it (Millard: compliant damped tendons), read
+  from the mirror as OpenSim reads them.
+
+``--check N`` first compares the state derivatives with OpenSim's at N random states
+(coordinates within their ranges, u in [-2, 2], activations and excitations in [0.01, 1],
+fiber lengths OpenSim's equilibrium times U(0.97, 1.03)): q', u', a', fiber velocity, each
+as max |ours - OpenSim| / max |OpenSim|.  ``--method`` picks the integrator (default: the
+library's own choice); ``--models`` a subset of the labels.
 
 Start: OpenSim's default state after ``equilibrateMuscles`` (activations 0.05 in the file,
 or OpenSim's default), read into symbody's order through ``from_opensim_state`` and
@@ -21,7 +32,8 @@ difference of q (rad or m) at 1 s from a tight reference (``sb.simulate`` at rto
 whose derivatives agree with OpenSim's to 1e-12: ``tests/opensim/test_opensim_thelen.py``);
 the row compares OpenSim with the loosest symbody tolerance whose error is not larger.
 
-    PYTHONPATH=src:tests python benchmarks/bench_opensim_speed.py [--repeats 5] [--models ...]
+    PYTHONPATH=src:tests python benchmarks/bench_opensim_speed.py [--repeats 5]
+        [--repo MIRROR] [--models LABEL...] [--check 3] [--method DOP853]
 """
 
 from __future__ import annotations
@@ -111,17 +123,85 @@ def run_opensim(path: Path, repeats: int, accuracy: float = 1e-6) -> dict:
     return json.loads(out.stdout.strip().splitlines()[-1])
 
 
-def one(label: str, path: Path, repeats: int) -> dict:
+GAIT2392 = "Models/Gait2392_Simbody/gait2392_{}.osim"
+
+
+def from_mirror(repo: str, name: str, out: Path) -> Path:
+    """A file of the opensim-models mirror ``repo`` (bare git) written to ``out``."""
+    out.write_bytes(subprocess.run(["git", "--git-dir", repo, "show", f"HEAD:{name}"],
+                                   check=True, capture_output=True).stdout)
+    return out
+
+
+def derivative_check(model, path: Path, n_states: int) -> dict:
+    """max |ours - OpenSim| / max |OpenSim| of q', u', a', the fiber velocities at
+    ``n_states`` random states (module docstring)."""
+    from systems.opensim_oracle import ask_opensim
+
+    nm = model.numeric_model
+    p = nm.constants_array(model.constants)
+    names = list(model.muscle_names)
+    n, k = len(model.coordinates), len(names)
+    rng = np.random.default_rng(11)
+    queries, states = [], []
+    for _ in range(n_states):
+        q, u = model.random_coordinates(rng), rng.uniform(-2, 2, n)
+        a, e, c = rng.uniform(0.01, 1, k), rng.uniform(0.01, 1, k), rng.uniform(0.97, 1.03, k)
+        Q, U = model.to_opensim_state(q, u)
+        queries.append({"kind": "muscle_derivatives", "Q": Q.tolist(), "U": U.tolist(),
+                        "activations": dict(zip(names, a.tolist())),
+                        "excitations": dict(zip(names, e.tolist())),
+                        "fiber_length_factors": dict(zip(names, c.tolist()))})
+        states.append((q, u, e))
+    millard = any(el.tag == "Millard2012EquilibriumMuscle" for el in model.spec.forces)
+    if millard:              # (not an ActivationFiberLengthMuscle: its own worker query)
+        from systems.opensim_millard_worker import ask
+        for qy in queries:
+            qy.update(kind="millard", fiber_scale=qy.pop("fiber_length_factors"))
+        answers = ask(path, queries)
+    else:
+        answers = ask_opensim(path, queries, without_forces=False)
+    worst = {"qdot": 0.0, "udot": 0.0, "adot": 0.0, "fiber_velocity": 0.0}
+
+    def rel(ours, ref):
+        return float(np.abs(ours - ref).max() / np.abs(ref).max())
+
+    for (q, u, e), ans in zip(states, answers):
+        if millard:
+            z = model.extra_states_from_opensim(ans["state_values"])
+            zdot = np.ravel([[ans["adot"][m], ans["ldot"][m]] for m in names])
+        else:
+            z = model.extra_states_from_opensim(ans["states"])
+            zdot = model.extra_states_from_opensim(ans["derivatives"])
+        xdot = nm.rhs(0.0, np.concatenate([q, u, z]), p, e)
+        qdot = np.array(ans["qdot"])[list(model.simbody_q_slots)][list(model.simbody_index)]
+        udot = np.array(ans["udot"])[list(model.simbody_index)]
+        for key, val in (("qdot", rel(xdot[:n], qdot)), ("udot", rel(xdot[n:2 * n], udot)),
+                         ("adot", rel(xdot[2 * n::2], zdot[0::2])),
+                         ("fiber_velocity", rel(xdot[2 * n + 1::2], zdot[1::2]))):
+            worst[key] = max(worst[key], val)
+    return worst
+
+
+def _note(text: str) -> None:
+    print(text, file=sys.stderr, flush=True)
+
+
+def one(label: str, path: Path, repeats: int, check: int = 0, method: str | None = None) -> dict:
     import symbody as sb
     from symbody.opensim import load_opensim
 
     osim = run_opensim(path, repeats)
+    _note(f"{label}: OpenSim {np.median(osim['cpu']):.2f} s CPU")
     t0 = time.perf_counter()
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         model = load_opensim(path)
+    load = time.perf_counter() - t0
     nm = model.numeric_model
     build = time.perf_counter() - t0
+    agreement = derivative_check(model, path, check) if check else None
+    _note(f"{label}: derivatives {agreement}")
     start = osim["start"]
     q0, u0 = model.from_opensim_state(start["Q"], start["U"])
     x0 = np.concatenate([q0, u0, model.extra_states_from_opensim(start["states"])])
@@ -130,12 +210,16 @@ def one(label: str, path: Path, repeats: int) -> dict:
     n = len(model.coordinates)
 
     def ours(rtol):
-        solver = sb.Solver(rtol=rtol, atol=rtol * 1e-3, dense_output=False)
+        solver = sb.Solver(rtol=rtol, atol=rtol * 1e-3, dense_output=False, method=method)
         sol = sb.simulate(nm, (0.0, TF), x0, p, specifieds=r, solver=solver, t_eval=[0.0, TF])
         assert sol.status == 0, sol.message
         return sol.x[-1]
 
+    nm.rhs(0.0, x0, p, r)                         # (compiles the kernels, counted in build)
+    build = time.perf_counter() - t0
+    _note(f"{label}: built in {build:.1f} s")
     ref = ours(1e-12)
+    _note(f"{label}: reference done")
     q_end_osim, _ = model.from_opensim_state(osim["end"]["Q"], osim["end"]["U"])
     err_osim = float(np.abs(q_end_osim - ref[:n]).max())
     rows = []
@@ -147,37 +231,51 @@ def one(label: str, path: Path, repeats: int) -> dict:
             ours(rtol)
             times.append(time.process_time() - c)
         rows.append({"rtol": rtol, "error": err, "cpu": float(np.median(times))})
+        _note(f"{label}: {rows[-1]}")
     fit = [r_ for r_ in rows if r_["error"] <= err_osim]
     best = fit[0] if fit else rows[-1]
     return {"model": label, "dof": n, "muscles": len(model.muscle_names),
             "opensim_cpu": float(np.median(osim["cpu"])), "opensim_error": err_osim,
-            "opensim_steps": osim["steps"], "build_s": build, "ours": rows, "chosen": best,
+            "opensim_steps": osim["steps"], "load_s": load, "build_s": build,
+            "agreement": agreement, "method": method, "ours": rows, "chosen": best,
             "ratio": float(np.median(osim["cpu"])) / best["cpu"]}
 
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--repeats", type=int, default=5)
-    ap.add_argument("--models", nargs="*", default=["arm26-bicshort", "arm26-cylinder",
-                                                    "gait-thelen"])
+    ap.add_argument("--repo", help="a bare git mirror of opensim-models (adds gait2392)")
+    ap.add_argument("--models", nargs="+", help="labels to run (default: all available)")
+    ap.add_argument("--check", type=int, default=0, help="random states of the derivative check")
+    ap.add_argument("--method", default=None, help="the integrator (default: the library's)")
     args = ap.parse_args()
     from systems.thelen_transform import thelen_model
 
     with tempfile.TemporaryDirectory() as tmp:
         tmp = Path(tmp)
-        makers = {"arm26-bicshort": lambda: arm26_bicshort(tmp / "arm26_bicshort.osim"),
-                  "arm26-cylinder": lambda: arm26_cylinder(tmp / "arm26_cylinder.osim"),
-                  "gait-thelen": lambda: thelen_model(DATA / "gait10dof18musc.osim",
-                                                      tmp / "gait_thelen.osim")}
-        models = [(label, makers[label]()) for label in args.models]
-        for label, path in models:
-            res = one(label, path, args.repeats)
+        models = [("arm26-bicshort", lambda: arm26_bicshort(tmp / "arm26_bicshort.osim")),
+                  ("arm26-cylinder", lambda: arm26_cylinder(tmp / "arm26_cylinder.osim")),
+                  ("gait-thelen", lambda: thelen_model(DATA / "gait10dof18musc.osim",
+                                                       tmp / "gait_thelen.osim"))]
+        if args.repo:
+            for label, kind in (("gait2392-thelen", "thelen2003muscle"),
+                                ("gait2392-millard", "millard2012muscle")):
+                models.append((label, lambda kind=kind: from_mirror(
+                    args.repo, GAIT2392.format(kind), tmp / f"gait2392_{kind}.osim")))
+        for label, make in models:
+            if args.models and label not in args.models:
+                continue
+            res = one(label, make(), args.repeats, args.check, args.method)
             print(json.dumps(res))
             c = res["chosen"]
+            if res["agreement"]:
+                print(f"{label}: derivatives vs OpenSim at {args.check} states (relative): " +
+                      ", ".join(f"{k} {v:.1e}" for k, v in res["agreement"].items()))
+            print(f"{label}: load {res['load_s']:.1f} s, load + compile {res['build_s']:.1f} s "
+                  "(wall)")
             print(f"| {label} | {res['dof']} | {res['muscles']} | {res['opensim_cpu']*1e3:.1f} ms "
                   f"(err {res['opensim_error']:.1e}) | {c['cpu']*1e3:.2f} ms at rtol {c['rtol']:g} "
                   f"(err {c['error']:.1e}) | {res['ratio']:.1f}x |", flush=True)
-
 
 if __name__ == "__main__":
     main()

@@ -98,6 +98,20 @@ def test_compiled_steps_follow_scipy(chain, method, scipy_class):
     np.testing.assert_allclose(ours.dense_output()(tm), theirs.dense_output()(tm), rtol=1e-6, atol=1e-8)
 
 
+
+def test_derivative_is_the_compiled_rhs(chain):
+    """CompiledRungeKutta.derivative (the stiffness test's evaluations) equals the Python
+    right-hand side away from the stepper's state, and is counted in nfev."""
+    zoo, model, P, x0 = chain
+    cls, extra = native_rk.native_solver(model, P, "DOP853")
+    f = model.rhs_function(P)
+    stepper = cls(f, 0.0, x0, 5.0, rtol=1e-8, atol=1e-10, **extra)
+    stepper.step()
+    y = stepper.y + 1e-3 * np.random.default_rng(0).standard_normal(stepper.y.size)
+    before = stepper.solver.nfev
+    np.testing.assert_allclose(stepper.derivative(0.3, y), f(0.3, y), rtol=1e-12, atol=1e-12)
+    assert stepper.solver.nfev == before + 1
+
 @pytest.mark.parametrize("method,scipy_class", [("RK45", RK45), ("DOP853", DOP853)])
 def test_steps_handed_back_are_scipys_own(chain, method, scipy_class):
     """CompiledRungeKutta holds a scipy solver and keeps its state: every step the compiled

@@ -153,6 +153,8 @@ def _per_input(model: NumericModel, specifieds: Any) -> list:
     """One value per specified input, in model order, from a dict, a Tabulated, one
     expression or a sequence."""
     s = len(model.specifieds)
+    if isinstance(specifieds, np.ndarray) and specifieds.size == s:    # the common, fast case
+        return list(specifieds.ravel())
     names = [_short(r) for r in model.specifieds]
     listed = ", ".join(map(str, model.specifieds))
     if isinstance(specifieds, Mapping):
@@ -195,7 +197,12 @@ def _sort_inputs(model: NumericModel, per: list, t_span: tuple[float, float] | N
     exprs: dict[int, sm.Expr] = {}
     funcs: dict[int, Callable] = {}
     for i, v in enumerate(per):
-        name = str(model.specifieds[i])
+        if isinstance(v, (float, int, np.floating, np.integer)) and not isinstance(v, bool):
+            constant[i] = v
+            if not np.isfinite(constant[i]):
+                raise InputError(f"specified input {model.specifieds[i]} = {v} is not finite")
+            continue
+        name = str(model.specifieds[i])        # (printing SymPy names costs: only here)
         if _is_table(v):
             table = v if isinstance(v, Tabulated) else Tabulated(*v)
             f = table.function(name)

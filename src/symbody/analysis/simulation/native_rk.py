@@ -216,6 +216,17 @@ class CompiledRungeKutta(OdeSolver):
         """f(t, y) at the current state (the held solver's; read by the stiffness test)."""
         return self.solver.f
 
+    def derivative(self, t: float, y: np.ndarray) -> np.ndarray:
+        """f(t, y) (n,) from the compiled right-hand side, the Python one where it cannot
+        finish (read by the stiffness test: its evaluations without scipy's wrappers)."""
+        xdot, status = self._native(t, y)
+        if status != 0 or not np.isfinite(xdot).all():
+            return np.asarray(self.solver.fun(t, y), dtype=float)
+        self.solver.nfev += 1
+        if self._on_evaluations is not None:
+            self._on_evaluations(1)
+        return xdot
+
     def _step_impl(self):
         solver = self.solver
         y = np.ascontiguousarray(solver.y, dtype=float)

@@ -59,6 +59,7 @@ class StiffnessMonitor:
         v = self.vector
         if v is None or v.shape != y.shape:
             v = np.random.default_rng(0).standard_normal(y.size)
+        fun = getattr(stepper, "derivative", None) or stepper.fun     # (compiled: no wrappers)
         scale = 1.4901161193847656e-08 * max(1.0, float(np.abs(y).max()))
         rho = None
         # a trial state may overflow the model, or |w|² overflow: that estimate is dropped
@@ -69,7 +70,7 @@ class StiffnessMonitor:
                 if not 0.0 < norm < np.inf:
                     return None
                 v = v / norm
-                w = (np.asarray(stepper.fun(t, y + scale * v), dtype=float) - f) / scale
+                w = (np.asarray(fun(t, y + scale * v), dtype=float) - f) / scale
                 if not np.isfinite(w).all():
                     return None
                 rho = float(np.linalg.norm(w))
