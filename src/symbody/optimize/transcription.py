@@ -248,9 +248,12 @@ class _Model:
         def conv(exprs, what):
             out = []
             for i, ex in enumerate(exprs):
-                ex = sm.sympify(ex).xreplace(dot_repl).xreplace(repl)
-                # functions the kernels do not know (muscle curves) by their definitions
-                ex, = expand_functions([ex], where=f"{what}[{i}]")
+                # (unevaluated: re-evaluating the muscles' powers asks SymPy for their real
+                # and imaginary parts, which took most of an Arm26 problem's setup)
+                with sm.evaluate(False):
+                    ex = sm.sympify(ex).xreplace(dot_repl).xreplace(repl)
+                    # functions the kernels do not know (muscle curves) by their definitions
+                    ex, = expand_functions([ex], where=f"{what}[{i}]")
                 self.check(ex, f"{what}[{i}]")
                 out.append(ex)
             return out
