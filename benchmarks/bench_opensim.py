@@ -8,9 +8,14 @@ speeds put on the constraints by symbody first) of M(q) (``SimbodyMatterSubsyste
 the generalized forces of gravity and of the velocity terms, q' and u' (the forces and
 controllers removed on both sides: muscles are not built here), and the markers' positions
 (absolute error, m).  Files that OpenSim or symbody refuse are listed with the reason.
+With ``--contacts``, a model with contact forces (HuntCrossleyForce,
+SmoothSphereHalfSpaceForce) also gets the column "u' contacts": u' with its contact forces
+only (every other force taken out of the file on both sides), at the same number of random
+states lowered along the vertical translation of the root until the deepest sphere is 0.3
+radius deep, speeds in [-0.3, 0.3].
 
     PYTHONPATH=src:tests python benchmarks/bench_opensim.py --repo PATH [--match NAME]
-        [--out table.md]
+        [--contacts] [--out table.md]
 
 ``--repo``: a checkout (or bare git mirror) of github.com/opensim-org/opensim-models.
 Needs the ``test`` extra (opensim).  Times are wall-clock seconds of the child process (the C compiler runs in child processes of its own) on whatever the machine is doing.
@@ -85,7 +90,95 @@ def _without_forces() -> dict:
     return dict.fromkeys(FORCE_BUILDERS, skip)
 
 
-def one(path: str, states: int) -> dict:
+CONTACT_FORCES = ("HuntCrossleyForce", "SmoothSphereHalfSpaceForce")
+
+
+def _contacts_only(path: str) -> str | None:
+    """A copy of the file whose ForceSet holds only its contact forces (None: it has none)."""
+    import xml.etree.ElementTree as ET
+
+    # ("HuntCrossleyForce::ContactParameters" is no XML name: "::" is put back on writing)
+    text = Path(path).read_text().replace("::", "__colons__")
+    tree = ET.ElementTree(ET.fromstring(text))
+    found = False
+    for objects in tree.getroot().iterfind(".//ForceSet/objects"):
+        for el in list(objects):
+            if el.tag in CONTACT_FORCES:
+                found = found or el.findtext("appliesForce", "true").strip() != "false"
+            else:
+                objects.remove(el)
+    for controllers in tree.getroot().iterfind(".//ControllerSet/objects"):
+        for el in list(controllers):
+            controllers.remove(el)
+    if not found:
+        return None
+    out = Path(tempfile.mkdtemp(prefix="contacts-only-")) / Path(path).name
+    out.write_text(ET.tostring(tree.getroot(), encoding="unicode").replace("__colons__", "::"))
+    return str(out)
+
+
+def _contact_errors(path: str, states: int, row: dict) -> float | None:
+    """The largest relative error of u' with the contact forces only (module docstring)."""
+    import numpy as np
+    import symengine as se
+
+    import opensim as osim
+    from symbody.opensim import load_opensim
+    from systems.opensim_oracle import opensim_model, opensim_terms
+
+    only = _contacts_only(path)
+    if only is None:
+        return None
+    model = load_opensim(only)
+    nm = model.numeric_model
+    p = nm.constants_array(model.constants)
+    off = [x.name for x in model.left_out if x.tag.endswith("Constraint")]
+    m, s = opensim_model(osim, only, without_forces=False, constraints_off=off)
+    depths = [d for f in model.forces.values() if hasattr(f, "depth") for d in f.depth]
+    radii = np.array([float(r.max_penetration or 0.0) for r in model.eom.contacts])
+
+    def depth(q, u):
+        Q, U = model.to_opensim_state(q, u)
+        values = dict(zip(model.tree_coordinates, Q[list(model.simbody_q_slots)]))
+        values.update(zip(model.tree_speeds, U))
+        numbers = {se.Symbol(k): values[a] for k, a in model.sympy_converter.names.items()
+                   if a in values}
+        return np.array([float(e.subs(numbers)) for e in depths])
+
+    rng = np.random.default_rng(1)
+    n = len(model.coordinates)
+    q0 = model.default_state()[:n]
+    # the root's translation along the ground's normal: the half-space contacts' depths fall
+    # by as much as it rises (the spheres' pairs keep theirs)
+    vertical, ground = None, None
+    for k in range(n):
+        if model.coordinates[k] not in model.q_ind:
+            continue
+        change = depth(q0 + 0.01 * np.eye(n)[k], 0 * q0) - depth(q0, 0 * q0)
+        moved = np.isclose(change, -0.01, rtol=0, atol=1e-12)
+        if moved.any() and np.all(moved | np.isclose(change, 0.0, rtol=0, atol=1e-12)):
+            vertical, ground = k, moved
+            break
+    if vertical is None:
+        row["note"] = row.get("note", "") + "; no vertical translation to lower the contacts"
+        return None
+    k = vertical
+    worst = 0.0
+    for _ in range(states):
+        q = model.random_coordinates(rng)
+        if model.q_dep:
+            q, ok, _ = nm.project_coordinates(q, p, tol=1e-13)
+        d = np.where(ground, depth(q, 0 * q), -np.inf)
+        j = int(np.argmax(d))
+        q[k] += d[j] - 0.3 * radii[j]
+        u = nm.full_speeds(q, rng.uniform(-0.3, 0.3, len(model.u_ind)), p)
+        ref = opensim_terms(osim, model, m, s, q, u)["udot"]
+        udot, _ = nm.accelerations(q, u, p)
+        worst = max(worst, _relative(udot, ref))
+    return worst
+
+
+def one(path: str, states: int, contacts: bool = False) -> dict:
     """Check one model in this process; a dict of the row."""
     import opensim as osim
     from symbody.errors import SymbodyError
@@ -133,6 +226,10 @@ def one(path: str, states: int) -> dict:
         sim = load_opensim(path, custom_joint_bias="simbody")
         errs = _errors(sim, sim.numeric_model, osim, m, s, states, row)
         row["velocity_simbody"], row["udot_simbody"] = errs["velocity"], errs["udot"]
+    if contacts:
+        err = _contact_errors(path, states, row)
+        if err is not None:
+            row["udot_contacts"] = err
     return row
 
 
@@ -155,6 +252,8 @@ def _files(repo: Path) -> tuple[Path, list[str]]:
 
 def _note(r: dict) -> str:
     out = r.get("note", "")
+    if "udot_contacts" in r:
+        out += f"{'; ' if out else ''}u' contacts {r['udot_contacts']:.1e}"
     if "velocity_simbody" in r:
         out += (f"{'; ' if out else ''}with custom_joint_bias=\"simbody\": velocity "
                 f"{r['velocity_simbody']:.1e}, u' {r['udot_simbody']:.1e}")
@@ -171,11 +270,12 @@ def main() -> None:
                                                      "/work/.mirror/opensim-org+opensim-models/repo"))
     ap.add_argument("--match", default="")
     ap.add_argument("--states", type=int, default=3)
+    ap.add_argument("--contacts", action="store_true")
     ap.add_argument("--out", default=None)
     ap.add_argument("--one", default=None, help=argparse.SUPPRESS)
     args = ap.parse_args()
     if args.one:
-        print(json.dumps(one(args.one, args.states)))
+        print(json.dumps(one(args.one, args.states, args.contacts)))
         return
     folder, names = _files(Path(args.repo))
     rows = []
@@ -186,7 +286,9 @@ def main() -> None:
                    PYTHONPATH=f"{HERE.parents[0] / 'src'}:{HERE.parents[0] / 'tests'}")
         try:
             out = subprocess.run([sys.executable, __file__, "--one", str(folder / name),
-                                  "--states", str(args.states)], capture_output=True, text=True,
+                                  "--states", str(args.states)]
+                                 + (["--contacts"] if args.contacts else []),
+                                 capture_output=True, text=True,
                                  env=env, timeout=1800, cwd=tempfile.gettempdir())
             lines = [ln for ln in out.stdout.splitlines() if ln.startswith("{")]
             row = json.loads(lines[-1]) if lines else {"error": "crashed: " + (out.stderr.strip()

@@ -34,7 +34,8 @@ from .errors import FormulationError
 
 se = lazy_module("symengine")        # imported when first used (import time)
 
-__all__ = ["fold_dag", "DESCEND", "to_symengine", "symengine_node", "SympyConverter",
+__all__ = ["fold_dag", "DESCEND", "to_symengine", "symengine_node", "converts_node_by_node",
+           "SympyConverter",
            "StructuredSympyConverter", "SymbolTable"]
 
 t = TIME
@@ -157,6 +158,14 @@ def to_symengine(exprs: Sequence, leaf: Callable | None = None) -> list:
             raise FormulationError(f"symengine cannot represent {node}: {exc}") from exc
 
     return fold_dag([sm.sympify(e) for e in exprs], visit, symengine_node)
+
+
+def converts_node_by_node(node: sm.Basic) -> bool:
+    """Whether :func:`symengine_node` builds the symengine counterpart of ``node`` (a
+    function application or a Piecewise, relation or boolean) from its converted arguments."""
+    name = type(node).__name__
+    return (bool(node.args) and not isinstance(node, (AppliedUndef, sm.Derivative))
+            and (name in _se_functions() or name in _se_structured()))
 
 
 def symengine_node(node: sm.Basic, args: list) -> se.Basic:

@@ -15,6 +15,7 @@ import numpy as np
 import symengine as se
 from sympy.physics.mechanics import Force, partial_velocity
 
+import symbody as sb
 from symbody.compilation import make_function
 from symbody.opensim import OpenSimImportWarning, load_opensim
 
@@ -90,3 +91,19 @@ def test_system_loads_carry_the_contacts(tmp_path):
         assert np.abs(expected).max() > 1.0
         np.testing.assert_allclose(generalized, expected, rtol=0,
                                    atol=1e-10 * np.abs(expected).max())
+
+
+def test_system_eom_with_contacts_equals_eom(tmp_path):
+    """Kane's equations of model.system with its contact loads (formed in symengine from the
+    loads' SymPy expressions node by node: no SymPy rebuild of the force law's Piecewise)
+    give model.eom's u' at states in contact."""
+    model = _walker(tmp_path)
+    other = sb.compile(model.system_eom(), constants=list(model.constants))
+    nm = model.numeric_model
+    n = len(model.coordinates)
+    for q, u in _contact_states(model, 3):
+        x = np.concatenate([q, u])
+        a = nm.rhs(0.0, x, nm.constants_array(model.constants))
+        b = other.rhs(0.0, x, other.constants_array(model.constants))
+        assert np.abs(a[n:]).max() > 1.0
+        assert np.abs(a - b).max() <= 1e-10 * np.abs(a).max()

@@ -25,7 +25,7 @@ from sympy.physics.vector import Dyadic, ReferenceFrame, Vector
 
 from ..compat.sympy import neighbour_angular_velocities, neighbour_dcms
 from ..errors import FormulationError
-from ._symengine_kinematics import ChainRule, SymbolMap, _sub_qdot
+from ._symengine_kinematics import ChainRule, SymbolMap
 
 __all__ = ["FrameVectors"]
 
@@ -116,7 +116,7 @@ class FrameVectors:
     def component(self, expr) -> se.Basic:
         got = self._comp.get(expr)
         if got is None:
-            got = self.symmap.to_se(_sub_qdot(expr, self.qdot_map))
+            got = self.symmap.to_se(expr, self.qdot_map)
             self._comp[expr] = got
         return got
 

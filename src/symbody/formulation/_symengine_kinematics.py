@@ -20,6 +20,7 @@ from sympy.physics.vector import Dyadic, ReferenceFrame, Vector
 
 from .._lazy_modules import lazy_module
 from ..compat.sympy import TIME
+from ..symengine_bridge import DESCEND, converts_node_by_node, fold_dag, symengine_node
 
 se = lazy_module("symengine")        # imported when first used (import time)
 
@@ -40,6 +41,7 @@ class SymbolMap:
         self.back: dict = {}        # sympy Symbol -> sympy dynamic atom
         self.names: dict = {}       # symengine symbol name -> sympy atom
         self._counter = 0
+        self._memos: dict = {}      # id(qdot map) or None -> (the map, fold_dag's memo)
 
     def add(self, atom) -> se.Symbol:
         if atom in self.se_of:
@@ -60,15 +62,43 @@ class SymbolMap:
         for f in expr.atoms(sm.core.function.AppliedUndef):
             self.add(f)
 
-    def to_se(self, expr) -> se.Basic:
+    def to_se(self, expr, qdot_map: dict | None = None) -> se.Basic:
+        """The symengine form of a sympy expression, functions of time as plain symbols and,
+        with ``qdot_map``, its keys (q' = Derivative(q, t)) replaced by their values first.
+
+        Converted node by node over the expression's DAG (each shared node once, memoized
+        across calls), so that sympy never rebuilds it: a rebuild (``xreplace``) evaluates
+        every Piecewise again, and a contact force's conditions hold long expressions."""
         expr = sm.sympify(expr)
         if expr.is_number:
             return se.sympify(expr)
-        self.scan(expr)
-        for s in expr.free_symbols:
-            if s.name not in self.names:
-                self.names[s.name] = s
-        return se.sympify(expr.xreplace(self.forward))
+        key = id(qdot_map) if qdot_map else None
+        got = self._memos.get(key)
+        if got is None:
+            got = self._memos[key] = (qdot_map, {})
+        return fold_dag([expr], lambda node: self._visit(node, qdot_map), symengine_node,
+                        got[1])[0]
+
+    def _visit(self, node, qdot_map):
+        if node.is_Add or node.is_Mul or node.is_Pow:
+            return DESCEND
+        if isinstance(node, (sm.Derivative, sm.core.function.AppliedUndef)):
+            value = qdot_map.get(node) if qdot_map else None
+            return self.add(node) if value is None else self.to_se(value)
+        if node.is_Symbol:
+            self.names.setdefault(node.name, node)
+            return se.sympify(node)
+        if not node.args:
+            return se.sympify(node)
+        if converts_node_by_node(node):
+            return DESCEND
+        # anything else as a whole, its functions of time replaced first (as sympy would)
+        if qdot_map:
+            node = node.xreplace(qdot_map)
+        self.scan(node)
+        for s in node.free_symbols:
+            self.names.setdefault(s.name, s)
+        return se.sympify(node.xreplace(self.forward))
 
     def to_sympy(self, expr) -> sm.Expr:
         return sm.sympify(expr).xreplace(self.back)
@@ -128,7 +158,7 @@ class FrameTable:
             raise TypeError(f"expected a sympy.physics.vector Vector, got {vec!r}")
         out = [se.Integer(0)] * 3
         for comps, frame in vec.args:
-            c = [self.symmap.to_se(_sub_qdot(comps[i], self.qdot_map)) for i in range(3)]
+            c = [self.symmap.to_se(comps[i], self.qdot_map) for i in range(3)]
             C = self.dcm_N(frame)
             for i in range(3):
                 out[i] = out[i] + C[i, 0] * c[0] + C[i, 1] * c[1] + C[i, 2] * c[2]
@@ -142,7 +172,7 @@ class FrameTable:
             return [se.Integer(0)] * 3
         out = [se.Integer(0)] * 3
         for comps, f in vec.args:
-            c = [self.symmap.to_se(_sub_qdot(comps[i], self.qdot_map)) for i in range(3)]
+            c = [self.symmap.to_se(comps[i], self.qdot_map) for i in range(3)]
             if f is frame:
                 for i in range(3):
                     out[i] = out[i] + c[i]
@@ -159,11 +189,11 @@ class FrameTable:
         """3x3 components of a sympy Dyadic in ``frame`` (symengine)."""
         if not isinstance(dyad, Dyadic):
             M = sm.Matrix(dyad)
-            return [[self.symmap.to_se(_sub_qdot(M[i, j], self.qdot_map)) for j in range(3)]
+            return [[self.symmap.to_se(M[i, j], self.qdot_map) for j in range(3)]
                     for i in range(3)]
         out = [[se.Integer(0)] * 3 for _ in range(3)]
         for coef, v1, v2 in dyad.args:
-            c = self.symmap.to_se(_sub_qdot(coef, self.qdot_map))
+            c = self.symmap.to_se(coef, self.qdot_map)
             a = self.vector_in(v1, frame)
             b = self.vector_in(v2, frame)
             for i in range(3):
@@ -173,14 +203,6 @@ class FrameTable:
                     if b[j] != 0:
                         out[i][j] = out[i][j] + c * a[i] * b[j]
         return out
-
-
-def _sub_qdot(expr, qdot_map):
-    if not qdot_map or expr == 0:
-        return expr
-    if not expr.has(sm.Derivative):
-        return expr
-    return expr.xreplace(qdot_map)
 
 
 class ChainRule:

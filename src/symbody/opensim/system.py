@@ -180,7 +180,9 @@ def _contact_forces(load, frames: dict, points: dict, N: ReferenceFrame, ground:
     point (velocity v_O + ω × r: the point moves in the bodies).  The force laws' long
     expressions are put in unevaluated (SymPy's assumptions on their Piecewise conditions
     take seconds)."""
-    rec, sphere, plane = load.record, load.sphere, load.half_space
+    if load.other.kind == "ContactSphere":
+        return _sphere_pair_forces(load, frames, points, N, ground)
+    rec, sphere, plane = load.record, load.sphere, load.other
     H, _ = _placed(frames, points, plane.placement, f"{rec.name}_half_space")
     fn, (ft1, ft2) = rec.normal_force, rec.friction_force
     C, O = frames[sphere.placement.body], points[sphere.placement.body]
@@ -201,6 +203,38 @@ def _contact_forces(load, frames: dict, points: dict, N: ReferenceFrame, ground:
         Pb = Ob.locatenew(f"{rec.name}_P_on_{plane.placement.body}", rb)
         Pb.set_vel(N, Ob.vel(N) + B.ang_vel_in(N).cross(rb))
         out.append(Force(Pb, reaction))
+    return out
+
+
+def _sphere_pair_forces(load, frames: dict, points: dict, N: ReferenceFrame,
+                        ground: str) -> list:
+    """The loads of two spheres' contact: F = F_n n + (F_t1, F_t2, F_t3) along the ground's
+    axes on b (``load.sphere``) at P = c_a + (r_a + g (1/2 - shift)) n and -F on a
+    (``load.other``), n = (c_b - c_a)/|c_b - c_a|, |c_b - c_a| = g + r_a + r_b."""
+    rec, a, b = load.record, load.other, load.sphere
+    fn, (f1, f2, f3), gap = rec.normal_force, rec.friction_force, rec.gap
+    centre = {}
+    for shape in (a, b):
+        B = frames[shape.placement.body]
+        centre[shape.name] = _vector(B, [_num(x) for x in shape.placement.p])
+    d = (points[b.placement.body].pos_from(points[a.placement.body])
+         + centre[b.name] - centre[a.name])
+    n = d / (gap + _num(a.radius) + _num(b.radius))
+    reach = _num(a.radius) + gap * (sm.Rational(1, 2) - _num(load.shift))
+    with sm.evaluate(False):
+        force = Vector([(sm.Matrix([f1, f2, f3]), N)])
+    force = force + fn * n
+    out = []
+    # P from each body's origin: c_a + reach n = c_b - d + reach n
+    for shape, r, sign in ((b, centre[b.name] - d + reach * n, 1),
+                           (a, centre[a.name] + reach * n, -1)):
+        body = shape.placement.body
+        if body == ground:
+            continue
+        B, O = frames[body], points[body]
+        P = O.locatenew(f"{rec.name}_P_on_{body}", r)
+        P.set_vel(N, O.vel(N) + B.ang_vel_in(N).cross(r))
+        out.append(Force(P, sign * force))
     return out
 
 

@@ -1,5 +1,6 @@
 """OpenSim's ground contact: ``HuntCrossleyForce`` and ``SmoothSphereHalfSpaceForce`` between a
-``ContactSphere`` on a body and a ``ContactHalfSpace`` (usually the ground), as Simbody
+``ContactSphere`` on a body and a ``ContactHalfSpace`` (usually the ground), and
+``HuntCrossleyForce`` between two ``ContactSphere``s on different bodies, as Simbody
 computes them, with the kinematics of :mod:`.contact_geometry` (depth δ, its rate δ', the
 slip v_t along the plane, the contact point P).  Each contact point also gives a
 :class:`~symbody.formulation.contact_record.ContactRecord` (``model.eom.contacts``:
@@ -10,6 +11,9 @@ touchdown/lift-off events, ``trajectory.contacts[name]``, outputs).
 k₂ = E₂^(2/3), s₁ = k₂/(k₁ + k₂), k = k₁ s₁ and c = c₁ s₁ + c₂ (1 - s₁),
 
     F_n = K δ^(3/2) max(0, 1 + 3/2 c δ'),      K = 4/3 k sqrt(R k)  (R the sphere's radius),
+
+(two spheres a, b: k₁ = E_a^(2/3), k₂ = E_b^(2/3), R = r_a r_b/(r_a + r_b), the normal along
+the centres; their slip and friction by ground components, :mod:`.contact_geometry`),
 
 which is exactly ``symbody.contact``'s Hunt-Crossley law
 (:func:`symbody.contact.normal_law.hunt_crossley`, used here) with stiffness K, exponent 3/2
@@ -54,10 +58,16 @@ import sympy as sm
 
 from ...contact.normal_law import hunt_crossley
 from ...formulation.contact_record import ContactRecord
-from ...symengine_bridge import SympyConverter, to_symengine
+from ...symengine_bridge import StructuredSympyConverter, to_symengine
 from . import register_force
 from .base import ForceContext, ForceContribution
-from .contact_geometry import ContactLoad, SphereOnHalfSpace, contact_shape, sphere_on_half_space
+from .contact_geometry import (
+    ContactKinematics,
+    ContactLoad,
+    contact_shape,
+    sphere_on_half_space,
+    sphere_on_sphere,
+)
 from .vector3 import add, scale
 
 __all__ = ["hunt_crossley_force", "smooth_sphere_half_space_force", "opensim_friction",
@@ -67,7 +77,8 @@ __all__ = ["hunt_crossley_force", "smooth_sphere_half_space_force", "opensim_fri
 @dataclass(frozen=True)
 class ContactForceRecord:
     """What ``model.forces[name]`` holds for a contact force: its ``tag``, the ``spheres``
-    and ``half_spaces`` of its contact points, and per point the penetration ``depth`` δ and
+    and ``half_spaces`` (a half-space or, for two spheres, the other sphere, a: the force on
+    ``spheres[i]`` is F, on a -F) of its contact points, and per point the penetration ``depth`` δ and
     the ``normal_force`` F_n as symengine expressions of the tree's coordinates and speeds
     (``model.sympy_converter`` turns them into SymPy)."""
 
@@ -84,8 +95,8 @@ def _harmonic(a: float, b: float) -> float:
     return 2 * a * b / (a + b) if (a != 0 or b != 0) else 0.0
 
 
-#: the placeholders the laws are written in: gap g, its rate g', slip (s₁, s₂), F_n
-_G, _GD, _S1, _S2, _FN = sm.symbols("_g _gd _s1 _s2 _fn", real=True)
+#: the placeholders the laws are written in: gap g, its rate g', slip (s₁, s₂, s₃), F_n
+_G, _GD, _S1, _S2, _S3, _FN = sm.symbols("_g _gd _s1 _s2 _s3 _fn", real=True)
 
 
 def opensim_friction(normal: sm.Expr, slip: tuple, speed_squared: sm.Expr, transition: float,
@@ -100,45 +111,37 @@ def opensim_friction(normal: sm.Expr, slip: tuple, speed_squared: sm.Expr, trans
 
 
 class _Law:
-    """A contact law as SymPy templates in the placeholders (g, g', s₁, s₂, F_n): ``force``
-    F_n(g, g'), ``energy``, ``switch`` (the damping's, or None), ``friction`` (F_t1, F_t2)
-    in (s₁, s₂, F_n); symengine copies for the equations, SymPy ones for the records."""
+    """A contact law as SymPy templates in the placeholders (g, g', the slip's ``slips``
+    (s₁, s₂) or (s₁, s₂, s₃), F_n): ``force`` F_n(g, g'), ``energy``, ``switch`` (the
+    damping's, or None), ``friction`` (F_t along each slip component) in (s, F_n), put in
+    at the kinematics in symengine (:meth:`at`)."""
 
     def __init__(self, force: sm.Expr, energy: sm.Expr, switch: sm.Expr | None,
-                 friction: tuple):
+                 friction: tuple, slips: tuple = (_S1, _S2)):
         self.sympy = [force, energy] + list(friction) + ([switch] if switch is not None else [])
         self.has_switch = switch is not None
+        self.tangential = len(friction)
         self.symengine = to_symengine(self.sympy)
-        self.placeholders = [se.Symbol(str(x)) for x in (_G, _GD, _S1, _S2, _FN)]
+        self.placeholders = [se.Symbol(str(x)) for x in (_G, _GD, *slips)]
+        self.normal = se.Symbol(str(_FN))
 
-    def _split(self, values: list) -> tuple:
-        force, energy, f1, f2 = values[:4]
-        return force, energy, (f1, f2), (values[4] if self.has_switch else None)
-
-    def at(self, kin: SphereOnHalfSpace) -> tuple:
-        """(F_n, V, (F_t1, F_t2), switch) in symengine at the contact's kinematics."""
-        rule = dict(zip(self.placeholders[:4], [-kin.depth, -kin.depth_rate, *kin.slip]))
+    def at(self, kin: ContactKinematics) -> tuple:
+        """(F_n, V, (F_t1, F_t2[, F_t3]), switch) in symengine at the contact's kinematics."""
+        rule = dict(zip(self.placeholders, [-kin.depth, -kin.depth_rate, *kin.slip]))
         force = self.symengine[0].xreplace(rule)
-        rule[self.placeholders[4]] = force
-        return self._split([force] + [e.xreplace(rule) for e in self.symengine[1:]])
-
-    def sympy_at(self, gap: sm.Expr, rate: sm.Expr, slip: tuple) -> tuple:
-        """The same in SymPy at SymPy kinematics, put in unevaluated (SymPy's assumptions on
-        a Piecewise condition over a long expression take seconds)."""
-        rule = {_G: gap, _GD: rate, _S1: slip[0], _S2: slip[1]}
-        with sm.evaluate(False):
-            force = self.sympy[0].xreplace(rule)
-            rule[_FN] = force
-            return self._split([force] + [e.xreplace(rule) for e in self.sympy[1:]])
+        rule[self.normal] = force
+        values = [force] + [e.xreplace(rule) for e in self.symengine[1:]]
+        k = 2 + self.tangential
+        return force, values[1], tuple(values[2:k]), (values[k] if self.has_switch else None)
 
 
 def _hunt_crossley_law(K: float, c: float, transition: float, us: float, ud: float,
-                       uv: float) -> _Law:
+                       uv: float, slips: tuple = (_S1, _S2)) -> _Law:
     """symbody.contact's Hunt-Crossley normal force with OpenSim's friction."""
     force, energy, switch = hunt_crossley(sm.Float(K), sm.Rational(3, 2),
                                           sm.Float(c) if c else 0, _G, _GD)
-    friction = opensim_friction(_FN, (_S1, _S2), _S1 ** 2 + _S2 ** 2, transition, us, ud, uv)
-    return _Law(force, energy, switch, friction)
+    friction = opensim_friction(_FN, slips, sum(s ** 2 for s in slips), transition, us, ud, uv)
+    return _Law(force, energy, switch, friction, slips)
 
 
 def _smooth_law(K: float, c: float, cf: float, bd: float, bv: float, transition: float,
@@ -155,17 +158,30 @@ def _smooth_law(K: float, c: float, cf: float, bd: float, bv: float, transition:
     return _Law(force, sm.Float(0.4) * hertz * d, None, friction)
 
 
-def _contact(ctx: ForceContext, name: str, kin: SphereOnHalfSpace, law: _Law, stiffness: float,
+def _max_penetration(kin: ContactKinematics) -> sm.Expr | None:
+    """The depth where the compliant law stops meaning anything: the (smaller) radius."""
+    radii = [r for r in (kin.sphere.radius, kin.other.radius if kin.other.kind == "ContactSphere"
+                         else 0.0) if r > 0]
+    return sm.Float(min(radii)) if radii else None
+
+
+def _contact(ctx: ForceContext, name: str, kin: ContactKinematics, law: _Law, stiffness: float,
              damping: float, mu: float) -> tuple[list, ContactRecord, Any]:
     """(Q, the record, F_n in symengine) of one contact point."""
-    normal, _, friction, _ = law.at(kin)
+    normal, energy, friction, switch = law.at(kin)
     force = scale(normal, kin.normal)
     for f, t in zip(friction, kin.tangents):
         force = add(force, scale(f, t))
-    conv = SympyConverter(ctx.names)
-    gap, rate = conv(-kin.depth), conv(-kin.depth_rate)
-    slip = tuple(conv(s) for s in kin.slip)
-    fn, energy, ft, switch = law.sympy_at(gap, rate, slip)
+    # the record's SymPy expressions from the symengine ones, node by node: SymPy's own
+    # Piecewise (ExprCondPair) folds any Piecewise inside a condition (a spline of a
+    # CustomJoint in the gap) into an ITE and simplifies it, too deep for its recursion
+    # unevaluated (SymPy's powers of long sums ask for their real parts)
+    conv = StructuredSympyConverter(ctx.names)
+    with sm.evaluate(False):
+        gap, rate = conv(-kin.depth), conv(-kin.depth_rate)
+        slip = tuple(conv(s) for s in kin.slip)
+        fn, energy, ft = conv(normal), conv(energy), tuple(conv(f) for f in friction)
+        switch = None if switch is None else conv(switch)
     with sm.evaluate(False):          # (long expressions: no SymPy simplification)
         power = sm.Add(sm.Mul(fn, rate), *(sm.Mul(a, b) for a, b in zip(ft, slip)))
     switching = (("contact", gap),) + ((("damping", switch),) if switch is not None else ())
@@ -173,7 +189,7 @@ def _contact(ctx: ForceContext, name: str, kin: SphereOnHalfSpace, law: _Law, st
         name=name, gap=gap, gap_rate=rate, normal_force=fn, friction_force=ft,
         slip_velocity=slip, friction_coefficient=sm.Float(mu), friction_mode="smooth",
         switching=switching,
-        max_penetration=sm.Float(kin.sphere.radius) if kin.sphere.radius > 0 else None,
+        max_penetration=_max_penetration(kin),
         elastic_energy=energy, power=power, stiffness=sm.Float(stiffness),
         exponent=sm.Rational(3, 2), damping=sm.Float(damping))
     return kin.generalized(force), record, normal
@@ -196,7 +212,8 @@ def _parameters(element) -> dict:
 
 @register_force("HuntCrossleyForce")
 def hunt_crossley_force(element, ctx: ForceContext) -> ForceContribution:
-    """Every sphere-half-space pair of the force's geometry (module docstring)."""
+    """Every sphere-half-space and sphere-sphere pair of the force's geometry on different
+    bodies (module docstring)."""
     params = _parameters(element)
     if not params:
         raise element.error("has no <HuntCrossleyForce::ContactParameters> with <geometry>")
@@ -206,41 +223,46 @@ def hunt_crossley_force(element, ctx: ForceContext) -> ForceContribution:
     shapes = [contact_shape(ctx, element, n) for n in params]
     spheres = [s for s in shapes if s.kind == "ContactSphere"]
     planes = [s for s in shapes if s.kind == "ContactHalfSpace"]
+    # (b, a): the force F acts on b, -F on a; a half-space or the first of two spheres
     pairs = [(s, h) for s, h in itertools.product(spheres, planes)
              if s.placement.body != h.placement.body]
-    left_out = None
-    touching = [(a, b) for a, b in itertools.combinations(spheres, 2)
-                if a.placement.body != b.placement.body]
-    if touching:
-        left_out = ("sphere-sphere contact not built (" + ", ".join(
-            f"{a.name}-{b.name}" for a, b in touching) + "); its sphere-half-space pairs are")
+    pairs += [(b, a) for a, b in itertools.combinations(spheres, 2)
+              if a.placement.body != b.placement.body]
+    if not pairs:
+        raise element.error("has no ContactSphere and ContactHalfSpace or two ContactSpheres "
+                            "on different bodies")
+    name = element.name or "HuntCrossleyForce"
     Q = ctx.zeros()
     records, depths, normals, loads = [], [], [], []
-    for sphere, plane in pairs:
-        E1, c1, us1, ud1, uv1 = params[plane.name]
+    for sphere, other in pairs:
+        E1, c1, us1, ud1, uv1 = params[other.name]
         E2, c2, us2, ud2, uv2 = params[sphere.name]
         if not (E1 > 0 and E2 > 0):
-            raise element.error(f"the stiffness of {plane.name!r} and {sphere.name!r} must be "
+            raise element.error(f"the stiffness of {other.name!r} and {sphere.name!r} must be "
                                 f"> 0, got {E1} and {E2}")
         k1, k2 = E1 ** (2 / 3), E2 ** (2 / 3)
         s1 = k2 / (k1 + k2)
         k, c = k1 * s1, c1 * s1 + c2 * (1 - s1)
-        K = 4 / 3 * k * (sphere.radius * k) ** 0.5
-        kin = sphere_on_half_space(ctx, sphere, plane, shift=0.5 - s1)
         us, ud, uv = _harmonic(us1, us2), _harmonic(ud1, ud2), _harmonic(uv1, uv2)
-        law = _hunt_crossley_law(K, c, transition, us, ud, uv)
-        name = element.name or "HuntCrossleyForce"
-        rec_name = name if len(pairs) == 1 else f"{name}[{sphere.name}]"
-        q_pair, record, normal = _contact(ctx, rec_name, kin, law, K, c, ud)
+        if other.kind == "ContactHalfSpace":
+            R, slips = sphere.radius, (_S1, _S2)
+            kin = sphere_on_half_space(ctx, sphere, other, shift=0.5 - s1)
+            rec_name = f"{name}[{sphere.name}]"
+        else:                 # two spheres: the effective radius r_a r_b/(r_a + r_b)
+            R = other.radius * sphere.radius / (other.radius + sphere.radius)
+            slips = (_S1, _S2, _S3)
+            kin = sphere_on_sphere(ctx, other, sphere, shift=0.5 - s1)
+            rec_name = f"{name}[{other.name}-{sphere.name}]"
+        K = 4 / 3 * k * (R * k) ** 0.5
+        law = _hunt_crossley_law(K, c, transition, us, ud, uv, slips)
+        q_pair, record, normal = _contact(ctx, name if len(pairs) == 1 else rec_name, kin, law,
+                                          K, c, ud)
         Q = [a + b for a, b in zip(Q, q_pair)]
-        loads.append(ContactLoad(sphere, plane, 0.5 - s1, record))
+        loads.append(ContactLoad(sphere, other, 0.5 - s1, record))
         records.append(record)
         depths.append(kin.depth)
         normals.append(normal)
-    if not pairs:
-        raise element.error("has no ContactSphere and ContactHalfSpace on different bodies "
-                            "(only sphere-half-space contact is built)")
-    return ForceContribution(generalized=Q, contacts=tuple(records), left_out=left_out,
+    return ForceContribution(generalized=Q, contacts=tuple(records),
                              contact_loads=tuple(loads), record=ContactForceRecord(
                                  "HuntCrossleyForce", tuple(p[0].name for p in pairs),
                                  tuple(p[1].name for p in pairs), tuple(depths), tuple(normals)))

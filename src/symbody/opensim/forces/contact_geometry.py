@@ -1,5 +1,6 @@
 """OpenSim's contact geometry (``ContactSphere``, ``ContactHalfSpace``) and the kinematics of a
-sphere against a half-space, in symengine, for the contact forces (:mod:`.contact_forces`).
+sphere against a half-space or another sphere, in symengine, for the contact forces
+(:mod:`.contact_forces`).
 
 A ``ContactGeometry`` sits on a frame (4.x ``socket_frame``, 3.x ``<body_name>``) at
 ``location`` with ``orientation`` (body-fixed X-Y-Z angles).  Simbody's half-space is the
@@ -14,6 +15,16 @@ P = c - (R - δ/2) n (Simbody's ``HalfSpaceSphere`` contact and ``SmoothSphereHa
 velocity v = v_S(P) - v_H(P) of the two bodies' material points at P gives the penetration
 rate δ' = -n · v and the slip (t₁ · v, t₂ · v) along the plane's tangents t₁ = z_H,
 t₂ = y_H (t₁ × t₂ = n).
+
+Two spheres a, b (Simbody's ``SphereSphere`` contact) with centres c_a, c_b and radii r_a, r_b:
+n = (c_b - c_a)/|c_b - c_a| (from a to b), δ = r_a + r_b - |c_b - c_a|, the contact point
+P = c_a + (r_a - δ/2) n (moved by δ (1/2 - s₁) n in ``HuntCrossleyForce``), δ' = -n · v with
+v = v_b(P) - v_a(P) (= -d|c_b - c_a|/dt: the spin of either body moves P's material point
+perpendicular to n), and the slip v - (n · v) n given by its three ground components
+(t₁, t₂, t₃ = the ground's axes: no tangent basis of n is smooth on the whole sphere).
+The force on b at P is F, on a -F.  Simbody picks the pair's order by sorting the
+geometries' extents along an axis; the force does not depend on it (the contact point
+P = c_a + (r_a - s₁ δ) n is the same from either side).
 """
 
 from __future__ import annotations
@@ -26,10 +37,10 @@ import numpy as np
 from ..model_spec import Placement, body_fixed_xyz
 from .base import ForceContext
 from .point_forces import BodyTag, frame_in_ground, rotate_back
-from .vector3 import F, dot, scale, sub
+from .vector3 import F, add, dot, norm, scale, sub
 
-__all__ = ["ContactShape", "contact_shape", "SphereOnHalfSpace", "sphere_on_half_space",
-           "ContactLoad", "GEOMETRY_TAGS"]
+__all__ = ["ContactShape", "contact_shape", "ContactKinematics", "sphere_on_half_space",
+           "sphere_on_sphere", "ContactLoad", "GEOMETRY_TAGS"]
 
 #: the contact geometry types of OpenSim (only spheres and half-spaces are built)
 GEOMETRY_TAGS = ("ContactSphere", "ContactHalfSpace", "ContactMesh", "ContactEllipsoid",
@@ -80,14 +91,16 @@ def contact_shape(ctx: ForceContext, owner: Any, reference: str) -> ContactShape
 
 
 @dataclass
-class SphereOnHalfSpace:
-    """The kinematics of a sphere against a half-space (module docstring), symengine:
-    ``normal`` n, ``tangents`` (t₁, t₂) (3 each, ground); ``depth`` δ and ``depth_rate`` δ';
-    ``slip`` (t₁ · v, t₂ · v); ``point`` P (3, ground); ``sphere``, ``half_space`` the shapes.
-    :meth:`generalized` gives Q of a force on the sphere at P (its opposite on the half-space)."""
+class ContactKinematics:
+    """The kinematics of a sphere against a half-space or a sphere (module docstring),
+    symengine: ``normal`` n, ``tangents`` (t₁, t₂), or the ground's three axes for two
+    spheres (3 each, ground); ``depth`` δ and ``depth_rate`` δ'; ``slip`` (t_i · v);
+    ``point`` P (3, ground); ``sphere`` the shape b the force F acts on, ``other`` the
+    half-space or the sphere a.  :meth:`generalized` gives Q of a force on b at P (its
+    opposite on a)."""
 
     sphere: ContactShape
-    half_space: ContactShape
+    other: ContactShape
     normal: list
     tangents: tuple
     depth: Any
@@ -99,10 +112,11 @@ class SphereOnHalfSpace:
     def generalized(self, force: list) -> list:
         """Q = J_S(P)ᵀ F - J_H(P)ᵀ F of the force F (3, ground) on the sphere's body at P."""
         ctx = self.ctx
-        out = ctx.point_force(self.sphere.placement.body, self._station(self.sphere), force)
-        if self.half_space.placement.body != ctx.spec.ground:
-            other = ctx.point_force(self.half_space.placement.body,
-                                    self._station(self.half_space), force)
+        out = [F(0.0)] * ctx.o
+        if self.sphere.placement.body != ctx.spec.ground:
+            out = ctx.point_force(self.sphere.placement.body, self._station(self.sphere), force)
+        if self.other.placement.body != ctx.spec.ground:
+            other = ctx.point_force(self.other.placement.body, self._station(self.other), force)
             out = [a - b for a, b in zip(out, other)]
         return out
 
@@ -116,10 +130,12 @@ class ContactLoad:
     """A contact force for ``model.system``'s loads: the force of ``record`` (its SymPy
     F_n and (F_t1, F_t2)), F = F_n n + F_t1 t₁ + F_t2 t₂, on the sphere's body at the
     contact point P = c - (R - δ/2 - ``shift`` δ) n (module docstring; δ = -gap) and -F on
-    the half-space's body there (unless it is the ground)."""
+    the half-space's body there (unless it is the ground).  Two spheres (``other`` a
+    ContactSphere): F = F_n n + the three ground components of the friction, on b
+    (``sphere``) at P = c_a + (r_a - δ/2 + ``shift`` δ) n, -F on a."""
 
     sphere: ContactShape
-    half_space: ContactShape
+    other: ContactShape
     shift: float
     record: Any
 
@@ -140,7 +156,7 @@ def _velocity(ctx: ForceContext, body: str, station: list, u: list) -> list:
 
 
 def sphere_on_half_space(ctx: ForceContext, sphere: ContactShape, half_space: ContactShape,
-                         shift: float = 0.0) -> SphereOnHalfSpace:
+                         shift: float = 0.0) -> ContactKinematics:
     """The kinematics of ``sphere`` against ``half_space``; ``shift``: the contact point
     moved by ``shift`` δ along n (HuntCrossleyForce's δ (1/2 - s₁))."""
     R_H, o = frame_in_ground(ctx, half_space.placement)
@@ -151,13 +167,36 @@ def sphere_on_half_space(ctx: ForceContext, sphere: ContactShape, half_space: Co
     radius = F(sphere.radius)
     depth = radius - dot(n, sub(c, o))
     point = sub(c, scale(radius - depth / 2 - F(shift) * depth, n))
+    v = _relative_velocity(ctx, sphere, half_space, point)
+    return ContactKinematics(sphere, half_space, n, (t1, t2), depth, -dot(n, v),
+                             (dot(t1, v), dot(t2, v)), point, ctx)
+
+
+def _relative_velocity(ctx: ForceContext, b: ContactShape, a: ContactShape, point: list) -> list:
+    """v_b(P) - v_a(P): the velocity of b's material point at P relative to a's (ground)."""
     u = _speeds(ctx)
     stations = []
-    for shape in (sphere, half_space):
+    for shape in (b, a):
         R, p = ctx.kinematics.pose(shape.placement.body)
         stations.append(rotate_back(R, sub(point, p)))
-    v = sub(_velocity(ctx, sphere.placement.body, stations[0], u),
-            _velocity(ctx, half_space.placement.body, stations[1], u))
-    return SphereOnHalfSpace(sphere, half_space, n, (t1, t2), depth, -dot(n, v),
-                             (dot(t1, v), dot(t2, v)), point, ctx)
+    return sub(_velocity(ctx, b.placement.body, stations[0], u),
+               _velocity(ctx, a.placement.body, stations[1], u))
+
+
+def sphere_on_sphere(ctx: ForceContext, a: ContactShape, b: ContactShape,
+                     shift: float = 0.0) -> ContactKinematics:
+    """The kinematics of sphere ``b`` against sphere ``a`` (module docstring); ``shift``: the
+    contact point moved by ``shift`` δ along n (HuntCrossleyForce's δ (1/2 - s₁))."""
+    _, c_a = frame_in_ground(ctx, a.placement)
+    _, c_b = frame_in_ground(ctx, b.placement)
+    d = sub(c_b, c_a)
+    distance = norm(d)
+    n = scale(F(1.0) / distance, d)
+    depth = F(a.radius + b.radius) - distance
+    point = add(c_a, scale(F(a.radius) - depth / 2 + F(shift) * depth, n))
+    v = _relative_velocity(ctx, b, a, point)
+    rate = -dot(n, v)
+    slip = sub(v, scale(dot(n, v), n))
+    axes = tuple([F(float(i == k)) for i in range(3)] for k in range(3))
+    return ContactKinematics(b, a, n, axes, depth, rate, tuple(slip), point, ctx)
 
