@@ -2,12 +2,12 @@
 
 For the derivatives of a kinematic tree's forward dynamics (``robot.forward_dynamics_derivatives``
 above the size where the products are emitted), the straight-line kernel gives, with the
-robot's constants folded, the nonzero entries of ∂τ/∂q, ∂τ/∂u (o x o each) and of M's lower
-triangle at u' = FD(q, u, τ).  This extension then does, in plain C loops generic in the
-numbers (Featherstone, *Rigid Body Dynamics Algorithms*, §6.5)::
+robot's constants folded, the nonzero entries of ∂τ/∂q, ∂τ/∂u (o x o each) at
+u' = FD(q, u, τ) and of the tree-sparse factor M = Lᵀ D L that gave u' (Featherstone, *Rigid
+Body Dynamics Algorithms*, §6.5: L unit lower triangular, L_ij ≠ 0 only for j an ancestor of
+i along the parent array λ, O(n d²) for a tree of depth d; L below H's diagonal, D on it).
+This extension then does, in plain C loops generic in the numbers::
 
-    M = Lᵀ D L          (L unit lower triangular, L_ij ≠ 0 only for j an ancestor of i:
-                         O(n d²) for a tree of depth d, in place, the parent array λ)
     X = M⁻¹ [∂τ/∂q, ∂τ/∂u, 1] = L⁻¹ D⁻¹ L⁻ᵀ B      (row operations of length 3n along λ)
 
 and returns ``[-X_q, -X_u, X_1]`` (3, o, o) in the model's speed order: ∂u'/∂q, ∂u'/∂u, M⁻¹
@@ -19,7 +19,7 @@ range (the tree order is depth first) on the way up.
 are copied into z (whose tail holds the constants), the kernel runs into a work buffer, the
 solve into a new array; anything else goes to the careful path given.  The GIL is held from
 the copies to the end, so one entry shared by threads stays safe.  A mass matrix that is not
-positive definite raises the error class given.
+positive definite (a D_k that is not positive) raises the error class given.
 """
 
 from __future__ import annotations
@@ -102,22 +102,6 @@ static void gather(double *restrict y, const double *const *rows, const double *
         for (int t = 0; t < nd; ++t) a -= ls[t] * rows[t][at + c];
         y[c] = a;
     }
-}
-
-/* M = L^T D L in place in H's lower triangle (Featherstone's LTDL); -1: not positive definite */
-static int factor(double *H, const int64_t *par, Py_ssize_t n)
-{
-    for (Py_ssize_t k = n - 1; k >= 0; --k) {
-        double *Hk = H + k * n, d = Hk[k];
-        if (!(d > 0.0)) return -1;
-        double inv = 1.0 / d;
-        for (int64_t i = par[k]; i >= 0; i = par[i]) {
-            double a = Hk[i] * inv, *Hi = H + i * n;
-            for (int64_t j = i; j >= 0; j = par[j]) Hi[j] -= a * Hk[j];
-            Hk[i] = a;
-        }
-    }
-    return 0;
 }
 
 /* B (n x 3n) <- M^-1 B = L^-1 D^-1 L^-T B, the last n columns the identity.  On the way up
@@ -209,14 +193,18 @@ static PyObject *call(TreeSolveEntry *self, PyObject *const *args, size_t nargsf
         PyBuffer_Release(&view);
     }
     self->kernel(self->z, self->kout);
+    /* H (the factor) is written only here, at the kernel's places (its zeros stay zero);
+       B is changed by the solve */
     double *H = self->W, *B = self->W + n * n;
-    memset(self->W, 0, (size_t)(4 * n * n) * sizeof(double));
+    memset(B, 0, (size_t)(3 * n * n) * sizeof(double));
     for (i = 0; i < self->nout; ++i) self->W[self->dest[i]] = self->kout[i];
-    for (i = 0; i < n; ++i) B[i * 3 * n + 2 * n + i] = 1.0;
-    if (factor(H, self->parent, n) != 0) {
-        PyErr_SetString(self->error, "forward_dynamics_derivatives: the mass matrix is not "
-                        "positive definite at this q");
-        return NULL;
+    for (i = 0; i < n; ++i) {
+        B[i * 3 * n + 2 * n + i] = 1.0;
+        if (!(H[i * n + i] > 0.0)) {
+            PyErr_SetString(self->error, "forward_dynamics_derivatives: the mass matrix is not "
+                            "positive definite at this q");
+            return NULL;
+        }
     }
     solve(H, B, self->parent, self->hi, n);
     out = PyObject_CallOneArg(self->empty, self->shape);
@@ -333,7 +321,8 @@ def tree_solve_entry(kernel: Any, sizes: Sequence[int], constants: np.ndarray | 
     not generated C or there is no compiler.
 
     ``kernel``: z = [q, u, tau, constants] -> its ``nout`` values, value j going to place
-    ``dest[j]`` of the work W = [H (n x n, M's lower triangle, row-major), B (n x 3n: ∂τ/∂q,
+    ``dest[j]`` of the work W = [H (n x n, M = Lᵀ D L: L's entries below the diagonal, D on
+    it, row-major), B (n x 3n: ∂τ/∂q,
     ∂τ/∂u, the identity added here)]; ``parent``: λ(i) < i of each speed in tree order (-1 at
     the root); ``perm``: the tree index of each speed of the output's order.
     """

@@ -78,11 +78,15 @@ class ForwardDerivativeTerms:
     dtau_du: list
     mass: list
     body: ArticulatedBody | None
+    #: M = Lᵀ D L when u' came from the tree-sparse solve: {(k, j): L_kj for j an ancestor
+    #: of k, D_k at (k, k)} (the factor the same kernel forms for u')
+    factor: dict | None = None
 
 
-def _tree_solve(M: list, rhs: list, parent: list) -> list:
+def _tree_solve(M: list, rhs: list, parent: list) -> tuple[list, dict]:
     """M⁻¹ rhs as expressions, by the tree-sparse M = Lᵀ D L along ``parent`` (λ(i) < i,
-    -1 at the root; Featherstone's LTDL): O(n d²) operations for a tree of depth d."""
+    -1 at the root; Featherstone's LTDL): O(n d²) operations for a tree of depth d; and the
+    factor {(k, j): L_kj (j an ancestor of k), D_k at (k, k)}."""
     box, n = SYMENGINE.box, len(rhs)
     H = {}
     for k in range(n):
@@ -115,7 +119,7 @@ def _tree_solve(M: list, rhs: list, parent: list) -> list:
             x[i] = x[i] - H[i, j] * x[j]
             j = parent[j]
         x[i] = box(x[i])
-    return x
+    return x, H
 
 
 def forward_derivative_terms(tree: KinematicTree, q: list, u: list, tau: list, gravity: tuple,
@@ -126,7 +130,7 @@ def forward_derivative_terms(tree: KinematicTree, q: list, u: list, tau: list, g
     O(n d) expressions: what the products -M⁻¹ ∂τ/∂x are made of.  ``parent``: each speed's
     parent speed (one-speed joints): u' then solves M u' = τ - b(q, u) by the tree-sparse
     Lᵀ D L of the M the RNEA derivatives form anyway (no articulated-body recursion; ``body``
-    None), else u' by the articulated-body recursion."""
+    None; ``factor`` that Lᵀ D L), else u' by the articulated-body recursion."""
     damping, friction = damping or {}, friction or {}
     Q = list(tau)
     for k, d in damping.items():
@@ -136,15 +140,15 @@ def forward_derivative_terms(tree: KinematicTree, q: list, u: list, tau: list, g
     if parent is not None:
         zero = rnea_derivatives(tree, q, u, [ZERO] * len(u), gravity, inertias, floating)
         body = None
-        udot = _tree_solve(zero.mass, [Q[k] - zero.tau[k] for k in range(len(u))], parent)
+        udot, factor = _tree_solve(zero.mass, [Q[k] - zero.tau[k] for k in range(len(u))], parent)
     else:
-        body = ArticulatedBody(tree, q, u, gravity, inertias, floating)
+        body, factor = ArticulatedBody(tree, q, u, gravity, inertias, floating), None
         udot = [SYMENGINE.box(x) for x in body.accelerations(Q)]
     d = rnea_derivatives(tree, q, u, udot, gravity, inertias, floating)
     du = [list(row) for row in d.dtau_du]
     for k, c in damping.items():
         du[k][k] = du[k][k] + num(c)
-    return ForwardDerivativeTerms(udot, d.dtau_dq, du, d.mass, body)
+    return ForwardDerivativeTerms(udot, d.dtau_dq, du, d.mass, body, factor)
 
 
 def aba_derivatives(tree: KinematicTree, q: list, u: list, tau: list, gravity: tuple,

@@ -384,9 +384,10 @@ class RobotControl:
 
     def _tree_solve_forward_derivatives(self: Robot) -> tuple:
         """(kernel, dest, parent, perm) of :mod:`symbody.compilation.native_tree_solve`: one
-        kernel of (q, u, τ, p) giving the nonzero entries of M's lower triangle, ∂τ/∂q and
-        ∂τ/∂u (tree order) at u' = FD(q, u, τ) (:func:`.aba_derivatives.forward_derivative_terms`:
-        u' = M⁻¹ (τ - b) by the emitted tree-sparse Lᵀ D L of the same M),
+        kernel of (q, u, τ, p) giving the nonzero entries of the tree-sparse factor M = Lᵀ D L
+        (L below the diagonal, D on it), ∂τ/∂q and ∂τ/∂u (tree order) at u' = FD(q, u, τ)
+        (:func:`.aba_derivatives.forward_derivative_terms`: u' = M⁻¹ (τ - b) by that emitted
+        factor),
         ``dest`` their places in the solve's work array."""
         from .aba_derivatives import forward_derivative_terms
         qs, us, uds, _ = self.symengine_symbols
@@ -399,11 +400,10 @@ class RobotControl:
                                          self._speed_parents())
             n = len(us)
             exprs, dest = [], []
-            for k in range(n):
-                for c in range(k + 1):
-                    if t.mass[k][c] != 0:
-                        exprs.append(t.mass[k][c])
-                        dest.append(k * n + c)
+            for (k, c), x in sorted(t.factor.items()):     # M = Lᵀ D L, as formed for u'
+                if x != 0:
+                    exprs.append(x)
+                    dest.append(k * n + c)
             for block, A in enumerate((t.dtau_dq, t.dtau_du)):
                 for k in range(n):
                     for c in range(n):

@@ -15,10 +15,10 @@ For trees of one-speed joints (every robot but those with a planar joint or a fl
 joint inside the tree) of up to 18 speeds all of it is one emitted kernel (:mod:`.aba_derivatives`: u' by the
 articulated-body recursion, M⁻¹ by its unit responses, the products written out), called
 with one state through buffers of the calling thread's own.  Above 18 speeds the products
-written out grow as n³, so the emitted kernel stops at u', ∂τ/∂q, ∂τ/∂u and M
+written out grow as n³, so the emitted kernel stops at u', ∂τ/∂q, ∂τ/∂u and the
+tree-sparse factorization M = Lᵀ D L that gave u'
 (:func:`.aba_derivatives.forward_derivative_terms`) and the same compiled call goes on with
-the tree-sparse factorization M = Lᵀ D L and its solve
-(:mod:`symbody.compilation.native_tree_solve`, O(n² d) for a tree of depth d).  The
+the solve (:mod:`symbody.compilation.native_tree_solve`, O(n² d) for a tree of depth d).  The
 composition above (LAPACK between two kernels) remains for the others and where there is no
 C compiler.
 """
