@@ -14,6 +14,9 @@ derivatives add), and the CPU time of one call from Python
 (time.process_time, median of 5 repeats of ~5 ms, the two sides interleaved; Pinocchio's
 arguments prepared beforehand, as symbody's).  ``--part i/n`` runs the i-th of n interleaved
 shares of the files (two halves in two sessions: ``--part 1/2``, ``--part 2/2``).
+``--jsonl FILE`` appends each row to FILE as it is measured and skips the (file, base) rows
+FILE already holds (except those over the timeout, tried again), so a long run that is stopped resumes where it was; the table printed
+at the end is of every row in FILE.
 
     PYTHONPATH=src:tests python benchmarks/bench_robot_derivatives.py        # all robots
     PYTHONPATH=src:tests python benchmarks/bench_robot_derivatives.py --match talos
@@ -119,6 +122,7 @@ def table(rows: list[dict], root: Path) -> str:
             "ratio |")
     lines = [head, "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]
     refused, worst, ratios = [], 0.0, []
+    rows = sorted(rows, key=lambda r: (r["path"], r["floating"]))
     for r in rows:
         name = str(Path(r["path"]).relative_to(root))
         base = "free-flyer" if r["floating"] else "fixed"
@@ -157,6 +161,8 @@ def main() -> None:
     ap.add_argument("--part", default="1/1", help="i/n: the i-th of n interleaved shares")
     ap.add_argument("--cache", default=None, help="the kernel cache of the run (default: a "
                     "new temporary directory)")
+    ap.add_argument("--jsonl", default=None, help="append each row here as it is measured; "
+                    "rows already in it are skipped (resume) and tabulated")
     ap.add_argument("--one", default=None, help=argparse.SUPPRESS)
     ap.add_argument("--floating", action="store_true", help=argparse.SUPPRESS)
     a = ap.parse_args()
@@ -166,12 +172,19 @@ def main() -> None:
     from systems.pinocchio_oracle import robots_dir
     root = robots_dir()
     rows = []
+    done: set[tuple[str, bool]] = set()
+    if a.jsonl and Path(a.jsonl).exists():
+        rows = [json.loads(x) for x in Path(a.jsonl).read_text().splitlines() if x.strip()]
+        rows = [r for r in rows if not r.get("refused", "").startswith("over ")]  # retried
+        done = {(r["path"], r["floating"]) for r in rows}
     i, n = (int(x) for x in a.part.split("/"))
     cache_dir = tempfile.TemporaryDirectory() if a.cache is None else None
     cache = a.cache or cache_dir.name
     for f in [f for f in robot_files() if a.match in str(f)][i - 1::n]:
         folder = f.relative_to(root).parts[0]
         for floating in (False, True) if folder in FLOATING else (False,):
+            if (str(f), floating) in done:
+                continue
             cmd = [sys.executable, __file__, "--one", str(f), "--states", str(a.states)]
             cmd += ["--floating"] if floating else []
             env = {**os.environ, "SYMBODY_CACHE_DIR": cache}
@@ -186,6 +199,9 @@ def main() -> None:
             row["path"] = str(f)
             rows.append(row)
             print(json.dumps(row), file=sys.stderr, flush=True)
+            if a.jsonl:
+                with open(a.jsonl, "a") as fh:
+                    fh.write(json.dumps(row) + "\n")
     text = table(rows, root)
     print(text)
     if a.out:

@@ -311,3 +311,24 @@ def test_constant_and_argument_outputs_few_and_as_tables(count, tmp_path, monkey
         codegen._to_symengine([a, b, c], exprs, "tables", None)[0], 3)
     source = "\n".join(c_kernels.c_source(program, "k"))
     assert ("static const long idx" in source) == (count * 4 >= c_kernels.TABLE_MIN_OUTPUTS)
+
+
+def test_a_shared_two_term_sum_is_not_distributed():
+    """beta = a b - c d and gamma = a c - b d, each used by many dot products
+    x_k beta + y_k gamma + z_k e (as the RNEA derivatives' S ×ₘ v of a column, dotted with
+    every row of the subtree): computed once (6 operations) and kept factors, 5 operations
+    per entry (distributed into each entry: 11-12, 120 here); the numbers of numpy's."""
+    import symengine as se
+    n = 10
+    a, b, c, d, e = se.symbols("_a0 _a1 _a2 _a3 _a4")
+    xs, ys, zs = ([se.Symbol(f"_a{5 + j * n + k}") for k in range(n)] for j in range(3))
+    beta, gamma = a * b - c * d, a * c - b * d
+    exprs = [x * beta + y * gamma + z * e for x, y, z in zip(xs, ys, zs)]
+    prog = c_kernels.straight_line_program(exprs, 5 + 3 * n)
+    assert len(prog) <= 6 + 5 * n + 2, len(prog)
+    args = [sm.Symbol(f"_a{k}") for k in range(5 + 3 * n)]
+    sym = [sm.sympify(str(x)) for x in exprs]
+    fc = make_function([args], sym, backend="c", cache=False)
+    fn = make_function([args], sym, backend="numpy", cache=False)
+    pts = np.random.default_rng(3).uniform(-2, 2, size=(5, len(args)))
+    np.testing.assert_allclose(fc(pts), fn(pts), rtol=1e-13, atol=1e-14)

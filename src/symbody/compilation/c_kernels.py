@@ -38,7 +38,7 @@ __all__ = ["UnsupportedExpression", "StraightLineProgram", "straight_line_progra
 
 #: Version of the generated program (factoring, ordering, C layout): part of the cache key
 #: of C kernels, so that a library built by an earlier generator is not reused.
-PROGRAM_VERSION = "4"
+PROGRAM_VERSION = "5"
 
 #: Operations per generated C function: small enough that the compiler's cost per
 #: operation stays constant, large enough that calls between segments cost nothing.
@@ -217,8 +217,9 @@ def _binary(ops: list, outputs: list, nargs: int) -> StraightLineProgram:
     """Sums and products as binary operations, factored, ordered for sharing, hash-consed.
 
     1. Every sum is written as a sum of products over the original values (a product
-       with one 2-term sum among its factors is distributed over it, so that the
-       factors of those two terms can be taken out of the sum), then factored greedily:
+       with one 2-term sum among its factors, a sum no other operation uses, is
+       distributed over it, so that the factors of those two terms can be taken out of
+       the sum; a shared one is computed once and stays a factor), then factored greedily:
        the factor common to the most terms is taken out, recursively
        (``l_r cos_r Σ_s S_rs w_s + ... -> l_r (cos_r Σ_s S_rs w_s + ...)``).
     2. The terms of each sum are added in the order of how many sums they appear in
@@ -251,16 +252,20 @@ class _Factors:
     """The factors of the original operations ``ops``; ``freq``: how many products each
     value is a factor of (the most shared factors sort first, :meth:`key`)."""
 
-    __slots__ = ("ops", "freq")
+    __slots__ = ("ops", "freq", "users")
 
     def __init__(self, ops: list):
         self.ops = ops
         freq: dict = {}
+        users: dict = {}
         for kind, operands in ops:
+            for a in operands:
+                if isinstance(a, tuple) and a[0] == "t":
+                    users[a[1]] = users.get(a[1], 0) + 1
             if kind == "*":
                 for a in operands:
                     freq[a] = freq.get(a, 0) + 1
-        self.freq = freq
+        self.freq, self.users = freq, users
 
     def key(self, ref: tuple) -> tuple:
         return (-self.freq.get(ref, 0), ref)
@@ -279,7 +284,10 @@ class _Factors:
         terms = []
         for a in operands:
             fs = self.of(a)
-            inner = [f for f in fs if self.is_small_sum(f)] if len(operands) > 1 else []
+            # a 2-term sum used by other operations too is computed once anyway: distributing
+            # it into every product it is a factor of would repeat its operations in each
+            inner = [f for f in fs if self.is_small_sum(f) and self.users.get(f[1], 0) <= 1] \
+                if len(operands) > 1 else []
             if len(inner) == 1:
                 rest = list(fs)
                 rest.remove(inner[0])

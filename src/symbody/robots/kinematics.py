@@ -296,69 +296,64 @@ class TreeKinematics:
         return J
 
     # ------------------------------------------------------------------ centre of mass
-    def _first_moments(self) -> tuple[list, list]:
-        """Per body, its mass and its first moment m c about the world origin (world axes);
-        the fixed root's are left out (it does not move; Pinocchio's centre of mass)."""
-        R, p = self.placements()
-        ms, hs = [], []
-        for i, (m, h, _) in enumerate(self.inertias):
-            if i == 0 and not self.floating:
-                ms.append(ZERO)
-                hs.append((ZERO,) * 3)
-                continue
-            ms.append(m)
-            hs.append(_add(_scale(m, p[i]), _mv(R[i], tuple(h))))
-        return ms, hs
-
     def center_of_mass(self) -> tuple:
-        """The centre of mass of the moving bodies in the world (3)."""
-        ms, hs = self._first_moments()
-        total = sum(ms, ZERO)
-        if total == 0:
+        """The centre of mass of the moving bodies in the world (3): p_0 + R_0 h_0 / M, from
+        the root's subtree moments (:meth:`_subtree_moments`)."""
+        Ms, hs = self._subtree_moments()
+        if Ms[0] == 0:
             raise InputError(f"the robot {self.tree.urdf.name!r} has no moving mass: no centre "
                              "of mass")
-        H = (sum((h[0] for h in hs), ZERO), sum((h[1] for h in hs), ZERO),
-             sum((h[2] for h in hs), ZERO))
-        return _scale(1 / total, H)
+        R, p = self.placements()
+        return _add(p[0], _scale(1 / Ms[0], _mv(R[0], hs[0])))
+
+    def _subtree_moments(self) -> tuple[list, list]:
+        """Per body i, its subtree's mass M_i and first moment h_i about the body origin in
+        the body's axes, accumulated from the leaves: h_λ += M_i (p_p + R_p p_J) + R_p R_J h_i.
+        In body axes the child's sum enters its parent's through the joint rotation (a
+        product), so each subtree sum stays one node of the DAG, computed once (in world
+        axes symengine would flatten the nested sums into one sum per subtree: O(n depth))."""
+        bodies = self.tree.bodies
+        Ms = [ZERO if i == 0 and not self.floating else m
+              for i, (m, _, _) in enumerate(self.inertias)]
+        hs = [(ZERO,) * 3 if i == 0 and not self.floating else tuple(h)
+              for i, (_, h, _) in enumerate(self.inertias)]
+        for i in range(len(bodies) - 1, 0, -1):
+            jt, lam = self.joints[i], bodies[i].parent
+            h = _mv(jt.R_J, hs[i]) if jt.rotates else hs[i]
+            origin = _add(jt.p_p, _mv(jt.R_p, jt.p_J))
+            hs[lam] = _add(hs[lam], _add(_scale(Ms[i], origin), _mv(jt.R_p, h)))
+            Ms[lam] = Ms[lam] + Ms[i]
+        return Ms, hs
 
     def center_of_mass_jacobian(self) -> list:
         """3 rows of o entries (tree order): the centre of mass's velocity (world) is J u.
-        Column of a joint: (M_s v_O + ω × H_s) / M with M_s, H_s the mass and first moment of
-        the subtree it moves; for a rotation about an axis a through p_i (v_O = p_i × a) that
-        is a × G_i with G_i = (H_s - M_s p_i) / M, one vector per body (the cheaper kernel)."""
-        ms, hs = self._first_moments()
-        nb = len(ms)
-        Ms, Hs = list(ms), list(hs)
-        for i in range(nb - 1, 0, -1):
-            lam = self.tree.bodies[i].parent
-            Ms[lam] = Ms[lam] + Ms[i]
-            Hs[lam] = _add(Hs[lam], Hs[i])
+        Column of a joint of body i with motion (ω, v) = (S_w, S_v) in the body's axes:
+        R_i (M_i S_v + S_w × h_i) / M, with M_i, h_i the subtree's mass and first moment about
+        the body origin in its axes (:meth:`_subtree_moments`; O(1) per column): a rotation
+        about the axis a gives R_λ R_p (a × R_J h_i) / M, a translation (M_i / M) R_λ R_p a."""
+        Ms, hs = self._subtree_moments()
         total = Ms[0]
         if total == 0:
             raise InputError(f"the robot {self.tree.urdf.name!r} has no moving mass: no centre "
                              "of mass")
         inv = 1 / total
-        R, p = self.placements()
-
-        def arm(i: int) -> tuple:           # G_i
-            return _sub(_scale(inv, Hs[i]), _scale(Ms[i] * inv, p[i]))
-
+        R, _ = self.placements()
         cols = []
         if self.floating:                   # the base's linear speeds move everything: R_0
             cols += [_column(R[0], k) for k in range(3)]
-            G0 = arm(0)
-            cols += [_cross(_column(R[0], k), G0) for k in range(3)]
-        for i in range(1, nb):
+            e = _nmat(np.eye(3))
+            cols += [_scale(inv, _mv(R[0], _cross(e[k], hs[0]))) for k in range(3)]
+        for i in range(1, len(self.tree.bodies)):
             jt = self.joints[i]
-            if jt.kind in ("revolute", "continuous", "prismatic"):
-                axis = _mv(self.joint_rotations[i], jt.axis)
-                cols.append(_scale(Ms[i] * inv, axis) if jt.kind == "prismatic"
-                            else _cross(axis, arm(i)))
-                continue
-            for Sw, Sv in jt.S:         # as world_columns: (M_s v_O + ω × H_s) / M
-                w = _mv(R[i], Sw)
-                lin = _add(_mv(R[i], Sv), _cross(p[i], w))
-                cols.append(_scale(inv, _add(_scale(Ms[i], lin), _cross(w, Hs[i]))))
+            R0 = self.joint_rotations[i]
+            if jt.kind == "prismatic":
+                cols.append(_scale(Ms[i] * inv, _mv(R0, jt.axis)))
+            elif jt.kind in ("revolute", "continuous"):
+                cols.append(_scale(inv, _mv(R0, _cross(jt.axis, _mv(jt.R_J, hs[i])))))
+            else:
+                for Sw, Sv in jt.S:
+                    local = _add(_scale(Ms[i], Sv), _cross(Sw, hs[i]))
+                    cols.append(_scale(inv, _mv(R[i], local)))
         J = [[ZERO] * len(cols) for _ in range(3)]
         for k, c in enumerate(cols):
             for r in range(3):
