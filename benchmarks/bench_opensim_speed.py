@@ -136,23 +136,13 @@ def from_mirror(repo: str, name: str, out: Path) -> Path:
 def derivative_check(model, path: Path, n_states: int) -> dict:
     """max |ours - OpenSim| / max |OpenSim| of q', u', a', the fiber velocities at
     ``n_states`` random states (module docstring)."""
-    from systems.opensim_oracle import ask_opensim
+    from systems.opensim_oracle import ask_opensim, muscle_derivative_queries
 
     nm = model.numeric_model
     p = nm.constants_array(model.constants)
     names = list(model.muscle_names)
-    n, k = len(model.coordinates), len(names)
-    rng = np.random.default_rng(11)
-    queries, states = [], []
-    for _ in range(n_states):
-        q, u = model.random_coordinates(rng), rng.uniform(-2, 2, n)
-        a, e, c = rng.uniform(0.01, 1, k), rng.uniform(0.01, 1, k), rng.uniform(0.97, 1.03, k)
-        Q, U = model.to_opensim_state(q, u)
-        queries.append({"kind": "muscle_derivatives", "Q": Q.tolist(), "U": U.tolist(),
-                        "activations": dict(zip(names, a.tolist())),
-                        "excitations": dict(zip(names, e.tolist())),
-                        "fiber_length_factors": dict(zip(names, c.tolist()))})
-        states.append((q, u, e))
+    n = len(model.coordinates)
+    queries, states = muscle_derivative_queries(model, np.random.default_rng(11), n_states)
     millard = any(el.tag == "Millard2012EquilibriumMuscle" for el in model.spec.forces)
     if millard:              # (not an ActivationFiberLengthMuscle: its own worker query)
         from systems.opensim_millard_worker import ask

@@ -15,7 +15,12 @@ import numpy as np
 import pytest
 
 from symbody.opensim import load_opensim
-from systems.opensim_oracle import ask_opensim, opensim_installed
+from systems.opensim_oracle import (
+    ask_opensim,
+    muscle_derivative_errors,
+    muscle_derivative_queries,
+    opensim_installed,
+)
 
 DATA = Path(__file__).resolve().parents[1] / "data" / "opensim"
 needs_opensim = pytest.mark.skipif(not opensim_installed(), reason="opensim is not installed")
@@ -45,34 +50,14 @@ def test_wrapped_thelen_forces_agree_with_opensim(arm26_cylinder):
     assert names == ["TRIlat", "TRImed", "BICshort", "BRA"] and not model.left_out
     assert {m: model.forces[m].path.wraps for m in names} == {
         "TRIlat": ("TRI",), "TRImed": ("TRI",), "BICshort": (), "BRA": ("TRI",)}
-    nm = model.numeric_model
-    p = nm.constants_array(model.constants)
-    n, k = len(model.coordinates), len(names)
     elbow = model.coordinate_names.index("r_elbow_flex")
-    rng = np.random.default_rng(5)
-    queries, states = [], []
-    for flex in (0.05, 0.6, 1.3, 2.2):
-        q, u = model.random_coordinates(rng), rng.uniform(-2, 2, n)
-        q[elbow] = flex
-        a, e, c = rng.uniform(0.01, 1, k), rng.uniform(0.01, 1, k), rng.uniform(0.97, 1.03, k)
-        Q, U = model.to_opensim_state(q, u)
-        queries.append({"kind": "muscle_derivatives", "Q": Q.tolist(), "U": U.tolist(),
-                        "activations": dict(zip(names, a.tolist())),
-                        "excitations": dict(zip(names, e.tolist())),
-                        "fiber_length_factors": dict(zip(names, c.tolist()))})
-        states.append((q, u, e))
-    answers = ask_opensim(path, queries, without_forces=False)
-    for (q, u, e), ans in zip(states, answers):
-        z = model.extra_states_from_opensim(ans["states"])
-        zdot = model.extra_states_from_opensim(ans["derivatives"])
-        xdot = nm.rhs(0.0, np.concatenate([q, u, z]), p, e)
-        qdot = np.array(ans["qdot"])[list(model.simbody_q_slots)][list(model.simbody_index)]
-        udot = np.array(ans["udot"])[list(model.simbody_index)]
-        assert np.abs(xdot[:n] - qdot).max() <= 1e-12 * np.abs(qdot).max()
-        assert np.abs(xdot[n:2 * n] - udot).max() <= 1e-9 * np.abs(udot).max()
-        for j in (0, 1):             # activations', fiber velocities
-            ref = zdot[j::2]
-            assert np.abs(xdot[2 * n + j::2] - ref).max() <= 1e-9 * np.abs(ref).max()
+    queries, states = muscle_derivative_queries(
+        model, np.random.default_rng(5), 4,
+        coordinate_values=[{elbow: flex} for flex in (0.05, 0.6, 1.3, 2.2)])
+    worst = muscle_derivative_errors(model, states,
+                                     ask_opensim(path, queries, without_forces=False))
+    assert worst["qdot"] <= 1e-12, worst
+    assert max(worst["udot"], worst["adot"], worst["fiber_velocity"]) <= 1e-9, worst
 
 
 @needs_opensim

@@ -134,6 +134,8 @@ def hermite_simpson_check(arm, t: np.ndarray, x: np.ndarray, r: np.ndarray,
 
 def _write_model(osim, reach: dict, arm26: str, out: str) -> None:
     """Arm26 with only ``reach["muscles"]``, straight paths, rigid-tendon De Groote muscles."""
+    from systems.opensim_worker import rigid_degroote_muscles
+
     om = osim.Model(arm26)
     forces = om.updForceSet()
     for i in reversed(range(forces.getSize())):
@@ -143,12 +145,7 @@ def _write_model(osim, reach: dict, arm26: str, out: str) -> None:
     muscles = om.updMuscles()
     for i in range(muscles.getSize()):
         osim.GeometryPath.safeDownCast(muscles.get(i).updPath()).updWrapSet().clearAndDestroy()
-    osim.DeGrooteFregly2016Muscle.replaceMuscles(om)
-    for force in om.getForceSet():
-        muscle = osim.DeGrooteFregly2016Muscle.safeDownCast(force)
-        if muscle is not None:
-            muscle.set_ignore_tendon_compliance(True)
-    om.finalizeConnections()
+    rigid_degroote_muscles(osim, om)
     om.printToXML(out)
 
 

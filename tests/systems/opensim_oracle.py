@@ -166,3 +166,48 @@ def opensim_markers(osim, model, m, s, q) -> np.ndarray:
         p = ms.get(name).getLocationInGround(s)
         out.append([p.get(0), p.get(1), p.get(2)])
     return np.array(out).reshape(-1, 3)
+
+
+def muscle_derivative_queries(model, rng, n_states: int, coordinate_values=()) -> tuple:
+    """``n_states`` random states of a muscle model and the worker's "muscle_derivatives"
+    queries at them: q within the coordinate ranges, u in [-2, 2], activations and
+    excitations in [0.01, 1], fiber lengths 0.97-1.03 times their equilibrium, drawn from
+    ``rng`` in that order; ``coordinate_values[i]`` ({coordinate index: value}) overrides
+    q of state i.  Returns (queries, states), states a list of (q, u, e) in our order."""
+    names = list(model.muscle_names)
+    n, k = len(model.coordinates), len(names)
+    queries, states = [], []
+    for i in range(n_states):
+        q, u = model.random_coordinates(rng), rng.uniform(-2, 2, n)
+        for j, value in (coordinate_values[i] if i < len(coordinate_values) else {}).items():
+            q[j] = value
+        a, e, c = rng.uniform(0.01, 1, k), rng.uniform(0.01, 1, k), rng.uniform(0.97, 1.03, k)
+        Q, U = model.to_opensim_state(q, u)
+        queries.append({"kind": "muscle_derivatives", "Q": Q.tolist(), "U": U.tolist(),
+                        "activations": dict(zip(names, a.tolist())),
+                        "excitations": dict(zip(names, e.tolist())),
+                        "fiber_length_factors": dict(zip(names, c.tolist()))})
+        states.append((q, u, e))
+    return queries, states
+
+
+def muscle_derivative_errors(model, states: list, answers: list) -> dict:
+    """The largest relative difference max |ours - OpenSim| / max |OpenSim| over ``states``
+    ((q, u, e) of :func:`muscle_derivative_queries`) of q', u', the activations' and the
+    fiber lengths' derivatives (muscle states [a, l] per muscle), OpenSim's from the worker's
+    "muscle_derivatives" ``answers`` (fiber lengths and activations taken from them)."""
+    nm = model.numeric_model
+    p = nm.constants_array(model.constants)
+    n = len(model.coordinates)
+    worst = {"qdot": 0.0, "udot": 0.0, "adot": 0.0, "fiber_velocity": 0.0}
+    for (q, u, e), ans in zip(states, answers):
+        z = model.extra_states_from_opensim(ans["states"])
+        zdot = model.extra_states_from_opensim(ans["derivatives"])
+        xdot = nm.rhs(0.0, np.concatenate([q, u, z]), p, e)
+        qdot = np.array(ans["qdot"])[list(model.simbody_q_slots)][list(model.simbody_index)]
+        udot = np.array(ans["udot"])[list(model.simbody_index)]
+        for key, ours, ref in (("qdot", xdot[:n], qdot), ("udot", xdot[n:2 * n], udot),
+                               ("adot", xdot[2 * n::2], zdot[0::2]),
+                               ("fiber_velocity", xdot[2 * n + 1::2], zdot[1::2])):
+            worst[key] = max(worst[key], float(np.abs(ours - ref).max() / np.abs(ref).max()))
+    return worst

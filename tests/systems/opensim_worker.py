@@ -127,16 +127,22 @@ def _muscles(osim, m, s, qy) -> dict:
     return {"lengths": lengths, "moment_arms": arms}
 
 
-def _degroote_model(osim, path: str, out: str) -> str:
-    """The model with its muscles replaced by DeGrooteFregly2016Muscles (OpenSim's own
-    ``replaceMuscles``) with rigid tendons, written to ``out``."""
-    m = osim.Model(path)
+def rigid_degroote_muscles(osim, m) -> None:
+    """Replace the muscles of the OpenSim model ``m`` by DeGrooteFregly2016Muscles (OpenSim's
+    own ``replaceMuscles``) with rigid tendons."""
     osim.DeGrooteFregly2016Muscle.replaceMuscles(m)
     for f in m.getForceSet():
         mus = osim.DeGrooteFregly2016Muscle.safeDownCast(f)
         if mus is not None:
             mus.set_ignore_tendon_compliance(True)
     m.finalizeConnections()
+
+
+def _degroote_model(osim, path: str, out: str) -> str:
+    """The model with its muscles replaced by rigid-tendon DeGrooteFregly2016Muscles, written
+    to ``out``."""
+    m = osim.Model(path)
+    rigid_degroote_muscles(osim, m)
     m.printToXML(out)
     return out
 
