@@ -18,43 +18,19 @@ Usage:
 from __future__ import annotations
 
 import argparse
+import sys
 import time
+from pathlib import Path
 
 import numpy as np
 import sympy as sm
 import sympy.physics.mechanics as me
 
-from symbody import LagrangesMethod
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))  # the shared test systems
+from symbody import LagrangesMethod  # noqa: E402
+from systems.benchmark_systems import rod_chain_lagrangian as chain  # noqa: E402
 
 t = me.dynamicsymbols._t
-
-
-def chain(n: int):
-    """(L, q, kwargs) of an n-link pendulum of rods with relative angles and damped joints."""
-    q = me.dynamicsymbols(f"q1:{n + 1}")
-    qd = [s.diff(t) for s in q]
-    m = sm.symbols(f"m1:{n + 1}")
-    ls = sm.symbols(f"l1:{n + 1}")
-    g, c = sm.symbols("g c")
-    N = me.ReferenceFrame("N")
-    O = me.Point("O")
-    O.set_vel(N, 0)
-    bodies, loads = [], []
-    prevF, prevP = N, O
-    for i in range(n):
-        A = prevF.orientnew(f"A{i}", "Axis", [q[i], prevF.z])
-        A.set_ang_vel(prevF, qd[i] * prevF.z)
-        P = prevP.locatenew(f"P{i}", ls[i] * A.x)
-        P.v2pt_theory(prevP, N, A)
-        G = prevP.locatenew(f"G{i}", ls[i] / 2 * A.x)
-        G.v2pt_theory(prevP, N, A)
-        b = me.RigidBody(f"B{i}", G, A, m[i],
-                         (me.inertia(A, 0, m[i] * ls[i]**2 / 12, m[i] * ls[i]**2 / 12), G))
-        b.potential_energy = -m[i] * g * G.pos_from(O).dot(N.x)
-        bodies.append(b)
-        loads.append((A, -c * qd[i] * A.z))
-        prevF, prevP = A, P
-    return me.Lagrangian(N, *bodies), list(q), dict(forcelist=loads, bodies=bodies, frame=N)
 
 
 def cart(n: int):

@@ -19,6 +19,7 @@ from sympy.physics.vector import vsprint
 
 from symbody.errors import FormulationError, NonlinearityError, SingularConstraintError
 from symbody.formulation.lagrange import LagrangesMethod
+from systems.benchmark_systems import rod_chain_lagrangian
 
 t = me.dynamicsymbols._t
 
@@ -300,34 +301,6 @@ def driven_pendulum():
     return L, [th], dict(forcelist=[(P, -s * N.x)], frame=N)
 
 
-def chain(n: int):
-    """n-link pendulum of rigid rods with relative angles and damping torques (as the benchmark)."""
-    q = me.dynamicsymbols(f"q1:{n + 1}")
-    qd = [s.diff(t) for s in q]
-    m = sm.symbols(f"m1:{n + 1}")
-    ls = sm.symbols(f"l1:{n + 1}")
-    g, c = sm.symbols("g c")
-    N = me.ReferenceFrame("N")
-    O = me.Point("O")
-    O.set_vel(N, 0)
-    bodies, loads = [], []
-    prevF, prevP = N, O
-    for i in range(n):
-        A = prevF.orientnew(f"A{i}", "Axis", [q[i], prevF.z])
-        A.set_ang_vel(prevF, qd[i] * prevF.z)
-        P = prevP.locatenew(f"P{i}", ls[i] * A.x)
-        P.v2pt_theory(prevP, N, A)
-        G = prevP.locatenew(f"G{i}", ls[i] / 2 * A.x)
-        G.v2pt_theory(prevP, N, A)
-        b = me.RigidBody(f"B{i}", G, A, m[i],
-                         (me.inertia(A, 0, m[i] * ls[i]**2 / 12, m[i] * ls[i]**2 / 12), G))
-        b.potential_energy = -m[i] * g * G.pos_from(O).dot(N.x)
-        bodies.append(b)
-        loads.append((A, -c * qd[i] * A.z))
-        prevF, prevP = A, P
-    return me.Lagrangian(N, *bodies), q, dict(forcelist=loads, bodies=bodies, frame=N)
-
-
 # --------------------------------------------------------------------------- comparisons
 def test_double_pendulum_matches_sympy():
     L, qs, kw = double_pendulum()
@@ -427,7 +400,7 @@ def test_specified_input_and_explicit_time():
 
 
 def test_three_link_chain_matches_sympy():
-    L, qs, kw = chain(3)
+    L, qs, kw = rod_chain_lagrangian(3)
     ours, ref = both(L, qs, **kw)
     compare_numerically(ours, ref, np.random.default_rng(10), n_states=2)
     assert ours.mass_matrix == ours.mass_matrix.T

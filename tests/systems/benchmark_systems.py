@@ -3,6 +3,8 @@
 The n-link pendulum on a cart follows PyDy's ``n_link_pendulum_on_cart`` example:
 a cart on N.x, n links with absolute angles about N.z, particles at the link
 ends, gravity along -N.y and a specified force on the cart.
+The rod chain (``rod_chain_lagrangian``): n uniform rods with relative angles and damped
+joints, as a Lagrangian (tests/formulation/test_lagrange.py, benchmarks/bench_lagrange.py).
 """
 
 from __future__ import annotations
@@ -131,3 +133,32 @@ def pydy_cython_rhs(M, F, q, u, constants):
         finally:
             os.chdir(cwd)
         return f, time.perf_counter() - t0
+
+
+def rod_chain_lagrangian(n: int):
+    """(L, q, kwargs) of an n-link pendulum of uniform rods with relative angles and damped
+    joints, for ``LagrangesMethod(L, q, **kwargs)`` (gravity along N.x)."""
+    q = me.dynamicsymbols(f"q1:{n + 1}")
+    qd = [s.diff(me.dynamicsymbols._t) for s in q]
+    m = sm.symbols(f"m1:{n + 1}")
+    ls = sm.symbols(f"l1:{n + 1}")
+    g, c = sm.symbols("g c")
+    N = me.ReferenceFrame("N")
+    O = me.Point("O")
+    O.set_vel(N, 0)
+    bodies, loads = [], []
+    prevF, prevP = N, O
+    for i in range(n):
+        A = prevF.orientnew(f"A{i}", "Axis", [q[i], prevF.z])
+        A.set_ang_vel(prevF, qd[i] * prevF.z)
+        P = prevP.locatenew(f"P{i}", ls[i] * A.x)
+        P.v2pt_theory(prevP, N, A)
+        G = prevP.locatenew(f"G{i}", ls[i] / 2 * A.x)
+        G.v2pt_theory(prevP, N, A)
+        b = me.RigidBody(f"B{i}", G, A, m[i],
+                         (me.inertia(A, 0, m[i] * ls[i]**2 / 12, m[i] * ls[i]**2 / 12), G))
+        b.potential_energy = -m[i] * g * G.pos_from(O).dot(N.x)
+        bodies.append(b)
+        loads.append((A, -c * qd[i] * A.z))
+        prevF, prevP = A, P
+    return me.Lagrangian(N, *bodies), list(q), dict(forcelist=loads, bodies=bodies, frame=N)
