@@ -92,6 +92,25 @@ X0_GUESS = np.array([np.deg2rad(10.0), np.deg2rad(10.0), np.deg2rad(-150.0), 0.0
 T0, TF, FPS = 0.0, 30.0, 20
 
 
+def book_four_bar_rhs():
+    """The chapter's eval_rhs(t, x, p) at p = P_VALS with its Mk, gk, Md, gd lambdified with
+    common subexpressions eliminated (``cse=True``, as bench_rhs and bench_rhs_entry time
+    it): x = [q1, q2, q3, u1] -> x' (4,), q' from Mk q' = -gk, u1' from Md u1' = -gd."""
+    d = book_four_bar()
+    qN, u, p = d["qN"], d["u"], d["p"]
+    eval_k = sm.lambdify((qN, u, p), (d["Mk"], d["gk"]), cse=True)
+    eval_d = sm.lambdify((qN, u, p), (d["Md"], d["gd"]), cse=True)
+
+    def book_rhs(x):
+        qv, uv = x[:3], x[3:]
+        Mk, gk = eval_k(qv, uv, P_VALS)
+        qNd = -np.linalg.solve(Mk, np.squeeze(gk))
+        Md, gd = eval_d(qv, uv, P_VALS)
+        ud = -np.linalg.solve(Md, gd)[0]
+        return np.hstack((qNd, ud))
+    return book_rhs
+
+
 def main(argv=None) -> dict:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--repeat", type=int, default=3)

@@ -74,7 +74,7 @@ def closed_loops() -> dict:
     from symbody.models import four_bar
     from symbody.testing import RandomModelOptions, random_model
     sys.path.insert(0, str(Path(__file__).resolve().parent))
-    from bench_constraints import P_VALS, book_four_bar
+    from bench_constraints import P_VALS, book_four_bar_rhs
 
     res: dict = {}
     rng = np.random.default_rng(2)
@@ -96,18 +96,7 @@ def closed_loops() -> dict:
                      "kernels": sorted({k.backend for k in (model.kernels.main, model.kernels.velocity)})}
 
     # ---- the seed-001 four-bar
-    d = book_four_bar()
-    qN, u, p = d["qN"], d["u"], d["p"]
-    eval_k = sm.lambdify((qN, u, p), (d["Mk"], d["gk"]), cse=True)
-    eval_d = sm.lambdify((qN, u, p), (d["Md"], d["gd"]), cse=True)
-
-    def eval_rhs(x):                            # the chapter's eval_rhs(t, x, p)
-        qv, uv = x[:3], x[3:]
-        Mk, gk = eval_k(qv, uv, P_VALS)
-        qNd = -np.linalg.solve(Mk, np.squeeze(gk))
-        Md, gd = eval_d(qv, uv, P_VALS)
-        ud = -np.linalg.solve(Md, gd)[0]
-        return np.hstack((qNd, ud))
+    eval_rhs = book_four_bar_rhs()                # the chapter's eval_rhs(t, x, p)
 
     zoo = four_bar()
     fb = symbody.compile(zoo.eom)

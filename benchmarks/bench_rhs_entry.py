@@ -122,24 +122,12 @@ def robots(count: int = 1000) -> dict:
 
 
 def four_bar_vs_book() -> dict:
-    import sympy as sm
-    from bench_constraints import P_VALS, book_four_bar
+    from bench_constraints import P_VALS, book_four_bar_rhs
 
     import symbody as sb
     from symbody.compilation.numeric_model import NumericModel
 
-    d = book_four_bar()
-    qN, u, p = d["qN"], d["u"], d["p"]
-    eval_k = sm.lambdify((qN, u, p), (d["Mk"], d["gk"]), cse=True)
-    eval_d = sm.lambdify((qN, u, p), (d["Md"], d["gd"]), cse=True)
-
-    def book_rhs(x):                            # the chapter's eval_rhs(t, x, p)
-        qv, uv = x[:3], x[3:]
-        Mk, gk = eval_k(qv, uv, P_VALS)
-        qNd = -np.linalg.solve(Mk, np.squeeze(gk))
-        Md, gd = eval_d(qv, uv, P_VALS)
-        ud = -np.linalg.solve(Md, gd)[0]
-        return np.hstack((qNd, ud))
+    book_rhs = book_four_bar_rhs()                 # the chapter's eval_rhs(t, x, p)
 
     zoo = sb.models.four_bar()
     model = sb.compile(zoo.eom)
