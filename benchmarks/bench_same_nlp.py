@@ -23,30 +23,26 @@ from __future__ import annotations
 
 import argparse
 import json
+import sys
+from pathlib import Path
 
 import bench_optimize as bo
 import numpy as np
 
 from symbody.optimize import examples
 
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))  # the shared test systems
+from systems.casadi_swing_up import swing_up_nlp  # noqa: E402
+
 OPTIONS = {"ipopt.print_level": 0, "print_time": 0, "ipopt.tol": 1e-8, "ipopt.max_iter": 3000,
            "ipopt.sb": "yes"}
 
 
 def hand_written(num_nodes: int, duration: float, order: str):
+    """IPOPT on the swing-up written in CasADi (systems/casadi_swing_up.py): (solver, lbx, ubx)."""
     import casadi as ca
-    N, h = num_nodes, duration / (num_nodes - 1)
-    W = ca.SX.sym("w", 3 * N)
-    Z = ca.reshape(W, N, 3).T if order == "opty" else ca.reshape(W, 3, N)
-    th, om, T = Z[0, :], Z[1, :], Z[2, :]
-    kin = (th[1:] - th[:-1]) / h - om[1:]
-    dyn = (om[1:] - om[:-1]) / h + 9.81 * ca.sin(th[1:]) - T[1:]
-    rows = ca.horzcat(kin, dyn).T if order == "opty" else ca.vec(ca.vertcat(kin, dyn))
-    g = ca.vertcat(rows, th[0], th[-1] - np.pi, om[0], om[-1])
-    f = h * ca.sumsqr(T[1:])
-    bound = np.array([np.inf, np.inf, 2.0])
-    ub = np.repeat(bound, N) if order == "opty" else np.tile(bound, N)
-    return ca.nlpsol("hand", "ipopt", {"x": W, "f": f, "g": g}, OPTIONS), -ub, ub
+    w, f, g, lbx, ubx = swing_up_nlp(order, num_nodes, duration)
+    return ca.nlpsol("hand", "ipopt", {"x": w, "f": f, "g": g}, OPTIONS), lbx, ubx
 
 
 def main():

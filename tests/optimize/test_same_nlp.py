@@ -14,6 +14,7 @@ import numpy as np
 import pytest
 
 from symbody.optimize import examples
+from systems.casadi_swing_up import swing_up_nlp
 
 pytest.importorskip("cyipopt", reason="symbody[optimize] (cyipopt-wheels) is not installed")
 ca = pytest.importorskip("casadi")
@@ -24,21 +25,8 @@ DURATION = 10.0
 
 
 def hand_written(order: str, nodes: int = NODES):
-    """(w, f, g, lbx, ubx) of the swing-up in CasADi: θ' = ω, ω' = -9.81 sin θ + T (I = m =
-    d = 1), backward Euler on ``nodes`` nodes, cost h Σ_{k>=1} T_k², |T| <= 2, at rest
-    hanging at t = 0 and upright at t = 10."""
-    N, h = nodes, DURATION / (nodes - 1)
-    w = ca.SX.sym("w", 3 * N)
-    Z = ca.reshape(w, N, 3).T if order == "opty" else ca.reshape(w, 3, N)
-    th, om, T = Z[0, :], Z[1, :], Z[2, :]
-    kin = (th[1:] - th[:-1]) / h - om[1:]
-    dyn = (om[1:] - om[:-1]) / h + 9.81 * ca.sin(th[1:]) - T[1:]
-    rows = ca.horzcat(kin, dyn).T if order == "opty" else ca.vec(ca.vertcat(kin, dyn))
-    g = ca.vertcat(rows, th[0], th[-1] - np.pi, om[0], om[-1])
-    f = h * ca.sumsqr(T[1:])
-    bound = np.array([np.inf, np.inf, 2.0])
-    ub = np.repeat(bound, N) if order == "opty" else np.tile(bound, N)
-    return w, f, g, -ub, ub
+    """(w, f, g, lbx, ubx) of the swing-up in CasADi (systems/casadi_swing_up.py)."""
+    return swing_up_nlp(order, nodes, DURATION)
 
 
 def permutations(problem, order: str):
