@@ -27,7 +27,11 @@ from __future__ import annotations
 import argparse
 import math
 import statistics
+import sys
 import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))  # the shared test systems
 
 G, THETA, MU, MU_SPHERE, V0, R = 9.81, math.radians(30.0), 0.3, 0.2, 2.0, 0.1
 #: symbody's integrators: the default (DOP853) and the implicit Radau with the exact Jacobian
@@ -36,24 +40,11 @@ METHODS = ("DOP853", "Radau")
 
 # ------------------------------------------------------------------ symbody
 def symbody_block():
-    import sympy as sm
-    import sympy.physics.mechanics as me
-
+    """The sliding block: a point on a slope (tests/systems/contact_systems.py), compiled."""
     import symbody as sb
+    from systems.contact_systems import kane, point_on_slope
 
-    s, h, us, uh = me.dynamicsymbols("s h u_s u_h")
-    m, g, theta, k, c, mu = sm.symbols("m g theta k c mu")
-    N = me.ReferenceFrame("N")
-    S = N.orientnew("S", "Axis", (-theta, N.z))
-    O = me.Point("O")
-    O.set_vel(N, 0)
-    P = O.locatenew("P", s * S.x + h * S.y)
-    P.set_vel(N, us * S.x + uh * S.y)
-    slope = sb.contact.Contact(sb.contact.Plane(O, S.y), sb.contact.Sphere(P, 0), stiffness=k,
-                               damping=c, friction=mu, friction_mode="exact", name="slope")
-    km = sb.KanesMethod(N, [s, h], [us, uh], kd_eqs=[s.diff() - us, h.diff() - uh])
-    km.kanes_equations([me.Particle("block", P, m)], slope.to_loads() + [(P, -m * g * N.y)])
-    return sb.compile(km.to_eom())
+    return sb.compile(kane(point_on_slope())[0].to_eom())
 
 
 def symbody_sphere():

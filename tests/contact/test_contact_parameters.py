@@ -8,25 +8,16 @@ import sympy.physics.mechanics as me
 
 import symbody as sb
 from symbody.errors import InputError
+from systems.contact_systems import kane, point_on_slope
 
 
 @pytest.fixture(scope="module")
 def block():
     """A block (a point) on a slope tilted by θ, Hunt-Crossley normal force, exact friction μ."""
-    s, h, us, uh = me.dynamicsymbols("s h u_s u_h")
-    m, g, theta, k, c, mu = sm.symbols("m g theta k c mu")
-    N = me.ReferenceFrame("N")
-    S = N.orientnew("S", "Axis", (-theta, N.z))
-    O = me.Point("O")
-    O.set_vel(N, 0)
-    P = O.locatenew("P", s * S.x + h * S.y)
-    P.set_vel(N, us * S.x + uh * S.y)
-    slope = sb.contact.Contact(sb.contact.Plane(O, S.y), sb.contact.Sphere(P, 0), stiffness=k,
-                               damping=c, friction=mu, friction_mode="exact", name="slope")
-    km = sb.KanesMethod(N, [s, h], [us, uh], kd_eqs=[s.diff() - us, h.diff() - uh])
-    km.kanes_equations([me.Particle("block", P, m)], slope.to_loads() + [(P, -m * g * N.y)])
+    system = point_on_slope()
+    km, _ = kane(system)
     eom = km.to_eom()
-    return eom, sb.compile(eom), mu
+    return eom, sb.compile(eom), system.constants["mu"]
 
 
 def _at_rest(theta, k=1e5, g=9.81):

@@ -50,6 +50,27 @@ def kane(s, sympy_class=False):
     return km, fr + frstar
 
 
+def point_on_slope():
+    """A block as a point P of mass m at (s, h) in the axes S of a slope tilted by -θ about
+    N.z, on a Hunt-Crossley contact (stiffness k, damping c) with exact Coulomb friction μ
+    ("slope"), gravity along -N.y."""
+    s, h, us, uh = me.dynamicsymbols("s h u_s u_h")
+    m, g, theta, k, c, mu = sm.symbols("m g theta k c mu")
+    N = me.ReferenceFrame("N")
+    S = N.orientnew("S", "Axis", (-theta, N.z))
+    O = me.Point("O")
+    O.set_vel(N, 0)
+    P = O.locatenew("P", s * S.x + h * S.y)
+    P.set_vel(N, us * S.x + uh * S.y)
+    slope = sb.contact.Contact(sb.contact.Plane(O, S.y), sb.contact.Sphere(P, 0), stiffness=k,
+                               damping=c, friction=mu, friction_mode="exact", name="slope")
+    block = me.Particle("block", P, m)
+    return SimpleNamespace(N=N, S=S, O=O, P=P, bodies=[block], contact=slope,
+                           loads=slope.to_loads() + [(P, -m * g * N.y)],
+                           q=[s, h], u=[us, uh], kd=[s.diff() - us, h.diff() - uh],
+                           constants=dict(m=m, g=g, theta=theta, k=k, c=c, mu=mu))
+
+
 def box_on_slope(friction=None, theta=None):
     """A planar box (half extents a, b, h; coordinates x, z of its centre and its pitch θ_b
     about N.y) on the plane through O tilted by θ about N.y (its 8 corners, 4 of them
