@@ -16,6 +16,7 @@ from scipy.integrate import solve_ivp
 import symbody as sb
 from symbody.analysis.dense_output import StepInterpolant, lobatto_points
 from symbody.errors import InputError, TrajectoryFileError
+from systems.bouncing_ball import bouncing_ball
 
 G, L = 9.81, 0.5
 
@@ -162,13 +163,8 @@ def test_impact_pieces_are_exact_on_each_side():
     is a parabola, which DOP853's 7th-degree pieces hold exactly: trajectory(t) matches the
     closed form to round-off just before and just after each impact (no smoothing across
     it), with output times that do not hold the impacts, and after saving and loading."""
-    t = me.dynamicsymbols._t
-    q, u = me.dynamicsymbols("q u")
-    g, e = sm.symbols("g e")
-    eom = sb.EquationsOfMotion([q], [u], kinematic=[q.diff(t) - u],
-                               dynamic=(sm.Matrix([[1]]), sm.Matrix([g])), constants=[g, e])
-    model = sb.compile(eom)
-    bounce = sb.Event(q, name="bounce", direction=-1, action={u: -e * u})
+    ball = bouncing_ball()
+    model, bounce = ball.model, ball.bounce
     sol = sb.simulate(model, (0.0, 1.3), [1.0, 0.0], {"g": G, "e": 0.5}, events=[bounce],
                       solver=sb.Solver(rtol=1e-10, atol=1e-12), t_eval=np.linspace(0.0, 1.3, 14))
     assert sol.success and len(sol.events) >= 2

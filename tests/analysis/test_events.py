@@ -8,6 +8,7 @@ import pytest
 
 import symbody as sb
 from symbody.errors import InputError
+from systems.bouncing_ball import bouncing_ball
 
 
 @pytest.fixture(scope="module")
@@ -73,16 +74,8 @@ def test_events_with_output_times(four_bar, reference):
 
 def test_impact_map_restarts_the_integration():
     """A ball bouncing on the floor: q'' = -g, impact u -> -e u at q = 0 (falling)."""
-    import sympy as sm
-    import sympy.physics.mechanics as me
-
-    t = me.dynamicsymbols._t
-    q, u = me.dynamicsymbols("q u")
-    g, e = sm.symbols("g e")
-    eom = sb.EquationsOfMotion([q], [u], kinematic=[q.diff(t) - u],
-                               dynamic=(sm.Matrix([[1]]), sm.Matrix([g])), constants=[g, e])
-    model = sb.compile(eom)
-    bounce = sb.Event(q, name="bounce", direction=-1, action={u: -e * u})
+    ball = bouncing_ball()
+    model, bounce = ball.model, ball.bounce
     sol = sb.simulate(model, (0.0, 1.3), [1.0, 0.0], {"g": 9.81, "e": 0.5}, events=[bounce],
                       solver=sb.Solver(rtol=1e-12, atol=1e-12))
     assert sol.success, sol.message

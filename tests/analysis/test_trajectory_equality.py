@@ -5,20 +5,14 @@ from __future__ import annotations
 import copy
 
 import numpy as np
-import sympy as sm
-import sympy.physics.mechanics as me
 
 import symbody as sb
+from systems.bouncing_ball import bouncing_ball
 
 
 def _bouncing_ball():
-    t = me.dynamicsymbols._t
-    q, u = me.dynamicsymbols("q u")
-    g, e = sm.symbols("g e")
-    eom = sb.EquationsOfMotion([q], [u], kinematic=[q.diff(t) - u],
-                               dynamic=(sm.Matrix([[1]]), sm.Matrix([g])), constants=[g, e])
-    model = sb.compile(eom)
-    bounce = sb.Event(q, name="bounce", direction=-1, action={u: -e * u})
+    ball = bouncing_ball()
+    model, bounce, q, u, g = ball.model, ball.bounce, ball.q, ball.u, ball.g
     return sb.simulate(model, (0.0, 2.0), [1.0, 0.0], {"g": 9.81, "e": 0.8}, events=[bounce],
                        outputs={"energy": u**2 / 2 + g * q})
 

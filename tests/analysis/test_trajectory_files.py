@@ -22,6 +22,7 @@ from symbody.analysis.trajectory import (
     SampleArrays,
     Trajectory,
 )
+from systems.bouncing_ball import bouncing_ball
 
 G = 9.81
 
@@ -89,13 +90,8 @@ def test_every_field_survives_a_round_trip(tmp_path):
 
 @pytest.fixture(scope="module")
 def ball():
-    t = me.dynamicsymbols._t
-    q, u = me.dynamicsymbols("q u")
-    g, e = sm.symbols("g e")
-    eom = sb.EquationsOfMotion([q], [u], kinematic=[q.diff(t) - u],
-                               dynamic=(sm.Matrix([[1]]), sm.Matrix([g])), constants=[g, e])
-    model = sb.compile(eom)
-    bounce = sb.Event(q, name="bounce", direction=-1, action={u: -e * u})
+    ball = bouncing_ball()
+    model, bounce, q, u, g = ball.model, ball.bounce, ball.q, ball.u, ball.g
     sol = sb.simulate(model, (0.0, 2.0), [1.0, 0.0], {"g": G, "e": 0.8}, events=[bounce],
                       outputs={"energy": u ** 2 / 2 + g * q})
     assert sol.success and len(sol.events) == 3
