@@ -98,7 +98,9 @@ def test_small_sweep_runs_serially_and_says_why(four_bar):
     assert off.runner == "serial" and "parallel=False" in off.parallel
 
 
-def test_lambda_specifieds_and_event_actions_in_worker_processes():
+def _lambda_sweep():
+    """A pendulum on a cart pushed by a closure, with an event whose condition and action
+    are lambdas, over 8 cases: (zoo, model, cases, the keywords of sweep and simulate)."""
     zoo = sb.models.n_link_pendulum_on_cart(1, force=True)
     model = sb.compile(zoo.eom)
     amp = 0.3
@@ -107,6 +109,11 @@ def test_lambda_specifieds_and_event_actions_in_worker_processes():
                     action=lambda t, x, p: np.concatenate([x[:-1], [x[-1] + 0.1]]))
     cases = sb.grid_cases(q1=np.linspace(0.0, 0.2, 8))
     kw = dict(specifieds=push, events=[bump], solver=sb.Solver(rtol=1e-8, progress=False))
+    return zoo, model, cases, kw
+
+
+def test_lambda_specifieds_and_event_actions_in_worker_processes():
+    zoo, model, cases, kw = _lambda_sweep()
     res = sb.sweep(model, (0, 0.5), cases, zoo.constants, x0=zoo.initial_state,
                    execution=sb.Execution(processes=2, parallel=True, progress=False), **kw)
     assert res.runner == "2 processes" and not res.failed
@@ -220,14 +227,7 @@ def test_spawn_without_main_guard_is_refused_before_anything_starts(tmp_path):
 
 def test_lambdas_on_a_dask_cluster():
     distributed = pytest.importorskip("dask.distributed")
-    zoo = sb.models.n_link_pendulum_on_cart(1, force=True)
-    model = sb.compile(zoo.eom)
-    amp = 0.3
-    push = lambda t, x: [amp * np.sin(3 * t)]                       # noqa: E731 - a closure
-    bump = sb.Event(lambda t, x, p: t - 0.25, name="bump",
-                    action=lambda t, x, p: np.concatenate([x[:-1], [x[-1] + 0.1]]))
-    cases = sb.grid_cases(q1=np.linspace(0.0, 0.2, 8))
-    kw = dict(specifieds=push, events=[bump], solver=sb.Solver(rtol=1e-8, progress=False))
+    zoo, model, cases, kw = _lambda_sweep()
     with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
                                   dashboard_address=None) as cluster, distributed.Client(cluster) as client:
         res = sb.sweep(model, (0, 0.5), cases, zoo.constants, x0=zoo.initial_state,
