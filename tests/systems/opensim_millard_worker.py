@@ -58,14 +58,7 @@ def _rebuild(curve) -> None:
 
 
 def _millard(osim, m, s, qy) -> dict:
-    qv, uv = s.updQ(), s.updU()
-    for i, v in enumerate(qy["Q"]):
-        qv.set(i, float(v))
-    for i, v in enumerate(qy["U"]):
-        uv.set(i, float(v))
-    muscles = m.getMuscles()
-    for name, a in qy["activations"].items():
-        muscles.get(name).setActivation(s, float(a))
+    muscles = opensim_worker.set_muscle_state(m, s, qy)
     lengths = dict(qy.get("fiber_lengths", {}))
     if "fiber_scale" in qy:       # OpenSim's equilibrium fiber lengths, scaled
         m.equilibrateMuscles(s)
@@ -73,13 +66,7 @@ def _millard(osim, m, s, qy) -> dict:
     for name, lf in lengths.items():
         osim.Millard2012EquilibriumMuscle.safeDownCast(muscles.get(name)).setFiberLength(
             s, float(lf))
-    m.realizeVelocity(s)
-    controls = m.updControls(s)
-    actuators = m.getActuators()
-    for name, e in qy["excitations"].items():
-        actuators.get(name).setControls(osim.Vector(1, float(e)), controls)
-    m.setControls(s, controls)
-    m.realizeAcceleration(s)
+    opensim_worker.realize_with_excitations(osim, m, s, qy["excitations"])
     out = {"qdot": opensim_worker._vec(s.getQDot()), "udot": opensim_worker._vec(s.getUDot()),
            "adot": {}, "ldot": {}, "fiber_velocity": {}, "tendon_force": {},
            "fiber_lengths": lengths, "state_values": {}}

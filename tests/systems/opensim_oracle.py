@@ -107,54 +107,13 @@ def set_state(model, m, s, q, u):
     m.realizeAcceleration(s)
 
 
-def _matrix(M) -> np.ndarray:
-    return np.array([[M.get(i, j) for j in range(M.ncol())] for i in range(M.nrow())])
-
-
-def _vec(v) -> np.ndarray:
-    return np.array([v.get(i) for i in range(v.size())])
-
-
 def opensim_terms(osim, model, m, s, q, u) -> dict:
     """OpenSim's numbers at (q, u), permuted into symbody's order: ``M``; ``gravity`` (the
     generalized gravity forces); ``velocity`` (C(q, u) u); ``qdot``; ``udot``."""
+    from systems.opensim_worker import simbody_terms
+
     set_state(model, m, s, q, u)
-    matter = m.getMatterSubsystem()
-    M = osim.Matrix()
-    matter.calcM(s, M)
-    n = len(model.coordinates)
-    perm = list(model.simbody_index)
-    Mn = _matrix(M)[np.ix_(perm, perm)]
-    # C u: the residual of M u' + C u - f with u' = 0 and no applied forces
-    zero_mob = osim.Vector(n, 0.0)
-    nb = m.getBodySet().getSize() + 1
-    zero_body = osim.VectorOfSpatialVec(nb, osim.SpatialVec(osim.Vec3(0), osim.Vec3(0)))
-    res = osim.Vector()
-    matter.calcResidualForceIgnoringConstraints(s, zero_mob, zero_body, osim.Vector(n, 0.0), res)
-    velocity = _vec(res)[perm]
-    # gravity: m g at each centre of mass, as spatial forces at the body origins (ground axes)
-    g = m.getGravity()
-    gvec = np.array([g.get(0), g.get(1), g.get(2)])
-    forces = osim.VectorOfSpatialVec(nb, osim.SpatialVec(osim.Vec3(0), osim.Vec3(0)))
-    bodies = m.getBodySet()
-    for i in range(bodies.getSize()):
-        b = bodies.get(i)
-        c = b.findStationLocationInGround(s, b.getMassCenter())
-        o = b.getPositionInGround(s)
-        arm = np.array([c.get(k) - o.get(k) for k in range(3)])
-        F = b.getMass() * gvec
-        T = np.cross(arm, F)
-        forces.set(int(b.getMobilizedBodyIndex()),
-                   osim.SpatialVec(osim.Vec3(*T), osim.Vec3(*F)))
-    zero_u = osim.Vector(n, 0.0)
-    s2 = osim.State(s)
-    s2.setU(zero_u)
-    m.realizeVelocity(s2)
-    matter.calcResidualForceIgnoringConstraints(s2, zero_mob, forces, osim.Vector(n, 0.0), res)
-    gravity = -_vec(res)[perm]
-    qdot = _vec(s.getQDot())[list(model.simbody_q_slots)][perm]
-    udot = _vec(s.getUDot())[perm]
-    return {"M": Mn, "gravity": gravity, "velocity": velocity, "qdot": qdot, "udot": udot}
+    return terms_in_our_order(model, simbody_terms(osim, m, s))
 
 
 def opensim_markers(osim, model, m, s, q) -> np.ndarray:

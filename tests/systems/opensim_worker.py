@@ -69,6 +69,13 @@ def _set(osim, m, s, Q, U=None):
 
 def _terms(osim, m, s, Q, U) -> dict:
     _set(osim, m, s, Q, U)
+    return simbody_terms(osim, m, s)
+
+
+def simbody_terms(osim, m, s) -> dict:
+    """At the state s (realized to acceleration), in Simbody's order, as lists: ``M``
+    (calcM, nu x nu), ``velocity`` (C(q, u) u) and ``gravity`` (the generalized gravity
+    forces), both from calcResidualForceIgnoringConstraints, ``qdot`` (all Q slots), ``udot``."""
     matter = m.getMatterSubsystem()
     M = osim.Matrix()
     matter.calcM(s, M)
@@ -161,9 +168,9 @@ def _actuated_model(osim, path: str, out: str, optimal_force: float) -> str:
     return out
 
 
-def _derivatives(osim, m, s, qy) -> dict:
-    """q', u' and the muscles' activation derivatives at Q, U with the given activations and
-    excitations (by muscle name)."""
+def set_muscle_state(m, s, qy):
+    """Put a query's coordinates ``Q``, speeds ``U`` (Simbody's order) and the muscles'
+    ``activations`` ({muscle: a}) into the state s; the model's muscles."""
     qv, uv = s.updQ(), s.updU()
     for i, v in enumerate(qy["Q"]):
         qv.set(i, float(v))
@@ -172,13 +179,26 @@ def _derivatives(osim, m, s, qy) -> dict:
     muscles = m.getMuscles()
     for name, a in qy["activations"].items():
         muscles.get(name).setActivation(s, float(a))
+    return muscles
+
+
+def realize_with_excitations(osim, m, s, excitations: dict) -> None:
+    """Realize s to velocity, set the actuators' controls ({actuator: e}), realize it to
+    acceleration."""
     m.realizeVelocity(s)
     controls = m.updControls(s)
     actuators = m.getActuators()
-    for name, e in qy["excitations"].items():
+    for name, e in excitations.items():
         actuators.get(name).setControls(osim.Vector(1, float(e)), controls)
     m.setControls(s, controls)
     m.realizeAcceleration(s)
+
+
+def _derivatives(osim, m, s, qy) -> dict:
+    """q', u' and the muscles' activation derivatives at Q, U with the given activations and
+    excitations (by muscle name)."""
+    muscles = set_muscle_state(m, s, qy)
+    realize_with_excitations(osim, m, s, qy["excitations"])
     adot = {n: m.getStateVariableDerivativeValue(s, muscles.get(n).getAbsolutePathString()
                                                  + "/activation")
             for n in qy["activations"]}
@@ -187,25 +207,12 @@ def _derivatives(osim, m, s, qy) -> dict:
 
 def _muscle_derivatives(osim, m, s, qy) -> dict:
     """q', u' and every state variable's derivative, fiber lengths off equilibrium."""
-    qv, uv = s.updQ(), s.updU()
-    for i, v in enumerate(qy["Q"]):
-        qv.set(i, float(v))
-    for i, v in enumerate(qy["U"]):
-        uv.set(i, float(v))
-    muscles = m.getMuscles()
-    for name, a in qy["activations"].items():
-        muscles.get(name).setActivation(s, float(a))
+    muscles = set_muscle_state(m, s, qy)
     m.equilibrateMuscles(s)
     for name, c in qy["fiber_length_factors"].items():
         mus = osim.ActivationFiberLengthMuscle.safeDownCast(muscles.get(name))
         mus.setFiberLength(s, float(c) * mus.getFiberLength(s))
-    m.realizeVelocity(s)
-    controls = m.updControls(s)
-    actuators = m.getActuators()
-    for name, e in qy["excitations"].items():
-        actuators.get(name).setControls(osim.Vector(1, float(e)), controls)
-    m.setControls(s, controls)
-    m.realizeAcceleration(s)
+    realize_with_excitations(osim, m, s, qy["excitations"])
     arr = m.getStateVariableNames()
     names = [arr.get(i) for i in range(arr.size())]
     return {"qdot": _vec(s.getQDot()), "udot": _vec(s.getUDot()),
