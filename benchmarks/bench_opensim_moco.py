@@ -18,7 +18,7 @@ setup and solve (one run each: Moco's solve takes minutes).  Then two cross-chec
 symbody's discrete equations: the Hermite-Simpson defects and the Simpson cost of Moco's
 solution, and symbody's optimum when started from Moco's solution.
 
-    PYTHONPATH=src python benchmarks/bench_opensim_moco.py [--nodes 26]
+    PYTHONPATH=src python benchmarks/bench_opensim_moco.py [--nodes 26] [--small]
         [--moco-hessian limited-memory|exact] [--tol 1e-8] [--moco-json FILE]
 """
 
@@ -35,6 +35,7 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))  # the shared problem
 from systems.moco_reaching import (  # noqa: E402
+    SMALL,
     Reach,
     hermite_simpson_check,
     moco_in_symbody_order,
@@ -43,12 +44,12 @@ from systems.moco_reaching import (  # noqa: E402
     symbody_problem,
 )
 
-T = Reach().T
-
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--nodes", type=int, default=26)
+    ap.add_argument("--small", action="store_true",
+                    help="the test's problem instead (3 muscles, 0.5 s, 10 intervals; --nodes ignored)")
     ap.add_argument("--moco-hessian", default="limited-memory",
                     choices=("limited-memory", "exact"))
     ap.add_argument("--tol", type=float, default=1e-8, help="IPOPT's tol, both tools")
@@ -61,7 +62,7 @@ def main() -> None:
 
     with tempfile.TemporaryDirectory() as tmp:
         model_file = Path(tmp) / "arm26_reaching.osim"
-        reach = Reach(nodes=args.nodes)
+        reach = SMALL if args.small else Reach(nodes=args.nodes)
         # Moco first (its own process): it writes the model file both tools load
         wall = time.perf_counter()
         if args.moco_json and Path(args.moco_json).exists():     # a saved Moco answer
@@ -105,7 +106,8 @@ def main() -> None:
         ("max |excitation| diff", "", "", f"{np.abs(rs - rm).max():.1e}"),
         ("end state q, u", np.round(xs[-1, :4], 9).tolist(), np.round(xm[-1, :4], 9).tolist(), ""),
     ]
-    print(f"Arm26 minimum-effort reach, Hermite-Simpson, {args.nodes - 1} intervals, "
+    print(f"Arm26 minimum-effort reach ({len(reach.muscles)} muscles, {reach.T:g} s), "
+          f"Hermite-Simpson, {reach.nodes - 1} intervals, "
           f"IPOPT tol: symbody {args.sb_tol:g}, Moco {args.tol:g}; Moco Hessian: {args.moco_hessian}, symbody: exact; "
           f"symbody solver {result.info.get('solver')}; Moco wall {moco_wall:.0f} s")
     print("| | symbody | Moco | |\n|---|---|---|---|")

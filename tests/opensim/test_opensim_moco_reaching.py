@@ -33,7 +33,7 @@ import numpy as np
 import pytest
 
 from systems.moco_reaching import (
-    Reach,
+    SMALL,
     hermite_simpson_check,
     moco_in_symbody_order,
     solve_with_moco,
@@ -44,7 +44,7 @@ from systems.opensim_oracle import opensim_installed
 
 pytestmark = pytest.mark.skipif(not opensim_installed(), reason="opensim is not installed")
 
-REACH = Reach(muscles=("TRIlong", "BIClong", "BRA"), nodes=11, T=0.5, end=(0.1, 0.9))
+REACH = SMALL
 
 
 @pytest.fixture(scope="module")

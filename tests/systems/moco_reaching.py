@@ -46,6 +46,11 @@ class Reach:
     weights: dict = field(default_factory=dict)   # {muscle: w}, default 1
 
 
+#: the test's problem (tests/opensim/test_opensim_moco_reaching.py), small enough for Moco to
+#: solve in seconds: three muscles, 10 intervals, a 0.5 s reach to shoulder 0.1, elbow 0.9 rad
+SMALL = Reach(muscles=("TRIlong", "BIClong", "BRA"), nodes=11, T=0.5, end=(0.1, 0.9))
+
+
 def solve_with_moco(reach: Reach, model_file: Path, *, tol: float = 1e-8,
                     hessian: str = "limited-memory", max_iterations: int = 3000,
                     write_only: bool = False, timeout: float = 3600) -> dict:
