@@ -92,6 +92,44 @@ static void closest_3d(const double *a, const double *p, double *out) {
     for (int i = 0; i < 3; i++) out[i] = a2[i]*p[i]/(t + a2[i]);
 }
 
+/* closest_3d for LANES points at once (the fan): the same Newton iterates lane by lane (a lane
+   freezes once its |f| < 1e-9, as the scalar loop stops), interleaved so that the lanes'
+   dependent chains overlap (GCC/Clang vector extensions; IEEE operations lane-wise) */
+#define LANES 4
+typedef double vd __attribute__((vector_size(LANES * sizeof(double))));
+typedef long long vm __attribute__((vector_size(LANES * sizeof(double))));
+
+static vd blend(vm mask, vd a, vd b) { return (vd)(((vm)a & mask) | ((vm)b & ~mask)); }
+
+static void closest_3d_lanes(const double *a, double (*p)[3], double (*out)[3]) {
+    double a2[3] = {a[0]*a[0], a[1]*a[1], a[2]*a[2]}, amax = a[0];
+    for (int i = 1; i < 3; i++) if (a[i] > amax) amax = a[i];
+    vd k0, k1, k2, t, A0, A1, A2;
+    for (int l = 0; l < LANES; l++) {
+        k0[l] = a2[0]*p[l][0]*p[l][0]; k1[l] = a2[1]*p[l][1]*p[l][1]; k2[l] = a2[2]*p[l][2]*p[l][2];
+        double e = 0.0;
+        for (int i = 0; i < 3; i++) e += (p[l][i]/a[i])*(p[l][i]/a[i]);
+        t[l] = e < 1.0 ? 0.0 : amax * sqrt(dot3(p[l], p[l]));
+        A0[l] = a2[0]; A1[l] = a2[1]; A2[l] = a2[2];
+    }
+    vd tol = {0}, two = {0};
+    for (int l = 0; l < LANES; l++) { tol[l] = 1e-9; two[l] = 2.0; }
+    for (int i = 0; i < NEWTON_LIMIT; i++) {
+        vd P = t + A0, Q = t + A1, R = t + A2;
+        vd P2 = P*P, Q2 = Q*Q, R2 = R*R;
+        vd f = P2*Q2*R2 - k0*Q2*R2 - k1*P2*R2 - k2*P2*Q2;
+        vm done = (f < tol) & (f > -tol);
+        int all = 1;
+        for (int l = 0; l < LANES; l++) all &= done[l] != 0;
+        if (all) break;
+        vd PQ = P*Q, PR = P*R, QR = Q*R;
+        vd fp = two*(PQ*R*(QR + PR + PQ) - k0*QR*(Q + R) - k1*PR*(P + R) - k2*PQ*(P + Q));
+        t = blend(done, t, t - f/fp);
+    }
+    for (int l = 0; l < LANES; l++)
+        for (int i = 0; i < 3; i++) out[l][i] = a2[i]*p[l][i]/(t[l] + a2[i]);
+}
+
 /* findClosestPoint with specialCaseAxis = axis: the ellipse in that coordinate plane */
 static void closest_in_plane(const double *a, const double *p, int axis, double *out) {
     static const int I[3] = {1, 2, 0}, J[3] = {2, 0, 1};
@@ -315,13 +353,20 @@ static int ellipsoid_wrap(const double *dims, int axis, int sign, int method, co
         if (mu_b > MU_MIN && s < 1.0) mu_b = MU_MIN + s*(mu_b - MU_MIN);
         have_fan_weight = 1;
         if (mu_b < MU_MAX) {    /* (2) the fan: mean closest-point direction along the chord */
-            double v_sum[3] = {0.0, 0.0, 0.0}, c[3], v[3], q[3], mid[3], c_fan[3];
-            for (int i = 1; i < FAN - 1; i++) {
-                for (int j = 0; j < 3; j++) q[j] = r1[j] + ((double)i/FAN)*r1r2[j];
-                closest_3d(a, q, c);
-                for (int j = 0; j < 3; j++) v[j] = c[j] - q[j];
-                unit3(v, v);
-                for (int j = 0; j < 3; j++) v_sum[j] = v_sum[j] + v[j];
+            double v_sum[3] = {0.0, 0.0, 0.0}, v[3], q[3], mid[3], c_fan[3];
+            double ql[LANES][3], cl[LANES][3];
+            for (int i0 = 1; i0 < FAN - 1; i0 += LANES) {
+                int n = FAN - 1 - i0 < LANES ? FAN - 1 - i0 : LANES;
+                for (int l = 0; l < LANES; l++) {   /* (spare lanes repeat the last sample) */
+                    int i = i0 + (l < n ? l : n - 1);
+                    for (int j = 0; j < 3; j++) ql[l][j] = r1[j] + ((double)i/FAN)*r1r2[j];
+                }
+                closest_3d_lanes(a, ql, cl);
+                for (int l = 0; l < n; l++) {
+                    for (int j = 0; j < 3; j++) v[j] = cl[l][j] - ql[l][j];
+                    unit3(v, v);
+                    for (int j = 0; j < 3; j++) v_sum[j] = v_sum[j] + v[j];
+                }
             }
             unit3(v_sum, v_sum);
             for (int j = 0; j < 3; j++) { mid[j] = r1[j] + 0.5*r1r2[j]; q[j] = mid[j] + v_sum[j]; }
