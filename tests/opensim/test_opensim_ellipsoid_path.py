@@ -100,3 +100,14 @@ def test_simulation_computes_the_stations_at_every_step(arm26):
     assert np.abs(sol.x[-1] - ref.y[:, -1]).max() <= 1e-6 * np.abs(ref.y[:, -1]).max()
     with pytest.raises(InputError, match="12 specified values given but the model has 5"):
         sb.simulate(nm, (0.0, 0.01), x0, p, specifieds=np.zeros(12))
+
+
+def test_linearization_and_optimal_control_are_refused_by_name(arm26):
+    """The equations hold no derivative of the stations: both refuse, saying why."""
+    _, model = arm26
+    nm = model.numeric_model
+    x = np.concatenate([[0.5, 1.0], [0.0, 0.0], np.tile([0.3, 0.1], 5)])
+    with pytest.raises(InputError, match="BIClonghh.*linearizing it is not supported"):
+        sb.linearize(nm, x, model.constants)
+    with pytest.raises(InputError, match="ellipsoid.*optimal control through them"):
+        sb.OptimalControlProblem(nm, num_nodes=5, duration=0.1)
