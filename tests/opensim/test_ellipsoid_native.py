@@ -36,7 +36,7 @@ def _segments(n: int, seed: int):
 def test_c_routine_matches_the_float_program():
     o = W.FloatArithmetic()
     wrapped = compared = 0
-    for method, axis, sign, P1, P2 in _segments(130, 3):
+    for method, axis, sign, P1, P2 in _segments(110, 3):
         wraps, r1, r2, s = N.wrap_ellipsoid_native(DIMS, axis, sign, method, P1, P2)
         ref = W.ellipsoid_wrap(o, DIMS, axis, sign, method, list(P1), list(P2))
         assert bool(wraps) == bool(ref[0]), (method, axis, sign, P1, P2)
@@ -51,7 +51,7 @@ def test_c_routine_matches_the_float_program():
         assert np.abs(r1 - ref[1]).max() <= 1e-14 * scale
         assert np.abs(r2 - ref[2]).max() <= 1e-14 * scale
         assert s == pytest.approx(ref[3], rel=1e-14, abs=1e-14 * scale)
-    assert compared >= 100 and wrapped - compared <= 3
+    assert compared >= 80 and wrapped - compared <= 3
 
 
 def test_python_fallback_gives_the_same_tuple(monkeypatch):

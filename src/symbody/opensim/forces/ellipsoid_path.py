@@ -31,7 +31,7 @@ from sympy.physics.mechanics import dynamicsymbols
 
 from ..mobilizers import ZERO
 from ..model_spec import body_fixed_xyz
-from .ellipsoid_native import wrap_ellipsoid_native
+from .ellipsoid_native import METHODS, _module, wrap_ellipsoid_native
 from .geometry_path import PathPoint, _Kin, _straight
 from .vector3 import norm, sub
 from .wrapping import _QUADRANTS
@@ -170,6 +170,7 @@ class EllipsoidParameters:
         self._slots = list(seen.values())
         self._index = {id(s): k for k, s in enumerate(self._slots)}
         self._paths = paths
+        self._calls = [(pw.wrap, [self._index[id(s)] for s in pw.slots]) for pw in paths]
         self.functions = tuple(f for s in self._slots for f in s.sympy)
         self.symbols = tuple(x for s in self._slots for x in s.symbols)
         self.nq = len(q_symbols)
@@ -185,16 +186,22 @@ class EllipsoidParameters:
     def values(self, q) -> np.ndarray:
         """(7 * slots,) at the coordinates q (model order)."""
         E = np.asarray(self._ends(np.asarray(q, dtype=float)[:self.nq]),
-                       dtype=float).reshape(-1, 2, 3)
+                       dtype=float).reshape(-1, 6)
         out = np.empty((len(self._slots), 7))
-        mid = 0.5 * (E[:, 0] + E[:, 1])
+        mid = 0.5 * (E[:, 0:3] + E[:, 3:6])
         out[:, 0:3], out[:, 3:6], out[:, 6] = mid, mid, 0.0
-        for pw in self._paths:
-            w = pw.wrap
-            for s in pw.slots:
-                k = self._index[id(s)]
+        ends = E.tolist()
+        module = _module()
+        for w, ks in self._calls:
+            for k in ks:
+                if module is not None:       # (the common case, without the wrapper's arrays)
+                    res = module.wrap(*w.dims, w.axis, w.sign, METHODS[w.method], *ends[k])
+                    if res[0]:
+                        out[k] = res[1:]
+                        break
+                    continue
                 wraps, r1, r2, length = wrap_ellipsoid_native(w.dims, w.axis, w.sign, w.method,
-                                                              E[k, 0], E[k, 1])
+                                                              ends[k][:3], ends[k][3:])
                 if wraps:
                     out[k, 0:3], out[k, 3:6], out[k, 6] = r1, r2, length
                     break
