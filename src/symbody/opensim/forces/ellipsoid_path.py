@@ -16,9 +16,10 @@ hold r1, r2 fixed in the wrap object's body and s fixed, L' = J_L u with the row
 two straight pieces: what OpenSim computes (its lengthening speed, ``computeMomentArm`` and
 the path's body forces all treat the PathWrapPoints as stations of their body).  The
 parameters enter the equations as specified inputs that the simulation fills in itself
-(``eom.derived_inputs``; :mod:`symbody.analysis.inputs`); their derivatives with respect to
-q are not part of the equations, so a linearization through such a path is first order in
-the path only as far as OpenSim's own moment arms are.
+(``eom.derived_inputs``; :mod:`symbody.analysis.inputs`).  Their derivatives with respect to
+q are not part of the equations: ``linearize`` and ``OptimalControlProblem`` refuse such a
+model by name (an implicit integrator's Jacobian holds the stations fixed, an approximation
+it tolerates).
 """
 
 from __future__ import annotations
