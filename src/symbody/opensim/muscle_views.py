@@ -30,6 +30,7 @@ import symengine as se
 import sympy as sm
 
 from ..errors import InputError
+from ..formatting import symbol_name
 from .constraints import velocity_jacobian
 
 __all__ = ["MuscleViews"]
@@ -63,8 +64,8 @@ class MuscleViews:
         """The names of the specified inputs a user gives (``eom.specifieds`` without the
         ellipsoid paths' stations, which the model computes from q: ``path_parameters``)."""
         derived = set(self._derived_indices())
-        return tuple(getattr(f, "name", str(f)) if not hasattr(f, "func") else str(f.func)
-                     for i, f in enumerate(self.eom.specifieds) if i not in derived)
+        return tuple(symbol_name(f) for i, f in enumerate(self.eom.specifieds)
+                     if i not in derived)
 
     def _derived_indices(self) -> tuple:
         pp = getattr(self, "path_parameters", None)
