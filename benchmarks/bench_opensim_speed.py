@@ -6,9 +6,12 @@ Models (Thelen2003Muscle, compliant tendons, first-order activation):
   muscles rewritten as Thelen2003Muscles (``tests/systems/thelen_transform.py``);
 - ``arm26-bicshort``: Arm26 with its one muscle whose path does not wrap (``BICshort``):
   the two muscles over ellipsoids and the three over cylinders are removed on both sides;
-- ``arm26-cylinder``: Arm26 with every muscle whose force symbody builds: ``TRIlat``,
-  ``TRImed`` and ``BRA`` over the WrapCylinder 'TRI' and ``BICshort``; the two over
-  ellipsoids (``TRIlong``, ``BIClong``) are removed on both sides;
+- ``arm26-cylinder``: Arm26 with ``TRIlat``, ``TRImed`` and ``BRA`` over the WrapCylinder
+  'TRI' and ``BICshort``; the two over ellipsoids (``TRIlong``, ``BIClong``) are removed on
+  both sides;
+- ``arm26-biclong``: Arm26 with every muscle whose force symbody builds: the above and
+  ``BIClong`` over the WrapEllipsoid 'BIClonghh' (its stations computed at every evaluation,
+  :mod:`symbody.opensim.forces.ellipsoid_path`); ``TRIlong`` (three wrap objects) removed;
 - with ``--repo`` (a bare git mirror of opensim-models): ``gait2392-thelen`` and
   ``gait2392-millard``, the full gait2392 model (23 dof, 92 muscles: conditional and moving
   path points, no wrap objects) as ``Models/Gait2392_Simbody/gait2392_thelen2003muscle.osim``
@@ -104,6 +107,11 @@ def arm26_cylinder(out: Path) -> Path:
     return arm26_without(out, ("TRIlong", "BIClong"))
 
 
+def arm26_biclong(out: Path) -> Path:
+    """Arm26 without TRIlong (over three wrap objects)."""
+    return arm26_without(out, ("TRIlong",))
+
+
 def arm26_without(out: Path, removed: tuple) -> Path:
     text = (DATA / "arm26.osim").read_text()
     for name in removed:
@@ -163,7 +171,7 @@ def derivative_check(model, path: Path, n_states: int) -> dict:
         else:
             z = model.extra_states_from_opensim(ans["states"])
             zdot = model.extra_states_from_opensim(ans["derivatives"])
-        xdot = nm.rhs(0.0, np.concatenate([q, u, z]), p, e)
+        xdot = nm.rhs(0.0, np.concatenate([q, u, z]), p, model.specified_values(q, e))
         qdot = np.array(ans["qdot"])[list(model.simbody_q_slots)][list(model.simbody_index)]
         udot = np.array(ans["udot"])[list(model.simbody_index)]
         for key, val in (("qdot", rel(xdot[:n], qdot)), ("udot", rel(xdot[n:2 * n], udot)),
@@ -196,7 +204,7 @@ def one(label: str, path: Path, repeats: int, check: int = 0, method: str | None
     q0, u0 = model.from_opensim_state(start["Q"], start["U"])
     x0 = np.concatenate([q0, u0, model.extra_states_from_opensim(start["states"])])
     p = nm.constants_array(model.constants)
-    r = np.full(len(model.eom.specifieds), EXCITATION)
+    r = np.full(len(model.input_names), EXCITATION)     # (the model computes the others)
     n = len(model.coordinates)
 
     def ours(rtol):
@@ -205,7 +213,7 @@ def one(label: str, path: Path, repeats: int, check: int = 0, method: str | None
         assert sol.status == 0, sol.message
         return sol.x[-1]
 
-    nm.rhs(0.0, x0, p, r)                         # (compiles the kernels, counted in build)
+    nm.rhs(0.0, x0, p, model.specified_values(q0, r))   # (compiles the kernels, counted in build)
     build = time.perf_counter() - t0
     _note(f"{label}: built in {build:.1f} s")
     ref = ours(1e-12)
@@ -245,6 +253,7 @@ def main() -> None:
         tmp = Path(tmp)
         models = [("arm26-bicshort", lambda: arm26_bicshort(tmp / "arm26_bicshort.osim")),
                   ("arm26-cylinder", lambda: arm26_cylinder(tmp / "arm26_cylinder.osim")),
+                  ("arm26-biclong", lambda: arm26_biclong(tmp / "arm26_biclong.osim")),
                   ("gait-thelen", lambda: thelen_model(DATA / "gait10dof18musc.osim",
                                                        tmp / "gait_thelen.osim"))]
         if args.repo:

@@ -1,8 +1,9 @@
 """Muscle paths against OpenSim 4.6: musculotendon lengths (``getLength``) and moment arms
 (``computeMomentArm``) at random states within the coordinate ranges, on gait10dof18musc
 (fixed, conditional and moving path points) and Arm26 (TRIlat, TRImed and BRA wrap over the
-cylinder 'TRI'; TRIlong and BIClong, over ellipsoids, are left out by name).  OpenSim answers
-in a process of its own (systems/opensim_worker.py)."""
+cylinder 'TRI', BIClong over the ellipsoid 'BIClonghh' through stations placed at run time;
+TRIlong, over three wrap objects, is left out by name).  OpenSim answers in a process of its
+own (systems/opensim_worker.py)."""
 
 from __future__ import annotations
 
@@ -45,7 +46,7 @@ def _compare(name, n_states: int):
         scale = np.abs(A_os).max()
         assert np.abs(A[k] - A_os).max() <= 1e-9 * scale
         np.testing.assert_allclose(model.moment_arms(qs[k]), A[k], rtol=0, atol=0)
-    return model
+    return model, qs
 
 
 @needs_opensim
@@ -57,13 +58,16 @@ def test_gait10dof18musc_paths_agree_with_opensim():
 
 @needs_opensim
 def test_arm26_paths_agree_with_opensim():
-    """Three paths over the WrapCylinder 'TRI' and BICshort's; the two muscles over
-    ellipsoids are left out, naming the wrap objects."""
+    """Three paths over the WrapCylinder 'TRI', BIClong's over the WrapEllipsoid
+    'BIClonghh' (wrapping at most of the states, straight at the others: both are checked)
+    and BICshort's; TRIlong, over three wrap objects, is left out by name."""
     model, message = _load("arm26.osim")
-    for name in ("TRIlong", "BIClong", "WrapEllipsoid 'TRIlonghh'", "WrapEllipsoid 'BIClonghh'"):
-        assert name in message
-    assert model.muscle_names == ("TRIlat", "TRImed", "BICshort", "BRA")
-    _compare("arm26.osim", 40)
+    assert "TRIlong" in message and "3 wrap objects" in message and "BIClong" not in message
+    assert model.muscle_names == ("TRIlat", "TRImed", "BIClong", "BICshort", "BRA")
+    assert model.forces["BIClong"].path.wraps == ("BIClonghh",)
+    _, qs = _compare("arm26.osim", 40)
+    s = np.array([model.path_parameters.values(q)[6] for q in qs])
+    assert (s > 0).sum() >= 20 and (s == 0).sum() >= 5
 
 
 def _quadrant_and_sphere_variant(tmp_path) -> Path:
@@ -92,8 +96,8 @@ def test_quadrants_and_spheres_agree_with_opensim(tmp_path):
     and a sphere with a quadrant; at these states TRIlat and TRImed wrap the cylinder at
     every state and BRA the sphere at about half (a script comparing with the paths stripped
     of their wraps)."""
-    model = _compare(_quadrant_and_sphere_variant(tmp_path), 30)
-    assert model.muscle_names == ("TRIlat", "TRImed", "BICshort", "BRA")
+    model, _ = _compare(_quadrant_and_sphere_variant(tmp_path), 30)
+    assert model.muscle_names == ("TRIlat", "TRImed", "BIClong", "BICshort", "BRA")
 
 
 def test_muscle_views_check_their_argument():

@@ -14,6 +14,10 @@
 - in a dict, each input may be given by any of the kinds above except the whole-vector
   callable; a per-input callable takes ``f(t)``.
 
+A model whose equations carry ``derived_inputs`` (inputs it computes from the state itself,
+such as the stations of an OpenSim path over an ellipsoid) takes values for its other
+inputs only; the derived ones are computed at every evaluation.
+
 :func:`specified_inputs` turns these into one function ``r(t, x) -> (s,)``.
 """
 
@@ -31,7 +35,7 @@ from ..compilation import NumericModel, make_function
 from ..errors import InputError
 from ..formatting import symbol_name as _short
 
-__all__ = ["Tabulated", "specified_inputs"]
+__all__ = ["Tabulated", "specified_inputs", "derived_inputs"]
 
 _t = TIME
 
@@ -118,6 +122,9 @@ def specified_inputs(model: NumericModel, specifieds: Any, P: np.ndarray | None 
     expression in a symbol that is not t, a state or a constant, tabulated data that does
     not cover ``t_span``).
     """
+    derived = derived_inputs(model)
+    if derived is not None:
+        return _with_derived(model, derived, specifieds, P, t_span, x0)
     s = len(model.specifieds)
     if not s:
         if specifieds is not None and not (isinstance(specifieds, (Mapping, Sequence, np.ndarray))
@@ -147,6 +154,56 @@ def specified_inputs(model: NumericModel, specifieds: Any, P: np.ndarray | None 
         return out
 
     return _checked(model, r, t_span, x0)
+
+
+def derived_inputs(model: Any) -> Any | None:
+    """The model's derived inputs (its equations' ``derived_inputs``), or None: specified
+    inputs the model computes itself before each evaluation, ``d(t, x) -> values`` for the
+    positions ``d.indices`` of ``model.specifieds`` (e.g. the stations of an OpenSim path
+    over an ellipsoid, :mod:`symbody.opensim.forces.ellipsoid_path`)."""
+    if isinstance(model, _UserView):
+        return None
+    found = getattr(model, "derived_inputs", None)
+    if found is None:
+        found = getattr(getattr(model, "eom", None), "derived_inputs", None)
+    return found if found is not None and len(found.indices) else None
+
+
+class _UserView:
+    """The model as the user's inputs see it: its specifieds without the derived ones."""
+
+    derived_inputs = None
+
+    def __init__(self, model: NumericModel, user: list) -> None:
+        self._model = model
+        self.specifieds = [model.specifieds[i] for i in user]
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._model, name)
+
+    def specifieds_array(self, r: Any, t: float = 0.0, x: Any = None) -> np.ndarray:
+        return NumericModel.specifieds_array(self, r, t, x)
+
+
+def _with_derived(model: NumericModel, derived: Any, specifieds: Any, P: np.ndarray | None,
+                  t_span: tuple[float, float] | None, x0: np.ndarray | None) -> Callable:
+    """r(t, x): the user's inputs (the model's specifieds but the derived ones, given as
+    for any model) and the derived inputs computed from (t, x) at every call."""
+    s = len(model.specifieds)
+    idx = np.array(derived.indices, dtype=np.intp)
+    user = [i for i in range(s) if i not in set(derived.indices)]
+    r_user = specified_inputs(_UserView(model, user), specifieds, P, t_span, x0) \
+        if user else specified_inputs(_UserView(model, []), specifieds)
+    uidx = np.array(user, dtype=np.intp)
+
+    def r(t, x):
+        out = np.empty(s)
+        if r_user is not None:
+            out[uidx] = r_user(t, x)
+        out[idx] = derived(t, x)
+        return out
+
+    return r
 
 
 def _per_input(model: NumericModel, specifieds: Any) -> list:

@@ -59,6 +59,7 @@ from .chain_rule import (
     rate_derivatives,
     solve_or_raise,
 )
+from .inputs import derived_inputs
 
 __all__ = ["linearize", "NotAnEquilibriumWarning"]
 
@@ -189,6 +190,13 @@ def linearize(model: Any, op_point: StateValues, p: ParameterValues | None = Non
     from the equations on the first call for a model and reused afterwards.
     """
     model, defaults = _as_model(model)
+    derived = derived_inputs(model)
+    if derived is not None:
+        names = ", ".join(str(model.specifieds[i]) for i in derived.indices[:3])
+        raise InputError(f"the model computes the inputs {names}, ... from the state at run "
+                         "time (eom.derived_inputs, e.g. the stations of a path over an "
+                         "ellipsoid) and its equations hold no derivative of them: "
+                         "linearizing it is not supported")
     t = finite_number(t, "t, the time of the operating point,")
     if p is None:
         if defaults is None and model.constants:

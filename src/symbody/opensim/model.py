@@ -37,6 +37,7 @@ from .constraints import (
 )
 from .dynamics import BodyInertia, JointTransform, body_inertia, form_dynamics
 from .forces import ForceContext, ForceContribution, builder_for
+from .forces.ellipsoid_path import EllipsoidParameters, ellipsoid_slots
 from .forces.geometry_path import ForceNotBuilt
 from .kinematics import TreeKinematics
 from .mobilizers import ZERO, make_mobilizer, num
@@ -277,6 +278,13 @@ class OpenSimModel(MuscleViews):
             specifieds += [s for s in c.specifieds if s not in specifieds]
             extra.update(c.extra_states)
         extra = self._symengine_extra(extra)
+        # the ellipsoid-wrapped paths' stations: inputs the simulation computes from q
+        paths = ellipsoid_slots(self.force_context)
+        self.path_parameters = pp = EllipsoidParameters(paths, [self._se_q[k] for k in perm]) \
+            if paths else None
+        if pp is not None and _uses(rest + list(extra.values()), pp.symbols):
+            pp.indices = tuple(range(len(specifieds), len(specifieds) + len(pp)))
+            specifieds += list(pp.functions)
         dynamic = SymengineDynamics(mass, rest, dict(self._names), to_sympy, extra=extra)
         N = len(perm)
         qdot = [self._qdot_tree[k] for k in perm]
@@ -298,6 +306,7 @@ class OpenSimModel(MuscleViews):
         eom = EquationsOfMotion.from_blocks(blocks, specifieds=specifieds,
                                             constants=list(self.constants),
                                             name=self.name)
+        eom.derived_inputs = pp if pp is not None and pp.indices else None
         contacts = [r for c in self.force_contributions for r in c.contacts]
         if contacts:
             eom.contacts = contacts
@@ -376,7 +385,8 @@ class OpenSimModel(MuscleViews):
     def dynamic_terms(self, q: Any, u: Any, r: Any = None, t: float = 0.0,
                       x_e: Any = None) -> tuple:
         """``(M, g_d)`` of M u' + g_d = 0 at (q, u) (all speeds, model order): g_d =
-        C(q, u) u + g(q) - Q with the specified inputs r (default zeros) and, for a model with
+        C(q, u) u + g(q) - Q with the specified inputs r (``input_names`` order, default zeros;
+        the ellipsoid paths' stations are computed from q) and, for a model with
         extra states (muscle activations, fiber lengths), their values ``x_e``
         (``eom.extra_states`` order; required then)."""
         m = self.numeric_model
@@ -388,8 +398,7 @@ class OpenSimModel(MuscleViews):
             raise InputError(f"x_e: the model has {L.e} extra states "
                              f"({', '.join(map(str, self.eom.extra_states[:3]))}, ...): "
                              "give their values")
-        if r is None:
-            r = np.zeros(len(self.eom.specifieds))
+        r = self.specified_values(q, r)
         extra = None if x_e is None else np.asarray(x_e, dtype=float)
         if extra is not None and extra.shape != (L.e,):
             raise InputError(f"x_e must have {L.e} values, got shape {extra.shape}")
@@ -493,6 +502,12 @@ class OpenSimModel(MuscleViews):
         first, then beside the model file (:mod:`symbody.opensim.scene`)."""
         from .scene import build_scene
         return build_scene(self, geometry_dirs)
+
+
+def _uses(expressions: list, symbols: tuple) -> bool:
+    """Whether any of the symengine ``expressions`` contains one of ``symbols``."""
+    wanted = set(symbols)
+    return any(not wanted.isdisjoint(se.sympify(e).free_symbols) for e in expressions)
 
 
 def load_opensim(path_or_xml: str | os.PathLike, *, unsupported: str = "warn",

@@ -30,6 +30,7 @@ import symengine as se
 import sympy as sm
 
 from ..errors import InputError
+from ..formatting import symbol_name
 from .constraints import velocity_jacobian
 
 __all__ = ["MuscleViews"]
@@ -58,12 +59,44 @@ class MuscleViews:
         A = sm.Matrix(rows_A) if rows_A else sm.zeros(0, n)
         return L, A
 
+    @property
+    def input_names(self) -> tuple:
+        """The names of the specified inputs a user gives (``eom.specifieds`` without the
+        ellipsoid paths' stations, which the model computes from q: ``path_parameters``)."""
+        derived = set(self._derived_indices())
+        return tuple(symbol_name(f) for i, f in enumerate(self.eom.specifieds)
+                     if i not in derived)
+
+    def _derived_indices(self) -> tuple:
+        pp = getattr(self, "path_parameters", None)
+        return () if pp is None else pp.indices
+
+    def specified_values(self, q: Any, r: Any = None) -> np.ndarray:
+        """The values of ``eom.specifieds`` at coordinates q (model order): r for the inputs
+        of ``input_names`` (in that order; default zeros) and the ellipsoid paths' stations
+        (``path_parameters``) computed from q, as the simulation computes them."""
+        derived = self._derived_indices()
+        s = len(self.eom.specifieds)
+        user = [i for i in range(s) if i not in set(derived)]
+        out = np.zeros(s)
+        if r is not None:
+            r = np.asarray(r, dtype=float).ravel()
+            if r.shape != (len(user),):
+                raise InputError(f"r must have the model's {len(user)} specified inputs "
+                                 f"(input_names), got shape {r.shape}")
+            out[user] = r
+        if derived:
+            out[list(derived)] = self.path_parameters.values(q)
+        return out
+
     @cached_property
     def _path_function(self):
         """[L; A] in the model's q: symengine's Lambdify (common subexpressions shared) of
         each muscle's row, one function per muscle (symengine's cse over several wrapped
-        paths together does not finish)."""
-        args = [self._se_q[k] for k in self.simbody_index]
+        paths together does not finish); over an ellipsoid, in the path parameters too,
+        computed from q first."""
+        pp = getattr(self, "path_parameters", None)
+        args = [self._se_q[k] for k in self.simbody_index] + list(pp.symbols if pp else ())
         rows = []
         for name in self.muscle_names:
             p = _path(self.forces[name])
@@ -71,6 +104,8 @@ class MuscleViews:
             rows.append(se.Lambdify(args, exprs, cse=True, real=True, backend="lambda"))
 
         def evaluate(q):
+            if pp is not None:
+                q = np.concatenate([q, pp.values(q)])
             return np.concatenate([np.asarray(f(q), dtype=float).ravel() for f in rows]
                                   or [np.zeros(1)])
 

@@ -135,6 +135,12 @@ def _model_parts(model: Any) -> tuple[Any, dict, tuple | None, tuple | None]:
     """(EquationsOfMotion, default constants, constants order, specifieds order)."""
     from ..compilation.numeric_model import NumericModel
     from ..formulation import EquationsOfMotion
+    derived = getattr(model, "derived_inputs", None) or getattr(
+        getattr(model, "eom", None), "derived_inputs", None)
+    if derived is not None and len(derived.indices):
+        raise InputError("the model computes some of its inputs from the state at run time "
+                         "(eom.derived_inputs, e.g. the stations of an OpenSim path over an "
+                         "ellipsoid); optimal control through them is not supported")
     if isinstance(model, EquationsOfMotion):
         return model, {}, None, None
     if isinstance(model, NumericModel):

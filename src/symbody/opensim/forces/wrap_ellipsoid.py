@@ -31,7 +31,8 @@ of a coordinate plane (states of measure zero).  The polyline's N is a Piecewise
 bounded by the ellipsoid's diameter.  The same program runs on floats
 (:class:`FloatArithmetic`; the tests check it against OpenSim's lengths) or builds symengine
 expressions (:class:`SymbolicArithmetic`): with the hybrid method's fan some 380 000
-operations, so the wrapped paths do not use it yet (see docs/guides/opensim.md).
+operations, so the wrapped paths do not use it: they place their stations at run time with
+the same program compiled from C (:mod:`.ellipsoid_native`, :mod:`.ellipsoid_path`).
 """
 
 from __future__ import annotations

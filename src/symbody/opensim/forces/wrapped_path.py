@@ -1,4 +1,5 @@
-"""A geometry path over one wrap object (``WrapCylinder``/``WrapSphere``), OpenSim's way.
+"""A geometry path over one wrap object (``WrapCylinder``/``WrapSphere``), OpenSim's way
+(over a ``WrapEllipsoid``: :mod:`.ellipsoid_path`).
 
 OpenSim (``GeometryPath::applyWrapObjects``) tries every segment p_i -> p_{i+1} in the path
 wrap's ``range`` (1-based point indices, -1: the ends) against the object
@@ -27,6 +28,7 @@ from __future__ import annotations
 import symengine as se
 
 from ..mobilizers import ZERO, matvec, num, transpose
+from .ellipsoid_path import ellipsoid_length, read_wrap_ellipsoid
 from .geometry_path import ForceNotBuilt, PathPoint, _Kin, _straight, wrap_objects_of
 from .vector3 import add, choose, norm, sub
 from .wrapping import WRAP_TYPES, WrapObjectSpec, read_wrap_object, wrap_line
@@ -46,19 +48,21 @@ def path_wraps(gp, ctx) -> list:
         if name not in known:
             raise pw.error(f"the wrap object {name!r} is not in the model")
         w_el, place = known[name]
-        if w_el.tag not in WRAP_TYPES:
+        if w_el.tag not in WRAP_TYPES + ("WrapEllipsoid",):
             refused.append(f"{w_el.tag} {name!r} (line {w_el.line})")
             continue
         method = (pw.text_of("method") or "hybrid").strip().lower()
         if method not in ("hybrid", "axial", "midpoint"):
             raise pw.error(f"unknown wrap <method> {method!r}")
         rng = pw.numbers("range", 2, default=(-1, -1))
-        spec = read_wrap_object(w_el, place)
+        spec = (read_wrap_ellipsoid(w_el, place, method) if w_el.tag == "WrapEllipsoid"
+                else read_wrap_object(w_el, place))
         if spec.active:
             out.append((spec, int(rng[0]), int(rng[1])))
     if refused:
         raise ForceNotBuilt("its path wraps over " + ", ".join(refused) + ": only "
-                            + " and ".join(WRAP_TYPES) + " wrap objects are supported")
+                            + ", ".join(WRAP_TYPES) + " and WrapEllipsoid wrap objects are "
+                            "supported")
     return out
 
 
@@ -119,6 +123,8 @@ def _segment(kin: _Kin, w: WrapObjectSpec, a: PathPoint, b: PathPoint) -> tuple:
 def wrapped_length(points: list, wrap: tuple, kin: _Kin) -> tuple:
     """(L, {speed k: J_L,k}) of the path through ``points`` (all active) over ``wrap``."""
     w, start, end = wrap
+    if w.tag == "WrapEllipsoid":            # stations placed at run time
+        return ellipsoid_length(points, wrap, kin)
     n = len(points)
     i0 = 0 if start < 1 else min(start - 1, n - 1)
     i1 = n - 1 if end < 1 else min(end - 1, n - 1)
