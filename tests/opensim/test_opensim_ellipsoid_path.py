@@ -111,3 +111,16 @@ def test_linearization_and_optimal_control_are_refused_by_name(arm26):
         sb.linearize(nm, x, model.constants)
     with pytest.raises(InputError, match="ellipsoid.*optimal control through them"):
         sb.OptimalControlProblem(nm, num_nodes=5, duration=0.1)
+
+
+def test_saving_or_pickling_is_refused_by_name(arm26, tmp_path):
+    """A saved model would keep the kernels but not the stations' computation: numbers
+    given for those inputs after loading would give wrong forces, so both refuse."""
+    import pickle
+
+    _, model = arm26
+    nm = model.numeric_model
+    with pytest.raises(InputError, match="cannot be saved.*from the state at run time"):
+        nm.save(tmp_path / "arm26.sbm")
+    with pytest.raises(InputError, match="cannot be pickled.*eom.derived_inputs"):
+        pickle.dumps(nm)

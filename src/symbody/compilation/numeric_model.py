@@ -186,6 +186,7 @@ class NumericModel:
     def __reduce__(self):
         """Pickle the compiled kernels and names, not the SymPy equations (``eom`` -> None);
         ``symbody.compilation.persistence.dumps(model, equations=True)`` keeps them."""
+        self._refuse_derived_inputs("pickled")
         eom = self.eom if persistence.pickling_equations() else None
         return _unpickle_model, (persistence.pack_parts(self.parts, self._name()), eom)
 
@@ -193,7 +194,22 @@ class NumericModel:
         """Save to ``path`` for :func:`symbody.load_model` (no compilation when loaded on the
         same platform and versions).  The file holds machine code: share it like a shared
         library, and load only files you trust.  Returns the path written."""
+        self._refuse_derived_inputs("saved")
         return persistence.write_parts(self.parts, path, machine_code=machine_code, name=self._name())
+
+    def _refuse_derived_inputs(self, what: str) -> None:
+        """A model whose equations compute some of its inputs from the state at run time
+        (``eom.derived_inputs``, e.g. the stations of an OpenSim path over an ellipsoid) is
+        not saved: the file would hold the kernels without that computation, and numbers
+        given for those inputs after loading would give wrong forces without a word."""
+        derived = getattr(self.eom, "derived_inputs", None)
+        if derived is None or not len(getattr(derived, "indices", ())):
+            return
+        names = ", ".join(str(self.specifieds[i]) for i in list(derived.indices)[:4])
+        more = ", ..." if len(derived.indices) > 4 else ""
+        raise InputError(f"this model cannot be {what}: it computes its inputs {names}{more} "
+                         "from the state at run time (eom.derived_inputs), which a saved model "
+                         "would not do; keep the source file (e.g. the .osim) and load it again")
 
     def _name(self) -> str | None:
         return getattr(self.eom, "name", None)
