@@ -159,6 +159,33 @@ long symbody_rk_steps(rk *R, double *y, double *f, double *y_new, double *f_new,
     }
     return k;
 }
+
+/* the stiffness test's power iteration (stiffness.py): `iterations` times v <- v / |v|,
+   w = (f(t, y + scale v) - f) / scale, rho = |w|, v <- w; 0 done (rho, v written), 1 an
+   evaluation failed or a value was not finite (the caller takes the Python path) */
+int symbody_power_iteration(rk *R, double t, const double *y, const double *f, double *v,
+                            double *ytmp, double *w, double scale, long iterations, double *rho)
+{
+    long n = R->n, i, k;
+    for (k = 0; k < iterations; k++) {
+        double norm = 0.0, sum = 0.0;
+        for (i = 0; i < n; i++) norm += v[i] * v[i];
+        norm = sqrt(norm);
+        if (!(norm > 0.0 && isfinite(norm))) return 1;
+        for (i = 0; i < n; i++) ytmp[i] = y[i] + scale * (v[i] / norm);
+        R->nfev++;
+        if (R->rhs(R->plan, t, ytmp, w)) return 1;
+        for (i = 0; i < n; i++) {
+            w[i] = (w[i] - f[i]) / scale;
+            if (!isfinite(w[i])) return 1;
+            sum += w[i] * w[i];
+        }
+        *rho = sqrt(sum);
+        if (!isfinite(*rho)) return 1;
+        memcpy(v, w, (size_t)n * sizeof(double));
+    }
+    return 0;
+}
 """
 
 
@@ -234,6 +261,10 @@ class CompiledRungeKutta(OdeSolver):
         self._steps = library.symbody_rk_steps
         self._steps.restype = ctypes.c_long
         self._steps.argtypes = [ctypes.c_void_p] * 6 + [ctypes.c_long, ctypes.c_double]
+        self._power = library.symbody_power_iteration
+        self._power.restype = ctypes.c_int
+        self._power.argtypes = [ctypes.c_void_p, ctypes.c_double] + [ctypes.c_void_p] * 5 + \
+            [ctypes.c_double, ctypes.c_long, ctypes.c_void_p]
         self._rk_address = ctypes.addressof(self._rk)
         #: accepted steps of the last ``advance`` (1 for ``step``)
         self.accepted = 1
@@ -295,6 +326,25 @@ class CompiledRungeKutta(OdeSolver):
         if self._on_evaluations is not None:
             self._on_evaluations(1)
         return xdot
+
+    def power_iteration(self, v: np.ndarray, scale: float, iterations: int) -> float | None:
+        """The stiffness test's power iteration at the current state in one compiled call
+        (:meth:`~.stiffness.StiffnessMonitor.spectral_radius`): ρ, with ``v`` (n,) updated in
+        place; None where an evaluation fails or a value is not finite."""
+        solver = self.solver
+        y = np.ascontiguousarray(solver.y, dtype=float)
+        f = np.ascontiguousarray(solver.f, dtype=float)
+        ytmp, w, rho = np.empty(self.n), np.empty(self.n), ctypes.c_double(np.nan)
+        rk = self._rk
+        rk.nfev = 0
+        status = self._power(self._rk_address, float(solver.t), data_address(y), data_address(f),
+                             data_address(v), data_address(ytmp), data_address(w), float(scale),
+                             int(iterations), ctypes.byref(rho))
+        solver.nfev += rk.nfev
+        self.nfev = solver.nfev
+        if self._on_evaluations is not None:
+            self._on_evaluations(rk.nfev)
+        return float(rho.value) if status == 0 else None
 
     def _step_impl(self):
         solver = self.solver

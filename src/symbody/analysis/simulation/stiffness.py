@@ -5,7 +5,8 @@ An explicit method on a stiff problem takes steps at the edge of its stability r
 whatever the tolerance: the product h ρ of the step and the spectral radius ρ of ∂f/∂y stays
 near the region's boundary (3.3 for RK45, 6.1 for DOP853 along the negative real axis),
 where an accuracy-limited step has h ρ of order 1 or less.  Every ``EVERY`` accepted steps
-the monitor estimates ρ by a few power iterations on Jacobian-vector products taken by
+(up to ``LONGEST`` while the tests find h ρ below a ``QUIET`` fraction of the boundary: the
+interval doubles after each such test and falls back at any other) the monitor estimates ρ by a few power iterations on Jacobian-vector products taken by
 forward differences of the right-hand side, J v ≈ (f(t, y + δ v) - f(t, y)) / δ, the vector
 kept from one test to the next (``ITERATIONS`` evaluations per test: a few percent of the
 run's).  Hairer's cheaper test from two stages at t + h (*Solving ODEs II*, sec. IV.2) sees
@@ -51,6 +52,8 @@ class StiffnessMonitor:
     #: the method taken over when the problem is stiff
     IMPLICIT = "Radau"
     EVERY = 16
+    LONGEST = 128
+    QUIET = 0.2
     ITERATIONS = 6
     FRACTION = 0.7
     STIFF = 3
@@ -67,6 +70,8 @@ class StiffnessMonitor:
         self.method = method
         self.boundary = self.BOUNDARY[method]
         self.steps = 0
+        self.every = self.EVERY
+        self.tested = False
         self.above = 0
         self.vector: np.ndarray | None = None
         self.switched_at: float | None = None
@@ -95,8 +100,15 @@ class StiffnessMonitor:
         v = self.vector
         if v is None or v.shape != y.shape:
             v = np.random.default_rng(0).standard_normal(y.size)
-        fun = getattr(stepper, "derivative", None) or stepper.fun     # (compiled: no wrappers)
         scale = 1.4901161193847656e-08 * max(1.0, float(np.abs(y).max()))
+        power = getattr(stepper, "power_iteration", None)          # (compiled: in one call)
+        if power is not None:
+            v = np.array(v, dtype=float)
+            rho = power(v, scale, self.ITERATIONS)
+            if rho is not None:
+                self.vector = v
+            return rho
+        fun = getattr(stepper, "derivative", None) or stepper.fun     # (compiled: no wrappers)
         rho = None
         # a trial state may overflow the model, or |w|² overflow: that estimate is dropped
         # (None), not warned about
@@ -123,20 +135,25 @@ class StiffnessMonitor:
             return 1 << 62
         if self.trial is not None:
             return 1
-        return self.EVERY - self.steps % self.EVERY
+        return max(1, self.every - self.steps)
 
     def stiff(self, stepper: Any, steps: int = 1) -> bool:
-        """Take the test on every EVERY-th accepted step (``steps`` accepted since the last
-        call); True when the problem is stiff (the steps held at the stability limit, STIFF
-        tests in a row)."""
+        """Take the test when ``every`` accepted steps have passed since the last (``steps``
+        accepted since the last call); True when the problem is stiff (the steps held at the
+        stability limit, STIFF tests in a row).  ``tested`` says whether a test was taken."""
         self.steps += steps
-        if self.steps % self.EVERY:
+        self.tested = False
+        if self.steps < self.every:
             return False
+        self.steps, self.tested = 0, True
         rho = self.spectral_radius(stepper)
         h = getattr(stepper, "step_size", None)
         if rho is None or not h:
+            self.every = self.EVERY
             return False
         self.last = abs(h) * rho
+        quiet = self.last < self.QUIET * self.boundary
+        self.every = min(2 * self.every, self.LONGEST) if quiet else self.EVERY
         if self.last > self.FRACTION * self.boundary:
             self.above += 1
             if self.above >= self.STIFF:
@@ -157,7 +174,7 @@ class StiffnessMonitor:
         if self.mark is None:
             self.mark = (t, nfev)
         if not self.stiff(stepper, steps):
-            if self.steps % self.EVERY == 0:
+            if self.tested:
                 self.mark = (t, nfev)
             return None
         span = abs(t - self.mark[0])
@@ -187,6 +204,7 @@ class StiffnessMonitor:
         self.radau_rate = rate
         self.returns.append((trial[0], t))
         self.switched_at, self.steps, self.above, self.mark = None, 0, 0, (t, nfev)
+        self.every = self.EVERY
         return self.method
 
     def note(self) -> str:
