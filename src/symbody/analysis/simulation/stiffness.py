@@ -173,6 +173,14 @@ class StiffnessMonitor:
             return self._judge(stepper, nfev)
         if self.mark is None:
             self.mark = (t, nfev)
+        if self.radau_rate is not None and self.steps + steps >= self.every:
+            # after a way back: no power iteration while the explicit rate is not past
+            # AGAIN times Radau's (no trial could start)
+            span = abs(t - self.mark[0])
+            rate = (nfev - self.mark[1]) / span if span > 0 else np.inf
+            if rate <= self.AGAIN * self.radau_rate:
+                self.steps, self.above, self.mark = 0, 0, (t, nfev)
+                return None
         if not self.stiff(stepper, steps):
             if self.tested:
                 self.mark = (t, nfev)
