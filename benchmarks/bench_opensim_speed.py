@@ -1,11 +1,13 @@
 """A 1 s forward simulation of muscle-driven OpenSim models: OpenSim 4.6's ``Manager`` against
 ``sb.simulate``, same run, same start, same accuracy.
 
-Models (Thelen2003Muscle, compliant tendons, first-order activation):
+Models (Thelen2003Muscle unless said, compliant tendons, first-order activation):
 - ``gait-thelen``: gait10dof18musc (10 dof, no ground: it falls) with its 18 Millard
   muscles rewritten as Thelen2003Muscles (``tests/systems/thelen_transform.py``);
 - ``arm26-bicshort``: Arm26 with its one muscle whose path does not wrap (``BICshort``):
   the two muscles over ellipsoids and the three over cylinders are removed on both sides;
+- ``gait10-millard``: gait10dof18musc as the file has it (18 Millard2012EquilibriumMuscles,
+  compliant damped tendons);
 - ``arm26-cylinder``: Arm26 with ``TRIlat``, ``TRImed`` and ``BRA`` over the WrapCylinder
   'TRI' and ``BICshort``; the two over ellipsoids (``TRIlong``, ``BIClong``) are removed on
   both sides;
@@ -255,7 +257,8 @@ def main() -> None:
                   ("arm26-cylinder", lambda: arm26_cylinder(tmp / "arm26_cylinder.osim")),
                   ("arm26-biclong", lambda: arm26_biclong(tmp / "arm26_biclong.osim")),
                   ("gait-thelen", lambda: thelen_model(DATA / "gait10dof18musc.osim",
-                                                       tmp / "gait_thelen.osim"))]
+                                                       tmp / "gait_thelen.osim")),
+                  ("gait10-millard", lambda: DATA / "gait10dof18musc.osim")]
         if args.repo:
             for label, kind in (("gait2392-thelen", "thelen2003muscle"),
                                 ("gait2392-millard", "millard2012muscle")):

@@ -51,6 +51,7 @@ typedef struct {
     /* in: t, h_abs; out: t_new, h, h_abs, failed time */
     double t, h_abs, t_new, h, t_fail;
     long nfev, nonfinite;
+    double t_old;
 } rk;
 
 /* one adaptive step of scipy's RungeKutta._step_impl; 0 accepted, 1 step too small,
@@ -133,6 +134,58 @@ int symbody_rk_step(rk *R, const double *y, const double *f, double *y_new, doub
     R->t_new = t_new; R->h = h; R->h_abs = h_abs;
     return 0;
 }
+
+/* up to max_steps accepted steps of symbody_rk_step from (R->t, y, f), stopping after the
+   step that reaches t_bound or passes t_stop; y, f hold the last accepted state, y_old,
+   R->t_old and R->h its step's start and size.  Returns the number of accepted steps; where an attempt fails after
+   one was accepted the state is the last accepted one (the attempt is taken again by the
+   next call, one step at a time); with none accepted, minus 1 minus the failure status. */
+long symbody_rk_steps(rk *R, double *y, double *f, double *y_new, double *f_new,
+                      double *y_old, long max_steps, double t_stop)
+{
+    long k = 0, n = R->n;
+    int status;
+    while (k < max_steps) {
+        double t = R->t;
+        status = symbody_rk_step(R, y, f, y_new, f_new);
+        if (status) return k ? k : -1 - status;
+        memcpy(y_old, y, (size_t)n * sizeof(double));
+        memcpy(y, y_new, (size_t)n * sizeof(double));
+        memcpy(f, f_new, (size_t)n * sizeof(double));
+        R->t_old = t;
+        R->t = R->t_new;
+        k++;
+        if (R->direction * (R->t - R->t_bound) >= 0 || R->direction * (R->t - t_stop) >= 0) break;
+    }
+    return k;
+}
+
+/* the stiffness test's power iteration (stiffness.py): `iterations` times v <- v / |v|,
+   w = (f(t, y + scale v) - f) / scale, rho = |w|, v <- w; 0 done (rho, v written), 1 an
+   evaluation failed or a value was not finite (the caller takes the Python path) */
+int symbody_power_iteration(rk *R, double t, const double *y, const double *f, double *v,
+                            double *ytmp, double *w, double scale, long iterations, double *rho)
+{
+    long n = R->n, i, k;
+    for (k = 0; k < iterations; k++) {
+        double norm = 0.0, sum = 0.0;
+        for (i = 0; i < n; i++) norm += v[i] * v[i];
+        norm = sqrt(norm);
+        if (!(norm > 0.0 && isfinite(norm))) return 1;
+        for (i = 0; i < n; i++) ytmp[i] = y[i] + scale * (v[i] / norm);
+        R->nfev++;
+        if (R->rhs(R->plan, t, ytmp, w)) return 1;
+        for (i = 0; i < n; i++) {
+            w[i] = (w[i] - f[i]) / scale;
+            if (!isfinite(w[i])) return 1;
+            sum += w[i] * w[i];
+        }
+        *rho = sqrt(sum);
+        if (!isfinite(*rho)) return 1;
+        memcpy(v, w, (size_t)n * sizeof(double));
+    }
+    return 0;
+}
 """
 
 
@@ -149,7 +202,8 @@ class _RK(ctypes.Structure):
                 ("min_factor", ctypes.c_double), ("max_factor", ctypes.c_double),
                 ("t", ctypes.c_double), ("h_abs", ctypes.c_double), ("t_new", ctypes.c_double),
                 ("h", ctypes.c_double), ("t_fail", ctypes.c_double),
-                ("nfev", ctypes.c_long), ("nonfinite", ctypes.c_long)]
+                ("nfev", ctypes.c_long), ("nonfinite", ctypes.c_long),
+                ("t_old", ctypes.c_double)]
 
 
 _SCIPY = {"RK23": RK23, "RK45": RK45, "DOP853": DOP853}
@@ -204,7 +258,53 @@ class CompiledRungeKutta(OdeSolver):
         self._step = library.symbody_rk_step
         self._step.restype = ctypes.c_int
         self._step.argtypes = [ctypes.c_void_p] * 5
+        self._steps = library.symbody_rk_steps
+        self._steps.restype = ctypes.c_long
+        self._steps.argtypes = [ctypes.c_void_p] * 6 + [ctypes.c_long, ctypes.c_double]
+        self._power = library.symbody_power_iteration
+        self._power.restype = ctypes.c_int
+        self._power.argtypes = [ctypes.c_void_p, ctypes.c_double] + [ctypes.c_void_p] * 5 + \
+            [ctypes.c_double, ctypes.c_long, ctypes.c_void_p]
         self._rk_address = ctypes.addressof(self._rk)
+        #: accepted steps of the last ``advance`` (1 for ``step``)
+        self.accepted = 1
+
+    def advance(self, max_steps: int, t_stop: float) -> str | None:
+        """Up to ``max_steps`` accepted steps in one compiled call, stopping after the step
+        that reaches ``t_bound`` or passes ``t_stop`` (the next output time) -- the steps
+        ``step()`` would take, without the Python between them; ``accepted`` says how many.
+        The dense output (``dense_output()``) and ``t_old`` are the last step's.  Where no
+        step could be accepted in C (a failure, a singular system) this is one ``step()``.
+        Returns ``step()``'s message."""
+        self.accepted = 1
+        if max_steps <= 1 or self.status != "running" or self.t == self.t_bound:
+            return self.step()
+        solver = self.solver
+        y = np.array(solver.y, dtype=float)
+        f = np.array(solver.f, dtype=float)
+        y_new, f_new, y_old = np.empty(self.n), np.empty(self.n), np.empty(self.n)
+        rk = self._rk
+        rk.t, rk.h_abs, rk.nfev = float(solver.t), float(solver.h_abs), 0
+        k = self._steps(self._rk_address, data_address(y), data_address(f),
+                        data_address(y_new), data_address(f_new), data_address(y_old),
+                        int(max_steps), float(t_stop))
+        solver.nfev += rk.nfev
+        if self._on_evaluations is not None:
+            self._on_evaluations(rk.nfev)
+        self.nfev = solver.nfev
+        if k <= 0:          # (nothing accepted: the attempt again, one step the usual way)
+            return self.step()
+        self.accepted = int(k)
+        solver.h_previous = rk.h
+        solver.t_old = self.t_old = rk.t_old
+        solver.y_old = y_old
+        solver.t = self.t = rk.t
+        solver.y = self.y = y
+        solver.h_abs = rk.h_abs
+        solver.f = f
+        if self.direction * (self.t - self.t_bound) >= 0:
+            self.status = "finished"
+        return None
 
     @property
     def h_abs(self) -> float:
@@ -226,6 +326,25 @@ class CompiledRungeKutta(OdeSolver):
         if self._on_evaluations is not None:
             self._on_evaluations(1)
         return xdot
+
+    def power_iteration(self, v: np.ndarray, scale: float, iterations: int) -> float | None:
+        """The stiffness test's power iteration at the current state in one compiled call
+        (:meth:`~.stiffness.StiffnessMonitor.spectral_radius`): ρ, with ``v`` (n,) updated in
+        place; None where an evaluation fails or a value is not finite."""
+        solver = self.solver
+        y = np.ascontiguousarray(solver.y, dtype=float)
+        f = np.ascontiguousarray(solver.f, dtype=float)
+        ytmp, w, rho = np.empty(self.n), np.empty(self.n), ctypes.c_double(np.nan)
+        rk = self._rk
+        rk.nfev = 0
+        status = self._power(self._rk_address, float(solver.t), data_address(y), data_address(f),
+                             data_address(v), data_address(ytmp), data_address(w), float(scale),
+                             int(iterations), ctypes.byref(rho))
+        solver.nfev += rk.nfev
+        self.nfev = solver.nfev
+        if self._on_evaluations is not None:
+            self._on_evaluations(rk.nfev)
+        return float(rho.value) if status == 0 else None
 
     def _step_impl(self):
         solver = self.solver

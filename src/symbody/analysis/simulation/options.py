@@ -48,7 +48,8 @@ class Solver:
     method : scipy solver ("RK45", "DOP853", "RK23", "Radau", "BDF", "LSODA"; LSODA not
         with "project") or "IDA" for the "dae" mode.  None (default): "RK45" when
         rtol >= 1e-5, otherwise "DOP853" ("IDA" for "dae"), continued with "Radau" from where
-        the problem turns stiff (contact; :mod:`.stiffness`).
+        the problem turns stiff (contact) and Radau's steps are long enough to need fewer
+        evaluations (a trial of three steps, else back: :mod:`.stiffness`).
     rtol, atol : integration tolerances; ``atol`` one number or one per state (N + p + e).
     max_step, first_step : the largest step (default inf) and the first one (default: the
         solver's estimate), positive.

@@ -33,6 +33,26 @@ from .strategy import ConstraintMode, Run, StopIntegration, ode_function
 PENDING_ROWS = 4096
 
 
+def _states(dense: _Dense, times: np.ndarray) -> np.ndarray:
+    """The states (k, n) at ``times`` (k,) of a step: at the step's end the stepper's own
+    state (not the interpolant there, equal to round-off: DOP853's costs three evaluations
+    more), elsewhere the dense output."""
+    stepper = dense.stepper
+    end = times == stepper.t
+    if not end.any():
+        return dense.many(times)
+    Y = np.empty((times.size, np.size(stepper.y)))
+    Y[end] = stepper.y
+    if not end.all():
+        Y[~end] = dense.many(times[~end])
+    return Y
+
+
+def _inf_if_none(t: float | None, direction: float) -> float:
+    """``t``, or the infinity beyond which no output waits (None: no output time left)."""
+    return direction * np.inf if t is None else t
+
+
 def _restart_step(stepper: Any, single: bool) -> float | None:
     """The first step of the stepper that replaces ``stepper`` after a restart: the last step
     taken, or, when ``single`` (the segment took only that one step), the step ``stepper``
@@ -199,18 +219,28 @@ class _Segments(_SegmentEvents):
                     if abs(e_a[i]) <= 1e-10 * (1.0 + abs(t)):
                         e_a[i] = 0.0
                 self._quiet_event = None
+        # nothing to look at between steps but the outputs: many steps in one compiled call
+        blocks = (hasattr(stepper, "advance") and not (watch or rank_watch or locates or full)
+                  and user is None and self.steps is None and self.t_eval is not None
+                  and type(mode).accept is ConstraintMode.accept)
         while True:
             # with events, a stepper that outputs by stopping (IDA) steps one internal step at
             # a time, so that its interpolant covers each whole step
             run.next_output = self._next_output_time() if user is None else None
+            taken = 1
             try:
-                message = stepper.step()
+                if blocks:
+                    message = stepper.advance(self._block(), _inf_if_none(run.next_output,
+                                                                          self.direction))
+                    taken = stepper.accepted
+                else:
+                    message = stepper.step()
             except ValueError as exc:       # (BDF's LU of a Jacobian with NaN entries)
                 if run.nonfinite is None:
                     raise
                 raise StopIntegration(-2, f"{run.nonfinite_message()}; {run.method} stopped at "
                                           f"t = {stepper.t:.6g} ({exc})", (t_a, y_a)) from None
-            self.nsteps += 1
+            self.nsteps += taken
             if stepper.status == "failed":
                 raise self._failure(stepper, message)
             t_new, y_new = stepper.t, stepper.y
@@ -287,10 +317,20 @@ class _Segments(_SegmentEvents):
             if again:
                 self.restarts += not full
                 return t_new, y_kept, part, _restart_step(stepper, single=t_a == t and not full)
-            if self.stiffness is not None and not full and self.stiffness.stiff(stepper):
-                run.method = self.stiffness.IMPLICIT
-                return t_new, y_kept, part, stepper.step_size
+            if self.stiffness is not None and not full:
+                method = self.stiffness.next_method(stepper, run.nfev, taken)
+                if method is not None:   # (to Radau where stiff, back where it was not cheaper)
+                    run.method = method
+                    return t_new, y_kept, part, stepper.step_size
             t_a, y_a, g_a, e_a = t_new, y_kept, g_b, e_b
+
+    def _block(self) -> int:
+        """The accepted steps the next compiled call may take: up to the next stiffness test,
+        chattering check or ``max_num_steps``, whichever comes first."""
+        k = min(self.run.max_num_steps, self.chatter.next_check) - self.nsteps
+        if self.stiffness is not None:
+            k = min(k, self.stiffness.steps_to_test())
+        return max(1, k)
 
     def _check_start(self, t: float, y: np.ndarray, part: Partition) -> None:
         """Stop at once (status -2) when x' is not finite at the start of the run or after an
@@ -395,7 +435,7 @@ class _Segments(_SegmentEvents):
         if not strict:
             self.flush()          # the earlier steps' samples first: a failure there comes first
         if times.size:
-            self.pending.append((times, dense.many(times), part, len(self.samples.partitions) - 1))
+            self.pending.append((times, _states(dense, times), part, len(self.samples.partitions) - 1))
             self.pending_rows += times.size
             self.next_output = j
         if not strict:

@@ -5,7 +5,8 @@ An explicit method on a stiff problem takes steps at the edge of its stability r
 whatever the tolerance: the product h ρ of the step and the spectral radius ρ of ∂f/∂y stays
 near the region's boundary (3.3 for RK45, 6.1 for DOP853 along the negative real axis),
 where an accuracy-limited step has h ρ of order 1 or less.  Every ``EVERY`` accepted steps
-the monitor estimates ρ by a few power iterations on Jacobian-vector products taken by
+(up to ``LONGEST`` while the tests find h ρ below a ``QUIET`` fraction of the boundary: the
+interval doubles after each such test and falls back at any other) the monitor estimates ρ by a few power iterations on Jacobian-vector products taken by
 forward differences of the right-hand side, J v ≈ (f(t, y + δ v) - f(t, y)) / δ, the vector
 kept from one test to the next (``ITERATIONS`` evaluations per test: a few percent of the
 run's).  Hairer's cheaper test from two stages at t + h (*Solving ODEs II*, sec. IV.2) sees
@@ -15,6 +16,23 @@ not.  The problem is stiff when h ρ exceeds ``FRACTION`` of the boundary at ``S
 in a row.  When ``simulate`` chose the method itself (``Solver(method=None)``) the run then
 goes on from the step's end with Radau (compiled steps where the model runs in C,
 :mod:`.native_radau`); the trajectory's message says where.
+
+A step held at the stability limit says that the explicit method is slowed by stiffness, not
+that Radau is faster: on mildly stiff problems (a gait model's damped muscle fibers, ρ ~ 10³
+s⁻¹) Radau's accuracy-limited steps are no longer than the explicit ones and each costs a
+Jacobian's share (n evaluations by differences) and its Newton iterations.  So the switch is
+a trial: after ``TRIAL`` accepted Radau steps (its step grows tenfold a step at most, from
+the explicit one) the run compares the right-hand-side evaluations per unit of time of the
+two methods -- the explicit method's measured over its last test's window (its stages,
+rejected steps and the power iterations), Radau's projected from the step it proposes next,
+h_R, as (``NEWTON`` + n / ``JACOBIAN_STEPS``) / h_R (a step's Newton iterations and its share
+of a Jacobian by differences; not measured over the trial, whose first steps near a contact's
+touchdown are short and pay the whole first Jacobian) -- and goes back to the explicit method
+when Radau's are not fewer.  Counts, not clock time, so a run is reproducible; the LU
+factorizations are not counted (on the side of keeping Radau).  A stiff contact's Radau steps
+are orders of magnitude past the explicit ones and pass at once.  After a way back the test
+goes on, and a new trial starts only when the explicit method's rate has grown ``AGAIN`` times
+past the rate Radau had (a touchdown, a stiffer phase).
 """
 
 from __future__ import annotations
@@ -34,17 +52,40 @@ class StiffnessMonitor:
     #: the method taken over when the problem is stiff
     IMPLICIT = "Radau"
     EVERY = 16
+    LONGEST = 128
+    QUIET = 0.2
     ITERATIONS = 6
     FRACTION = 0.7
     STIFF = 3
+    #: Radau's accepted steps before its evaluations per unit time are compared
+    TRIAL = 3
+    #: the evaluations of a Radau step's Newton iterations (3 stages, 2 to 4 iterations)
+    NEWTON = 10
+    #: the steps a Jacobian serves (its n evaluations by differences shared among them)
+    JACOBIAN_STEPS = 10
+    #: after a way back, a new trial when the explicit rate exceeds Radau's by this factor
+    AGAIN = 2.0
 
     def __init__(self, method: str) -> None:
+        self.method = method
         self.boundary = self.BOUNDARY[method]
         self.steps = 0
+        self.every = self.EVERY
+        self.tested = False
         self.above = 0
         self.vector: np.ndarray | None = None
         self.switched_at: float | None = None
         self.last: float | None = None
+        #: (t, evaluations) at the last test: the explicit method's window
+        self.mark: tuple[float, int] | None = None
+        self.explicit_rate: float | None = None
+        #: (t, evaluations, accepted steps) at the start of a Radau trial, None outside one
+        self.trial: list | None = None
+        self.kept = False
+        #: Radau's evaluations per unit time in the last trial it lost (None: none lost)
+        self.radau_rate: float | None = None
+        #: (switched at, back at) of each trial Radau lost
+        self.returns: list[tuple[float, float]] = []
 
     @classmethod
     def for_run(cls, method: str, chosen: bool) -> StiffnessMonitor | None:
@@ -59,8 +100,15 @@ class StiffnessMonitor:
         v = self.vector
         if v is None or v.shape != y.shape:
             v = np.random.default_rng(0).standard_normal(y.size)
-        fun = getattr(stepper, "derivative", None) or stepper.fun     # (compiled: no wrappers)
         scale = 1.4901161193847656e-08 * max(1.0, float(np.abs(y).max()))
+        power = getattr(stepper, "power_iteration", None)          # (compiled: in one call)
+        if power is not None:
+            v = np.array(v, dtype=float)
+            rho = power(v, scale, self.ITERATIONS)
+            if rho is not None:
+                self.vector = v
+            return rho
+        fun = getattr(stepper, "derivative", None) or stepper.fun     # (compiled: no wrappers)
         rho = None
         # a trial state may overflow the model, or |w|² overflow: that estimate is dropped
         # (None), not warned about
@@ -80,30 +128,98 @@ class StiffnessMonitor:
         self.vector = v
         return rho
 
-    def stiff(self, stepper: Any) -> bool:
-        """Take the test on every EVERY-th accepted step; True when the problem is stiff (once:
-        after the switch the test is off)."""
-        if self.switched_at is not None:
+    def steps_to_test(self) -> int:
+        """Accepted steps up to and including the next one :meth:`next_method` must see
+        (a test, a step of Radau's trial; a large number once Radau is kept)."""
+        if self.kept:
+            return 1 << 62
+        if self.trial is not None:
+            return 1
+        return max(1, self.every - self.steps)
+
+    def stiff(self, stepper: Any, steps: int = 1) -> bool:
+        """Take the test when ``every`` accepted steps have passed since the last (``steps``
+        accepted since the last call); True when the problem is stiff (the steps held at the
+        stability limit, STIFF tests in a row).  ``tested`` says whether a test was taken."""
+        self.steps += steps
+        self.tested = False
+        if self.steps < self.every:
             return False
-        self.steps += 1
-        if self.steps % self.EVERY:
-            return False
+        self.steps, self.tested = 0, True
         rho = self.spectral_radius(stepper)
         h = getattr(stepper, "step_size", None)
         if rho is None or not h:
+            self.every = self.EVERY
             return False
         self.last = abs(h) * rho
+        quiet = self.last < self.QUIET * self.boundary
+        self.every = min(2 * self.every, self.LONGEST) if quiet else self.EVERY
         if self.last > self.FRACTION * self.boundary:
             self.above += 1
             if self.above >= self.STIFF:
-                self.switched_at = float(stepper.t)
+                self.above = 0
                 return True
         else:
             self.above = 0
         return False
 
+    def next_method(self, stepper: Any, nfev: int, steps: int = 1) -> str | None:
+        """After ``steps`` accepted steps (the run's evaluations so far ``nfev``): the method
+        to go on with from the last one's end, or None to keep the current one (module doc)."""
+        t = float(stepper.t)
+        if self.kept:
+            return None
+        if self.trial is not None:
+            return self._judge(stepper, nfev)
+        if self.mark is None:
+            self.mark = (t, nfev)
+        if self.radau_rate is not None and self.steps + steps >= self.every:
+            # after a way back: no power iteration while the explicit rate is not past
+            # AGAIN times Radau's (no trial could start)
+            span = abs(t - self.mark[0])
+            rate = (nfev - self.mark[1]) / span if span > 0 else np.inf
+            if rate <= self.AGAIN * self.radau_rate:
+                self.steps, self.above, self.mark = 0, 0, (t, nfev)
+                return None
+        if not self.stiff(stepper, steps):
+            if self.tested:
+                self.mark = (t, nfev)
+            return None
+        span = abs(t - self.mark[0])
+        rate = (nfev - self.mark[1]) / span if span > 0 else np.inf
+        self.mark = (t, nfev)
+        if self.radau_rate is not None and rate <= self.AGAIN * self.radau_rate:
+            return None
+        self.explicit_rate = rate
+        self.trial = [t, nfev, 0]
+        self.switched_at = t
+        return self.IMPLICIT
+
+    def _judge(self, stepper: Any, nfev: int) -> str | None:
+        """A step of Radau's trial: at its TRIAL-th, Radau kept or left (module doc)."""
+        t = float(stepper.t)
+        trial = self.trial
+        trial[2] += 1
+        if trial[2] < self.TRIAL:
+            return None
+        self.trial = None
+        h = getattr(stepper, "h_abs", None) or stepper.step_size
+        cost = self.NEWTON + np.size(stepper.y) / self.JACOBIAN_STEPS
+        rate = cost / abs(h) if h else np.inf
+        if rate < self.explicit_rate:
+            self.kept = True
+            return None
+        self.radau_rate = rate
+        self.returns.append((trial[0], t))
+        self.switched_at, self.steps, self.above, self.mark = None, 0, 0, (t, nfev)
+        self.every = self.EVERY
+        return self.method
+
     def note(self) -> str:
-        """What the trajectory's message says about a switch ("" without one)."""
+        """What the trajectory's message says about the switches ("" without one)."""
+        text = "".join(f"; Radau tried from t = {a:.6g} (steps held at {self.method}'s stability "
+                       f"limit) and left at t = {b:.6g}: it needs more evaluations per unit time"
+                       for a, b in self.returns)
         if self.switched_at is None:
-            return ""
-        return f"; stiff from t = {self.switched_at:.6g}: continued with {self.IMPLICIT}"
+            return text
+        return text + f"; stiff from t = {self.switched_at:.6g}: continued with {self.IMPLICIT}"
