@@ -35,7 +35,7 @@ from ..model_spec import body_fixed_xyz
 from .ellipsoid_native import METHODS, _module, wrap_ellipsoid_native
 from .geometry_path import PathPoint, _Kin, _straight
 from .vector3 import norm, sub
-from .wrapping import _QUADRANTS
+from .wrapping import read_quadrant
 
 __all__ = ["EllipsoidSpec", "read_wrap_ellipsoid", "ellipsoid_length", "EllipsoidParameters",
            "ellipsoid_slots"]
@@ -64,10 +64,7 @@ def read_wrap_ellipsoid(el, placement, method: str) -> EllipsoidSpec:
     """A ``<WrapEllipsoid>`` element fixed in the frame ``placement``, wrapped by ``method``."""
     R = body_fixed_xyz(el.numbers("xyz_body_rotation", 3, default=(0, 0, 0)))
     p = el.numbers("translation", 3, default=(0, 0, 0))
-    q = (el.text_of("quadrant") or "all").strip().lower()
-    if q not in _QUADRANTS:
-        raise el.error(f"unknown <quadrant> {q!r} (x, -x, y, -y, z, -z or all)")
-    axis, sign = _QUADRANTS[q]
+    axis, sign = read_quadrant(el)
     dims = tuple(float(x) for x in el.numbers("dimensions", 3, default=(0.05, 0.05, 0.05)))
     if not all(d > 0 for d in dims):
         raise el.error(f"<dimensions> must be positive, got {dims}")

@@ -61,14 +61,19 @@ class WrapObjectSpec:
     line: int
 
 
+def read_quadrant(el) -> tuple:
+    """(axis, sign) of a wrap object's ``<quadrant>`` (0, 0) for "all"."""
+    q = (el.text_of("quadrant") or "all").strip().lower()
+    if q not in _QUADRANTS:
+        raise el.error(f"unknown <quadrant> {q!r} (x, -x, y, -y, z, -z or all)")
+    return _QUADRANTS[q]
+
+
 def read_wrap_object(el, placement) -> WrapObjectSpec:
     """A ``<WrapCylinder>``/``<WrapSphere>`` element fixed in the frame ``placement``."""
     R = body_fixed_xyz(el.numbers("xyz_body_rotation", 3, default=(0, 0, 0)))
     p = el.numbers("translation", 3, default=(0, 0, 0))
-    q = (el.text_of("quadrant") or "all").strip().lower()
-    if q not in _QUADRANTS:
-        raise el.error(f"unknown <quadrant> {q!r} (x, -x, y, -y, z, -z or all)")
-    axis, sign = _QUADRANTS[q]
+    axis, sign = read_quadrant(el)
     radius = el.number("radius", 0.05 if el.tag == "WrapSphere" else 1.0)
     length = el.number("length", 1.0) if el.tag == "WrapCylinder" else 0.0
     if not radius > 0:
