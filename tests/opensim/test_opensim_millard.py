@@ -41,12 +41,17 @@ def _gait_file(tmp_path: Path, rigid: bool) -> Path:
 
 def _case(tmp_path: Path, rigid: bool, rng) -> tuple:
     """The model of one case and its OpenSim queries (3 random states)."""
-    path = _gait_file(tmp_path, rigid)
+    return _file_case(_gait_file(tmp_path, rigid), rigid, rng, KEEP)
+
+
+def _file_case(path: Path, rigid: bool, rng, muscles: tuple) -> tuple:
+    """The model of ``path`` (its Millard muscles ``muscles``) and its OpenSim queries (3
+    random states)."""
     with warnings.catch_warnings():
         warnings.simplefilter("error", OpenSimImportWarning)     # nothing is left out
         model = load_opensim(path)
     names = list(model.muscle_names)
-    assert names == list(KEEP)
+    assert names == list(muscles)
     per = ["a"] if rigid else ["a", "lM"]
     assert [str(s.func) for s in model.eom.extra_states] == [f"{k}_{n}" for n in names
                                                               for k in per]
@@ -114,3 +119,15 @@ def test_millard_agrees_with_opensim(tmp_path):
     answers = ask(None, [qy for case in cases for qy in case[2]])
     for i, (model, rigid, _, states) in enumerate(cases):
         _check(model, rigid, states, answers[3 * i:3 * i + 3])
+
+
+@needs_opensim
+def test_millard_curves_with_unset_optional_properties():
+    """OpenSim's Tug_of_War_Millard.osim writes the curves' optional properties empty
+    (``<stiffness_at_one_norm_force></stiffness_at_one_norm_force>``): unset, so OpenSim fits
+    them from the strains. It loads (it was refused as "missing") and agrees with OpenSim."""
+    from systems.opensim_millard_worker import ask
+    model, rigid, queries, states = _file_case(DATA / "Tug_of_War_Millard.osim", False,
+                                               np.random.default_rng(11),
+                                               ("RightMuscle", "LeftMuscle"))
+    _check(model, rigid, states, ask(None, queries))

@@ -135,6 +135,9 @@ class Mobilizer:
     #: an angular acceleration (3, M frame) added to Ḣ u: Simbody's approximation of the
     #: FunctionBased mobilizer's Ḣ (see :func:`simbody_hdot_error`), or None
     hdot_error: list | None = None
+    #: whether Simbody's approximation differs from the exact Ḣ u for this joint (a
+    #: CustomJoint whose rotations share coordinates), whichever of the two is used
+    simbody_hdot_differs: bool = False
 
 
 _X, _Y, _Z = np.eye(3)
@@ -298,7 +301,8 @@ def _custom(joint: JointSpec, q: list, u: list, simbody_hdot: bool = False) -> M
         for i in range(3):
             Hv[i][j] = col[i]
     error = None
-    if simbody_hdot:
+    differs = False
+    if sum(not values[k].is_Number for k in range(3)) >= 2:
         # W = [a1, R1 a2, R1 R2 a3] in F; F_q the rotation angles' partial derivatives
         R1 = rots[0] if rots[0] is not None else identity()
         R12 = matmul(R1, rots[1]) if rots[1] is not None else R1
@@ -306,5 +310,22 @@ def _custom(joint: JointSpec, q: list, u: list, simbody_hdot: bool = False) -> M
                 matvec(R12, [num(x) for x in joint.axes[2].axis])]
         W = [[cols[c][a] for c in range(3)] for a in range(3)]
         Fq = [[ZERO if values[k].is_Number else values[k].diff(qj) for qj in q] for k in range(3)]
-        error = matvec(transpose(R), simbody_hdot_error(W, Fq, list(u)))
-    return Mobilizer(R, p, Hw, Hv, list(u), q, u, error)
+        raw = simbody_hdot_error(W, Fq, list(u))
+        differs = _nonzero_somewhere(raw, list(q) + list(u))
+        if simbody_hdot:
+            error = matvec(transpose(R), raw)
+    return Mobilizer(R, p, Hw, Hv, list(u), q, u, error, differs)
+
+
+def _nonzero_somewhere(expressions: list, symbols: list) -> bool:
+    """Whether any of ``expressions`` (symengine, in ``symbols``) is nonzero at one of two
+    fixed pseudo-random points (|value| > 1e-12): a cheap test that an expression which is
+    not identically zero in form is not zero in value either."""
+    if all(e == 0 for e in expressions):
+        return False
+    rng = np.random.default_rng(20261128)
+    for _ in range(2):
+        point = {s: float(v) for s, v in zip(symbols, rng.uniform(-1.0, 1.0, len(symbols)))}
+        if any(abs(float(se.sympify(e).subs(point))) > 1e-12 for e in expressions):
+            return True
+    return False

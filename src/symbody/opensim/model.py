@@ -107,6 +107,7 @@ class OpenSimModel(MuscleViews):
         self._build_forces(force_builders or {})
         self.eom = self._form()
         self._report(unsupported)
+        self._report_simbody_bias()
 
     # ------------------------------------------------------------------ symbols
     def _make_symbols(self) -> None:
@@ -166,6 +167,10 @@ class OpenSimModel(MuscleViews):
             b = self.spec.bodies[n.name]
             inertias.append(body_inertia(b.mass, b.com, b.inertia))
         self._transforms, self._offsets, self._inertias = transforms, offsets, inertias
+        #: CustomJoints whose velocity terms Simbody 4.6 approximates (rotations sharing
+        #: coordinates): their names, whichever ``custom_joint_bias`` was chosen
+        self.simbody_bias_joints = tuple(n.joint.name for n, t in zip(nodes[1:], transforms[1:])
+                                         if t.mob.simbody_hdot_differs)
         self.joint_transforms = transforms
         self._parents = [n.parent for n in nodes]
         self.kinematics = TreeKinematics({n.name: n.index for n in nodes}, self._parents,
@@ -251,6 +256,19 @@ class OpenSimModel(MuscleViews):
         if unsupported == "error":
             raise InputError(text.replace("left out of the model", "not supported"))
         warnings.warn(text, OpenSimImportWarning, stacklevel=4)
+
+    def _report_simbody_bias(self) -> None:
+        """Warn that u' differs from OpenSim's on the joints Simbody approximates."""
+        if self.custom_joint_bias != "exact" or not self.simbody_bias_joints:
+            return
+        names = ", ".join(repr(n) for n in self.simbody_bias_joints)
+        warnings.warn(
+            f"{self.spec.where}: the CustomJoint(s) {names} have rotations that share a "
+            f"coordinate; OpenSim 4.6 (Simbody's FunctionBased mobilizer) computes their "
+            f"velocity terms only approximately, symbody exactly, so the velocity terms and u' "
+            f"differ from OpenSim's wherever these joints move (symbody's conserve energy). "
+            f"load_opensim(..., custom_joint_bias='simbody') reproduces OpenSim's numbers "
+            f"(see model.simbody_bias_joints)", OpenSimImportWarning, stacklevel=4)
 
     # ------------------------------------------------------------------ equations
     def _form(self) -> EquationsOfMotion:

@@ -229,11 +229,13 @@ _FACTORIES = {"ActiveForceLengthCurve": active_force_length_curve,
 
 def curve_parameters(tag: str, element: Any = None, **overrides: float) -> dict:
     """The parameters of a curve of type ``tag`` from its XML element (None: all defaults),
-    then ``overrides``."""
+    then ``overrides``.  An empty element (``<curviness></curviness>``, as OpenSim writes an
+    optional property that is not set) is absent, as OpenSim reads it."""
     params = dict(CURVE_DEFAULTS[tag])
     if element is not None:
         for key in params:
-            if element.find(key) is not None:
+            child = element.find(key)
+            if child is not None and child.text.strip():
                 params[key] = element.number(key)
     params.update(overrides)
     return params
