@@ -34,7 +34,8 @@ FORCE_BUILDERS: dict[str, Callable] = {}
 
 #: the modules of this package that register builders (one per force family)
 FAMILIES: tuple[str, ...] = ("muscles", "millard", "degroote", "thelen", "actuators",
-                             "coordinate_forces", "point_forces", "bushing", "contact_forces")
+                             "coordinate_forces", "point_forces", "bushing", "contact_forces",
+                             "path_forces")
 
 
 def register_force(*tags: str) -> Callable:
