@@ -14,11 +14,11 @@
    in the body R (9) and origin (3).  Values, for each segment i with c > 0 candidate wraps
    (active, range holding i) on the bodies B_i (ascending): c |B_i| slots (position-major)
    of 7 values, r1, r2 (body coordinates, where getLocationInGround has them) and s; then
-   for each of its c |B_i| + 1 sub-segments x -> y (between stations, not r1 -> r2 of a
-   slot) 12 values, the points whose velocities count (x's and y's body coordinates) for the
-   forces and for the lengthening speed.  The k-th wrap OpenSim puts on segment i fills slot
-   (k, its body); an empty slot gets r1 = r2 on the chord between its neighbouring stations,
-   s = 0.  The path's nodes: i >= 0 point i, -(2j+1) and -(2j+2) wrap j's tangent points. */
+   for each of its 2 c |B_i| + 1 sub-segments x -> x+1 between consecutive stations 12
+   values, the points whose velocities count (x's and x+1's body coordinates) for the forces
+   and for the lengthening speed.  The k-th wrap OpenSim puts on segment i fills slot (k, its
+   body); an empty slot gets r1, r2 on the chord between its neighbouring stations and
+   s = |r2 - r1|.  The path's nodes: i >= 0 point i, -(2j+1) and -(2j+2) wrap j's tangent points. */
 
 typedef struct {
     int kind, active, start, end, axis, sign, method, single, body;
@@ -219,32 +219,40 @@ static int fill_slots(int n, const double *pts, const int *pbody, int m, wrap_t 
                 sl[t] = wj->s;
             }
         }
-        /* the unwrapped slots: evenly on the chord between their active neighbours */
+        /* the unwrapped slots: their r1, r2 evenly on the chord between their active
+           neighbours, s = |r2 - r1| (the chord's length) */
         for (int e = 0; e < ms - 1;) {             /* e: an active exit station */
             int f = e + 1;
             while (!act[f]) f++;                   /* f: the next active entry */
-            int run = (f - e - 1)/2;
-            for (int u = 0; u < run; u++) {
-                double fr = (double)(u + 1)/(run + 1), cp[3];
-                for (int q = 0; q < 3; q++) cp[q] = sg[e][q] + fr*(sg[f][q] - sg[e][q]);
-                copy3(cp, sg[e + 1 + 2*u]); copy3(cp, sg[e + 2 + 2*u]);
-                copy3(cp, sf[e + 1 + 2*u]); copy3(cp, sf[e + 2 + 2*u]);
+            int gaps = f - e;                      /* 2 (unwrapped slots) + 1 */
+            for (int u = 1; u < gaps; u++) {
+                double fr = (double)u/gaps;
+                for (int q = 0; q < 3; q++) sg[e + u][q] = sg[e][q] + fr*(sg[f][q] - sg[e][q]);
+                copy3(sg[e + u], sf[e + u]);
             }
-            /* the sub-segments e+2u -> e+2u+1 of this chord: the points whose velocities
-               count, for the forces (OpenSim's produceForces: nothing between two points
-               of one body) and for the speed (every segment) */
+            for (int u = 1; u < gaps; u += 2) sl[(e + u - 1)/2] = gdist(sg[e + u], sg[e + u + 1]);
+            /* the sub-segments x -> x+1 of this chord: the points whose velocities count,
+               for the forces (OpenSim's produceForces: nothing between two points of one
+               body) and for the speed (every segment) */
             int same = sb[e] == sb[f];
-            for (int u = 0; u <= run; u++) {
-                int x = e + 2*u, y = x + 1;
-                double *r = o + 7*ns + 12*((x)/2);
-                const double *fa = u == 0 ? sf[e] : sg[x], *fb = u == run ? sf[f] : sg[y];
+            for (int x = e; x < f; x++) {
+                double *r = o + 7*ns + 12*x;
+                const double *fa = x == e ? sf[e] : sg[x], *fb = x + 1 == f ? sf[f] : sg[x + 1];
                 ground_to_body(bodies + BODY_FIELDS*sb[x], same ? sf[e] : fa, r);
-                ground_to_body(bodies + BODY_FIELDS*sb[y], same ? sf[e] : fb, r + 3);
+                ground_to_body(bodies + BODY_FIELDS*sb[x + 1], same ? sf[e] : fb, r + 3);
                 ground_to_body(bodies + BODY_FIELDS*sb[x], fa, r + 6);
-                ground_to_body(bodies + BODY_FIELDS*sb[y], fb, r + 9);
+                ground_to_body(bodies + BODY_FIELDS*sb[x + 1], fb, r + 9);
             }
-            e = f + (f < ms - 1 ? 1 : 0);
             if (f == ms - 1) break;
+            /* the wrapped slot f -> f+1 (one body): no force; its speed (OpenSim's
+               lengthening speed sums every pair of consecutive points) */
+            double *r = o + 7*ns + 12*f;
+            const double *pose = bodies + BODY_FIELDS*sb[f];
+            ground_to_body(pose, sf[f], r);
+            ground_to_body(pose, sf[f], r + 3);
+            ground_to_body(pose, sf[f], r + 6);
+            ground_to_body(pose, sf[f + 1], r + 9);
+            e = f + 1;
         }
         for (int t = 0; t < ns; t++) {
             const double *pose = bodies + BODY_FIELDS*bl[t % nb];
@@ -252,7 +260,7 @@ static int fill_slots(int n, const double *pts, const int *pbody, int m, wrap_t 
             ground_to_body(pose, sg[2*t + 2], o + 7*t + 3);
             o[7*t + 6] = sl[t];
         }
-        o += 7*ns + 12*(ns + 1);
+        o += 7*ns + 12*(2*ns + 1);
     }
     return (int)(o - out);
 }
@@ -322,7 +330,7 @@ static PyObject *py_path(PyObject *self, PyObject *args) {
     }
     int path[MAX_NODES], npath;
     double L = apply_wraps(n, pts, m, w, path, &npath);
-    double *out = malloc(sizeof(double)*(size_t)n*(7*MAX_SLOTS + 12*(MAX_SLOTS + 1)));
+    double *out = malloc(sizeof(double)*(size_t)n*(7*MAX_SLOTS + 12*(2*MAX_SLOTS + 1)));
     if (out == NULL) return PyErr_NoMemory();
     int nout = fill_slots(n, pts, pbody, m, w, bodies, path, npath, out);
     PyObject *nodes = PyTuple_New(npath), *vals = PyTuple_New(nout);

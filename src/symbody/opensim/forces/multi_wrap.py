@@ -173,8 +173,7 @@ def multi_wrapped_length(points: list, wraps: list, kin: _Kin, owner: str) -> tu
         ns = len(slot_bodies)
         names = [f"{base}.{i}.slot{t}.{c}" for t in range(ns)
                  for c in ("r1_x", "r1_y", "r1_z", "r2_x", "r2_y", "r2_z", "s")]
-        names += [f"{base}.{i}.sub{t}.{c}" for t in range(ns + 1)
-                  for c in _AT_NAMES]
+        names += [f"{base}.{i}.sub{t}.{c}" for t in range(2 * ns + 1) for c in _AT_NAMES]
         funcs = tuple(dynamicsymbols(nm) for nm in names)
         x = tuple(kin.ctx.symbol(f) for f in funcs)
         slots.append(_Slot(i, slot_bodies, funcs, x))
@@ -184,10 +183,12 @@ def multi_wrapped_length(points: list, wraps: list, kin: _Kin, owner: str) -> tu
                          PathPoint("r2", body, list(x[7 * t + 3:7 * t + 6]))]
             L = L + x[7 * t + 6]
         stations.append(points[i + 1])
-        for t in range(ns + 1):
-            a, b = stations[2 * t], stations[2 * t + 1]
+        for t in range(2 * ns + 1):
+            a, b = stations[t], stations[t + 1]
             at = x[7 * ns + 12 * t:7 * ns + 12 * t + 12]
-            L = L + norm(sub(kin.ground(b.body, b.location), kin.ground(a.body, a.location)))
+            if t % 2 == 0:           # (between slots: r1 -> r2 of one slot is its s)
+                L = L + norm(sub(kin.ground(b.body, b.location),
+                                 kin.ground(a.body, a.location)))
             add(force, _row(kin, a, b, list(at[0:3]), list(at[3:6])))
             add(speed, _row(kin, a, b, list(at[6:9]), list(at[9:12])))
     inputs = [v for p in points for v in kin.ground(p.body, p.location)]
