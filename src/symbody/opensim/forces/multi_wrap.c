@@ -4,21 +4,19 @@
    cylinder_wrap.c and the ellipsoid routine of ellipsoid_wrap.c, which precede this file in
    one source (multi_wrap.py joins them).  A CPython extension ("symbody_multi_wrap"):
 
-       path(points, point_bodies, bodies, wraps) -> (0, length, path nodes, values)
+       path(points, point_bodies, bodies, wraps) -> (0, length, path nodes, wrenches)
 
    points: 3n floats (ground); point_bodies: each point's body (an index into bodies);
    bodies: 12 floats per body of the path (its points' and wrap objects'), its pose in ground
    R (9, row-major: ground = R x + o) and o (3); wraps: 24 floats per wrap object, in
    PathWrapSet order: kind (0 cylinder, 1 ellipsoid), active, start, end (0-based point
    indices), axis, sign, method, singleWrap, radius/a0, length/a1, -/a2, its body, its frame
-   in the body R (9) and origin (3).  Values, for each segment i with c > 0 candidate wraps
-   (active, range holding i) on the bodies B_i (ascending): c |B_i| slots (position-major)
-   of 7 values, r1, r2 (body coordinates, where getLocationInGround has them) and s; then
-   for each of its 2 c |B_i| + 1 sub-segments x -> x+1 between consecutive stations 12
-   values, the points whose velocities count (x's and x+1's body coordinates) for the forces
-   and for the lengthening speed.  The k-th wrap OpenSim puts on segment i fills slot (k, its
-   body); an empty slot gets r1, r2 on the chord between its neighbouring stations and
-   s = |r2 - r1|.  The path's nodes: i >= 0 point i, -(2j+1) and -(2j+2) wrap j's tangent points. */
+   in the body R (9) and origin (3).  Wrenches: for each body, the net unit force F (3) and
+   its moment M (3) about the body's origin (ground coordinates) of the path's forces
+   (OpenSim's produceForces at unit tension, with the opposite sign), then the same of its
+   lengthening speed: L' = Σ_B F_B · v_B + M_B · ω_B for each (v_B the velocity of B's
+   origin).  The path's nodes: i >= 0 point i, -(2j+1) and -(2j+2) wrap j's tangent
+   points. */
 
 typedef struct {
     int kind, active, start, end, axis, sign, method, single, body;
@@ -164,105 +162,37 @@ static double apply_wraps(int n, const double *pts, int m, wrap_t *w, int *path,
     return L;
 }
 
-static void frame_to_body(const wrap_t *w, const double *x, double *out) {
-    for (int k = 0; k < 3; k++)
-        out[k] = w->Rb[3*k]*x[0] + w->Rb[3*k + 1]*x[1] + w->Rb[3*k + 2]*x[2] + w->ob[k];
+/* adds ±e at the point g of body k: F_k += sign e, M_k += sign (g - o_k) × e (ground) */
+static void add_unit_force(double *out, const double *bodies, int k, const double *g,
+                           const double *e, double sign) {
+    const double *o = bodies + BODY_FIELDS*k + 9;
+    double arm[3] = {g[0] - o[0], g[1] - o[1], g[2] - o[2]}, m[3];
+    cross3(arm, e, m);
+    for (int q = 0; q < 3; q++) { out[12*k + q] += sign*e[q]; out[12*k + 3 + q] += sign*m[q]; }
 }
 
-static void ground_to_body(const double *pose, const double *g, double *x) {
-    double d[3] = {g[0] - pose[9], g[1] - pose[10], g[2] - pose[11]};
-    for (int k = 0; k < 3; k++) x[k] = pose[k]*d[0] + pose[3 + k]*d[1] + pose[6 + k]*d[2];
-}
-
-/* the slots' and sub-segments' values (module comment) */
-static int fill_slots(int n, const double *pts, const int *pbody, int m, wrap_t *w,
-                      const double *bodies, const int *path, int np, double *out) {
-    double *o = out;
-    for (int i = 0; i + 1 < n; i++) {
-        int c = 0, nb = 0, bl[MAX_WRAPS];
-        for (int j = 0; j < m; j++) {
-            if (!(w[j].active && w[j].start <= i && i < w[j].end)) continue;
-            c++;
-            int seen = 0;
-            for (int q = 0; q < nb; q++) seen |= bl[q] == w[j].body;
-            if (!seen) bl[nb++] = w[j].body;
+/* the path's rows as body wrenches (module comment): for each pair a -> b of consecutive
+   points, e the unit vector between their getLocationInGround positions; the forces'
+   (produceForces: pairs on two bodies) and the speed's (every pair) -e at a, +e at b, at
+   the points' getLocation positions */
+static void path_wrenches(const double *pts, const int *pbody, wrap_t *w, const double *bodies,
+                          int nb, const int *path, int np, double *out) {
+    for (int k = 0; k < 12*nb; k++) out[k] = 0.0;
+    for (int q = 0; q + 1 < np; q++) {
+        int a = path[q], b = path[q + 1];
+        int ka = a >= 0 ? pbody[a] : w[(-a - 1)/2].body, kb = b >= 0 ? pbody[b] : w[(-b - 1)/2].body;
+        const double *sa = node_ground(a, pts, w), *sb = node_ground(b, pts, w);
+        const double *fa = node_pos(a, pts, w), *fb = node_pos(b, pts, w);
+        double e[3] = {sb[0] - sa[0], sb[1] - sa[1], sb[2] - sa[2]};
+        double d = sqrt(dot3(e, e));
+        for (int k = 0; k < 3; k++) e[k] /= d;
+        add_unit_force(out + 6, bodies, ka, fa, e, -1.0);      /* (speed: out + 6 ...) */
+        add_unit_force(out + 6, bodies, kb, fb, e, 1.0);
+        if (ka != kb) {
+            add_unit_force(out, bodies, ka, fa, e, -1.0);
+            add_unit_force(out, bodies, kb, fb, e, 1.0);
         }
-        if (c == 0) continue;
-        for (int p = 0; p < nb; p++)             /* ascending */
-            for (int q = p + 1; q < nb; q++)
-                if (bl[q] < bl[p]) { int s = bl[p]; bl[p] = bl[q]; bl[q] = s; }
-        int ns = c*nb, on[MAX_SLOTS], who[MAX_SLOTS];
-        for (int t = 0; t < ns; t++) on[t] = 0;
-        int a = -1, b = -1, pos = 0;
-        for (int q = 0; q < np; q++) { if (path[q] == i) a = q; if (path[q] == i + 1) b = q; }
-        for (int q = a + 1; q < b; q += 2, pos++) {
-            int j = (-path[q] - 1)/2, t = 0;
-            while (bl[t] != w[j].body) t++;
-            on[pos*nb + t] = 1; who[pos*nb + t] = j;
-        }
-        /* stations: 0 = p_i, 2t+1 = r1 of slot t, 2t+2 = its r2, 2ns+1 = p_{i+1}; their
-           bodies, stale (getLocationInGround) and fresh (getLocation) ground positions */
-        int ms = 2*ns + 2, sb[2*MAX_SLOTS + 2], act[2*MAX_SLOTS + 2];
-        double sg[2*MAX_SLOTS + 2][3], sf[2*MAX_SLOTS + 2][3], sl[MAX_SLOTS];
-        sb[0] = pbody[i]; sb[ms - 1] = pbody[i + 1];
-        copy3(pts + 3*i, sg[0]); copy3(pts + 3*i, sf[0]);
-        copy3(pts + 3*(i + 1), sg[ms - 1]); copy3(pts + 3*(i + 1), sf[ms - 1]);
-        act[0] = act[ms - 1] = 1;
-        for (int t = 0; t < ns; t++) {
-            sb[2*t + 1] = sb[2*t + 2] = bl[t % nb];
-            act[2*t + 1] = act[2*t + 2] = on[t];
-            sl[t] = 0.0;
-            if (on[t]) {
-                wrap_t *wj = &w[who[t]];
-                copy3(wj->cg[0], sg[2*t + 1]); copy3(wj->cg[1], sg[2*t + 2]);
-                copy3(wj->g1, sf[2*t + 1]); copy3(wj->g2, sf[2*t + 2]);
-                sl[t] = wj->s;
-            }
-        }
-        /* the unwrapped slots: their r1, r2 evenly on the chord between their active
-           neighbours, s = |r2 - r1| (the chord's length) */
-        for (int e = 0; e < ms - 1;) {             /* e: an active exit station */
-            int f = e + 1;
-            while (!act[f]) f++;                   /* f: the next active entry */
-            int gaps = f - e;                      /* 2 (unwrapped slots) + 1 */
-            for (int u = 1; u < gaps; u++) {
-                double fr = (double)u/gaps;
-                for (int q = 0; q < 3; q++) sg[e + u][q] = sg[e][q] + fr*(sg[f][q] - sg[e][q]);
-                copy3(sg[e + u], sf[e + u]);
-            }
-            for (int u = 1; u < gaps; u += 2) sl[(e + u - 1)/2] = gdist(sg[e + u], sg[e + u + 1]);
-            /* the sub-segments x -> x+1 of this chord: the points whose velocities count,
-               for the forces (OpenSim's produceForces: nothing between two points of one
-               body) and for the speed (every segment) */
-            int same = sb[e] == sb[f];
-            for (int x = e; x < f; x++) {
-                double *r = o + 7*ns + 12*x;
-                const double *fa = x == e ? sf[e] : sg[x], *fb = x + 1 == f ? sf[f] : sg[x + 1];
-                ground_to_body(bodies + BODY_FIELDS*sb[x], same ? sf[e] : fa, r);
-                ground_to_body(bodies + BODY_FIELDS*sb[x + 1], same ? sf[e] : fb, r + 3);
-                ground_to_body(bodies + BODY_FIELDS*sb[x], fa, r + 6);
-                ground_to_body(bodies + BODY_FIELDS*sb[x + 1], fb, r + 9);
-            }
-            if (f == ms - 1) break;
-            /* the wrapped slot f -> f+1 (one body): no force; its speed (OpenSim's
-               lengthening speed sums every pair of consecutive points) */
-            double *r = o + 7*ns + 12*f;
-            const double *pose = bodies + BODY_FIELDS*sb[f];
-            ground_to_body(pose, sf[f], r);
-            ground_to_body(pose, sf[f], r + 3);
-            ground_to_body(pose, sf[f], r + 6);
-            ground_to_body(pose, sf[f + 1], r + 9);
-            e = f + 1;
-        }
-        for (int t = 0; t < ns; t++) {
-            const double *pose = bodies + BODY_FIELDS*bl[t % nb];
-            ground_to_body(pose, sg[2*t + 1], o + 7*t);
-            ground_to_body(pose, sg[2*t + 2], o + 7*t + 3);
-            o[7*t + 6] = sl[t];
-        }
-        o += 7*ns + 12*(2*ns + 1);
     }
-    return (int)(o - out);
 }
 
 static int read_doubles(PyObject *seq, double *out, Py_ssize_t max, Py_ssize_t *count) {
@@ -329,17 +259,12 @@ static PyObject *py_path(PyObject *self, PyObject *args) {
         }
     }
     int path[MAX_NODES], npath;
-    double L = apply_wraps(n, pts, m, w, path, &npath);
-    double *out = malloc(sizeof(double)*(size_t)n*(7*MAX_SLOTS + 12*(2*MAX_SLOTS + 1)));
-    if (out == NULL) return PyErr_NoMemory();
-    int nout = fill_slots(n, pts, pbody, m, w, bodies, path, npath, out);
-    PyObject *nodes = PyTuple_New(npath), *vals = PyTuple_New(nout);
-    if (nodes == NULL || vals == NULL) {
-        Py_XDECREF(nodes); Py_XDECREF(vals); free(out); return NULL;
-    }
+    double L = apply_wraps(n, pts, m, w, path, &npath), out[12*MAX_BODIES];
+    path_wrenches(pts, pbody, w, bodies, nb, path, npath, out);
+    PyObject *nodes = PyTuple_New(npath), *vals = PyTuple_New(12*nb);
+    if (nodes == NULL || vals == NULL) { Py_XDECREF(nodes); Py_XDECREF(vals); return NULL; }
     for (int k = 0; k < npath; k++) PyTuple_SET_ITEM(nodes, k, PyLong_FromLong(path[k]));
-    for (int k = 0; k < nout; k++) PyTuple_SET_ITEM(vals, k, PyFloat_FromDouble(out[k]));
-    free(out);
+    for (int k = 0; k < 12*nb; k++) PyTuple_SET_ITEM(vals, k, PyFloat_FromDouble(out[k]));
     return Py_BuildValue("(idNN)", 0, L, nodes, vals);
 }
 

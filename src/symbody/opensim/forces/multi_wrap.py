@@ -7,24 +7,23 @@ the one whose length grows least; the passes stop when the length changes by les
 0.5 mm (at most 8), and the first two objects swap places after the first pass when the
 first did not wrap and the second had a point inside it.  A cylinder's tangent points are
 slid until the lines to them are tangent to its helix (``_make_spiral_path``, only with
-several wrap objects).  All of it runs in C on doubles (``multi_wrap.c``, with the ellipsoid
-routine of ``ellipsoid_wrap.c``), placing the path's stations at run time as the ellipsoid
-path does (:mod:`.ellipsoid_path`; ``eom.derived_inputs``).
+several wrap objects).  All of it runs in C on doubles (``multi_wrap.c``, with the routines
+of ``cylinder_wrap.c`` and ``ellipsoid_wrap.c``) from the points' and bodies' poses, which
+the model computes from q before every evaluation (``eom.derived_inputs``, as the ellipsoid
+path's stations: :mod:`.ellipsoid_path`).  The path enters the equations through 1 + 12 |B|
+parameters (B the bodies of its points and wrap objects): its length L and, per body, the
+net unit force F_B and its moment M_B about the body's origin of
 
-Each segment p_i -> p_{i+1} with c candidate wraps on the bodies B_i gets c positions x |B_i|
-*slots* (r1, r2 in the body's coordinates, s): the k-th wrap OpenSim puts on the segment
-fills slot (k, its body), whatever the order; the stations are p_i, r1, r2, ..., p_{i+1} and
+    J_L u = Σ_B F_B · v_B + M_B · ω_B      (v_B the velocity of B's origin),
 
-    L = Σ_{consecutive stations, not r1 -> r2 of a slot} |x_{k+1} - x_k| + Σ s .
-
-An empty slot has r1 = r2 on the chord between its neighbouring stations (the chord's length).
-OpenSim's tangent points enter its lengths and directions where ``getLocationInGround`` first
-cached them in the state (the later passes move them with ``setLocation`` without renewing
-that cache), its forces act where they are at the end: each sub-segment x -> y gets the two
-points whose velocities count, L' = Σ e_xy · (v_y(y_at) - v_x(x_at)).  Two rows: the forces'
-(``produceForces``, also ``computeMomentArm``: nothing between two points of one body, so a
-chord between stations of one body gets y_at = x_at) and the lengthening speed's (every
-segment counts; ``GeometryPathExpressions.speed_jacobian``).
+for OpenSim's forces (``produceForces``, hence ``computeMomentArm``: -e at a and +e at b
+for consecutive points a -> b on two bodies, at the points where the last pass put them)
+and, apart, for its lengthening speed (every pair of consecutive points, the two tangent
+points of one object included: ``GeometryPathExpressions.speed_jacobian``).  The directions
+e are OpenSim's too: from the tangent points' ``getLocationInGround``, a cache filled at the
+first call in a state that the later passes' ``setLocation`` does not renew.  The
+parameters' derivatives are not in the equations (as for the ellipsoid: ``linearize`` and
+optimal control refuse the model by name).
 """
 
 from __future__ import annotations
@@ -37,10 +36,10 @@ import numpy as np
 from sympy.physics.mechanics import dynamicsymbols
 
 from ...compilation.python_extension import PythonExtension
-from ..mobilizers import ZERO
+from ..mobilizers import ZERO, matvec
 from .ellipsoid_native import METHODS
-from .geometry_path import ForceNotBuilt, PathPoint, _Kin
-from .vector3 import dot, norm, sub
+from .geometry_path import ForceNotBuilt, _Kin
+from .vector3 import add, cross, dot, sub
 
 __all__ = ["multi_wrapped_length", "MultiWrapPath"]
 
@@ -63,11 +62,9 @@ def _ident(text: str) -> str:
 
 @dataclass
 class _Slot:
-    """The path parameters of one segment with candidate wraps (SymPy functions and their
-    symengine symbols): ``i`` the segment, ``bodies`` its slots' bodies (position-major)."""
+    """A path's parameters: the SymPy functions (L, then 12 per body: ``_WRENCH_NAMES``)
+    and their symengine symbols."""
 
-    i: int
-    bodies: list
     sympy: tuple
     symbols: tuple
 
@@ -100,7 +97,8 @@ class MultiWrapPath:
 
     def values(self, x) -> np.ndarray:
         """The parameters' values from the inputs' values x (``inputs`` order)."""
-        return np.array(self._call(x)[3], dtype=float)
+        out = self._call(x)
+        return np.array((out[1],) + out[3], dtype=float)
 
     def path(self, x) -> tuple:
         """(OpenSim's path length (the C routine's own sum), its nodes: i >= 0 point i,
@@ -109,17 +107,19 @@ class MultiWrapPath:
         return float(out[1]), out[2]
 
 
-def _row(kin: _Kin, a: PathPoint, b: PathPoint, a_at: list, b_at: list) -> dict:
-    """{speed k: e · (∂v_b/∂u_k - ∂v_a/∂u_k)}: e the unit vector from station a to b, the
-    velocities those of the points a_at, b_at fixed in a's and b's bodies (every joint
-    counts: e is not along b_at - a_at)."""
-    d = sub(kin.ground(b.body, b.location), kin.ground(a.body, a.location))
-    e = [x / norm(d) for x in d]
-    row: dict = {}
-    for sign, body, at in ((1, b.body, b_at), (-1, a.body, a_at)):
-        for k, col in kin.columns(body, at, set()).items():
-            row[k] = row.get(k, ZERO) + sign * dot(e, col)
-    return row
+def _body_columns(kin: _Kin, body: str) -> dict:
+    """{speed k: (∂v_O/∂u_k, ∂ω/∂u_k)} of body B (v_O its origin's velocity, ground)."""
+    K = kin.kin
+    _, origin = K.pose(body)
+    out = {}
+    for j in K.path(body):
+        Rj, pj = K.pose(j)
+        jt = K.transforms[j]
+        for k in range(len(jt.u)):
+            w = matvec(Rj, jt.Sw[k])
+            v = add(matvec(Rj, jt.Sv[k]), cross(w, sub(origin, pj)))
+            out[K.speed_offsets[j] + k] = (v, w)
+    return out
 
 
 def multi_wrapped_length(points: list, wraps: list, kin: _Kin, owner: str) -> tuple:
@@ -128,7 +128,6 @@ def multi_wrapped_length(points: list, wraps: list, kin: _Kin, owner: str) -> tu
     PathWrap, in PathWrapSet order; inactive objects included, as OpenSim counts them), in
     path parameters (module docstring)."""
     from .ellipsoid_path import ellipsoid_slots
-    from .geometry_path import _straight
 
     n = len(points)
     refused = [f"{w.tag} {w.name!r} (line {w.line})" for w, _s, _e in wraps
@@ -152,53 +151,27 @@ def multi_wrapped_length(points: list, wraps: list, kin: _Kin, owner: str) -> tu
                                 f"outside its {n} path points")
         norm_wraps.append((w, i0, i1))
     bodies = list(dict.fromkeys([p.body for p in points] + [w.body for w, _a, _b in norm_wraps]))
-    slots: list = []
-    L, force, speed = ZERO, {}, {}
     base = _ident(owner)
-
-    def add(row: dict, part: dict):
-        for k, v in part.items():
-            row[k] = row.get(k, ZERO) + v
-
-    for i in range(n - 1):
-        cands = [w for w, i0, i1 in norm_wraps if w.active and i0 <= i < i1]
-        if not cands:
-            Li, row = _straight(points[i:i + 2], kin)
-            L = L + Li
-            add(force, row)
-            add(speed, row)
-            continue
-        on = sorted({bodies.index(w.body) for w in cands})
-        slot_bodies = [bodies[b] for _k in range(len(cands)) for b in on]
-        ns = len(slot_bodies)
-        names = [f"{base}.{i}.slot{t}.{c}" for t in range(ns)
-                 for c in ("r1_x", "r1_y", "r1_z", "r2_x", "r2_y", "r2_z", "s")]
-        names += [f"{base}.{i}.sub{t}.{c}" for t in range(2 * ns + 1) for c in _AT_NAMES]
-        funcs = tuple(dynamicsymbols(nm) for nm in names)
-        x = tuple(kin.ctx.symbol(f) for f in funcs)
-        slots.append(_Slot(i, slot_bodies, funcs, x))
-        stations = [points[i]]
-        for t, body in enumerate(slot_bodies):
-            stations += [PathPoint("r1", body, list(x[7 * t:7 * t + 3])),
-                         PathPoint("r2", body, list(x[7 * t + 3:7 * t + 6]))]
-            L = L + x[7 * t + 6]
-        stations.append(points[i + 1])
-        for t in range(2 * ns + 1):
-            a, b = stations[t], stations[t + 1]
-            at = x[7 * ns + 12 * t:7 * ns + 12 * t + 12]
-            if t % 2 == 0:           # (between slots: r1 -> r2 of one slot is its s)
-                L = L + norm(sub(kin.ground(b.body, b.location),
-                                 kin.ground(a.body, a.location)))
-            add(force, _row(kin, a, b, list(at[0:3]), list(at[3:6])))
-            add(speed, _row(kin, a, b, list(at[6:9]), list(at[9:12])))
+    names = [f"{base}.path.L"] + [f"{base}.path.{_ident(b)}.{c}" for b in bodies
+                                  for c in _WRENCH_NAMES]
+    funcs = tuple(dynamicsymbols(nm) for nm in names)
+    x = tuple(kin.ctx.symbol(f) for f in funcs)
+    force: dict = {}
+    speed: dict = {}
+    for i, body in enumerate(bodies):
+        wrench = x[1 + 12 * i:13 + 12 * i]
+        for k, (v, w) in _body_columns(kin, body).items():
+            force[k] = force.get(k, ZERO) + dot(list(wrench[0:3]), v) + dot(list(wrench[3:6]), w)
+            speed[k] = speed.get(k, ZERO) + dot(list(wrench[6:9]), v) + dot(list(wrench[9:12]),
+                                                                             w)
     inputs = [v for p in points for v in kin.ground(p.body, p.location)]
     for body in bodies:
         R_B, o_B = kin.kin.pose(body)
         inputs += [R_B[a][b] for a in range(3) for b in range(3)] + list(o_B)
-    ellipsoid_slots(kin.ctx).append(MultiWrapPath(owner, norm_wraps, points, bodies, slots,
-                                                  inputs))
-    return L, force, speed
+    ellipsoid_slots(kin.ctx).append(MultiWrapPath(owner, norm_wraps, points, bodies,
+                                                  [_Slot(funcs, x)], inputs))
+    return x[0], force, speed
 
 
-_AT_NAMES = tuple(f"{kind}_{end}_{c}" for kind in ("force", "speed") for end in ("a", "b")
-                  for c in "xyz")
+_WRENCH_NAMES = tuple(f"{kind}_{part}_{c}" for kind in ("force", "speed") for part in "FM"
+                      for c in "xyz")
