@@ -158,7 +158,9 @@ class EllipsoidParameters:
     ``symbols``: their symengine symbols; ``values(q)`` (q: the model's coordinates in the
     model's order) -> (7 per slot,): for each path, OpenSim's choice (the first candidate
     segment whose wrap is mandatory) gets the routine's r1, r2, s, the others the chord's
-    midpoint and 0.  Used as ``eom.derived_inputs``: ``__call__(t, x)`` with x = [q, ...]."""
+    midpoint and 0; then the parameters of the paths over several wrap objects (L and body
+    wrenches, :mod:`.multi_wrap`).  Used as ``eom.derived_inputs``: ``__call__(t, x)`` with
+    x = [q, ...]."""
 
     def __init__(self, paths: list, q_symbols: list):
         #: paths over several wrap objects (:mod:`.multi_wrap`): their slots follow
@@ -191,7 +193,8 @@ class EllipsoidParameters:
         return len(self.functions)
 
     def values(self, q) -> np.ndarray:
-        """(7 * slots,) at the coordinates q (model order)."""
+        """(7 * slots + the multi-wrap paths' parameters,) at the coordinates q (model
+        order)."""
         own = self._ellipsoid_values(q) if self._slots else np.zeros(0)
         if not self._multi:
             return own
