@@ -11,13 +11,6 @@
 #define LINE_EPS 0.00001
 #define CYL_MAX_ITERATIONS 100
 #define TANGENCY_THRESHOLD (0.1 * 0.017453292519943295)
-#define MAX_WRAPS 16
-#define MAX_POINTS 64
-#define MAX_NODES (MAX_POINTS + 2 * MAX_WRAPS)
-#define WRAP_FIELDS 24
-#define BODY_FIELDS 12
-#define MAX_SLOTS (MAX_WRAPS*MAX_WRAPS)
-#define MAX_BODIES (MAX_POINTS + MAX_WRAPS)
 
 static int dsign(double a) { return a >= 0.0 ? 1 : -1; }
 

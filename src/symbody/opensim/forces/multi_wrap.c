@@ -18,6 +18,13 @@
    origin).  The path's nodes: i >= 0 point i, -(2j+1) and -(2j+2) wrap j's tangent
    points. */
 
+#define MAX_WRAPS 16          /* (multi_wrap.py refuses larger paths at load) */
+#define MAX_POINTS 64
+#define MAX_NODES (MAX_POINTS + 2 * MAX_WRAPS)
+#define MAX_BODIES (MAX_POINTS + MAX_WRAPS)
+#define WRAP_FIELDS 24
+#define BODY_FIELDS 12
+
 typedef struct {
     int kind, active, start, end, axis, sign, method, single, body;
     double par[3], R[9], o[3];      /* the wrap frame in ground */

@@ -139,6 +139,9 @@ def multi_wrapped_length(points: list, wraps: list, kin: _Kin, owner: str) -> tu
     if any(p.motion for p in points):
         raise ForceNotBuilt("its path wraps over several objects and has moving path points: "
                             "not supported together")
+    if n > 64 or len(wraps) > 16:           # (the C routine's fixed arrays)
+        raise ForceNotBuilt(f"its path over several wrap objects has {n} points and "
+                            f"{len(wraps)} wrap objects: at most 64 and 16 are supported")
     if _module() is None:
         raise ForceNotBuilt("its path wraps over several objects: that needs a C compiler "
                             "(none found)")
