@@ -3,7 +3,7 @@ derivatives against OpenSim 4.6.
 
 The model (``Models/Rajagopal/Rajagopal2016.osim`` of opensim-models, read from a bare git
 mirror with ``--repo`` or given as a path) is loaded once to find the muscles that symbody
-leaves out (paths over several wrap objects); those are removed from the file on both sides
+leaves out (none since paths over several wrap objects are built); those are removed from the file on both sides
 and the rest is loaded again (``load_opensim`` and ``numeric_model``: CPU seconds of this
 process; a cold compile also runs the C compiler in child processes, not counted).  Then, at
 random coordinates within half the ranges, put on the constraints, u = 0 (Simbody's velocity
@@ -93,6 +93,9 @@ def main() -> None:
                                                     rng.uniform(0.97, 1.03, len(names)).tolist()))})
             r = np.zeros(len(spec))
             r[[spec.index("e_" + m) for m in names]] = e
+            if model.eom.derived_inputs is not None:       # stations placed at run time
+                pp = model.path_parameters
+                r[list(pp.indices)] = pp.values(q)
             states.append((q, r))
         scale = {el.name: el.number("optimal_fiber_length")
                  * el.number("max_contraction_velocity", 10.0) for el in model.spec.forces

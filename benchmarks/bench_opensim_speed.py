@@ -14,6 +14,8 @@ Models (Thelen2003Muscle unless said, compliant tendons, first-order activation)
 - ``arm26-biclong``: Arm26 with every muscle whose force symbody builds: the above and
   ``BIClong`` over the WrapEllipsoid 'BIClonghh' (its stations computed at every evaluation,
   :mod:`symbody.opensim.forces.ellipsoid_path`); ``TRIlong`` (three wrap objects) removed;
+- ``arm26``: the whole Arm26 file, ``TRIlong`` over its three wrap objects included (OpenSim's
+  passes in C at every evaluation, :mod:`symbody.opensim.forces.multi_wrap`);
 - with ``--repo`` (a bare git mirror of opensim-models): ``gait2392-thelen`` and
   ``gait2392-millard``, the full gait2392 model (23 dof, 92 muscles: conditional and moving
   path points, no wrap objects) as ``Models/Gait2392_Simbody/gait2392_thelen2003muscle.osim``
@@ -213,7 +215,10 @@ def one(label: str, path: Path, repeats: int, check: int = 0, method: str | None
         solver = sb.Solver(rtol=rtol, atol=rtol * 1e-3, dense_output=False, method=method)
         sol = sb.simulate(nm, (0.0, TF), x0, p, specifieds=r, solver=solver, t_eval=[0.0, TF])
         assert sol.status == 0, sol.message
+        nfev[rtol] = sol.nfev
         return sol.x[-1]
+
+    nfev: dict = {}
 
     nm.rhs(0.0, x0, p, model.specified_values(q0, r))   # (compiles the kernels, counted in build)
     build = time.perf_counter() - t0
@@ -230,7 +235,8 @@ def one(label: str, path: Path, repeats: int, check: int = 0, method: str | None
             c = time.process_time()
             ours(rtol)
             times.append(time.process_time() - c)
-        rows.append({"rtol": rtol, "error": err, "cpu": float(np.median(times))})
+        rows.append({"rtol": rtol, "error": err, "cpu": float(np.median(times)),
+                     "nfev": nfev[rtol]})
         _note(f"{label}: {rows[-1]}")
     fit = [r_ for r_ in rows if r_["error"] <= err_osim]
     best = fit[0] if fit else rows[-1]
@@ -256,6 +262,7 @@ def main() -> None:
         models = [("arm26-bicshort", lambda: arm26_bicshort(tmp / "arm26_bicshort.osim")),
                   ("arm26-cylinder", lambda: arm26_cylinder(tmp / "arm26_cylinder.osim")),
                   ("arm26-biclong", lambda: arm26_biclong(tmp / "arm26_biclong.osim")),
+                  ("arm26", lambda: DATA / "arm26.osim"),
                   ("gait-thelen", lambda: thelen_model(DATA / "gait10dof18musc.osim",
                                                        tmp / "gait_thelen.osim")),
                   ("gait10-millard", lambda: DATA / "gait10dof18musc.osim")]
@@ -277,7 +284,8 @@ def main() -> None:
                   "(wall)")
             print(f"| {label} | {res['dof']} | {res['muscles']} | {res['opensim_cpu']*1e3:.1f} ms "
                   f"(err {res['opensim_error']:.1e}) | {c['cpu']*1e3:.2f} ms at rtol {c['rtol']:g} "
-                  f"(err {c['error']:.1e}) | {res['ratio']:.1f}x |", flush=True)
+                  f"(err {c['error']:.1e}, {c['nfev']} rhs evaluations) | {res['ratio']:.1f}x |",
+                  flush=True)
 
 if __name__ == "__main__":
     main()

@@ -29,7 +29,7 @@ for block in blocks:
 np = ns["np"]
 print(json.dumps({
     "blocks": len(blocks),
-    "warning": str(ns["caught"][0].message),
+    "warning": len(ns["caught"]), "left_out": len(ns["arm"].left_out),
     "M": float(np.abs(ns["arm"].mass_matrix(ns["q"])
                       - ns["M_osim"][np.ix_(ns["order"], ns["order"])]).max()),
     "inputs": len(ns["pendulum"].eom.specifieds),
@@ -54,7 +54,7 @@ def test_opensim_guide_runs(tmp_path):
     got = json.loads(out.stdout.strip().splitlines()[-1])
     # what the guide claims
     assert got["blocks"] >= 5
-    assert "TRIlong" in got["warning"]
+    assert got["warning"] == 0 and got["left_out"] == 0      # Arm26: every muscle built
     assert got["M"] < 1e-12
     assert got["inputs"] == 2
     assert got["muscles"] == 18

@@ -1,8 +1,8 @@
 """Muscle paths against OpenSim 4.6: musculotendon lengths (``getLength``) and moment arms
 (``computeMomentArm``) at random states within the coordinate ranges, on gait10dof18musc
 (fixed, conditional and moving path points) and Arm26 (TRIlat, TRImed and BRA wrap over the
-cylinder 'TRI', BIClong over the ellipsoid 'BIClonghh' through stations placed at run time;
-TRIlong, over three wrap objects, is left out by name).  OpenSim answers in a process of its
+cylinder 'TRI', BIClong over the ellipsoid 'BIClonghh' through stations placed at run time,
+TRIlong over three wrap objects likewise).  OpenSim answers in a process of its
 own (systems/opensim_worker.py)."""
 
 from __future__ import annotations
@@ -59,15 +59,23 @@ def test_gait10dof18musc_paths_agree_with_opensim():
 @needs_opensim
 def test_arm26_paths_agree_with_opensim():
     """Three paths over the WrapCylinder 'TRI', BIClong's over the WrapEllipsoid
-    'BIClonghh' (wrapping at most of the states, straight at the others: both are checked)
-    and BICshort's; TRIlong, over three wrap objects, is left out by name."""
+    'BIClonghh' (wrapping at most of the states, straight at the others: both are checked),
+    BICshort's, and TRIlong's over three wrap objects (the cylinders 'TRI', 'TRIlongglen'
+    and the ellipsoid 'TRIlonghh', OpenSim's passes in C: :mod:`.multi_wrap`), each
+    wrapping at some of the states and not at others."""
     model, message = _load("arm26.osim")
-    assert "TRIlong" in message and "3 wrap objects" in message and "BIClong" not in message
-    assert model.muscle_names == ("TRIlat", "TRImed", "BIClong", "BICshort", "BRA")
+    assert "TRIlong" not in message and not model.left_out
+    assert model.muscle_names == ("TRIlong", "TRIlat", "TRImed", "BIClong", "BICshort", "BRA")
     assert model.forces["BIClong"].path.wraps == ("BIClonghh",)
+    assert model.forces["TRIlong"].path.wraps == ("TRI", "TRIlonghh", "TRIlongglen")
     _, qs = _compare("arm26.osim", 40)
     s = np.array([model.path_parameters.values(q)[6] for q in qs])
     assert (s > 0).sum() >= 20 and (s == 0).sum() >= 5
+    on = [model.path_parameters.multi_wrap_paths(q)["TRIlong"][1] for q in qs]
+    for name in ("TRI", "TRIlonghh", "TRIlongglen"):
+        n = sum(name in names for names in on)
+        assert 5 <= n <= 35, (name, n)
+    assert any(len(names) == 3 for names in on) and any(not names for names in on)
 
 
 def _quadrant_and_sphere_variant(tmp_path) -> Path:
@@ -93,11 +101,12 @@ def _quadrant_and_sphere_variant(tmp_path) -> Path:
 @needs_opensim
 def test_quadrants_and_spheres_agree_with_opensim(tmp_path):
     """A constrained cylinder (OpenSim's quadrant: r1/r2 choice, far-side and long wraps)
-    and a sphere with a quadrant; at these states TRIlat and TRImed wrap the cylinder at
+    (TRIlong's too, among its three wrap objects) and a sphere with a quadrant; at these
+    states TRIlat and TRImed wrap the cylinder at
     every state and BRA the sphere at about half (a script comparing with the paths stripped
     of their wraps)."""
     model, _ = _compare(_quadrant_and_sphere_variant(tmp_path), 30)
-    assert model.muscle_names == ("TRIlat", "TRImed", "BIClong", "BICshort", "BRA")
+    assert model.muscle_names == ("TRIlong", "TRIlat", "TRImed", "BIClong", "BICshort", "BRA")
 
 
 def test_muscle_views_check_their_argument():

@@ -162,7 +162,8 @@ def muscle_derivative_errors(model, states: list, answers: list) -> dict:
     for (q, u, e), ans in zip(states, answers):
         z = model.extra_states_from_opensim(ans["states"])
         zdot = model.extra_states_from_opensim(ans["derivatives"])
-        xdot = nm.rhs(0.0, np.concatenate([q, u, z]), p, e)
+        r = model.specified_values(q, e) if model.eom.derived_inputs is not None else e
+        xdot = nm.rhs(0.0, np.concatenate([q, u, z]), p, r)
         qdot = np.array(ans["qdot"])[list(model.simbody_q_slots)][list(model.simbody_index)]
         udot = np.array(ans["udot"])[list(model.simbody_index)]
         for key, ours, ref in (("qdot", xdot[:n], qdot), ("udot", xdot[n:2 * n], udot),

@@ -101,7 +101,7 @@ def degroote_muscle(element, ctx: ForceContext) -> ForceContribution:
     F_T = sm.Float(F_max) * (a_used * f_act * f_v + f_pas + sm.Float(beta) * v_n) * cos_p
     a_se = ctx.symbol(a_used)
     coords = [ctx.coordinate(n) for n in ctx.coordinate_names]
-    rate = sum((path.jacobian[c[4]] * c[1] for c in coords), se.Integer(0))
+    rate = sum((path.speed_row[c[4]] * c[1] for c in coords), se.Integer(0))
     force = se.sympify(F_T.xreplace({a_used: sm.Symbol(a_se.name)})).xreplace(
         {se.Symbol("L_MT"): path.length, se.Symbol("V_MT"): rate})
     ctx.symbol(e)

@@ -158,9 +158,14 @@ class EllipsoidParameters:
     ``symbols``: their symengine symbols; ``values(q)`` (q: the model's coordinates in the
     model's order) -> (7 per slot,): for each path, OpenSim's choice (the first candidate
     segment whose wrap is mandatory) gets the routine's r1, r2, s, the others the chord's
-    midpoint and 0.  Used as ``eom.derived_inputs``: ``__call__(t, x)`` with x = [q, ...]."""
+    midpoint and 0; then the parameters of the paths over several wrap objects (L and body
+    wrenches, :mod:`.multi_wrap`).  Used as ``eom.derived_inputs``: ``__call__(t, x)`` with
+    x = [q, ...]."""
 
     def __init__(self, paths: list, q_symbols: list):
+        #: paths over several wrap objects (:mod:`.multi_wrap`): their slots follow
+        self._multi = [pw for pw in paths if hasattr(pw, "inputs")]
+        paths = [pw for pw in paths if not hasattr(pw, "inputs")]
         seen: dict = {}
         for pw in paths:
             for s in pw.slots:
@@ -169,20 +174,48 @@ class EllipsoidParameters:
         self._index = {id(s): k for k, s in enumerate(self._slots)}
         self._paths = paths
         self._calls = [(pw.wrap, [self._index[id(s)] for s in pw.slots]) for pw in paths]
-        self.functions = tuple(f for s in self._slots for f in s.sympy)
-        self.symbols = tuple(x for s in self._slots for x in s.symbols)
+        multi_slots = [s for pw in self._multi for s in pw.slots]
+        self.functions = tuple(f for s in self._slots + multi_slots for f in s.sympy)
+        self.symbols = tuple(x for s in self._slots + multi_slots for x in s.symbols)
         self.nq = len(q_symbols)
+        self._multi_inputs = (se.Lambdify(list(q_symbols), [x for pw in self._multi
+                                                             for x in pw.inputs],
+                                          cse=True, real=True, backend="lambda")
+                              if self._multi else None)
+        self._multi_split = np.cumsum([len(pw.inputs) for pw in self._multi])[:-1]
         #: their positions in ``eom.specifieds`` (the model sets them; () when the equations
         #: do not use them, e.g. paths without forces)
         self.indices: tuple = ()
-        ends = [x for s in self._slots for e in s.ends for x in e]
+        ends = [x for s in self._slots for e in s.ends for x in e] or [se.Integer(0)]
         self._ends = se.Lambdify(list(q_symbols), ends, cse=True, real=True, backend="lambda")
 
     def __len__(self) -> int:
         return len(self.functions)
 
     def values(self, q) -> np.ndarray:
-        """(7 * slots,) at the coordinates q (model order)."""
+        """(7 * slots + the multi-wrap paths' parameters,) at the coordinates q (model
+        order)."""
+        own = self._ellipsoid_values(q) if self._slots else np.zeros(0)
+        if not self._multi:
+            return own
+        x = np.asarray(self._multi_inputs(np.asarray(q, dtype=float)[:self.nq]), dtype=float)
+        parts = np.split(x.ravel(), self._multi_split)
+        return np.concatenate([own] + [pw.values(v) for pw, v in zip(self._multi, parts)])
+
+    def multi_wrap_paths(self, q) -> dict:
+        """{force name: (OpenSim's path length, the names of the wrap objects on its path in
+        path order)} of the paths over several wrap objects at coordinates q (model order)."""
+        if not self._multi:
+            return {}
+        x = np.asarray(self._multi_inputs(np.asarray(q, dtype=float)[:self.nq]), dtype=float)
+        out = {}
+        for pw, v in zip(self._multi, np.split(x.ravel(), self._multi_split)):
+            L, nodes = pw.path(v)
+            out[pw.owner] = (L, tuple(pw.wraps[(-k - 1) // 2][0].name for k in nodes
+                                      if k < 0 and (-k - 1) % 2 == 0))
+        return out
+
+    def _ellipsoid_values(self, q) -> np.ndarray:
         E = np.asarray(self._ends(np.asarray(q, dtype=float)[:self.nq]),
                        dtype=float).reshape(-1, 6)
         out = np.empty((len(self._slots), 7))

@@ -4,8 +4,9 @@ The path runs through its active points in order: fixed ``PathPoint``s, ``Condit
 (active while their coordinate is within the range, OpenSim's 1e-5 tolerance included) and
 ``MovingPathPoint``s (their location in the body a function of coordinates, each clamped to
 the coordinate's range as OpenSim does).  A path over one ``WrapCylinder`` or ``WrapSphere``
-is built by :mod:`.wrapped_path`; over other wrap objects, or several, it is not (the force is
-left out, naming them).  Its length and lengthening speed are OpenSim's,
+is built by :mod:`.wrapped_path`, over a ``WrapEllipsoid`` by :mod:`.ellipsoid_path`, over
+several cylinders and ellipsoids by :mod:`.multi_wrap`; over other wrap objects it is not
+(the force is left out, naming them).  Its length and lengthening speed are OpenSim's,
 
     L(q) = Σ |p_{i+1} - p_i|
     L'   = J_L(q) u,   J_L = Σ e_i · (J_{i+1} - J_i)   (e_i the unit vector of segment i)
@@ -55,14 +56,22 @@ class PathPoint:
 
 @dataclass
 class GeometryPathExpressions:
-    """``length`` (expression), ``jacobian`` (o expressions: L' = J u), ``points``: the ground
-    positions of the points drawn (a list of (3 expressions, active condition or None)),
-    ``wraps``: the names of the wrap objects it goes over."""
+    """``length`` (expression), ``jacobian`` (o expressions: L' = J u, Q = -T Jᵀ),
+    ``points``: the ground positions of the points drawn (a list of (3 expressions, active
+    condition or None)), ``wraps``: the names of the wrap objects it goes over."""
 
     length: object
     jacobian: list
     points: list
     wraps: tuple = ()
+    #: L' = speed_jacobian u where it is not ``jacobian`` (OpenSim's lengthening speed and
+    #: its forces differ over several wrap objects: :mod:`.multi_wrap`)
+    speed_jacobian: list | None = None
+
+    @property
+    def speed_row(self) -> list:
+        """The row of the lengthening speed, L' = row u."""
+        return self.jacobian if self.speed_jacobian is None else self.speed_jacobian
 
 
 def wrap_objects_of(ctx: ForceContext) -> dict:
@@ -219,10 +228,18 @@ def build_geometry_path(gp, ctx: ForceContext, owner) -> GeometryPathExpressions
     kin = _Kin(ctx)
     o = ctx.o
     conditional = [i for i, p in enumerate(points) if p.active is not None]
+    if len(wraps) > 1 and conditional:
+        raise ForceNotBuilt(f"its path wraps over {len(wraps)} wrap objects and has "
+                            "conditional path points: not supported together")
     if len(wraps) > 1:
-        raise ForceNotBuilt(f"its path wraps over {len(wraps)} wrap objects ("
-                            + ", ".join(repr(w[0].name) for w in wraps)
-                            + "): one wrap object per path is supported")
+        from .multi_wrap import multi_wrapped_length
+
+        L, row, speed = multi_wrapped_length(points, wraps, kin, owner.name)
+        drawn = [(kin.ground(p.body, p.location), p.active) for p in points]
+        return GeometryPathExpressions(L, [row.get(k, ZERO) for k in range(o)], drawn,
+                                       tuple(w[0].name for w in wraps if w[0].active),
+                                       [speed.get(k, ZERO) for k in range(o)])
+    wraps = [w for w in wraps if w[0].active]
     if wraps and conditional:
         raise ForceNotBuilt(f"its path wraps over {wraps[0][0].name!r} and has conditional "
                             "path points: not supported together")

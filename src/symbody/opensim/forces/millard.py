@@ -119,7 +119,7 @@ def millard_muscle(element, ctx: ForceContext) -> ForceContribution:
     R = se.RealDouble
     L = path.length
     coords = [ctx.coordinate(n) for n in ctx.coordinate_names]
-    V = sum((path.jacobian[c[4]] * c[1] for c in coords), se.Integer(0))
+    V = sum((path.speed_row[c[4]] * c[1] for c in coords), se.Integer(0))
     # the activation and its dynamics
     e = dynamicsymbols(f"e_{name}")
     e_se = ctx.symbol(e)

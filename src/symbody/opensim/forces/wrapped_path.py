@@ -37,8 +37,9 @@ __all__ = ["path_wraps", "wrapped_length"]
 
 
 def path_wraps(gp, ctx) -> list:
-    """[(WrapObjectSpec, start, end)] of the active wrap objects of ``<GeometryPath>`` gp;
-    a wrap object of another type leaves the path out, naming it."""
+    """[(WrapObjectSpec, start, end)] of the wrap objects of ``<GeometryPath>`` gp, inactive
+    ones included (OpenSim counts them); a wrap object of another type leaves the path out,
+    naming it."""
     pws = gp.find("PathWrapSet")
     items = pws.objects() if pws is not None else []
     known = wrap_objects_of(ctx) if items else {}
@@ -57,8 +58,7 @@ def path_wraps(gp, ctx) -> list:
         rng = pw.numbers("range", 2, default=(-1, -1))
         spec = (read_wrap_ellipsoid(w_el, place, method) if w_el.tag == "WrapEllipsoid"
                 else read_wrap_object(w_el, place))
-        if spec.active:
-            out.append((spec, int(rng[0]), int(rng[1])))
+        out.append((spec, int(rng[0]), int(rng[1])))
     if refused:
         raise ForceNotBuilt("its path wraps over " + ", ".join(refused) + ": only "
                             + ", ".join(WRAP_TYPES) + " and WrapEllipsoid wrap objects are "
