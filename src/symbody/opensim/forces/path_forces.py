@@ -38,9 +38,10 @@ class PathSpringRecord:
 
 
 def lengthening_speed(path: GeometryPathExpressions, ctx: ForceContext) -> se.Basic:
-    """L' = Σ_k J_L[k] u_k over the model's speeds (Simbody order k)."""
+    """L' = Σ_k row[k] u_k over the model's speeds (Simbody order k), the row of OpenSim's
+    lengthening speed (``path.speed_row``: over several wrap objects not the forces' row)."""
     coords = [ctx.coordinate(n) for n in ctx.coordinate_names]
-    return sum((path.jacobian[c[4]] * c[1] for c in coords), se.Integer(0))
+    return sum((path.speed_row[c[4]] * c[1] for c in coords), se.Integer(0))
 
 
 @register_force("PathActuator")
