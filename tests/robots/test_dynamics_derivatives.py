@@ -146,7 +146,7 @@ def test_tree_sparse_solve_path(monkeypatch):
 
 @pytest.mark.parametrize("case", ["solo12-free", "multi-dof"])
 def test_factors_and_products_path(monkeypatch, case):
-    # from PRODUCTS_MIN_SPEEDS speeds: a kernel of per-speed factors, their dot products in C
+    # from PRODUCTS_MIN_ENTRIES entries: a kernel of per-speed factors, their dot products in C
     # on the tree's pattern (the dense kernel built only when a batch or into needs it); forced
     # here on Solo12's free-flyer (six speeds of one body) and on planar (damped) and floating
     # joints inside a tree, against Pinocchio (damping added) and the dense kernel
@@ -157,13 +157,15 @@ def test_factors_and_products_path(monkeypatch, case):
     from systems.pinocchio_control_oracle import _joint_dynamics, _rel
     from systems.pinocchio_derivatives_oracle import pinocchio_derivatives
     assert (FACTOR_FIELDS, FACTOR_WIDTH) == (FACTOR_OFFSETS, WIDTH)   # the C code's layout
-    monkeypatch.setattr(inverse_derivatives, "PRODUCTS_MIN_SPEEDS", 0)
+    monkeypatch.setattr(inverse_derivatives, "PRODUCTS_MIN_ENTRIES", 0)
     if case == "multi-dof":
         from test_urdf_joints import MULTI_DOF
         robot, pm = sb.load_urdf(MULTI_DOF), pin.buildModelFromXML(MULTI_DOF)
     else:
         path = ROBOTS / CASES[3][0]
         robot, pm = sb.load_urdf(path, floating_base=True), pinocchio_model(pin, path, True)
+        # four legs, chains of three: each speed meets its leg's three (the free-flyer's six out)
+        assert inverse_derivatives.folded_entries(robot) == 4 * 3 * 3
     K = robot.inverse_dynamics_derivatives
     if not K.__dict__.get("_entry"):
         pytest.skip("no C compiler: the dense kernel only")

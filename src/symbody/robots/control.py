@@ -299,9 +299,9 @@ class RobotControl:
         ∂τ/∂q is the derivative along coordinate tangent j (``tangent_map``: for a revolute or
         prismatic joint its coordinate, for the free-flyer q ⊕ δ = q exp(δ) in the base
         frame, Pinocchio's ``integrate``); ∂τ/∂u' = M(q).  The URDF damping D adds D to
-        ∂τ/∂u (friction F sign(u) is flat where it is differentiable).  From
-        ``PRODUCTS_MIN_SPEEDS`` speeds one state is a kernel of O(n) per-speed factors and
-        their dot products in C (:mod:`.inverse_derivatives`)."""
+        ∂τ/∂u (friction F sign(u) is flat where it is differentiable).  On big trees one
+        state is a kernel of O(n) per-speed factors and their dot products in C
+        (:mod:`.inverse_derivatives`)."""
         from .rnea_derivatives import rnea_derivatives
         qs, us, uds, _ = self.symengine_symbols
         perm = self.speed_permutation

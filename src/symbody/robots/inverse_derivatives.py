@@ -4,7 +4,7 @@ Written out as straight-line code, ∂τ/∂q, ∂τ/∂u and M of TIAGo dual (1
 kernel of 30 603 outputs, 84 % of them zero, 1.5 MB of machine code: 57 µs a call in a
 loop, but about 100 µs when each call follows one of Pinocchio's (the code no longer stays
 in the caches).  Every entry is a dot product of short per-speed vectors
-(:class:`.rnea_derivatives.RneaFactors`), so from ``PRODUCTS_MIN_SPEEDS`` speeds on the
+(:class:`.rnea_derivatives.RneaFactors`), so from ``PRODUCTS_MIN_ENTRIES`` entries on the
 emitted kernel gives only those (42 values a speed, O(n) code) and the same compiled call
 forms the products on the tree's sparsity pattern
 (:mod:`symbody.compilation.native_tree_products`).  The dense kernel stays the function's
@@ -26,16 +26,19 @@ from .rnea_derivatives import FACTOR_WIDTH, rnea_derivative_factors
 if TYPE_CHECKING:
     from .robot import Robot
 
-__all__ = ["PRODUCTS_MIN_SPEEDS", "inverse_derivatives_function"]
+__all__ = ["PRODUCTS_MIN_ENTRIES", "folded_entries", "inverse_derivatives_function"]
 
-#: from this many speeds on, the one-state call forms the products in C (smaller robots: the
-#: dense kernel, whose straight-line code is small enough to stay in the caches)
-PRODUCTS_MIN_SPEEDS = 19
+#: from this many :func:`folded_entries` on, the one-state call forms the products in C.
+#: Measured (2026-11-28, benchmarks/RESULTS.md): at 36-85 entries (Solo12, Panda, b1-z1
+#: and the free-flyers of 18-25 speeds, whose six columns the dense kernel folds) the dense
+#: kernel is up to 22 % faster; from 159 (Baxter, 19 speeds) on the products are as fast
+#: (within the 2 % noise) or up to 48 % faster (TIAGo dual)
+PRODUCTS_MIN_ENTRIES = 120
 
 
 def inverse_derivatives_function(robot: Robot, build: Any) -> RobotFunction:
     """The (3, o, o) function of (q, u, u_dot, p); ``build() -> (exprs, shape)``: its dense
-    expressions.  Below ``PRODUCTS_MIN_SPEEDS`` speeds, or without a C compiler, their kernel
+    expressions.  Below ``PRODUCTS_MIN_ENTRIES``, or without a C compiler, their kernel
     compiled now; else one state given as float vectors goes through the factors' kernel and
     the products, and the dense kernel is compiled when something else first needs it."""
     us = robot.symengine_symbols[1]
@@ -47,7 +50,7 @@ def inverse_derivatives_function(robot: Robot, build: Any) -> RobotFunction:
 
     parts = robot._symbolic      # noqa: SLF001 (the robot's functions and symbols)
     cache = parts["functions"]
-    if len(us) < PRODUCTS_MIN_SPEEDS:
+    if folded_entries(robot) < PRODUCTS_MIN_ENTRIES:
         return dense_now()
     products_key = (*key, "products")
     if products_key in cache:
@@ -76,6 +79,21 @@ def inverse_derivatives_function(robot: Robot, build: Any) -> RobotFunction:
     f.__dict__["_entry"] = entry
     cache[products_key] = f
     return f
+
+
+def folded_entries(robot: Robot) -> int:
+    """The entries (k, c) of ∂τ/∂q's tree pattern (k in the subtree of c's body or above
+    it) with neither k nor c a free-flyer's speed: Σ_i n_i (n_sub(i) + n_anc(i)) over the
+    moving bodies, n_i their speeds.  The free-flyer's columns are constant unit vectors the
+    dense kernel folds; these are the entries it cannot, the work the products share."""
+    layout, parent = robot.tree_layout, [b.parent for b in robot.tree.bodies]
+    n = [0] + [s.stop - s.start for s in layout.u_slices[1:]]
+    sub, anc = list(n), [0] * len(n)
+    for i in range(len(n) - 1, 0, -1):          # depth-first: children after parents
+        sub[parent[i]] += sub[i]
+    for i in range(1, len(n)):
+        anc[i] = anc[parent[i]] + n[parent[i]]
+    return sum(n[i] * (sub[i] + anc[i]) for i in range(1, len(n)))
 
 
 def _products_entry(robot: Robot, careful: Any) -> Any:
