@@ -142,3 +142,48 @@ def test_tree_sparse_solve_path(monkeypatch):
         fd(Q[0], U[0], np.zeros(5))
     with pytest.raises(InputError, match="out must be"):
         fd(Q[0], U[0], T[0], out=np.empty((3, o)))
+
+
+@pytest.mark.parametrize("case", ["solo12-free", "multi-dof"])
+def test_factors_and_products_path(monkeypatch, case):
+    # from PRODUCTS_MIN_ENTRIES entries: a kernel of per-speed factors, their dot products in C
+    # on the tree's pattern (the dense kernel built only when a batch or into needs it); forced
+    # here on Solo12's free-flyer (six speeds of one body) and on planar (damped) and floating
+    # joints inside a tree, against Pinocchio (damping added) and the dense kernel
+    from symbody.compilation.native_tree_products import FACTOR_OFFSETS, WIDTH
+    from symbody.robots import inverse_derivatives
+    from symbody.robots.pinocchio import full_speeds, tree_index
+    from symbody.robots.rnea_derivatives import FACTOR_FIELDS, FACTOR_WIDTH
+    from systems.pinocchio_control_oracle import _joint_dynamics, _rel
+    from systems.pinocchio_derivatives_oracle import pinocchio_derivatives
+    assert (FACTOR_FIELDS, FACTOR_WIDTH) == (FACTOR_OFFSETS, WIDTH)   # the C code's layout
+    monkeypatch.setattr(inverse_derivatives, "PRODUCTS_MIN_ENTRIES", 0)
+    if case == "multi-dof":
+        from test_urdf_joints import MULTI_DOF
+        robot, pm = sb.load_urdf(MULTI_DOF), pin.buildModelFromXML(MULTI_DOF)
+    else:
+        path = ROBOTS / CASES[3][0]
+        robot, pm = sb.load_urdf(path, floating_base=True), pinocchio_model(pin, path, True)
+        # four legs, chains of three: each speed meets its leg's three (the free-flyer's six out)
+        assert inverse_derivatives.folded_entries(robot) == 4 * 3 * 3
+    K = robot.inverse_dynamics_derivatives
+    if not K.__dict__.get("_entry"):
+        pytest.skip("no C compiler: the dense kernel only")
+    pd, rng = pm.createData(), np.random.default_rng(10)
+    _, ui = tree_index(robot)
+    damp, fric = _joint_dynamics(robot, pm.nv)
+    for _ in range(2):
+        x = robot.from_pinocchio(*random_state(pin, pm, rng))
+        qp, v = robot.to_pinocchio(x)
+        a, tau = rng.standard_normal((2, pm.nv))
+        ref = pinocchio_derivatives(pin, pm, pd, qp, v, a, tau, damp, fric)
+        q, u = x[:robot.nq], full_speeds(robot, x[robot.nq:])
+        ours = K(q, u, a[ui])
+        for block, A in zip(("dtau/dq", "dtau/du", "dtau/du'"), ours):
+            assert _rel(A, ref[block][np.ix_(ui, ui)]) < 1e-9, block
+    with pytest.raises(InputError, match="u must have"):     # the entry hands bad input on
+        K(q, u[:-1], a[ui])
+    assert not K.kernel.built
+    dense = K(q[None], u[None], a[ui][None])[0]       # a batch: the dense kernel
+    assert K.kernel.built
+    np.testing.assert_allclose(ours, dense, rtol=0, atol=1e-12 * np.abs(dense).max())

@@ -299,7 +299,9 @@ class RobotControl:
         ∂τ/∂q is the derivative along coordinate tangent j (``tangent_map``: for a revolute or
         prismatic joint its coordinate, for the free-flyer q ⊕ δ = q exp(δ) in the base
         frame, Pinocchio's ``integrate``); ∂τ/∂u' = M(q).  The URDF damping D adds D to
-        ∂τ/∂u (friction F sign(u) is flat where it is differentiable)."""
+        ∂τ/∂u (friction F sign(u) is flat where it is differentiable).  On big trees one
+        state is a kernel of O(n) per-speed factors and their dot products in C
+        (:mod:`.inverse_derivatives`)."""
         from .rnea_derivatives import rnea_derivatives
         qs, us, uds, _ = self.symengine_symbols
         perm = self.speed_permutation
@@ -317,8 +319,8 @@ class RobotControl:
             exprs = [A[a][b] for A in (d.dtau_dq, du, d.mass) for a in perm for b in perm]
             return exprs, (3, len(perm), len(perm))
 
-        return self._function(("inverse_dynamics_derivatives",), ("q", "u", "u_dot", "p"), build,
-                              always_c=True)
+        from .inverse_derivatives import inverse_derivatives_function
+        return inverse_derivatives_function(self, build)
 
     @cached_property
     def forward_dynamics_derivatives(self: Robot) -> ForwardDynamicsDerivatives:

@@ -43,7 +43,8 @@ from .joint_models import JointModel, tree_layout
 from .spatial import SYMENGINE
 from .tree import KinematicTree
 
-__all__ = ["RneaDerivatives", "rnea_derivatives"]
+__all__ = ["FACTOR_FIELDS", "FACTOR_WIDTH", "RneaDerivatives", "RneaFactors",
+           "rnea_derivative_factors", "rnea_derivatives"]
 
 
 @dataclass
@@ -203,6 +204,47 @@ class _Composite:
         return _add(_mtv(self.Bn, s[0]), _scale(2, _cross(self.hf, s[1])))
 
 
+#: the values of one speed c in :class:`RneaFactors` (offsets into its row of ``FACTOR_WIDTH``)
+FACTOR_FIELDS = {"S": 0, "P": 6, "Q": 12, "gamma": 15, "beta": 21, "psi": 24, "dq_up": 30,
+                 "du_up": 36}
+FACTOR_WIDTH = 42
+
+
+@dataclass
+class RneaFactors:
+    """The factors the derivatives are dot products of, per speed c in tree order (o speeds):
+    ``rows[c]`` (``FACTOR_WIDTH`` expressions at the offsets ``FACTOR_FIELDS``): its column
+    S_c, P_c = I^C S_c, Q_c = (B^C)ᵀ S_c (angular), γ_c, β_c (angular), ψ_c, and the
+    forces S_c ×* F - I^C γ - B^C β and I^C ψ + B^C S_c its ancestors' rows take;
+    ``subtree[c]`` = (lo, hi): the speeds of the subtree of c's body (c's own included), a
+    contiguous range in depth-first tree order; ``above[c]``: the speeds of the ancestors'
+    bodies.  Then, for k in lo..hi and a in ``above[c]``::
+
+        ∂τ_k/∂q_c = -(P_k·γ_c + Q_k·β_c)    ∂τ_k/∂u_c = P_k·ψ_c + Q_k·S_c    M_kc = M_ck = P_k·S_c
+        ∂τ_a/∂q_c = S_a·dq_up_c             ∂τ_a/∂u_c = S_a·du_up_c
+    """
+
+    rows: list
+    subtree: list
+    above: list
+
+
+def rnea_derivative_factors(tree: KinematicTree, q: list, u: list, udot: list, gravity: tuple,
+                            inertias: list, floating: bool) -> RneaFactors:
+    """:class:`RneaFactors` of the tree (arguments as :func:`rnea_derivatives`): o rows of
+    ``FACTOR_WIDTH`` expressions, O(n) of them where the derivatives have O(n d)."""
+    zero = ((ZERO,) * 3, (ZERO,) * 3)
+    rows, subtree, above = [], [], []
+    for _, S, P, Q, gamma, beta, psi, up, rng, anc in _columns(
+            tree, q, u, udot, gravity, inertias, floating)[4]:
+        dq_j, du_j = up if up is not None else (zero, zero)
+        rows.append([*S[0], *S[1], *P[0], *P[1], *Q, *gamma[0], *gamma[1], *beta[0],
+                     *psi[0], *psi[1], *dq_j[0], *dq_j[1], *du_j[0], *du_j[1]])
+        subtree.append((rng[0], rng[-1]))     # one range: the tree order is depth-first
+        above.append(anc)
+    return RneaFactors(rows, subtree, above)
+
+
 def rnea_derivatives(tree: KinematicTree, q: list, u: list, udot: list, gravity: tuple,
                      inertias: list, floating: bool) -> RneaDerivatives:
     """τ(q, u, u') of the tree and its derivatives (see the module docstring).
@@ -211,6 +253,28 @@ def rnea_derivatives(tree: KinematicTree, q: list, u: list, udot: list, gravity:
     ``gravity``: the gravity vector (3) in the frame of the free-flyer's coordinates or the
     world's; ``inertias``: per body (m, h (3), I_o (3x3)) in body coordinates.
     """
+    tau, P, Q, S_of, columns = _columns(tree, q, u, udot, gravity, inertias, floating)
+    o = len(tau)
+    dq = [[ZERO] * o for _ in range(o)]
+    du = [[ZERO] * o for _ in range(o)]
+    M = [[ZERO] * o for _ in range(o)]
+    for c, S, _, _, gamma, beta, psi, up, rng, anc in columns:
+        for k in rng:
+            dq[k][c] = -(_sdot(P[k], gamma) + _dot(Q[k], beta[0]))
+            du[k][c] = _sdot(P[k], psi) + _dot(Q[k], S[0])
+            M[k][c] = M[c][k] = _sdot(P[k], S)
+        for k in anc:
+            dq[k][c] = _sdot(S_of[k], up[0])
+            du[k][c] = _sdot(S_of[k], up[1])
+    return RneaDerivatives(tau, dq, du, M)
+
+
+def _columns(tree: KinematicTree, q: list, u: list, udot: list, gravity: tuple,
+             inertias: list, floating: bool) -> tuple[list, dict, dict, dict, list]:
+    """τ (o), then per speed k (dicts): S_k, P_k = I^C S_k, Q_k = (B^C)ᵀ S_k (angular), and
+    per speed c in tree order the tuple (c, S_c, P_c, Q_c, γ_c, β_c, ψ_c, (dq_up, du_up) or
+    None at the root, the speeds of the subtree of c's body, those of its ancestors'
+    bodies), dq_up = S_c ×* F - I^C γ - B^C β and du_up = I^C ψ + B^C S_c (6 each)."""
     bodies, a_world = _forward(tree, q, u, udot, gravity, inertias, floating)
     parent = [b.parent for b in tree.bodies]
     nb = len(bodies)
@@ -227,9 +291,6 @@ def rnea_derivatives(tree: KinematicTree, q: list, u: list, udot: list, gravity:
             comp[lam].add(comp[i])
     o = sum(len(b.S) for b in bodies)
     tau = [ZERO] * o
-    dq = [[ZERO] * o for _ in range(o)]
-    du = [[ZERO] * o for _ in range(o)]
-    M = [[ZERO] * o for _ in range(o)]
     # per column of body i: P = I^C_i S, Q = (B^C_i)ᵀ S (angular part)
     P, Q = {}, {}
     for i in range(start, nb):
@@ -244,6 +305,8 @@ def rnea_derivatives(tree: KinematicTree, q: list, u: list, udot: list, gravity:
     for i in range(nb - 1, 0, -1):
         for b in ancestors[i]:
             subtree[b].append(i)
+    S_of = {k: S for b in bodies for S, k in zip(b.S, b.speeds)}
+    columns = []
     for j in range(start, nb):
         bj = bodies[j]
         if j == 0:
@@ -256,12 +319,10 @@ def rnea_derivatives(tree: KinematicTree, q: list, u: list, udot: list, gravity:
             beta = _sbox(_mcross(S, v_lam))
             gamma = _sbox(_splus(_mcross(S, a_lam), _mcross(v_lam, beta)))
             psi = _sbox(_mcross(_splus(bj.v, v_lam), S))
-            for i in subtree[j]:
-                for k in bodies[i].speeds:
-                    dq[k][c] = -(_sdot(P[k], gamma) + _dot(Q[k], beta[0]))
-                    du[k][c] = _sdot(P[k], psi) + _dot(Q[k], S[0])
-                    M[k][c] = M[c][k] = _sdot(P[k], S)
+            rng = [k for i in sorted(subtree[j]) for k in bodies[i].speeds]
+            anc = [k for i in above for k in bodies[i].speeds]
             if not above:
+                columns.append((c, S, P[c], Q[c], gamma, beta, psi, None, rng, anc))
                 continue
             C = comp[j]
             Bb, BS = C.B_times(beta[0]), C.B_times(S[0])
@@ -271,8 +332,5 @@ def rnea_derivatives(tree: KinematicTree, q: list, u: list, udot: list, gravity:
                            SF[0][2] - Ig[0][2] - Bb[0][2]),
                           tuple(SF[1][x] - Ig[1][x] - Bb[1][x] for x in range(3))))
             du_j = _sbox(_splus(Ip, BS))
-            for i in above:
-                for S_i, k in zip(bodies[i].S, bodies[i].speeds):
-                    dq[k][c] = _sdot(S_i, dq_j)
-                    du[k][c] = _sdot(S_i, du_j)
-    return RneaDerivatives(tau, dq, du, M)
+            columns.append((c, S, P[c], Q[c], gamma, beta, psi, (dq_j, du_j), rng, anc))
+    return tau, P, Q, S_of, columns
