@@ -138,13 +138,21 @@ def forward_derivative_terms(tree: KinematicTree, q: list, u: list, tau: list, g
     for k, f in friction.items():
         Q[k] = Q[k] - num(f) * se.sign(u[k])
     if parent is not None:
-        zero = rnea_derivatives(tree, q, u, [ZERO] * len(u), gravity, inertias, floating)
-        body = None
-        udot, factor = _tree_solve(zero.mass, [Q[k] - zero.tau[k] for k in range(len(u))], parent)
+        # u' from the bias and M of the same recursion (one formation of every quantity: two
+        # would be equal DAGs the compiler compares node by node, minutes on iCub)
+        body, solved = None, {}
+
+        def solve(bias: list, mass: list) -> list:
+            solved["udot"], solved["factor"] = _tree_solve(
+                mass, [Q[k] - bias[k] for k in range(len(u))], parent)
+            return solved["udot"]
+
+        d = rnea_derivatives(tree, q, u, solve, gravity, inertias, floating)
+        udot, factor = solved["udot"], solved["factor"]
     else:
         body, factor = ArticulatedBody(tree, q, u, gravity, inertias, floating), None
         udot = [SYMENGINE.box(x) for x in body.accelerations(Q)]
-    d = rnea_derivatives(tree, q, u, udot, gravity, inertias, floating)
+        d = rnea_derivatives(tree, q, u, udot, gravity, inertias, floating)
     du = [list(row) for row in d.dtau_du]
     for k, c in damping.items():
         du[k][k] = du[k][k] + num(c)
