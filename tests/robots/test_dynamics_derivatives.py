@@ -142,3 +142,22 @@ def test_tree_sparse_solve_path(monkeypatch):
         fd(Q[0], U[0], np.zeros(5))
     with pytest.raises(InputError, match="out must be"):
         fd(Q[0], U[0], T[0], out=np.empty((3, o)))
+
+
+def test_tree_solve_terms_form_the_tree_once(solo, monkeypatch):
+    # u' (from the recursion's own bias and M) and dtau/dx at it come from ONE formation of
+    # the bodies' placements, velocities and composite inertias: a second formation gives
+    # equal but distinct expression DAGs, which the kernel compiler's memo then compares node
+    # by node (the iCub and human cold builds took 500-800 s that way, 3-5 s now)
+    from symbody.robots import aba_derivatives, rnea_derivatives
+    robot, _ = solo
+    calls = []
+    forward = rnea_derivatives._forward
+    monkeypatch.setattr(rnea_derivatives, "_forward", lambda *a: calls.append(1) or forward(*a))
+    qs, us, uds, _ = robot.symengine_symbols
+    t = aba_derivatives.forward_derivative_terms(
+        robot.tree, qs, us, uds, robot._gravity_vector(), robot.tree_inertias, True,
+        parent=robot._speed_parents())
+    assert len(calls) == 1
+    o = len(us)
+    assert len(t.udot) == o and len(t.dtau_dq) == o and t.factor[o - 1, o - 1] != 0
