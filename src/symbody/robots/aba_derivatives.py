@@ -17,7 +17,9 @@ factorization is left to run time.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Any
 
 import symengine as se
 
@@ -83,16 +85,45 @@ class ForwardDerivativeTerms:
     factor: dict | None = None
 
 
+def _interning_box() -> Callable[[Any], Any]:
+    """SYMENGINE's box, each sum kept once up to its sign: a sum equal to one met before, or to
+    its negative, is replaced by that one (hash-consing).  Along a chain of massless links
+    (a spherical joint as three revolutes) M's entries are equal or opposite sums formed
+    apart, and symengine hashes a double by its low 32 bits only (c, -c and 2c collide): a
+    product of two such sums had them compared node by node (minutes for the human's
+    free-flyer)."""
+    table: dict = {}
+
+    def box(x):
+        x = SYMENGINE.box(x)
+        if isinstance(x, se.Mul):
+            args = x.args
+            if len(args) == 2 and args[0].is_Number and isinstance(args[1], se.Add):
+                c, A = args
+                got = table.get(A)
+                if got is not None:
+                    return c * got
+                got = table.get(se.Add(*[-t for t in A.args]))     # -A, distributed
+                if got is not None:
+                    return -c * got
+                table[A] = A
+                return x
+        return table.setdefault(x, x) if x.args else x
+
+    return box
+
+
 def _tree_solve(M: list, rhs: list, parent: list) -> tuple[list, dict]:
     """M⁻¹ rhs as expressions, by the tree-sparse M = Lᵀ D L along ``parent`` (λ(i) < i,
     -1 at the root; Featherstone's LTDL): O(n d²) operations for a tree of depth d; and the
-    factor {(k, j): L_kj (j an ancestor of k), D_k at (k, k)}."""
-    box, n = SYMENGINE.box, len(rhs)
+    factor {(k, j): L_kj (j an ancestor of k), D_k at (k, k)}.  Every value is interned
+    (:func:`_interning_box`)."""
+    box, n = _interning_box(), len(rhs)
     H = {}
     for k in range(n):
         j = k
         while j >= 0:
-            H[k, j] = M[k][j]
+            H[k, j] = box(M[k][j])
             j = parent[j]
     for k in range(n - 1, -1, -1):
         inv = box(1 / H[k, k])
