@@ -161,3 +161,22 @@ def test_tree_solve_terms_form_the_tree_once(solo, monkeypatch):
     assert len(calls) == 1
     o = len(us)
     assert len(t.udot) == o and len(t.dtau_dq) == o and t.factor[o - 1, o - 1] != 0
+
+
+def test_tree_solve_keeps_each_sum_once_up_to_sign():
+    # symengine hashes a double by its low 32 bits (c and -c collide): two opposite sums formed
+    # apart (M's entries along a chain of massless links) were compared node by node whenever
+    # a product held both; the solve's box keeps one of them and the other as its negative
+    import symengine as se
+    from symbody.robots.aba_derivatives import _interning_box
+    x, y, z = se.symbols("x y z")
+
+    def formed():       # a new but equal sum each call
+        return se.RealDouble(0.3) * x * y + se.RealDouble(0.7) * se.sin(z) + se.RealDouble(1.5) * x
+
+    box = _interning_box()
+    a, b = box(formed()), box(-formed())
+    assert hash(a.args[1]) == hash(se.Add(*[-t for t in a.args[1].args]))  # the collision
+    product = a * b      # one sum, squared: not two distinct sums side by side
+    assert [type(f).__name__ for f in product.args] == ["RealDouble", "Pow"]
+    assert float((a + b).subs({x: 0.4, y: -1.3, z: 0.2})) == 0.0
