@@ -168,14 +168,16 @@ def test_tree_solve_keeps_each_sum_once_up_to_sign():
     # apart (M's entries along a chain of massless links) were compared node by node whenever
     # a product held both; the solve's box keeps one of them and the other as its negative
     import symengine as se
+
     from symbody.robots.aba_derivatives import _interning_box
     x, y, z = se.symbols("x y z")
 
-    def formed():       # a new but equal sum each call
-        return se.RealDouble(0.3) * x * y + se.RealDouble(0.7) * se.sin(z) + se.RealDouble(1.5) * x
+    def formed(sign):       # a new sum each call, its terms' coefficients times sign
+        return se.Add(*[se.RealDouble(sign * c) * t for c, t in ((0.3, x * y), (0.7, se.sin(z)),
+                                                                 (1.5, x))])
 
     box = _interning_box()
-    a, b = box(formed()), box(-formed())
+    a, b = box(formed(1.0)), box(formed(-1.0))
     assert hash(a.args[1]) == hash(se.Add(*[-t for t in a.args[1].args]))  # the collision
     product = a * b      # one sum, squared: not two distinct sums side by side
     assert [type(f).__name__ for f in product.args] == ["RealDouble", "Pow"]
