@@ -17,16 +17,14 @@ factorization is left to run time.
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
 
 import symengine as se
 
 from .articulated_body import ArticulatedBody
 from .dynamics import ZERO, num
 from .rnea_derivatives import rnea_derivatives
-from .spatial import SYMENGINE
+from .spatial import SYMENGINE, interned_sums
 from .tree import KinematicTree
 
 __all__ = ["AbaDerivatives", "ForwardDerivativeTerms", "aba_derivatives", "forward_derivative_terms"]
@@ -85,40 +83,11 @@ class ForwardDerivativeTerms:
     factor: dict | None = None
 
 
-def _interning_box() -> Callable[[Any], Any]:
-    """SYMENGINE's box, each sum kept once up to its sign: a sum equal to one met before, or to
-    its negative, is replaced by that one (hash-consing).  Along a chain of massless links
-    (a spherical joint as three revolutes) M's entries are equal or opposite sums formed
-    apart, and symengine hashes a double by its low 32 bits only (c, -c and 2c collide): a
-    product of two such sums had them compared node by node (minutes for the human's
-    free-flyer)."""
-    table: dict = {}
-
-    def box(x):
-        x = SYMENGINE.box(x)
-        if isinstance(x, se.Mul):
-            args = x.args
-            if len(args) == 2 and args[0].is_Number and isinstance(args[1], se.Add):
-                c, A = args
-                got = table.get(A)
-                if got is not None:
-                    return c * got
-                got = table.get(se.Add(*[-t for t in A.args]))     # -A, distributed
-                if got is not None:
-                    return -c * got
-                table[A] = A
-                return x
-        return table.setdefault(x, x) if x.args else x
-
-    return box
-
-
 def _tree_solve(M: list, rhs: list, parent: list) -> tuple[list, dict]:
     """M⁻¹ rhs as expressions, by the tree-sparse M = Lᵀ D L along ``parent`` (λ(i) < i,
     -1 at the root; Featherstone's LTDL): O(n d²) operations for a tree of depth d; and the
-    factor {(k, j): L_kj (j an ancestor of k), D_k at (k, k)}.  Every value is interned
-    (:func:`_interning_box`)."""
-    box, n = _interning_box(), len(rhs)
+    factor {(k, j): L_kj (j an ancestor of k), D_k at (k, k)}."""
+    box, n = SYMENGINE.box, len(rhs)
     H = {}
     for k in range(n):
         j = k
@@ -162,28 +131,26 @@ def forward_derivative_terms(tree: KinematicTree, q: list, u: list, tau: list, g
     parent speed (one-speed joints): u' then solves M u' = τ - b(q, u) by the tree-sparse
     Lᵀ D L of the M the RNEA derivatives form anyway (no articulated-body recursion; ``body``
     None; ``factor`` that Lᵀ D L), else u' by the articulated-body recursion."""
-    damping, friction = damping or {}, friction or {}
+    with interned_sums():     # the two formations share one DAG (see interned_sums)
+        return _forward_derivative_terms(tree, q, u, tau, gravity, inertias, floating,
+                                         damping or {}, friction or {}, parent)
+
+
+def _forward_derivative_terms(tree, q, u, tau, gravity, inertias, floating, damping, friction,
+                              parent) -> ForwardDerivativeTerms:
     Q = list(tau)
     for k, d in damping.items():
         Q[k] = Q[k] - num(d) * u[k]
     for k, f in friction.items():
         Q[k] = Q[k] - num(f) * se.sign(u[k])
     if parent is not None:
-        # u' from the bias and M of the same recursion (one formation of every quantity: two
-        # would be equal DAGs the compiler compares node by node, minutes on iCub)
-        body, solved = None, {}
-
-        def solve(bias: list, mass: list) -> list:
-            solved["udot"], solved["factor"] = _tree_solve(
-                mass, [Q[k] - bias[k] for k in range(len(u))], parent)
-            return solved["udot"]
-
-        d = rnea_derivatives(tree, q, u, solve, gravity, inertias, floating)
-        udot, factor = solved["udot"], solved["factor"]
+        zero = rnea_derivatives(tree, q, u, [ZERO] * len(u), gravity, inertias, floating)
+        body = None
+        udot, factor = _tree_solve(zero.mass, [Q[k] - zero.tau[k] for k in range(len(u))], parent)
     else:
         body, factor = ArticulatedBody(tree, q, u, gravity, inertias, floating), None
         udot = [SYMENGINE.box(x) for x in body.accelerations(Q)]
-        d = rnea_derivatives(tree, q, u, udot, gravity, inertias, floating)
+    d = rnea_derivatives(tree, q, u, udot, gravity, inertias, floating)
     du = [list(row) for row in d.dtau_du]
     for k, c in damping.items():
         du[k][k] = du[k][k] + num(c)

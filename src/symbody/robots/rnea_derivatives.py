@@ -23,7 +23,6 @@ frame), so the columns of ∂τ/∂q are in the speeds' order.  O(n d) for a tre
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from dataclasses import dataclass
 
 from .dynamics import (
@@ -106,9 +105,6 @@ class _Body:
     h: tuple | None = None
     f: tuple | None = None
     Bn: list | None = None
-    #: v ×ₘ S per column, and v ×* h (velocity level, formed once)
-    vS: list | None = None
-    vh: tuple | None = None
 
 
 def _rate_block(I: Inertia, v: tuple, h: tuple) -> list:
@@ -126,10 +122,9 @@ def _rate_block(I: Inertia, v: tuple, h: tuple) -> list:
             for i in range(3)]
 
 
-def _forward(tree: KinematicTree, q: list, u: list, gravity: tuple, inertias: list,
-             floating: bool) -> tuple[list, tuple]:
-    """Every body's world quantities of the velocity level (root first; ``a`` and ``f`` left
-    for :func:`_accelerate`) and the world's acceleration (-gravity)."""
+def _forward(tree: KinematicTree, q: list, u: list, udot: list, gravity: tuple,
+             inertias: list, floating: bool) -> tuple[list, tuple]:
+    """Every body's world quantities (root first) and the world's acceleration (-gravity)."""
     bodies = tree.bodies
     lay = tree_layout(tree, floating)
     one = [[num(float(i == k)) for k in range(3)] for i in range(3)]
@@ -140,7 +135,8 @@ def _forward(tree: KinematicTree, q: list, u: list, gravity: tuple, inertias: li
         e = [tuple(one[k]) for k in range(3)]
         S = [(Z3, e[k]) for k in range(3)] + [(e[k], Z3) for k in range(3)]
         v = (tuple(u[3:6]), tuple(u[0:3]))
-        out = [_Body(one, Z3, S, list(range(6)), v, None)]
+        a = (tuple(udot[3:6]), _add(tuple(udot[0:3]), a_world[1]))
+        out = [_Body(one, Z3, S, list(range(6)), v, a)]
     else:
         a_world = (Z3, g)
         out = [_Body(one, Z3, [], [], (Z3, Z3), a_world)]
@@ -159,8 +155,12 @@ def _forward(tree: KinematicTree, q: list, u: list, gravity: tuple, inertias: li
         for col, k in zip(S, range(sl.start, sl.stop)):
             v = _splus(v, (_scale(u[k], col[0]), _scale(u[k], col[1])))
         v = _sbox(v)
-        out.append(_Body(R, p, S, list(range(sl.start, sl.stop)), v, None,
-                         vS=[_mcross(v, col) for col in S]))
+        a = lam.a
+        for col, k in zip(S, range(sl.start, sl.stop)):
+            vs = _mcross(v, col)
+            a = _splus(a, (_add(_scale(udot[k], col[0]), _scale(u[k], vs[0])),
+                           _add(_scale(udot[k], col[1]), _scale(u[k], vs[1]))))
+        out.append(_Body(R, p, S, list(range(sl.start, sl.stop)), v, _sbox(a)))
     for i, b in enumerate(out):
         if i == 0 and not floating:
             continue
@@ -168,51 +168,30 @@ def _forward(tree: KinematicTree, q: list, u: list, gravity: tuple, inertias: li
         Ib = _shift_inertia(_rotate_inertia(Inertia(m, tuple(h), [list(r) for r in I]), b.R), b.p)
         b.inertia = Inertia(Ib.m, _box3(Ib.h), [list(_box3(r)) for r in Ib.I])
         b.h = _sbox(b.inertia.times(*b.v))
-        b.vh = _sbox(_fcross(b.v, b.h))
+        b.f = _sbox(_splus(b.inertia.times(*b.a), _fcross(b.v, b.h)))
         b.Bn = _rate_block(b.inertia, b.v, b.h)
     return out, a_world
 
 
-def _accelerate(tree: KinematicTree, bodies: list, u: list, udot: list, a_world: tuple,
-                floating: bool) -> None:
-    """Each body's acceleration a and force f = I a + v ×* h at the accelerations u'
-    (written into ``bodies``; the velocity level of :func:`_forward` shared)."""
-    lay = tree_layout(tree, floating)
-    if floating:
-        b = bodies[0]
-        b.a = (tuple(udot[3:6]), _add(tuple(udot[0:3]), a_world[1]))
-    for i in range(1, len(bodies)):
-        b, sl = bodies[i], lay.u_slices[i]
-        a = bodies[tree.bodies[i].parent].a
-        for col, vs, k in zip(b.S, b.vS, range(sl.start, sl.stop)):
-            a = _splus(a, (_add(_scale(udot[k], col[0]), _scale(u[k], vs[0])),
-                           _add(_scale(udot[k], col[1]), _scale(u[k], vs[1]))))
-        b.a = _sbox(a)
-    for i, b in enumerate(bodies):
-        if i > 0 or floating:
-            b.f = _sbox(_splus(b.inertia.times(*b.a), b.vh))
-
-
 class _Composite:
-    """Subtree sums of one body: inertia I^C, rate block B_n and momentum's force part h_f
-    (B^C = [[B_n, 0], [-2 [h_f]×, 0]]), the velocity level; the force F is
-    :func:`_subtree_forces`'."""
+    """Subtree sums of one body: inertia I^C, force F, rate block B_n and momentum's force
+    part h_f (B^C = [[B_n, 0], [-2 [h_f]×, 0]])."""
 
     def __init__(self, body: _Body):
-        self.I, self.Bn, self.hf = body.inertia, body.Bn, body.h[1]
-        self.F = None
+        self.I, self.F, self.Bn, self.hf = body.inertia, body.f, body.Bn, body.h[1]
 
     def add(self, o: _Composite) -> None:
         a, b = self.I, o.I
         self.I = Inertia(a.m + b.m, _add(a.h, b.h),
                          [[a.I[i][k] + b.I[i][k] for k in range(3)] for i in range(3)])
+        self.F = _splus(self.F, o.F)
         self.Bn = [[self.Bn[i][k] + o.Bn[i][k] for k in range(3)] for i in range(3)]
         self.hf = _add(self.hf, o.hf)
 
     def boxed(self) -> _Composite:
         box = SYMENGINE.box
         self.I = Inertia(box(self.I.m), _box3(self.I.h), [list(_box3(r)) for r in self.I.I])
-        self.Bn, self.hf = [list(_box3(r)) for r in self.Bn], _box3(self.hf)
+        self.F, self.Bn, self.hf = _sbox(self.F), [list(_box3(r)) for r in self.Bn], _box3(self.hf)
         return self
 
     def B_times(self, w) -> tuple:
@@ -224,30 +203,15 @@ class _Composite:
         return _add(_mtv(self.Bn, s[0]), _scale(2, _cross(self.hf, s[1])))
 
 
-def _subtree_forces(bodies: list, parent: list, start: int) -> list:
-    """F_i = Σ f_k over the subtree of body i (boxed; None above ``start``)."""
-    F: list = [None] * len(bodies)
-    for i in range(len(bodies) - 1, start - 1, -1):
-        F[i] = _sbox(bodies[i].f if F[i] is None else _splus(bodies[i].f, F[i]))
-        lam = parent[i]
-        if i > start and lam >= start:       # a fixed root collects nothing
-            F[lam] = F[i] if F[lam] is None else _splus(F[lam], F[i])
-    return F
-
-
-def rnea_derivatives(tree: KinematicTree, q: list, u: list, udot: list | Callable,
-                     gravity: tuple, inertias: list, floating: bool) -> RneaDerivatives:
+def rnea_derivatives(tree: KinematicTree, q: list, u: list, udot: list, gravity: tuple,
+                     inertias: list, floating: bool) -> RneaDerivatives:
     """τ(q, u, u') of the tree and its derivatives (see the module docstring).
 
     ``q``, ``u``, ``udot``: expressions in tree order (the free-flyer's 7 and 6 first);
-    ``udot`` may instead be a function ``(b, M) -> u'`` of this recursion's own bias forces
-    b = τ(q, u, 0) (o) and mass matrix M (o x o), e.g. a forward-dynamics solve: the derivatives
-    are then at that u', every velocity-level quantity formed once for both (a quantity formed
-    twice is two equal expression DAGs, which the kernel compiler compares node by node);
     ``gravity``: the gravity vector (3) in the frame of the free-flyer's coordinates or the
     world's; ``inertias``: per body (m, h (3), I_o (3x3)) in body coordinates.
     """
-    bodies, a_world = _forward(tree, q, u, gravity, inertias, floating)
+    bodies, a_world = _forward(tree, q, u, udot, gravity, inertias, floating)
     parent = [b.parent for b in tree.bodies]
     nb = len(bodies)
     start = 0 if floating else 1
@@ -270,6 +234,7 @@ def rnea_derivatives(tree: KinematicTree, q: list, u: list, udot: list | Callabl
     P, Q = {}, {}
     for i in range(start, nb):
         for S, k in zip(bodies[i].S, bodies[i].speeds):
+            tau[k] = _sdot(S, comp[i].F)
             P[k] = _sbox(comp[i].I.times(*S))
             Q[k] = _box3(comp[i].B_transpose_times(S))
     ancestors = [[] for _ in range(nb)]
@@ -279,26 +244,6 @@ def rnea_derivatives(tree: KinematicTree, q: list, u: list, udot: list | Callabl
     for i in range(nb - 1, 0, -1):
         for b in ancestors[i]:
             subtree[b].append(i)
-    for j in range(start, nb):
-        for S, c in zip(bodies[j].S, bodies[j].speeds):
-            for i in subtree[j]:
-                for k in bodies[i].speeds:
-                    M[k][c] = M[c][k] = _sdot(P[k], S)
-    if callable(udot):
-        _accelerate(tree, bodies, u, [ZERO] * o, a_world, floating)
-        F0 = _subtree_forces(bodies, parent, start)
-        bias = [ZERO] * o
-        for i in range(start, nb):
-            for S, k in zip(bodies[i].S, bodies[i].speeds):
-                bias[k] = _sdot(S, F0[i])
-        udot = udot(bias, M)
-    _accelerate(tree, bodies, u, udot, a_world, floating)
-    for i, F in enumerate(_subtree_forces(bodies, parent, start)):
-        if comp[i] is not None:
-            comp[i].F = F
-    for i in range(start, nb):
-        for S, k in zip(bodies[i].S, bodies[i].speeds):
-            tau[k] = _sdot(S, comp[i].F)
     for j in range(start, nb):
         bj = bodies[j]
         if j == 0:
@@ -315,6 +260,7 @@ def rnea_derivatives(tree: KinematicTree, q: list, u: list, udot: list | Callabl
                 for k in bodies[i].speeds:
                     dq[k][c] = -(_sdot(P[k], gamma) + _dot(Q[k], beta[0]))
                     du[k][c] = _sdot(P[k], psi) + _dot(Q[k], S[0])
+                    M[k][c] = M[c][k] = _sdot(P[k], S)
             if not above:
                 continue
             C = comp[j]
