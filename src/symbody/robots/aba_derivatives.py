@@ -24,7 +24,7 @@ import symengine as se
 from .articulated_body import ArticulatedBody
 from .dynamics import ZERO, num
 from .rnea_derivatives import rnea_derivatives
-from .spatial import SYMENGINE
+from .spatial import SYMENGINE, interned_sums
 from .tree import KinematicTree
 
 __all__ = ["AbaDerivatives", "ForwardDerivativeTerms", "aba_derivatives", "forward_derivative_terms"]
@@ -92,7 +92,7 @@ def _tree_solve(M: list, rhs: list, parent: list) -> tuple[list, dict]:
     for k in range(n):
         j = k
         while j >= 0:
-            H[k, j] = M[k][j]
+            H[k, j] = box(M[k][j])
             j = parent[j]
     for k in range(n - 1, -1, -1):
         inv = box(1 / H[k, k])
@@ -131,7 +131,13 @@ def forward_derivative_terms(tree: KinematicTree, q: list, u: list, tau: list, g
     parent speed (one-speed joints): u' then solves M u' = τ - b(q, u) by the tree-sparse
     Lᵀ D L of the M the RNEA derivatives form anyway (no articulated-body recursion; ``body``
     None; ``factor`` that Lᵀ D L), else u' by the articulated-body recursion."""
-    damping, friction = damping or {}, friction or {}
+    with interned_sums():     # the two formations share one DAG (see interned_sums)
+        return _forward_derivative_terms(tree, q, u, tau, gravity, inertias, floating,
+                                         damping or {}, friction or {}, parent)
+
+
+def _forward_derivative_terms(tree, q, u, tau, gravity, inertias, floating, damping, friction,
+                              parent) -> ForwardDerivativeTerms:
     Q = list(tau)
     for k, d in damping.items():
         Q[k] = Q[k] - num(d) * u[k]

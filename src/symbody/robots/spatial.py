@@ -13,7 +13,9 @@ symbolic type.
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
+from contextvars import ContextVar
 from dataclasses import dataclass
 from typing import Any
 
@@ -43,13 +45,46 @@ class Algebra:
 
 
 _ONE = se.RealDouble(1.0)
+_MINUS_ONE = se.RealDouble(-1.0)
+
+
+#: {sum: sum} of the sums boxed while :func:`interned_sums` is active
+_INTERNED: ContextVar[dict | None] = ContextVar("interned_sums", default=None)
+
+
+@contextmanager
+def interned_sums() -> Iterator[None]:
+    """Within it, :data:`SYMENGINE`'s box keeps each sum once up to its sign (hash-consing): a
+    sum equal to one boxed before, or to its negative, becomes that one (times 1.0 or -1.0).
+    Two formations of the same quantities then share their DAGs, and opposite sums formed
+    apart (M's entries along a chain of massless links) are one.  symengine compares distinct
+    equal DAGs node by node (a tree walk), and it hashes a double by its low 32 bits only (c,
+    -c and 2c collide), so without it a kernel holding both copies took minutes to form and
+    convert (iCub's and the human's forward-dynamics derivatives)."""
+    token = _INTERNED.set({})
+    try:
+        yield
+    finally:
+        _INTERNED.reset(token)
 
 
 def _box_symengine(x):
     """A sum kept as one value: symengine merges a sum added to another sum into one flat
     sum, so a quantity used in many places would be summed again in each; 1.0 * (sum) is a
     product and stays one node (and C folds the product by 1.0 away)."""
-    return _ONE * x if isinstance(x, se.Add) else x
+    if not isinstance(x, se.Add):
+        return x
+    table = _INTERNED.get()
+    if table is None:
+        return _ONE * x
+    got = table.get(x)
+    if got is not None:
+        return _ONE * got
+    got = table.get(se.Add(*[-t for t in x.args]))      # -x as a sum (-(x) is a product)
+    if got is not None:
+        return _MINUS_ONE * got
+    table[x] = x
+    return _ONE * x
 
 
 def _sin(x):
