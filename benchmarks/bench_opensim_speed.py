@@ -94,8 +94,13 @@ for _ in range(int(sys.argv[5])):
     t0 = time.process_time()
     end_state = manager.integrate(tf)
     times.append(time.process_time() - t0)
+    try:     # (the steps taken: the Manager stores the state at each; its integrator, with
+        # the attempts and realizations, is not wrapped in Python)
+        steps = manager.getStatesTable().getNumRows() - 1
+    except Exception:
+        steps = None
 print(json.dumps({"start": start, "end": snapshot(end_state), "cpu": times,
-                  "steps": None}))
+                  "steps": steps}))
 """
 
 
