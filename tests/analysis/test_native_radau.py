@@ -57,6 +57,30 @@ def test_steps_are_scipys_radau_steps(governor):
     assert ours.nfev > 0 and ours.njev >= 1 and ours.nlu >= 2
 
 
+def test_a_recomputed_jacobian_is_owed_to_the_next_step(governor):
+    """The Jacobian a compiled step recomputes at its end is evaluated when the next step
+    starts (a run that leaves Radau there never pays for it), or when Python reads it: the
+    same J at the same state, counted once."""
+    mdl, model, P = governor
+    native = native_rhs(model, P)
+    if native is None:
+        pytest.skip("no C compiler: the model's kernels are not C")
+    cls, extra = radau_solver_for(native)
+    x0 = model.state_array(mdl.initial_state)
+    ours = cls(lambda t, x: model.rhs(t, x, P), 0.0, x0, 1.0, rtol=1e-6, atol=1e-9, **extra)
+    for _ in range(200):
+        ours.step()
+        if ours._radau.jac_pending:
+            break
+    assert ours._radau.jac_pending and ours.solver.current_jac
+    njev = ours.njev
+    expected = ours._compiled_jacobian(ours.t, ours.y.copy())
+    assert ours.njev == njev
+    J = ours.J                                       # (read: evaluated now, once)
+    assert not ours._radau.jac_pending and ours.njev == njev + 1
+    np.testing.assert_array_equal(J, expected)
+
+
 @pytest.fixture(scope="module")
 def ball():
     """The contact zoo's bouncing ball (Hunt-Crossley contact: stiff while in contact)."""

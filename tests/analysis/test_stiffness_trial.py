@@ -75,6 +75,9 @@ def test_radau_left_where_it_is_not_cheaper_and_kept_where_it_is():
     nfev, back = _radau_steps(monitor, stepper, h, h, nfev)
     cost = monitor.NEWTON + 3 / monitor.JACOBIAN_STEPS
     assert back == "DOP853" and monitor.radau_rate == pytest.approx(cost / h)
+    # (after its first step already: it proposed no longer a step than it took)
+    a, b = monitor.returns[-1]
+    assert b - a == pytest.approx(h, rel=1e-9)
     assert "Radau tried from t = " in monitor.note() and "continued with" not in monitor.note()
     # still at the stability limit, but no costlier than Radau would be: no new trial
     nfev, asked = _explicit_steps(monitor, stepper, 200, 8, nfev)
@@ -86,7 +89,7 @@ def test_radau_left_where_it_is_not_cheaper_and_kept_where_it_is():
     nfev, asked = _explicit_steps(monitor, stepper, 200, 8, nfev)
     assert asked == ["Radau"]
     nfev, kept = _radau_steps(monitor, stepper, h / 100, h, nfev)
-    assert kept is None and monitor.kept
+    assert kept is None and monitor.kept and monitor.trial is None
     assert monitor.next_method(stepper, nfev + 10_000) is None
     assert "continued with Radau" in monitor.note()
 

@@ -59,7 +59,7 @@ class _Radau(ctypes.Structure):
                 ("have_sol", ctypes.c_long), ("lu_valid", ctypes.c_long),
                 ("current_jac", ctypes.c_long),
                 ("nfev", ctypes.c_long), ("njev", ctypes.c_long), ("nlu", ctypes.c_long),
-                ("t_fail", ctypes.c_double)]
+                ("t_fail", ctypes.c_double), ("jac_pending", ctypes.c_long)]
 
 
 class _FdPlan(ctypes.Structure):
@@ -169,7 +169,21 @@ class NativeRadau(OdeSolver):
     @property
     def J(self) -> np.ndarray:
         """The Jacobian ∂f/∂y the solver holds (n x n)."""
+        self._settle_jacobian()
         return self.solver.J
+
+    def _settle_jacobian(self) -> None:
+        """The Jacobian a compiled step recomputes at its end is owed until the next compiled
+        step starts (a run that leaves Radau there never evaluates it): evaluate it now, at
+        the current state, when Python reads it or takes the next step itself."""
+        if getattr(self, "_radau", None) is None or not self._radau.jac_pending:
+            return
+        solver = self.solver
+        self._radau.jac_pending = 0
+        self._J[:] = self._compiled_jacobian(solver.t, np.asarray(solver.y, dtype=float))
+        solver.J, solver.current_jac = self._J, True
+        solver.njev += 1
+        self._follow()
 
     def _follow(self) -> None:
         """This solver's counts are the held solver's."""
@@ -298,6 +312,7 @@ class NativeRadau(OdeSolver):
             # solver's public step(), from the state the compiled steps left)
             if status in (2, 3):
                 solver.fun(R.t_fail, self._yfail.copy())
+            self._settle_jacobian()
             solver.LU_real = solver.LU_complex = None
             self._write_dense_output()
             self._python_stepped = True

@@ -39,6 +39,7 @@ typedef struct {
     long have_h_old, have_err_old, have_sol, lu_valid, current_jac;
     long nfev, njev, nlu;
     double t_fail;
+    long jac_pending;   /* the Jacobian at the state, owed: evaluated when the next step starts */
 } radau;
 
 /* LU with partial pivoting in place, row by row (the pivot: the largest |a| of the column). */
@@ -253,6 +254,13 @@ int symbody_radau_step(radau *R, const double *y, const double *f, double *y_new
     long n_iter = 0;
     double min_step = 10.0 * fabs(nextafter(t, R->direction * INFINITY) - t);
     int current_jac = (int)R->current_jac, lu_valid = (int)R->lu_valid;
+    if (R->jac_pending) {    /* the last step's recomputed Jacobian, at this step's start */
+        R->njev++;
+        if (R->jac(R->jplan, t, y, f, R->J)) { R->lu_valid = 0; R->t_fail = t; return 3; }
+        R->jac_pending = 0;
+        current_jac = 1;
+        lu_valid = 0;
+    }
     if (R->h_abs > R->max_step) h_abs = R->max_step;
     else if (R->h_abs < min_step) h_abs = min_step;
     else {
@@ -339,8 +347,9 @@ int symbody_radau_step(radau *R, const double *y, const double *f, double *y_new
             return 2;
         }
         if (recompute_jac) {
-            R->njev++;
-            if (R->jac(R->jplan, t_new, y_new, f_new, R->J)) { R->t_fail = t_new; R->lu_valid = 0; return 3; }
+            /* owed, not evaluated: the next step starts from (t_new, y_new, f_new) and takes
+               it there (the same J); a run that leaves Radau here never pays for it */
+            R->jac_pending = 1;
             current_jac = 1;
         } else {
             current_jac = 0;
