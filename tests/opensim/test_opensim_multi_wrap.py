@@ -147,3 +147,32 @@ def test_full_arm26_as_degroote_muscles_agrees_with_opensim(tmp_path):
         adot = np.array([ans["adot"][m] for m in names])
         assert np.abs(xdot[n:2 * n] - udot).max() <= 1e-9 * np.abs(udot).max()
         assert np.abs(xdot[2 * n:] - adot).max() <= 1e-9 * np.abs(adot).max()
+
+
+def test_the_memo_and_the_cycle_jump_change_no_bit(arm26):
+    """Within one evaluation a wrap object's repeated wrapLine calls (bitwise-identical end
+    points) return stored results, and a cylinder's tangency iteration that repeats a state
+    jumps to its limit's state: lengths, path nodes and body wrenches at 40 random states are
+    bitwise those of the same C routine without either (OpenSim's plain loops)."""
+    from symbody.compilation.python_extension import PythonExtension
+    from symbody.opensim.forces import multi_wrap
+
+    name = "symbody_multi_wrap_nomemo"
+    jump = "if (jump_cycle(seen, iterations, r1, r2)) { iterations = CYL_MAX_ITERATIONS; continue; }"
+    assert multi_wrap._SOURCE.count(jump) == 1 and "memo_wrap_line(wj," in multi_wrap._SOURCE
+    source = multi_wrap._SOURCE.replace("memo_wrap_line(wj,", "wrap_line(wj,").replace(jump, "")
+    plain = PythonExtension(name, source.replace("symbody_multi_wrap", name), "multi-wrap-nomemo",
+                            opt="-O2 -ffp-contract=off").module()
+    pp = arm26.path_parameters
+    pw = pp._multi[0]
+    rng = np.random.default_rng(3)
+    wrapped = 0
+    for _ in range(40):
+        q = np.asarray(arm26.random_coordinates(rng), dtype=float)
+        x = [float(v) for v in np.asarray(pp._multi_inputs(q[:pp.nq]), dtype=float).ravel()]
+        args = (x[:pw.npoints], pw.point_bodies, x[pw.npoints:], pw._spec)
+        ours, ref = multi_wrap._module().path(*args), plain.path(*args)
+        assert ours[2] == ref[2]
+        assert np.array(ours[1:2] + ours[3]).tobytes() == np.array(ref[1:2] + ref[3]).tobytes()
+        wrapped += len(ours[2]) > pw.n
+    assert wrapped >= 10

@@ -11,6 +11,7 @@
 #define LINE_EPS 0.00001
 #define CYL_MAX_ITERATIONS 100
 #define TANGENCY_THRESHOLD (0.1 * 0.017453292519943295)
+#define CYCLE_WINDOW 8        /* the tangency iteration's cycles looked for: periods 1..8 */
 
 static int dsign(double a) { return a >= 0.0 ? 1 : -1; }
 
@@ -105,12 +106,32 @@ static int adjust_tangent(const double *pt1, double *r1, const double *w1) {
     return 1;
 }
 
+/* The tangency iteration maps (r1, r2) to the next (r1, r2) by a fixed function of them (P1,
+   P2, R and the side fixed), so once a state repeats one of the last CYCLE_WINDOW bit for
+   bit, it cycles (without returning: its states went on before) until the iteration limit:
+   with S_j = S_i (j = i - p), the state at the limit is S_(j + (limit - j) mod p).  Records
+   S_i; when it closes a cycle, puts the limit's state into r1, r2 and returns 1 (the caller
+   then returns its length, as the iteration would after running on to the limit). */
+static int jump_cycle(double seen[][6], int i, double *r1, double *r2) {
+    double now[6] = {r1[0], r1[1], r1[2], r2[0], r2[1], r2[2]};
+    for (int p = 1; p <= CYCLE_WINDOW && p <= i; p++)
+        if (memcmp(seen[(i - p) % CYCLE_WINDOW], now, sizeof now) == 0) {
+            int j = i - p;
+            const double *end = seen[(j + (CYL_MAX_ITERATIONS - j) % p) % CYCLE_WINDOW];
+            copy3(end, r1); copy3(end + 3, r2);
+            return 1;
+        }
+    memcpy(seen[i % CYCLE_WINDOW], now, sizeof now);
+    return 0;
+}
+
 /* WrapCylinder::_make_spiral_path: the helix length (and the tangency iteration when the
    path has more than one wrap object) */
 static double spiral_path(double R, const double *P1, const double *P2, int far, int single,
                           double *r1, double *r2) {
     double sense = far ? -1.0 : 1.0, length = 0.0;
     int iterations = 0;
+    double seen[CYCLE_WINDOW][6];    /* the last states (r1, r2) of the iteration */
     for (;;) {
         double r1a[3], r2a[3], uu[3], vv[3], c[3];
         closest_on_line(r1, P0, DN, r1a);
@@ -127,6 +148,7 @@ static double spiral_path(double R, const double *P1, const double *P2, int far,
         int nseg = (int)(length/0.002);
         if (nseg < 1) nseg = 1;
         if (nseg < 2 || iterations >= CYL_MAX_ITERATIONS) return length;
+        if (jump_cycle(seen, iterations, r1, r2)) { iterations = CYL_MAX_ITERATIONS; continue; }
         double t = 1.0/nseg, w[3], w2[3];
         spiral_point(r1, sense, theta, axial, t, w);
         int adj1 = adjust_tangent(P1, r1, w);

@@ -182,7 +182,10 @@ class EllipsoidParameters:
                                                              for x in pw.inputs],
                                           cse=True, real=True, backend="lambda")
                               if self._multi else None)
-        self._multi_split = np.cumsum([len(pw.inputs) for pw in self._multi])[:-1]
+        stops = np.cumsum([0] + [len(pw.inputs) for pw in self._multi])
+        self._multi_split = stops[1:-1]
+        #: each multi-wrap path's inputs as (start, stop) in the inputs' values
+        self._multi_bounds = list(zip(stops[:-1].tolist(), stops[1:].tolist()))
         #: their positions in ``eom.specifieds`` (the model sets them; () when the equations
         #: do not use them, e.g. paths without forces)
         self.indices: tuple = ()
@@ -198,9 +201,10 @@ class EllipsoidParameters:
         own = self._ellipsoid_values(q) if self._slots else np.zeros(0)
         if not self._multi:
             return own
-        x = np.asarray(self._multi_inputs(np.asarray(q, dtype=float)[:self.nq]), dtype=float)
-        parts = np.split(x.ravel(), self._multi_split)
-        return np.concatenate([own] + [pw.values(v) for pw, v in zip(self._multi, parts)])
+        x = np.asarray(self._multi_inputs(np.asarray(q, dtype=float)[:self.nq]),
+                       dtype=float).ravel().tolist()
+        return np.concatenate([own] + [pw.values(x[a:b])
+                                       for pw, (a, b) in zip(self._multi, self._multi_bounds)])
 
     def multi_wrap_paths(self, q) -> dict:
         """{force name: (OpenSim's path length, the names of the wrap objects on its path in

@@ -24,6 +24,14 @@
 #define MAX_BODIES (MAX_POINTS + MAX_WRAPS)
 #define WRAP_FIELDS 24
 #define BODY_FIELDS 12
+#define MEMO_SLOTS 8          /* wrapLine results kept per wrap object within one call */
+
+/* one wrapLine call of a wrap object: its inputs (the segment's end points in the wrap
+   frame) and its outputs */
+typedef struct {
+    double pa[3], pb[3], r1[3], r2[3], s;
+    int result;
+} memo_t;
 
 typedef struct {
     int kind, active, start, end, axis, sign, method, single, body;
@@ -35,6 +43,11 @@ typedef struct {
        first asked for in this state (a cache that setLocation does not renew) */
     int cached[2];
     double cg[2][3];
+    /* the wrapLine calls of this evaluation: a call with bitwise-identical end points
+       returns the stored outputs (the routine is a pure function of them and the object's
+       fixed fields, so no number changes; OpenSim's later passes repeat most calls) */
+    int nmemo;
+    memo_t memo[MEMO_SLOTS];
 } wrap_t;
 
 static void to_frame(const wrap_t *w, const double *g, double *x) {
@@ -77,6 +90,25 @@ static int wrap_line(wrap_t *w, const double *P1, const double *P2, double *r1, 
     if (p1e < -0.0001 || p2e < -0.0001) return INSIDE_RADIUS;
     return ellipsoid_wrap(w->par, w->axis, w->sign, w->method, P1, P2, r1, r2, s)
            ? MANDATORY_WRAP : NO_WRAP;
+}
+
+/* wrap_line through the object's memo of this evaluation (wrap_t) */
+static int memo_wrap_line(wrap_t *w, const double *P1, const double *P2, double *r1,
+                          double *r2, double *s) {
+    int n = w->nmemo < MEMO_SLOTS ? w->nmemo : MEMO_SLOTS;
+    for (int k = 0; k < n; k++) {
+        const memo_t *e = &w->memo[k];
+        if (memcmp(e->pa, P1, sizeof e->pa) == 0 && memcmp(e->pb, P2, sizeof e->pb) == 0) {
+            copy3(e->r1, r1); copy3(e->r2, r2); *s = e->s;
+            return e->result;
+        }
+    }
+    memo_t *e = &w->memo[w->nmemo % MEMO_SLOTS];
+    w->nmemo++;
+    for (int k = 0; k < 3; k++) { r1[k] = r2[k] = 0.0; }
+    e->result = wrap_line(w, P1, P2, r1, r2, s);
+    copy3(P1, e->pa); copy3(P2, e->pb); copy3(r1, e->r1); copy3(r2, e->r2); e->s = *s;
+    return e->result;
 }
 
 static double path_length(const int *path, int np, const double *pts, wrap_t *w) {
@@ -130,7 +162,7 @@ static double apply_wraps(int n, const double *pts, int m, wrap_t *w, int *path,
                 double pa[3], pb[3], r1[3], r2[3], s = 0.0;
                 to_frame(wj, ga, pa);
                 to_frame(wj, gb, pb);
-                result[i] = wrap_line(wj, pa, pb, r1, r2, &s);
+                result[i] = memo_wrap_line(wj, pa, pb, r1, r2, &s);
                 if (result[i] == MANDATORY_WRAP) {
                     best = pt1 + 1; copy3(r1, best_r1); copy3(r2, best_r2); best_s = s;
                     break;
@@ -252,6 +284,7 @@ static PyObject *py_path(PyObject *self, PyObject *args) {
         for (int k = 0; k < 9; k++) x->Rb[k] = f[12 + k];
         for (int k = 0; k < 3; k++) x->ob[k] = f[21 + k];
         x->s = 0.0;
+        x->nmemo = 0;
         if (x->start < 0 || x->end >= n || x->start > x->end || x->axis < 0 || x->axis > 2
             || x->kind < 0 || x->kind > 1 || x->method < 0 || x->method > 2 || x->body < 0
             || x->body >= nb) {

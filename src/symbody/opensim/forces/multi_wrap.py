@@ -91,7 +91,8 @@ class MultiWrapPath:
         self._spec = [float(x) for x in spec]
 
     def _call(self, x) -> tuple:
-        x = [float(v) for v in x]
+        if not isinstance(x, list):      # (a list of floats is passed as it is)
+            x = [float(v) for v in x]
         return _module().path(x[:self.npoints], self.point_bodies, x[self.npoints:],
                               self._spec)
 
