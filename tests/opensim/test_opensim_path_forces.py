@@ -14,6 +14,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from symbody.errors import InputError
 from symbody.opensim import OpenSimImportWarning, load_opensim
 from systems.opensim_oracle import ask_opensim, opensim_installed
 
@@ -95,3 +96,13 @@ def test_path_actuator_and_path_spring_agree_with_opensim(tmp_path):
         no_spring = slack.numeric_model.rhs(0.0, x, p, [e])[n:]
         stretched += np.abs(no_spring - ours).max() > 1e-6 * np.abs(udot).max()
     assert 0 < stretched < len(states)        # both sides of the spring's kink are checked
+
+
+def test_path_spring_with_a_negative_parameter_is_refused_by_name(tmp_path):
+    """A negative stiffness is an error naming the element and its line, not a spring that
+    pushes."""
+    path = _model_file(tmp_path, rest=0.40)
+    path.write_text(path.read_text().replace("<stiffness>10000</stiffness>",
+                                             "<stiffness>-10000</stiffness>"))
+    with pytest.raises(InputError, match=r"BiarticularSpringDamper.*line \d+.*stiffness"):
+        load_opensim(path)
