@@ -19,7 +19,7 @@ from scipy.integrate import solve_ivp
 import symbody as sb
 from symbody.errors import InputError
 from symbody.opensim import load_opensim
-from systems.opensim_oracle import ask_opensim, opensim_installed
+from systems.opensim_oracle import ask_opensim, muscle_derivative_queries, opensim_installed
 
 DATA = Path(__file__).resolve().parents[1] / "data" / "opensim"
 needs_opensim = pytest.mark.skipif(not opensim_installed(), reason="opensim is not installed")
@@ -43,20 +43,10 @@ def test_biclong_force_agrees_with_opensim(arm26):
     path, model = arm26
     nm = model.numeric_model
     p = nm.constants_array(model.constants)
-    names = list(model.muscle_names)
-    n, k = len(model.coordinates), len(names)
+    n = len(model.coordinates)
     assert model.coordinate_names == ("r_shoulder_elev", "r_elbow_flex")
-    rng = np.random.default_rng(5)
-    queries, states = [], []
-    for q in ((0.0, 0.05), (1.2, 0.6), (2.5, 1.3), (1.5, 2.2)):   # wraps at the first and third
-        q, u = np.array(q), rng.uniform(-2, 2, n)
-        a, e, c = rng.uniform(0.01, 1, k), rng.uniform(0.01, 1, k), rng.uniform(0.97, 1.03, k)
-        Q, U = model.to_opensim_state(q, u)
-        queries.append({"kind": "muscle_derivatives", "Q": Q.tolist(), "U": U.tolist(),
-                        "activations": dict(zip(names, a.tolist())),
-                        "excitations": dict(zip(names, e.tolist())),
-                        "fiber_length_factors": dict(zip(names, c.tolist()))})
-        states.append((q, u, e))
+    at = [{0: s, 1: el} for s, el in ((0.0, 0.05), (1.2, 0.6), (2.5, 1.3), (1.5, 2.2))]
+    queries, states = muscle_derivative_queries(model, np.random.default_rng(5), len(at), at)
     answers = ask_opensim(path, queries, without_forces=False)
     wraps = []
     for (q, u, e), ans in zip(states, answers):

@@ -31,11 +31,10 @@ import symengine as se
 from sympy.physics.mechanics import dynamicsymbols
 
 from ..mobilizers import ZERO
-from ..model_spec import body_fixed_xyz
 from .ellipsoid_native import METHODS, _module, wrap_ellipsoid_native
 from .geometry_path import PathPoint, _Kin, _straight
 from .vector3 import norm, sub
-from .wrapping import read_quadrant
+from .wrapping import read_wrap_pose
 
 __all__ = ["EllipsoidSpec", "read_wrap_ellipsoid", "ellipsoid_length", "EllipsoidParameters",
            "ellipsoid_slots"]
@@ -62,14 +61,11 @@ class EllipsoidSpec:
 
 def read_wrap_ellipsoid(el, placement, method: str) -> EllipsoidSpec:
     """A ``<WrapEllipsoid>`` element fixed in the frame ``placement``, wrapped by ``method``."""
-    R = body_fixed_xyz(el.numbers("xyz_body_rotation", 3, default=(0, 0, 0)))
-    p = el.numbers("translation", 3, default=(0, 0, 0))
-    axis, sign = read_quadrant(el)
+    R, p, axis, sign = read_wrap_pose(el, placement)
     dims = tuple(float(x) for x in el.numbers("dimensions", 3, default=(0.05, 0.05, 0.05)))
     if not all(d > 0 for d in dims):
         raise el.error(f"<dimensions> must be positive, got {dims}")
-    return EllipsoidSpec(el.tag, el.name, placement.body, placement.R @ R,
-                         placement.R @ p + placement.p, axis, sign, dims, method,
+    return EllipsoidSpec(el.tag, el.name, placement.body, R, p, axis, sign, dims, method,
                          el.flag("active", True), el.line)
 
 

@@ -69,17 +69,22 @@ def read_quadrant(el) -> tuple:
     return _QUADRANTS[q]
 
 
-def read_wrap_object(el, placement) -> WrapObjectSpec:
-    """A ``<WrapCylinder>``/``<WrapSphere>`` element fixed in the frame ``placement``."""
+def read_wrap_pose(el, placement) -> tuple:
+    """(R (3x3), p (3), quadrant axis, sign) of a wrap object's element fixed in the frame
+    ``placement``: its axes and origin in the body, and its ``<quadrant>``."""
     R = body_fixed_xyz(el.numbers("xyz_body_rotation", 3, default=(0, 0, 0)))
     p = el.numbers("translation", 3, default=(0, 0, 0))
-    axis, sign = read_quadrant(el)
+    return (placement.R @ R, placement.R @ p + placement.p, *read_quadrant(el))
+
+
+def read_wrap_object(el, placement) -> WrapObjectSpec:
+    """A ``<WrapCylinder>``/``<WrapSphere>`` element fixed in the frame ``placement``."""
+    R, p, axis, sign = read_wrap_pose(el, placement)
     radius = el.number("radius", 0.05 if el.tag == "WrapSphere" else 1.0)
     length = el.number("length", 1.0) if el.tag == "WrapCylinder" else 0.0
     if not radius > 0:
         raise el.error(f"<radius> must be positive, got {radius}")
-    return WrapObjectSpec(el.tag, el.name, placement.body, placement.R @ R,
-                          placement.R @ p + placement.p, axis, sign, radius, length,
+    return WrapObjectSpec(el.tag, el.name, placement.body, R, p, axis, sign, radius, length,
                           el.flag("active", True), el.line)
 
 
