@@ -31,11 +31,12 @@ touchdown are short and pay the whole first Jacobian) -- and goes back to the ex
 when Radau's are not fewer.  Radau goes back after its first step already when it proposes
 no longer a step than it took and its rate is not lower (its steps are limited by accuracy,
 not stability: a gait model's muscles), before the Jacobian that step recomputes is
-evaluated (:mod:`.native_radau` owes it to the next step): half the trial's cost.  Counts, not clock time, so a run is reproducible; the LU
-factorizations are not counted (on the side of keeping Radau).  A stiff contact's Radau steps
-are orders of magnitude past the explicit ones and pass at once.  After a way back the test
-goes on, and a new trial starts only when the explicit method's rate has grown ``AGAIN`` times
-past the rate Radau had (a touchdown, a stiffer phase).
+evaluated (:mod:`.native_radau` owes it to the next step): half the trial's cost.  Counts,
+not clock time, so a run is reproducible; the LU factorizations are not counted (on the
+side of keeping Radau).  A stiff contact's Radau steps are orders of magnitude past the
+explicit ones and pass at once.  After a way back the test goes on, and a new trial starts
+only when the explicit method's rate has grown ``AGAIN`` times past the rate Radau had (a
+touchdown, a stiffer phase).
 """
 
 from __future__ import annotations
