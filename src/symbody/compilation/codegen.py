@@ -51,8 +51,8 @@ from .compiled_kernel import (  # noqa: F401 (re-exported: imported from here el
     _BACKGROUND,
     _SYMENGINE_LOCK,  # (the lock at import; a forked child's is compiled_kernel's)
     Kernel,
+    LazyKernel,
     _after_fork_in_child,
-    _LazyKernel,
     background_pool,
     deserialize_expressions,
     frame,
@@ -106,7 +106,7 @@ __all__ = ["BACKENDS", "Kernel", "NumericFunction", "available_backends", "compi
 #: C function (:mod:`.native_rhs`) and runs reach the compiled steps and the compiled
 #: ``model.rhs`` entry (:mod:`.native_entry`).  The compiler runs of the constraint kernels
 #: start at once, in background threads, while the rest of the model is assembled (see
-#: :class:`_LazyKernel`); the dynamics kernels' at their first use (the rhs of a
+#: :class:`LazyKernel`); the dynamics kernels' at their first use (the rhs of a
 #: simulation), so that a linearization, which never evaluates them, does not pay for them.
 MODEL_C_MIN_OPERATIONS = 0
 
@@ -163,7 +163,7 @@ def compile_kernel(args: Sequence, exprs: Sequence, backend: str = "auto", cache
         if lazy:
             start = (model_kernel if background is None else background) and b == "auto" \
                 and bool(_c.compiler_available())
-            return _LazyKernel(nargs, len(se_exprs), b, name, build, start)
+            return LazyKernel(nargs, len(se_exprs), b, name, build, start)
         return build()
     return numpy_kernel(len(args), _to_sympy_positional(args, exprs, name), name)
 

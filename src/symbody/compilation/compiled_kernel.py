@@ -1,5 +1,5 @@
 """The compiled kernel objects: :class:`Kernel` (``z (nargs,) -> (nout,)``, or
-``(k, nargs) -> (k, nout)``), :class:`_LazyKernel` (machine code generated at first use or
+``(k, nargs) -> (k, nout)``), :class:`LazyKernel` (machine code generated at first use or
 in a background thread) and the stored form of a kernel's expressions (framed symengine
 serializations).  Built by :mod:`.kernel_backends` through :func:`.codegen.compile_kernel`.
 """
@@ -110,7 +110,7 @@ class Kernel:
 
 
 
-class _LazyKernel:
+class LazyKernel:
     """A Kernel whose machine code is generated on first use.
 
     The expressions are converted and checked at once (so bad input fails at

@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from ..compilation.codegen import compile_kernel
-from ..compilation.compiled_kernel import _LazyKernel
+from ..compilation.compiled_kernel import LazyKernel
 from .functions import RobotFunction
 from .rnea_derivatives import FACTOR_WIDTH, rnea_derivative_factors
 
@@ -75,7 +75,7 @@ def inverse_derivatives_function(robot: Robot, build: Any) -> RobotFunction:
     o = len(us)
     f = RobotFunction.__new__(RobotFunction)
     f._setup(name, groups, (3, o, o), parts["constants"],   # noqa: SLF001 (the module's own class)
-             _LazyKernel(len(flat), 3 * o * o, "c", name, dense_kernel))
+             LazyKernel(len(flat), 3 * o * o, "c", name, dense_kernel))
     f.__dict__["_entry"] = entry
     cache[products_key] = f
     return f
