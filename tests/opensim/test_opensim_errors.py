@@ -92,15 +92,15 @@ def test_body_without_joint_gets_a_free_joint():
 def test_forces_and_constraints_left_out_are_named():
     forces = ('<ForceSet name="forceset"><objects>\n<ElasticFoundationForce name="spring">'
               "</ElasticFoundationForce></objects></ForceSet>\n"
-              '<ConstraintSet name="constraintset"><objects>\n<PointOnLineConstraint '
+              '<ConstraintSet name="constraintset"><objects>\n<ConstantDistanceConstraint '
               'name="on_line"/></objects></ConstraintSet>')
     xml = _model(PIN, extra=forces)
     with pytest.warns(OpenSimImportWarning) as caught:
         model = load_opensim(xml)
     text = str(caught[0].message)
-    spring, on_line = _line(xml, "<ElasticFoundation"), _line(xml, "<PointOnLine")
+    spring, on_line = _line(xml, "<ElasticFoundation"), _line(xml, "<ConstantDistance")
     assert f"ElasticFoundationForce 'spring' (line {spring})" in text
-    assert f"PointOnLineConstraint 'on_line' (line {on_line})" in text
+    assert f"ConstantDistanceConstraint 'on_line' (line {on_line})" in text
     assert {x.name for x in model.left_out} == {"spring", "on_line"}
     with pytest.raises(InputError, match=rf"'spring' \(line {spring}\)"):
         load_opensim(xml, unsupported="error")

@@ -35,7 +35,10 @@ each query is one of
   (``equilibrateMuscles`` at Q, U and the activations), then q', u' and the derivatives of
   every state variable by path (``states``: their values, ``derivatives``);
 - ``{"kind": "default_state"}``: the model's default state after ``equilibrateMuscles``
-  (``Q``, ``U``, ``states``: every state variable by path, in OpenSim's order).
+  (``Q``, ``U``, ``states``: every state variable by path, in OpenSim's order);
+- ``{"kind": "constraint_errors", "Q": [...], "U": [...]}``: the constraints' position and
+  velocity errors (``qerr``: State.getQErr, ``uerr``: getUErr, Simbody's rows);
+- ``{"kind": "assemble", "Q": [...]}``: Q after ``Model.assemble`` (on the constraints).
 """
 
 from __future__ import annotations
@@ -290,6 +293,13 @@ def answer(request: dict) -> list:
             out.append(_default_state(osim, m, s))
         elif kind == "derivatives":
             out.append(_derivatives(osim, m, s, qy))
+        elif kind == "constraint_errors":
+            _set(osim, m, s, qy["Q"], qy["U"])
+            out.append({"qerr": _vec(s.getQErr()), "uerr": _vec(s.getUErr())})
+        elif kind == "assemble":
+            _set(osim, m, s, qy["Q"])
+            m.assemble(s)
+            out.append(_vec(s.getQ()))
         elif kind == "muscles":
             out.append(_muscles(osim, m, s, qy))
         else:

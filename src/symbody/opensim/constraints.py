@@ -13,8 +13,10 @@ A ``clamped`` coordinate is unconstrained: OpenSim's ``clamped`` keeps the value
 ``Coordinate.setValue`` and the assembly/inverse kinematics within the range, and adds no
 force or constraint to the equations of motion (a CoordinateLimitForce does that).
 
-The dependent coordinates of point and weld constraints are chosen by pivoted QR of the
-constraint Jacobian at the default configuration, among the coordinates with q' = u.
+The dependent coordinates of point, point-on-line and weld constraints are chosen by pivoted
+QR of the constraint Jacobian at the default configuration, among the coordinates whose own
+speed moves them alone (:func:`paired_coordinates`: those with q' = u and a Ball or Free
+joint's first angle).
 """
 
 from __future__ import annotations
@@ -26,11 +28,12 @@ import symengine as se
 
 from ..dependent_columns import pivot_columns
 from ..errors import InputError
-from .mobilizers import matmul, num, transpose
+from .mobilizers import matmul, matvec, num, transpose
 from .model_spec import ConstraintSpec, CoordinateSpec
 
 __all__ = ["HolonomicRow", "constraint_rows", "coordinate_rows", "choose_dependents",
-           "constraint_blocks", "velocity_jacobian"]
+           "constraint_blocks", "velocity_jacobian", "point_on_line_rows",
+           "simbody_perpendiculars", "paired_coordinates"]
 
 
 @dataclass
@@ -80,6 +83,8 @@ def constraint_rows(constraints: list[ConstraintSpec], sym: dict, kin, t: se.Sym
             p2 = kin.point(d["frame2"].body, d["point2"])
             for k, axis in enumerate("xyz"):
                 rows.append(HolonomicRow(p1[k] - p2[k], f"{c.name} ({axis})", None))
+        elif c.type == "PointOnLineConstraint":
+            rows += point_on_line_rows(c.name, d, kin)
         elif c.type == "WeldConstraint":
             f1, f2 = d["frame1"], d["frame2"]
             p1 = kin.point(f1.body, f1.p)
@@ -94,6 +99,50 @@ def constraint_rows(constraints: list[ConstraintSpec], sym: dict, kin, t: se.Sym
                 rows.append(HolonomicRow(half * (Rr[i][j] - Rr[j][i]),
                                          f"{c.name} (rotation {'xyz'[k]})", None))
     return rows
+
+
+def simbody_perpendiculars(d: np.ndarray) -> tuple:
+    """Simbody's axes x, y across the unit line direction d (``Rotation(d, ZAxis)``):
+    x = d × e_k with e_k the axis of d's smallest |component| (the first of equal ones),
+    normalized (``UnitVec3::perp``), and y = d × x."""
+    a = np.abs(d)
+    k = (0 if a[0] <= a[2] else 2) if a[0] <= a[1] else (1 if a[1] <= a[2] else 2)
+    x = np.cross(d, np.eye(3)[k])
+    x /= np.linalg.norm(x)
+    return x, np.cross(d, x)
+
+
+def point_on_line_rows(name: str, d: dict, kin) -> list:
+    """A PointOnLineConstraint's 2 rows (Simbody's ``Constraint::PointOnLine``): the follower
+    point S, in the line body B's frame, off the line through P along the unit d,
+    x·(p_BS - p_BP) = 0 and y·(p_BS - p_BP) = 0 with Simbody's x, y across d."""
+    R, p = kin.relative_pose(d["follower_body"], d["line_body"])
+    s = [num(v) for v in d["point_on_follower"]]
+    offset = [a - num(b) for a, b in zip(matvec(R, s), d["point_on_line"])]
+    offset = [a + b for a, b in zip(offset, p)]
+    rows = []
+    for axis, label in zip(simbody_perpendiculars(np.asarray(d["direction"], dtype=float)),
+                           "xy"):
+        expr = se.Integer(0)
+        for k in range(3):
+            if axis[k] != 0:
+                expr = expr + num(axis[k]) * offset[k]
+        rows.append(HolonomicRow(expr, f"{name} ({label})", None))
+    return rows
+
+
+def paired_coordinates(names: list, q: list, u: list, qdot: list) -> set:
+    """The names of the coordinates q_k whose own speed u_k moves q_k alone, at unit rate:
+    ∂q'/∂u_k = e_k (q' = N(q) u with ``qdot`` symengine, in the order of ``names``).  Then
+    B's column of u_k is ∂f_h/∂q_k: a constraint's dependent coordinates and their speeds
+    are regular together.  Every coordinate with q' = u is one, and so is a Ball or Free
+    joint's first angle (X of its X-Y-Z angles: ω = e_x q_x' when the others stand still),
+    not its second and third (whose rates take the other angular speeds as well)."""
+    out = set()
+    for k, name in enumerate(names):
+        if all(qdot[i].diff(u[k]) == (1 if i == k else 0) for i in range(len(q))):
+            out.add(name)
+    return out
 
 
 def choose_dependents(rows: list[HolonomicRow], names: list, symbols: list, eligible: set,
@@ -118,8 +167,9 @@ def choose_dependents(rows: list[HolonomicRow], names: list, symbols: list, elig
     scale = max(float(np.abs(J).max()) if J.size else 0.0, 1e-300)
     if len(cols) < len(free_rows) or min(norms) < 1e-9 * scale:
         raise InputError(f"{where}: the constraints {', '.join(r.name for r in free_rows)} are "
-                         "redundant or fix coordinates that cannot be dependent (those of "
-                         "ball and free joints) at the default configuration")
+                         "redundant or fix coordinates that cannot be dependent (the second "
+                         "and third angles of ball and free joints) at the default "
+                         "configuration")
     chosen = iter(names[cand[c]] for c in cols)
     return [r.dependent if r.dependent is not None else next(chosen) for r in rows]
 

@@ -25,7 +25,14 @@ from .model_spec import (
     Placement,
     body_fixed_xyz,
 )
-from .parse import CONSTRAINT_TYPES, coupler_data, finish_joint, read_body_inertia, read_coordinate
+from .parse import (
+    CONSTRAINT_TYPES,
+    coupler_data,
+    finish_joint,
+    point_on_line_data,
+    read_body_inertia,
+    read_coordinate,
+)
 from .xml_tree import OsimDocument, OsimElement
 
 __all__ = ["parse_legacy_model"]
@@ -148,6 +155,13 @@ def parse_legacy_model(doc: OsimDocument) -> ModelSpec:
             continue
         if el.tag == "CoordinateCouplerConstraint":
             data = coupler_data(el)
+        elif el.tag == "PointOnLineConstraint":
+            ends = [(el.text_of(tag) or "").strip() for tag in ("line_body", "follower_body")]
+            for b in ends:
+                if b not in names:
+                    raise el.error(f"names the body {b!r}, which is not in the BodySet")
+            data = point_on_line_data(el, *(Placement(b, np.eye(3), np.zeros(3), b)
+                                            for b in ends))
         else:
             b1 = (el.text_of("body_1") or "").strip()
             b2 = (el.text_of("body_2") or "").strip()

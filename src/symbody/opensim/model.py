@@ -34,6 +34,7 @@ from .constraints import (
     constraint_blocks,
     constraint_rows,
     coordinate_rows,
+    paired_coordinates,
 )
 from .dynamics import BodyInertia, JointTransform, body_inertia, form_dynamics
 from .forces import ForceContext, ForceContribution, builder_for
@@ -189,9 +190,8 @@ class OpenSimModel(MuscleViews):
             if not c.enforced:
                 self.left_out.append(LeftOut(c.type, c.name, c.element.line,
                                              "not enforced (OpenSim ignores it too)"))
-        # q' = u for every coordinate except those of ball and free joints
-        eligible = {c.name for n in self.tree.nodes[1:] for c in n.joint.coordinates
-                    if n.joint.type not in ("BallJoint", "FreeJoint")}
+        eligible = paired_coordinates(self.simbody_coordinate_names, self._se_q, self._se_u,
+                                      self._qdot_tree)
         q0 = np.array([c.default_value for c in self.tree.coordinates])
         deps = choose_dependents(rows, list(self.simbody_coordinate_names), self._se_q, eligible,
                                  q0, self.spec.where)

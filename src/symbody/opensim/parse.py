@@ -32,7 +32,7 @@ from .model_spec import (
 from .xml_tree import OsimDocument, OsimElement
 
 __all__ = ["parse_model", "ComponentIndex", "read_body_inertia", "read_coordinate",
-           "read_transform_axes", "CONSTRAINT_TYPES"]
+           "read_transform_axes", "CONSTRAINT_TYPES", "point_on_line_data"]
 
 _SET_TAGS = ("BodySet", "JointSet", "ConstraintSet", "ForceSet", "MarkerSet", "ContactGeometrySet",
              "ControllerSet", "ProbeSet", "ComponentSet", "WrapObjectSet", "FrameSet")
@@ -41,7 +41,8 @@ _ALIASES = {"parent_frame": ("parent_frame", "parent_body"), "child_frame": ("ch
             "child_body"), "body_1": ("body_1",), "body_2": ("body_2",), "frame1": ("frame1",),
             "frame2": ("frame2",), "parent": ("parent",)}
 _LISTS = ("objects", "groups", "components", "frames", "coordinates", "attached_geometry")
-CONSTRAINT_TYPES = ("CoordinateCouplerConstraint", "PointConstraint", "WeldConstraint")
+CONSTRAINT_TYPES = ("CoordinateCouplerConstraint", "PointConstraint", "WeldConstraint",
+                    "PointOnLineConstraint")
 
 
 class ComponentIndex:
@@ -342,6 +343,9 @@ class _Reader4:
                 data = {"frame1": b1, "frame2": b2,
                         "point1": b1.point(el.numbers("location_body_1", 3, default=(0, 0, 0))),
                         "point2": b2.point(el.numbers("location_body_2", 3, default=(0, 0, 0)))}
+            elif el.tag == "PointOnLineConstraint":
+                data = point_on_line_data(el, self.socket_frame(el, "socket_line_body"),
+                                          self.socket_frame(el, "socket_follower_body"))
             else:
                 data = {"frame1": self.socket_frame(el, "socket_frame1"),
                         "frame2": self.socket_frame(el, "socket_frame2")}
@@ -377,6 +381,21 @@ def coupler_data(el: OsimElement) -> dict:
                        "coordinate(s) are named")
     return {"independent": indep, "dependent": dep, "function": f,
             "scale": el.number("scale_factor", 1.0)}
+
+
+def point_on_line_data(el: OsimElement, line: Placement, follower: Placement) -> dict:
+    """A PointOnLineConstraint's bodies and vectors.  OpenSim hands Simbody the frames'
+    bodies and the vectors as written (``line_direction_vec``, normalized, and
+    ``point_on_line`` in the line body's frame, ``point_on_follower`` in the follower's),
+    also when a socket names an offset frame; so does symbody."""
+    direction = el.numbers("line_direction_vec", 3, default=(0, 0, 0))
+    norm = float(np.linalg.norm(direction))
+    if not norm > 0 or not np.isfinite(norm):
+        raise el.error(f"<line_direction_vec> {direction.tolist()} has no direction")
+    return {"line_body": line.body, "follower_body": follower.body,
+            "direction": direction / norm,
+            "point_on_line": el.numbers("point_on_line", 3, default=(0, 0, 0)),
+            "point_on_follower": el.numbers("point_on_follower", 3, default=(0, 0, 0))}
 
 
 def finish_joint(el: OsimElement, parent: Placement, child: Placement, coords: tuple) -> JointSpec:
