@@ -14,6 +14,7 @@ import numpy as np
 import pytest
 
 import symbody as sb
+from symbody.errors import InputError
 from symbody.opensim import OpenSimImportWarning, load_opensim
 from systems.opensim_oracle import ask_opensim, opensim_installed, terms_in_our_order
 
@@ -137,3 +138,62 @@ def test_a_run_through_a_heel_strike_stays_on_the_constraints(block):
     q_ref, u_ref = model.from_opensim_state(np.array(end["Q"]), np.array(end["U"]))
     assert np.abs(sol.q[-1] - q_ref).max() < 1e-7
     assert np.abs(sol.u[-1] - u_ref).max() < 1e-6 * np.abs(u_ref).max()
+
+
+@needs_opensim
+def test_an_offset_frame_socket_is_read_as_opensim_does(tmp_path):
+    """OpenSim 4.6 hands Simbody a socket's body and the vectors as written, also when the
+    socket names an offset frame (its translation is not applied); so do we."""
+    text = (DATA / "bouncing_block.osim").read_text()
+    socket = "<socket_follower_body>/bodyset/link2</socket_follower_body>"
+    assert text.count(socket) == 1
+    path = tmp_path / "offset_follower.osim"
+    path.write_text(text.replace(socket, socket.replace("link2<", "link2/link2_geom_frame_1<")))
+    model = load_opensim(path)
+    nm = model.numeric_model
+    p = nm.constants_array(model.constants)
+    rng = np.random.default_rng(5)
+    n = len(model.coordinates)
+    states = [(model.random_coordinates(rng), rng.uniform(-1, 1, n)) for _ in range(2)]
+    queries = []
+    for q, u in states:
+        Q, U = model.to_opensim_state(q, u)
+        queries.append({"kind": "constraint_errors", "Q": Q.tolist(), "U": U.tolist()})
+    for (q, u), errors in zip(states, ask_opensim(path, queries, without_forces=False)):
+        assert _relative(nm.holonomic_residual(q, p), errors["qerr"]) < 1e-12
+        assert _relative(nm.velocity_residual(q, u, p), errors["uerr"]) < 1e-12
+
+
+def _ball_on_line(direction: str) -> str:
+    """A body on a BallJoint at the origin whose point (1, 0, 0) is held on a line through
+    the origin along ``direction``."""
+    coords = "".join(f'<Coordinate name="r{k}"><range>-1 1</range></Coordinate>' for k in "xyz")
+    return ('<?xml version="1.0" encoding="UTF-8" ?>\n<OpenSimDocument Version="40000">\n'
+            '<Model name="m">\n<Ground name="ground"/>\n<BodySet name="bodyset"><objects>'
+            '<Body name="b"><mass>1</mass><mass_center>0 0 0</mass_center>'
+            "<inertia>0.1 0.1 0.1 0 0 0</inertia></Body></objects></BodySet>\n"
+            '<JointSet name="jointset"><objects><BallJoint name="ball">'
+            "<socket_parent_frame>/ground</socket_parent_frame><socket_child_frame>/bodyset/b"
+            f"</socket_child_frame><coordinates>{coords}</coordinates></BallJoint>"
+            "</objects></JointSet>\n"
+            '<ConstraintSet name="constraintset"><objects>\n'
+            '<PointOnLineConstraint name="on_line"><socket_line_body>/ground</socket_line_body>'
+            "<socket_follower_body>/bodyset/b</socket_follower_body>"
+            f"<line_direction_vec>{direction}</line_direction_vec>"
+            "<point_on_line>0 0 0</point_on_line><point_on_follower>1 0 0</point_on_follower>"
+            "</PointOnLineConstraint></objects></ConstraintSet>\n</Model>\n</OpenSimDocument>\n")
+
+
+def test_rows_only_later_angles_could_satisfy_are_refused():
+    """Holding (1, 0, 0) of a ball-jointed body on the x axis fixes the ball's Y and Z angles
+    (X turns the body about that axis): their rates take the other angular speeds too, so
+    they cannot be dependent coordinates here; the constraint is refused by name."""
+    xml = _ball_on_line("2 0 0")
+    line = xml[:xml.index("<PointOnLine")].count("\n") + 1
+    with pytest.raises(InputError, match=r"on_line \(x\), on_line \(y\) are redundant or fix "
+                                         r"coordinates that cannot be dependent \(the second "
+                                         r"and third angles of ball and free joints\)"):
+        load_opensim(xml)
+    with pytest.raises(InputError, match=rf"on_line.*line {line}.*<line_direction_vec> "
+                                         r"\[0.0, 0.0, 0.0\] has no direction"):
+        load_opensim(_ball_on_line("0 0 0"))
