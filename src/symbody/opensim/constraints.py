@@ -14,9 +14,11 @@ A ``clamped`` coordinate is unconstrained: OpenSim's ``clamped`` keeps the value
 force or constraint to the equations of motion (a CoordinateLimitForce does that).
 
 The dependent coordinates of point, point-on-line and weld constraints are chosen by pivoted
-QR of the constraint Jacobian at the default configuration, among the coordinates whose own
-speed moves them alone (:func:`paired_coordinates`: those with q' = u and a Ball or Free
-joint's first angle).
+QR of the constraint Jacobian at the default configuration, first among the coordinates whose
+own speed moves them alone (:func:`paired_coordinates`: those with q' = u and a Ball or Free
+joint's first angle, where B's column equals the Jacobian's), then, where those do not
+suffice, among the others (a Ball or Free joint's second and third angles, q' = N(q) u) when
+their speeds give B a regular dependent block there too.
 """
 
 from __future__ import annotations
@@ -137,7 +139,8 @@ def paired_coordinates(names: list, q: list, u: list, qdot: list) -> set:
     B's column of u_k is ∂f_h/∂q_k: a constraint's dependent coordinates and their speeds
     are regular together.  Every coordinate with q' = u is one, and so is a Ball or Free
     joint's first angle (X of its X-Y-Z angles: ω = e_x q_x' when the others stand still),
-    not its second and third (whose rates take the other angular speeds as well)."""
+    not its second and third (whose rates take the other angular speeds as well:
+    :func:`choose_dependents` takes them only where the paired ones do not suffice)."""
     out = set()
     for k, name in enumerate(names):
         if all(qdot[i].diff(u[k]) == (1 if i == k else 0) for i in range(len(q))):
@@ -146,9 +149,13 @@ def paired_coordinates(names: list, q: list, u: list, qdot: list) -> set:
 
 
 def choose_dependents(rows: list[HolonomicRow], names: list, symbols: list, eligible: set,
-                      q0: np.ndarray, where: str) -> list:
+                      q0: np.ndarray, where: str, speed_map=None) -> list:
     """The dependent coordinate of every row: the row's own where it names one, else the
-    best-conditioned columns of the Jacobian at q0 among ``eligible`` names."""
+    best-conditioned columns of the Jacobian J at q0 (column-pivoted QR), among the
+    ``eligible`` names first (:func:`paired_coordinates`).  Where those do not reach the
+    rows' rank, the others complete the set when ``speed_map()`` (∂q'/∂u at q0, N x N,
+    the order of ``names``) is given and the dependent speeds (those of the chosen
+    coordinates) are regular too: B = J ∂q'/∂u has a regular dependent block at q0."""
     taken: list = []
     for r in rows:
         if r.dependent is not None:
@@ -159,19 +166,31 @@ def choose_dependents(rows: list[HolonomicRow], names: list, symbols: list, elig
     free_rows = [r for r in rows if r.dependent is None]
     if not free_rows:
         return [r.dependent for r in rows]
-    cand = [k for k, n in enumerate(names) if n in eligible and n not in taken]
+    k = len(free_rows)
+    cand = [i for i, n in enumerate(names) if n not in taken]
     subs = dict(zip(symbols, [se.RealDouble(float(v)) for v in q0]))
-    J = np.array([[float(se.sympify(r.expr).diff(symbols[k]).subs(subs)) for k in cand]
-                  for r in free_rows], dtype=float) if cand else np.zeros((len(free_rows), 0))
-    cols, norms = pivot_columns(J, len(free_rows)) if cand else ([], [])
-    scale = max(float(np.abs(J).max()) if J.size else 0.0, 1e-300)
-    if len(cols) < len(free_rows) or min(norms) < 1e-9 * scale:
+    J = np.zeros((k, len(names)))
+    for a, r in enumerate(free_rows):
+        expr = se.sympify(r.expr)
+        for i in cand:
+            J[a, i] = float(expr.diff(symbols[i]).subs(subs))
+    scale = max(float(np.abs(J).max()), 1e-300)
+    paired = [i for i in cand if names[i] in eligible]
+    cols, norms = pivot_columns(J[:, paired], k) if paired else ([], [])
+    chosen = [paired[c] for c, v in zip(cols, norms) if v >= 1e-9 * scale]
+    if len(chosen) < k and speed_map is not None:
+        cols, norms = pivot_columns(J[:, cand], k, first=[cand.index(i) for i in chosen])
+        if len(cols) == k and min(norms) >= 1e-9 * scale:
+            B = J @ np.asarray(speed_map(), dtype=float)
+            sv = np.linalg.svd(B[:, [cand[c] for c in cols]], compute_uv=False)
+            if sv[-1] >= 1e-9 * max(float(np.abs(B).max()), 1e-300):
+                chosen = [cand[c] for c in cols]
+    if len(chosen) < k:
         raise InputError(f"{where}: the constraints {', '.join(r.name for r in free_rows)} are "
-                         "redundant or fix coordinates that cannot be dependent (the second "
-                         "and third angles of ball and free joints) at the default "
-                         "configuration")
-    chosen = iter(names[cand[c]] for c in cols)
-    return [r.dependent if r.dependent is not None else next(chosen) for r in rows]
+                         "redundant at the default configuration, or no set of dependent "
+                         "coordinates and of their speeds is regular there")
+    it = iter(names[i] for i in chosen)
+    return [r.dependent if r.dependent is not None else next(it) for r in rows]
 
 
 def velocity_jacobian(rows: list, qdot: list, q: list, u: list) -> list:

@@ -194,7 +194,7 @@ class OpenSimModel(MuscleViews):
                                       self._qdot_tree)
         q0 = np.array([c.default_value for c in self.tree.coordinates])
         deps = choose_dependents(rows, list(self.simbody_coordinate_names), self._se_q, eligible,
-                                 q0, self.spec.where)
+                                 q0, self.spec.where, lambda: self._speed_map(q0))
         self._holonomic = rows
         names = self.simbody_coordinate_names
         dep_idx = [names.index(d) for d in deps]
@@ -209,6 +209,17 @@ class OpenSimModel(MuscleViews):
         self.q_dep = self.coordinates[len(names) - nd:]
         self.u_ind = self.speeds[:len(names) - nd]
         self.u_dep = self.speeds[len(names) - nd:]
+
+    def _speed_map(self, q0: np.ndarray) -> np.ndarray:
+        """∂q'/∂u (N x N, Simbody's order) at the coordinates q0."""
+        subs = dict(zip(self._se_q, [se.RealDouble(float(v)) for v in q0]))
+        out = np.zeros((len(self._se_q), len(self._se_u)))
+        for i, qd in enumerate(self._qdot_tree):
+            for k, u in enumerate(self._se_u):
+                d = qd.diff(u)
+                if d != 0:
+                    out[i, k] = float(d.subs(subs))
+        return out
 
     # ------------------------------------------------------------------ forces
     def _build_forces(self, extra_builders: dict) -> None:
