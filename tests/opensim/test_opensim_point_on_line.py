@@ -197,7 +197,8 @@ def test_later_ball_angles_as_dependents_agree_with_opensim(tmp_path):
     the x axis): no paired coordinate can be dependent, so Y and Z are, with their own
     speeds ω_y, ω_z (B's columns J N(q), regular at the default configuration), though
     their rates take ω_x too.  u' and q' at projected states, and a 1 s run (on the
-    constraints to 1e-10, at OpenSim's end state) agree with OpenSim 4.6."""
+    constraints to 1e-10, at OpenSim's end state) agree with OpenSim 4.6; Kane's method on
+    model.system gives the same u'."""
     path = tmp_path / "ball_on_line.osim"
     path.write_text(_ball_on_line("1 1 1"))
     model = load_opensim(path)
@@ -233,6 +234,13 @@ def test_later_ball_angles_as_dependents_agree_with_opensim(tmp_path):
     q_ref, u_ref = model.from_opensim_state(np.array(end["Q"]), np.array(end["U"]))
     assert np.abs(sol.q[-1] - q_ref).max() < 1e-6
     assert np.abs(sol.u[-1] - u_ref).max() < 1e-6 * np.abs(u_ref).max()
+    # model.system carries the constraint: SymPy's vector algebra (Kane's method on the
+    # System, the same dependent set) gives the same u'
+    kane = sb.compile(model.system_eom(), constants=list(model.constants))
+    pk = kane.constants_array(model.constants)
+    for qi, ui in states:
+        assert _relative(kane.accelerations(qi, ui, pk)[0], nm.accelerations(qi, ui, p)[0]) \
+            < 1e-12
 
 
 def test_redundant_rows_and_a_line_without_direction_are_refused():
