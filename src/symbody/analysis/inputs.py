@@ -186,24 +186,42 @@ class _UserView:
 
 
 def _with_derived(model: NumericModel, derived: Any, specifieds: Any, P: np.ndarray | None,
-                  t_span: tuple[float, float] | None, x0: np.ndarray | None) -> Callable:
+                  t_span: tuple[float, float] | None, x0: np.ndarray | None) -> InputsWithDerived:
     """r(t, x): the user's inputs (the model's specifieds but the derived ones, given as
     for any model) and the derived inputs computed from (t, x) at every call."""
     s = len(model.specifieds)
-    idx = np.array(derived.indices, dtype=np.intp)
     user = [i for i in range(s) if i not in set(derived.indices)]
     r_user = specified_inputs(_UserView(model, user), specifieds, P, t_span, x0) \
         if user else specified_inputs(_UserView(model, []), specifieds)
-    uidx = np.array(user, dtype=np.intp)
+    return InputsWithDerived(s, derived, user, r_user)
 
-    def r(t, x):
-        out = np.empty(s)
-        if r_user is not None:
-            out[uidx] = r_user(t, x)
-        out[idx] = derived(t, x)
+
+class InputsWithDerived:
+    """``r(t, x) -> (s,)``: the user's inputs at the positions ``user`` (``r_user``, None
+    when there are none) and the model's ``derived`` inputs (at ``derived.indices``),
+    computed from (t, x) at every call.  ``user_values``: the full vector (s,) with the
+    user's values and zeros at the derived positions when the user's inputs are constant
+    (a compiled integrator then computes the derived ones in C:
+    :mod:`symbody.compilation.native_derived`), else None."""
+
+    def __init__(self, s: int, derived: Any, user: list, r_user: Any) -> None:
+        self.s, self.derived, self.r_user = s, derived, r_user
+        self._idx = np.array(derived.indices, dtype=np.intp)
+        self._uidx = np.array(user, dtype=np.intp)
+        self.user_values: np.ndarray | None = None
+        if r_user is None or isinstance(r_user, ConstantInputs):
+            values = np.zeros(s)
+            if r_user is not None:
+                values[self._uidx] = r_user.values
+            values.setflags(write=False)
+            self.user_values = values
+
+    def __call__(self, t: float, x: np.ndarray) -> np.ndarray:
+        out = np.empty(self.s)
+        if self.r_user is not None:
+            out[self._uidx] = self.r_user(t, x)
+        out[self._idx] = self.derived(t, x)
         return out
-
-    return r
 
 
 def _per_input(model: NumericModel, specifieds: Any) -> list:

@@ -96,7 +96,7 @@ class OpenSimModel(MuscleViews):
     """
 
     def __init__(self, spec: ModelSpec, tree: MultibodyTree, *, unsupported: str = "warn",
-                 force_builders: dict | None = None, custom_joint_bias: str = "exact"):
+                 force_builders: dict | None = None, custom_joint_bias: str = "simbody"):
         self.spec, self.tree = spec, tree
         self.name = spec.name
         self.gravity = np.asarray(spec.gravity, dtype=float)
@@ -269,17 +269,25 @@ class OpenSimModel(MuscleViews):
         warnings.warn(text, OpenSimImportWarning, stacklevel=4)
 
     def _report_simbody_bias(self) -> None:
-        """Warn that u' differs from OpenSim's on the joints Simbody approximates."""
-        if self.custom_joint_bias != "exact" or not self.simbody_bias_joints:
+        """Warn that the velocity terms of the joints Simbody approximates are OpenSim's
+        (the default) or exact (then u' differs from OpenSim's)."""
+        if not self.simbody_bias_joints:
             return
         names = ", ".join(repr(n) for n in self.simbody_bias_joints)
-        warnings.warn(
-            f"{self.spec.where}: the CustomJoint(s) {names} have rotations that share a "
-            f"coordinate; OpenSim 4.6 (Simbody's FunctionBased mobilizer) computes their "
-            f"velocity terms only approximately, symbody exactly, so the velocity terms and u' "
-            f"differ from OpenSim's wherever these joints move (symbody's conserve energy). "
-            f"load_opensim(..., custom_joint_bias='simbody') reproduces OpenSim's numbers "
-            f"(see model.simbody_bias_joints)", OpenSimImportWarning, stacklevel=4)
+        common = (f"{self.spec.where}: the CustomJoint(s) {names} have rotations that share a "
+                  f"coordinate; OpenSim 4.6 (Simbody's FunctionBased mobilizer) computes their "
+                  f"velocity terms only approximately")
+        if self.custom_joint_bias == "exact":
+            text = (f"{common}; with custom_joint_bias='exact' symbody computes them exactly, "
+                    f"so the velocity terms and u' differ from OpenSim's wherever these joints "
+                    f"move (symbody's conserve energy; the default 'simbody' reproduces "
+                    f"OpenSim's numbers; see model.simbody_bias_joints)")
+        else:
+            text = (f"{common}, and so does this model, to give OpenSim's numbers: a "
+                    f"conservative motion through these joints does not conserve energy. "
+                    f"load_opensim(..., custom_joint_bias='exact') gives the exact terms "
+                    f"(see model.simbody_bias_joints)")
+        warnings.warn(text, OpenSimImportWarning, stacklevel=4)
 
     # ------------------------------------------------------------------ equations
     def _form(self) -> EquationsOfMotion:
@@ -541,7 +549,7 @@ def _uses(expressions: list, symbols: tuple) -> bool:
 
 def load_opensim(path_or_xml: str | os.PathLike, *, unsupported: str = "warn",
                  force_builders: dict | None = None,
-                 custom_joint_bias: str = "exact") -> OpenSimModel:
+                 custom_joint_bias: str = "simbody") -> OpenSimModel:
     """Load an OpenSim model (a ``.osim`` path or its XML text) as equations of motion.
 
     Both file formats that circulate are read: 4.x (``Version`` 40000 and later) and the
@@ -553,13 +561,13 @@ def load_opensim(path_or_xml: str | os.PathLike, *, unsupported: str = "warn",
 
     ``force_builders``: ``{element name: builder(element, ctx)}`` used before the registered
     ones (:mod:`symbody.opensim.forces`) for this model only.
-    ``custom_joint_bias``: "exact" (default) or "simbody": the velocity terms of a
+    ``custom_joint_bias``: "simbody" (default) or "exact": the velocity terms of a
     CustomJoint whose rotations share coordinates (e.g. a knee whose three rotations are
-    splines of the knee angle) as Simbody 4.6 computes them, which is not exact (OpenSim
-    then loses or gains energy in a conservative model; see
-    :func:`symbody.opensim.mobilizers.simbody_hdot_error`); use it only to reproduce
-    OpenSim's numbers.  Both agree for the usual joints (rotation i a function of
-    coordinate i alone).
+    splines of the knee angle) as Simbody 4.6 computes them -- OpenSim's numbers, which are
+    not exact (OpenSim then loses or gains energy in a conservative model; see
+    :func:`symbody.opensim.mobilizers.simbody_hdot_error`) -- or exactly.  Loading such a
+    model warns either way and names the joints (``model.simbody_bias_joints``).  Both agree
+    for the usual joints (rotation i a function of coordinate i alone).
 
     Raises :class:`~symbody.errors.InputError` naming the element and line for a malformed
     file, an unsupported joint or function type, unknown frames, bodies or coordinates,

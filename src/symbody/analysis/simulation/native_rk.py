@@ -33,6 +33,7 @@ from scipy.integrate import DOP853, RK23, RK45, OdeSolver
 
 from ...compat.scipy import runge_kutta_step_control
 from ...compilation.linear_algebra import REDUCED_KKT_MIN
+from ...compilation.native_derived import with_derived_inputs
 from ...compilation.native_partition import native_partition_rhs
 from ...compilation.native_rhs import build_source, data_address, native_rhs
 
@@ -386,21 +387,27 @@ class CompiledRungeKutta(OdeSolver):
 
 
 def native_solver(model: Any, P: np.ndarray, method: str, R: np.ndarray | None = None,
-                  partition: Any = None) -> tuple[type, dict] | None:
+                  partition: Any = None, derived: Any = None) -> tuple[type, dict] | None:
     """(solver class, extra constructor arguments) for ``method`` with steps in compiled
     code, or None when the model's right-hand side or the method cannot run there.
     ``R``: the values of the specified inputs, when they are constant.  ``partition``: the
     set of dependent speeds the state is in (default the model's own); another set, or many
     constraint rows (where the Python path solves by the null space of B_a), takes
-    :mod:`~symbody.compilation.native_partition`'s right-hand side."""
+    :mod:`~symbody.compilation.native_partition`'s right-hand side.  ``derived``: the
+    model's derived inputs (``R`` then holds zeros at their positions), computed in C before
+    each evaluation (:mod:`~symbody.compilation.native_derived`), or None."""
     if method not in _SCIPY and method != "Radau":
         return None
     L = model.layout
     own = partition is None or partition.dependent_speeds == model.default_partition.dependent_speeds
     if own and not (L.augmented and L.m >= REDUCED_KKT_MIN):
-        return native_solver_for(native_rhs(model, P, R), method, implicit=True)
-    part = model.default_partition if partition is None else partition
-    return native_solver_for(native_partition_rhs(model, P, part.u_ind_index, R), method, implicit=True)
+        native = native_rhs(model, P, R)
+    else:
+        part = model.default_partition if partition is None else partition
+        native = native_partition_rhs(model, P, part.u_ind_index, R)
+    if derived is not None:
+        native = with_derived_inputs(native, derived, L.ir)
+    return native_solver_for(native, method, implicit=True)
 
 
 def native_solver_for(native: Any, method: str, implicit: bool = False) -> tuple[type, dict] | None:

@@ -38,7 +38,7 @@ from ...compilation import NumericModel
 from ...compilation.native_constraints import native_constraints
 from ...compilation.numeric_model import Partition
 from ...errors import InputError, SymbodyError
-from ..inputs import ConstantInputs
+from ..inputs import ConstantInputs, InputsWithDerived
 from .nonfinite import NonFinite
 
 __all__ = ["ConstraintMode", "Stepper", "Run", "StopIntegration", "ode_function", "SCIPY_METHODS",
@@ -197,15 +197,23 @@ class ConstraintMode:
         inputs, if any, are constant), in any dependent set: the same scipy solver with its
         steps taken in compiled code (see native_rk, native_radau), or None."""
         inputs = run.specifieds
-        if not (self.plain_rhs(run) and (inputs is None or isinstance(inputs, ConstantInputs))):
+        derived = None
+        if isinstance(inputs, InputsWithDerived) and inputs.user_values is not None:
+            # (constant user inputs; the model's derived ones computed in C, where it can)
+            derived, values = inputs.derived, inputs.user_values
+        elif inputs is None or isinstance(inputs, ConstantInputs):
+            values = None if inputs is None else inputs.values
+        else:
+            return None
+        if not self.plain_rhs(run):
             return None
         # (one per layout and method for the whole run: a contact's kink or a projection
         # restarts the stepper, not the compiled right-hand side and its plan)
         key = ("native_solver", run.method, part)
         if key not in run.options:
             from .native_rk import native_solver
-            run.options[key] = native_solver(run.model, run.constants, run.method,
-                                             None if inputs is None else inputs.values, part)
+            run.options[key] = native_solver(run.model, run.constants, run.method, values,
+                                             part, *([derived] if derived is not None else []))
         return run.options[key]
 
     def accept(self, run: Run, t: float, y: np.ndarray, part: Partition) -> tuple[np.ndarray, bool]:

@@ -25,6 +25,8 @@ it tolerates).
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import cached_property
+from typing import Any
 
 import numpy as np
 import symengine as se
@@ -33,6 +35,7 @@ from sympy.physics.mechanics import dynamicsymbols
 from ..mobilizers import ZERO
 from .ellipsoid_native import METHODS, _module, wrap_ellipsoid_native
 from .geometry_path import PathPoint, _Kin, _straight
+from .path_parameters import NativePathParameters, native_path_parameters
 from .vector3 import norm, sub
 from .wrapping import read_wrap_pose
 
@@ -174,10 +177,7 @@ class EllipsoidParameters:
         self.functions = tuple(f for s in self._slots + multi_slots for f in s.sympy)
         self.symbols = tuple(x for s in self._slots + multi_slots for x in s.symbols)
         self.nq = len(q_symbols)
-        self._multi_inputs = (se.Lambdify(list(q_symbols), [x for pw in self._multi
-                                                             for x in pw.inputs],
-                                          cse=True, real=True, backend="lambda")
-                              if self._multi else None)
+        self._q_symbols = list(q_symbols)
         stops = np.cumsum([0] + [len(pw.inputs) for pw in self._multi])
         self._multi_split = stops[1:-1]
         #: each multi-wrap path's inputs as (start, stop) in the inputs' values
@@ -185,8 +185,30 @@ class EllipsoidParameters:
         #: their positions in ``eom.specifieds`` (the model sets them; () when the equations
         #: do not use them, e.g. paths without forces)
         self.indices: tuple = ()
+        self._native: Any = None              # (built at first use: False without a compiler)
+
+    def native(self) -> NativePathParameters | None:
+        """The whole computation as one C function (:mod:`.path_parameters`), built at
+        first use; None without a C compiler (the Python path below then runs)."""
+        if self._native is None:
+            self._native = native_path_parameters(self, self._q_symbols) or False
+        return self._native or None
+
+    def native_entry(self) -> Any:
+        """A plan of the C function for a compiled caller (``function``, ``plan``,
+        ``size``; :mod:`symbody.compilation.native_derived`), or None."""
+        native = self.native()
+        return None if native is None else native.entry()
+
+    @cached_property
+    def _ends(self) -> Any:
         ends = [x for s in self._slots for e in s.ends for x in e] or [se.Integer(0)]
-        self._ends = se.Lambdify(list(q_symbols), ends, cse=True, real=True, backend="lambda")
+        return se.Lambdify(self._q_symbols, ends, cse=True, real=True, backend="lambda")
+
+    @cached_property
+    def _multi_inputs(self) -> Any:
+        return se.Lambdify(self._q_symbols, [x for pw in self._multi for x in pw.inputs],
+                           cse=True, real=True, backend="lambda")
 
     def __len__(self) -> int:
         return len(self.functions)
@@ -194,6 +216,9 @@ class EllipsoidParameters:
     def values(self, q) -> np.ndarray:
         """(7 * slots + the multi-wrap paths' parameters,) at the coordinates q (model
         order)."""
+        native = self.native()
+        if native is not None:
+            return native(q)
         own = self._ellipsoid_values(q) if self._slots else np.zeros(0)
         if not self._multi:
             return own
@@ -207,7 +232,11 @@ class EllipsoidParameters:
         path order)} of the paths over several wrap objects at coordinates q (model order)."""
         if not self._multi:
             return {}
-        x = np.asarray(self._multi_inputs(np.asarray(q, dtype=float)[:self.nq]), dtype=float)
+        native = self.native()
+        if native is not None:
+            x = native.stage_values(q)[-int(self._multi_bounds[-1][1]):]
+        else:
+            x = np.asarray(self._multi_inputs(np.asarray(q, dtype=float)[:self.nq]), dtype=float)
         out = {}
         for pw, v in zip(self._multi, np.split(x.ravel(), self._multi_split)):
             L, nodes = pw.path(v)

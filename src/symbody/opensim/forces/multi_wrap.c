@@ -249,29 +249,22 @@ static int read_doubles(PyObject *seq, double *out, Py_ssize_t max, Py_ssize_t *
     return 0;
 }
 
-static PyObject *py_path(PyObject *self, PyObject *args) {
-    PyObject *pts_obj, *pb_obj, *bodies_obj, *wraps_obj;
-    double pts[3*MAX_POINTS], pbf[MAX_POINTS], bodies[BODY_FIELDS*MAX_BODIES];
-    double spec[WRAP_FIELDS*MAX_WRAPS];
+/* the path from its points (3n, ground), their bodies (n, indices into bodies, as floats),
+   the poses of its bodies (12 nb) and its wrap objects (24 m, module comment): its length
+   *L, its nodes (*npath of them) and the wrenches (12 nb); 0, or 1 for sizes or fields out
+   of range (the message in *error) */
+static int multi_path(const double *pts, int n, const double *pbf, const double *bodies, int nb,
+                      const double *spec, int m, double *L, int *path, int *npath, double *out,
+                      const char **error) {
     int pbody[MAX_POINTS];
-    Py_ssize_t np3, npb, nbf, nw;
-    if (!PyArg_ParseTuple(args, "OOOO", &pts_obj, &pb_obj, &bodies_obj, &wraps_obj)) return NULL;
-    if (read_doubles(pts_obj, pts, 3*MAX_POINTS, &np3) < 0) return NULL;
-    if (read_doubles(pb_obj, pbf, MAX_POINTS, &npb) < 0) return NULL;
-    if (read_doubles(bodies_obj, bodies, BODY_FIELDS*MAX_BODIES, &nbf) < 0) return NULL;
-    if (read_doubles(wraps_obj, spec, WRAP_FIELDS*MAX_WRAPS, &nw) < 0) return NULL;
-    if (np3 % 3 || nw % WRAP_FIELDS || nbf % BODY_FIELDS || np3 < 6 || npb != np3/3) {
-        PyErr_SetString(PyExc_ValueError, "3 floats and a body per point, 12 per body, 24 per "
-                        "wrap object");
-        return NULL;
+    if (n < 2 || n > MAX_POINTS || m > MAX_WRAPS || nb < 1 || nb > MAX_BODIES) {
+        *error = "3 floats and a body per point (2 to 64 points), 12 per body, 24 per wrap "
+                 "object (at most 16)";
+        return 1;
     }
-    int n = (int)(np3/3), m = (int)(nw/WRAP_FIELDS), nb = (int)(nbf/BODY_FIELDS);
     for (int i = 0; i < n; i++) {
         pbody[i] = (int)pbf[i];
-        if (pbody[i] < 0 || pbody[i] >= nb) {
-            PyErr_SetString(PyExc_ValueError, "a point's body is out of range");
-            return NULL;
-        }
+        if (pbody[i] < 0 || pbody[i] >= nb) { *error = "a point's body is out of range"; return 1; }
     }
     wrap_t w[MAX_WRAPS];
     for (int j = 0; j < m; j++) {
@@ -288,8 +281,8 @@ static PyObject *py_path(PyObject *self, PyObject *args) {
         if (x->start < 0 || x->end >= n || x->start > x->end || x->axis < 0 || x->axis > 2
             || x->kind < 0 || x->kind > 1 || x->method < 0 || x->method > 2 || x->body < 0
             || x->body >= nb) {
-            PyErr_SetString(PyExc_ValueError, "a wrap object's fields are out of range");
-            return NULL;
+            *error = "a wrap object's fields are out of range";
+            return 1;
         }
         const double *B = bodies + BODY_FIELDS*x->body;     /* its frame in ground */
         for (int r = 0; r < 3; r++) {
@@ -298,9 +291,34 @@ static PyObject *py_path(PyObject *self, PyObject *args) {
             x->o[r] = B[3*r]*x->ob[0] + B[3*r + 1]*x->ob[1] + B[3*r + 2]*x->ob[2] + B[9 + r];
         }
     }
+    *L = apply_wraps(n, pts, m, w, path, npath);
+    path_wrenches(pts, pbody, w, bodies, nb, path, *npath, out);
+    return 0;
+}
+
+static PyObject *py_path(PyObject *self, PyObject *args) {
+    PyObject *pts_obj, *pb_obj, *bodies_obj, *wraps_obj;
+    double pts[3*MAX_POINTS], pbf[MAX_POINTS], bodies[BODY_FIELDS*MAX_BODIES];
+    double spec[WRAP_FIELDS*MAX_WRAPS];
+    Py_ssize_t np3, npb, nbf, nw;
+    if (!PyArg_ParseTuple(args, "OOOO", &pts_obj, &pb_obj, &bodies_obj, &wraps_obj)) return NULL;
+    if (read_doubles(pts_obj, pts, 3*MAX_POINTS, &np3) < 0) return NULL;
+    if (read_doubles(pb_obj, pbf, MAX_POINTS, &npb) < 0) return NULL;
+    if (read_doubles(bodies_obj, bodies, BODY_FIELDS*MAX_BODIES, &nbf) < 0) return NULL;
+    if (read_doubles(wraps_obj, spec, WRAP_FIELDS*MAX_WRAPS, &nw) < 0) return NULL;
+    if (np3 % 3 || nw % WRAP_FIELDS || nbf % BODY_FIELDS || np3 < 6 || npb != np3/3) {
+        PyErr_SetString(PyExc_ValueError, "3 floats and a body per point, 12 per body, 24 per "
+                        "wrap object");
+        return NULL;
+    }
+    int n = (int)(np3/3), m = (int)(nw/WRAP_FIELDS), nb = (int)(nbf/BODY_FIELDS);
     int path[MAX_NODES], npath;
-    double L = apply_wraps(n, pts, m, w, path, &npath), out[12*MAX_BODIES];
-    path_wrenches(pts, pbody, w, bodies, nb, path, npath, out);
+    double L, out[12*MAX_BODIES];
+    const char *error = NULL;
+    if (multi_path(pts, n, pbf, bodies, nb, spec, m, &L, path, &npath, out, &error)) {
+        PyErr_SetString(PyExc_ValueError, error);
+        return NULL;
+    }
     PyObject *nodes = PyTuple_New(npath), *vals = PyTuple_New(12*nb);
     if (nodes == NULL || vals == NULL) { Py_XDECREF(nodes); Py_XDECREF(vals); return NULL; }
     for (int k = 0; k < npath; k++) PyTuple_SET_ITEM(nodes, k, PyLong_FromLong(path[k]));
@@ -308,8 +326,16 @@ static PyObject *py_path(PyObject *self, PyObject *args) {
     return Py_BuildValue("(idNN)", 0, L, nodes, vals);
 }
 
+/* the address of symbody_path_parameters (path_parameters.c, later in this source) */
+int symbody_path_parameters(void *plan, double t, const double *x, double *out);
+
+static PyObject *py_entry(PyObject *self, PyObject *args) {
+    return PyLong_FromVoidPtr((void *)&symbody_path_parameters);
+}
+
 static PyMethodDef multi_methods[] = {
     {"path", py_path, METH_VARARGS, "OpenSim's path over several wrap objects on doubles."},
+    {"entry", py_entry, METH_NOARGS, "The address of symbody_path_parameters."},
     {NULL, NULL, 0, NULL}};
 
 static struct PyModuleDef multi_module = {PyModuleDef_HEAD_INIT, "symbody_multi_wrap", NULL, -1,

@@ -46,7 +46,8 @@ __all__ = ["multi_wrapped_length", "MultiWrapPath"]
 _ELLIPSOID = resources.files(__package__).joinpath("ellipsoid_wrap.c").read_text()
 _SOURCE = (_ELLIPSOID[:_ELLIPSOID.index("static PyObject *py_wrap")]
            + resources.files(__package__).joinpath("cylinder_wrap.c").read_text()
-           + resources.files(__package__).joinpath("multi_wrap.c").read_text())
+           + resources.files(__package__).joinpath("multi_wrap.c").read_text()
+           + resources.files(__package__).joinpath("path_parameters.c").read_text())
 _EXTENSION = PythonExtension("symbody_multi_wrap", _SOURCE, "multi-wrap",
                              opt="-O2 -ffp-contract=off")
 SUPPORTED = ("WrapCylinder", "WrapEllipsoid")
@@ -80,6 +81,7 @@ class MultiWrapPath:
         self.owner, self.wraps, self.slots, self.inputs = owner, wraps, slots, inputs
         self.n, self.npoints = len(points), 3 * len(points)
         self.point_bodies = [float(bodies.index(p.body)) for p in points]
+        self.nbodies = len(bodies)
         spec: list = []
         for w, start, end in wraps:
             kind = 0 if w.tag == "WrapCylinder" else 1
