@@ -201,6 +201,11 @@ def one(path: str, states: int, contacts: bool = False) -> dict:
         row["error"] = f"refused: {str(exc)[:200]}"
         return row
     row["formation"] = time.perf_counter() - t0
+    if model.kinematics_only:       # no dynamics to compare (bench_opensim_wrist.py: paths)
+        row["error"] = (f"kinematics only: {len(model.massless_bodies)} bodies move without "
+                        "mass (model.massless_bodies); lengths and moment arms: "
+                        "bench_opensim_wrist.py")
+        return row
     row["left_out"] = len([x for x in model.left_out if not x.reason.startswith(("disabled",
                                                                                  "not enforced"))])
     row["warnings"] = len(caught)

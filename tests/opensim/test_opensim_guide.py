@@ -38,6 +38,10 @@ print(json.dumps({
     "activation": float(ns["sol_muscle"].x[-1, -1]),
     "stand": [float(ns["support"][-1] / ns["weight"] - 1), int(ns["sol_stand"].status),
               len(ns["statue"].eom.contacts)],
+    "sketch": [ns["sketch"].kinematics_only, len(ns["sketch"].massless_bodies),
+               [w.category.__name__ for w in ns["sketch_warnings"]],
+               float(np.abs(ns["sketch"].moment_arms(ns["q"])
+                            - ns["arm"].moment_arms(ns["q"])).max())],
 }))
 """
 
@@ -63,3 +67,6 @@ def test_opensim_guide_runs(tmp_path):
     # Moco's 2D gait model stands on its four contact spheres: the ground carries m g
     assert got["stand"][1] == 0 and got["stand"][2] == 4
     assert abs(got["stand"][0]) < 1e-3
+    # Arm26 without mass: kinematics only, with the same moment arms
+    assert got["sketch"][:3] == [True, 2, ["KinematicsOnlyWarning"]]
+    assert got["sketch"][3] < 1e-15

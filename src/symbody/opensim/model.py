@@ -41,6 +41,12 @@ from .forces import ForceContext, ForceContribution, builder_for
 from .forces.ellipsoid_path import EllipsoidParameters, ellipsoid_slots
 from .forces.geometry_path import ForceNotBuilt
 from .kinematics import TreeKinematics
+from .kinematics_only import (
+    KinematicEquations,
+    kinematics_only_error,
+    mass_matrix_function,
+    warn_kinematics_only,
+)
 from .mobilizers import ZERO, make_mobilizer, num
 from .model_spec import LeftOut, ModelSpec
 from .multibody import MultibodyTree, build_multibody
@@ -75,6 +81,9 @@ class OpenSimModel(MuscleViews):
     Attributes
     ----------
     eom : EquationsOfMotion, ready for ``symbody.compile``.
+    kinematics_only, massless_bodies : whether bodies move without mass or inertia, and their
+        names; then the mass matrix has zero rows, the model has no ``eom`` and every
+        dynamics entry point raises :class:`~.kinematics_only.KinematicsOnlyError`.
     constants : dict {Symbol: value}: gravity ``g`` (its magnitude; the direction is the
         file's) and the constants the force builders add.
     coordinate_names : OpenSim's name of coordinate i (the model's order: independent
@@ -102,13 +111,18 @@ class OpenSimModel(MuscleViews):
         self.gravity = np.asarray(spec.gravity, dtype=float)
         self.left_out: list[LeftOut] = list(spec.left_out)
         self.custom_joint_bias = custom_joint_bias
+        #: the bodies that move without mass or inertia on or beyond them (then the model is
+        #: for kinematics only: :mod:`.kinematics_only`)
+        self.massless_bodies: tuple = tuple(tree.massless_bodies)
         self._make_symbols()
         self._build_tree()
         self._build_constraints()
         self._build_forces(force_builders or {})
-        self.eom = self._form()
+        self._eom = self._form()
         self._report(unsupported)
         self._report_simbody_bias()
+        if self.kinematics_only:
+            warn_kinematics_only(self.spec.where, self.massless_bodies, stacklevel=3)
 
     # ------------------------------------------------------------------ symbols
     def _make_symbols(self) -> None:
@@ -340,6 +354,12 @@ class OpenSimModel(MuscleViews):
             f_h=f_h, B=B, b=b, B_a=B_a, b_a=b_a, M_d=None, g_d=None, reduced=False,
             auxiliary=sm.zeros(0, 1), dynamic_se=dynamic,
             holonomic_names=[r.name for r in self._holonomic])
+        if self.kinematics_only:        # M has zero rows: no equations of motion
+            self._kinematic_mass = mass_matrix_function(mass, [self._se_q[k] for k in perm])
+            qdot = [q.diff(TIME) for q in self.coordinates]
+            self._kinematic_part = KinematicEquations(
+                TIME, dict(zip(qdot, blocks.qdot_solution)), f_h, B, b)
+            return None
         eom = EquationsOfMotion.from_blocks(blocks, specifieds=specifieds,
                                             constants=list(self.constants),
                                             name=self.name)
@@ -369,6 +389,31 @@ class OpenSimModel(MuscleViews):
         return constraint_blocks(self._holonomic, conv, qdot, q_model, u_model, self._se_t)
 
     # ------------------------------------------------------------------ views
+    @property
+    def kinematics_only(self) -> bool:
+        """Whether bodies move without mass (``massless_bodies``): then the mass matrix has
+        zero rows and ``eom``, ``numeric_model``, ``dynamic_terms`` and ``system_eom`` raise
+        :class:`~symbody.opensim.kinematics_only.KinematicsOnlyError`."""
+        return bool(self.massless_bodies)
+
+    @property
+    def eom(self) -> EquationsOfMotion:
+        """The equations of motion, ready for ``symbody.compile`` (a kinematics-only model
+        has none: :class:`~symbody.opensim.kinematics_only.KinematicsOnlyError`)."""
+        self._refuse_dynamics("model.eom (the equations of motion)")
+        return self._eom
+
+    @property
+    def kinematic_equations(self) -> Any:
+        """q' = N(q) u, f_h(q, t) = 0 and B u + b = 0 (``kindiffdict``, ``holonomic``,
+        ``velocity_matrix``, ``velocity_rest``): ``eom``, or these alone for a kinematics-only
+        model (:class:`~symbody.opensim.kinematics_only.KinematicEquations`)."""
+        return self._kinematic_part if self.kinematics_only else self._eom
+
+    def _refuse_dynamics(self, what: str) -> None:
+        if self.kinematics_only:
+            raise kinematics_only_error(self.spec.where, self.massless_bodies, what)
+
     @property
     def nq(self) -> int:
         return len(self.coordinates)
@@ -408,13 +453,17 @@ class OpenSimModel(MuscleViews):
     def numeric_model(self):
         """``symbody.compile(model.eom)`` with the model's constants, built on first use."""
         from ..compilation import compile as sb_compile
+        self._refuse_dynamics("model.numeric_model (the compiled equations of motion)")
         return sb_compile(self.eom, constants=list(self.constants))
 
     def _constants_array(self) -> np.ndarray:
         return np.array([self.constants[c] for c in self.constants], dtype=float)
 
     def mass_matrix(self, q: Any) -> np.ndarray:
-        """M(q) (o x o, the model's speed order) at coordinates q (model order), compiled."""
+        """M(q) (o x o, the model's speed order) at coordinates q (model order), compiled;
+        for a kinematics-only model (N x N) with the massless bodies' rows and columns zero."""
+        if self.kinematics_only:
+            return self._kinematic_mass(q)
         e = len(self.eom.extra_states)      # M does not depend on them
         return self.dynamic_terms(q, np.zeros(len(self.speeds)),
                                   x_e=np.zeros(e) if e else None)[0]
@@ -426,6 +475,7 @@ class OpenSimModel(MuscleViews):
         the ellipsoid paths' stations are computed from q) and, for a model with
         extra states (muscle activations, fiber lengths), their values ``x_e``
         (``eom.extra_states`` order; required then)."""
+        self._refuse_dynamics("model.dynamic_terms (M and the forces of M u' + g_d = 0)")
         m = self.numeric_model
         L = m.layout
         u = np.asarray(u, dtype=float)
@@ -512,6 +562,7 @@ class OpenSimModel(MuscleViews):
         symbody's KanesMethod (SymPy's vector algebra: small models;
         :func:`symbody.opensim.system.system_eom`)."""
         from .system import system_eom
+        self._refuse_dynamics("model.system_eom (the equations of model.system)")
         return system_eom(self, loads, name)
 
     @cached_property
@@ -570,8 +621,11 @@ def load_opensim(path_or_xml: str | os.PathLike, *, unsupported: str = "warn",
     for the usual joints (rotation i a function of coordinate i alone).
 
     Raises :class:`~symbody.errors.InputError` naming the element and line for a malformed
-    file, an unsupported joint or function type, unknown frames, bodies or coordinates,
-    loops of joints, and bodies that would give a singular mass matrix.
+    file, an unsupported joint or function type, unknown frames, bodies or coordinates and
+    loops of joints.  Bodies that move without mass or inertia (zero rows of the mass matrix)
+    load the model for kinematics only, with a
+    :class:`~symbody.opensim.kinematics_only.KinematicsOnlyWarning` naming them
+    (``model.kinematics_only``, ``model.massless_bodies``: :mod:`.kinematics_only`).
     """
     if unsupported not in ("warn", "error"):
         raise InputError(f"load_opensim: unsupported must be 'warn' or 'error', got "

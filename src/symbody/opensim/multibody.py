@@ -7,7 +7,8 @@ to the ground (OpenSim warns: "A FreeJoint will be added").  The generalized coo
 speeds of the Simbody state follow that order, each joint's coordinates in its own order.
 This module reproduces the numbering, so that a symbody state and an OpenSim state map one to
 one.  Closed loops of joints (OpenSim cuts them and adds constraints) and joints that would
-have to be reversed are refused.
+have to be reversed are refused; bodies that move without mass are named
+(``massless_bodies``: the model is then for kinematics only).
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from ..errors import InputError
+from .kinematics_only import massless_moving_bodies
 from .model_spec import JOINT_DOFS, CoordinateSpec, JointSpec, ModelSpec, Placement
 
 __all__ = ["TreeNode", "MultibodyTree", "build_multibody", "AddedFreeJointWarning"]
@@ -44,11 +46,14 @@ class TreeNode:
 @dataclass
 class MultibodyTree:
     """``nodes`` (ground first, then Simbody's mobilizer order) and ``coordinates`` (Simbody's
-    q order); ``added_free_joints``: bodies given a free joint to the ground."""
+    q order); ``added_free_joints``: bodies given a free joint to the ground;
+    ``massless_bodies``: the bodies that move without mass or inertia on or beyond them (a
+    model for kinematics only: :mod:`.kinematics_only`)."""
 
     nodes: list
     coordinates: list
     added_free_joints: list
+    massless_bodies: tuple = ()
 
     def node(self, name: str) -> TreeNode:
         for n in self.nodes:
@@ -134,29 +139,13 @@ def build_multibody(spec: ModelSpec) -> MultibodyTree:
             raise InputError(f"{_describe(j)}: closes a kinematic loop ({j.parent.body!r} and "
                              f"{j.child.body!r} are already joined through other joints); "
                              "joints that close loops are not supported (use a constraint)")
-    _check_masses(spec, nodes)
     coords = [c for n in nodes[1:] for c in n.joint.coordinates]
     seen: set = set()
     for c in coords:
         if c.name in seen:
             raise InputError(f"{spec.where}: two coordinates are named {c.name!r}")
         seen.add(c.name)
-    return MultibodyTree(nodes, coords, added)
-
-
-def _check_masses(spec: ModelSpec, nodes: list) -> None:
-    """Refuse joints that move no mass or inertia (a zero row of M(q): OpenSim loads such
-    kinematic models, for inverse kinematics, but their forward dynamics is undefined)."""
-    heavy = [False] * len(nodes)
-    for n in reversed(nodes[1:]):
-        b = spec.bodies[n.name]
-        heavy[n.index] = heavy[n.index] or b.mass > 0 or bool(np.any(b.inertia))
-        heavy[n.parent] = heavy[n.parent] or heavy[n.index]
-    light = [n.name for n in nodes[1:] if not heavy[n.index] and n.joint.coordinates]
-    if light:
-        raise InputError(f"{spec.where}: the bodies {', '.join(map(repr, light))} move without "
-                         "mass or inertia on or beyond them: zero rows of the mass matrix (a "
-                         "model for kinematics only; give them mass to simulate it)")
+    return MultibodyTree(nodes, coords, added, massless_moving_bodies(spec, nodes))
 
 
 def _add(nodes: list, where: dict, j: JointSpec, level: int) -> None:

@@ -146,8 +146,8 @@ def _build(model: OpenSimModel) -> SystemParts:
         else:
             _write_out(model, node, conv, frames, points, F, Pf, C, Oc, N)
             written.append(j.name)
-            t = model.eom.t
-            qdot = model.eom.kindiffdict
+            t = model.kinematic_equations.t
+            qdot = model.kinematic_equations.kindiffdict
             kdes += [q.diff(t) - qdot[q.diff(t)] for q in qs]
             system.add_coordinates(*qs)
             system.add_speeds(*us)
@@ -157,9 +157,10 @@ def _build(model: OpenSimModel) -> SystemParts:
         system.add_kdes(*kdes)
     _order_variables(model, system)
     if model.q_dep:
-        system.add_holonomic_constraints(*model.eom.holonomic)
-        vel = sm.Matrix(model.eom.velocity_matrix) * sm.Matrix(model.speeds) \
-            + sm.Matrix(model.eom.velocity_rest)
+        kin = model.kinematic_equations
+        system.add_holonomic_constraints(*kin.holonomic)
+        vel = sm.Matrix(kin.velocity_matrix) * sm.Matrix(model.speeds) \
+            + sm.Matrix(kin.velocity_rest)
         system.add_nonholonomic_constraints(*vel)
     gvec = _vector(N, [_num(x) for x in (model.gravity / np.linalg.norm(model.gravity)
                                          if model.gravity.any() else np.zeros(3))]) * model.g
