@@ -40,6 +40,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from . import c_kernels
+from .c_entry_type import entry_type_source
 from .linear_algebra import REDUCED_KKT_MIN
 from .native_rhs import RHS_SOURCE, build_source, native_rhs
 from .python_extension import PythonExtension
@@ -51,7 +52,7 @@ __all__ = ["ENTRY_SOURCE", "entries", "extension"]
 
 #: The extension module: one type, ``Entry``, made by ``make(kind, function, block, plan, z, nx,
 #: ic, nc, ir, ns, owner, fallback, empty)``; kind 0 is rhs, kind 1 rhs_many.
-ENTRY_SOURCE = r"""
+ENTRY_SOURCE = (r"""
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
 #include <stddef.h>
@@ -270,47 +271,11 @@ static PyObject *call_rhs_many(Entry *self, PyObject *const *args, size_t nargsf
     return out;
 }
 
-static int entry_traverse(Entry *self, visitproc visit, void *arg)
-{
-    Py_VISIT(self->owner);
-    Py_VISIT(self->fallback);
-    Py_VISIT(self->empty);
-    return 0;
-}
-
-static int entry_clear(Entry *self)
-{
-    Py_CLEAR(self->owner);
-    Py_CLEAR(self->fallback);
-    Py_CLEAR(self->empty);
-    Py_CLEAR(self->shape);
-    return 0;
-}
-
-static void entry_dealloc(Entry *self)
-{
-    PyObject_GC_UnTrack(self);
-    entry_clear(self);
-    Py_TYPE(self)->tp_free((PyObject *)self);
-}
-
-static PyObject *entry_call(PyObject *self, PyObject *args, PyObject *kwargs)
-{
-    return PyVectorcall_Call(self, args, kwargs);
-}
-
-static PyTypeObject EntryType = {
-    PyVarObject_HEAD_INIT(NULL, 0)
-    .tp_name = "symbody_entry.Entry",
-    .tp_basicsize = sizeof(Entry),
-    .tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_GC | Py_TPFLAGS_HAVE_VECTORCALL,
-    .tp_vectorcall_offset = offsetof(Entry, vectorcall),
-    .tp_call = entry_call,
-    .tp_traverse = (traverseproc)entry_traverse,
-    .tp_clear = (inquiry)entry_clear,
-    .tp_dealloc = (destructor)entry_dealloc,
-    .tp_doc = "x' = f(t, x) of one model through its compiled right-hand side",
-};
+"""
+    + entry_type_source('Entry', 'symbody_entry.Entry',
+                        ('owner', 'fallback', 'empty', 'shape'),
+                        "x' = f(t, x) of one model through its compiled right-hand side")
+    + r"""
 
 static PyObject *make(PyObject *module, PyObject *args)
 {
@@ -352,7 +317,7 @@ PyMODINIT_FUNC PyInit_symbody_entry(void)
     if (PyType_Ready(&EntryType) < 0) return NULL;
     return PyModule_Create(&moduledef);
 }
-"""
+""")
 
 _EXTENSION = PythonExtension("symbody_entry", ENTRY_SOURCE, "rhs-entry")
 

@@ -26,6 +26,7 @@ from typing import Any
 
 import numpy as np
 
+from .c_entry_type import entry_type_source
 from .python_extension import PythonExtension
 
 __all__ = ["FUNCTION_ENTRY_SOURCE", "function_entry"]
@@ -36,7 +37,7 @@ MAX_GROUPS = 8
 #: The extension module: one type, ``FunctionEntry``, made by ``make(kernel, llvm, z, sizes,
 #: nout, shape, owner, fallback)`` (``llvm``: 0 for generated C's ``symbody_kernel``,
 #: else the address of the symengine ``LLVMDouble`` the callback ``kernel`` takes).
-FUNCTION_ENTRY_SOURCE = r"""
+FUNCTION_ENTRY_SOURCE = (r"""
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
 #define NPY_NO_DEPRECATED_API NPY_1_7_API_VERSION
@@ -110,46 +111,11 @@ static PyObject *call(FunctionEntry *self, PyObject *const *args, size_t nargsf,
     return out;
 }
 
-static int entry_traverse(FunctionEntry *self, visitproc visit, void *arg)
-{
-    Py_VISIT(self->owner);
-    Py_VISIT(self->fallback);
-    Py_VISIT(self->shape);
-    return 0;
-}
-
-static int entry_clear(FunctionEntry *self)
-{
-    Py_CLEAR(self->owner);
-    Py_CLEAR(self->fallback);
-    Py_CLEAR(self->shape);
-    return 0;
-}
-
-static void entry_dealloc(FunctionEntry *self)
-{
-    PyObject_GC_UnTrack(self);
-    entry_clear(self);
-    Py_TYPE(self)->tp_free((PyObject *)self);
-}
-
-static PyObject *entry_call(PyObject *self, PyObject *args, PyObject *kwargs)
-{
-    return PyVectorcall_Call(self, args, kwargs);
-}
-
-static PyTypeObject FunctionEntryType = {
-    PyVarObject_HEAD_INIT(NULL, 0)
-    .tp_name = "symbody_function_entry.FunctionEntry",
-    .tp_basicsize = sizeof(FunctionEntry),
-    .tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_GC | Py_TPFLAGS_HAVE_VECTORCALL,
-    .tp_vectorcall_offset = offsetof(FunctionEntry, vectorcall),
-    .tp_call = entry_call,
-    .tp_traverse = (traverseproc)entry_traverse,
-    .tp_clear = (inquiry)entry_clear,
-    .tp_dealloc = (destructor)entry_dealloc,
-    .tp_doc = "out = f(a_1, ..., a_n) of one compiled function of argument groups",
-};
+"""
+    + entry_type_source('FunctionEntry', 'symbody_function_entry.FunctionEntry',
+                        ('owner', 'fallback', 'shape'),
+                        'out = f(a_1, ..., a_n) of one compiled function of argument groups')
+    + r"""
 
 static PyObject *make(PyObject *module, PyObject *args)
 {
@@ -204,7 +170,7 @@ PyMODINIT_FUNC PyInit_symbody_function_entry(void)
     if (PyType_Ready(&FunctionEntryType) < 0) return NULL;
     return PyModule_Create(&moduledef);
 }
-"""
+""")
 
 _EXTENSION = PythonExtension("symbody_function_entry", FUNCTION_ENTRY_SOURCE, "function-entry",
                              numpy=True)

@@ -29,6 +29,7 @@ from typing import Any
 
 import numpy as np
 
+from .c_entry_type import entry_type_source
 from .python_extension import PythonExtension
 
 __all__ = ["FACTOR_OFFSETS", "TREE_PRODUCTS_SOURCE", "WIDTH", "tree_products_entry"]
@@ -41,7 +42,7 @@ WIDTH = 42
 _C_NAMES = {"S": "S_", "P": "P_", "Q": "Q_", "gamma": "GAMMA", "beta": "BETA", "psi": "PSI",
             "dq_up": "DQ_UP", "du_up": "DU_UP"}
 
-TREE_PRODUCTS_SOURCE = r"""
+TREE_PRODUCTS_SOURCE = (r"""
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
 #define NPY_NO_DEPRECATED_API NPY_1_7_API_VERSION
@@ -160,44 +161,11 @@ static PyObject *call(TreeProductsEntry *self, PyObject *const *args, size_t nar
     return out;
 }
 
-static int entry_traverse(TreeProductsEntry *self, visitproc visit, void *arg)
-{
-    Py_VISIT(self->owner);
-    Py_VISIT(self->fallback);
-    return 0;
-}
-
-static int entry_clear(TreeProductsEntry *self)
-{
-    Py_CLEAR(self->owner);
-    Py_CLEAR(self->fallback);
-    return 0;
-}
-
-static void entry_dealloc(TreeProductsEntry *self)
-{
-    PyObject_GC_UnTrack(self);
-    entry_clear(self);
-    Py_TYPE(self)->tp_free((PyObject *)self);
-}
-
-static PyObject *entry_call(PyObject *self, PyObject *args, PyObject *kwargs)
-{
-    return PyVectorcall_Call(self, args, kwargs);
-}
-
-static PyTypeObject TreeProductsEntryType = {
-    PyVarObject_HEAD_INIT(NULL, 0)
-    .tp_name = "symbody_tree_products.TreeProductsEntry",
-    .tp_basicsize = sizeof(TreeProductsEntry),
-    .tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_GC | Py_TPFLAGS_HAVE_VECTORCALL,
-    .tp_vectorcall_offset = offsetof(TreeProductsEntry, vectorcall),
-    .tp_call = entry_call,
-    .tp_traverse = (traverseproc)entry_traverse,
-    .tp_clear = (inquiry)entry_clear,
-    .tp_dealloc = (destructor)entry_dealloc,
-    .tp_doc = "D = f(q, u, u_dot): a kernel of per-speed factors, then their products",
-};
+"""
+    + entry_type_source('TreeProductsEntry', 'symbody_tree_products.TreeProductsEntry',
+                        ('owner', 'fallback'),
+                        'D = f(q, u, u_dot): a kernel of per-speed factors, then their products')
+    + r"""
 
 static PyObject *make(PyObject *module, PyObject *args)
 {
@@ -244,7 +212,7 @@ PyMODINIT_FUNC PyInit_symbody_tree_products(void)
     if (PyType_Ready(&TreeProductsEntryType) < 0) return NULL;
     return PyModule_Create(&moduledef);
 }
-""".replace("@OFFSETS@", ", ".join(f"{_C_NAMES[k]} = {v}" for k, v in FACTOR_OFFSETS.items()))
+""").replace("@OFFSETS@", ", ".join(f"{_C_NAMES[k]} = {v}" for k, v in FACTOR_OFFSETS.items()))
 
 _EXTENSION = PythonExtension("symbody_tree_products", TREE_PRODUCTS_SOURCE, "tree-products",
                              numpy=True, opt="-O3")

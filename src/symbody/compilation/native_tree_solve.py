@@ -29,11 +29,12 @@ from typing import Any
 
 import numpy as np
 
+from .c_entry_type import entry_type_source
 from .python_extension import PythonExtension
 
 __all__ = ["TREE_SOLVE_SOURCE", "tree_solve_entry"]
 
-TREE_SOLVE_SOURCE = r"""
+TREE_SOLVE_SOURCE = (r"""
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
 #include <stddef.h>
@@ -218,50 +219,11 @@ static PyObject *call(TreeSolveEntry *self, PyObject *const *args, size_t nargsf
     return out;
 }
 
-static int entry_traverse(TreeSolveEntry *self, visitproc visit, void *arg)
-{
-    Py_VISIT(self->owner);
-    Py_VISIT(self->fallback);
-    Py_VISIT(self->empty);
-    Py_VISIT(self->shape);
-    Py_VISIT(self->error);
-    return 0;
-}
-
-static int entry_clear(TreeSolveEntry *self)
-{
-    Py_CLEAR(self->owner);
-    Py_CLEAR(self->fallback);
-    Py_CLEAR(self->empty);
-    Py_CLEAR(self->shape);
-    Py_CLEAR(self->error);
-    return 0;
-}
-
-static void entry_dealloc(TreeSolveEntry *self)
-{
-    PyObject_GC_UnTrack(self);
-    entry_clear(self);
-    Py_TYPE(self)->tp_free((PyObject *)self);
-}
-
-static PyObject *entry_call(PyObject *self, PyObject *args, PyObject *kwargs)
-{
-    return PyVectorcall_Call(self, args, kwargs);
-}
-
-static PyTypeObject TreeSolveEntryType = {
-    PyVarObject_HEAD_INIT(NULL, 0)
-    .tp_name = "symbody_tree_solve.TreeSolveEntry",
-    .tp_basicsize = sizeof(TreeSolveEntry),
-    .tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_GC | Py_TPFLAGS_HAVE_VECTORCALL,
-    .tp_vectorcall_offset = offsetof(TreeSolveEntry, vectorcall),
-    .tp_call = entry_call,
-    .tp_traverse = (traverseproc)entry_traverse,
-    .tp_clear = (inquiry)entry_clear,
-    .tp_dealloc = (destructor)entry_dealloc,
-    .tp_doc = "D = f(q, u, tau): a kernel, then M^-1 [dtau/dq, dtau/du, 1] by the tree's LTDL",
-};
+"""
+    + entry_type_source('TreeSolveEntry', 'symbody_tree_solve.TreeSolveEntry',
+                        ('owner', 'fallback', 'empty', 'shape', 'error'),
+                        "D = f(q, u, tau): a kernel, then M^-1 [dtau/dq, dtau/du, 1] by the tree's LTDL")
+    + r"""
 
 static PyObject *make(PyObject *module, PyObject *args)
 {
@@ -309,7 +271,7 @@ PyMODINIT_FUNC PyInit_symbody_tree_solve(void)
     if (PyType_Ready(&TreeSolveEntryType) < 0) return NULL;
     return PyModule_Create(&moduledef);
 }
-"""
+""")
 
 _EXTENSION = PythonExtension("symbody_tree_solve", TREE_SOLVE_SOURCE, "tree-solve", opt="-O3")
 
