@@ -178,19 +178,21 @@ def test_the_memo_and_the_cycle_jump_change_no_bit(arm26):
     assert wrapped >= 10
 
 
-def test_the_vectorized_ellipsoid_changes_no_bit(arm26):
-    """The path routine over the ellipsoid routine as built now (its fan vectorized, the
-    flags ``WRAP_C_FLAGS``) and over the frozen routine before that
-    (tests/data/opensim/ellipsoid_wrap_reference.c, its flags then): lengths, path nodes and
-    body wrenches at 40 random states are bitwise equal."""
+def test_the_faster_wrap_routines_change_no_bit(arm26):
+    """The path routine as built now (the ellipsoid's fan vectorized, the cylinder's axis
+    direction not normalized again, the flags ``WRAP_C_FLAGS``) and over the frozen
+    ellipsoid and cylinder routines before that (tests/data/opensim/*_wrap_reference.c, the
+    flags then): lengths, path nodes and body wrenches at 40 random states are bitwise
+    equal."""
     from symbody.compilation.python_extension import PythonExtension
     from symbody.opensim.forces import multi_wrap
 
     name = "symbody_multi_wrap_reference"
     old = (DATA / "ellipsoid_wrap_reference.c").read_text()
-    ours_ellipsoid = multi_wrap._ELLIPSOID[:multi_wrap._ELLIPSOID.index("static PyObject *py_wrap")]
-    assert multi_wrap._SOURCE.startswith(ours_ellipsoid)
-    source = old[:old.index("static PyObject *py_wrap")] + multi_wrap._SOURCE[len(ours_ellipsoid):]
+    multi = (Path(multi_wrap.__file__).parent / "multi_wrap.c").read_text()
+    assert multi_wrap._SOURCE.endswith(multi)
+    source = (old[:old.index("static PyObject *py_wrap")]
+              + (DATA / "cylinder_wrap_reference.c").read_text() + multi)
     frozen = PythonExtension(name, source.replace("symbody_multi_wrap", name),
                              "multi-wrap-reference", opt="-O2 -ffp-contract=off").module()
     pp = arm26.path_parameters
