@@ -285,59 +285,118 @@ static void lm_step(double H[4][4], const double *v, double alpha, double dd, do
     for (int i = 0; i < 4; i++) vt[i] = dd*x[i]/16.0;
 }
 
-/* calcTangentPoint: r on the surface, in the plane (vs, vs4), with P - r tangent */
-static void tangent_point(double pe, double *r, const double *p, const double *a,
-                          const double *vs, double vs4) {
+/* calcTangentPoint: r on the surface, in the plane (vs, vs4), with P - r tangent.  Its loops
+   as a resumable run (tangent_begin, then tangent_step until it returns 0), so that the two
+   tangent points' runs, independent of each other, alternate step by step and the
+   processor overlaps their dependent chains (each run's operations are the loops' own) */
+typedef struct {
+    tangent_ctx c;
+    double *r;
+    double d, e[4], pm[3], ssq, ssqo, alpha, fakt, dd, H[4][4], v[4], vt[4];
+    int it, n, phase;    /* phase 0: an outer iteration's start, 1: more damping,
+                            2: double the step, 3: done */
+} tangent_run;
+
+static void tangent_begin(tangent_run *s, double pe, double *r, const double *p,
+                          const double *a, const double *vs, double vs4) {
+    s->phase = 3;
     if (fabs(pe) < 1e-4) { copy3(p, r); return; }
     tangent_ctx c = {a, vs, p, vs4, {a[0]*a[0], a[1]*a[1], a[2]*a[2]}};
-    double d = 0.0, e[4], pm[3];
+    s->c = c;
+    s->r = r;
+    double d = 0.0;
     for (int i = 0; i < 3; i++) d -= 2.0*r[i]*r[i]/c.a2[i];
-    double ssq = residuals(&c, r, d, e), ssqo = ssq, alpha = 0.01;
-    unit3(p, pm);
-    for (int it = 0; it < TANGENT_LIMIT && ssq > 1e-8; it++) {
-        double J[4][4], v[4], H[4][4], vt[4], pr[3], e_new[4], r_new[3];
-        for (int i = 0; i < 3; i++) {
-            J[i][0] = vs[i]; J[i][1] = 2.0*r[i]/c.a2[i]; J[i][2] = 4.0*r[i]/c.a2[i];
-            J[i][3] = 2.0*p[i]/c.a2[i];
+    s->d = d;
+    s->ssq = residuals(&s->c, r, d, s->e);
+    s->ssqo = s->ssq;
+    s->alpha = 0.01;
+    unit3(p, s->pm);
+    s->it = 0;
+    s->phase = 0;
+}
+
+/* the run up to its next residual evaluation; 0 once it has ended */
+static int tangent_step(tangent_run *s) {
+    const tangent_ctx *c = &s->c;
+    double *r = s->r, e_new[4], r_new[3];
+    for (;;) {
+        if (s->phase == 0) {
+            if (!(s->it < TANGENT_LIMIT && s->ssq > 1e-8)) { s->phase = 3; return 0; }
+            const double *p = c->p, *vs = c->vs;
+            double J[4][4], pr[3];
+            for (int i = 0; i < 3; i++) {
+                J[i][0] = vs[i]; J[i][1] = 2.0*r[i]/c->a2[i]; J[i][2] = 4.0*r[i]/c->a2[i];
+                J[i][3] = 2.0*p[i]/c->a2[i];
+            }
+            J[3][0] = 0.0; J[3][1] = 0.0; J[3][2] = 1.0; J[3][3] = 1.0;
+            for (int i = 0; i < 3; i++) pr[i] = p[i] - r[i];
+            unit3(pr, pr);
+            double pcos = dot3(pr, s->pm);
+            s->dd = pcos > 0.1 ? 1.0 - pow(pcos, 100) : 1.0;
+            for (int i = 0; i < 4; i++) {
+                double acc = 0.0;
+                for (int j = 0; j < 4; j++) acc = acc + J[i][j]*s->e[j];
+                s->v[i] = -acc;
+            }
+            for (int i = 0; i < 4; i++)
+                for (int j = 0; j < 4; j++)
+                    s->H[i][j] = J[i][0]*J[j][0] + J[i][1]*J[j][1] + J[i][2]*J[j][2]
+                                 + J[i][3]*J[j][3];
+            lm_step(s->H, s->v, s->alpha, s->dd, s->vt);
+            s->n = 0;
+            s->phase = 1;
         }
-        J[3][0] = 0.0; J[3][1] = 0.0; J[3][2] = 1.0; J[3][3] = 1.0;
-        for (int i = 0; i < 3; i++) pr[i] = p[i] - r[i];
-        unit3(pr, pr);
-        double pcos = dot3(pr, pm);
-        double dd = pcos > 0.1 ? 1.0 - pow(pcos, 100) : 1.0;
-        for (int i = 0; i < 4; i++) {
-            double acc = 0.0;
-            for (int j = 0; j < 4; j++) acc = acc + J[i][j]*e[j];
-            v[i] = -acc;
+        if (s->phase == 1) {                                      /* more damping */
+            if (s->n < INNER_LIMIT && s->ssq >= s->ssqo) {
+                if (s->n > 0) lm_step(s->H, s->v, s->alpha, s->dd, s->vt);
+                for (int i = 0; i < 3; i++) r_new[i] = r[i] + s->vt[i];
+                double ssq_new = residuals(c, r_new, s->d + s->vt[3], e_new);
+                copy3(r_new, r); s->d = s->d + s->vt[3];
+                s->ssqo = s->ssq; s->ssq = ssq_new;
+                for (int i = 0; i < 4; i++) s->e[i] = e_new[i];
+                s->alpha = s->alpha*4.0;
+                s->n++;
+                return 1;
+            }
+            s->alpha = s->alpha/8.0;
+            s->fakt = 0.5;
+            s->n = 0;
+            s->phase = 2;
         }
-        for (int i = 0; i < 4; i++)
-            for (int j = 0; j < 4; j++)
-                H[i][j] = J[i][0]*J[j][0] + J[i][1]*J[j][1] + J[i][2]*J[j][2] + J[i][3]*J[j][3];
-        lm_step(H, v, alpha, dd, vt);
-        for (int n = 0; n < INNER_LIMIT && ssq >= ssqo; n++) {   /* more damping */
-            if (n > 0) lm_step(H, v, alpha, dd, vt);
-            for (int i = 0; i < 3; i++) r_new[i] = r[i] + vt[i];
-            double ssq_new = residuals(&c, r_new, d + vt[3], e_new);
-            copy3(r_new, r); d = d + vt[3];
-            ssqo = ssq; ssq = ssq_new;
-            for (int i = 0; i < 4; i++) e[i] = e_new[i];
-            alpha = alpha*4.0;
+        if (s->phase == 2) {                                      /* double the step */
+            if (s->n < INNER_LIMIT && s->ssq <= s->ssqo) {
+                double f2 = s->fakt*2.0;
+                for (int i = 0; i < 3; i++) r_new[i] = r[i] + s->vt[i]*f2;
+                double ssq_new = residuals(c, r_new, s->d + s->vt[3]*f2, e_new);
+                copy3(r_new, r); s->d = s->d + s->vt[3]*f2;
+                s->ssqo = s->ssq; s->ssq = ssq_new;
+                for (int i = 0; i < 4; i++) s->e[i] = e_new[i];
+                s->fakt = f2;
+                s->n++;
+                return 1;
+            }
+            for (int i = 0; i < 3; i++) r[i] = r[i] - s->vt[i]*s->fakt;
+            s->d = s->d - s->vt[3]*s->fakt;
+            s->ssq = residuals(c, r, s->d, s->e);
+            s->ssqo = s->ssq;
+            s->it++;
+            s->phase = 0;
+            return 1;
         }
-        alpha = alpha/8.0;
-        double fakt = 0.5;
-        for (int n = 0; n < INNER_LIMIT && ssq <= ssqo; n++) {   /* double the step */
-            double f2 = fakt*2.0;
-            for (int i = 0; i < 3; i++) r_new[i] = r[i] + vt[i]*f2;
-            double ssq_new = residuals(&c, r_new, d + vt[3]*f2, e_new);
-            copy3(r_new, r); d = d + vt[3]*f2;
-            ssqo = ssq; ssq = ssq_new;
-            for (int i = 0; i < 4; i++) e[i] = e_new[i];
-            fakt = f2;
-        }
-        for (int i = 0; i < 3; i++) r[i] = r[i] - vt[i]*fakt;
-        d = d - vt[3]*fakt;
-        ssq = residuals(&c, r, d, e);
-        ssqo = ssq;
+        return 0;
+    }
+}
+
+/* both tangent points (r1 from P1, r2 from P2), their runs alternating */
+static void tangent_points(double p1e, double *r1, const double *p1, double p2e, double *r2,
+                           const double *p2, const double *a, const double *vs, double vs4) {
+    tangent_run A, B;
+    tangent_begin(&A, p1e, r1, p1, a, vs, vs4);
+    tangent_begin(&B, p2e, r2, p2, a, vs, vs4);
+    int run_a = A.phase != 3, run_b = B.phase != 3;
+    while (run_a || run_b) {
+        if (run_a) run_a = tangent_step(&A);
+        if (run_b) run_b = tangent_step(&B);
     }
 }
 
@@ -488,8 +547,7 @@ static int ellipsoid_wrap(const double *dims, int axis, int sign, int method, co
     cross3(p1p2, w, vs);
     unit3(vs, vs);
     double vs4 = -dot3(vs, c1);
-    tangent_point(p1e, r1, p1, a, vs, vs4);
-    tangent_point(p2e, r2, p2, a, vs, vs4);
+    tangent_points(p1e, r1, p1, p2e, r2, p2, a, vs, vs4);
     double s = surface_length(r1, r2, a, vs, vs4, factor, p1, p2, sign);
     *s_out = s/factor;
     for (int i = 0; i < 3; i++) { r1_out[i] = r1[i]/factor; r2_out[i] = r2[i]/factor; }
