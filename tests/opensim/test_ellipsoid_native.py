@@ -7,6 +7,7 @@ length to round-off."""
 from __future__ import annotations
 
 import math
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -60,3 +61,64 @@ def test_python_fallback_gives_the_same_tuple(monkeypatch):
     wraps, r1, r2, s = N.wrap_ellipsoid_native(DIMS, axis, sign, method, P1, P2)
     ref = W.ellipsoid_wrap(W.FloatArithmetic(), DIMS, axis, sign, method, list(P1), list(P2))
     assert wraps and np.array_equal(r1, ref[1]) and s == ref[3]
+
+
+REFERENCE = Path(__file__).resolve().parents[1] / "data" / "opensim" / "ellipsoid_wrap_reference.c"
+CALLS = Path(__file__).resolve().parents[1] / "data" / "opensim" / "arm26_ellipsoid_calls.npz"
+
+
+@pytest.fixture(scope="module")
+def reference():
+    """The routine before its fan was vectorized (tests/data/opensim/ellipsoid_wrap_reference.c,
+    frozen), built with the flags it had then."""
+    from symbody.compilation.python_extension import PythonExtension
+
+    name = "symbody_ellipsoid_wrap_reference"
+    source = REFERENCE.read_text().replace("symbody_ellipsoid_wrap", name)
+    module = PythonExtension(name, source, "ellipsoid-wrap-reference",
+                             opt="-O2 -ffp-contract=off").module()
+    if module is None or N._module() is None:
+        pytest.skip("no C compiler for the extension")
+    return module
+
+
+def _calls():
+    """Arm26's recorded calls (tests/data/opensim/README.md) and random segments over both of
+    its ellipsoids: every method, axis and quadrant, most crossing the ellipsoid."""
+    data = np.load(CALLS)
+    for row in np.concatenate([data["biclong"], data["trilong"]]):
+        yield tuple(row[:3]), int(row[3]), int(row[4]), int(row[5]), row[6:9], row[9:12]
+    rng = np.random.default_rng(7)
+    for k in range(600):
+        d = np.array(((0.035, 0.02, 0.02), (0.025, 0.02, 0.02))[k % 2])
+        u = rng.normal(size=3)
+        u /= np.linalg.norm(u)
+        c = rng.uniform(-0.8, 0.8, 3) * d
+        P1, P2 = c + u * rng.uniform(0.02, 0.15), c - u * rng.uniform(0.02, 0.15)
+        if k % 9 == 0:
+            P2 = P1 + 0.3 * (P2 - P1)
+        yield tuple(d), int(rng.integers(3)), int(rng.integers(-1, 2)), int(k % 5 % 3), P1, P2
+
+
+@pytest.mark.parametrize("variant", ["as built", "baseline only"])
+def test_the_routine_gives_the_frozen_reference_bits(reference, variant):
+    """Every output (wraps, r1, r2, s) of the vectorized routine is bitwise the frozen
+    reference's, at Arm26's recorded calls and random segments (OpenSim's stopped iterates:
+    a changed operation order would move the wrap plane): as the library builds it (the
+    processor's widest variant of the fan) and built without the AVX variants."""
+    module = N._module()
+    if variant == "baseline only":
+        from symbody.compilation.python_extension import PythonExtension
+
+        name = "symbody_ellipsoid_wrap_baseline"
+        module = PythonExtension(name, N._SOURCE.replace("symbody_ellipsoid_wrap", name),
+                                 "ellipsoid-wrap-baseline",
+                                 opt=N.WRAP_C_FLAGS + " -DFAN_CLONES=").module()
+    wrapped = 0
+    for dims, axis, sign, method, P1, P2 in _calls():
+        args = (*dims, axis, sign, method, *P1, *P2)
+        ours, ref = module.wrap(*args), reference.wrap(*args)
+        assert ours[0] == ref[0], args
+        assert np.array(ours[1:]).tobytes() == np.array(ref[1:]).tobytes(), args
+        wrapped += bool(ours[0])
+    assert wrapped >= 600

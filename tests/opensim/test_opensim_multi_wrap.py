@@ -176,3 +176,35 @@ def test_the_memo_and_the_cycle_jump_change_no_bit(arm26):
         assert np.array(ours[1:2] + ours[3]).tobytes() == np.array(ref[1:2] + ref[3]).tobytes()
         wrapped += len(ours[2]) > pw.n
     assert wrapped >= 10
+
+
+def test_the_faster_wrap_routines_change_no_bit(arm26):
+    """The path routine as built now (the ellipsoid's fan vectorized, the cylinder's axis
+    direction not normalized again, the flags ``WRAP_C_FLAGS``) and over the frozen
+    ellipsoid and cylinder routines before that (tests/data/opensim/*_wrap_reference.c, the
+    flags then): lengths, path nodes and body wrenches at 40 random states are bitwise
+    equal."""
+    from symbody.compilation.python_extension import PythonExtension
+    from symbody.opensim.forces import multi_wrap
+
+    name = "symbody_multi_wrap_reference"
+    old = (DATA / "ellipsoid_wrap_reference.c").read_text()
+    multi = (Path(multi_wrap.__file__).parent / "multi_wrap.c").read_text()
+    assert multi_wrap._SOURCE.endswith(multi)
+    source = (old[:old.index("static PyObject *py_wrap")]
+              + (DATA / "cylinder_wrap_reference.c").read_text() + multi)
+    frozen = PythonExtension(name, source.replace("symbody_multi_wrap", name),
+                             "multi-wrap-reference", opt="-O2 -ffp-contract=off").module()
+    pp = arm26.path_parameters
+    pw = pp._multi[0]
+    rng = np.random.default_rng(5)
+    over_ellipsoid = 0
+    for _ in range(40):
+        q = np.asarray(arm26.random_coordinates(rng), dtype=float)
+        x = [float(v) for v in np.asarray(pp._multi_inputs(q[:pp.nq]), dtype=float).ravel()]
+        args = (x[:pw.npoints], pw.point_bodies, x[pw.npoints:], pw._spec)
+        ours, ref = multi_wrap._module().path(*args), frozen.path(*args)
+        assert ours[2] == ref[2]
+        assert np.array(ours[1:2] + ours[3]).tobytes() == np.array(ref[1:2] + ref[3]).tobytes()
+        over_ellipsoid += any(k in (-3, -4) for k in ours[2])    # (TRIlonghh: PathWrap 2)
+    assert over_ellipsoid >= 5

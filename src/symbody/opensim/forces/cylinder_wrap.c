@@ -52,11 +52,15 @@ static int intersect_lines(const double *p1, const double *p2, const double *p3,
     return 1;
 }
 
+/* the cylinder's axis (wrap frame): a point on it and its direction */
+static const double P0[3] = {0.0, 0.0, -1.0}, DN[3] = {0.0, 0.0, 1.0};
+
 /* WrapMath::GetClosestPointOnLineToPoint */
 static void closest_on_line(const double *pt, const double *lp, const double *line, double *out) {
     double v1[3] = {pt[0] - lp[0], pt[1] - lp[1], pt[2] - lp[2]}, v2[3];
     double mag = normalize_or_zero(v1, v1);
-    normalize_or_zero(line, v2);
+    if (line == DN) copy3(DN, v2);     /* (DN is a unit vector: normalize_or_zero's result) */
+    else normalize_or_zero(line, v2);
     double t = dot3(v1, v2)*mag;
     for (int k = 0; k < 3; k++) out[k] = lp[k] + t*v2[k];
 }
@@ -72,7 +76,6 @@ static int seg_plane(const double *a, const double *b, const double *n, double d
     return 1;
 }
 
-static const double P0[3] = {0.0, 0.0, -1.0}, DN[3] = {0.0, 0.0, 1.0};
 
 static double line_dist2(const double *p) {    /* CalcDistanceSquaredPointToLine(p, p0, dn) */
     double d[3] = {P0[0] - p[0], P0[1] - p[1], P0[2] - p[2]};

@@ -92,42 +92,133 @@ static void closest_3d(const double *a, const double *p, double *out) {
     for (int i = 0; i < 3; i++) out[i] = a2[i]*p[i]/(t + a2[i]);
 }
 
-/* closest_3d for LANES points at once (the fan): the same Newton iterates lane by lane (a lane
-   freezes once its |f| < 1e-9, as the scalar loop stops), interleaved so that the lanes'
-   dependent chains overlap (GCC/Clang vector extensions; IEEE operations lane-wise) */
-#define LANES 4
-typedef double vd __attribute__((vector_size(LANES * sizeof(double))));
-typedef long long vm __attribute__((vector_size(LANES * sizeof(double))));
+/* The fan's closest points: closest_3d of its FAN - 2 samples r1 + (i/FAN) (r2 - r1),
+   i = 1 .. FAN - 2, all at once.  The samples are lanes of FAN_W-double vectors (GCC/Clang
+   vector extensions: IEEE operations lane-wise, the scalar routine's operations in the
+   scalar routine's order, no contraction), and each Newton step sweeps every chunk of lanes
+   before the next, so the chunks' dependent chains (the division's latency) overlap.  A lane
+   freezes once its |f| < 1e-9, as the scalar loop stops; a chunk whose lanes are all frozen
+   is skipped.  Built for AVX-512 and AVX2 too where the compiler can (x86-64 Linux gcc: the
+   variant is picked at load time by the processor, so a cached library is right on any
+   x86-64); elsewhere the vectors are emulated by the baseline's registers. */
+#define FAN_W 8
+#define FAN_N (FAN - 2)
+#define FAN_CHUNKS ((FAN_N + FAN_W - 1) / FAN_W)
+typedef double vf __attribute__((vector_size(FAN_W * sizeof(double))));
+typedef long long vfm __attribute__((vector_size(FAN_W * sizeof(long long))));
 
-static vd blend(vm mask, vd a, vd b) { return (vd)(((vm)a & mask) | ((vm)b & ~mask)); }
+#ifndef FAN_CLONES           /* (-DFAN_CLONES= builds the baseline only: tests) */
+#if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__) && defined(__linux__) \
+    && __GNUC__ >= 8
+#define FAN_CLONES __attribute__((target_clones("avx512f", "avx2", "default")))
+#else
+#define FAN_CLONES
+#endif
+#endif
 
-static void closest_3d_lanes(const double *a, double (*p)[3], double (*out)[3]) {
+static inline __attribute__((always_inline)) vf splat(double x) {
+    vf v;
+    for (int l = 0; l < FAN_W; l++) v[l] = x;
+    return v;
+}
+
+static inline __attribute__((always_inline)) vf vsqrt(vf x) {
+    vf r;
+    for (int l = 0; l < FAN_W; l++) r[l] = sqrt(x[l]);
+    return r;
+}
+
+#define VBLEND(mask, x, y) ((vf)(((vfm)(x) & (mask)) | ((vfm)(y) & ~(mask))))
+
+/* lanes where |x| < tol (fabs(x) < tol: the sign bit cleared) */
+static inline __attribute__((always_inline)) vfm below(vf x, vf tol) {
+    vfm magnitude = (vfm)x & ~(vfm)splat(-0.0);
+    return (vf)magnitude < tol;
+}
+
+/* nonzero when any lane of the mask m is set (a shuffle tree, no lane extraction) */
+#ifdef __clang__
+#define SHUFFLE(m, a, b, c, d, e, f, g, h) __builtin_shufflevector(m, m, a, b, c, d, e, f, g, h)
+#else
+#define SHUFFLE(m, a, b, c, d, e, f, g, h) __builtin_shuffle(m, (vfm){a, b, c, d, e, f, g, h})
+#endif
+static inline __attribute__((always_inline)) long long any_lane(vfm m) {
+    m = m | SHUFFLE(m, 4, 5, 6, 7, 0, 1, 2, 3);
+    m = m | SHUFFLE(m, 2, 3, 0, 1, 6, 7, 4, 5);
+    m = m | SHUFFLE(m, 1, 0, 3, 2, 5, 4, 7, 6);
+    return m[0];
+}
+
+/* the samples' fractions i/FAN, i = 0 .. FAN - 1 (constants: the compiler's IEEE division) */
+#define FRAC1(i) ((double)(i)/FAN),
+#define FRAC10(i) FRAC1(i) FRAC1(i + 1) FRAC1(i + 2) FRAC1(i + 3) FRAC1(i + 4) FRAC1(i + 5) \
+    FRAC1(i + 6) FRAC1(i + 7) FRAC1(i + 8) FRAC1(i + 9)
+#define FRAC100(i) FRAC10(i) FRAC10(i + 10) FRAC10(i + 20) FRAC10(i + 30) FRAC10(i + 40) \
+    FRAC10(i + 50) FRAC10(i + 60) FRAC10(i + 70) FRAC10(i + 80) FRAC10(i + 90)
+static const double FAN_FRACTIONS[FAN] = {FRAC100(0) FRAC100(100) FRAC100(200)};
+
+/* v_sum = Σ_i unit(closest_3d(q_i) - q_i), summed in order i = 1 .. FAN - 2 */
+FAN_CLONES
+static void fan_sum(const double *a, const double *r1, const double *r1r2, double *v_sum) {
     double a2[3] = {a[0]*a[0], a[1]*a[1], a[2]*a[2]}, amax = a[0];
     for (int i = 1; i < 3; i++) if (a[i] > amax) amax = a[i];
-    vd k0, k1, k2, t, A0, A1, A2;
-    for (int l = 0; l < LANES; l++) {
-        k0[l] = a2[0]*p[l][0]*p[l][0]; k1[l] = a2[1]*p[l][1]*p[l][1]; k2[l] = a2[2]*p[l][2]*p[l][2];
-        double e = 0.0;
-        for (int i = 0; i < 3; i++) e += (p[l][i]/a[i])*(p[l][i]/a[i]);
-        t[l] = e < 1.0 ? 0.0 : amax * sqrt(dot3(p[l], p[l]));
-        A0[l] = a2[0]; A1[l] = a2[1]; A2[l] = a2[2];
+    vf qx[FAN_CHUNKS], qy[FAN_CHUNKS], qz[FAN_CHUNKS], k0[FAN_CHUNKS], k1[FAN_CHUNKS],
+        k2[FAN_CHUNKS], t[FAN_CHUNKS];
+    const vf A0 = splat(a2[0]), A1 = splat(a2[1]), A2 = splat(a2[2]);
+    const vf zero = splat(0.0), one = splat(1.0), two = splat(2.0), tol = splat(1e-9);
+    /* e < 1 (inside: t starts at 0) decided without e's divisions where e's product form
+       is more than 1e-12 from 1 (both agree to a few ulps); else e as closest_3d has it */
+    const vf inside = splat(1.0 - 1e-12);
+    const vf ia0 = splat(1.0/a2[0]), ia1 = splat(1.0/a2[1]), ia2 = splat(1.0/a2[2]);
+    for (int c = 0; c < FAN_CHUNKS; c++) {   /* (spare lanes repeat the last sample) */
+        vf f;
+        for (int l = 0; l < FAN_W; l++) {
+            int i = 1 + c*FAN_W + l;
+            f[l] = FAN_FRACTIONS[i < FAN_N ? i : FAN_N];
+        }
+        vf x = splat(r1[0]) + f*splat(r1r2[0]), y = splat(r1[1]) + f*splat(r1r2[1]),
+           z = splat(r1[2]) + f*splat(r1r2[2]);
+        qx[c] = x; qy[c] = y; qz[c] = z;
+        k0[c] = A0*x*x; k1[c] = A1*y*y; k2[c] = A2*z*z;
+        vf rough = x*x*ia0 + y*y*ia1 + z*z*ia2;
+        if (!any_lane(~(rough < inside))) { t[c] = zero; continue; }
+        vf ex = x/splat(a[0]), ey = y/splat(a[1]), ez = z/splat(a[2]);
+        vf e = zero + ex*ex;
+        e = e + ey*ey;
+        e = e + ez*ez;
+        vf far = splat(amax)*vsqrt(x*x + y*y + z*z);
+        t[c] = VBLEND(e < one, zero, far);
     }
-    vd tol = {0}, two = {0};
-    for (int l = 0; l < LANES; l++) { tol[l] = 1e-9; two[l] = 2.0; }
+    unsigned char active[FAN_CHUNKS];
+    for (int c = 0; c < FAN_CHUNKS; c++) active[c] = 1;
     for (int i = 0; i < NEWTON_LIMIT; i++) {
-        vd P = t + A0, Q = t + A1, R = t + A2;
-        vd P2 = P*P, Q2 = Q*Q, R2 = R*R;
-        vd f = P2*Q2*R2 - k0*Q2*R2 - k1*P2*R2 - k2*P2*Q2;
-        vm done = (f < tol) & (f > -tol);
-        int all = 1;
-        for (int l = 0; l < LANES; l++) all &= done[l] != 0;
-        if (all) break;
-        vd PQ = P*Q, PR = P*R, QR = Q*R;
-        vd fp = two*(PQ*R*(QR + PR + PQ) - k0*QR*(Q + R) - k1*PR*(P + R) - k2*PQ*(P + Q));
-        t = blend(done, t, t - f/fp);
+        int any = 0;
+        for (int c = 0; c < FAN_CHUNKS; c++) {
+            if (!active[c]) continue;
+            vf tc = t[c];
+            vf P = tc + A0, Q = tc + A1, R = tc + A2;
+            vf P2 = P*P, Q2 = Q*Q, R2 = R*R;
+            vf f = P2*Q2*R2 - k0[c]*Q2*R2 - k1[c]*P2*R2 - k2[c]*P2*Q2;
+            vfm done = below(f, tol);
+            if (!any_lane(~done)) { active[c] = 0; continue; }
+            any = 1;
+            vf PQ = P*Q, PR = P*R, QR = Q*R;
+            vf fp = two*(PQ*R*(QR + PR + PQ) - k0[c]*QR*(Q + R) - k1[c]*PR*(P + R)
+                         - k2[c]*PQ*(P + Q));
+            t[c] = VBLEND(done, tc, tc - f/fp);
+        }
+        if (!any) break;
     }
-    for (int l = 0; l < LANES; l++)
-        for (int i = 0; i < 3; i++) out[l][i] = a2[i]*p[l][i]/(t[l] + a2[i]);
+    double sx = 0.0, sy = 0.0, sz = 0.0;
+    for (int c = 0; c < FAN_CHUNKS; c++) {   /* unit(closest - q), summed in sample order */
+        vf x = qx[c], y = qy[c], z = qz[c];
+        vf vx = A0*x/(t[c] + A0) - x, vy = A1*y/(t[c] + A1) - y, vz = A2*z/(t[c] + A2) - z;
+        vf n = vsqrt(vx*vx + vy*vy + vz*vz);
+        vx = vx/n; vy = vy/n; vz = vz/n;
+        int lanes = FAN_N - c*FAN_W < FAN_W ? FAN_N - c*FAN_W : FAN_W;
+        for (int l = 0; l < lanes; l++) { sx = sx + vx[l]; sy = sy + vy[l]; sz = sz + vz[l]; }
+    }
+    v_sum[0] = sx; v_sum[1] = sy; v_sum[2] = sz;
 }
 
 /* findClosestPoint with specialCaseAxis = axis: the ellipse in that coordinate plane */
@@ -194,59 +285,118 @@ static void lm_step(double H[4][4], const double *v, double alpha, double dd, do
     for (int i = 0; i < 4; i++) vt[i] = dd*x[i]/16.0;
 }
 
-/* calcTangentPoint: r on the surface, in the plane (vs, vs4), with P - r tangent */
-static void tangent_point(double pe, double *r, const double *p, const double *a,
-                          const double *vs, double vs4) {
+/* calcTangentPoint: r on the surface, in the plane (vs, vs4), with P - r tangent.  Its loops
+   as a resumable run (tangent_begin, then tangent_step until it returns 0), so that the two
+   tangent points' runs, independent of each other, alternate step by step and the
+   processor overlaps their dependent chains (each run's operations are the loops' own) */
+typedef struct {
+    tangent_ctx c;
+    double *r;
+    double d, e[4], pm[3], ssq, ssqo, alpha, fakt, dd, H[4][4], v[4], vt[4];
+    int it, n, phase;    /* phase 0: an outer iteration's start, 1: more damping,
+                            2: double the step, 3: done */
+} tangent_run;
+
+static void tangent_begin(tangent_run *s, double pe, double *r, const double *p,
+                          const double *a, const double *vs, double vs4) {
+    s->phase = 3;
     if (fabs(pe) < 1e-4) { copy3(p, r); return; }
     tangent_ctx c = {a, vs, p, vs4, {a[0]*a[0], a[1]*a[1], a[2]*a[2]}};
-    double d = 0.0, e[4], pm[3];
+    s->c = c;
+    s->r = r;
+    double d = 0.0;
     for (int i = 0; i < 3; i++) d -= 2.0*r[i]*r[i]/c.a2[i];
-    double ssq = residuals(&c, r, d, e), ssqo = ssq, alpha = 0.01;
-    unit3(p, pm);
-    for (int it = 0; it < TANGENT_LIMIT && ssq > 1e-8; it++) {
-        double J[4][4], v[4], H[4][4], vt[4], pr[3], e_new[4], r_new[3];
-        for (int i = 0; i < 3; i++) {
-            J[i][0] = vs[i]; J[i][1] = 2.0*r[i]/c.a2[i]; J[i][2] = 4.0*r[i]/c.a2[i];
-            J[i][3] = 2.0*p[i]/c.a2[i];
+    s->d = d;
+    s->ssq = residuals(&s->c, r, d, s->e);
+    s->ssqo = s->ssq;
+    s->alpha = 0.01;
+    unit3(p, s->pm);
+    s->it = 0;
+    s->phase = 0;
+}
+
+/* the run up to its next residual evaluation; 0 once it has ended */
+static int tangent_step(tangent_run *s) {
+    const tangent_ctx *c = &s->c;
+    double *r = s->r, e_new[4], r_new[3];
+    for (;;) {
+        if (s->phase == 0) {
+            if (!(s->it < TANGENT_LIMIT && s->ssq > 1e-8)) { s->phase = 3; return 0; }
+            const double *p = c->p, *vs = c->vs;
+            double J[4][4], pr[3];
+            for (int i = 0; i < 3; i++) {
+                J[i][0] = vs[i]; J[i][1] = 2.0*r[i]/c->a2[i]; J[i][2] = 4.0*r[i]/c->a2[i];
+                J[i][3] = 2.0*p[i]/c->a2[i];
+            }
+            J[3][0] = 0.0; J[3][1] = 0.0; J[3][2] = 1.0; J[3][3] = 1.0;
+            for (int i = 0; i < 3; i++) pr[i] = p[i] - r[i];
+            unit3(pr, pr);
+            double pcos = dot3(pr, s->pm);
+            s->dd = pcos > 0.1 ? 1.0 - pow(pcos, 100) : 1.0;
+            for (int i = 0; i < 4; i++) {
+                double acc = 0.0;
+                for (int j = 0; j < 4; j++) acc = acc + J[i][j]*s->e[j];
+                s->v[i] = -acc;
+            }
+            for (int i = 0; i < 4; i++)
+                for (int j = 0; j < 4; j++)
+                    s->H[i][j] = J[i][0]*J[j][0] + J[i][1]*J[j][1] + J[i][2]*J[j][2]
+                                 + J[i][3]*J[j][3];
+            lm_step(s->H, s->v, s->alpha, s->dd, s->vt);
+            s->n = 0;
+            s->phase = 1;
         }
-        J[3][0] = 0.0; J[3][1] = 0.0; J[3][2] = 1.0; J[3][3] = 1.0;
-        for (int i = 0; i < 3; i++) pr[i] = p[i] - r[i];
-        unit3(pr, pr);
-        double pcos = dot3(pr, pm);
-        double dd = pcos > 0.1 ? 1.0 - pow(pcos, 100) : 1.0;
-        for (int i = 0; i < 4; i++) {
-            double acc = 0.0;
-            for (int j = 0; j < 4; j++) acc = acc + J[i][j]*e[j];
-            v[i] = -acc;
+        if (s->phase == 1) {                                      /* more damping */
+            if (s->n < INNER_LIMIT && s->ssq >= s->ssqo) {
+                if (s->n > 0) lm_step(s->H, s->v, s->alpha, s->dd, s->vt);
+                for (int i = 0; i < 3; i++) r_new[i] = r[i] + s->vt[i];
+                double ssq_new = residuals(c, r_new, s->d + s->vt[3], e_new);
+                copy3(r_new, r); s->d = s->d + s->vt[3];
+                s->ssqo = s->ssq; s->ssq = ssq_new;
+                for (int i = 0; i < 4; i++) s->e[i] = e_new[i];
+                s->alpha = s->alpha*4.0;
+                s->n++;
+                return 1;
+            }
+            s->alpha = s->alpha/8.0;
+            s->fakt = 0.5;
+            s->n = 0;
+            s->phase = 2;
         }
-        for (int i = 0; i < 4; i++)
-            for (int j = 0; j < 4; j++)
-                H[i][j] = J[i][0]*J[j][0] + J[i][1]*J[j][1] + J[i][2]*J[j][2] + J[i][3]*J[j][3];
-        lm_step(H, v, alpha, dd, vt);
-        for (int n = 0; n < INNER_LIMIT && ssq >= ssqo; n++) {   /* more damping */
-            if (n > 0) lm_step(H, v, alpha, dd, vt);
-            for (int i = 0; i < 3; i++) r_new[i] = r[i] + vt[i];
-            double ssq_new = residuals(&c, r_new, d + vt[3], e_new);
-            copy3(r_new, r); d = d + vt[3];
-            ssqo = ssq; ssq = ssq_new;
-            for (int i = 0; i < 4; i++) e[i] = e_new[i];
-            alpha = alpha*4.0;
+        if (s->phase == 2) {                                      /* double the step */
+            if (s->n < INNER_LIMIT && s->ssq <= s->ssqo) {
+                double f2 = s->fakt*2.0;
+                for (int i = 0; i < 3; i++) r_new[i] = r[i] + s->vt[i]*f2;
+                double ssq_new = residuals(c, r_new, s->d + s->vt[3]*f2, e_new);
+                copy3(r_new, r); s->d = s->d + s->vt[3]*f2;
+                s->ssqo = s->ssq; s->ssq = ssq_new;
+                for (int i = 0; i < 4; i++) s->e[i] = e_new[i];
+                s->fakt = f2;
+                s->n++;
+                return 1;
+            }
+            for (int i = 0; i < 3; i++) r[i] = r[i] - s->vt[i]*s->fakt;
+            s->d = s->d - s->vt[3]*s->fakt;
+            s->ssq = residuals(c, r, s->d, s->e);
+            s->ssqo = s->ssq;
+            s->it++;
+            s->phase = 0;
+            return 1;
         }
-        alpha = alpha/8.0;
-        double fakt = 0.5;
-        for (int n = 0; n < INNER_LIMIT && ssq <= ssqo; n++) {   /* double the step */
-            double f2 = fakt*2.0;
-            for (int i = 0; i < 3; i++) r_new[i] = r[i] + vt[i]*f2;
-            double ssq_new = residuals(&c, r_new, d + vt[3]*f2, e_new);
-            copy3(r_new, r); d = d + vt[3]*f2;
-            ssqo = ssq; ssq = ssq_new;
-            for (int i = 0; i < 4; i++) e[i] = e_new[i];
-            fakt = f2;
-        }
-        for (int i = 0; i < 3; i++) r[i] = r[i] - vt[i]*fakt;
-        d = d - vt[3]*fakt;
-        ssq = residuals(&c, r, d, e);
-        ssqo = ssq;
+        return 0;
+    }
+}
+
+/* both tangent points (r1 from P1, r2 from P2), their runs alternating */
+static void tangent_points(double p1e, double *r1, const double *p1, double p2e, double *r2,
+                           const double *p2, const double *a, const double *vs, double vs4) {
+    tangent_run A, B;
+    tangent_begin(&A, p1e, r1, p1, a, vs, vs4);
+    tangent_begin(&B, p2e, r2, p2, a, vs, vs4);
+    int run_a = A.phase != 3, run_b = B.phase != 3;
+    while (run_a || run_b) {
+        if (run_a) run_a = tangent_step(&A);
+        if (run_b) run_b = tangent_step(&B);
     }
 }
 
@@ -353,21 +503,8 @@ static int ellipsoid_wrap(const double *dims, int axis, int sign, int method, co
         if (mu_b > MU_MIN && s < 1.0) mu_b = MU_MIN + s*(mu_b - MU_MIN);
         have_fan_weight = 1;
         if (mu_b < MU_MAX) {    /* (2) the fan: mean closest-point direction along the chord */
-            double v_sum[3] = {0.0, 0.0, 0.0}, v[3], q[3], mid[3], c_fan[3];
-            double ql[LANES][3], cl[LANES][3];
-            for (int i0 = 1; i0 < FAN - 1; i0 += LANES) {
-                int n = FAN - 1 - i0 < LANES ? FAN - 1 - i0 : LANES;
-                for (int l = 0; l < LANES; l++) {   /* (spare lanes repeat the last sample) */
-                    int i = i0 + (l < n ? l : n - 1);
-                    for (int j = 0; j < 3; j++) ql[l][j] = r1[j] + ((double)i/FAN)*r1r2[j];
-                }
-                closest_3d_lanes(a, ql, cl);
-                for (int l = 0; l < n; l++) {
-                    for (int j = 0; j < 3; j++) v[j] = cl[l][j] - ql[l][j];
-                    unit3(v, v);
-                    for (int j = 0; j < 3; j++) v_sum[j] = v_sum[j] + v[j];
-                }
-            }
+            double v_sum[3], q[3], mid[3], c_fan[3];
+            fan_sum(a, r1, r1r2, v_sum);
             unit3(v_sum, v_sum);
             for (int j = 0; j < 3; j++) { mid[j] = r1[j] + 0.5*r1r2[j]; q[j] = mid[j] + v_sum[j]; }
             closest(a, q, c_fan);
@@ -410,8 +547,7 @@ static int ellipsoid_wrap(const double *dims, int axis, int sign, int method, co
     cross3(p1p2, w, vs);
     unit3(vs, vs);
     double vs4 = -dot3(vs, c1);
-    tangent_point(p1e, r1, p1, a, vs, vs4);
-    tangent_point(p2e, r2, p2, a, vs, vs4);
+    tangent_points(p1e, r1, p1, p2e, r2, p2, a, vs, vs4);
     double s = surface_length(r1, r2, a, vs, vs4, factor, p1, p2, sign);
     *s_out = s/factor;
     for (int i = 0; i < 3; i++) { r1_out[i] = r1[i]/factor; r2_out[i] = r2[i]/factor; }

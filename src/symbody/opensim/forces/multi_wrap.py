@@ -37,7 +37,7 @@ from sympy.physics.mechanics import dynamicsymbols
 
 from ...compilation.python_extension import PythonExtension
 from ..mobilizers import ZERO, matvec
-from .ellipsoid_native import METHODS
+from .ellipsoid_native import METHODS, WRAP_C_FLAGS
 from .geometry_path import ForceNotBuilt, _Kin
 from .vector3 import add, cross, dot, sub
 
@@ -48,8 +48,7 @@ _SOURCE = (_ELLIPSOID[:_ELLIPSOID.index("static PyObject *py_wrap")]
            + resources.files(__package__).joinpath("cylinder_wrap.c").read_text()
            + resources.files(__package__).joinpath("multi_wrap.c").read_text()
            + resources.files(__package__).joinpath("path_parameters.c").read_text())
-_EXTENSION = PythonExtension("symbody_multi_wrap", _SOURCE, "multi-wrap",
-                             opt="-O2 -ffp-contract=off")
+_EXTENSION = PythonExtension("symbody_multi_wrap", _SOURCE, "multi-wrap", opt=WRAP_C_FLAGS)
 SUPPORTED = ("WrapCylinder", "WrapEllipsoid")
 
 

@@ -1,0 +1,447 @@
+/* FROZEN REFERENCE (tests only, never built by the library): src/symbody/opensim/forces/
+   ellipsoid_wrap.c as it was at main c7f3e5c, before its fan was vectorized over all samples
+   (branch ellipsoid-speed).  tests/opensim/test_ellipsoid_native.py builds it with the flags
+   of that time and asserts that the library's routine gives the same bits.  Do not edit. */
+/* OpenSim 4.6's WrapEllipsoid::wrapLine on doubles: the loops of the fixed program in
+   wrap_ellipsoid.py (see its docstring) as real loops, each stopped by OpenSim's own test
+   at OpenSim's own iteration limit.  A CPython extension ("symbody_ellipsoid_wrap") with one
+   function:
+
+       wrap(a0, a1, a2, axis, sign, method, p1x, p1y, p1z, p2x, p2y, p2z)
+           -> (wraps, r1x, r1y, r1z, r2x, r2y, r2z, s)
+
+   radii a (ellipsoid frame), quadrant axis/sign (sign 0: all), method 0 hybrid, 1 axial,
+   2 midpoint, P1 and P2 in the ellipsoid frame; r1, r2 (ellipsoid frame) and the length s
+   over the surface are meaningful where wraps is 1 (OpenSim's mandatoryWrap). */
+#define PY_SSIZE_T_CLEAN
+#include <Python.h>
+#include <math.h>
+
+#define NEWTON_LIMIT 64      /* findClosestPoint: up to 64 Newton steps to |f| < 1e-9 */
+#define ELLIPSE_STEPS 63     /* closestPointToEllipse: its 64 passes (63 updates of t) */
+#define TANGENT_LIMIT 50     /* calcTangentPoint: outer iterations to sum e^2 <= 1e-8 */
+#define INNER_LIMIT 1000     /* its damping and step-doubling loops */
+#define ROUNDOFF 2e-13
+#define MU_MIN 0.7073
+#define MU_MAX 0.9
+#define SV_BLEND 0.3
+#define FAN 300
+#define SEG 0.001
+
+static double dot3(const double *a, const double *b) { return a[0]*b[0] + a[1]*b[1] + a[2]*b[2]; }
+
+static void cross3(const double *a, const double *b, double *out) {
+    double c0 = a[1]*b[2] - a[2]*b[1], c1 = a[2]*b[0] - a[0]*b[2], c2 = a[0]*b[1] - a[1]*b[0];
+    out[0] = c0; out[1] = c1; out[2] = c2;
+}
+
+static void unit3(const double *a, double *out) {
+    double n = sqrt(dot3(a, a));
+    out[0] = a[0] / n; out[1] = a[1] / n; out[2] = a[2] / n;
+}
+
+static void copy3(const double *a, double *out) { out[0] = a[0]; out[1] = a[1]; out[2] = a[2]; }
+
+/* closestPointToEllipse: the point (x, y) of (x/a)^2 + (y/b)^2 = 1 nearest (u, v) */
+static void closest_on_ellipse(double a, double b, double u, double v, double *x, double *y) {
+    double a2 = a*a, b2 = b*b, a2u2 = a2*u*u, b2v2 = b2*v*v;
+    int near_u = fabs(u) <= ROUNDOFF, near_v = fabs(v) <= ROUNDOFF;
+    if (near_u && near_v) {
+        if (a < b) { *x = u < 0.0 ? -a : a; *y = v; }
+        else { *x = u; *y = v < 0.0 ? -b : b; }
+        return;
+    }
+    if (near_u) {
+        double yu = b != a ? b2*v/(b2 - a2) : 0.0;
+        int on_u = a >= b || fabs(v) >= b - a2/b;
+        if (on_u) { *x = u; *y = v >= 0.0 ? b : -b; }
+        else { *x = a*sqrt(fabs(1.0 - (yu/b)*(yu/b))); *y = yu; }
+        return;
+    }
+    if (near_v) {
+        double xv = b != a ? a2*u/(a2 - b2) : 0.0;
+        int on_v = b >= a || fabs(u) >= a - b2/a;
+        if (on_v) { *x = u >= 0.0 ? a : -a; *y = v; }
+        else { *x = xv; *y = b*sqrt(fabs(1.0 - (xv/a)*(xv/a))); }
+        return;
+    }
+    double t = (u/a)*(u/a) + (v/b)*(v/b) < 1.0 ? 0.0 : (a > b ? a : b) * sqrt(u*u + v*v);
+    for (int i = 0; i < ELLIPSE_STEPS; i++) {
+        double P = t + a2, Q = t + b2;
+        double f = P*P*Q*Q - a2u2*Q*Q - b2v2*P*P;
+        if (fabs(f) < 1e-9) break;
+        double fp = 2.0*(P*Q*(P + Q) - a2u2*Q - b2v2*P);
+        t -= f/fp;
+    }
+    *x = a2*u/(t + a2);
+    *y = b2*v/(t + b2);
+}
+
+/* findClosestPoint's general case: Newton on Eberly's degree-6 polynomial */
+static void closest_3d(const double *a, const double *p, double *out) {
+    double a2[3] = {a[0]*a[0], a[1]*a[1], a[2]*a[2]};
+    double k0 = a2[0]*p[0]*p[0], k1 = a2[1]*p[1]*p[1], k2 = a2[2]*p[2]*p[2];
+    double e = 0.0, amax = a[0];
+    for (int i = 0; i < 3; i++) { e += (p[i]/a[i])*(p[i]/a[i]); if (a[i] > amax) amax = a[i]; }
+    double t = e < 1.0 ? 0.0 : amax * sqrt(dot3(p, p));
+    for (int i = 0; i < NEWTON_LIMIT; i++) {
+        double P = t + a2[0], Q = t + a2[1], R = t + a2[2];
+        double P2 = P*P, Q2 = Q*Q, R2 = R*R;
+        double f = P2*Q2*R2 - k0*Q2*R2 - k1*P2*R2 - k2*P2*Q2;
+        if (fabs(f) < 1e-9) break;
+        double PQ = P*Q, PR = P*R, QR = Q*R;
+        double fp = 2.0*(PQ*R*(QR + PR + PQ) - k0*QR*(Q + R) - k1*PR*(P + R) - k2*PQ*(P + Q));
+        t -= f/fp;
+    }
+    for (int i = 0; i < 3; i++) out[i] = a2[i]*p[i]/(t + a2[i]);
+}
+
+/* closest_3d for LANES points at once (the fan): the same Newton iterates lane by lane (a lane
+   freezes once its |f| < 1e-9, as the scalar loop stops), interleaved so that the lanes'
+   dependent chains overlap (GCC/Clang vector extensions; IEEE operations lane-wise) */
+#define LANES 4
+typedef double vd __attribute__((vector_size(LANES * sizeof(double))));
+typedef long long vm __attribute__((vector_size(LANES * sizeof(double))));
+
+static vd blend(vm mask, vd a, vd b) { return (vd)(((vm)a & mask) | ((vm)b & ~mask)); }
+
+static void closest_3d_lanes(const double *a, double (*p)[3], double (*out)[3]) {
+    double a2[3] = {a[0]*a[0], a[1]*a[1], a[2]*a[2]}, amax = a[0];
+    for (int i = 1; i < 3; i++) if (a[i] > amax) amax = a[i];
+    vd k0, k1, k2, t, A0, A1, A2;
+    for (int l = 0; l < LANES; l++) {
+        k0[l] = a2[0]*p[l][0]*p[l][0]; k1[l] = a2[1]*p[l][1]*p[l][1]; k2[l] = a2[2]*p[l][2]*p[l][2];
+        double e = 0.0;
+        for (int i = 0; i < 3; i++) e += (p[l][i]/a[i])*(p[l][i]/a[i]);
+        t[l] = e < 1.0 ? 0.0 : amax * sqrt(dot3(p[l], p[l]));
+        A0[l] = a2[0]; A1[l] = a2[1]; A2[l] = a2[2];
+    }
+    vd tol = {0}, two = {0};
+    for (int l = 0; l < LANES; l++) { tol[l] = 1e-9; two[l] = 2.0; }
+    for (int i = 0; i < NEWTON_LIMIT; i++) {
+        vd P = t + A0, Q = t + A1, R = t + A2;
+        vd P2 = P*P, Q2 = Q*Q, R2 = R*R;
+        vd f = P2*Q2*R2 - k0*Q2*R2 - k1*P2*R2 - k2*P2*Q2;
+        vm done = (f < tol) & (f > -tol);
+        int all = 1;
+        for (int l = 0; l < LANES; l++) all &= done[l] != 0;
+        if (all) break;
+        vd PQ = P*Q, PR = P*R, QR = Q*R;
+        vd fp = two*(PQ*R*(QR + PR + PQ) - k0*QR*(Q + R) - k1*PR*(P + R) - k2*PQ*(P + Q));
+        t = blend(done, t, t - f/fp);
+    }
+    for (int l = 0; l < LANES; l++)
+        for (int i = 0; i < 3; i++) out[l][i] = a2[i]*p[l][i]/(t[l] + a2[i]);
+}
+
+/* findClosestPoint with specialCaseAxis = axis: the ellipse in that coordinate plane */
+static void closest_in_plane(const double *a, const double *p, int axis, double *out) {
+    static const int I[3] = {1, 2, 0}, J[3] = {2, 0, 1};
+    int i = I[axis], j = J[axis];
+    double x, y;
+    closest_on_ellipse(a[i], a[j], p[i], p[j], &x, &y);
+    double pa = p[axis];
+    out[axis] = pa; out[i] = x; out[j] = y;
+}
+
+/* findClosestPoint(specialCaseAxis = -1): a plane case near a coordinate plane (the axis of
+   the narrowest cross-section first), else the 3-D Newton */
+static void closest(const double *a, const double *p, double *out) {
+    int order[3] = {0, 1, 2};
+    double sum = a[0] + a[1] + a[2];
+    for (int i = 0; i < 3; i++)          /* sorted by (sum - a_i, i) */
+        for (int j = i + 1; j < 3; j++) {
+            double ki = sum - a[order[i]], kj = sum - a[order[j]];
+            if (kj < ki || (kj == ki && order[j] < order[i])) {
+                int s = order[i]; order[i] = order[j]; order[j] = s;
+            }
+        }
+    for (int k = 0; k < 3; k++)
+        if (fabs(p[order[k]]) <= ROUNDOFF) { closest_in_plane(a, p, order[k], out); return; }
+    closest_3d(a, p, out);
+}
+
+/* x with H x = v (4x4, symmetric positive definite: elimination without pivots) */
+static void solve4(double H[4][4], const double *v, double *x) {
+    double A[4][5];
+    for (int i = 0; i < 4; i++) { for (int j = 0; j < 4; j++) A[i][j] = H[i][j]; A[i][4] = v[i]; }
+    for (int k = 0; k < 4; k++)
+        for (int r = k + 1; r < 4; r++) {
+            double m = A[r][k]/A[k][k];
+            for (int c = k + 1; c < 5; c++) A[r][c] = A[r][c] - m*A[k][c];
+        }
+    for (int k = 3; k >= 0; k--) {
+        double acc = 0.0;
+        for (int c = k + 1; c < 4; c++) acc = acc + A[k][c]*x[c];
+        x[k] = (A[k][4] - acc)/A[k][k];
+    }
+}
+
+typedef struct { const double *a, *vs, *p; double vs4, a2[3]; } tangent_ctx;
+
+static double residuals(const tangent_ctx *c, const double *r, double d, double *e) {
+    double nr[3], q = 0.0;
+    for (int i = 0; i < 3; i++) { nr[i] = 2.0*r[i]/c->a2[i]; }
+    for (int i = 0; i < 3; i++) q += (r[i]/c->a[i])*(r[i]/c->a[i]);
+    e[0] = dot3(c->vs, r) + c->vs4;
+    e[1] = q - 1.0;
+    e[2] = dot3(nr, r) + d;
+    e[3] = dot3(nr, c->p) + d;
+    return e[0]*e[0] + e[1]*e[1] + e[2]*e[2] + e[3]*e[3];
+}
+
+static void lm_step(double H[4][4], const double *v, double alpha, double dd, double *vt) {
+    double Hd[4][4], x[4];
+    for (int i = 0; i < 4; i++)
+        for (int j = 0; j < 4; j++) Hd[i][j] = i == j ? H[i][j]*(1.0 + alpha) : H[i][j];
+    solve4(Hd, v, x);
+    for (int i = 0; i < 4; i++) vt[i] = dd*x[i]/16.0;
+}
+
+/* calcTangentPoint: r on the surface, in the plane (vs, vs4), with P - r tangent */
+static void tangent_point(double pe, double *r, const double *p, const double *a,
+                          const double *vs, double vs4) {
+    if (fabs(pe) < 1e-4) { copy3(p, r); return; }
+    tangent_ctx c = {a, vs, p, vs4, {a[0]*a[0], a[1]*a[1], a[2]*a[2]}};
+    double d = 0.0, e[4], pm[3];
+    for (int i = 0; i < 3; i++) d -= 2.0*r[i]*r[i]/c.a2[i];
+    double ssq = residuals(&c, r, d, e), ssqo = ssq, alpha = 0.01;
+    unit3(p, pm);
+    for (int it = 0; it < TANGENT_LIMIT && ssq > 1e-8; it++) {
+        double J[4][4], v[4], H[4][4], vt[4], pr[3], e_new[4], r_new[3];
+        for (int i = 0; i < 3; i++) {
+            J[i][0] = vs[i]; J[i][1] = 2.0*r[i]/c.a2[i]; J[i][2] = 4.0*r[i]/c.a2[i];
+            J[i][3] = 2.0*p[i]/c.a2[i];
+        }
+        J[3][0] = 0.0; J[3][1] = 0.0; J[3][2] = 1.0; J[3][3] = 1.0;
+        for (int i = 0; i < 3; i++) pr[i] = p[i] - r[i];
+        unit3(pr, pr);
+        double pcos = dot3(pr, pm);
+        double dd = pcos > 0.1 ? 1.0 - pow(pcos, 100) : 1.0;
+        for (int i = 0; i < 4; i++) {
+            double acc = 0.0;
+            for (int j = 0; j < 4; j++) acc = acc + J[i][j]*e[j];
+            v[i] = -acc;
+        }
+        for (int i = 0; i < 4; i++)
+            for (int j = 0; j < 4; j++)
+                H[i][j] = J[i][0]*J[j][0] + J[i][1]*J[j][1] + J[i][2]*J[j][2] + J[i][3]*J[j][3];
+        lm_step(H, v, alpha, dd, vt);
+        for (int n = 0; n < INNER_LIMIT && ssq >= ssqo; n++) {   /* more damping */
+            if (n > 0) lm_step(H, v, alpha, dd, vt);
+            for (int i = 0; i < 3; i++) r_new[i] = r[i] + vt[i];
+            double ssq_new = residuals(&c, r_new, d + vt[3], e_new);
+            copy3(r_new, r); d = d + vt[3];
+            ssqo = ssq; ssq = ssq_new;
+            for (int i = 0; i < 4; i++) e[i] = e_new[i];
+            alpha = alpha*4.0;
+        }
+        alpha = alpha/8.0;
+        double fakt = 0.5;
+        for (int n = 0; n < INNER_LIMIT && ssq <= ssqo; n++) {   /* double the step */
+            double f2 = fakt*2.0;
+            for (int i = 0; i < 3; i++) r_new[i] = r[i] + vt[i]*f2;
+            double ssq_new = residuals(&c, r_new, d + vt[3]*f2, e_new);
+            copy3(r_new, r); d = d + vt[3]*f2;
+            ssqo = ssq; ssq = ssq_new;
+            for (int i = 0; i < 4; i++) e[i] = e_new[i];
+            fakt = f2;
+        }
+        for (int i = 0; i < 3; i++) r[i] = r[i] - vt[i]*fakt;
+        d = d - vt[3]*fakt;
+        ssq = residuals(&c, r, d, e);
+        ssqo = ssq;
+    }
+}
+
+typedef struct { const double *a, *a0, *ar1, *vsy; double cc; } ray_ctx;
+
+static void surface_point(const ray_ctx *c, double phi, double *out) {
+    double cs = cos(phi), sn = sin(phi), ray[3], f1[3], f2[3];
+    for (int i = 0; i < 3; i++) {
+        ray[i] = cs*c->ar1[i] + sn*c->vsy[i];
+        f1[i] = ray[i]/c->a[i];
+        f2[i] = c->a0[i]/c->a[i];
+    }
+    double aa = dot3(f1, f1), bb = 2.0*dot3(f1, f2);
+    double mu3 = (-bb + sqrt(bb*bb - 4.0*aa*c->cc))/(2.0*aa);
+    for (int i = 0; i < 3; i++) out[i] = c->a0[i] + mu3*ray[i];
+}
+
+static double polyline(const ray_ctx *c, const double *r1, const double *r2, int N, double dphi) {
+    double total = 0.0, prev[3], nxt[3];
+    copy3(r1, prev);
+    for (int k = 1; k <= N; k++) {
+        if (k == N) copy3(r2, nxt); else surface_point(c, (double)k*dphi, nxt);
+        double seg[3] = {nxt[0] - prev[0], nxt[1] - prev[1], nxt[2] - prev[2]};
+        total = total + sqrt(dot3(seg, seg));
+        copy3(nxt, prev);
+    }
+    return total;
+}
+
+/* CalcDistanceOnEllipsoid (normalized units): the polyline from r1 to r2, the far way round
+   when OpenSim's wrong-way test asks for it */
+static double surface_length(const double *r1, const double *r2, const double *a,
+                             const double *vs, double vs4, double factor, const double *p1,
+                             const double *p2, int sign) {
+    double dr[3] = {r1[0] - r2[0], r1[1] - r2[1], r1[2] - r2[2]};
+    double chord = sqrt(dot3(dr, dr));
+    double nseg = chord/factor/SEG;
+    if (!(nseg >= 1.0)) return chord;
+    int N = nseg >= 499.0 ? 499 : (int)floor(nseg);
+    if (N < 1) N = 1;
+    int big1 = fabs(vs[1]) > fabs(vs[0]);
+    int big2 = fabs(vs[2]) > (big1 ? fabs(vs[1]) : fabs(vs[0]));
+    double a0[3] = {0.0, 0.0, 0.0};
+    if (big2) a0[2] = -vs4/vs[2]; else if (big1) a0[1] = -vs4/vs[1]; else a0[0] = -vs4/vs[0];
+    double ar1[3], ar2[3], vsz[3], vsy[3], f2[3];
+    for (int i = 0; i < 3; i++) { ar1[i] = r1[i] - a0[i]; ar2[i] = r2[i] - a0[i]; }
+    unit3(ar1, ar1); unit3(ar2, ar2);
+    double phi0 = acos(dot3(ar1, ar2));
+    cross3(ar1, ar2, vsz); unit3(vsz, vsz);
+    cross3(vsz, ar1, vsy);
+    for (int i = 0; i < 3; i++) f2[i] = a0[i]/a[i];
+    ray_ctx c = {a, a0, ar1, vsy, dot3(f2, f2) - 1.0};
+    double near_dphi = phi0/N, far_dphi = -(2.0*M_PI - phi0)/N;
+    if (sign != 0 && N >= 2) {    /* OpenSim's wrong-way test on the first and last chords */
+        double w1[3], w2[3], u1[3], u2[3], v1[3], v2[3];
+        surface_point(&c, near_dphi, w1);
+        surface_point(&c, ((double)N - 1.0)*near_dphi, w2);
+        for (int i = 0; i < 3; i++) {
+            u1[i] = p1[i] - r1[i]; v1[i] = w1[i] - r1[i];
+            u2[i] = p2[i] - r2[i]; v2[i] = w2[i] - r2[i];
+        }
+        unit3(u1, u1); unit3(v1, v1); unit3(u2, u2); unit3(v2, v2);
+        if (dot3(u1, v1) > 0.0 || dot3(u2, v2) > 0.0) return polyline(&c, r1, r2, N, far_dphi);
+    }
+    return polyline(&c, r1, r2, N, near_dphi);
+}
+
+static int ellipsoid_wrap(const double *dims, int axis, int sign, int method, const double *P1,
+                          const double *P2, double *r1_out, double *r2_out, double *s_out) {
+    double factor = 3.0/(dims[0] + dims[1] + dims[2]);
+    double a[3], p1[3], p2[3], p1p2[3], f1[3], f2[3], u1[3], u2[3];
+    for (int i = 0; i < 3; i++) { a[i] = dims[i]*factor; p1[i] = P1[i]*factor; p2[i] = P2[i]*factor; }
+    double p1e = 0.0, p2e = 0.0;
+    for (int i = 0; i < 3; i++) { p1e += (p1[i]/a[i])*(p1[i]/a[i]); p2e += (p2[i]/a[i])*(p2[i]/a[i]); }
+    p1e = p1e - 1.0; p2e = p2e - 1.0;
+    for (int i = 0; i < 3; i++) p1p2[i] = p1[i] - p2[i];
+    unit3(p1, u1); unit3(p2, u2);
+    double ppm = dot3(u1, u2) - 1.0;
+    for (int i = 0; i < 3; i++) { f1[i] = p1p2[i]/a[i]; f2[i] = p2[i]/a[i]; }
+    double aa = dot3(f1, f1), bb = 2.0*dot3(f1, f2), cc = dot3(f2, f2) - 1.0;
+    double disc = bb*bb - 4.0*aa*cc;
+    *s_out = NAN;
+    for (int i = 0; i < 3; i++) { r1_out[i] = NAN; r2_out[i] = NAN; }
+    if (p1e < -1e-4 || p2e < -1e-4 || fabs(ppm) < 1e-4 || !(disc >= 0.0)) return 0;
+    double l1 = (-bb + sqrt(disc))/(2.0*aa), l2 = (-bb - sqrt(disc))/(2.0*aa);
+    if (!(l1 > 0.0 && l1 < 1.0 && l2 > 0.0 && l2 < 1.0)) return 0;
+    double r1[3], r2[3], r1r2[3], mu[3], t[3], c1[3], dir[3];
+    for (int i = 0; i < 3; i++) { r1[i] = p2[i] + l1*p1p2[i]; r2[i] = p2[i] + l2*p1p2[i]; }
+    for (int i = 0; i < 3; i++) r1r2[i] = r2[i] - r1[i];
+    /* (1) Frans: the chord's crossing of the coordinate plane most normal to it */
+    unit3(p1p2, dir);
+    for (int i = 0; i < 3; i++) { mu[i] = fabs(dir[i]); t[i] = -r1[i]/r1r2[i]; }
+    int best = mu[1] > mu[0] ? 1 : 0;
+    if (mu[2] > mu[best]) best = 2;
+    double mu_b = mu[best], t_b = t[best], sv[3];
+    for (int j = 0; j < 3; j++) sv[j] = r1[j] + t_b*r1r2[j];
+    closest_in_plane(a, sv, best, c1);
+    double fan_weight = -1.0;
+    int have_fan_weight = 0;
+    if (method == 0) {
+        double s = (t_b < 0.0 || t_b > 1.0) ? 0.0
+                   : t_b < SV_BLEND ? t_b/SV_BLEND
+                   : t_b > 1.0 - SV_BLEND ? (1.0 - t_b)/SV_BLEND : 1.0;
+        if (mu_b > MU_MIN && s < 1.0) mu_b = MU_MIN + s*(mu_b - MU_MIN);
+        have_fan_weight = 1;
+        if (mu_b < MU_MAX) {    /* (2) the fan: mean closest-point direction along the chord */
+            double v_sum[3] = {0.0, 0.0, 0.0}, v[3], q[3], mid[3], c_fan[3];
+            double ql[LANES][3], cl[LANES][3];
+            for (int i0 = 1; i0 < FAN - 1; i0 += LANES) {
+                int n = FAN - 1 - i0 < LANES ? FAN - 1 - i0 : LANES;
+                for (int l = 0; l < LANES; l++) {   /* (spare lanes repeat the last sample) */
+                    int i = i0 + (l < n ? l : n - 1);
+                    for (int j = 0; j < 3; j++) ql[l][j] = r1[j] + ((double)i/FAN)*r1r2[j];
+                }
+                closest_3d_lanes(a, ql, cl);
+                for (int l = 0; l < n; l++) {
+                    for (int j = 0; j < 3; j++) v[j] = cl[l][j] - ql[l][j];
+                    unit3(v, v);
+                    for (int j = 0; j < 3; j++) v_sum[j] = v_sum[j] + v[j];
+                }
+            }
+            unit3(v_sum, v_sum);
+            for (int j = 0; j < 3; j++) { mid[j] = r1[j] + 0.5*r1r2[j]; q[j] = mid[j] + v_sum[j]; }
+            closest(a, q, c_fan);
+            if (mu_b <= MU_MIN) { copy3(c_fan, c1); fan_weight = 1.0; }
+            else {
+                double tt = (mu_b - MU_MIN)/(MU_MAX - MU_MIN);
+                for (int j = 0; j < 3; j++) q[j] = tt*c1[j] + (1.0 - tt)*c_fan[j];
+                closest(a, q, c1);
+                fan_weight = 1.0 - tt;
+            }
+        }
+    } else if (method == 2) {
+        double q[3];
+        for (int j = 0; j < 3; j++) q[j] = r1[j] + 0.5*r1r2[j];
+        closest(a, q, c1);
+    }
+    if (method == 1) {
+        if (t_b > 0.0 && t_b < 1.0) { copy3(c1, r1); copy3(c1, r2); }
+    } else {
+        copy3(c1, r1); copy3(c1, r2);
+    }
+    if (sign != 0) {                 /* c1 to the quadrant's side */
+        int flip = sign > 0 ? c1[axis] < 0.0 : c1[axis] >= 0.0;
+        if (flip) {
+            double flipped[3];
+            copy3(c1, flipped);
+            flipped[axis] = -c1[axis];
+            copy3(flipped, r1); copy3(flipped, r2);
+            if (have_fan_weight && fan_weight > 0.0) {   /* toward the plane by the fan's weight */
+                double pulled[3];
+                copy3(flipped, pulled);
+                pulled[axis] = flipped[axis] + fan_weight*(0.0 - flipped[axis]);
+                closest(a, pulled, flipped);
+            }
+            copy3(flipped, c1);
+        }
+    }
+    double vs[3], w[3];
+    for (int i = 0; i < 3; i++) w[i] = p1[i] - c1[i];
+    cross3(p1p2, w, vs);
+    unit3(vs, vs);
+    double vs4 = -dot3(vs, c1);
+    tangent_point(p1e, r1, p1, a, vs, vs4);
+    tangent_point(p2e, r2, p2, a, vs, vs4);
+    double s = surface_length(r1, r2, a, vs, vs4, factor, p1, p2, sign);
+    *s_out = s/factor;
+    for (int i = 0; i < 3; i++) { r1_out[i] = r1[i]/factor; r2_out[i] = r2[i]/factor; }
+    return 1;
+}
+
+static PyObject *py_wrap(PyObject *self, PyObject *args) {
+    double dims[3], P1[3], P2[3], r1[3], r2[3], s;
+    int axis, sign, method;
+    if (!PyArg_ParseTuple(args, "dddiiidddddd", &dims[0], &dims[1], &dims[2], &axis, &sign,
+                          &method, &P1[0], &P1[1], &P1[2], &P2[0], &P2[1], &P2[2]))
+        return NULL;
+    if (axis < 0 || axis > 2 || method < 0 || method > 2) {
+        PyErr_SetString(PyExc_ValueError, "axis must be 0..2 and method 0..2");
+        return NULL;
+    }
+    int wraps = ellipsoid_wrap(dims, axis, sign, method, P1, P2, r1, r2, &s);
+    return Py_BuildValue("(Nddddddd)", PyBool_FromLong(wraps), r1[0], r1[1], r1[2], r2[0],
+                         r2[1], r2[2], s);
+}
+
+static PyMethodDef methods[] = {
+    {"wrap", py_wrap, METH_VARARGS, "OpenSim's WrapEllipsoid::wrapLine on doubles."},
+    {NULL, NULL, 0, NULL}};
+
+static struct PyModuleDef module = {PyModuleDef_HEAD_INIT, "symbody_ellipsoid_wrap", NULL, -1,
+                                    methods};
+
+PyMODINIT_FUNC PyInit_symbody_ellipsoid_wrap(void) { return PyModule_Create(&module); }
