@@ -189,7 +189,8 @@ def test_the_faster_wrap_routines_change_no_bit(arm26):
 
     name = "symbody_multi_wrap_reference"
     old = (DATA / "ellipsoid_wrap_reference.c").read_text()
-    multi = (Path(multi_wrap.__file__).parent / "multi_wrap.c").read_text()
+    here = Path(multi_wrap.__file__).parent
+    multi = (here / "multi_wrap.c").read_text() + (here / "path_parameters.c").read_text()
     assert multi_wrap._SOURCE.endswith(multi)
     source = (old[:old.index("static PyObject *py_wrap")]
               + (DATA / "cylinder_wrap_reference.c").read_text() + multi)
