@@ -8,10 +8,9 @@ where an accuracy-limited step has h ρ of order 1 or less.  Every ``EVERY`` acc
 (more in compiled blocks on small models, where a test's stop of the blocks weighs more than
 their evaluations: :meth:`StiffnessMonitor.shortest_interval`; up to ``LONGEST`` while the
 tests find h ρ below a ``QUIET`` fraction of the boundary: the interval doubles after each
-such test and falls back at any other) the monitor estimates ρ by
-a few power iterations on Jacobian-vector products taken by
-forward differences of the right-hand side, J v ≈ (f(t, y + δ v) - f(t, y)) / δ, the vector
-kept from one test to the next (``ITERATIONS`` evaluations per test: a few percent of the
+such test and falls back at any other) the monitor estimates ρ by a few power iterations on
+Jacobian-vector products taken by forward differences of the right-hand side,
+J v ≈ (f(t, y + δ v) - f(t, y)) / δ, the vector kept from one test to the next (``ITERATIONS`` evaluations per test: a few percent of the
 run's).  Hairer's cheaper test from two stages at t + h (*Solving ODEs II*, sec. IV.2) sees
 only the direction of the step and missed the stiffness of a ball's regularized friction
 (h λ ≈ 0.1 to 1.4 steadily while the step was stability-bound); the power iteration does
@@ -33,24 +32,26 @@ work weighs most): a pair of LU factorizations of the iteration matrices as n²/
 Python work (~20 µs) as 400/n and a switch's (the two steppers' constructors, ~0.6 ms) as
 12000/n (:meth:`StiffnessMonitor.radau_step_cost`, :meth:`~StiffnessMonitor.switch_cost`;
 sizes and counts, not clock time, so a run is reproducible).  The explicit method's cost is
-its evaluations, measured over its last test's window (its stages, rejected steps and the
-power iterations).
+measured over its last test's window: its evaluations (its stages, rejected steps and the
+power iterations) and its returns to Python (400/n each: a step each where it steps one at a
+time, for events or dense output; a block each in compiled blocks).
 
-- No switch when it cannot pay: when the explicit method's evaluations to the end of the span
-  (its rate times the time left) are not more than a switch costs (a 12-state arm at t = 0.66
+- No switch when it cannot pay: when the explicit method's cost to the end of the span (its
+  rate times the time left) is not more than a switch's (a 12-state arm at t = 0.66
   of a 1 s run), nor a power iteration (the tests then further apart, up to ``LONGEST``
   steps).
 - The switch is a trial: after ``TRIAL`` accepted Radau steps (its step grows tenfold a step at
-  most, from the explicit one), or at the first whose proposed next step h_R is no longer than
-  the one it took (it has settled: accuracy, not stability, limits it), Radau's cost per unit
-  time is projected as :meth:`~StiffnessMonitor.radau_step_cost` / h_R (``NEWTON``
-  evaluations and their solves, 1 / ``JACOBIAN_STEPS`` of a Jacobian by differences, a pair of
-  LU factorizations and a step's Python work; not measured over the trial, whose first steps
-  near a contact's touchdown are short and pay the whole first Jacobian), and the run goes back
-  to the explicit method when it is not lower.  Settled after its first step (a gait model's
-  muscles), Radau leaves before the Jacobian that step recomputes is evaluated
-  (:mod:`.native_radau` owes it to the next step): half the trial's cost.  A stiff contact's
-  Radau steps grow orders of magnitude past the explicit ones and pass.
+  most, from the explicit one), or at the first whose proposed next step h_R is less than
+  ``SETTLED`` times the one it took (it has settled: accuracy, not stability, limits it),
+  Radau's cost per unit time is projected as :meth:`~StiffnessMonitor.radau_step_cost` / h_R
+  (``NEWTON`` evaluations and their solves, 1 / ``JACOBIAN_STEPS`` of a Jacobian by
+  differences, a pair of LU factorizations and a step's Python work; not measured over the
+  trial, whose first steps near a contact's touchdown are short and pay the whole first
+  Jacobian), and the run goes back to the explicit method when it is not lower.  Settled after
+  its first step (a gait model's muscles), Radau leaves before the Jacobian that step
+  recomputes is evaluated (:mod:`.native_radau` owes it to the next step): half the trial's
+  cost.  A stiff contact's Radau steps grow orders of magnitude past the explicit ones and
+  pass.
 - Radau kept is judged on what it does: every ``WATCH`` steps its cost over the last
   ``WINDOWS`` such windows (its evaluations, the solves of the Newton ones, its LU
   factorizations and steps, counted) per unit time is compared with the explicit method's
@@ -89,6 +90,9 @@ class StiffnessMonitor:
     #: Radau's accepted steps at most before its cost per unit time is compared (earlier when
     #: its step has settled)
     TRIAL = 10
+    #: a proposed step less than this factor past the one taken: settled (scipy's Radau keeps
+    #: its step below it, unless it recomputes the Jacobian)
+    SETTLED = 1.2
     #: the evaluations of a Radau step's Newton iterations (3 stages, 2 to 4 iterations)
     NEWTON = 10
     #: the steps a Jacobian serves (its n evaluations by differences shared among them)
@@ -322,10 +326,11 @@ class StiffnessMonitor:
         h = getattr(stepper, "h_abs", None) or stepper.step_size
         rate = self.radau_step_cost(np.size(stepper.y)) / abs(h) if h else np.inf
         taken = stepper.step_size
-        # Radau proposing no longer a step than it took has settled (accuracy, not stability,
-        # limits it): its cost is what it is now, judged at once (after its first step: before
-        # its second Jacobian, owed by the compiled steps, never evaluated when it leaves)
-        settled = taken is not None and h and abs(h) <= abs(taken)
+        # Radau proposing no longer a step than SETTLED times the one it took has settled
+        # (accuracy, not stability, limits it): its cost is what it is now, judged at once
+        # (after its first step: before its second Jacobian, owed by the compiled steps, never
+        # evaluated when it leaves)
+        settled = taken is not None and h and abs(h) < self.SETTLED * abs(taken)
         if trial[2] < self.TRIAL and not settled:
             return None
         self.trial = None
