@@ -104,14 +104,14 @@ class StiffnessMonitor:
     #: (LU_WORK n²) and the solves of one Newton evaluation (SOLVE_WORK n)
     STEP_WORK = 400.0
     SWITCH_WORK = 12000.0
+    LU_WORK = 1.0 / 90.0
+    SOLVE_WORK = 1.0 / 28.0
     #: a test's stop of the compiled explicit steps and its Python work (~45 µs), as
     #: evaluations times n; the share of the explicit evaluations the tests may cost
     TEST_WORK = 900.0
     TEST_SHARE = 0.1
     #: the longest interval between tests that keeps to TEST_SHARE (a tiny model's)
     SPARSEST = 1024
-    LU_WORK = 1.0 / 90.0
-    SOLVE_WORK = 1.0 / 28.0
     #: Radau kept: its steps between two comparisons of its measured cost, and the windows
     #: of WATCH steps the comparison takes together
     WATCH = 16
