@@ -332,3 +332,41 @@ def test_a_shared_two_term_sum_is_not_distributed():
     fn = make_function([args], sym, backend="numpy", cache=False)
     pts = np.random.default_rng(3).uniform(-2, 2, size=(5, len(args)))
     np.testing.assert_allclose(fc(pts), fn(pts), rtol=1e-13, atol=1e-14)
+
+
+def test_one_kernel_built_by_two_threads_is_built_once(tmp_path, monkeypatch):
+    """Two threads compiling the same kernel (two models with equal expressions, built in
+    background threads) take turns: one build, both get it.  A library written but not yet
+    sealed (its builder between the two) is not deleted by another's look into the cache."""
+    import threading
+    from concurrent.futures import ThreadPoolExecutor
+
+    monkeypatch.setenv("SYMBODY_CACHE_DIR", str(tmp_path))
+    monkeypatch.setattr(kernel_backends, "_MEMORY", {})
+    q1, q2 = me.dynamicsymbols("q1 q2")
+    exprs = [sm.sin(q1) * sm.exp(q2) - q2 ** 3, sm.cos(q1 + 2 * q2)]
+    key = codegen._c_key(2, 2, codegen._to_symengine([q1, q2], exprs, "x")[1])
+    lib = kernel_cache.library_path(key)
+    lib.parent.mkdir(parents=True, exist_ok=True)
+    lib.write_bytes(b"written by another builder, not sealed yet")
+    assert kernel_cache.verified_library(key) is None and lib.exists()
+    built, both_in = [], threading.Barrier(2)
+    real = c_kernels.build_library
+
+    def counted(*args, **kwargs):
+        built.append(1)
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(c_kernels, "build_library", counted)
+
+    def compile_once():
+        both_in.wait()
+        return codegen.compile_kernel([q1, q2], exprs, backend="c")
+
+    with ThreadPoolExecutor(2) as pool:
+        kernels = [f.result() for f in [pool.submit(compile_once) for _ in range(2)]]
+    assert built == [1]
+    z = np.array([0.3, 1.7])
+    np.testing.assert_array_equal(kernels[0](z), kernels[1](z))
+    np.testing.assert_allclose(kernels[0](z), [np.sin(0.3) * np.exp(1.7) - 1.7 ** 3,
+                                               np.cos(0.3 + 3.4)], rtol=1e-14)

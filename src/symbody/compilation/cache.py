@@ -173,7 +173,9 @@ def library_path(key: str) -> Path:
 def verified_library(key: str) -> Path | None:
     """The cached library of ``key`` if present and its bytes match the stored SHA-256, else None.
 
-    A library without digest or with a wrong one is deleted (it is rebuilt).
+    A library with a wrong digest is deleted (it is rebuilt).  One without a digest yet is
+    left alone: another thread or process may have written it and not sealed it yet (the
+    rebuild replaces it atomically).
     """
     lib = library_path(key)
     sig = lib.with_name(lib.name + ".sha256")
@@ -181,8 +183,6 @@ def verified_library(key: str) -> Path | None:
         expected = sig.read_text().strip()
         actual = hashlib.sha256(lib.read_bytes()).hexdigest()
     except OSError:
-        if lib.exists():
-            _unlink(lib, sig)
         return None
     if actual != expected or not _valid_library(lib):
         _unlink(lib, sig)

@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import functools
 import hashlib
+import os
+import threading
 from collections.abc import Callable
 from typing import Any
 
@@ -46,6 +48,25 @@ C_MIN_OPERATIONS = 3000
 #: In-process cache: key -> Kernel (shared by all models of this process), and make_function's
 #: memo of functions under the key _FUNCTIONS.
 _MEMORY: dict[str, Any] = {}
+#: one lock per C kernel key: two threads building the same kernel (two models with equal
+#: expressions, compiled in background threads) take turns, the second finding the first's
+_KEY_LOCKS: dict[str, threading.Lock] = {}
+_KEY_LOCKS_GUARD = threading.Lock()
+
+
+def _key_lock(key: str) -> threading.Lock:
+    with _KEY_LOCKS_GUARD:
+        return _KEY_LOCKS.setdefault(key, threading.Lock())
+
+
+def _after_fork_in_child() -> None:
+    global _KEY_LOCKS_GUARD
+    _KEY_LOCKS_GUARD = threading.Lock()      # (one held by a parent's build thread stays held)
+    _KEY_LOCKS.clear()
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_after_fork_in_child)
 
 
 
@@ -169,9 +190,6 @@ def _c_kernel(nargs: int, se_exprs: list, digest: str, name: str, use_disk: bool
               program: _c.StraightLineProgram | None = None, lanes: int = 0) -> Kernel:
     """A kernel of generated C; the library comes from the disk cache when there.  ``lanes``
     > 1: its ``many`` runs that many states at once in SIMD lanes (:mod:`.c_lanes`)."""
-    import shutil
-    import tempfile
-    from pathlib import Path
 
     nout = len(se_exprs)
     if nout == 0:
@@ -181,6 +199,18 @@ def _c_kernel(nargs: int, se_exprs: list, digest: str, name: str, use_disk: bool
         from . import c_lanes
         digest = f"{digest}:lanes{lanes}:{c_lanes.VERSION}"
     key = _c_key(nargs, nout, digest)
+    with _key_lock(key):
+        return _c_kernel_locked(key, nargs, se_exprs, name, use_disk, progress, program, lanes)
+
+
+def _c_kernel_locked(key: str, nargs: int, se_exprs: list, name: str, use_disk: bool,
+                     progress: Any, program: _c.StraightLineProgram | None, lanes: int) -> Kernel:
+    """:func:`_c_kernel` under the key's lock."""
+    import shutil
+    import tempfile
+    from pathlib import Path
+
+    nout = len(se_exprs)
     hit = _MEMORY.get(key)
     if hit is not None:
         return hit.renamed(name, {"kind": "symengine", "exprs": se_exprs, "serialized": None,
