@@ -255,3 +255,33 @@ def test_system_eom_includes_the_systems_actuators(tmp_path):
     c = model.numeric_model.rhs(0.0, x, model.numeric_model.constants_array(model.constants))
     assert np.abs(a - c).max() > 0.1                 # the actuator moves the model
     np.testing.assert_allclose(b, a, rtol=0, atol=1e-12 * np.abs(a).max())
+
+
+def test_forces_with_a_constraint(tmp_path):
+    """A coupler makes the slider's coordinate dependent; an actuator on it, a limit force
+    and a spring reach the System's equations all the same."""
+    forces = (_actuator("push_dependent", "s1_s", 5.0)
+              + FORCES["CoordinateLimitForce"].split("</CoordinateLimitForce>")[0]
+              .replace("s6_a", "s0_a") + "</CoordinateLimitForce>"
+              + FORCES["PointToPointSpring"])
+    coupler = ('<ConstraintSet name="constraintset"><objects><CoordinateCouplerConstraint '
+               'name="couple"><independent_coordinate_names>s0_a</independent_coordinate_names>'
+               "<dependent_coordinate_name>s1_s</dependent_coordinate_name>"
+               '<coupled_coordinates_function><LinearFunction name="function"><coefficients>'
+               "0.3 0.01</coefficients></LinearFunction></coupled_coordinates_function>"
+               "</CoordinateCouplerConstraint></objects></ConstraintSet>")
+    path = tmp_path / "coupled.osim"
+    path.write_text(star_model(only=("PinJoint", "SliderJoint")).replace(
+        "</Model>", f'{coupler}<ForceSet name="forceset"><objects>{forces}</objects></ForceSet>'
+        "</Model>"))
+    model = _load(path)
+    assert [str(q) for q in model.q_dep] == ["q_s1_s(t)"]
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", OpenSimImportWarning)
+        other = sb.compile(model.system_eom(), constants=list(model.constants))
+    rng = np.random.default_rng(7)
+    states = []
+    for a in (-0.8, 0.1, 0.6):                        # on the constraint: s = 0.3 a + 0.01
+        states.append((np.array([a, 0.3 * a + 0.01]), rng.uniform(-1, 1, 1),
+                       rng.uniform(-1, 1, 1)))
+    _same_udot(model, other, states)
