@@ -265,6 +265,7 @@ class OpenSimModel(MuscleViews):
                 continue
             if contrib.left_out:
                 self.left_out.append(LeftOut(el.tag, el.name, el.line, contrib.left_out))
+            contrib.source = contrib.source or f"{el.tag} {el.name!r} (line {el.line})"
             self.force_contributions.append(contrib)
             self.forces[el.name or el.tag] = contrib.record
             self.constants.update(contrib.constants)
@@ -554,7 +555,10 @@ class OpenSimModel(MuscleViews):
     @property
     def system(self):
         """A ``sympy.physics.mechanics.System`` of the bodies, joints and loads (gravity, the
-        force builders' loads and the contact forces), built on first access."""
+        force builders' loads and the contact forces), built on first access; warns naming
+        the forces it leaves out (muscles, path forces: ``system_parts.left_out``)."""
+        from .system import warn_left_out
+        warn_left_out(self, self.system_parts, "model.system")
         return self.system_parts.system
 
     def system_eom(self, loads: Any = (), name: str | None = None) -> EquationsOfMotion:

@@ -8,8 +8,11 @@ placements); the other joints (Ball and Free, whose speeds are the angular veloc
 Universal, Planar, CustomJoint with its functions) are written out: the body frame is
 oriented by the mobilizer's R_FM(q) (``orient_explicit``) with its angular velocity and its
 origin's velocity set from the mobilizer's H(q) u, and the kinematic equations q' = N(q) u
-added to the System.  Loads: gravity on every body, the force builders' SymPy loads and the
-contact forces (on the bodies' material points at the contact points);
+added to the System.  Loads: gravity on every body, the force builders' SymPy loads, their
+:mod:`~.forces.system_form` loads (:mod:`.system_loads`: point forces, body torques, mobility
+forces as wrenches on the joints) and the contact forces (on the bodies' material points at
+the contact points); a force without a System form (muscles and path forces) is named in
+``SystemParts.left_out`` and by a warning of ``model.system`` and :func:`system_eom`;
 constraints: the model's holonomic rows with their velocity constraints.  The System is for
 users who add loads, actuators or constraints; :func:`system_eom` forms its equations with
 symbody's KanesMethod (SymPy's vector algebra: for small models).
@@ -18,7 +21,7 @@ symbody's KanesMethod (SymPy's vector algebra: for small models).
 from __future__ import annotations
 
 import warnings
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -38,11 +41,13 @@ from sympy.physics.mechanics import (
 )
 from sympy.physics.vector import Vector
 
+from .system_loads import LoadMaker, form_loads, has_system_form
+
 if TYPE_CHECKING:
     from ..formulation.eom import EquationsOfMotion
     from .model import OpenSimModel
 
-__all__ = ["SystemParts", "build_system", "system_eom"]
+__all__ = ["SystemParts", "build_system", "system_eom", "warn_left_out"]
 
 _PATHS = r"\s*Velocity of .* automatically calculated"
 _SYMPY_JOINTS = ("PinJoint", "SliderJoint", "WeldJoint", "GimbalJoint")
@@ -52,7 +57,8 @@ _SYMPY_JOINTS = ("PinJoint", "SliderJoint", "WeldJoint", "GimbalJoint")
 class SystemParts:
     """The System and where things are: ``frames``/``points`` (body name -> its frame and
     origin; the ground under its OpenSim name), ``bodies`` (name -> RigidBody), ``joints``
-    (the SymPy Joint objects), ``written_out`` (names of the joints written out)."""
+    (the SymPy Joint objects), ``written_out`` (names of the joints written out),
+    ``left_out`` (the force elements whose generalized forces are not on the System)."""
 
     system: System
     frames: dict
@@ -60,6 +66,7 @@ class SystemParts:
     bodies: dict
     joints: list
     written_out: list
+    left_out: list = field(default_factory=list)
 
 
 def _num(x: float):
@@ -82,6 +89,19 @@ def build_system(model: OpenSimModel) -> SystemParts:
     with warnings.catch_warnings():
         warnings.filterwarnings("ignore", message=_PATHS)
         return _build(model)
+
+
+def warn_left_out(model: OpenSimModel, parts: SystemParts, what: str) -> None:
+    """An :class:`~.model.OpenSimImportWarning` naming the forces not on the System
+    (``parts.left_out``), if any."""
+    if not parts.left_out:
+        return
+    from .model import OpenSimImportWarning
+    names = "; ".join(parts.left_out[:8]) + (f"; and {len(parts.left_out) - 8} more"
+                                             if len(parts.left_out) > 8 else "")
+    warnings.warn(f"{model.spec.where}: {what} leaves out the force(s) {names}: they have no "
+                  f"SymPy System form here (their generalized forces are in model.eom only; "
+                  f"see model.system_parts.left_out)", OpenSimImportWarning, stacklevel=4)
 
 
 def _placed(frames: dict, points: dict, placement, label: str) -> tuple:
@@ -166,13 +186,18 @@ def _build(model: OpenSimModel) -> SystemParts:
                                          if model.gravity.any() else np.zeros(3))]) * model.g
     loads = [Force(bd.masscenter, bd.mass * gvec) for n, bd in bodies.items()
              if n != spec.ground and bd.mass != 0]
+    maker = LoadMaker(model, frames, points, N)
+    left_out = []
     for c in model.force_contributions:
         loads += list(c.loads)
         for load in c.contact_loads:
             loads += _contact_forces(load, frames, points, N, spec.ground)
+        loads += form_loads(model, c, frames, points, N, maker)
+        if not has_system_form(c):
+            left_out.append(c.source or repr(c.record))
     system.add_loads(*loads)
     del index
-    return SystemParts(system, frames, points, bodies, joints, written)
+    return SystemParts(system, frames, points, bodies, joints, written, left_out)
 
 
 def _contact_forces(load, frames: dict, points: dict, N: ReferenceFrame, ground: str) -> list:
@@ -304,10 +329,13 @@ def _order_variables(model: OpenSimModel, system: System) -> None:
 
 def system_eom(model: OpenSimModel, loads: Any = (), name: str | None = None) -> EquationsOfMotion:
     """The equations of ``model.system`` (and ``loads``) by symbody's KanesMethod with the
-    model's coordinates, speeds and constraints (SymPy's vector algebra: small models)."""
+    model's coordinates, speeds and constraints (SymPy's vector algebra: small models): the
+    System's loads and its actuators' loads.  Warns (:class:`~.model.OpenSimImportWarning`)
+    naming the model's forces that are not on the System (``model.system_parts.left_out``)."""
     from ..formulation.kane import KanesMethod
 
     parts = model.system_parts
+    warn_left_out(model, parts, "system_eom")
     system = parts.system
     kd = [qd - e for qd, e in model.eom.kindiffdict.items()]
     vel = list(sm.Matrix(model.eom.velocity_matrix) * sm.Matrix(model.speeds)
@@ -318,5 +346,6 @@ def system_eom(model: OpenSimModel, loads: Any = (), name: str | None = None) ->
                      u_dependent=list(model.u_dep), velocity_constraints=vel or None)
     with warnings.catch_warnings():
         warnings.filterwarnings("ignore", message=_PATHS)
-        km.kanes_equations(list(system.bodies), list(system.loads) + list(loads))
+        actuated = [ld for a in system.actuators for ld in a.to_loads()]
+        km.kanes_equations(list(system.bodies), list(system.loads) + actuated + list(loads))
     return km.to_eom(name=name or f"{model.name} (System)")

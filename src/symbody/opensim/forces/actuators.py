@@ -10,6 +10,7 @@ from sympy.physics.mechanics import dynamicsymbols
 
 from . import register_force
 from .base import ForceContext, ForceContribution
+from .system_form import MobilityLoad
 
 __all__ = ["coordinate_actuator"]
 
@@ -25,4 +26,5 @@ def coordinate_actuator(element, ctx: ForceContext) -> ForceContribution:
     control = dynamicsymbols(f"control_{ident}")
     tau = element.number("optimal_force", 1.0) * ctx.symbol(control)
     return ForceContribution(generalized=ctx.coordinate_force(name, tau), specifieds=(control,),
+                             system_loads=(MobilityLoad(name, tau),),
                              record=("CoordinateActuator", name))

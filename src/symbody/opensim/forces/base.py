@@ -32,7 +32,11 @@ class ForceContribution:
     ``model.eom.contacts``: events at the force law's kinks, ``trajectory.contacts``);
     ``contact_loads``: its contact points'
     :class:`~.contact_geometry.ContactLoad` objects (the contact forces as SymPy ``Force``
-    loads of ``model.system``).
+    loads of ``model.system``); ``system_loads``: the force on ``model.system`` as
+    :mod:`~.system_form` loads (point forces, body torques, mobility forces; a force with
+    generalized forces and none of ``loads``, ``contact_loads``, ``system_loads`` is not on
+    the System, and ``model.system_eom`` warns, naming it); ``source``: the element it was
+    built from (tag, name and line; set by ``load_opensim``).
     """
 
     generalized: list | None = None
@@ -45,6 +49,8 @@ class ForceContribution:
     left_out: str | None = None
     contacts: tuple = ()
     contact_loads: tuple = ()
+    system_loads: tuple = ()
+    source: str = ""
 
 
 class ForceContext:

@@ -28,6 +28,7 @@ from . import register_force
 from .base import ForceContext, ForceContribution
 from .expression import parse_expression
 from .point_forces import BodyTag, frame_in_ground, rotate, rotate_back
+from .system_form import BodyTorque, PointLoad
 from .vector3 import F, cross, sub
 
 __all__ = ["bushing_force", "expression_based_bushing_force", "bushing_deflection",
@@ -104,6 +105,23 @@ def _generalized(ctx: ForceContext, D: list, f: list) -> list:
     return [sum((D[j][i] * f[i] for i in range(6)), F(0.0)) for j in range(ctx.o)]
 
 
+def bushing_loads(ctx: ForceContext, f1: Placement, f2: Placement, q: list, f: list) -> tuple:
+    """The bushing on ``model.system``: the moment R_GM N(θ)ᵀ f_θ and the force R_GF f_x on
+    body 2 at M's origin, their opposites on body 1 (the force at its material point at M's
+    origin), as OpenSim applies them (their power is f · q')."""
+    R_GF, _ = frame_in_ground(ctx, f1)
+    R_GM, p_GM = frame_in_ground(ctx, f2)
+    N = body_xyz_rate_matrix(q[:3])
+    moment = rotate(R_GM, rotate_back(N, f[:3]))
+    force = rotate(R_GF, f[3:])
+    R1, p1 = ctx.kinematics.pose(f1.body)
+    minus = F(-1.0)
+    return (PointLoad(f2.body, tuple(f2.p), tuple(force)), BodyTorque(f2.body, tuple(moment)),
+            PointLoad(f1.body, tuple(rotate_back(R1, sub(p_GM, p1))),
+                      tuple(minus * x for x in force)),
+            BodyTorque(f1.body, tuple(minus * x for x in moment)))
+
+
 @register_force("BushingForce")
 def bushing_force(element, ctx: ForceContext) -> ForceContribution:
     """The linear bushing (module docstring)."""
@@ -113,6 +131,7 @@ def bushing_force(element, ctx: ForceContext) -> ForceContribution:
     c = _dampings(element)
     f = [-(F(k[i]) * q[i] + F(c[i]) * qdot[i]) for i in range(6)]
     return ForceContribution(generalized=_generalized(ctx, D, f),
+                             system_loads=bushing_loads(ctx, f1, f2, q, f),
                              record=("BushingForce", f1.body, f2.body))
 
 
@@ -134,5 +153,6 @@ def expression_based_bushing_force(element, ctx: ForceContext) -> ForceContribut
     c = _dampings(element)
     f = [-(stiffness[i] + F(c[i]) * qdot[i]) for i in range(6)]
     return ForceContribution(generalized=_generalized(ctx, D, f),
+                             system_loads=bushing_loads(ctx, f1, f2, q, f),
                              record=("ExpressionBasedBushingForce", f1.body, f2.body,
                                      tuple(texts)))

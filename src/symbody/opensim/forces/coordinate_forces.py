@@ -27,6 +27,7 @@ import symengine as se
 from . import register_force
 from .base import ForceContext, ForceContribution
 from .expression import parse_expression
+from .system_form import MobilityLoad
 from .vector3 import F, where
 
 __all__ = ["spring_generalized_force", "coordinate_limit_force", "expression_coordinate_force",
@@ -88,6 +89,7 @@ def spring_generalized_force(element, ctx: ForceContext) -> ForceContribution:
     k, rest, c = (element.number(t, 0.0) for t in ("stiffness", "rest_length", "viscosity"))
     tau = -F(k) * (q - F(rest)) - F(c) * u
     return ForceContribution(generalized=ctx.coordinate_force(name, tau),
+                             system_loads=(MobilityLoad(name, tau),),
                              record=("SpringGeneralizedForce", name))
 
 
@@ -109,6 +111,7 @@ def coordinate_limit_force(element, ctx: ForceContext) -> ForceContribution:
     tau = (-F(K_up) * s_up * (q - F(q_up)) + F(K_low) * s_low * (F(q_low) - q)
            - F(damping / w) * (s_up + s_low) * u)
     return ForceContribution(generalized=ctx.coordinate_force(name, tau),
+                             system_loads=(MobilityLoad(name, tau),),
                              record=("CoordinateLimitForce", name))
 
 
@@ -121,4 +124,5 @@ def expression_coordinate_force(element, ctx: ForceContext) -> ForceContribution
     tau = parse_expression(text if text is not None else "0.0", {"q": q, "qdot": u}, element,
                            "<expression>")
     return ForceContribution(generalized=ctx.coordinate_force(name, tau),
+                             system_loads=(MobilityLoad(name, tau),),
                              record=("ExpressionBasedCoordinateForce", name, text))

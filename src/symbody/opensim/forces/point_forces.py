@@ -20,6 +20,7 @@ from sympy.physics.mechanics import dynamicsymbols
 
 from . import register_force
 from .base import ForceContext, ForceContribution
+from .system_form import PointLoad
 from .vector3 import F, norm, scale, sub
 
 __all__ = ["point_to_point_spring", "point_actuator", "frame_in_ground", "rotate", "rotate_back",
@@ -85,7 +86,10 @@ def point_to_point_spring(element, ctx: ForceContext) -> ForceContribution:
     force = scale(F(k) * (length - F(rest)) / length, d)          # on P1, towards P2
     Q = [a + b for a, b in zip(ctx.point_force(f1.body, r1, force),
                                ctx.point_force(f2.body, r2, scale(F(-1.0), force)))]
-    return ForceContribution(generalized=Q, record=("PointToPointSpring", f1.body, f2.body))
+    loads = (PointLoad(f1.body, tuple(r1), tuple(force)),
+             PointLoad(f2.body, tuple(r2), tuple(scale(F(-1.0), force))))
+    return ForceContribution(generalized=Q, system_loads=loads,
+                             record=("PointToPointSpring", f1.body, f2.body))
 
 
 @register_force("PointActuator")
@@ -110,7 +114,9 @@ def point_actuator(element, ctx: ForceContext) -> ForceContribution:
         r = rotate_back(R, sub([F(x) for x in point], p))
     else:
         r = [F(x) for x in point]
-    Q = ctx.point_force(body_name, r, scale(magnitude, e))
+    force = scale(magnitude, e)
+    Q = ctx.point_force(body_name, r, force)
     return ForceContribution(generalized=Q, specifieds=(control,),
+                             system_loads=(PointLoad(body_name, tuple(r), tuple(force)),),
                              record=("PointActuator", body_name))
 
