@@ -69,6 +69,22 @@ def test_a_load_added_to_the_system_enters_to_eom():
     np.testing.assert_allclose(g - g0, [0, 0, -0.7, 0], atol=1e-12)
 
 
+def test_an_actuator_added_to_the_system_enters_to_eom():
+    """SymPy's System keeps actuators apart from loads: a TorqueActuator between b and c
+    about j3's axis acts as the torque pair of the test above."""
+    from sympy.physics.mechanics import TorqueActuator
+
+    robot = sb.load_urdf(URDF)
+    T = sm.Symbol("T")
+    frame, parent = robot.link_frames["c"], robot.link_frames["b"]
+    robot.system.add_actuators(TorqueActuator(T, frame.z, frame, parent))
+    model, base = sb.compile(robot.to_eom()), sb.compile(robot.eom)
+    q, u = np.array([0.1, 0.2, 0.3, 0.25]), np.array([0.3, -0.2, 0.5, -0.25])
+    _, g = dynamic_terms(model, q, u, {**robot.constants, T: 0.7}, np.zeros(3))
+    _, g0 = dynamic_terms(base, q, u, robot.constants, np.zeros(3))
+    np.testing.assert_allclose(g - g0, [0, 0, -0.7, 0], atol=1e-12)
+
+
 def test_scene_has_a_segment_per_joint():
     robot = sb.load_urdf(URDF)
     scene = robot.scene

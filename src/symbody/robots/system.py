@@ -300,7 +300,9 @@ def system_eom(robot: Robot, loads: Any = (), name: str | None = None) -> Equati
     km = KanesMethod(system.frame, q_ind=q_ind, u_ind=u_ind, kd_eqs=kd, q_dependent=q_dep,
                      configuration_constraints=list(robot.eom.holonomic) or None,
                      u_dependent=u_dep, velocity_constraints=vel or None)
-    all_loads = list(system.loads) + list(loads)
+    # (SymPy's System keeps its actuators apart from its loads, as form_eoms adds them)
+    actuated = [ld for a in system.actuators for ld in a.to_loads()]
+    all_loads = list(system.loads) + actuated + list(loads)
     with warnings.catch_warnings():
         # every point is fixed in a rigid body, so SymPy's velocities along different paths
         # of the point graph agree; its warning that they might not is noise here
