@@ -220,9 +220,10 @@ def test_path_forces_are_named_not_dropped(tmp_path):
 
 
 def test_bouncing_block_forces_reach_the_system():
-    """OpenSim's bouncing block (3.x file): contact, spring, limit and bushing."""
+    """OpenSim's bouncing block (3.x file): contact, spring, limit and bushing, at states on
+    its PointOnLineConstraints (q_dep and the dependent speeds by our projection)."""
     with warnings.catch_warnings():
-        warnings.simplefilter("ignore", OpenSimImportWarning)       # its constraints (3.x)
+        warnings.simplefilter("ignore", OpenSimImportWarning)       # (a 3.x file)
         model = load_opensim(DATA / "bouncing_block_30000.osim")
     assert {r[0] for r in model.forces.values() if isinstance(r, tuple)} == {
         "PointToPointSpring", "CoordinateLimitForce", "BushingForce"}
@@ -230,9 +231,17 @@ def test_bouncing_block_forces_reach_the_system():
         warnings.simplefilter("error", OpenSimImportWarning)
         other = sb.compile(model.system_eom(), constants=list(model.constants))
     rng = np.random.default_rng(3)
-    n = len(model.coordinates)
-    _same_udot(model, other, [(model.random_coordinates(rng), rng.uniform(-1, 1, n),
-                               np.zeros(0)) for _ in range(3)])
+    nm = model.numeric_model
+    p = nm.constants_array(model.constants)
+    k = model.coordinate_names.index("yTranslation")
+    states = []
+    for _ in range(3):
+        q0 = 0.3 * model.random_coordinates(rng)
+        q0[k] = 0.05 + 0.1 * rng.uniform()                # (the foot near the ground)
+        q, ok, _ = nm.project_coordinates(q0, p)
+        assert ok
+        states.append((q, rng.uniform(-1, 1, len(model.u_ind)), np.zeros(0)))
+    _same_udot(model, other, states)
 
 
 def test_system_eom_includes_the_systems_actuators(tmp_path):
