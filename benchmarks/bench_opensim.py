@@ -254,11 +254,12 @@ def _forces_errors(path: str, states: int, row: dict) -> None:
     t0 = time.perf_counter()
     nm = model.numeric_model
     p = nm.constants_array(model.constants)
-    x0 = nm.consistent_state(model.default_state(), p) if model.q_dep else model.default_state()
-    z0 = np.zeros(len(model.eom.extra_states))
+    # (default_state is [q, u_ind]; the muscles' states follow)
+    x0 = np.concatenate([model.default_state(), np.full(len(model.eom.extra_states), 0.5)])
+    x0 = nm.consistent_state(x0, p) if model.q_dep else x0
     r0 = (model.specified_values(x0[:len(model.coordinates)])
           if model.eom.derived_inputs is not None else np.zeros(len(model.eom.specifieds)))
-    nm.rhs(0.0, np.concatenate([x0, z0]), p, r0)
+    nm.rhs(0.0, x0, p, r0)
     row["compile_forces"] = time.perf_counter() - t0
 
     names = opensim_state_names(model)
