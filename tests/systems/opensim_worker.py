@@ -213,7 +213,10 @@ def _muscle_derivatives(osim, m, s, qy) -> dict:
     muscles = set_muscle_state(m, s, qy)
     m.equilibrateMuscles(s)
     for name, c in qy["fiber_length_factors"].items():
-        mus = osim.ActivationFiberLengthMuscle.safeDownCast(muscles.get(name))
+        # the concrete class: Thelen's setFiberLength is ActivationFiberLengthMuscle's,
+        # Millard's its own
+        mus = getattr(osim, muscles.get(name).getConcreteClassName()).safeDownCast(
+            muscles.get(name))
         mus.setFiberLength(s, float(c) * mus.getFiberLength(s))
     realize_with_excitations(osim, m, s, qy["excitations"])
     arr = m.getStateVariableNames()
