@@ -86,3 +86,45 @@ def test_coupled_moment_arms_agree_with_opensim(coupled_model):
         C = model.coupling_matrix(qs[k])
         assert C[knee_r, knee_r] == 1.0 and C[ankle_r, ankle_r] == 1.0
         np.testing.assert_allclose(C[knee_r, ankle_r] * C[ankle_r, knee_r], 1.0, rtol=1e-12)
+
+
+FLAT = """<objects>
+  <CoordinateCouplerConstraint name="ankle_barely_follows_knee_r">
+    <isEnforced>true</isEnforced>
+    <coupled_coordinates_function>
+      <LinearFunction name="f"><coefficients>1e-7 0.05</coefficients></LinearFunction>
+    </coupled_coordinates_function>
+    <independent_coordinate_names>knee_angle_r</independent_coordinate_names>
+    <dependent_coordinate_name>ankle_angle_r</dependent_coordinate_name>
+    <scale_factor>1</scale_factor>
+  </CoordinateCouplerConstraint>
+</objects>"""
+
+
+def test_a_nearly_flat_coupler_gives_finite_moment_arms(tmp_path):
+    """A coupler that barely moves its dependent coordinate (ankle = 1e-7 knee + 0.05, as the
+    Jumper's patella splines near full extension): moving the ankle at unit speed takes the
+    knee at 1e7, so the moment arm about the ankle is r_ankle + 1e7 r_knee of the partial
+    moment arms -- finite, where the projector's 1 - |V_k|² cancelled to ~1e-14 (NaN)."""
+    text = (DATA / "gait10dof18musc.osim").read_text()
+    i = text.index('<ConstraintSet name="constraintset">')
+    j = text.index("<objects />", i)
+    path = tmp_path / "flat_coupler.osim"
+    path.write_text(text[:j] + FLAT + text[j + len("<objects />"):])
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", OpenSimImportWarning)
+        model = load_opensim(path)
+    names = list(model.coordinate_names)
+    knee, ankle = names.index("knee_angle_r"), names.index("ankle_angle_r")
+    rng = np.random.default_rng(2)
+    for _ in range(3):
+        q = model.random_coordinates(rng)
+        q[ankle] = 1e-7 * q[knee] + 0.05
+        A = model.moment_arms(q)
+        partial = model._paths_at(q)[:, 1:]
+        exact = partial[:, ankle] + 1e7 * partial[:, knee]
+        assert np.isfinite(A).all()
+        np.testing.assert_allclose(A[:, ankle], exact, rtol=1e-8,
+                                   atol=1e-8 * np.abs(exact).max())
+        np.testing.assert_allclose(A[:, knee], partial[:, knee] + 1e-7 * partial[:, ankle],
+                                   rtol=1e-12, atol=1e-15)

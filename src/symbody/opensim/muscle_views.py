@@ -159,10 +159,15 @@ class MuscleViews:
         for k in range(n):
             rows = tuple(i for i in range(B.shape[0]) if i not in own.get(k, ()))
             if rows not in cache:
-                cache[rows] = _null_projector(B[list(rows)], n)
-            P = cache[rows]
-            with np.errstate(divide="ignore", invalid="ignore"):
-                C[:, k] = P[:, k] / P[k, k] if abs(P[k, k]) > 1e-13 else np.nan
+                cache[rows] = _null_basis(B[list(rows)], n)
+            N = cache[rows]
+            # P = N Nᵀ projects onto the null space: P[:, k] / P[k, k], with P[k, k] = |N_k|²
+            # summed, not 1 - |V_k|² (which cancels where a coupler barely moves coordinate k:
+            # a flat patella spline gives P[k, k] ~ 1e-13); NaN only where it is 0 / 0
+            d = float(N[k] @ N[k])
+            C[:, k] = N @ N[k] / d if d > 1e-24 else np.nan
+            if d > 1e-24:
+                C[k, k] = 1.0
         return C
 
     @cached_property
@@ -187,14 +192,14 @@ class MuscleViews:
                            backend="lambda")
 
 
-def _null_projector(B: np.ndarray, n: int) -> np.ndarray:
-    """P = I - Bᵀ (B Bᵀ)⁺ B (n x n): the orthogonal projector onto B's null space."""
+def _null_basis(B: np.ndarray, n: int) -> np.ndarray:
+    """N (n x (n - rank B)): an orthonormal basis of B's null space (N Nᵀ = I - Bᵀ (B Bᵀ)⁺ B,
+    the orthogonal projector onto it), from the SVD."""
     if B.shape[0] == 0:
         return np.eye(n)
-    U, s, Vt = np.linalg.svd(B, full_matrices=False)
+    _, s, Vt = np.linalg.svd(B, full_matrices=True)
     rank = int(np.sum(s > max(B.shape) * np.finfo(float).eps * (s[0] if s.size else 0.0)))
-    V = Vt[:rank]
-    return np.eye(n) - V.T @ V
+    return Vt[rank:].T
 
 
 def _path(record):
