@@ -14,7 +14,7 @@ import symengine as se
 from symbody.errors import InputError
 from symbody.opensim import OpenSimImportWarning, load_opensim
 from symbody.opensim.forces.expression import parse_expression
-from systems.opensim_force_models import PASSIVE_FORCES, passive_force_model
+from systems.opensim_force_models import PASSIVE_FORCES, limited_states, passive_force_model
 from systems.opensim_oracle import ask_opensim, opensim_installed
 
 needs_opensim = pytest.mark.skipif(not opensim_installed(), reason="opensim is not installed")
@@ -35,16 +35,8 @@ def forces_model(tmp_path_factory):
 _LIMITED = {"s3_a": (-0.9, -0.5, 0.4, 0.8), "s4_s": (0.9, -0.4, -0.9, 0.3)}
 
 
-def _states(model, n_states: int, seed: int) -> list:
-    rng = np.random.default_rng(seed)
-    n, m = len(model.coordinates), len(model.eom.specifieds)
-    out = []
-    for k in range(n_states):
-        q = model.random_coordinates(rng)
-        for name, values in _LIMITED.items():
-            q[model.coordinate_names.index(name)] = values[k]
-        out.append((q, rng.uniform(-2, 2, n), rng.uniform(-1, 1, m)))
-    return out
+def _states(model, count: int, seed: int) -> list:
+    return limited_states(model, count, seed, _LIMITED)
 
 
 @needs_opensim

@@ -23,6 +23,7 @@ from symbody.opensim import OpenSimImportWarning, load_opensim
 from symbody.opensim.forces import FORCE_BUILDERS, builder_for
 from symbody.opensim.forces.muscles import PATH_ONLY_MUSCLES
 from symbody.opensim.system_loads import has_system_form
+from systems.opensim_force_models import limited_states
 from systems.opensim_synthetic import star_model
 
 DATA = Path(__file__).resolve().parents[1] / "data" / "opensim"
@@ -133,15 +134,7 @@ _LIMITED = {"s6_a": (-0.9, 0.4, -0.5), "s7_s": (0.9, -0.9, 0.3)}
 
 
 def _states(model, count: int, seed: int) -> list:
-    rng = np.random.default_rng(seed)
-    n, m = len(model.coordinates), len(model.eom.specifieds)
-    out = []
-    for k in range(count):
-        q = model.random_coordinates(rng)
-        for name, values in _LIMITED.items():
-            q[model.coordinate_names.index(name)] = values[k]
-        out.append((q, rng.uniform(-2, 2, n), rng.uniform(-1, 1, m)))
-    return out
+    return limited_states(model, count, seed, _LIMITED)
 
 
 def _same_udot(model, other, states) -> None:

@@ -5,6 +5,8 @@ each joined to the ground."""
 
 from __future__ import annotations
 
+import numpy as np
+
 from systems.opensim_synthetic import star_model
 
 _OFFSET = ('<PhysicalOffsetFrame name="{name}"><socket_parent>{parent}</socket_parent>'
@@ -54,3 +56,18 @@ def passive_force_model(forces: dict | None = None) -> str:
     xml = star_model(only=("FreeJoint", "BallJoint", "GimbalJoint", "PinJoint", "SliderJoint"))
     return xml.replace("</Model>", '<ForceSet name="forceset"><objects>'
                        + "".join(forces.values()) + "</objects></ForceSet></Model>")
+
+
+def limited_states(model, count: int, seed: int, limited: dict) -> list:
+    """``count`` states (q, u, r) of ``model``: random coordinates within their ranges but the
+    ``limited`` ones ({name: values, one per state}: beyond a limit, within its transition),
+    u in [-2, 2], the specified inputs in [-1, 1]."""
+    rng = np.random.default_rng(seed)
+    n, m = len(model.coordinates), len(model.eom.specifieds)
+    out = []
+    for k in range(count):
+        q = model.random_coordinates(rng)
+        for name, values in limited.items():
+            q[model.coordinate_names.index(name)] = values[k]
+        out.append((q, rng.uniform(-2, 2, n), rng.uniform(-1, 1, m)))
+    return out
