@@ -40,7 +40,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from . import c_kernels
-from .c_entry_type import entry_type_source
+from .c_entry_type import ARGUMENT_SOURCE, entry_type_source
 from .linear_algebra import REDUCED_KKT_MIN
 from .native_rhs import RHS_SOURCE, build_source, native_rhs
 from .python_extension import PythonExtension
@@ -76,12 +76,9 @@ typedef struct {
     PyObject *owner, *fallback, *empty, *shape;
 } Entry;
 
-static int is_double_format(const char *f)
-{
-    if (f == NULL) return 1;
-    if ((f[0] == '<' || f[0] == '=' || f[0] == '@') && f[1] == 'd' && f[2] == 0) return 1;
-    return f[0] == 'd' && f[1] == 0;
-}
+"""
+    + ARGUMENT_SOURCE
+    + r"""
 
 /* a C-contiguous float64 buffer of ndim dimensions; 0 when not (error cleared) */
 static int get_doubles(PyObject *o, Py_buffer *view, int ndim)

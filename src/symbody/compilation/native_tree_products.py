@@ -29,7 +29,7 @@ from typing import Any
 
 import numpy as np
 
-from .c_entry_type import entry_type_source
+from .c_entry_type import ARGUMENT_SOURCE, entry_type_source
 from .python_extension import PythonExtension
 
 __all__ = ["FACTOR_OFFSETS", "TREE_PRODUCTS_SOURCE", "WIDTH", "tree_products_entry"]
@@ -68,12 +68,9 @@ typedef struct {
     PyObject *owner, *fallback;
 } TreeProductsEntry;
 
-static int is_double_format(const char *f)
-{
-    if (f == NULL) return 1;
-    if ((f[0] == '<' || f[0] == '=' || f[0] == '@') && f[1] == 'd' && f[2] == 0) return 1;
-    return f[0] == 'd' && f[1] == 0;
-}
+"""
+    + ARGUMENT_SOURCE
+    + r"""
 
 static inline double dot3(const double *a, const double *b)
 {
@@ -125,35 +122,12 @@ static void products(const TreeProductsEntry *s, double *o0)
 static PyObject *call(TreeProductsEntry *self, PyObject *const *args, size_t nargsf,
                       PyObject *kwnames)
 {
-    Py_ssize_t nargs = PyVectorcall_NARGS(nargsf), i, at = 0;
-    Py_buffer view;
+    Py_ssize_t nargs = PyVectorcall_NARGS(nargsf);
     PyObject *out;
     if (nargs != NGROUPS || (kwnames && PyTuple_GET_SIZE(kwnames)))
         return PyObject_Vectorcall(self->fallback, args, nargsf, kwnames);
-    for (i = 0; i < nargs; i++) {
-        if (PyArray_CheckExact(args[i])) {      /* a float64 vector: its data, no buffer */
-            PyArrayObject *a = (PyArrayObject *)args[i];
-            if (PyArray_NDIM(a) != 1 || PyArray_DIM(a, 0) != self->sizes[i]
-                || PyArray_TYPE(a) != NPY_DOUBLE || !PyArray_ISCARRAY_RO(a)
-                || !PyArray_ISNOTSWAPPED(a))
-                return PyObject_Vectorcall(self->fallback, args, nargsf, kwnames);
-            memcpy(self->z + at, PyArray_DATA(a), (size_t)self->sizes[i] * sizeof(double));
-            at += self->sizes[i];
-            continue;
-        }
-        if (PyObject_GetBuffer(args[i], &view, PyBUF_C_CONTIGUOUS | PyBUF_FORMAT) != 0) {
-            PyErr_Clear();
-            return PyObject_Vectorcall(self->fallback, args, nargsf, kwnames);
-        }
-        if (view.ndim != 1 || view.itemsize != 8 || !is_double_format(view.format)
-            || view.shape[0] != self->sizes[i]) {
-            PyBuffer_Release(&view);
-            return PyObject_Vectorcall(self->fallback, args, nargsf, kwnames);
-        }
-        memcpy(self->z + at, view.buf, (size_t)self->sizes[i] * sizeof(double));
-        at += self->sizes[i];
-        PyBuffer_Release(&view);
-    }
+    if (copy_groups(self->z, self->sizes, args, nargs))
+        return PyObject_Vectorcall(self->fallback, args, nargsf, kwnames);
     out = PyArray_SimpleNew(3, self->dims, NPY_DOUBLE);
     if (out == NULL) return NULL;
     self->kernel(self->z, self->F);

@@ -29,7 +29,7 @@ from typing import Any
 
 import numpy as np
 
-from .c_entry_type import entry_type_source
+from .c_entry_type import ARGUMENT_SOURCE, entry_type_source
 from .python_extension import PythonExtension
 
 __all__ = ["TREE_SOLVE_SOURCE", "tree_solve_entry"]
@@ -54,12 +54,9 @@ typedef struct {
     PyObject *owner, *fallback, *empty, *shape, *error;
 } TreeSolveEntry;
 
-static int is_double_format(const char *f)
-{
-    if (f == NULL) return 1;
-    if ((f[0] == '<' || f[0] == '=' || f[0] == '@') && f[1] == 'd' && f[2] == 0) return 1;
-    return f[0] == 'd' && f[1] == 0;
-}
+"""
+    + ARGUMENT_SOURCE
+    + r"""
 
 /* gcc: an AVX2/FMA clone chosen at load time where the CPU has it (the cached library
    stays right on any x86-64) */
@@ -174,25 +171,13 @@ static void write_out(double *o0, double *B, const int64_t *perm, Py_ssize_t n)
 
 static PyObject *call(TreeSolveEntry *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
-    Py_ssize_t nargs = PyVectorcall_NARGS(nargsf), i, at = 0, n = self->n;
-    Py_buffer view, ov;
+    Py_ssize_t nargs = PyVectorcall_NARGS(nargsf), i, n = self->n;
+    Py_buffer ov;
     PyObject *out;
     if (nargs != NGROUPS || (kwnames && PyTuple_GET_SIZE(kwnames)))
         return PyObject_Vectorcall(self->fallback, args, nargsf, kwnames);
-    for (i = 0; i < nargs; i++) {
-        if (PyObject_GetBuffer(args[i], &view, PyBUF_C_CONTIGUOUS | PyBUF_FORMAT) != 0) {
-            PyErr_Clear();
-            return PyObject_Vectorcall(self->fallback, args, nargsf, kwnames);
-        }
-        if (view.ndim != 1 || view.itemsize != 8 || !is_double_format(view.format)
-            || view.shape[0] != self->sizes[i]) {
-            PyBuffer_Release(&view);
-            return PyObject_Vectorcall(self->fallback, args, nargsf, kwnames);
-        }
-        memcpy(self->z + at, view.buf, (size_t)self->sizes[i] * sizeof(double));
-        at += self->sizes[i];
-        PyBuffer_Release(&view);
-    }
+    if (copy_groups(self->z, self->sizes, args, nargs))
+        return PyObject_Vectorcall(self->fallback, args, nargsf, kwnames);
     self->kernel(self->z, self->kout);
     /* H (the factor) is written only here, at the kernel's places (its zeros stay zero);
        B is changed by the solve */
