@@ -23,13 +23,11 @@ from symbody.opensim import OpenSimImportWarning, load_opensim
 from symbody.opensim.forces import FORCE_BUILDERS, builder_for
 from symbody.opensim.forces.muscles import PATH_ONLY_MUSCLES
 from symbody.opensim.system_loads import has_system_form
-from systems.opensim_force_models import limited_states
+from systems.opensim_force_models import OFFSET_FRAME, PASSIVE_FORCES, limited_states
 from systems.opensim_synthetic import star_model
 
 DATA = Path(__file__).resolve().parents[1] / "data" / "opensim"
 
-_OFFSET = ('<PhysicalOffsetFrame name="{name}"><socket_parent>{parent}</socket_parent>'
-           "<translation>{t}</translation><orientation>{o}</orientation></PhysicalOffsetFrame>")
 
 
 def _actuator(name: str, coordinate: str, force: float) -> str:
@@ -62,26 +60,16 @@ FORCES = {
     "ExpressionBasedCoordinateForce": '<ExpressionBasedCoordinateForce name="expr_g">'
     "<coordinate>s2_y</coordinate><expression>-3.5*q - 0.4*qdot + 2*sin(q)^2</expression>"
     "</ExpressionBasedCoordinateForce>",
-    "PointToPointSpring": '<PointToPointSpring name="p2p"><socket_body1>/bodyset/s0'
-    "</socket_body1><socket_body2>/bodyset/s1</socket_body2><point1>0.1 0.2 -0.05</point1>"
-    "<point2>-0.03 0.1 0.2</point2><stiffness>80</stiffness><rest_length>0.3</rest_length>"
-    "</PointToPointSpring>",
+    "PointToPointSpring": PASSIVE_FORCES["PointToPointSpring"],
     "PointActuator": '<PointActuator name="push"><body>s5</body><point>0.05 -0.1 0.02</point>'
     "<direction>0.3 1 -0.2</direction><optimal_force>20</optimal_force></PointActuator>"
     '<PointActuator name="push_global"><body>s1</body><point>0.15 -0.3 0.1</point>'
     "<point_is_global>true</point_is_global><direction>1 0.5 0.2</direction>"
     "<force_is_global>true</force_is_global><optimal_force>15</optimal_force></PointActuator>",
-    "BushingForce": '<BushingForce name="bush"><socket_frame1>s0_offset</socket_frame1>'
-    "<socket_frame2>s2_offset</socket_frame2><frames>"
-    + _OFFSET.format(name="s0_offset", parent="/bodyset/s0", t="0.1 -0.2 0.05", o="0.3 -0.2 0.1")
-    + _OFFSET.format(name="s2_offset", parent="/bodyset/s2", t="-0.05 0.1 0.02",
-                     o="-0.1 0.25 0.2")
-    + "</frames><rotational_stiffness>20 30 40</rotational_stiffness><translational_stiffness>"
-    "500 600 700</translational_stiffness><rotational_damping>0.5 0.6 0.7</rotational_damping>"
-    "<translational_damping>5 6 7</translational_damping></BushingForce>",
+    "BushingForce": PASSIVE_FORCES["BushingForce"],
     "ExpressionBasedBushingForce": '<ExpressionBasedBushingForce name="ebush"><socket_frame1>'
     "/ground</socket_frame1><socket_frame2>s7_offset</socket_frame2><frames>"
-    + _OFFSET.format(name="s7_offset", parent="/bodyset/s7", t="0.02 0.1 -0.03", o="0.2 0.1 -0.3")
+    + OFFSET_FRAME.format(name="s7_offset", parent="/bodyset/s7", t="0.02 0.1 -0.03", o="0.2 0.1 -0.3")
     + "</frames><Mx_expression>20*theta_x + 3*theta_y^2</Mx_expression><My_expression>"
     "30*sin(theta_y)</My_expression><Fy_expression>600*delta_y + 50*delta_x*delta_z"
     "</Fy_expression><rotational_damping>0.5 0.6 0.7</rotational_damping>"

@@ -9,7 +9,7 @@ import numpy as np
 
 from systems.opensim_synthetic import star_model
 
-_OFFSET = ('<PhysicalOffsetFrame name="{name}"><socket_parent>{parent}</socket_parent>'
+OFFSET_FRAME = ('<PhysicalOffsetFrame name="{name}"><socket_parent>{parent}</socket_parent>'
            "<translation>{t}</translation><orientation>{o}</orientation></PhysicalOffsetFrame>")
 
 #: the ForceSet's elements, one of each type (limits and transitions put every branch of
@@ -41,8 +41,8 @@ PASSIVE_FORCES = {
     "<force_is_global>true</force_is_global><optimal_force>15</optimal_force></PointActuator>",
     "BushingForce": '<BushingForce name="bush"><socket_frame1>s0_offset</socket_frame1>'
     "<socket_frame2>s2_offset</socket_frame2><frames>"
-    + _OFFSET.format(name="s0_offset", parent="/bodyset/s0", t="0.1 -0.2 0.05", o="0.3 -0.2 0.1")
-    + _OFFSET.format(name="s2_offset", parent="/bodyset/s2", t="-0.05 0.1 0.02",
+    + OFFSET_FRAME.format(name="s0_offset", parent="/bodyset/s0", t="0.1 -0.2 0.05", o="0.3 -0.2 0.1")
+    + OFFSET_FRAME.format(name="s2_offset", parent="/bodyset/s2", t="-0.05 0.1 0.02",
                      o="-0.1 0.25 0.2")
     + "</frames><rotational_stiffness>20 30 40</rotational_stiffness><translational_stiffness>"
     "500 600 700</translational_stiffness><rotational_damping>0.5 0.6 0.7</rotational_damping>"
