@@ -280,19 +280,97 @@ def test_controllers_left_out_or_refused_by_name():
     with pytest.raises(InputError, match="ToyReflexController 'c'"):
         load_opensim(pendulum_text(reflex), unsupported="error")
     gcv = _controller("""<actuator_list>Torq1</actuator_list><FunctionSet><objects>
-        <GCVSpline><half_order>1</half_order><x>0 1</x><y>0 1</y></GCVSpline>
+        <GCVSpline><half_order>3</half_order><x>0 1</x><y>0 1</y></GCVSpline>
         </objects></FunctionSet>""")
-    with pytest.warns(OpenSimImportWarning, match="GCVSpline is not supported"):
+    with pytest.warns(OpenSimImportWarning, match="GCVSpline of half_order 3 .degree 5"):
         load_opensim(pendulum_text(gcv))
-    from_file = _controller("<actuator_list>Torq1</actuator_list>"
+    from_file = _controller("<actuator_list></actuator_list>"
                             "<controls_file>controls.sto</controls_file>")
-    with pytest.warns(OpenSimImportWarning, match="controls from a file"):
+    with pytest.warns(OpenSimImportWarning, match="'controls.sto' is not found next to the"):
         load_opensim(pendulum_text(from_file))
     for body, match in (("<actuator_list>Torq1 Torq2</actuator_list><FunctionSet><objects>"
                          "<Constant><value>1</value></Constant></objects></FunctionSet>",
                          "1 control function"),
                         ("<actuator_list>elbow</actuator_list><FunctionSet><objects>"
                          "<Constant><value>1</value></Constant></objects></FunctionSet>",
-                         "'elbow', which is not in the model")):
+                         "'elbow', which is not an actuator")):
         with pytest.raises(InputError, match=match):
             load_opensim(pendulum_text(_controller(body)))
+
+
+SOCKETS = """<ControllerSet name="controllerset"><objects>
+    <PrescribedController name="first">
+        <socket_actuators>/forceset/Torq2 /forceset/Torq1</socket_actuators>
+        <FunctionSet name="ControlFunctions"><objects>
+            <Sine name="a"><amplitude>2</amplitude><omega>3</omega></Sine>
+            <PiecewiseConstantFunction name="b"><x>0 0.5 1</x><y>1 -1 2</y></PiecewiseConstantFunction>
+        </objects></FunctionSet>
+    </PrescribedController>
+    <PrescribedController name="second">
+        <socket_actuators>/forceset/Torq2</socket_actuators>
+        <FunctionSet name="ControlFunctions"><objects>
+            <LinearFunction name="c"><coefficients>-4 1</coefficients></LinearFunction>
+        </objects></FunctionSet>
+    </PrescribedController>
+    <PrescribedController name="table">
+        <socket_actuators></socket_actuators>
+        <FunctionSet name="ControlFunctions"><objects /></FunctionSet>
+        <controls_file>CONTROLS</controls_file>
+    </PrescribedController>
+    <PrescribedController name="held">
+        <socket_actuators>/forceset/Torq2</socket_actuators>
+        <FunctionSet name="ControlFunctions"><objects>
+            <GCVSpline name="g"><half_order>1</half_order><error_variance>0</error_variance>
+                <x>0 0.3 0.8</x><y>0.5 -1 2</y><weights>1 1 1</weights>
+                <coefficients>0 0 0</coefficients></GCVSpline>
+        </objects></FunctionSet>
+        <controls_file>CONTROLS</controls_file>
+        <interpolation_method>0</interpolation_method>
+    </PrescribedController>
+</objects></ControllerSet>"""
+
+TABLE = """controls
+version=1
+nRows=5
+nColumns=3
+inDegrees=no
+endheader
+time\tTorq1\t/forceset/Torq2
+0.1\t0.5\t-1
+0.3\t1.5\t2
+0.45\t-0.5\t0.25
+0.7\t2\t1
+0.9\t1\t-3
+"""
+
+
+@needs_opensim
+def test_socket_list_of_46_files_agrees_with_opensim(tmp_path):
+    """OpenSim 4.6's own format (40600: ``socket_actuators``, paths), four controllers
+    adding on Torq2, two of them with a controls file (a table beside the model, its
+    columns interpolated linearly and piecewise constant; a listed actuator keeps its
+    function): the controls only (no compile)."""
+    (tmp_path / "controls.sto").write_text(TABLE)
+    text = (DATA / "double_pendulum.osim").read_text().replace('Version="40000"',
+                                                                'Version="40600"', 1)
+    start = text.index("<ControllerSet")
+    end = text.index("</ControllerSet>") + len("</ControllerSet>")
+    path = tmp_path / "pendulum_40600.osim"
+    path.write_text(text[:start] + SOCKETS.replace("CONTROLS", str(tmp_path / "controls.sto"))
+                    + text[end:])
+    with pytest.warns(OpenSimImportWarning, match="'first'"):
+        model = load_opensim(path)
+    assert model.controllers["first"].actuators == ("Torq2", "Torq1")
+    assert model.controllers["table"].actuators == ("Torq1", "Torq2")
+    assert model.controllers["held"].actuators == ("Torq2", "Torq1")
+    ref = ask_opensim(path, [{"kind": "controls", "times": TIMES.tolist(),
+                              "names": ["Torq1", "Torq2"]}], without_forces=False)[0]
+    ours = np.array([model.controls(t) for t in TIMES])
+    assert model.input_names == ("control_Torq1", "control_Torq2")
+    assert np.abs(ours - np.array(ref)).max() <= 1e-14 * np.abs(ours).max()
+    # a relative controls_file is looked for beside the model file
+    beside = tmp_path / "pendulum_relative.osim"
+    beside.write_text(path.read_text().replace(str(tmp_path / "controls.sto"), "controls.sto"))
+    with pytest.warns(OpenSimImportWarning):
+        relative = load_opensim(beside)
+    assert np.array_equal([relative.controls(t) for t in TIMES], ours)

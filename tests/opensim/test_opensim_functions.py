@@ -33,6 +33,9 @@ CASES = {
              "<offset>0.2</offset></Sine>"),
     "PiecewiseConstantFunction": ("<PiecewiseConstantFunction><x>-2 -1 -0.5 0 0.25 1.5 2</x>"
                                   "<y>3 -1 2 0.5 -0.25 1 4</y></PiecewiseConstantFunction>"),
+    "GCVSpline": ("<GCVSpline><half_order>1</half_order><error_variance>0</error_variance>"
+                  "<x>-2 -1 -0.5 0.3 1.5</x><y>1 -2 0.5 0.25 3</y><weights>1 1 1 1 1</weights>"
+                  "<coefficients>0 0 0 0 0</coefficients></GCVSpline>"),
 }
 
 

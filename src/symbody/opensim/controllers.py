@@ -13,20 +13,26 @@ actuator: function i drives the i-th actuator of its ``actuator_list`` (3.x and 
 40600; ``ALL``: every actuator of the model, in file order) or of its ``socket_actuators``
 (paths, 40600 and later), whatever the functions' own names.  Its functions are any of
 :data:`~.functions.SUPPORTED_FUNCTIONS`, evaluated as OpenSim evaluates them; ``enabled``
-(before 30509: ``isDisabled``) false: the controller gives nothing, as in OpenSim.
+(before 30509: ``isDisabled``) false: the controller gives nothing, as in OpenSim.  A
+``controls_file`` (a ``.sto``/``.mot`` table of controls over time; a relative name is looked
+for beside the model file, where OpenSim looks in its working directory) adds a function
+for each column that names an actuator not listed: the polygon through the column, constant
+outside the table (``interpolation_method`` 1, the default: OpenSim's GCVSpline of degree
+1) or the step function (0).
 
 :class:`ControllerInputs` is the controls as ``r(t, x) -> (len(input_names),)`` for
 ``simulate(..., specifieds=model.controls)``: each actuator's control at its input's place
 (a muscle's excitation ``e_<muscle>``, an actuator's ``control_<name>``); the inputs no
 controller drives are 0 (OpenSim's default control) unless given with
 :meth:`ControllerInputs.with_inputs`.  Other controller types (``ToyReflexController``, ...),
-a controller whose controls come from a file (``controls_file``: OpenSim's default
-interpolation of it is a GCVSpline) or whose functions symbody cannot evaluate exactly
-(``GCVSpline``) are left out by name and line.
+functions symbody cannot evaluate exactly (smoothing or higher-degree ``GCVSpline``s, also
+as a controls file's ``interpolation_method``) and a controls file that is not found are
+left out by name and line.
 """
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass
 from typing import Any
 
@@ -34,8 +40,9 @@ import numpy as np
 
 from ..errors import InputError
 from ..formatting import symbol_name
-from .functions import parse_function
+from .functions import GCVSplineOsim, PiecewiseConstantFunctionOsim, parse_function
 from .model_spec import LeftOut
+from .storage import read_storage
 from .xml_tree import OsimElement
 
 __all__ = ["PrescribedControllerRecord", "ControllerInputs", "build_controllers",
@@ -148,66 +155,119 @@ def _is_actuator(el: OsimElement) -> bool:
     return el.tag.endswith(_ACTUATOR_SUFFIXES) or el.tag in _ACTUATOR_TAGS
 
 
+class _NotBuilt(Exception):
+    """A controller symbody leaves out (the reason)."""
+
+
 def build_controllers(controllers: list, force_elements: list, force_inputs: dict,
-                      model: OsimElement | None = None) -> tuple:
+                      model: OsimElement | None = None, folder: str | None = None) -> tuple:
     """``(records, left_out)``: a :class:`PrescribedControllerRecord` of each
     PrescribedController that can be built, and a :class:`~.model_spec.LeftOut` for each
     other controller (type, controls file or function not supported) and each disabled one.
 
     ``force_elements``: the file's forces (ForceSet then ``<components>``); ``force_inputs``:
     {name of a built force: its specified inputs (SymPy functions of time)}; ``model``: the
-    file's ``<Model>`` (its ``<components>`` are looked at for ``ALL``).  Raises
-    :class:`~symbody.errors.InputError` (controller and line) where OpenSim refuses the
-    model: a named actuator not in the model or not an actuator, or as many functions as
-    actuators not given."""
+    file's ``<Model>`` (its ``<components>`` are looked at for ``ALL``); ``folder``: where a
+    relative ``controls_file`` is looked for (the model file's folder; default the working
+    directory).  Raises :class:`~symbody.errors.InputError` (controller and line) where
+    OpenSim refuses the model: a named actuator not in the model or not an actuator, as
+    many functions as actuators not given, a controls file's column naming no actuator."""
     records: list = []
     left_out: list = []
-    known = {f.name for f in force_elements}
+    known = {f.name for f in force_elements if _is_actuator(f)}
     comps = model.find("components") if model is not None else None
     component_actuators = any(_is_actuator(c) for c in (comps.children if comps is not None
                                                          else []))
     for el in controllers:
-        if el.tag != "PrescribedController":
-            left_out.append(LeftOut(el.tag, el.name, el.line, "controller type not supported "
-                                    "(give its inputs yourself)"))
-            continue
-        for tag in ("controls_file", "prescribed_controls_file"):
-            if (el.text_of(tag) or "").strip():
-                left_out.append(LeftOut(el.tag, el.name, el.line, f"controls from a file "
-                                        f"(<{tag}>) are not built (give the inputs yourself)"))
-                break
-        else:
+        try:
+            if el.tag != "PrescribedController":
+                raise _NotBuilt("controller type not supported (give its inputs yourself)")
+            if component_actuators and "ALL" in (el.text_of("actuator_list") or "").upper():
+                raise _NotBuilt("ALL actuators with actuators among <components> (OpenSim's "
+                                "order of them is not read)")
             try:
                 functions = _functions(el)
             except InputError as exc:
-                left_out.append(LeftOut(el.tag, el.name, el.line, "a control function symbody "
-                                        f"does not evaluate exactly ({exc}; give the inputs "
-                                        "yourself)"))
-                continue
+                raise _NotBuilt(f"a control function symbody does not evaluate exactly "
+                                f"({exc}; give the inputs yourself)") from None
             names = _actuator_names(el, force_elements)
-            if component_actuators and "ALL" in (el.text_of("actuator_list") or "").upper():
-                left_out.append(LeftOut(el.tag, el.name, el.line, "ALL actuators with "
-                                        "actuators among <components> (OpenSim's order of "
-                                        "them is not read)"))
-                continue
-            records.append(_record(el, names, functions, known, force_inputs))
-            if not records[-1].enabled:
-                left_out.append(LeftOut(el.tag, el.name, el.line,
-                                        "disabled in the file (OpenSim ignores it too)"))
+            if len(functions) != len(names):
+                raise el.error(f"has {len(functions)} control function(s) for {len(names)} "
+                               f"actuator(s) ({', '.join(names) or 'none'}); OpenSim refuses "
+                               "it too")
+            names, functions = _with_controls_file(el, names, functions, known, folder)
+        except _NotBuilt as exc:
+            left_out.append(LeftOut(el.tag, el.name, el.line, str(exc)))
+            continue
+        records.append(_record(el, names, functions, known, force_inputs))
+        if not records[-1].enabled:
+            left_out.append(LeftOut(el.tag, el.name, el.line,
+                                    "disabled in the file (OpenSim ignores it too)"))
     return records, left_out
+
+
+def _with_controls_file(el: OsimElement, names: list, functions: list, known: set,
+                        folder: str | None) -> tuple:
+    """The actuators and functions with those of the controller's ``controls_file`` added
+    (OpenSim 4.6's ``PrescribedController::extendConnectToModel``): a column per actuator
+    (its name or path) not already listed, interpolated as ``interpolation_method`` says
+    (1, the default: OpenSim's GCVSpline of degree 1, the polygon, constant outside the
+    table; 0: piecewise constant; higher degrees are left out)."""
+    text = (el.text_of("controls_file") or "").strip()
+    if not text:
+        return names, functions
+    path = text if os.path.isabs(text) else os.path.join(folder or os.getcwd(), text)
+    if not os.path.isfile(path):
+        raise _NotBuilt(f"its controls file {text!r} is not found next to the model ({path})")
+    method = el.number("interpolation_method", 1.0)
+    if method not in (0.0, 1.0):
+        raise _NotBuilt(f"its controls file is interpolated with interpolation_method "
+                        f"{method:g} (a GCVSpline of degree {method:g}), which has no exact "
+                        "evaluation in symbody (supported: 0 piecewise constant, 1 linear)")
+    labels, data = read_storage(path)
+    tcol = "time" if "time" in labels else "t" if "t" in labels else None
+    if tcol is None:
+        raise el.error(f"the controls file {path} has no 'time' column; OpenSim refuses it too")
+    time = data[:, labels.index(tcol)]
+    if time.size < 2 or np.any(np.diff(time) <= 0):
+        raise el.error(f"the controls file {path}: the times must increase, 2 or more rows")
+    listed = set(_listed_labels(el, names))
+    names, functions = list(names), list(functions)
+    kind = GCVSplineOsim if method == 1.0 else PiecewiseConstantFunctionOsim
+    for k, label in enumerate(labels):
+        if label == tcol or label in listed:
+            continue
+        name = label.rstrip("/").rsplit("/", 1)[-1]
+        if name not in known:
+            raise el.error(f"the controls file {path} has the column {label!r}, which names "
+                           "no actuator of the model; OpenSim refuses it too")
+        if name in names:
+            raise el.error(f"the actuator {name!r} gets two control functions (the list and "
+                           f"the controls file's column {label!r}); OpenSim refuses it too")
+        names.append(name)
+        functions.append(kind.from_points(time, data[:, k], el))
+    return names, functions
+
+
+def _listed_labels(el: OsimElement, names: list) -> list:
+    """OpenSim's labels of the listed actuators: as written (``ALL``: their paths)."""
+    text = el.text_of("socket_actuators")
+    if text is None:
+        text = el.text_of("actuator_list") or ""
+    if any(p.upper() == "ALL" for p in text.split()):
+        return [f"/forceset/{n}" for n in names]
+    return text.split()
 
 
 def _record(el: OsimElement, names: list, functions: list, known: set,
             force_inputs: dict) -> PrescribedControllerRecord:
-    if len(functions) != len(names):
-        raise el.error(f"has {len(functions)} control function(s) for {len(names)} "
-                       f"actuator(s) ({', '.join(names) or 'none'}); OpenSim refuses it too")
     if len(set(names)) != len(names):
         raise el.error("names an actuator twice")
     inputs = []
     for name in names:
         if name not in known:
-            raise el.error(f"names the actuator {name!r}, which is not in the model's forces")
+            raise el.error(f"names the actuator {name!r}, which is not an actuator of the "
+                           "model")
         specs = force_inputs.get(name)
         if specs is None:               # left out or disabled: its control moves nothing
             inputs.append(None)

@@ -20,7 +20,10 @@ arithmetic in Python):
 - ``Sine``: amplitude sin(omega x + phase) + offset;
 - ``PiecewiseConstantFunction``: y_k on [x_k, x_k+1] (the value at the left end), y_0 at
   and before x_0 and y_(n-1) at and after x_(n-1) (OpenSim's binary search, its ends equal
-  within 2e-13).
+  within 2e-13);
+- ``GCVSpline`` of degree 1 (``half_order`` 1) through its points (``error_variance`` 0): the
+  polygon, constant outside [x_0, x_(n-1)] (Simbody's natural spline of degree 1; its own
+  evaluation differs in the last bits); smoothing and higher-degree GCVSplines are refused.
 
 Any other function type is refused with its name and line.
 """
@@ -386,6 +389,52 @@ class PiecewiseConstantFunctionOsim(OsimFunction):
             else:
                 return float(Y[k])
 
+    @classmethod
+    def from_points(cls, x: np.ndarray, y: np.ndarray, element: OsimElement) -> OsimFunction:
+        """The step function of (x, y) (as OpenSim makes one from a table)."""
+        f = cls.__new__(cls)
+        OsimFunction.__init__(f, element)
+        f.x, f.y = np.asarray(x, dtype=float), np.asarray(y, dtype=float)
+        return f
+
+
+class GCVSplineOsim(OsimFunction):
+    kind = "GCVSpline"
+
+    def __init__(self, element: OsimElement):
+        super().__init__(element)
+        half = element.number("half_order", 0.0)
+        variance = element.number("error_variance", 0.0)
+        if half != 1 or variance != 0:
+            raise element.error(
+                f"a GCVSpline of half_order {half:g} (degree {2 * half - 1:g}) with "
+                f"error_variance {variance:g} has no exact evaluation in symbody (supported: "
+                "half_order 1 with error_variance 0, the polygon through the points)")
+        self.x, self.y = _xy(element)
+
+    def expression(self, args):
+        x = args[0]
+        X, Y = self.x, self.y
+        n = X.size
+        pieces = [(_num(Y[0]), se.Lt(x, _knot(X[0])))]
+        for k in range(n - 1):
+            slope = (Y[k + 1] - Y[k]) / (X[k + 1] - X[k])
+            pieces.append((_num(Y[k]) + (x - _num(X[k])) * _num(slope),
+                           se.Le(x, _knot(X[k + 1]))))
+        pieces.append((_num(Y[n - 1]), se.true))
+        return se.Piecewise(*pieces)
+
+    def value(self, *xs):
+        return float(np.interp(float(xs[0]), self.x, self.y))
+
+    @classmethod
+    def from_points(cls, x: np.ndarray, y: np.ndarray, element: OsimElement) -> OsimFunction:
+        """The degree-1 spline through (x, y) (as OpenSim makes one from a table)."""
+        f = cls.__new__(cls)
+        OsimFunction.__init__(f, element)
+        f.x, f.y = np.asarray(x, dtype=float), np.asarray(y, dtype=float)
+        return f
+
 
 SUPPORTED_FUNCTIONS = {
     "Constant": ConstantFunction,
@@ -398,6 +447,7 @@ SUPPORTED_FUNCTIONS = {
     "MultiplierFunction": MultiplierFunctionOsim,
     "Sine": SineFunction,
     "PiecewiseConstantFunction": PiecewiseConstantFunctionOsim,
+    "GCVSpline": GCVSplineOsim,
 }
 
 

@@ -277,8 +277,9 @@ class OpenSimModel(MuscleViews):
         """The file's PrescribedControllers (:mod:`.controllers`): ``controllers``,
         ``controls``; the others in ``left_out``."""
         from .controllers import build_controllers
+        folder = os.path.dirname(self.spec.path) if self.spec.path else None
         records, left = build_controllers(self.spec.controllers, self.spec.forces,
-                                          self._force_inputs, self.spec.element)
+                                          self._force_inputs, self.spec.element, folder)
         self.controllers = {r.name: r for r in records}
         self.left_out += left
 
