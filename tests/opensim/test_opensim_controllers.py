@@ -183,17 +183,28 @@ def test_controls_and_derivatives_agree_with_opensim(tug):
         assert np.abs(other[n:] - xdot[n:]).max() > 1e-3 * np.abs(xdot[n:]).max()
 
 
-def test_simulate_with_the_controls(tug):
-    """``specifieds=model.controls`` drives a simulation; ``with_inputs`` adds to it."""
-    _, model = tug
+@needs_opensim
+def test_simulate_with_the_controls_moves_as_opensims_manager(tug):
+    """``specifieds=model.controls`` drives a simulation to OpenSim's Manager's state
+    (0.4 s from the default state, both at tight tolerances); ``with_inputs`` adds to it."""
+    path, model = tug
     nm = model.numeric_model
     p = nm.constants_array(model.constants)
-    x0 = np.concatenate([model.default_state(), [0.3, 0.3]])
-    traj = sb.simulate(nm, (0.0, 0.1), x0, p, specifieds=model.controls,
-                       t_eval=[0.05, 0.1], outputs=["specifieds"])
+    Q, U = model.to_opensim_state(model.default_state()[:1], model.default_state()[1:])
+    start, end = ask_opensim(path, [{"kind": "default_state"},
+                                    {"kind": "integrate", "Q": Q.tolist(), "U": U.tolist(),
+                                     "t": 0.4, "accuracy": 1e-10}], without_forces=False)
+    x0 = np.concatenate([model.default_state(), model.extra_states_from_opensim(
+        start["states"])])
+    traj = sb.simulate(nm, (0.0, 0.4), x0, p, specifieds=model.controls,
+                       solver=sb.Solver(rtol=1e-11, atol=1e-12), t_eval=[0.2, 0.4],
+                       outputs=["specifieds"])
     assert traj.status == 0
+    q_end, _ = model.from_opensim_state(end["Q"], end["U"])
+    moved = abs(traj.q[-1, 0] - x0[0])
+    assert moved > 1e-3 and abs(traj.q[-1, 0] - q_end[0]) <= 1e-6 * moved
     given = np.array([traj.outputs[n][-1] for n in model.input_names])
-    assert np.array_equal(given, model.controls(0.1))
+    assert np.array_equal(given, model.controls(0.4))
     more = model.controls.with_inputs(lambda t, x: np.array([0.0, 0.0, 3.0 * t]))
     assert np.abs(more(0.5) - model.controls(0.5) - [0.0, 0.0, 1.5]).max() <= 1e-15
     with pytest.raises(InputError, match="input_names"):
