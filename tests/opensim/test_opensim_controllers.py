@@ -317,12 +317,6 @@ SOCKETS = """<ControllerSet name="controllerset"><objects>
             <PiecewiseConstantFunction name="b"><x>0 0.5 1</x><y>1 -1 2</y></PiecewiseConstantFunction>
         </objects></FunctionSet>
     </PrescribedController>
-    <PrescribedController name="second">
-        <socket_actuators>/forceset/Torq2</socket_actuators>
-        <FunctionSet name="ControlFunctions"><objects>
-            <LinearFunction name="c"><coefficients>-4 1</coefficients></LinearFunction>
-        </objects></FunctionSet>
-    </PrescribedController>
     <PrescribedController name="table">
         <socket_actuators></socket_actuators>
         <FunctionSet name="ControlFunctions"><objects /></FunctionSet>
@@ -339,6 +333,16 @@ SOCKETS = """<ControllerSet name="controllerset"><objects>
         <interpolation_method>0</interpolation_method>
     </PrescribedController>
 </objects></ControllerSet>"""
+
+#: a controller among the model's <components> (OpenSim 4 runs those too)
+COMPONENT = """<components>
+    <PrescribedController name="second">
+        <socket_actuators>/forceset/Torq2</socket_actuators>
+        <FunctionSet name="ControlFunctions"><objects>
+            <LinearFunction name="c"><coefficients>-4 1</coefficients></LinearFunction>
+        </objects></FunctionSet>
+    </PrescribedController>
+</components>"""
 
 TABLE = """controls
 version=1
@@ -358,7 +362,7 @@ time\tTorq1\t/forceset/Torq2
 @needs_opensim
 def test_socket_list_of_46_files_agrees_with_opensim(tmp_path):
     """OpenSim 4.6's own format (40600: ``socket_actuators``, paths), four controllers
-    adding on Torq2, two of them with a controls file (a table beside the model, its
+    adding on Torq2 (one among the model's ``<components>``), two of them with a controls file (a table beside the model, its
     columns interpolated linearly and piecewise constant; a listed actuator keeps its
     function): the controls only (no compile)."""
     (tmp_path / "controls.sto").write_text(TABLE)
@@ -367,13 +371,15 @@ def test_socket_list_of_46_files_agrees_with_opensim(tmp_path):
     start = text.index("<ControllerSet")
     end = text.index("</ControllerSet>") + len("</ControllerSet>")
     path = tmp_path / "pendulum_40600.osim"
-    path.write_text(text[:start] + SOCKETS.replace("CONTROLS", str(tmp_path / "controls.sto"))
-                    + text[end:])
+    text = text[:start] + SOCKETS.replace("CONTROLS", str(tmp_path / "controls.sto")) \
+        + text[end:]
+    path.write_text(text.replace("\t</Model>", COMPONENT + "\n\t</Model>", 1))
     with pytest.warns(OpenSimImportWarning, match="'first'"):
         model = load_opensim(path)
     assert model.controllers["first"].actuators == ("Torq2", "Torq1")
     assert model.controllers["table"].actuators == ("Torq1", "Torq2")
     assert model.controllers["held"].actuators == ("Torq2", "Torq1")
+    assert model.controllers["second"].actuators == ("Torq2",)
     ref = ask_opensim(path, [{"kind": "controls", "times": TIMES.tolist(),
                               "names": ["Torq1", "Torq2"]}], without_forces=False)[0]
     ours = np.array([model.controls(t) for t in TIMES])
