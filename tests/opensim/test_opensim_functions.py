@@ -29,6 +29,13 @@ CASES = {
                      "<end_value>2</end_value></StepFunction>"),
     "MultiplierFunction": (f"<MultiplierFunction><function><SimmSpline><x>{_X}</x><y>{_Y}</y>"
                            "</SimmSpline></function><scale>1.7</scale></MultiplierFunction>"),
+    "Sine": ("<Sine><amplitude>0.7</amplitude><omega>5.5</omega><phase>-0.3</phase>"
+             "<offset>0.2</offset></Sine>"),
+    "PiecewiseConstantFunction": ("<PiecewiseConstantFunction><x>-2 -1 -0.5 0 0.25 1.5 2</x>"
+                                  "<y>3 -1 2 0.5 -0.25 1 4</y></PiecewiseConstantFunction>"),
+    "GCVSpline": ("<GCVSpline><half_order>1</half_order><error_variance>0</error_variance>"
+                  "<x>-2 -1 -0.5 0.3 1.5</x><y>1 -2 0.5 0.25 3</y><weights>1 1 1 1 1</weights>"
+                  "<coefficients>0 0 0 0 0</coefficients></GCVSpline>"),
 }
 
 

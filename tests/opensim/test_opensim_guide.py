@@ -38,6 +38,8 @@ print(json.dumps({
     "activation": float(ns["sol_muscle"].x[-1, -1]),
     "stand": [float(ns["support"][-1] / ns["weight"] - 1), int(ns["sol_stand"].status),
               len(ns["statue"].eom.contacts)],
+    "swing": [len(ns["controller_warnings"]), list(ns["swinging"].controls.driven),
+              int(ns["sol_swing"].status), float(np.abs(ns["sol_swing"].q[-1]).max())],
     "sketch": [ns["sketch"].kinematics_only, len(ns["sketch"].massless_bodies),
                [w.category.__name__ for w in ns["sketch_warnings"]],
                float(np.abs(ns["sketch"].moment_arms(ns["q"])
@@ -67,6 +69,9 @@ def test_opensim_guide_runs(tmp_path):
     # Moco's 2D gait model stands on its four contact spheres: the ground carries m g
     assert got["stand"][1] == 0 and got["stand"][2] == 4
     assert abs(got["stand"][0]) < 1e-3
+    # the double pendulum swung by its PrescribedController
+    assert got["swing"][:3] == [1, ["control_Torq1", "control_Torq2"], 0]
+    assert got["swing"][3] > 0.1
     # Arm26 without mass: kinematics only, with the same moment arms
     assert got["sketch"][:3] == [True, 2, ["KinematicsOnlyWarning"]]
     assert got["sketch"][3] < 1e-15

@@ -29,11 +29,12 @@ def opensim_installed() -> bool:
 
 
 def ask_opensim(path, queries: list, *, without_forces: bool = True,
-                constraints_off=()) -> list:
+                constraints_off=(), drop_controllers=()) -> list:
     """The answers of :mod:`systems.opensim_worker` (a fresh process) to ``queries`` on the
     model at ``path`` (None: no model, e.g. for functions)."""
     request = {"path": str(path) if path is not None else None, "queries": queries,
-               "without_forces": without_forces, "constraints_off": list(constraints_off)}
+               "without_forces": without_forces, "constraints_off": list(constraints_off),
+               "drop_controllers": list(drop_controllers)}
     env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(_TESTS), str(_TESTS.parent / "src"),
                                                          os.environ.get("PYTHONPATH", "")]))
     out = subprocess.run([sys.executable, "-m", "systems.opensim_worker"],

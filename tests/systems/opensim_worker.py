@@ -38,7 +38,13 @@ each query is one of
   (``Q``, ``U``, ``states``: every state variable by path, in OpenSim's order);
 - ``{"kind": "constraint_errors", "Q": [...], "U": [...]}``: the constraints' position and
   velocity errors (``qerr``: State.getQErr, ``uerr``: getUErr, Simbody's rows);
-- ``{"kind": "assemble", "Q": [...]}``: Q after ``Model.assemble`` (on the constraints).
+- ``{"kind": "assemble", "Q": [...]}``: Q after ``Model.assemble`` (on the constraints);
+- ``{"kind": "controls", "times": [...], "names": [...]}``: the named actuators' controls
+  (``getControl`` after realizeVelocity: the model's controllers at each time);
+- ``{"kind": "controlled_derivatives", "t", "Q", "U", "activations", "fiber_length_factors"}``:
+  as ``muscle_derivatives`` at time t with the controls the model's controllers give.
+
+``"drop_controllers": [...]`` in the request removes those controllers (by name) first.
 """
 
 from __future__ import annotations
@@ -226,6 +232,36 @@ def _muscle_derivatives(osim, m, s, qy) -> dict:
             "derivatives": {n: m.getStateVariableDerivativeValue(s, n) for n in names}}
 
 
+def _controls(osim, m, s, qy) -> list:
+    """Each time's controls of the named actuators (the model's controllers)."""
+    acts = m.getActuators()
+    out = []
+    for t in qy["times"]:
+        s.setTime(float(t))
+        m.realizeVelocity(s)
+        out.append([osim.ScalarActuator.safeDownCast(acts.get(n)).getControl(s)
+                    for n in qy["names"]])
+    return out
+
+
+def _controlled_derivatives(osim, m, s, qy) -> dict:
+    """q', u' and every state variable's derivative at time t, the controls the model's
+    controllers give (fiber lengths off equilibrium by the factors)."""
+    s.setTime(float(qy["t"]))
+    muscles = set_muscle_state(m, s, qy)
+    m.equilibrateMuscles(s)
+    for name, c in qy["fiber_length_factors"].items():
+        mus = getattr(osim, muscles.get(name).getConcreteClassName()).safeDownCast(
+            muscles.get(name))
+        mus.setFiberLength(s, float(c) * mus.getFiberLength(s))
+    m.realizeAcceleration(s)
+    arr = m.getStateVariableNames()
+    names = [arr.get(i) for i in range(arr.size())]
+    return {"qdot": _vec(s.getQDot()), "udot": _vec(s.getUDot()),
+            "states": {n: m.getStateVariableValue(s, n) for n in names},
+            "derivatives": {n: m.getStateVariableDerivativeValue(s, n) for n in names}}
+
+
 def _default_state(osim, m, s) -> dict:
     m.equilibrateMuscles(s)
     m.realizeAcceleration(s)
@@ -246,6 +282,9 @@ def answer(request: dict) -> list:
         if request.get("without_forces", True):
             m.updForceSet().clearAndDestroy()
             m.updControllerSet().clearAndDestroy()
+        cs = m.updControllerSet()
+        for name in request.get("drop_controllers", ()):
+            cs.remove(cs.getIndex(name))
         for name in request.get("constraints_off", ()):
             m.updConstraintSet().get(name).set_isEnforced(False)
         s = m.initSystem()
@@ -303,6 +342,10 @@ def answer(request: dict) -> list:
             _set(osim, m, s, qy["Q"])
             m.assemble(s)
             out.append(_vec(s.getQ()))
+        elif kind == "controls":
+            out.append(_controls(osim, m, s, qy))
+        elif kind == "controlled_derivatives":
+            out.append(_controlled_derivatives(osim, m, s, qy))
         elif kind == "muscles":
             out.append(_muscles(osim, m, s, qy))
         else:

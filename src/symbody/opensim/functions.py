@@ -16,7 +16,14 @@ arithmetic in Python):
 - ``PiecewiseLinearFunction``: the polygon, extrapolated with the end slopes;
 - ``StepFunction`` (SimTK::Function::Step): y0 + (y1 - y0) s^3 (10 - 15 s + 6 s^2),
   s = (x - x0)/(x1 - x0) clipped to [0, 1];
-- ``MultiplierFunction``: scale f(x).
+- ``MultiplierFunction``: scale f(x);
+- ``Sine``: amplitude sin(omega x + phase) + offset;
+- ``PiecewiseConstantFunction``: y_k on [x_k, x_k+1] (the value at the left end), y_0 at
+  and before x_0 and y_(n-1) at and after x_(n-1) (OpenSim's binary search, its ends equal
+  within 2e-13);
+- ``GCVSpline`` of degree 1 (``half_order`` 1) through its points (``error_variance`` 0): the
+  polygon, constant outside [x_0, x_(n-1)] (Simbody's natural spline of degree 1; its own
+  evaluation differs in the last bits); smoothing and higher-degree GCVSplines are refused.
 
 Any other function type is refused with its name and line.
 """
@@ -316,6 +323,119 @@ class MultiplierFunctionOsim(OsimFunction):
         return self.inner.value(*x) * self.scale
 
 
+class SineFunction(OsimFunction):
+    kind = "Sine"
+
+    def __init__(self, element: OsimElement):
+        super().__init__(element)
+        self.amplitude = element.number("amplitude", 1.0)
+        self.omega = element.number("omega", 1.0)
+        self.phase = element.number("phase", 0.0)
+        self.offset = element.number("offset", 0.0)
+
+    def expression(self, args):
+        return (_num(self.amplitude) * se.sin(_num(self.omega) * args[0] + _num(self.phase))
+                + _num(self.offset))
+
+    def value(self, *x):
+        return self.amplitude * float(np.sin(self.omega * float(x[0]) + self.phase)) \
+            + self.offset
+
+
+ROUNDOFF_ERROR = 2e-13     # OpenSim's ROUNDOFF_ERROR (SimmMacros.h): EQUAL_WITHIN_ERROR
+
+
+class PiecewiseConstantFunctionOsim(OsimFunction):
+    kind = "PiecewiseConstantFunction"
+
+    def __init__(self, element: OsimElement):
+        super().__init__(element)
+        self.x = element.numbers("x", default=())
+        self.y = element.numbers("y", default=())
+        if self.x.size != self.y.size:
+            raise element.error(f"<x> has {self.x.size} values but <y> has {self.y.size}")
+        if self.x.size < 2:
+            raise element.error("needs 2 or more points (<x> and <y>)")
+        if np.any(np.diff(self.x) <= 0):
+            raise element.error("<x> must increase strictly")
+
+    def expression(self, args):
+        x = args[0]
+        X, Y = self.x, self.y
+        n = X.size
+        pieces = [(_num(Y[0]), se.Le(x, _knot(X[0] + ROUNDOFF_ERROR))),
+                  (_num(Y[n - 1]), se.Le(_knot(X[n - 1] - ROUNDOFF_ERROR), x))]
+        # at an inner knot OpenSim's search gives the value of one side or the other
+        pieces += [(_num(self.value(X[k])), se.Eq(x, _knot(X[k]))) for k in range(1, n - 1)]
+        pieces += [(_num(Y[k]), se.Lt(x, _knot(X[k + 1]))) for k in range(n - 1)]
+        pieces.append((_num(Y[n - 1]), se.true))
+        return se.Piecewise(*pieces)
+
+    def value(self, *xs):
+        x = float(xs[0])
+        X, Y = self.x, self.y
+        n = X.size
+        if x < X[0] or abs(x - X[0]) <= ROUNDOFF_ERROR:
+            return float(Y[0])
+        if x > X[n - 1] or abs(x - X[n - 1]) <= ROUNDOFF_ERROR:
+            return float(Y[n - 1])
+        i, j = 0, n                 # OpenSim's binary search, line for line
+        while True:
+            k = (i + j) // 2
+            if x < X[k]:
+                j = k
+            elif x > X[k + 1]:
+                i = k
+            else:
+                return float(Y[k])
+
+    @classmethod
+    def from_points(cls, x: np.ndarray, y: np.ndarray, element: OsimElement) -> OsimFunction:
+        """The step function of (x, y) (as OpenSim makes one from a table)."""
+        f = cls.__new__(cls)
+        OsimFunction.__init__(f, element)
+        f.x, f.y = np.asarray(x, dtype=float), np.asarray(y, dtype=float)
+        return f
+
+
+class GCVSplineOsim(OsimFunction):
+    kind = "GCVSpline"
+
+    def __init__(self, element: OsimElement):
+        super().__init__(element)
+        half = element.number("half_order", 0.0)
+        variance = element.number("error_variance", 0.0)
+        if half != 1 or variance != 0:
+            raise element.error(
+                f"a GCVSpline of half_order {half:g} (degree {2 * half - 1:g}) with "
+                f"error_variance {variance:g} has no exact evaluation in symbody (supported: "
+                "half_order 1 with error_variance 0, the polygon through the points)")
+        self.x, self.y = _xy(element)
+
+    def expression(self, args):
+        x = args[0]
+        X, Y = self.x, self.y
+        n = X.size
+        pieces = [(_num(Y[0]), se.Lt(x, _knot(X[0])))]
+        for k in range(n - 1):
+            slope = (Y[k + 1] - Y[k]) / (X[k + 1] - X[k])
+            pieces.append((_num(Y[k]) + (x - _num(X[k])) * _num(slope),
+                           se.Le(x, _knot(X[k + 1]))))
+        pieces.append((_num(Y[n - 1]), se.true))
+        return se.Piecewise(*pieces)
+
+    def value(self, *xs):
+        return float(np.interp(float(xs[0]), self.x, self.y))
+
+    @classmethod
+    def from_points(cls, x: np.ndarray, y: np.ndarray, element: OsimElement) -> OsimFunction:
+        """The degree-1 spline through (x, y) (as OpenSim makes one from a table)."""
+        f = cls.__new__(cls)
+        OsimFunction.__init__(f, element)
+        f.x, f.y = np.asarray(x, dtype=float), np.asarray(y, dtype=float)
+        return f
+
+
 SUPPORTED_FUNCTIONS = {
     "Constant": ConstantFunction,
     "LinearFunction": LinearFunctionOsim,
@@ -325,6 +445,9 @@ SUPPORTED_FUNCTIONS = {
     "PiecewiseLinearFunction": PiecewiseLinearFunctionOsim,
     "StepFunction": StepFunctionOsim,
     "MultiplierFunction": MultiplierFunctionOsim,
+    "Sine": SineFunction,
+    "PiecewiseConstantFunction": PiecewiseConstantFunctionOsim,
+    "GCVSpline": GCVSplineOsim,
 }
 
 

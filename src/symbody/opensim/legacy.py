@@ -27,6 +27,7 @@ from .model_spec import (
 )
 from .parse import (
     CONSTRAINT_TYPES,
+    controller_elements,
     coupler_data,
     finish_joint,
     point_on_line_data,
@@ -187,11 +188,9 @@ def parse_legacy_model(doc: OsimDocument) -> ModelSpec:
         markers.append(MarkerSpec(el.name, body, el.numbers("location", 3, default=(0, 0, 0)), el))
     fs = model.find("ForceSet")
     forces = list(fs.objects()) if fs is not None else []
-    for tag, reason in (("ControllerSet", "controllers are not built (give the inputs yourself)"),
-                        ("ProbeSet", "probes are not built")):
-        s = model.find(tag)
-        for el in s.objects() if s is not None else []:
-            left_out.append(LeftOut(el.tag, el.name, el.line, reason))
+    ps = model.find("ProbeSet")
+    for el in ps.objects() if ps is not None else []:
+        left_out.append(LeftOut(el.tag, el.name, el.line, "probes are not built"))
     if not np.all(np.isfinite(gravity)):
         raise InputError(f"{model.describe()}: <gravity> must be finite")
     return ModelSpec(name=model.name or "model", version=doc.version, path=doc.path,
@@ -200,4 +199,4 @@ def parse_legacy_model(doc: OsimDocument) -> ModelSpec:
                      left_out=left_out, ground_geometry=ground_geometry,
                      credits=model.text_of("credits") or "",
                      publications=model.text_of("publications") or "", element=model,
-                     frame_of=_body_frame(names, ground))
+                     frame_of=_body_frame(names, ground), controllers=controller_elements(model))

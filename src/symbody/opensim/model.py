@@ -119,6 +119,7 @@ class OpenSimModel(MuscleViews):
         self._build_constraints()
         self._build_forces(force_builders or {})
         self._eom = self._form()
+        self._build_controllers()
         self._report(unsupported)
         self._report_simbody_bias()
         if self.kinematics_only:
@@ -245,6 +246,7 @@ class OpenSimModel(MuscleViews):
         self.forces: dict = {}
         self.force_contributions: list[ForceContribution] = []
         self._unsupported: list[LeftOut] = []
+        self._force_inputs: dict = {}       # built force's name -> its specified inputs
         for el in self.spec.forces:
             if _disabled(el):
                 self.left_out.append(LeftOut(el.tag, el.name, el.line,
@@ -268,18 +270,47 @@ class OpenSimModel(MuscleViews):
             contrib.source = contrib.source or f"{el.tag} {el.name!r} (line {el.line})"
             self.force_contributions.append(contrib)
             self.forces[el.name or el.tag] = contrib.record
+            self._force_inputs[el.name] = tuple(contrib.specifieds)
             self.constants.update(contrib.constants)
 
+    def _build_controllers(self) -> None:
+        """The file's PrescribedControllers (:mod:`.controllers`): ``controllers``,
+        ``controls``; the others in ``left_out``."""
+        from .controllers import build_controllers
+        folder = os.path.dirname(self.spec.path) if self.spec.path else None
+        records, left = build_controllers(self.spec.controllers, self.spec.forces,
+                                          self._force_inputs, self.spec.element, folder)
+        self.controllers = {r.name: r for r in records}
+        self.left_out += left
+
+    @property
+    def controls(self):
+        """The file's enabled PrescribedControllers' controls as the model's inputs:
+        :class:`~.controllers.ControllerInputs`, ``r(t, x) -> (len(input_names),)`` for
+        ``simulate(..., specifieds=model.controls)`` (OpenSim's sum of the controllers
+        driving each actuator, unclamped; 0 for the inputs none drives, or add yours with
+        ``model.controls.with_inputs(r)``)."""
+        from .controllers import ControllerInputs
+        return ControllerInputs(self.input_names, list(self.controllers.values()))
+
     def _report(self, unsupported: str) -> None:
+        from .controllers import controllers_note
         important = [x for x in self.left_out if not x.reason.startswith(("disabled",
                                                                            "not enforced"))]
-        if not important:
+        note = controllers_note(list(self.controllers.values()), self.left_out)
+        others = [x for x in important if not x.tag.endswith("Controller")]
+        parts = []
+        if others:
+            listing = "; ".join(str(x) for x in others[:12])
+            more = f"; and {len(others) - 12} more" if len(others) > 12 else ""
+            parts.append(f"{len(others)} element(s) left out of the model: {listing}{more} "
+                         "(see model.left_out)")
+        if note:
+            parts.append(note)
+        if not parts:
             return
-        listing = "; ".join(str(x) for x in important[:12])
-        more = f"; and {len(important) - 12} more" if len(important) > 12 else ""
-        text = (f"{self.spec.where}: {len(important)} element(s) left out of the model: "
-                f"{listing}{more} (see model.left_out)")
-        if unsupported == "error":
+        text = f"{self.spec.where}: " + ". ".join(parts)
+        if unsupported == "error" and important:
             raise InputError(text.replace("left out of the model", "not supported"))
         warnings.warn(text, OpenSimImportWarning, stacklevel=4)
 

@@ -187,3 +187,6 @@ class ModelSpec:
     #: ``frame_of(element, socket)``: the Placement a component's frame socket names (4.x
     #: ``socket_<socket>``, its older spellings, or a 3.x ``<body>``), for force builders
     frame_of: Any = None
+    #: the controllers (OsimElement, ControllerSet then ``<components>`` order; built by
+    #: :mod:`..controllers`)
+    controllers: list = field(default_factory=list)

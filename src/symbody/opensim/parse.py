@@ -447,7 +447,7 @@ def parse_model(doc: OsimDocument) -> ModelSpec:
                      left_out=rd.left_out, ground_geometry=ground_geometry,
                      credits=model.text_of("credits") or "",
                      publications=model.text_of("publications") or "", element=model,
-                     frame_of=rd.frame_of)
+                     frame_of=rd.frame_of, controllers=controller_elements(model))
 
 
 #: the endings of the tags of OpenSim's forces (Force, Muscle, Actuator, ...)
@@ -462,17 +462,27 @@ def _component_forces(model: OsimElement) -> list:
             if el.tag.endswith(FORCE_SUFFIXES)]
 
 
+def controller_elements(model: OsimElement) -> list:
+    """The controllers of the ControllerSet, then those among the ``<components>``."""
+    s = model.find("ControllerSet")
+    out = list(s.objects()) if s is not None else []
+    comps = model.find("components")
+    return out + [el for el in (comps.children if comps is not None else [])
+                  if el.tag.endswith("Controller")]
+
+
 def _left_out_sets(model: OsimElement, left_out: list) -> None:
-    """Controllers, probes and loose components are not built: listed with their line."""
-    for tag, reason in (("ControllerSet", "controllers are not built (give the inputs yourself)"),
-                        ("ProbeSet", "probes are not built"),
+    """Probes and loose components are not built: listed with their line (controllers go to
+    :mod:`.controllers`)."""
+    for tag, reason in (("ProbeSet", "probes are not built"),
                         ("ComponentSet", "components of this type are not built")):
         s = model.find(tag)
         for el in s.objects() if s is not None else []:
             left_out.append(LeftOut(el.tag, el.name, el.line, reason))
     comps = model.find("components")
     for el in comps.children if comps is not None else []:
-        if el.tag.endswith(("Frame", "Geometry")) or el.tag.endswith(FORCE_SUFFIXES):
-            continue        # frames and drawings change no equation; forces go to the builders
+        # frames and drawings change no equation; forces and controllers go to their builders
+        if el.tag.endswith(("Frame", "Geometry", "Controller") + FORCE_SUFFIXES):
+            continue
         left_out.append(LeftOut(el.tag, el.name, el.line, "model components of this type are "
                                 "not built"))
