@@ -100,7 +100,8 @@ static void closest_3d(const double *a, const double *p, double *out) {
    freezes once its |f| < 1e-9, as the scalar loop stops; a chunk whose lanes are all frozen
    is skipped.  Built for AVX-512 and AVX2 too where the compiler can (x86-64 Linux gcc: the
    variant is picked at load time by the processor, so a cached library is right on any
-   x86-64); elsewhere the vectors are emulated by the baseline's registers. */
+   x86-64; on AVX-512 the same program in intrinsics, fan_sum_avx512, runs instead);
+   elsewhere the vectors are emulated by the baseline's registers. */
 #define FAN_W 8
 #define FAN_N (FAN - 2)
 #define FAN_CHUNKS ((FAN_N + FAN_W - 1) / FAN_W)
@@ -227,10 +228,12 @@ static void fan_sum_vectors(const double *a, const double *r1, const double *r1r
 
 #ifdef FAN_AVX512
 /* fan_sum_vectors on AVX-512 in intrinsics: the same IEEE operations on the same lanes in
-   the same order (each line below is the line of fan_sum_vectors it is named after), with
-   the lane tests as mask registers (a compare and a mask test instead of the generic
-   vectors' masks as 0/-1 doubles and a shuffle tree: ~18 % of a Newton sweep) and the
-   fractions a vector load.  Never -ffp-contract: the products and sums stay separate. */
+   the same order (each statement below transcribes the one of fan_sum_vectors at the same
+   place, parenthesized as C evaluates it), with the lane tests in mask registers (a compare
+   and a mask test, where the generic vectors materialize 0/-1 lanes and reduce them with a
+   shuffle tree: ~18 % of a Newton sweep), the fractions one aligned load per chunk, and the
+   unit vectors' lanes summed from memory.  WRAP_C_FLAGS' -ffp-contract=off keeps every
+   product and sum a separate rounding here too (GCC's intrinsics are vector operators). */
 #include <immintrin.h>
 #define V512 __attribute__((target("avx512f")))
 typedef __m512d v8;
@@ -304,19 +307,20 @@ static void fan_sum_avx512(const double *a, const double *r1, const double *r1r2
         }
         if (!any) break;
     }
-    double ux[FAN_CHUNKS*8] __attribute__((aligned(64))), uy[FAN_CHUNKS*8] __attribute__((aligned(64))),
-           uz[FAN_CHUNKS*8] __attribute__((aligned(64)));
-    for (int c = 0; c < FAN_CHUNKS; c++) {
+    double sx = 0.0, sy = 0.0, sz = 0.0;
+    for (int c = 0; c < FAN_CHUNKS; c++) {   /* unit(closest - q), summed in sample order */
         v8 x = qx[c], y = qy[c], z = qz[c];
         v8 vx = sub(dvd(mul(A0, x), add(t[c], A0)), x), vy = sub(dvd(mul(A1, y), add(t[c], A1)), y),
            vz = sub(dvd(mul(A2, z), add(t[c], A2)), z);
         v8 n = _mm512_sqrt_pd(add(add(mul(vx, vx), mul(vy, vy)), mul(vz, vz)));
-        _mm512_store_pd(ux + 8*c, dvd(vx, n));
-        _mm512_store_pd(uy + 8*c, dvd(vy, n));
-        _mm512_store_pd(uz + 8*c, dvd(vz, n));
+        double ux[8] __attribute__((aligned(64))), uy[8] __attribute__((aligned(64))),
+               uz[8] __attribute__((aligned(64)));
+        _mm512_store_pd(ux, dvd(vx, n));
+        _mm512_store_pd(uy, dvd(vy, n));
+        _mm512_store_pd(uz, dvd(vz, n));
+        int lanes = FAN_N - c*8 < 8 ? FAN_N - c*8 : 8;
+        for (int l = 0; l < lanes; l++) { sx = sx + ux[l]; sy = sy + uy[l]; sz = sz + uz[l]; }
     }
-    double sx = 0.0, sy = 0.0, sz = 0.0;
-    for (int i = 0; i < FAN_N; i++) { sx = sx + ux[i]; sy = sy + uy[i]; sz = sz + uz[i]; }
     v_sum[0] = sx; v_sum[1] = sy; v_sum[2] = sz;
 }
 #endif
