@@ -528,15 +528,48 @@ static void surface_point(const ray_ctx *c, double phi, double *out) {
     for (int i = 0; i < 3; i++) out[i] = c->a0[i] + mu3*ray[i];
 }
 
+/* the polyline r1, surface_point(k dphi) for k = 1 .. N - 1, r2 and its length: the points
+   FAN_W at a time, surface_point's operations lane-wise in its order (its cosines and sines
+   by the same scalar calls), the segments' lengths likewise, summed in order */
+#define POLY_MAX 512           /* N <= 499 points after r1, and a chunk's spare lanes */
+FAN_CLONES
 static double polyline(const ray_ctx *c, const double *r1, const double *r2, int N, double dphi) {
-    double total = 0.0, prev[3], nxt[3];
-    copy3(r1, prev);
-    for (int k = 1; k <= N; k++) {
-        if (k == N) copy3(r2, nxt); else surface_point(c, (double)k*dphi, nxt);
-        double seg[3] = {nxt[0] - prev[0], nxt[1] - prev[1], nxt[2] - prev[2]};
-        total = total + sqrt(dot3(seg, seg));
-        copy3(nxt, prev);
+    double px[POLY_MAX], py[POLY_MAX], pz[POLY_MAX], len[POLY_MAX], f2[3];
+    for (int i = 0; i < 3; i++) f2[i] = c->a0[i]/c->a[i];
+    const vf ar1x = splat(c->ar1[0]), ar1y = splat(c->ar1[1]), ar1z = splat(c->ar1[2]),
+             vsyx = splat(c->vsy[0]), vsyy = splat(c->vsy[1]), vsyz = splat(c->vsy[2]);
+    for (int k = 1; k < N; k += FAN_W) {
+        vf cs, sn;
+        for (int l = 0; l < FAN_W; l++) {
+            double phi = (double)(k + l)*dphi;
+            cs[l] = k + l < N ? cos(phi) : 0.0;
+            sn[l] = k + l < N ? sin(phi) : 0.0;
+        }
+        vf rx = cs*ar1x + sn*vsyx, ry = cs*ar1y + sn*vsyy, rz = cs*ar1z + sn*vsyz;
+        vf f1x = rx/splat(c->a[0]), f1y = ry/splat(c->a[1]), f1z = rz/splat(c->a[2]);
+        vf aa = f1x*f1x + f1y*f1y + f1z*f1z;
+        vf bb = splat(2.0)*(f1x*splat(f2[0]) + f1y*splat(f2[1]) + f1z*splat(f2[2]));
+        vf mu3 = (-bb + vsqrt(bb*bb - splat(4.0)*aa*splat(c->cc)))/(splat(2.0)*aa);
+        vf ox = splat(c->a0[0]) + mu3*rx, oy = splat(c->a0[1]) + mu3*ry,
+           oz = splat(c->a0[2]) + mu3*rz;
+        __builtin_memcpy(px + k, &ox, sizeof ox);
+        __builtin_memcpy(py + k, &oy, sizeof oy);
+        __builtin_memcpy(pz + k, &oz, sizeof oz);
     }
+    px[0] = r1[0]; py[0] = r1[1]; pz[0] = r1[2];
+    px[N] = r2[0]; py[N] = r2[1]; pz[N] = r2[2];
+    for (int k = N + 1; k < N + 1 + FAN_W; k++) { px[k] = 0.0; py[k] = 0.0; pz[k] = 0.0; }
+    for (int k = 1; k <= N; k += FAN_W) {
+        vf x0, y0, z0, x1, y1, z1;
+        __builtin_memcpy(&x0, px + k - 1, sizeof x0); __builtin_memcpy(&x1, px + k, sizeof x1);
+        __builtin_memcpy(&y0, py + k - 1, sizeof y0); __builtin_memcpy(&y1, py + k, sizeof y1);
+        __builtin_memcpy(&z0, pz + k - 1, sizeof z0); __builtin_memcpy(&z1, pz + k, sizeof z1);
+        vf sx = x1 - x0, sy = y1 - y0, sz = z1 - z0;
+        vf l = vsqrt(sx*sx + sy*sy + sz*sz);
+        __builtin_memcpy(len + k, &l, sizeof l);
+    }
+    double total = 0.0;
+    for (int k = 1; k <= N; k++) total = total + len[k];
     return total;
 }
 
