@@ -380,7 +380,10 @@ static void solve4(double H[4][4], const double *v, double *x) {
 
 typedef struct { const double *a, *vs, *p; double vs4, a2[3]; } tangent_ctx;
 
-static double residuals(const tangent_ctx *c, const double *r, double d, double *e) {
+/* (inlined with tangent_step into tangent_points: ~5 % of a BIClong call, the same operations) */
+static inline __attribute__((always_inline)) double residuals(const tangent_ctx *c,
+                                                              const double *r, double d,
+                                                              double *e) {
     double nr[3], q = 0.0;
     for (int i = 0; i < 3; i++) { nr[i] = 2.0*r[i]/c->a2[i]; }
     for (int i = 0; i < 3; i++) q += (r[i]/c->a[i])*(r[i]/c->a[i]);
@@ -430,7 +433,7 @@ static void tangent_begin(tangent_run *s, double pe, double *r, const double *p,
 }
 
 /* the run up to its next residual evaluation; 0 once it has ended */
-static int tangent_step(tangent_run *s) {
+static inline __attribute__((always_inline)) int tangent_step(tangent_run *s) {
     const tangent_ctx *c = &s->c;
     double *r = s->r, e_new[4], r_new[3];
     for (;;) {
