@@ -100,20 +100,25 @@ def _calls():
         yield tuple(d), int(rng.integers(3)), int(rng.integers(-1, 2)), int(k % 5 % 3), P1, P2
 
 
-@pytest.mark.parametrize("variant", ["as built", "baseline only"])
+VARIANTS = {"baseline only": " -DFAN_CLONES=", "clones, no AVX-512 intrinsics": " -DFAN_NO_AVX512"}
+
+
+@pytest.mark.parametrize("variant", ["as built", *VARIANTS])
 def test_the_routine_gives_the_frozen_reference_bits(reference, variant):
     """Every output (wraps, r1, r2, s) of the vectorized routine is bitwise the frozen
     reference's, at Arm26's recorded calls and random segments (OpenSim's stopped iterates:
     a changed operation order would move the wrap plane): as the library builds it (the
-    processor's widest variant of the fan) and built without the AVX variants."""
+    processor's widest variant of the fan: fan_sum_avx512 on AVX-512), built without the AVX
+    variants, and built with the generic vectors' clones only (AVX2 on an AVX2 machine)."""
     module = N._module()
-    if variant == "baseline only":
+    if variant in VARIANTS:
         from symbody.compilation.python_extension import PythonExtension
 
-        name = "symbody_ellipsoid_wrap_baseline"
+        tag = "baseline" if variant == "baseline only" else "clones"
+        name = f"symbody_ellipsoid_wrap_{tag}"
         module = PythonExtension(name, N._SOURCE.replace("symbody_ellipsoid_wrap", name),
-                                 "ellipsoid-wrap-baseline",
-                                 opt=N.WRAP_C_FLAGS + " -DFAN_CLONES=").module()
+                                 f"ellipsoid-wrap-{tag}",
+                                 opt=N.WRAP_C_FLAGS + VARIANTS[variant]).module()
     wrapped = 0
     for dims, axis, sign, method, P1, P2 in _calls():
         args = (*dims, axis, sign, method, *P1, *P2)

@@ -100,7 +100,8 @@ static void closest_3d(const double *a, const double *p, double *out) {
    freezes once its |f| < 1e-9, as the scalar loop stops; a chunk whose lanes are all frozen
    is skipped.  Built for AVX-512 and AVX2 too where the compiler can (x86-64 Linux gcc: the
    variant is picked at load time by the processor, so a cached library is right on any
-   x86-64); elsewhere the vectors are emulated by the baseline's registers. */
+   x86-64; on AVX-512 the same program in intrinsics, fan_sum_avx512, runs instead);
+   elsewhere the vectors are emulated by the baseline's registers. */
 #define FAN_W 8
 #define FAN_N (FAN - 2)
 #define FAN_CHUNKS ((FAN_N + FAN_W - 1) / FAN_W)
@@ -111,6 +112,9 @@ typedef long long vfm __attribute__((vector_size(FAN_W * sizeof(long long))));
 #if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__) && defined(__linux__) \
     && __GNUC__ >= 8
 #define FAN_CLONES __attribute__((target_clones("avx512f", "avx2", "default")))
+#ifndef FAN_NO_AVX512        /* (-DFAN_NO_AVX512: the clones only, tests) */
+#define FAN_AVX512 1         /* and fan_sum_avx512 below, in intrinsics */
+#endif
 #else
 #define FAN_CLONES
 #endif
@@ -159,7 +163,8 @@ static const double FAN_FRACTIONS[FAN] = {FRAC100(0) FRAC100(100) FRAC100(200)};
 
 /* v_sum = Σ_i unit(closest_3d(q_i) - q_i), summed in order i = 1 .. FAN - 2 */
 FAN_CLONES
-static void fan_sum(const double *a, const double *r1, const double *r1r2, double *v_sum) {
+static void fan_sum_vectors(const double *a, const double *r1, const double *r1r2,
+                            double *v_sum) {
     double a2[3] = {a[0]*a[0], a[1]*a[1], a[2]*a[2]}, amax = a[0];
     for (int i = 1; i < 3; i++) if (a[i] > amax) amax = a[i];
     vf qx[FAN_CHUNKS], qy[FAN_CHUNKS], qz[FAN_CHUNKS], k0[FAN_CHUNKS], k1[FAN_CHUNKS],
@@ -221,6 +226,115 @@ static void fan_sum(const double *a, const double *r1, const double *r1r2, doubl
     v_sum[0] = sx; v_sum[1] = sy; v_sum[2] = sz;
 }
 
+#ifdef FAN_AVX512
+/* fan_sum_vectors on AVX-512 in intrinsics: the same IEEE operations on the same lanes in
+   the same order (each statement below transcribes the one of fan_sum_vectors at the same
+   place, parenthesized as C evaluates it), with the lane tests in mask registers (a compare
+   and a mask test, where the generic vectors materialize 0/-1 lanes and reduce them with a
+   shuffle tree: ~18 % of a Newton sweep), the fractions one aligned load per chunk, and the
+   unit vectors' lanes summed from memory.  WRAP_C_FLAGS' -ffp-contract=off keeps every
+   product and sum a separate rounding here too (GCC's intrinsics are vector operators). */
+#include <immintrin.h>
+#define V512 __attribute__((target("avx512f")))
+typedef __m512d v8;
+
+/* FAN_FRACTIONS of each chunk's lanes (the last chunk's spare lanes repeat sample FAN_N) */
+#define FRAC_LANE(i) ((i) < FAN_N ? (double)(i)/FAN : (double)FAN_N/FAN)
+#define FRAC_CHUNK(c) FRAC_LANE(1 + 8*(c)), FRAC_LANE(2 + 8*(c)), FRAC_LANE(3 + 8*(c)), \
+    FRAC_LANE(4 + 8*(c)), FRAC_LANE(5 + 8*(c)), FRAC_LANE(6 + 8*(c)), FRAC_LANE(7 + 8*(c)), \
+    FRAC_LANE(8 + 8*(c))
+#define FRAC_CHUNK4(c) FRAC_CHUNK(c), FRAC_CHUNK(c + 1), FRAC_CHUNK(c + 2), FRAC_CHUNK(c + 3)
+_Static_assert(FAN_CHUNKS <= 40 && FAN_W == 8, "the table below: 40 chunks of 8 lanes");
+static const double FAN_LANE_FRACTIONS[40*8] __attribute__((aligned(64))) = {
+    FRAC_CHUNK4(0), FRAC_CHUNK4(4), FRAC_CHUNK4(8), FRAC_CHUNK4(12), FRAC_CHUNK4(16),
+    FRAC_CHUNK4(20), FRAC_CHUNK4(24), FRAC_CHUNK4(28), FRAC_CHUNK4(32), FRAC_CHUNK4(36)};
+
+static inline __attribute__((always_inline)) V512 v8 mul(v8 x, v8 y) { return _mm512_mul_pd(x, y); }
+static inline __attribute__((always_inline)) V512 v8 add(v8 x, v8 y) { return _mm512_add_pd(x, y); }
+static inline __attribute__((always_inline)) V512 v8 sub(v8 x, v8 y) { return _mm512_sub_pd(x, y); }
+static inline __attribute__((always_inline)) V512 v8 dvd(v8 x, v8 y) { return _mm512_div_pd(x, y); }
+
+V512
+static void fan_sum_avx512(const double *a, const double *r1, const double *r1r2, double *v_sum) {
+    double a2[3] = {a[0]*a[0], a[1]*a[1], a[2]*a[2]}, amax = a[0];
+    for (int i = 1; i < 3; i++) if (a[i] > amax) amax = a[i];
+    v8 qx[FAN_CHUNKS], qy[FAN_CHUNKS], qz[FAN_CHUNKS], k0[FAN_CHUNKS], k1[FAN_CHUNKS],
+       k2[FAN_CHUNKS], t[FAN_CHUNKS];
+    const v8 A0 = _mm512_set1_pd(a2[0]), A1 = _mm512_set1_pd(a2[1]), A2 = _mm512_set1_pd(a2[2]);
+    const v8 zero = _mm512_setzero_pd(), one = _mm512_set1_pd(1.0), two = _mm512_set1_pd(2.0),
+             tol = _mm512_set1_pd(1e-9), inside = _mm512_set1_pd(1.0 - 1e-12);
+    const v8 ia0 = _mm512_set1_pd(1.0/a2[0]), ia1 = _mm512_set1_pd(1.0/a2[1]),
+             ia2 = _mm512_set1_pd(1.0/a2[2]);
+    const v8 R1x = _mm512_set1_pd(r1[0]), R1y = _mm512_set1_pd(r1[1]), R1z = _mm512_set1_pd(r1[2]),
+             Dx = _mm512_set1_pd(r1r2[0]), Dy = _mm512_set1_pd(r1r2[1]),
+             Dz = _mm512_set1_pd(r1r2[2]);
+    for (int c = 0; c < FAN_CHUNKS; c++) {
+        v8 f = _mm512_load_pd(FAN_LANE_FRACTIONS + 8*c);
+        v8 x = add(R1x, mul(f, Dx)), y = add(R1y, mul(f, Dy)), z = add(R1z, mul(f, Dz));
+        v8 xx = mul(x, x), yy = mul(y, y), zz = mul(z, z);
+        qx[c] = x; qy[c] = y; qz[c] = z;
+        k0[c] = mul(mul(A0, x), x); k1[c] = mul(mul(A1, y), y); k2[c] = mul(mul(A2, z), z);
+        v8 rough = add(add(mul(xx, ia0), mul(yy, ia1)), mul(zz, ia2));
+        if (_mm512_cmp_pd_mask(rough, inside, _CMP_LT_OQ) == 0xff) { t[c] = zero; continue; }
+        v8 ex = dvd(x, _mm512_set1_pd(a[0])), ey = dvd(y, _mm512_set1_pd(a[1])),
+           ez = dvd(z, _mm512_set1_pd(a[2]));
+        v8 e = add(zero, mul(ex, ex));
+        e = add(e, mul(ey, ey));
+        e = add(e, mul(ez, ez));
+        v8 far = mul(_mm512_set1_pd(amax), _mm512_sqrt_pd(add(add(xx, yy), zz)));
+        t[c] = _mm512_mask_mov_pd(far, _mm512_cmp_pd_mask(e, one, _CMP_LT_OQ), zero);
+    }
+    unsigned char active[FAN_CHUNKS];
+    for (int c = 0; c < FAN_CHUNKS; c++) active[c] = 1;
+    for (int i = 0; i < NEWTON_LIMIT; i++) {
+        int any = 0;
+        for (int c = 0; c < FAN_CHUNKS; c++) {
+            if (!active[c]) continue;
+            v8 tc = t[c];
+            v8 P = add(tc, A0), Q = add(tc, A1), R = add(tc, A2);
+            v8 P2 = mul(P, P), Q2 = mul(Q, Q), R2 = mul(R, R);
+            v8 f = sub(sub(sub(mul(mul(P2, Q2), R2), mul(mul(k0[c], Q2), R2)),
+                           mul(mul(k1[c], P2), R2)), mul(mul(k2[c], P2), Q2));
+            __mmask8 moving = _mm512_cmp_pd_mask(_mm512_abs_pd(f), tol, _CMP_NLT_UQ);
+            if (!moving) { active[c] = 0; continue; }
+            any = 1;
+            v8 PQ = mul(P, Q), PR = mul(P, R), QR = mul(Q, R);
+            v8 fp = mul(two, sub(sub(sub(mul(mul(PQ, R), add(add(QR, PR), PQ)),
+                                         mul(mul(k0[c], QR), add(Q, R))),
+                                     mul(mul(k1[c], PR), add(P, R))),
+                                 mul(mul(k2[c], PQ), add(P, Q))));
+            t[c] = _mm512_mask_mov_pd(tc, moving, sub(tc, dvd(f, fp)));
+        }
+        if (!any) break;
+    }
+    double sx = 0.0, sy = 0.0, sz = 0.0;
+    for (int c = 0; c < FAN_CHUNKS; c++) {   /* unit(closest - q), summed in sample order */
+        v8 x = qx[c], y = qy[c], z = qz[c];
+        v8 vx = sub(dvd(mul(A0, x), add(t[c], A0)), x), vy = sub(dvd(mul(A1, y), add(t[c], A1)), y),
+           vz = sub(dvd(mul(A2, z), add(t[c], A2)), z);
+        v8 n = _mm512_sqrt_pd(add(add(mul(vx, vx), mul(vy, vy)), mul(vz, vz)));
+        double ux[8] __attribute__((aligned(64))), uy[8] __attribute__((aligned(64))),
+               uz[8] __attribute__((aligned(64)));
+        _mm512_store_pd(ux, dvd(vx, n));
+        _mm512_store_pd(uy, dvd(vy, n));
+        _mm512_store_pd(uz, dvd(vz, n));
+        int lanes = FAN_N - c*8 < 8 ? FAN_N - c*8 : 8;
+        for (int l = 0; l < lanes; l++) { sx = sx + ux[l]; sy = sy + uy[l]; sz = sz + uz[l]; }
+    }
+    v_sum[0] = sx; v_sum[1] = sy; v_sum[2] = sz;
+}
+#endif
+
+/* v_sum of the fan: fan_sum_avx512 where the processor has AVX-512, else the clones */
+static void fan_sum(const double *a, const double *r1, const double *r1r2, double *v_sum) {
+#ifdef FAN_AVX512
+    static int avx512 = -1;
+    if (avx512 < 0) { __builtin_cpu_init(); avx512 = __builtin_cpu_supports("avx512f") != 0; }
+    if (avx512) { fan_sum_avx512(a, r1, r1r2, v_sum); return; }
+#endif
+    fan_sum_vectors(a, r1, r1r2, v_sum);
+}
+
 /* findClosestPoint with specialCaseAxis = axis: the ellipse in that coordinate plane */
 static void closest_in_plane(const double *a, const double *p, int axis, double *out) {
     static const int I[3] = {1, 2, 0}, J[3] = {2, 0, 1};
@@ -266,7 +380,10 @@ static void solve4(double H[4][4], const double *v, double *x) {
 
 typedef struct { const double *a, *vs, *p; double vs4, a2[3]; } tangent_ctx;
 
-static double residuals(const tangent_ctx *c, const double *r, double d, double *e) {
+/* (inlined with tangent_step into tangent_points: ~5 % of a BIClong call, the same operations) */
+static inline __attribute__((always_inline)) double residuals(const tangent_ctx *c,
+                                                              const double *r, double d,
+                                                              double *e) {
     double nr[3], q = 0.0;
     for (int i = 0; i < 3; i++) { nr[i] = 2.0*r[i]/c->a2[i]; }
     for (int i = 0; i < 3; i++) q += (r[i]/c->a[i])*(r[i]/c->a[i]);
@@ -316,7 +433,7 @@ static void tangent_begin(tangent_run *s, double pe, double *r, const double *p,
 }
 
 /* the run up to its next residual evaluation; 0 once it has ended */
-static int tangent_step(tangent_run *s) {
+static inline __attribute__((always_inline)) int tangent_step(tangent_run *s) {
     const tangent_ctx *c = &s->c;
     double *r = s->r, e_new[4], r_new[3];
     for (;;) {
@@ -414,15 +531,48 @@ static void surface_point(const ray_ctx *c, double phi, double *out) {
     for (int i = 0; i < 3; i++) out[i] = c->a0[i] + mu3*ray[i];
 }
 
+/* the polyline r1, surface_point(k dphi) for k = 1 .. N - 1, r2 and its length: the points
+   FAN_W at a time, surface_point's operations lane-wise in its order (its cosines and sines
+   by the same scalar calls), the segments' lengths likewise, summed in order */
+#define POLY_MAX 512           /* N <= 499 points after r1, and a chunk's spare lanes */
+FAN_CLONES
 static double polyline(const ray_ctx *c, const double *r1, const double *r2, int N, double dphi) {
-    double total = 0.0, prev[3], nxt[3];
-    copy3(r1, prev);
-    for (int k = 1; k <= N; k++) {
-        if (k == N) copy3(r2, nxt); else surface_point(c, (double)k*dphi, nxt);
-        double seg[3] = {nxt[0] - prev[0], nxt[1] - prev[1], nxt[2] - prev[2]};
-        total = total + sqrt(dot3(seg, seg));
-        copy3(nxt, prev);
+    double px[POLY_MAX], py[POLY_MAX], pz[POLY_MAX], len[POLY_MAX], f2[3];
+    for (int i = 0; i < 3; i++) f2[i] = c->a0[i]/c->a[i];
+    const vf ar1x = splat(c->ar1[0]), ar1y = splat(c->ar1[1]), ar1z = splat(c->ar1[2]),
+             vsyx = splat(c->vsy[0]), vsyy = splat(c->vsy[1]), vsyz = splat(c->vsy[2]);
+    for (int k = 1; k < N; k += FAN_W) {
+        vf cs, sn;
+        for (int l = 0; l < FAN_W; l++) {
+            double phi = (double)(k + l)*dphi;
+            cs[l] = k + l < N ? cos(phi) : 0.0;
+            sn[l] = k + l < N ? sin(phi) : 0.0;
+        }
+        vf rx = cs*ar1x + sn*vsyx, ry = cs*ar1y + sn*vsyy, rz = cs*ar1z + sn*vsyz;
+        vf f1x = rx/splat(c->a[0]), f1y = ry/splat(c->a[1]), f1z = rz/splat(c->a[2]);
+        vf aa = f1x*f1x + f1y*f1y + f1z*f1z;
+        vf bb = splat(2.0)*(f1x*splat(f2[0]) + f1y*splat(f2[1]) + f1z*splat(f2[2]));
+        vf mu3 = (-bb + vsqrt(bb*bb - splat(4.0)*aa*splat(c->cc)))/(splat(2.0)*aa);
+        vf ox = splat(c->a0[0]) + mu3*rx, oy = splat(c->a0[1]) + mu3*ry,
+           oz = splat(c->a0[2]) + mu3*rz;
+        __builtin_memcpy(px + k, &ox, sizeof ox);
+        __builtin_memcpy(py + k, &oy, sizeof oy);
+        __builtin_memcpy(pz + k, &oz, sizeof oz);
     }
+    px[0] = r1[0]; py[0] = r1[1]; pz[0] = r1[2];
+    px[N] = r2[0]; py[N] = r2[1]; pz[N] = r2[2];
+    for (int k = N + 1; k < N + 1 + FAN_W; k++) { px[k] = 0.0; py[k] = 0.0; pz[k] = 0.0; }
+    for (int k = 1; k <= N; k += FAN_W) {
+        vf x0, y0, z0, x1, y1, z1;
+        __builtin_memcpy(&x0, px + k - 1, sizeof x0); __builtin_memcpy(&x1, px + k, sizeof x1);
+        __builtin_memcpy(&y0, py + k - 1, sizeof y0); __builtin_memcpy(&y1, py + k, sizeof y1);
+        __builtin_memcpy(&z0, pz + k - 1, sizeof z0); __builtin_memcpy(&z1, pz + k, sizeof z1);
+        vf sx = x1 - x0, sy = y1 - y0, sz = z1 - z0;
+        vf l = vsqrt(sx*sx + sy*sy + sz*sz);
+        __builtin_memcpy(len + k, &l, sizeof l);
+    }
+    double total = 0.0;
+    for (int k = 1; k <= N; k++) total = total + len[k];
     return total;
 }
 
