@@ -12,6 +12,11 @@
 #define CYL_MAX_ITERATIONS 100
 #define TANGENCY_THRESHOLD (0.1 * 0.017453292519943295)
 #define CYCLE_WINDOW 8        /* the tangency iteration's cycles looked for: periods 1..8 */
+#if defined(__GNUC__)         /* every helper inlined into the routine (the same operations) */
+#define WRAP_FLATTEN __attribute__((flatten))
+#else
+#define WRAP_FLATTEN
+#endif
 
 static int dsign(double a) { return a >= 0.0 ? 1 : -1; }
 
@@ -162,8 +167,21 @@ static double spiral_path(double R, const double *P1, const double *P2, int far,
     }
 }
 
+/* acos(a) > acos(b), OpenSim's comparison of the two tangent pairs' angles, without the two
+   acos where the answer is sure: on [-1, 1] acos falls with slope <= -1, so b - a > 1e-9
+   puts the exact acos(a) above acos(b) by more than 1e-9, and any acos within 5e-10 of
+   exact (glibc's: 1 ulp, 2.2e-16 here) keeps that order; a - b > 1e-9 the reverse.  Closer
+   arguments, and any outside [-1, 1] or NaN (acos NaN: false), go through acos as before. */
+static int acos_greater(double a, double b) {
+    if (a >= -1.0 && a <= 1.0 && b >= -1.0 && b <= 1.0) {
+        if (b - a > 1e-9) return 1;
+        if (a - b > 1e-9) return 0;
+    }
+    return acos(a) > acos(b);
+}
+
 /* WrapCylinder::wrapLine: the return code; r1, r2, s where it wraps */
-static int cylinder_wrap(double R, double len, int axis, int sign, int single, const double *P1,
+WRAP_FLATTEN static int cylinder_wrap(double R, double len, int axis, int sign, int single, const double *P1,
                          const double *P2, double *r1, double *r2, double *s) {
     double r_sq = R*R;
     int constrained = sign != 0, far_side = 0, long_wrap = 0, code = WRAPPED;
@@ -204,8 +222,8 @@ static int cylinder_wrap(double R, double len, int axis, int sign, int single, c
                 code = WRAPPED;
             else return NO_WRAP;
         }
-        double alpha = acos(dot3(m1a, m2b)/(sqrt(dot3(m1a, m1a))*sqrt(dot3(m2b, m2b))));
-        double beta = acos(dot3(m1b, m2a)/(sqrt(dot3(m1b, m1b))*sqrt(dot3(m2a, m2a))));
+        int wider = acos_greater(dot3(m1a, m2b)/(sqrt(dot3(m1a, m1a))*sqrt(dot3(m2b, m2b))),
+                                 dot3(m1b, m2a)/(sqrt(dot3(m1b, m1b))*sqrt(dot3(m2a, m2a))));
         int s1a = dsign(r1a[axis]) == sign, s1b = dsign(r1b[axis]) == sign;
         int s2a = dsign(r2a[axis]) == sign, s2b = dsign(r2b[axis]) == sign;
         int ab;     /* 1: r1a, r2b; 0: r1b, r2a */
@@ -214,9 +232,9 @@ static int cylinder_wrap(double R, double len, int axis, int sign, int single, c
         else if (s1b) ab = 0;
         else if (s2a) ab = 0;
         else if (s2b) ab = 1;
-        else ab = alpha > beta;
-        if (ab) { copy3(r1a, r1); copy3(r2b, r2); far_side = alpha > beta; }
-        else { copy3(r1b, r1); copy3(r2a, r2); far_side = !(alpha > beta); }
+        else ab = wider;
+        if (ab) { copy3(r1a, r1); copy3(r2b, r2); far_side = wider; }
+        else { copy3(r1b, r1); copy3(r2a, r2); far_side = !wider; }
         if (!s1a && !s1b && !s2a && !s2b) far_side = 1;
         double sum_musc[3], sum_r[3];
         for (int k = 0; k < 3; k++) {

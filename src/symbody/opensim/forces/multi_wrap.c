@@ -192,6 +192,11 @@ static double apply_wraps(int n, const double *pts, int m, wrap_t *w, int *path,
         }
         L = path_length(path, *np, pts, w);
         if (fabs(L - last) < 0.0005) break;
+        /* no object wrapped in the first pass: every later pass repeats it bit for bit (the
+           same path, so the same calls and outputs, with the order swapped or not), and
+           OpenSim's loop would end after the second (or, L not finite, the eighth) with
+           this L and this path */
+        if (kk == 0 && *np == n) break;
         last = L;
         if (kk == 0 && m > 1 && result[0] == NO_WRAP && result[1] == INSIDE_RADIUS) {
             order[0] = 1; order[1] = 0;
@@ -214,7 +219,7 @@ static void add_unit_force(double *out, const double *bodies, int k, const doubl
    points, e the unit vector between their getLocationInGround positions; the forces'
    (produceForces: pairs on two bodies) and the speed's (every pair) -e at a, +e at b, at
    the points' getLocation positions */
-static void path_wrenches(const double *pts, const int *pbody, wrap_t *w, const double *bodies,
+WRAP_FLATTEN static void path_wrenches(const double *pts, const int *pbody, wrap_t *w, const double *bodies,
                           int nb, const int *path, int np, double *out) {
     for (int k = 0; k < 12*nb; k++) out[k] = 0.0;
     for (int q = 0; q + 1 < np; q++) {
