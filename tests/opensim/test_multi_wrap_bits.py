@@ -3,7 +3,8 @@ ellipsoid_wrap.c) as the library builds it, against the frozen routines before i
 faster (tests/data/opensim/*_reference.c, built with the flags of then): length, path nodes
 and body wrenches bitwise equal at TRIlong's recorded calls of a 1 s Arm26 simulation and at
 random paths over random cylinders (every axis and quadrant, side 'all') and ellipsoids,
-which wrap and do not, on one to three objects (one pass, the passes that repeat).  No
+which wrap and do not, on one to three objects (one pass, the passes that repeat), with up
+to 6 segments per object (the cylinder's calls run 4 segments at a time).  No
 OpenSim needed: the frozen routines are the anchor (they agree with OpenSim 4.6:
 test_opensim_multi_wrap.py, test_opensim_muscle_paths.py)."""
 
@@ -60,7 +61,7 @@ def _rotation(rng) -> np.ndarray:
 
 
 def _random_path(rng, k: int) -> tuple:
-    """A path of 2 to 5 points on two moving bodies along a line through (or past) the first
+    """A path of 2 to 7 points on two moving bodies along a line through (or past) the first
     wrap object, over 1 to 3 objects (three in four cylinders), each in its own random
     frame; every 5th over a cylinder a two-point path symmetric about its axis."""
     bodies = [(_rotation(rng), rng.uniform(-0.1, 0.1, 3)) for _ in range(2)]
@@ -79,7 +80,7 @@ def _random_path(rng, k: int) -> tuple:
         centers.append((R @ Rb, R @ ob + o, par))
         spec += [kind, 1.0, 0, 0, int(rng.integers(3)), int(rng.integers(-1, 2)),
                  int(rng.integers(3)) if kind else 0, float(m == 1), *par, body, *Rb.ravel(), *ob]
-    n = 2 + int(rng.integers(4))
+    n = 2 + int(rng.integers(6))
     _, cw, par = centers[0]
     u = rng.normal(size=3)
     u /= np.linalg.norm(u)
