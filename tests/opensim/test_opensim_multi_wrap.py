@@ -159,8 +159,11 @@ def test_the_memo_and_the_cycle_jump_change_no_bit(arm26):
 
     name = "symbody_multi_wrap_nomemo"
     jump = "if (jump_cycle(seen, iterations, r1, r2)) { iterations = CYL_MAX_ITERATIONS; continue; }"
+    lookup = "for (int k = 0; k < n && !hit; k++) {"      # (the cylinders' batched calls)
     assert multi_wrap._SOURCE.count(jump) == 1 and "memo_wrap_line(wj," in multi_wrap._SOURCE
-    source = multi_wrap._SOURCE.replace("memo_wrap_line(wj,", "wrap_line(wj,").replace(jump, "")
+    assert multi_wrap._SOURCE.count(lookup) == 1
+    source = (multi_wrap._SOURCE.replace("memo_wrap_line(wj,", "wrap_line(wj,").replace(jump, "")
+              .replace(lookup, "for (int k = 0; k < 0; k++) {"))
     plain = PythonExtension(name, source.replace("symbody_multi_wrap", name), "multi-wrap-nomemo",
                             opt="-O2 -ffp-contract=off").module()
     nodes = _bitwise_equal_paths(arm26, plain, 3)
