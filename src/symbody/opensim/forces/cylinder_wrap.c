@@ -336,7 +336,10 @@ static void cylinder_lanes(double R, double len, int axis, int sign, int count,
         lsc n1a, n1b, n2a, n2b, xa, xb;
         l_dot(m1a, m1a, n1a); l_dot(m1b, m1b, n1b); l_dot(m2a, m2a, n2a); l_dot(m2b, m2b, n2b);
         l_dot(m1a, m2b, xa); l_dot(m1b, m2a, xb);
-        LANE { xa[l] = xa[l]/(sqrt(n1a[l])*sqrt(n2b[l])); xb[l] = xb[l]/(sqrt(n1b[l])*sqrt(n2a[l])); }
+        LANE {
+            xa[l] = xa[l]/(sqrt(n1a[l])*sqrt(n2b[l]));
+            xb[l] = xb[l]/(sqrt(n1b[l])*sqrt(n2a[l]));
+        }
         LANE {
             int wider = acos_greater(xa[l], xb[l]);
             int s1a = dsign(r1a[axis][l]) == sign, s1b = dsign(r1b[axis][l]) == sign;

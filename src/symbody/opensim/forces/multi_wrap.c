@@ -121,7 +121,8 @@ static void cylinder_calls(wrap_t *w, int count, const double (*pa)[3], const do
         int n = w->nmemo < MEMO_SLOTS ? w->nmemo : MEMO_SLOTS, hit = 0;
         for (int k = 0; k < n && !hit; k++) {
             const memo_t *e = &w->memo[k];
-            if (memcmp(e->pa, pa[q], sizeof e->pa) == 0 && memcmp(e->pb, pb[q], sizeof e->pb) == 0) {
+            if (memcmp(e->pa, pa[q], sizeof e->pa) == 0
+                && memcmp(e->pb, pb[q], sizeof e->pb) == 0) {
                 copy3(e->r1, r1[q]); copy3(e->r2, r2[q]); s[q] = e->s; res[q] = e->result;
                 hit = 1;
             }
@@ -276,8 +277,9 @@ static void add_unit_force(double *out, const double *bodies, int k, const doubl
    points, e the unit vector between their getLocationInGround positions; the forces'
    (produceForces: pairs on two bodies) and the speed's (every pair) -e at a, +e at b, at
    the points' getLocation positions */
-WRAP_FLATTEN static void path_wrenches(const double *pts, const int *pbody, wrap_t *w, const double *bodies,
-                          int nb, const int *path, int np, double *out) {
+WRAP_FLATTEN static void path_wrenches(const double *pts, const int *pbody, wrap_t *w,
+                                       const double *bodies, int nb, const int *path, int np,
+                                       double *out) {
     for (int k = 0; k < 12*nb; k++) out[k] = 0.0;
     for (int q = 0; q + 1 < np; q++) {
         int a = path[q], b = path[q + 1];
