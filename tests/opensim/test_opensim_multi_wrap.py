@@ -159,8 +159,11 @@ def test_the_memo_and_the_cycle_jump_change_no_bit(arm26):
 
     name = "symbody_multi_wrap_nomemo"
     jump = "if (jump_cycle(seen, iterations, r1, r2)) { iterations = CYL_MAX_ITERATIONS; continue; }"
+    lookup = "for (int k = 0; k < n && !hit; k++) {"      # (the cylinders' batched calls)
     assert multi_wrap._SOURCE.count(jump) == 1 and "memo_wrap_line(wj," in multi_wrap._SOURCE
-    source = multi_wrap._SOURCE.replace("memo_wrap_line(wj,", "wrap_line(wj,").replace(jump, "")
+    assert multi_wrap._SOURCE.count(lookup) == 1
+    source = (multi_wrap._SOURCE.replace("memo_wrap_line(wj,", "wrap_line(wj,").replace(jump, "")
+              .replace(lookup, "for (int k = 0; k < 0; k++) {"))
     plain = PythonExtension(name, source.replace("symbody_multi_wrap", name), "multi-wrap-nomemo",
                             opt="-O2 -ffp-contract=off").module()
     nodes = _bitwise_equal_paths(arm26, plain, 3)
@@ -189,8 +192,9 @@ def _bitwise_equal_paths(model, other, seed: int) -> list:
 
 def test_the_faster_wrap_routines_change_no_bit(arm26):
     """The path routine as built now (the ellipsoid's fan vectorized, the cylinder's axis
-    direction not normalized again, the flags ``WRAP_C_FLAGS``) and over the frozen
-    ellipsoid and cylinder routines before that (tests/data/opensim/*_wrap_reference.c, the
+    direction not normalized again, its angle comparison without acos where sure, the pass
+    that repeats the first skipped, the flags ``WRAP_C_FLAGS``) and over the frozen
+    ellipsoid, cylinder and path routines before that (tests/data/opensim/*_reference.c, the
     flags then): lengths, path nodes and body wrenches at 40 random states are bitwise
     equal."""
     from symbody.compilation.python_extension import PythonExtension
@@ -199,10 +203,11 @@ def test_the_faster_wrap_routines_change_no_bit(arm26):
     name = "symbody_multi_wrap_reference"
     old = (DATA / "ellipsoid_wrap_reference.c").read_text()
     here = Path(multi_wrap.__file__).parent
-    multi = (here / "multi_wrap.c").read_text() + (here / "path_parameters.c").read_text()
-    assert multi_wrap._SOURCE.endswith(multi)
+    assert multi_wrap._SOURCE.endswith((here / "path_parameters.c").read_text())
     source = (old[:old.index("static PyObject *py_wrap")]
-              + (DATA / "cylinder_wrap_reference.c").read_text() + multi)
+              + (DATA / "cylinder_wrap_reference.c").read_text()
+              + (DATA / "multi_wrap_reference.c").read_text()
+              + (here / "path_parameters.c").read_text())
     frozen = PythonExtension(name, source.replace("symbody_multi_wrap", name),
                              "multi-wrap-reference", opt="-O2 -ffp-contract=off").module()
     nodes = _bitwise_equal_paths(arm26, frozen, 5)

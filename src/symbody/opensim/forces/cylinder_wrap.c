@@ -12,6 +12,11 @@
 #define CYL_MAX_ITERATIONS 100
 #define TANGENCY_THRESHOLD (0.1 * 0.017453292519943295)
 #define CYCLE_WINDOW 8        /* the tangency iteration's cycles looked for: periods 1..8 */
+#if defined(__GNUC__)         /* every helper inlined into the routine (the same operations) */
+#define WRAP_FLATTEN __attribute__((flatten))
+#else
+#define WRAP_FLATTEN
+#endif
 
 static int dsign(double a) { return a >= 0.0 ? 1 : -1; }
 
@@ -65,24 +70,6 @@ static void closest_on_line(const double *pt, const double *lp, const double *li
     for (int k = 0; k < 3; k++) out[k] = lp[k] + t*v2[k];
 }
 
-/* WrapMath::IntersectLineSegPlane */
-static int seg_plane(const double *a, const double *b, const double *n, double d, double *out) {
-    double v[3] = {b[0] - a[0], b[1] - a[1], b[2] - a[2]};
-    double dp = dot3(v, n);
-    if (fabs(dp) < LINE_EPS) return 0;
-    double t = (-d - n[0]*a[0] - n[1]*a[1] - n[2]*a[2])/dp;
-    if (t < -LINE_EPS || t > 1.0 + LINE_EPS) return 0;
-    for (int k = 0; k < 3; k++) out[k] = a[k] + t*v[k];
-    return 1;
-}
-
-
-static double line_dist2(const double *p) {    /* CalcDistanceSquaredPointToLine(p, p0, dn) */
-    double d[3] = {P0[0] - p[0], P0[1] - p[1], P0[2] - p[2]};
-    double k = dot3(d, DN);
-    double e[3] = {d[0] - k*DN[0], d[1] - k*DN[1], d[2] - k*DN[2]};
-    return dot3(e, e);
-}
 
 /* the point at t of the helix from r1 (angle theta about z, rise axial) */
 static void spiral_point(const double *r1, double sense, double theta, double axial, double t,
@@ -162,111 +149,296 @@ static double spiral_path(double R, const double *P1, const double *P2, int far,
     }
 }
 
+/* acos(a) > acos(b), OpenSim's comparison of the two tangent pairs' angles, without the two
+   acos where the answer is sure: on [-1, 1] acos falls with slope <= -1, so b - a > 1e-9
+   puts the exact acos(a) above acos(b) by more than 1e-9, and any acos within 5e-10 of
+   exact (glibc's: 1 ulp, 2.2e-16 here) keeps that order; a - b > 1e-9 the reverse.  Closer
+   arguments, and any outside [-1, 1] or NaN (acos NaN: false), go through acos as before. */
+static int acos_greater(double a, double b) {
+    if (a >= -1.0 && a <= 1.0 && b >= -1.0 && b <= 1.0) {
+        if (b - a > 1e-9) return 1;
+        if (a - b > 1e-9) return 0;
+    }
+    return acos(a) > acos(b);
+}
+
+/* WrapCylinder::wrapLine for up to CYL_LANES segments at once: the same operations, in the
+   same order, on each lane (lane loops the compiler turns into vector instructions: each
+   lane's IEEE results are the scalar ones), so the segments' chains of divisions and square
+   roots overlap.  Every lane computes every step up to the end test; its return code is
+   decided by OpenSim's tests in OpenSim's order (INSIDE_RADIUS, then the side and quadrant
+   tests, then the tangent points beyond both ends), and r1, r2 are written where OpenSim
+   writes them (not on the early returns).  The tangency iteration (spiral_path) then runs
+   per wrapping lane.  A lane whose segment is parallel to the axis (intersect_lines' no
+   solution) has NaN closest points where OpenSim's are unset. */
+#define CYL_LANES 4
+#define LANE for (int l = 0; l < CYL_LANES; l++)
+typedef double lvec[3][CYL_LANES];
+typedef double lsc[CYL_LANES];
+
+static inline void l_sub(const lvec a, const lvec b, lvec out) {
+    for (int k = 0; k < 3; k++) LANE out[k][l] = a[k][l] - b[k][l];
+}
+static inline void l_dot(const lvec a, const lvec b, lsc out) {
+    LANE out[l] = a[0][l]*b[0][l] + a[1][l]*b[1][l] + a[2][l]*b[2][l];
+}
+static inline void l_cross(const lvec a, const lvec b, lvec out) {
+    LANE {
+        double c0 = a[1][l]*b[2][l] - a[2][l]*b[1][l], c1 = a[2][l]*b[0][l] - a[0][l]*b[2][l];
+        double c2 = a[0][l]*b[1][l] - a[1][l]*b[0][l];
+        out[0][l] = c0; out[1][l] = c1; out[2][l] = c2;
+    }
+}
+static inline void l_normalize(const lvec a, lvec out, lsc mag) {    /* normalize_or_zero */
+    lsc m;
+    l_dot(a, a, m);
+    LANE m[l] = sqrt(m[l]);
+    for (int k = 0; k < 3; k++)
+        LANE out[k][l] = m[l] >= 2.220446049250313e-16 ? a[k][l]/m[l] : 0.0;
+    if (mag) LANE mag[l] = m[l];
+}
+static inline void l_unit(const lvec a, lvec out) {                 /* unit3 */
+    lsc n;
+    l_dot(a, a, n);
+    LANE n[l] = sqrt(n[l]);
+    for (int k = 0; k < 3; k++) LANE out[k][l] = a[k][l]/n[l];
+}
+static inline void l_dist2(const lvec a, const lvec b, lsc out) {
+    lvec d;
+    l_sub(a, b, d);
+    l_dot(d, d, out);
+}
+static inline void l_const(const double *c, lvec out) {
+    for (int k = 0; k < 3; k++) LANE out[k][l] = c[k];
+}
+/* WrapMath::GetClosestPointOnLineToPoint (closest_on_line): line DN (a unit vector, taken as
+   it is) or any */
+static inline void l_closest(const lvec pt, const lvec lp, const lvec line, int line_is_dn,
+                             lvec out) {
+    lvec v1, v2;
+    lsc mag, t;
+    l_sub(pt, lp, v1);
+    l_normalize(v1, v1, mag);
+    if (line_is_dn) l_const(DN, v2);
+    else l_normalize(line, v2, NULL);
+    l_dot(v1, v2, t);
+    LANE t[l] = t[l]*mag[l];
+    for (int k = 0; k < 3; k++) LANE out[k][l] = lp[k][l] + t[l]*v2[k][l];
+}
+static inline void l_det3(const lvec r0, const lvec r1, const lvec r2, lsc out) {
+    LANE out[l] = r0[0][l]*(r1[1][l]*r2[2][l] - r1[2][l]*r2[1][l])
+                - r0[1][l]*(r1[0][l]*r2[2][l] - r1[2][l]*r2[0][l])
+                + r0[2][l]*(r1[0][l]*r2[1][l] - r1[1][l]*r2[0][l]);
+}
+/* WrapMath::IntersectLineSegPlane(a, b, n, d): hit 1 and out where the segment meets the plane */
+static inline void l_seg_plane(const lvec a, const lvec b, const lvec n, const lsc d, lvec out,
+                               int *hit) {
+    lvec v;
+    lsc dp, t;
+    l_sub(b, a, v);
+    l_dot(v, n, dp);
+    LANE t[l] = (-d[l] - n[0][l]*a[0][l] - n[1][l]*a[1][l] - n[2][l]*a[2][l])/dp[l];
+    LANE hit[l] = !(fabs(dp[l]) < LINE_EPS) && !(t[l] < -LINE_EPS || t[l] > 1.0 + LINE_EPS);
+    for (int k = 0; k < 3; k++) LANE out[k][l] = a[k][l] + t[l]*v[k][l];
+}
+
+/* cylinder_wrap of the first `count` (1..CYL_LANES) segments P1[i], P2[i] (lanes beyond count
+   repeat the first): code_out[i], and r1[i], r2[i] where OpenSim has written them by its
+   return, long_out[i] (the spiral's side) where it wraps */
+static void cylinder_lanes(double R, double len, int axis, int sign, int count,
+                           const double (*P1in)[3], const double (*P2in)[3], int *code_out,
+                           double (*r1out)[3], double (*r2out)[3], int *long_out) {
+    int code[CYL_LANES], long_wrap[CYL_LANES];
+    lvec P1, P2, P0v, DNv, cs, ce, near12, near00, v1, v2, c, m, d, e;
+    lsc mag1, mag2, denom, t12, t00, q, dl1, dl2, d12;
+    double r_sq = R*R;
+    int constrained = sign != 0, parallel[CYL_LANES], meets[CYL_LANES], early[CYL_LANES];
+    for (int k = 0; k < 3; k++) LANE {
+        int i = l < count ? l : 0;
+        P1[k][l] = P1in[i][k]; P2[k][l] = P2in[i][k];
+    }
+    l_const(P0, P0v);
+    l_const(DN, DNv);
+    /* CalcDistanceSquaredPointToLine(P, p0, dn) of both ends */
+    l_sub(P0v, P1, d); l_dot(d, DNv, q);
+    for (int k = 0; k < 3; k++) LANE e[k][l] = d[k][l] - q[l]*DNv[k][l];
+    l_dot(e, e, dl1);
+    l_sub(P0v, P2, d); l_dot(d, DNv, q);
+    for (int k = 0; k < 3; k++) LANE e[k][l] = d[k][l] - q[l]*DNv[k][l];
+    l_dot(e, e, dl2);
+    /* intersect_lines(P1, P2, cs, ce) */
+    LANE { cs[0][l] = 0.0; cs[1][l] = 0.0; cs[2][l] = -0.5*len;
+           ce[0][l] = 0.0; ce[1][l] = 0.0; ce[2][l] = 0.5*len; }
+    l_sub(P2, P1, v1); l_sub(ce, cs, v2);
+    l_normalize(v1, v1, mag1); l_normalize(v2, v2, mag2);
+    l_cross(v1, v2, c);
+    l_dot(c, c, denom);
+    LANE parallel[l] = fabs(denom[l]) <= ROUNDOFF_ERROR;
+    l_sub(cs, P1, m);
+    l_det3(m, v1, c, t00);
+    LANE t00[l] = t00[l]/denom[l];
+    for (int k = 0; k < 3; k++) LANE near00[k][l] = cs[k][l] + t00[l]*v2[k][l];
+    l_det3(m, v2, c, t12);
+    LANE t12[l] = t12[l]/denom[l];
+    for (int k = 0; k < 3; k++) LANE near12[k][l] = P1[k][l] + t12[l]*v1[k][l];
+    LANE { t12[l] /= mag1[l]; t00[l] /= mag2[l]; }
+    LANE if (parallel[l]) {
+        t12[l] = NAN; t00[l] = NAN;
+        for (int k = 0; k < 3; k++) near12[k][l] = near00[k][l] = NAN;
+    }
+    l_dist2(near12, near00, d12);
+    LANE meets[l] = d12[l] < r_sq && t12[l] > 0.0 && t12[l] < 1.0;
+    LANE {
+        early[l] = 1;
+        if (dl1[l] < r_sq || dl2[l] < r_sq) code[l] = INSIDE_RADIUS;
+        else if (!constrained) {
+            if (meets[l]) { code[l] = MANDATORY_WRAP; early[l] = 0; }
+            else code[l] = NO_WRAP;
+        } else {
+            double a1 = P1[axis][l], a2 = P2[axis][l];
+            early[l] = 0;
+            code[l] = WRAPPED;
+            if (dsign(a1) == sign || dsign(a2) == sign) {
+                if (meets[l]) code[l] = MANDATORY_WRAP;
+                else if (dsign(a1) != dsign(a2) && dsign(near12[axis][l]) != sign)
+                    code[l] = WRAPPED;
+                else { code[l] = NO_WRAP; early[l] = 1; }
+            }
+        }
+    }
+    int all_early = 1;
+    for (int l = 0; l < count; l++) { all_early &= early[l]; code_out[l] = code[l]; }
+    if (all_early) return;
+    /* the tangent points' candidates */
+    lvec p11, p22, vv, uu, pp, r1a, r1b, r2a, r2b, m1a, m1b, m2a, m2b, r1, r2;
+    lsc p11_dist, p22_dist, dd;
+    l_closest(P1, P0v, DNv, 1, p11);
+    l_closest(P2, P0v, DNv, 1, p22);
+    l_sub(P1, p11, vv);
+    l_normalize(vv, vv, p11_dist);
+    LANE dd[l] = R*(R/p11_dist[l]);
+    for (int k = 0; k < 3; k++) LANE pp[k][l] = p11[k][l] + dd[l]*vv[k][l];
+    LANE dd[l] = sqrt(r_sq - dd[l]*dd[l]);
+    l_cross(DNv, vv, uu);
+    for (int k = 0; k < 3; k++) LANE { r1a[k][l] = pp[k][l] + dd[l]*uu[k][l];
+                                       r1b[k][l] = pp[k][l] - dd[l]*uu[k][l]; }
+    l_sub(P2, p22, vv);
+    l_normalize(vv, vv, p22_dist);
+    LANE dd[l] = R*(R/p22_dist[l]);
+    for (int k = 0; k < 3; k++) LANE pp[k][l] = p22[k][l] + dd[l]*vv[k][l];
+    LANE dd[l] = sqrt(r_sq - dd[l]*dd[l]);
+    l_cross(DNv, vv, uu);
+    for (int k = 0; k < 3; k++) LANE { r2a[k][l] = pp[k][l] + dd[l]*uu[k][l];
+                                       r2b[k][l] = pp[k][l] - dd[l]*uu[k][l]; }
+    l_sub(r1a, p11, m1a); l_sub(r1b, p11, m1b); l_sub(r2a, p22, m2a); l_sub(r2b, p22, m2b);
+    int far_side[CYL_LANES];
+    if (constrained) {
+        lsc n1a, n1b, n2a, n2b, xa, xb;
+        l_dot(m1a, m1a, n1a); l_dot(m1b, m1b, n1b); l_dot(m2a, m2a, n2a); l_dot(m2b, m2b, n2b);
+        l_dot(m1a, m2b, xa); l_dot(m1b, m2a, xb);
+        LANE {
+            xa[l] = xa[l]/(sqrt(n1a[l])*sqrt(n2b[l]));
+            xb[l] = xb[l]/(sqrt(n1b[l])*sqrt(n2a[l]));
+        }
+        LANE {
+            int wider = acos_greater(xa[l], xb[l]);
+            int s1a = dsign(r1a[axis][l]) == sign, s1b = dsign(r1b[axis][l]) == sign;
+            int s2a = dsign(r2a[axis][l]) == sign, s2b = dsign(r2b[axis][l]) == sign;
+            int ab;     /* 1: r1a, r2b; 0: r1b, r2a */
+            if (s1a && s1b) ab = !s2a;
+            else if (s1a) ab = 1;
+            else if (s1b) ab = 0;
+            else if (s2a) ab = 0;
+            else if (s2b) ab = 1;
+            else ab = wider;
+            for (int k = 0; k < 3; k++) {
+                r1[k][l] = ab ? r1a[k][l] : r1b[k][l];
+                r2[k][l] = ab ? r2b[k][l] : r2a[k][l];
+            }
+            far_side[l] = ab ? wider : !wider;
+            if (!s1a && !s1b && !s2a && !s2b) far_side[l] = 1;
+            double sum_musc[3], sum_r[3];
+            for (int k = 0; k < 3; k++) {
+                sum_musc[k] = (r1[k][l] - P1[k][l]) + (r2[k][l] - P2[k][l]);
+                sum_r[k] = (r1[k][l] - p11[k][l]) + (r2[k][l] - p22[k][l]);
+            }
+            long_wrap[l] = dot3(sum_r, sum_musc) < 0.0;
+        }
+    } else {
+        lsc d1, d2, d3, d4;
+        l_normalize(m1a, m1a, NULL); l_normalize(m1b, m1b, NULL);
+        l_normalize(m2a, m2a, NULL); l_normalize(m2b, m2b, NULL);
+        l_dot(m1a, m2a, d1); l_dot(m1a, m2b, d2); l_dot(m1b, m2a, d3); l_dot(m1b, m2b, d4);
+        LANE {
+            int one_a, two_a;
+            if (d1[l] > d2[l] && d1[l] > d3[l] && d1[l] > d4[l]) { one_a = 1; two_a = 1; }
+            else if (d2[l] > d3[l] && d2[l] > d4[l]) { one_a = 1; two_a = 0; }
+            else if (d3[l] > d4[l]) { one_a = 0; two_a = 1; }
+            else { one_a = 0; two_a = 0; }
+            for (int k = 0; k < 3; k++) {
+                r1[k][l] = one_a ? r1a[k][l] : r1b[k][l];
+                r2[k][l] = two_a ? r2a[k][l] : r2b[k][l];
+            }
+            far_side[l] = 0;
+            long_wrap[l] = 0;
+        }
+    }
+    /* the apex edge, and the tangent points slid along it onto the plane P1 P2 apex */
+    lvec mpt, axispt, l1, l2, pn, vert1, vert2, apex1, apex2, apex, lo1, hi1, lo2, hi2, r1p, r2p;
+    lvec foot;
+    lsc t, da1, da2, dpl, fa, fb;
+    int i1[CYL_LANES], i2[CYL_LANES];
+    LANE t[l] = p11_dist[l]/(p11_dist[l] + p22_dist[l]);
+    for (int k = 0; k < 3; k++) LANE mpt[k][l] = P1[k][l] + t[l]*(P2[k][l] - P1[k][l]);
+    l_closest(mpt, P0v, DNv, 1, axispt);
+    l_sub(P1, axispt, l1); l_sub(P2, axispt, l2);
+    l_normalize(l1, l1, NULL); l_normalize(l2, l2, NULL);
+    l_cross(l1, l2, pn); l_unit(pn, pn); l_normalize(pn, pn, NULL);
+    l_cross(DNv, pn, vert1); l_normalize(vert1, vert1, NULL);
+    l_cross(pn, DNv, vert2); l_normalize(vert2, vert2, NULL);
+    for (int k = 0; k < 3; k++) LANE { apex1[k][l] = axispt[k][l] + R*vert1[k][l];
+                                       apex2[k][l] = axispt[k][l] + R*vert2[k][l]; }
+    l_dist2(mpt, apex1, da1); l_dist2(mpt, apex2, da2);
+    LANE {
+        int first = da1[l] < da2[l], one = far_side[l] ? !first : first;
+        for (int k = 0; k < 3; k++) apex[k][l] = one ? apex1[k][l] : apex2[k][l];
+    }
+    l_sub(P1, apex, uu); l_sub(P2, apex, vv);
+    l_normalize(uu, uu, NULL); l_normalize(vv, vv, NULL);
+    l_cross(uu, vv, pn); l_unit(pn, pn);
+    LANE dpl[l] = -P1[0][l]*pn[0][l] - P1[1][l]*pn[1][l] - P1[2][l]*pn[2][l];
+    for (int k = 0; k < 3; k++) LANE {
+        lo1[k][l] = r1[k][l] - 10.0*DN[k]; lo2[k][l] = r2[k][l] - 10.0*DN[k];
+        hi1[k][l] = r1[k][l] + 10.0*DN[k]; hi2[k][l] = r2[k][l] + 10.0*DN[k];
+    }
+    l_seg_plane(lo1, hi1, pn, dpl, r1p, i1);
+    l_seg_plane(lo2, hi2, pn, dpl, r2p, i2);
+    /* (OpenSim passes p22 as the line's direction: the axis, up to sign) */
+    l_closest(r1p, p11, p22, 0, foot);
+    l_dist2(foot, p22, fa); l_dist2(p11, p22, fb);
+    LANE if (i1[l] && fa[l] < fb[l]) for (int k = 0; k < 3; k++) r1[k][l] = r1p[k][l];
+    l_closest(r2p, p11, p22, 0, foot);
+    l_dist2(foot, p11, fa); l_dist2(p22, p11, fb);
+    LANE if (i2[l] && fa[l] < fb[l]) for (int k = 0; k < 3; k++) r2[k][l] = r2p[k][l];
+    double half = len/2.0;
+    for (int l = 0; l < count; l++) {
+        if (early[l]) continue;
+        for (int k = 0; k < 3; k++) { r1out[l][k] = r1[k][l]; r2out[l][k] = r2[k][l]; }
+        long_out[l] = long_wrap[l];
+        if ((r1[2][l] < -half || r1[2][l] > half) && (r2[2][l] < -half || r2[2][l] > half))
+            code_out[l] = NO_WRAP;
+    }
+}
+
 /* WrapCylinder::wrapLine: the return code; r1, r2, s where it wraps */
 static int cylinder_wrap(double R, double len, int axis, int sign, int single, const double *P1,
                          const double *P2, double *r1, double *r2, double *s) {
-    double r_sq = R*R;
-    int constrained = sign != 0, far_side = 0, long_wrap = 0, code = WRAPPED;
-    if (line_dist2(P1) < r_sq || line_dist2(P2) < r_sq) return INSIDE_RADIUS;
-    double cs[3] = {0.0, 0.0, -0.5*len}, ce[3] = {0.0, 0.0, 0.5*len}, near12[3], near00[3];
-    double t12, t00;
-    intersect_lines(P1, P2, cs, ce, near12, &t12, near00, &t00);
-    int meets = dist2(near12, near00) < r_sq && t12 > 0.0 && t12 < 1.0;
-    if (!constrained) {
-        if (meets) code = MANDATORY_WRAP; else return NO_WRAP;
-    }
-    double p11[3], p22[3], vv[3], uu[3], pp[3], r1a[3], r1b[3], r2a[3], r2b[3];
-    closest_on_line(P1, P0, DN, p11);
-    closest_on_line(P2, P0, DN, p22);
-    for (int k = 0; k < 3; k++) vv[k] = P1[k] - p11[k];
-    double p11_dist = normalize_or_zero(vv, vv);
-    double d = R*(R/p11_dist);
-    for (int k = 0; k < 3; k++) pp[k] = p11[k] + d*vv[k];
-    d = sqrt(r_sq - d*d);
-    cross3(DN, vv, uu);
-    for (int k = 0; k < 3; k++) { r1a[k] = pp[k] + d*uu[k]; r1b[k] = pp[k] - d*uu[k]; }
-    for (int k = 0; k < 3; k++) vv[k] = P2[k] - p22[k];
-    double p22_dist = normalize_or_zero(vv, vv);
-    d = R*(R/p22_dist);
-    for (int k = 0; k < 3; k++) pp[k] = p22[k] + d*vv[k];
-    d = sqrt(r_sq - d*d);
-    cross3(DN, vv, uu);
-    for (int k = 0; k < 3; k++) { r2a[k] = pp[k] + d*uu[k]; r2b[k] = pp[k] - d*uu[k]; }
-    double m1a[3], m1b[3], m2a[3], m2b[3];
-    for (int k = 0; k < 3; k++) {
-        m1a[k] = r1a[k] - p11[k]; m1b[k] = r1b[k] - p11[k];
-        m2a[k] = r2a[k] - p22[k]; m2b[k] = r2b[k] - p22[k];
-    }
-    if (constrained) {
-        if (dsign(P1[axis]) == sign || dsign(P2[axis]) == sign) {
-            if (meets) code = MANDATORY_WRAP;
-            else if (dsign(P1[axis]) != dsign(P2[axis]) && dsign(near12[axis]) != sign)
-                code = WRAPPED;
-            else return NO_WRAP;
-        }
-        double alpha = acos(dot3(m1a, m2b)/(sqrt(dot3(m1a, m1a))*sqrt(dot3(m2b, m2b))));
-        double beta = acos(dot3(m1b, m2a)/(sqrt(dot3(m1b, m1b))*sqrt(dot3(m2a, m2a))));
-        int s1a = dsign(r1a[axis]) == sign, s1b = dsign(r1b[axis]) == sign;
-        int s2a = dsign(r2a[axis]) == sign, s2b = dsign(r2b[axis]) == sign;
-        int ab;     /* 1: r1a, r2b; 0: r1b, r2a */
-        if (s1a && s1b) ab = !s2a;
-        else if (s1a) ab = 1;
-        else if (s1b) ab = 0;
-        else if (s2a) ab = 0;
-        else if (s2b) ab = 1;
-        else ab = alpha > beta;
-        if (ab) { copy3(r1a, r1); copy3(r2b, r2); far_side = alpha > beta; }
-        else { copy3(r1b, r1); copy3(r2a, r2); far_side = !(alpha > beta); }
-        if (!s1a && !s1b && !s2a && !s2b) far_side = 1;
-        double sum_musc[3], sum_r[3];
-        for (int k = 0; k < 3; k++) {
-            sum_musc[k] = (r1[k] - P1[k]) + (r2[k] - P2[k]);
-            sum_r[k] = (r1[k] - p11[k]) + (r2[k] - p22[k]);
-        }
-        if (dot3(sum_r, sum_musc) < 0.0) long_wrap = 1;
-    } else {
-        normalize_or_zero(m1a, m1a); normalize_or_zero(m1b, m1b);
-        normalize_or_zero(m2a, m2a); normalize_or_zero(m2b, m2b);
-        double d1 = dot3(m1a, m2a), d2 = dot3(m1a, m2b), d3 = dot3(m1b, m2a), d4 = dot3(m1b, m2b);
-        if (d1 > d2 && d1 > d3 && d1 > d4) { copy3(r1a, r1); copy3(r2a, r2); }
-        else if (d2 > d3 && d2 > d4) { copy3(r1a, r1); copy3(r2b, r2); }
-        else if (d3 > d4) { copy3(r1b, r1); copy3(r2a, r2); }
-        else { copy3(r1b, r1); copy3(r2b, r2); }
-    }
-    /* the apex edge, and the tangent points slid along it onto the plane P1 P2 apex */
-    double t = p11_dist/(p11_dist + p22_dist), mpt[3], axispt[3], l1[3], l2[3], pn[3];
-    for (int k = 0; k < 3; k++) mpt[k] = P1[k] + t*(P2[k] - P1[k]);
-    closest_on_line(mpt, P0, DN, axispt);
-    for (int k = 0; k < 3; k++) { l1[k] = P1[k] - axispt[k]; l2[k] = P2[k] - axispt[k]; }
-    normalize_or_zero(l1, l1); normalize_or_zero(l2, l2);
-    cross3(l1, l2, pn); unit3(pn, pn); normalize_or_zero(pn, pn);
-    double vert1[3], vert2[3], apex1[3], apex2[3], apex[3];
-    cross3(DN, pn, vert1); normalize_or_zero(vert1, vert1);
-    cross3(pn, DN, vert2); normalize_or_zero(vert2, vert2);
-    for (int k = 0; k < 3; k++) { apex1[k] = axispt[k] + R*vert1[k]; apex2[k] = axispt[k] + R*vert2[k]; }
-    int first = dist2(mpt, apex1) < dist2(mpt, apex2);
-    copy3(far_side ? (first ? apex2 : apex1) : (first ? apex1 : apex2), apex);
-    for (int k = 0; k < 3; k++) { uu[k] = P1[k] - apex[k]; vv[k] = P2[k] - apex[k]; }
-    normalize_or_zero(uu, uu); normalize_or_zero(vv, vv);
-    cross3(uu, vv, pn); unit3(pn, pn);
-    double dd = -P1[0]*pn[0] - P1[1]*pn[1] - P1[2]*pn[2], lo1[3], hi1[3], lo2[3], hi2[3];
-    double r1p[3], r2p[3], foot[3];
-    for (int k = 0; k < 3; k++) {
-        lo1[k] = r1[k] - 10.0*DN[k]; lo2[k] = r2[k] - 10.0*DN[k];
-        hi1[k] = r1[k] + 10.0*DN[k]; hi2[k] = r2[k] + 10.0*DN[k];
-    }
-    int i1 = seg_plane(lo1, hi1, pn, dd, r1p), i2 = seg_plane(lo2, hi2, pn, dd, r2p);
-    if (i1) {      /* (OpenSim passes p22 as the line's direction: the axis, up to sign) */
-        closest_on_line(r1p, p11, p22, foot);
-        if (dist2(foot, p22) < dist2(p11, p22)) copy3(r1p, r1);
-    }
-    if (i2) {
-        closest_on_line(r2p, p11, p22, foot);
-        if (dist2(foot, p11) < dist2(p22, p11)) copy3(r2p, r2);
-    }
-    double half = len/2.0;
-    if ((r1[2] < -half || r1[2] > half) && (r2[2] < -half || r2[2] > half)) return NO_WRAP;
-    *s = spiral_path(R, P1, P2, long_wrap, single, r1, r2);
+    int code, long_wrap;
+    double a[1][3] = {{P1[0], P1[1], P1[2]}}, b[1][3] = {{P2[0], P2[1], P2[2]}};
+    double o1[1][3] = {{r1[0], r1[1], r1[2]}}, o2[1][3] = {{r2[0], r2[1], r2[2]}};
+    cylinder_lanes(R, len, axis, sign, 1, a, b, &code, o1, o2, &long_wrap);
+    copy3(o1[0], r1); copy3(o2[0], r2);
+    if (code == WRAPPED || code == MANDATORY_WRAP)
+        *s = spiral_path(R, P1, P2, long_wrap, single, r1, r2);
     return code;
 }
-

@@ -111,6 +111,50 @@ static int memo_wrap_line(wrap_t *w, const double *P1, const double *P2, double 
     return e->result;
 }
 
+/* memo_wrap_line of a cylinder for `count` segments at once: the calls not in the memo go
+   through cylinder_lanes CYL_LANES at a time (the same numbers as one by one), then the
+   tangency iteration of each that wraps */
+static void cylinder_calls(wrap_t *w, int count, const double (*pa)[3], const double (*pb)[3],
+                           double (*r1)[3], double (*r2)[3], double *s, int *res) {
+    int miss[MAX_NODES], nmiss = 0;
+    for (int q = 0; q < count; q++) {
+        int n = w->nmemo < MEMO_SLOTS ? w->nmemo : MEMO_SLOTS, hit = 0;
+        for (int k = 0; k < n && !hit; k++) {
+            const memo_t *e = &w->memo[k];
+            if (memcmp(e->pa, pa[q], sizeof e->pa) == 0
+                && memcmp(e->pb, pb[q], sizeof e->pb) == 0) {
+                copy3(e->r1, r1[q]); copy3(e->r2, r2[q]); s[q] = e->s; res[q] = e->result;
+                hit = 1;
+            }
+        }
+        if (!hit) miss[nmiss++] = q;
+    }
+    for (int k0 = 0; k0 < nmiss; k0 += CYL_LANES) {
+        int lanes = nmiss - k0 < CYL_LANES ? nmiss - k0 : CYL_LANES, code[CYL_LANES];
+        int long_wrap[CYL_LANES];
+        double a[CYL_LANES][3], b[CYL_LANES][3], o1[CYL_LANES][3], o2[CYL_LANES][3];
+        for (int l = 0; l < lanes; l++) {
+            copy3(pa[miss[k0 + l]], a[l]); copy3(pb[miss[k0 + l]], b[l]);
+            for (int k = 0; k < 3; k++) o1[l][k] = o2[l][k] = 0.0;
+        }
+        cylinder_lanes(w->par[0], w->par[1], w->axis, w->sign, lanes, a, b, code, o1, o2,
+                       long_wrap);
+        for (int l = 0; l < lanes; l++) {
+            int q = miss[k0 + l];
+            copy3(o1[l], r1[q]); copy3(o2[l], r2[q]);
+            s[q] = 0.0;
+            if (code[l] == WRAPPED || code[l] == MANDATORY_WRAP)
+                s[q] = spiral_path(w->par[0], a[l], b[l], long_wrap[l], w->single, r1[q], r2[q]);
+            res[q] = code[l];
+            memo_t *e = &w->memo[w->nmemo % MEMO_SLOTS];
+            w->nmemo++;
+            e->result = code[l];
+            copy3(a[l], e->pa); copy3(b[l], e->pb); copy3(r1[q], e->r1); copy3(r2[q], e->r2);
+            e->s = s[q];
+        }
+    }
+}
+
 static double path_length(const int *path, int np, const double *pts, wrap_t *w) {
     double L = 0.0;
     for (int k = 1; k < np; k++) {
@@ -153,29 +197,43 @@ static double apply_wraps(int n, const double *pts, int m, wrap_t *w, int *path,
                 if (path[k] == wj->start) start = k;
                 if (path[k] == wj->end) end = k;
             }
-            int best = -1;
-            double best_r1[3], best_r2[3], best_s = 0.0, min_change = INFINITY;
+            /* the candidate segments, their end points in the wrap frame, and (a cylinder)
+               all their wrapLine calls at once (OpenSim's loop takes them in order, and its
+               break after a mandatory wrap leaves the later ones unused) */
+            int nseg = 0, seg[MAX_NODES], res[MAX_NODES];
+            double pa[MAX_NODES][3], pb[MAX_NODES][3], r1[MAX_NODES][3], r2[MAX_NODES][3];
+            double s[MAX_NODES];
             for (int pt1 = start; pt1 < end; pt1++) {
                 int a = path[pt1], b = path[pt1 + 1];
                 if (a < 0 && b < 0 && (-a - 1)/2 == (-b - 1)/2) continue;
-                const double *ga = node_pos(a, pts, w), *gb = node_pos(b, pts, w);
-                double pa[3], pb[3], r1[3], r2[3], s = 0.0;
-                to_frame(wj, ga, pa);
-                to_frame(wj, gb, pb);
-                result[i] = memo_wrap_line(wj, pa, pb, r1, r2, &s);
+                to_frame(wj, node_pos(a, pts, w), pa[nseg]);
+                to_frame(wj, node_pos(b, pts, w), pb[nseg]);
+                seg[nseg++] = pt1;
+            }
+            if (wj->kind == 0) cylinder_calls(wj, nseg, pa, pb, r1, r2, s, res);
+            int best = -1;
+            double best_r1[3], best_r2[3], best_s = 0.0, min_change = INFINITY;
+            for (int q = 0; q < nseg; q++) {
+                int pt1 = seg[q], a = path[pt1], b = path[pt1 + 1];
+                if (wj->kind != 0) {
+                    s[q] = 0.0;
+                    res[q] = memo_wrap_line(wj, pa[q], pb[q], r1[q], r2[q], &s[q]);
+                }
+                result[i] = res[q];
                 if (result[i] == MANDATORY_WRAP) {
-                    best = pt1 + 1; copy3(r1, best_r1); copy3(r2, best_r2); best_s = s;
+                    best = pt1 + 1; copy3(r1[q], best_r1); copy3(r2[q], best_r2); best_s = s[q];
                     break;
                 }
                 if (result[i] == WRAPPED) {
                     double g1[3], g2[3];
-                    to_ground(wj, r1, g1);
-                    to_ground(wj, r2, g2);
+                    to_ground(wj, r1[q], g1);
+                    to_ground(wj, r2[q], g2);
                     const double *sa = node_ground(a, pts, w), *sb = node_ground(b, pts, w);
                     double change = gdist(sa, sb);   /* (calcPathLengthChange's order) */
-                    change = gdist(sa, g1) + s + gdist(sb, g2) - change;
+                    change = gdist(sa, g1) + s[q] + gdist(sb, g2) - change;
                     if (change < min_change) {
-                        best = pt1 + 1; copy3(r1, best_r1); copy3(r2, best_r2); best_s = s;
+                        best = pt1 + 1; copy3(r1[q], best_r1); copy3(r2[q], best_r2);
+                        best_s = s[q];
                         min_change = change;
                     }
                 }
@@ -192,6 +250,11 @@ static double apply_wraps(int n, const double *pts, int m, wrap_t *w, int *path,
         }
         L = path_length(path, *np, pts, w);
         if (fabs(L - last) < 0.0005) break;
+        /* no object wrapped in the first pass: every later pass repeats it bit for bit (the
+           same path, so the same calls and outputs, with the order swapped or not), and
+           OpenSim's loop would end after the second (or, L not finite, the eighth) with
+           this L and this path */
+        if (kk == 0 && *np == n) break;
         last = L;
         if (kk == 0 && m > 1 && result[0] == NO_WRAP && result[1] == INSIDE_RADIUS) {
             order[0] = 1; order[1] = 0;
@@ -214,8 +277,9 @@ static void add_unit_force(double *out, const double *bodies, int k, const doubl
    points, e the unit vector between their getLocationInGround positions; the forces'
    (produceForces: pairs on two bodies) and the speed's (every pair) -e at a, +e at b, at
    the points' getLocation positions */
-static void path_wrenches(const double *pts, const int *pbody, wrap_t *w, const double *bodies,
-                          int nb, const int *path, int np, double *out) {
+WRAP_FLATTEN static void path_wrenches(const double *pts, const int *pbody, wrap_t *w,
+                                       const double *bodies, int nb, const int *path, int np,
+                                       double *out) {
     for (int k = 0; k < 12*nb; k++) out[k] = 0.0;
     for (int q = 0; q + 1 < np; q++) {
         int a = path[q], b = path[q + 1];
