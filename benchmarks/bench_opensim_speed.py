@@ -42,6 +42,7 @@ that of every tighter tolerance, is not larger (so a lucky loose tolerance is no
 
     PYTHONPATH=src:tests python benchmarks/bench_opensim_speed.py [--repeats 5]
         [--repo MIRROR] [--models LABEL...] [--check 3] [--method DOP853]
+        [--accuracies 1e-5 1e-7]
 """
 
 from __future__ import annotations
@@ -195,8 +196,21 @@ def _note(text: str) -> None:
     print(text, file=sys.stderr, flush=True)
 
 
+def matched(rows: list, err_osim: float) -> dict:
+    """The loosest of ``rows`` (loosest tolerance first) from which on every tighter one is as
+    accurate as OpenSim (error <= ``err_osim``): no lucky loose tolerance is taken; the
+    tightest row when none is."""
+    best = rows[-1]
+    for row in reversed(rows):
+        if row["error"] > err_osim:
+            break
+        best = row
+    return best
+
+
 def one(label: str, path: Path, repeats: int, check: int = 0, method: str | None = None,
-        rtols: tuple = (1e-4, 3e-5, 1e-5, 3e-6, 1e-6, 3e-7, 1e-7, 3e-8, 1e-8)) -> dict:
+        rtols: tuple = (1e-4, 3e-5, 1e-5, 3e-6, 1e-6, 3e-7, 1e-7, 3e-8, 1e-8),
+        accuracies: tuple = ()) -> dict:
     import symbody as sb
     from symbody.opensim import load_opensim
 
@@ -245,16 +259,21 @@ def one(label: str, path: Path, repeats: int, check: int = 0, method: str | None
         rows.append({"rtol": rtol, "error": err, "cpu": float(np.median(times)),
                      "nfev": last.get("nfev"), "message": last.get("message")})
         _note(f"{label}: {rows[-1]}")
-    best = rows[-1]           # (the loosest tolerance from which on every tighter one is as
-    for row in reversed(rows):  # accurate as OpenSim: no lucky loose tolerance is taken)
-        if row["error"] > err_osim:
-            break
-        best = row
+    best = matched(rows, err_osim)
+    others = []
+    for accuracy in accuracies:         # (OpenSim at other accuracies, against the same rows)
+        o = run_opensim(path, repeats, accuracy)
+        q_end, _ = model.from_opensim_state(o["end"]["Q"], o["end"]["U"])
+        err = float(np.abs(q_end - ref[:n]).max())
+        row = matched(rows, err)
+        others.append({"accuracy": accuracy, "opensim_cpu": float(np.median(o["cpu"])),
+                       "opensim_error": err, "opensim_steps": o["steps"], "chosen": row,
+                       "ratio": float(np.median(o["cpu"])) / row["cpu"]})
     return {"model": label, "dof": n, "muscles": len(model.muscle_names),
             "opensim_cpu": float(np.median(osim["cpu"])), "opensim_error": err_osim,
             "opensim_steps": osim["steps"], "load_s": load, "build_s": build,
             "agreement": agreement, "method": method, "ours": rows, "chosen": best,
-            "ratio": float(np.median(osim["cpu"])) / best["cpu"]}
+            "ratio": float(np.median(osim["cpu"])) / best["cpu"], "accuracies": others}
 
 
 def main() -> None:
@@ -268,6 +287,9 @@ def main() -> None:
                     default=[1e-4, 3e-5, 1e-5, 3e-6, 1e-6, 3e-7, 1e-7, 3e-8, 1e-8],
                     help="the tolerances of symbody's runs, loosest first (default 1e-4 ... "
                          "1e-8, half decades)")
+    ap.add_argument("--accuracies", nargs="*", type=float, default=[],
+                    help="OpenSim accuracies besides 1e-6 to compare at (each against the "
+                         "same symbody runs, by the same rule)")
     args = ap.parse_args()
     from systems.thelen_transform import thelen_model
 
@@ -288,7 +310,8 @@ def main() -> None:
         for label, make in models:
             if args.models and label not in args.models:
                 continue
-            res = one(label, make(), args.repeats, args.check, args.method, tuple(args.rtols))
+            res = one(label, make(), args.repeats, args.check, args.method, tuple(args.rtols),
+                      tuple(args.accuracies))
             print(json.dumps(res))
             c = res["chosen"]
             if res["agreement"]:
@@ -300,6 +323,11 @@ def main() -> None:
                   f"(err {res['opensim_error']:.1e}) | {c['cpu']*1e3:.2f} ms at rtol {c['rtol']:g} "
                   f"(err {c['error']:.1e}, {c['nfev']} rhs evaluations) | {res['ratio']:.1f}x |",
                   flush=True)
+            for a in res["accuracies"]:
+                c = a["chosen"]
+                print(f"|   at OpenSim accuracy {a['accuracy']:g} | | | {a['opensim_cpu']*1e3:.1f} ms "
+                      f"(err {a['opensim_error']:.1e}) | {c['cpu']*1e3:.2f} ms at rtol "
+                      f"{c['rtol']:g} (err {c['error']:.1e}) | {a['ratio']:.1f}x |", flush=True)
 
 if __name__ == "__main__":
     main()
