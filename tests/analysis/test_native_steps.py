@@ -200,6 +200,40 @@ def test_constant_inputs_take_compiled_steps(monkeypatch):
     assert np.abs(free.x[-1] - const.x[-1]).max() > 1e-3
 
 
+def test_expression_inputs_take_compiled_steps(monkeypatch):
+    """Inputs given as SymPy expressions of t and the state are computed in C before each
+    evaluation (compilation/native_inputs.py): the steps run in C, for the explicit methods
+    and Radau, and the motion is the one of the same force given as a Python function."""
+    zoo = n_link_pendulum_on_cart(3, force=True)
+    model = compile(zoo.eom, backend="c")
+    P = model.constants_array(zoo.constants)
+    x0 = model.state_array(zoo.initial_state)
+    x0[1:4] = -np.pi / 2 + np.array([0.3, -0.2, 0.1])
+    cart_speed = model.states[4]
+    used = []
+    real = native_rk.native_solver
+
+    def spy(*args):
+        found = real(*args)
+        used.append(found is not None)
+        return found
+
+    monkeypatch.setattr(native_rk, "native_solver", spy)
+    force = 0.7 * sm.sin(3 * t) - 0.5 * cart_speed           # a drive and a damper on the cart
+    for method in ("DOP853", "Radau"):
+        kw = dict(t_eval=np.linspace(0, 2, 21), solver=sb.Solver(rtol=1e-10, atol=1e-12,
+                                                                 method=method))
+        used.clear()
+        expr = sb.simulate(model, (0.0, 2.0), x0, P, specifieds={"F": force}, **kw)
+        assert used == [True], method
+        func = sb.simulate(model, (0.0, 2.0), x0, P,
+                           specifieds=lambda tt, x: [0.7 * np.sin(3 * tt) - 0.5 * x[4]], **kw)
+        assert used == [True], method              # (the Python function: Python steps)
+        assert expr.success and func.success
+        # two runs at rtol 1e-10 of a 2 s regular swing: each within ~1e-9 of the solution
+        np.testing.assert_allclose(expr.x, func.x, rtol=1e-7, atol=1e-7)
+
+
 def test_llvm_models_keep_python_steps():
     zoo = four_bar()
     model = compile(zoo.eom, backend="llvm")    # LLVM kernels have no C entry point

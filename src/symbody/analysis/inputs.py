@@ -142,6 +142,8 @@ def specified_inputs(model: NumericModel, specifieds: Any, P: np.ndarray | None 
     kernel = _expression_kernel(model, exprs, P)
     if not funcs and kernel is None:
         return ConstantInputs(constant)
+    if not funcs:
+        return _checked(model, ExpressionInputs(model, constant, exprs, kernel, P), t_span, x0)
     fidx = sorted(funcs)
     idx = np.array(sorted(exprs), dtype=np.intp)
 
@@ -194,6 +196,41 @@ def _with_derived(model: NumericModel, derived: Any, specifieds: Any, P: np.ndar
     r_user = specified_inputs(_UserView(model, user), specifieds, P, t_span, x0) \
         if user else specified_inputs(_UserView(model, []), specifieds)
     return InputsWithDerived(s, derived, user, r_user)
+
+
+class ExpressionInputs:
+    """``r(t, x) -> (s,)``: constant inputs (``values``, zeros at the expressions' places)
+    and inputs given as SymPy expressions of t, the state and the constants (at ``indices``),
+    the latter from the compiled ``kernel``.  ``native_entry()``: the same expressions in C
+    (:mod:`symbody.compilation.native_inputs`), so that a compiled integrator computes them
+    before each evaluation as it does a model's derived inputs."""
+
+    def __init__(self, model: NumericModel, values: np.ndarray, exprs: dict, kernel: Callable,
+                 P: np.ndarray | None) -> None:
+        self.indices = tuple(sorted(exprs))
+        self._idx = np.array(self.indices, dtype=np.intp)
+        values = values.copy()
+        values[self._idx] = 0.0
+        values.setflags(write=False)
+        self.values = values
+        self._kernel, self._model, self._P = kernel, model, P
+        self._exprs = [exprs[i] for i in self.indices]
+        self._entry: Any = None
+
+    def __call__(self, t: float, x: np.ndarray) -> np.ndarray:
+        out = self.values.copy()
+        out[self._idx] = self._kernel(t, x)
+        return out
+
+    def native_entry(self) -> Any:
+        """The expressions' C entry (built once), or None without a C compiler."""
+        if self._entry is None:
+            from ..compilation.native_inputs import expression_inputs_entry
+            model = self._model
+            p = model.constants_array(self._P) if model.constants else np.empty(0)
+            self._entry = expression_inputs_entry(_t, list(model.states), list(model.constants),
+                                                  self._exprs, p) or False
+        return self._entry or None
 
 
 class InputsWithDerived:

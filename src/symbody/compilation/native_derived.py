@@ -2,7 +2,9 @@
 evaluation.
 
 A model may compute some of its specified inputs itself from the state (``eom.
-derived_inputs``, e.g. the stations and wrenches of OpenSim paths over wrap objects).  When
+derived_inputs``, e.g. the stations and wrenches of OpenSim paths over wrap objects); inputs
+given as SymPy expressions of t and the state are computed the same way
+(:mod:`.native_inputs`).  When
 that computation is a C function too -- the derived inputs' ``native_entry()`` gives a plan
 with ``function`` (``int f(plan, t, x, out)``, 0 when done), ``plan`` and ``size`` -- the
 right-hand side needs no Python between evaluations::
@@ -101,6 +103,8 @@ def with_derived_inputs(inner: Any, derived: Any, z_offset: int) -> NativeDerive
     native_entry = getattr(derived, "native_entry", None)
     entry = native_entry() if callable(native_entry) else None
     if entry is None or int(entry.size) != len(derived.indices):
+        return None
+    if getattr(entry, "nx", inner.nx) != inner.nx:      # (it reads a state of another length)
         return None
     try:
         library = build_source(DERIVED_SOURCE, "native-derived")

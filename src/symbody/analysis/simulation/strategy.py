@@ -38,7 +38,7 @@ from ...compilation import NumericModel
 from ...compilation.native_constraints import native_constraints
 from ...compilation.numeric_model import Partition
 from ...errors import InputError, SymbodyError
-from ..inputs import ConstantInputs, InputsWithDerived
+from ..inputs import ConstantInputs, ExpressionInputs, InputsWithDerived
 from .nonfinite import NonFinite
 
 __all__ = ["ConstraintMode", "Stepper", "Run", "StopIntegration", "ode_function", "SCIPY_METHODS",
@@ -194,13 +194,17 @@ class ConstraintMode:
 
     def _native_solver(self, run: Run, part: Partition) -> tuple[type, dict] | None:
         """The plain right-hand side of a model whose kernels are all generated C (and whose
-        inputs, if any, are constant), in any dependent set: the same scipy solver with its
-        steps taken in compiled code (see native_rk, native_radau), or None."""
+        inputs, if any, are constant, SymPy expressions of t and the state, or the model's
+        derived inputs), in any dependent set: the same scipy solver with its steps taken in
+        compiled code (see native_rk, native_radau), or None."""
         inputs = run.specifieds
         derived = None
         if isinstance(inputs, InputsWithDerived) and inputs.user_values is not None:
             # (constant user inputs; the model's derived ones computed in C, where it can)
             derived, values = inputs.derived, inputs.user_values
+        elif isinstance(inputs, ExpressionInputs):
+            # (expressions of t and the state: computed in C before each evaluation too)
+            derived, values = inputs, inputs.values
         elif inputs is None or isinstance(inputs, ConstantInputs):
             values = None if inputs is None else inputs.values
         else:
