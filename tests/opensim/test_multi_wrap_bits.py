@@ -15,26 +15,19 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+import symbody as sb
+from symbody.opensim import load_opensim
 from symbody.opensim.forces import multi_wrap
+from systems import wrap_calls
 
 DATA = Path(__file__).resolve().parents[1] / "data" / "opensim"
 
 
 @pytest.fixture(scope="module")
 def frozen():
-    """The path module over the frozen routines (the same build as
-    test_opensim_multi_wrap.py's, shared through the kernel cache)."""
-    from symbody.compilation.python_extension import PythonExtension
-
-    name = "symbody_multi_wrap_reference"
-    old = (DATA / "ellipsoid_wrap_reference.c").read_text()
-    here = Path(multi_wrap.__file__).parent
-    source = (old[:old.index("static PyObject *py_wrap")]
-              + (DATA / "cylinder_wrap_reference.c").read_text()
-              + (DATA / "multi_wrap_reference.c").read_text()
-              + (here / "path_parameters.c").read_text())
-    module = PythonExtension(name, source.replace("symbody_multi_wrap", name),
-                             "multi-wrap-reference", opt="-O2 -ffp-contract=off").module()
+    """The path module over the frozen routines (tests/systems/wrap_calls.py's build, shared
+    with test_opensim_multi_wrap.py through the kernel cache)."""
+    module = wrap_calls.frozen_build()
     if module is None or multi_wrap._module() is None:
         pytest.skip("no C compiler for the extension")
     return module
@@ -123,3 +116,27 @@ def test_random_paths_give_the_frozen_bits(frozen):
                 wrapped[(kind, None if kind else min(max(sign, -1), 1))] += 1
         several_straight += m > 1 and len(ours[2]) == n
     assert min(wrapped.values()) >= 15 and several_straight >= 300, (wrapped, several_straight)
+
+
+def test_recorded_arm26_calls_replay_to_the_frozen_bits(frozen):
+    """benchmarks/bench_wrap_calls.py's mechanism on 0.01 s of Arm26 (RK45, rtol 1e-6, from
+    the default pose, activations 0.3): the recorder build records BIClong's ellipsoid_wrap
+    and TRIlong's multi_path calls from inside the compiled steps (not none: the steps
+    compute the paths in C), and their replay in C gives the frozen build's bits.  The
+    recorder is built at -O0 (a fifth of -O3's compile time; without contraction the
+    routines' bits do not depend on the optimization: the other tests here check the
+    library's own build)."""
+    recorder = wrap_calls.recording_build("-O0 -ffp-contract=off")
+
+    def start(model):
+        return np.concatenate([model.default_state(), np.tile([0.3, 0.1], 6)])
+
+    recorded, sol = wrap_calls.record(
+        recorder, lambda: load_opensim(DATA / "arm26.osim"), start, 0.01, 0.3,
+        sb.Solver(rtol=1e-6, atol=1e-9, dense_output=False, method="RK45"))
+    assert sol.status == 0
+    for routine in wrap_calls.ROUTINES:
+        calls, data = recorded[routine]
+        assert calls > 0, routine
+        ours = wrap_calls.replay(recorder, routine, data)[1]
+        assert len(ours) > 0 and ours == wrap_calls.replay(frozen, routine, data)[1], routine

@@ -197,18 +197,11 @@ def test_the_faster_wrap_routines_change_no_bit(arm26):
     ellipsoid, cylinder and path routines before that (tests/data/opensim/*_reference.c, the
     flags then): lengths, path nodes and body wrenches at 40 random states are bitwise
     equal."""
-    from symbody.compilation.python_extension import PythonExtension
     from symbody.opensim.forces import multi_wrap
+    from systems.wrap_calls import frozen_build
 
-    name = "symbody_multi_wrap_reference"
-    old = (DATA / "ellipsoid_wrap_reference.c").read_text()
     here = Path(multi_wrap.__file__).parent
     assert multi_wrap._SOURCE.endswith((here / "path_parameters.c").read_text())
-    source = (old[:old.index("static PyObject *py_wrap")]
-              + (DATA / "cylinder_wrap_reference.c").read_text()
-              + (DATA / "multi_wrap_reference.c").read_text()
-              + (here / "path_parameters.c").read_text())
-    frozen = PythonExtension(name, source.replace("symbody_multi_wrap", name),
-                             "multi-wrap-reference", opt="-O2 -ffp-contract=off").module()
+    frozen = frozen_build()
     nodes = _bitwise_equal_paths(arm26, frozen, 5)
     assert sum(any(k in (-3, -4) for k in n) for n in nodes) >= 5    # (TRIlonghh: PathWrap 2)
