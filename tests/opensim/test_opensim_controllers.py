@@ -211,6 +211,41 @@ def test_simulate_with_the_controls_moves_as_opensims_manager(tug):
         model.controls.with_inputs([1.0, 2.0])
 
 
+def test_controls_as_expressions_run_in_compiled_steps(tug, monkeypatch):
+    """``model.controls.expressions()``: the functions' exact expressions of t, equal to the
+    controls to round-off at every knot and between them, and compiled by ``simulate``, whose
+    steps then run in C: the same motion as with ``specifieds=model.controls``."""
+    import sympy as sm
+
+    import symbody.analysis.simulation.native_rk as native_rk
+    from symbody.compat.sympy import TIME
+
+    path, model = tug
+    exprs = model.controls.expressions()
+    f = sm.lambdify(TIME, [exprs[n] for n in model.input_names], "math")
+    knots = {0.0, 0.25, 0.3, 0.4, 0.5, 0.7, 0.75, 0.8, 1.0}
+    for t in sorted(knots | set(np.linspace(-0.2, 1.4, 81).tolist())):
+        assert np.abs(np.array(f(t)) - model.controls(t)).max() <= 1e-13, t
+    assert model.controls.with_inputs(lambda t, x: np.zeros(3)).expressions() is None
+    nm = model.numeric_model
+    p = nm.constants_array(model.constants)
+    x0 = np.concatenate([model.default_state(), np.full(len(nm.eom.extra_states), 0.05)])
+    used, real = [], native_rk.native_solver
+
+    def spy(*args):
+        found = real(*args)
+        used.append(found is not None)
+        return found
+
+    monkeypatch.setattr(native_rk, "native_solver", spy)
+    kw = dict(solver=sb.Solver(rtol=1e-10, atol=1e-12), t_eval=[0.2, 0.4])
+    compiled = sb.simulate(nm, (0.0, 0.4), x0, p, specifieds=exprs, **kw)
+    python = sb.simulate(nm, (0.0, 0.4), x0, p, specifieds=model.controls, **kw)
+    assert used == [True] and compiled.status == 0 and python.status == 0
+    moved = abs(python.q[-1, 0] - x0[0])
+    assert moved > 1e-3 and np.abs(compiled.x - python.x).max() <= 1e-7 * moved
+
+
 PENDULUM_3X = """<ControllerSet name="Controllers">
       <objects>
         <PrescribedController>

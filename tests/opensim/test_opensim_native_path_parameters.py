@@ -110,3 +110,40 @@ def test_compiled_steps_compute_the_paths_in_c(arm26, method):
     assert nfev_c > 50 and python_calls_p >= nfev_p - 5
     assert python_calls_c < 0.1 * nfev_c
     assert np.abs(x_c - x_p).max() <= 1e-5 * np.abs(x_p).max()
+
+
+def test_expression_excitations_run_with_the_paths_in_c(arm26, monkeypatch):
+    """Excitations given as SymPy expressions of t are computed in C too, after the paths
+    (both sets of inputs written before each evaluation): the steps run in compiled code and
+    end where the same excitations as a Python function end."""
+    import sympy as sm
+
+    import symbody.analysis.simulation.native_rk as native_rk
+    from symbody.compat.sympy import TIME
+
+    nm = arm26.numeric_model
+    p = nm.constants_array(arm26.constants)
+    x0 = np.concatenate([[1.0, 1.0], [1.0, 0.0], np.tile([0.3, 0.1], 6)])
+    used, real = [], native_rk.native_solver
+
+    def spy(*args):
+        found = real(*args)
+        used.append(found is not None)
+        return found
+
+    monkeypatch.setattr(native_rk, "native_solver", spy)
+    waves = {n: 0.3 + 0.1 * (i + 1) * sm.sin(20 * TIME) for i, n in enumerate(arm26.input_names)}
+    kw = dict(solver=sb.Solver(rtol=1e-9, atol=1e-11, dense_output=False), t_eval=[0.0, 0.05])
+    expr = sb.simulate(nm, (0.0, 0.05), x0, p, specifieds=waves, **kw)
+    assert used == [True]
+
+    def func(tt, x):
+        return 0.3 + 0.1 * np.arange(1, 7) * np.sin(20 * tt)
+
+    python = sb.simulate(nm, (0.0, 0.05), x0, p, specifieds=func, **kw)
+    assert used == [True]                  # (a Python function: Python steps)
+    assert expr.status == 0 and python.status == 0
+    free = sb.simulate(nm, (0.0, 0.05), x0, p, specifieds=np.full(6, 0.3), **kw)
+    moved = np.abs(free.x[-1] - python.x[-1]).max()
+    assert moved > 1e-4                    # (the waves act)
+    assert np.abs(expr.x[-1] - python.x[-1]).max() <= 1e-5 * moved

@@ -222,6 +222,21 @@ class ExpressionInputs:
         out[self._idx] = self._kernel(t, x)
         return out
 
+    def within(self, s: int, positions: np.ndarray) -> ExpressionInputs:
+        """These inputs as the inputs at ``positions`` of a model with ``s`` specified
+        inputs (the others zero): the same expressions and C entry."""
+        out = object.__new__(ExpressionInputs)
+        out.__dict__.update(self.__dict__)
+        positions = np.asarray(positions, dtype=np.intp)
+        out.indices = tuple(int(positions[i]) for i in self.indices)
+        out._idx = np.array(out.indices, dtype=np.intp)
+        values = np.zeros(s)
+        values[positions] = self.values
+        values.setflags(write=False)
+        out.values = values
+        out.native_entry = self.native_entry           # (one C entry for both views)
+        return out
+
     def native_entry(self) -> Any:
         """The expressions' C entry (built once), or None without a C compiler."""
         if self._entry is None:
@@ -252,6 +267,12 @@ class InputsWithDerived:
                 values[self._uidx] = r_user.values
             values.setflags(write=False)
             self.user_values = values
+
+    def user_expressions(self) -> ExpressionInputs:
+        """The user's inputs (an :class:`ExpressionInputs` of the user's inputs only) as one
+        of the whole model's: ``indices`` among all specified inputs, ``values`` (s,) with
+        the constants at the user's positions, zeros elsewhere."""
+        return self.r_user.within(self.s, self._uidx)
 
     def __call__(self, t: float, x: np.ndarray) -> np.ndarray:
         out = np.empty(self.s)

@@ -77,6 +77,8 @@ class NativeDerivedRHS:
         fn.argtypes = [ctypes.c_void_p, ctypes.c_double, ctypes.c_void_p, ctypes.c_void_p]
         self._call = fn
         self.nx = inner.nx
+        #: the inner plan's argument vector (another set of derived inputs may wrap this one)
+        self.z = inner.z
         #: (no blocks of states: each needs its own derived inputs)
         self.block = None
 

@@ -37,7 +37,10 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
+import symengine as se
+import sympy as sm
 
+from ..compat.sympy import TIME
 from ..errors import InputError
 from ..formatting import symbol_name
 from .functions import GCVSplineOsim, PiecewiseConstantFunctionOsim, parse_function
@@ -107,6 +110,25 @@ class ControllerInputs:
             raise InputError(f"with_inputs: the other inputs must be {n} values "
                              f"(input_names order), got shape {r.shape}")
         return r
+
+    def expressions(self) -> dict | None:
+        """{input name: SymPy expression of t} of the controls (the functions' exact
+        expressions, summed per input; the constant ``with_inputs`` values added), which
+        ``sb.simulate(..., specifieds=...)`` compiles so that the steps run in C; None when
+        the other inputs are a Python function."""
+        if self._others is not None and callable(self._others):
+            return None
+        base = self._base(0.0, None)
+        time = se.Symbol(str(TIME))
+        exprs: dict = {n: se.Float(float(base[i])) if base[i] else se.Integer(0)
+                       for i, n in enumerate(self.input_names)}
+        for i, f in self._terms:
+            try:
+                term = f.expression([time])
+            except NotImplementedError:          # (a function without an exact expression)
+                return None
+            exprs[self.input_names[i]] = exprs[self.input_names[i]] + term
+        return {n: sm.sympify(e) for n, e in exprs.items()}
 
     def with_inputs(self, others: Any) -> ControllerInputs:
         """The controls plus ``others`` (an array (len(input_names),) or a callable

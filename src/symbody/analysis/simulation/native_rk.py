@@ -395,7 +395,8 @@ def native_solver(model: Any, P: np.ndarray, method: str, R: np.ndarray | None =
     constraint rows (where the Python path solves by the null space of B_a), takes
     :mod:`~symbody.compilation.native_partition`'s right-hand side.  ``derived``: the
     model's derived inputs (``R`` then holds zeros at their positions), computed in C before
-    each evaluation (:mod:`~symbody.compilation.native_derived`), or None."""
+    each evaluation (:mod:`~symbody.compilation.native_derived`), or a list of such sets
+    (each written in turn), or None."""
     if method not in _SCIPY and method != "Radau":
         return None
     L = model.layout
@@ -405,8 +406,9 @@ def native_solver(model: Any, P: np.ndarray, method: str, R: np.ndarray | None =
     else:
         part = model.default_partition if partition is None else partition
         native = native_partition_rhs(model, P, part.u_ind_index, R)
-    if derived is not None:
-        native = with_derived_inputs(native, derived, L.ir)
+    for one in (derived if isinstance(derived, (list, tuple)) else
+                [] if derived is None else [derived]):
+        native = with_derived_inputs(native, one, L.ir)
     return native_solver_for(native, method, implicit=True)
 
 

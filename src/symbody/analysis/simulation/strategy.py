@@ -205,6 +205,10 @@ class ConstraintMode:
         elif isinstance(inputs, ExpressionInputs):
             # (expressions of t and the state: computed in C before each evaluation too)
             derived, values = inputs, inputs.values
+        elif isinstance(inputs, InputsWithDerived) and isinstance(inputs.r_user, ExpressionInputs):
+            # (the model's derived inputs and the user's expressions, both in C)
+            expressions = inputs.user_expressions()
+            derived, values = [inputs.derived, expressions], expressions.values
         elif inputs is None or isinstance(inputs, ConstantInputs):
             values = None if inputs is None else inputs.values
         else:
