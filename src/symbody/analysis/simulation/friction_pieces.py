@@ -33,7 +33,7 @@ from ...errors import InputError, SimulationError, SimulationFailedWarning
 from ..contact_samples import attach_contacts
 from ..events import Event, EventRecord
 from ..initial_state import InitialStateWarning
-from ..inputs import specified_inputs
+from ..inputs import ExpressionInputs, specified_inputs
 from ..outputs import attach_outputs
 from ..trajectory import Trajectory
 from .contact_events import contact_events
@@ -79,6 +79,15 @@ class UserInputs:
         """The ``specifieds`` argument for a run of ``variant``."""
         given = self.given
         if not self.symbols or given is None:
+            return given
+        if not callable(given) or isinstance(given, Mapping):
+            found = specified_inputs(variant, given, P_v)
+            if isinstance(found, ExpressionInputs):
+                # (a piece's steps stay in Python with inputs that vary in time, as before the
+                # compiled steps took expressions: the watch that locates its mode switches
+                # evaluates them in Python, and in C the inputs could differ by round-off,
+                # so that a switch just located is found again)
+                return found.__call__
             return given
         if callable(given) and not isinstance(given, Mapping):
             base, to_base = self.model, [list(self.model.speeds).index(s) for s in variant.speeds]
