@@ -1,7 +1,9 @@
 """CPU time of one factorization of (μ/h) I - J in the compiled Radau step (a real and a
 complex LU, plus one real and one complex solve): hand-written vs LAPACK, n = 8 ... 256.
 
-Medians of repeats, the two sides interleaved; process CPU time (all threads).
+Medians of repeats, the sides interleaved; process CPU time (all threads).  With threadpoolctl
+installed a third column: LAPACK with OpenBLAS held to one thread (the library never limits
+threads; this shows what OpenBLAS's own threads cost in CPU time).
     python benchmarks/bench_radau_lu.py [--repeats 7]
 """
 
@@ -53,7 +55,11 @@ def main() -> None:
     fn = lib.symbody_radau_factor_bench
     fn.argtypes = [ctypes.c_void_p, ctypes.c_double, ctypes.c_long, ctypes.c_void_p, ctypes.c_void_p]
     rng = np.random.default_rng(0)
-    print(f"{'n':>5} {'hand us':>10} {'lapack us':>10} {'ratio':>7}")
+    try:
+        from threadpoolctl import threadpool_limits
+    except ImportError:
+        threadpool_limits = None
+    print(f"{'n':>5} {'hand us':>10} {'lapack us':>10} {'ratio':>7} {'1 thread us':>12}")
     for n in args.sizes:
         reps = max(1, int(2e6 / n**3))
         sides = {}
@@ -61,15 +67,21 @@ def main() -> None:
             R, keep = _struct(n, lapack, rng)
             b, bc = np.ones(n), np.ones(n, complex)
             sides[lapack] = (R, keep, b, bc)
-        times = {False: [], True: []}
+        times = {False: [], True: [], "one": []}
         for _ in range(args.repeats):
-            for lapack in (False, True):
-                R, keep, b, bc = sides[lapack]
+            for side in (False, True, "one"):
+                if side == "one" and threadpool_limits is None:
+                    continue
+                R, keep, b, bc = sides[bool(side)]
+                limit = threadpool_limits(1, user_api="blas") if side == "one" else None
                 t0 = time.process_time()
                 assert fn(ctypes.addressof(R), 0.01, reps, b.ctypes.data, bc.ctypes.data) == 0
-                times[lapack].append((time.process_time() - t0) / reps * 1e6)
+                times[side].append((time.process_time() - t0) / reps * 1e6)
+                if limit is not None:
+                    limit.restore_original_limits()
         hand, lap = statistics.median(times[False]), statistics.median(times[True])
-        print(f"{n:5d} {hand:10.1f} {lap:10.1f} {hand / lap:7.2f}")
+        one = f"{statistics.median(times['one']):12.1f}" if times["one"] else ""
+        print(f"{n:5d} {hand:10.1f} {lap:10.1f} {hand / lap:7.2f} {one}")
 
 
 if __name__ == "__main__":
