@@ -2,7 +2,8 @@
 
 ``symbody_radau_step`` is scipy's ``Radau._step_impl`` (Hairer & Wanner, *Solving ODEs II*,
 sec. IV.8): the collocation system solved by simplified Newton iterations in the
-eigenbasis of the Radau matrix (one real and one complex LU of (μ/h) I - J), the embedded
+eigenbasis of the Radau matrix (one real and one complex LU of (μ/h) I - J: hand-written, or
+LAPACK's getrf/getrs from ``native_radau.LAPACK_MIN_N`` states), the embedded
 third-order error estimate, the predictive (Gustafsson) step control, the Jacobian kept
 while Newton converges fast, the LU factors kept while the step does not change.  The
 tables come from scipy (``compat.scipy.radau_tables``).  The Jacobian J (n x n, row by row)
