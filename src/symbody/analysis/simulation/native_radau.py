@@ -28,12 +28,17 @@ from typing import Any
 import numpy as np
 from scipy.integrate import OdeSolver, Radau
 
-from ...compat.scipy import radau_dense_output, radau_tables
+from ...compat.scipy import lapack_function, radau_dense_output, radau_tables
 from ...compilation.native_rhs import build_source, data_address
 from ..chain_rule import central_differences
 from .radau_source import RADAU_SOURCE, WORK_SIZE
 
-__all__ = ["NativeRadau", "radau_solver_for"]
+__all__ = ["NativeRadau", "radau_solver_for", "LAPACK_MIN_N"]
+
+#: from this many states on the two LU factorizations of (μ/h) I - J and their solves are
+#: LAPACK's getrf/getrs (scipy's), below it the hand-written ones (faster there: no call
+#: set-up); benchmarks/bench_radau_lu.py measures the crossover
+LAPACK_MIN_N = 24
 
 
 class _Radau(ctypes.Structure):
@@ -59,7 +64,10 @@ class _Radau(ctypes.Structure):
                 ("have_sol", ctypes.c_long), ("lu_valid", ctypes.c_long),
                 ("current_jac", ctypes.c_long),
                 ("nfev", ctypes.c_long), ("njev", ctypes.c_long), ("nlu", ctypes.c_long),
-                ("t_fail", ctypes.c_double), ("jac_pending", ctypes.c_long)]
+                ("t_fail", ctypes.c_double), ("jac_pending", ctypes.c_long),
+                ("dgetrf", ctypes.c_void_p), ("dgetrs", ctypes.c_void_p),
+                ("zgetrf", ctypes.c_void_p), ("zgetrs", ctypes.c_void_p),
+                ("lapack_min_n", ctypes.c_long), ("nlu_lapack", ctypes.c_long)]
 
 
 class _FdPlan(ctypes.Structure):
@@ -230,7 +238,8 @@ class NativeRadau(OdeSolver):
             J=data_address(self._J), LUr=data_address(self._LUr), LUc=data_address(self._LUc),
             pr=data_address(self._pr), pc=data_address(self._pc), Z=data_address(self._Z),
             Q=data_address(self._Q), y_old=data_address(self._y_old), work=data_address(self._work),
-            yfail=data_address(self._yfail), lu_valid=0, current_jac=1)
+            yfail=data_address(self._yfail), lu_valid=0, current_jac=1,
+            lapack_min_n=LAPACK_MIN_N, **_lapack_routines())
         self._address = ctypes.addressof(self._radau)
         step = self._library.symbody_radau_step
         if step.argtypes is None:         # (once per loaded library)
@@ -334,6 +343,13 @@ class NativeRadau(OdeSolver):
         self._dense_pending = True
         self._follow()
         return True, None
+
+
+@functools.cache
+def _lapack_routines() -> dict[str, int | None]:
+    """The addresses of SciPy's dgetrf, dgetrs, zgetrf, zgetrs (None where missing: the
+    compiled steps then keep their own LU)."""
+    return {name: lapack_function(name) for name in ("dgetrf", "dgetrs", "zgetrf", "zgetrs")}
 
 
 @functools.cache

@@ -2,7 +2,8 @@
 
 ``symbody_radau_step`` is scipy's ``Radau._step_impl`` (Hairer & Wanner, *Solving ODEs II*,
 sec. IV.8): the collocation system solved by simplified Newton iterations in the
-eigenbasis of the Radau matrix (one real and one complex LU of (μ/h) I - J), the embedded
+eigenbasis of the Radau matrix (one real and one complex LU of (μ/h) I - J: hand-written, or
+LAPACK's getrf/getrs from ``native_radau.LAPACK_MIN_N`` states), the embedded
 third-order error estimate, the predictive (Gustafsson) step control, the Jacobian kept
 while Newton converges fast, the LU factors kept while the step does not change.  The
 tables come from scipy (``compat.scipy.radau_tables``).  The Jacobian J (n x n, row by row)
@@ -23,6 +24,10 @@ RADAU_SOURCE = r"""
 #include <complex.h>
 typedef int (*rhs_fn)(void *, double, const double *, double *);
 typedef int (*jac_fn)(void *, double, const double *, const double *, double *);
+typedef void (*getrf_fn)(int *, int *, void *, int *, int *, int *);
+typedef void (*dgetrs_fn)(char *, int *, int *, double *, int *, int *, double *, int *, int *);
+typedef void (*zgetrs_fn)(char *, int *, int *, double complex *, int *, int *, double complex *,
+                          int *, int *);
 typedef struct {
     rhs_fn rhs; void *plan;
     jac_fn jac; void *jplan;
@@ -40,7 +45,16 @@ typedef struct {
     long nfev, njev, nlu;
     double t_fail;
     long jac_pending;   /* the Jacobian at the state, owed: evaluated when the next step starts */
+    /* LAPACK (scipy's; Fortran convention, column-major) for n >= lapack_min_n when all four
+       are given: the row-major buffer is the transpose, factored as is and solved with 'T' */
+    getrf_fn dgetrf; dgetrs_fn dgetrs; getrf_fn zgetrf; zgetrs_fn zgetrs;
+    long lapack_min_n, nlu_lapack;
 } radau;
+
+static int use_lapack(const radau *R)
+{
+    return R->n >= R->lapack_min_n && R->dgetrf && R->dgetrs && R->zgetrf && R->zgetrs;
+}
 
 /* LU with partial pivoting in place, row by row (the pivot: the largest |a| of the column). */
 static int lu_real(long n, double *A, int *piv)
@@ -142,6 +156,30 @@ static void solve_complex(long n, const double complex *A, const int *piv, doubl
     }
 }
 
+/* A x = b with A's factors (hand-written or LAPACK's of A^T: solved transposed, 'T' the
+   plain transpose for the complex one too) */
+static void solve_real_lu(radau *R, double *b)
+{
+    if (use_lapack(R)) {
+        int m = (int)R->n, one = 1, info = 0;
+        char tr = 'T';
+        R->dgetrs(&tr, &m, &one, R->LUr, &m, R->pr, b, &m, &info);
+    } else {
+        solve_real(R->n, R->LUr, R->pr, b);
+    }
+}
+
+static void solve_complex_lu(radau *R, double complex *b)
+{
+    if (use_lapack(R)) {
+        int m = (int)R->n, one = 1, info = 0;
+        char tr = 'T';
+        R->zgetrs(&tr, &m, &one, (double complex *)R->LUc, &m, R->pc, b, &m, &info);
+    } else {
+        solve_complex(R->n, (const double complex *)R->LUc, R->pc, b);
+    }
+}
+
 /* (mu_real/h) I - J and (mu_complex/h) I - J factorized; nonzero when singular */
 static int factorize(radau *R, double h)
 {
@@ -151,6 +189,15 @@ static int factorize(radau *R, double h)
     for (i = 0; i < n * n; i++) { R->LUr[i] = -R->J[i]; Ac[i] = -R->J[i]; }
     for (k = 0; k < n; k++) { R->LUr[k * n + k] += mr; Ac[k * n + k] += mc; }
     R->nlu += 2;
+    if (use_lapack(R)) {    /* (A^T) = P L U column by column: info > 0 an exact zero pivot */
+        int m = (int)n, info = 0;
+        R->dgetrf(&m, &m, R->LUr, &m, R->pr, &info);
+        if (info) return 1;
+        R->zgetrf(&m, &m, Ac, &m, R->pc, &info);
+        if (info) return 1;
+        R->nlu_lapack += 2;
+        return 0;
+    }
     if (lu_real(n, R->LUr, R->pr)) return 1;
     if (lu_complex(n, Ac, R->pc)) return 1;
     return 0;
@@ -208,8 +255,8 @@ static int collocation(radau *R, double t, const double *y, double h, const doub
             fc[i] = F[i] * (TI[3] + I * TI[6]) + F[n + i] * (TI[4] + I * TI[7])
                     + F[2 * n + i] * (TI[5] + I * TI[8]) - mc * (W[n + i] + I * W[2 * n + i]);
         }
-        solve_real(n, R->LUr, R->pr, fr);
-        solve_complex(n, (const double complex *)R->LUc, R->pc, fc);
+        solve_real_lu(R, fr);
+        solve_complex_lu(R, fc);
         for (i = 0; i < n; i++) { dW[i] = fr[i]; dW[n + i] = creal(fc[i]); dW[2 * n + i] = cimag(fc[i]); }
         dW_norm = rms_scaled(dW, scale, n, 3);
         if (old_valid) { *rate = dW_norm / dW_norm_old; *rate_valid = 1; }
@@ -308,7 +355,7 @@ int symbody_radau_step(radau *R, const double *y, const double *f, double *y_new
             ZE[i] = (R->Z[i] * R->E[0] + R->Z[n + i] * R->E[1] + R->Z[2 * n + i] * R->E[2]) / h;
             err[i] = f[i] + ZE[i];
         }
-        solve_real(n, R->LUr, R->pr, err);
+        solve_real_lu(R, err);
         for (i = 0; i < n; i++) scale[i] = R->atol[i] + fmax(fabs(y[i]), fabs(y_new[i])) * R->rtol;
         error_norm = rms_scaled(err, scale, n, 1);
         safety = 0.9 * (2.0 * R->newton_maxiter + 1.0) / (2.0 * R->newton_maxiter + (double)n_iter);
@@ -322,7 +369,7 @@ int symbody_radau_step(radau *R, const double *y, const double *f, double *y_new
                 return 2;
             }
             for (i = 0; i < n; i++) err[i] = F[i] + ZE[i];
-            solve_real(n, R->LUr, R->pr, err);
+            solve_real_lu(R, err);
             error_norm = rms_scaled(err, scale, n, 1);
         }
         if (error_norm > 1.0) {
