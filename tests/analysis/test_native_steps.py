@@ -200,7 +200,7 @@ def test_constant_inputs_take_compiled_steps(monkeypatch):
     assert np.abs(free.x[-1] - const.x[-1]).max() > 1e-3
 
 
-def test_expression_inputs_take_compiled_steps(monkeypatch):
+def test_expression_inputs_take_compiled_steps(compiled_steps_taken):
     """Inputs given as SymPy expressions of t and the state are computed in C before each
     evaluation (compilation/native_inputs.py): the steps run in C, for the explicit methods
     and Radau, and the motion is the one of the same force given as a Python function."""
@@ -210,15 +210,7 @@ def test_expression_inputs_take_compiled_steps(monkeypatch):
     x0 = model.state_array(zoo.initial_state)
     x0[1:4] = -np.pi / 2 + np.array([0.3, -0.2, 0.1])
     cart_speed = model.states[4]
-    used = []
-    real = native_rk.native_solver
-
-    def spy(*args):
-        found = real(*args)
-        used.append(found is not None)
-        return found
-
-    monkeypatch.setattr(native_rk, "native_solver", spy)
+    used = compiled_steps_taken
     force = 0.7 * sm.sin(3 * t) - 0.5 * cart_speed           # a drive and a damper on the cart
     for method in ("DOP853", "Radau"):
         kw = dict(t_eval=np.linspace(0, 2, 21), solver=sb.Solver(rtol=1e-10, atol=1e-12,

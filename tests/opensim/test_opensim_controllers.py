@@ -211,13 +211,12 @@ def test_simulate_with_the_controls_moves_as_opensims_manager(tug):
         model.controls.with_inputs([1.0, 2.0])
 
 
-def test_controls_as_expressions_run_in_compiled_steps(tug, monkeypatch):
+def test_controls_as_expressions_run_in_compiled_steps(tug, compiled_steps_taken):
     """``model.controls.expressions()``: the functions' exact expressions of t, equal to the
     controls to round-off at every knot and between them, and compiled by ``simulate``, whose
     steps then run in C: the same motion as with ``specifieds=model.controls``."""
     import sympy as sm
 
-    import symbody.analysis.simulation.native_rk as native_rk
     from symbody.compat.sympy import TIME
 
     path, model = tug
@@ -230,14 +229,7 @@ def test_controls_as_expressions_run_in_compiled_steps(tug, monkeypatch):
     nm = model.numeric_model
     p = nm.constants_array(model.constants)
     x0 = np.concatenate([model.default_state(), np.full(len(nm.eom.extra_states), 0.05)])
-    used, real = [], native_rk.native_solver
-
-    def spy(*args):
-        found = real(*args)
-        used.append(found is not None)
-        return found
-
-    monkeypatch.setattr(native_rk, "native_solver", spy)
+    used = compiled_steps_taken
     kw = dict(solver=sb.Solver(rtol=1e-10, atol=1e-12), t_eval=[0.2, 0.4])
     compiled = sb.simulate(nm, (0.0, 0.4), x0, p, specifieds=exprs, **kw)
     python = sb.simulate(nm, (0.0, 0.4), x0, p, specifieds=model.controls, **kw)

@@ -112,26 +112,18 @@ def test_compiled_steps_compute_the_paths_in_c(arm26, method):
     assert np.abs(x_c - x_p).max() <= 1e-5 * np.abs(x_p).max()
 
 
-def test_expression_excitations_run_with_the_paths_in_c(arm26, monkeypatch):
+def test_expression_excitations_run_with_the_paths_in_c(arm26, compiled_steps_taken):
     """Excitations given as SymPy expressions of t are computed in C too, after the paths
     (both sets of inputs written before each evaluation): the steps run in compiled code and
     end where the same excitations as a Python function end."""
     import sympy as sm
 
-    import symbody.analysis.simulation.native_rk as native_rk
     from symbody.compat.sympy import TIME
 
     nm = arm26.numeric_model
     p = nm.constants_array(arm26.constants)
     x0 = np.concatenate([[1.0, 1.0], [1.0, 0.0], np.tile([0.3, 0.1], 6)])
-    used, real = [], native_rk.native_solver
-
-    def spy(*args):
-        found = real(*args)
-        used.append(found is not None)
-        return found
-
-    monkeypatch.setattr(native_rk, "native_solver", spy)
+    used = compiled_steps_taken
     waves = {n: 0.3 + 0.1 * (i + 1) * sm.sin(20 * TIME) for i, n in enumerate(arm26.input_names)}
     kw = dict(solver=sb.Solver(rtol=1e-9, atol=1e-11, dense_output=False), t_eval=[0.0, 0.05])
     expr = sb.simulate(nm, (0.0, 0.05), x0, p, specifieds=waves, **kw)
