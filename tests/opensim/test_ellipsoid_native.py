@@ -100,7 +100,8 @@ def _calls():
         yield tuple(d), int(rng.integers(3)), int(rng.integers(-1, 2)), int(k % 5 % 3), P1, P2
 
 
-VARIANTS = {"baseline only": " -DFAN_CLONES=", "clones, no AVX-512 intrinsics": " -DFAN_NO_AVX512"}
+VARIANTS = {"baseline only": " -DFAN_CLONES=", "AVX2 intrinsics, no AVX-512": " -DFAN_NO_AVX512",
+            "clones, no intrinsics": " -DFAN_NO_INTRINSICS"}
 
 
 @pytest.mark.parametrize("variant", ["as built", *VARIANTS])
@@ -108,13 +109,14 @@ def test_the_routine_gives_the_frozen_reference_bits(reference, variant):
     """Every output (wraps, r1, r2, s) of the vectorized routine is bitwise the frozen
     reference's, at Arm26's recorded calls and random segments (OpenSim's stopped iterates:
     a changed operation order would move the wrap plane): as the library builds it (the
-    processor's widest variant of the fan: fan_sum_avx512 on AVX-512), built without the AVX
-    variants, and built with the generic vectors' clones only (AVX2 on an AVX2 machine)."""
+    processor's widest variant of the fan: fan_sum_avx512 on AVX-512, fan_sum_avx2 on AVX2),
+    built without the AVX-512 intrinsics (fan_sum_avx2 on an AVX2 machine), with the generic
+    vectors' clones only (their AVX2 variant on an AVX2 machine), and with the baseline only."""
     module = N._module()
     if variant in VARIANTS:
         from symbody.compilation.python_extension import PythonExtension
 
-        tag = "baseline" if variant == "baseline only" else "clones"
+        tag = {"baseline only": "baseline", "clones, no intrinsics": "clones"}.get(variant, "avx2")
         name = f"symbody_ellipsoid_wrap_{tag}"
         module = PythonExtension(name, N._SOURCE.replace("symbody_ellipsoid_wrap", name),
                                  f"ellipsoid-wrap-{tag}",

@@ -112,8 +112,11 @@ typedef long long vfm __attribute__((vector_size(FAN_W * sizeof(long long))));
 #if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__) && defined(__linux__) \
     && __GNUC__ >= 8
 #define FAN_CLONES __attribute__((target_clones("avx512f", "avx2", "default")))
-#ifndef FAN_NO_AVX512        /* (-DFAN_NO_AVX512: the clones only, tests) */
-#define FAN_AVX512 1         /* and fan_sum_avx512 below, in intrinsics */
+#ifndef FAN_NO_INTRINSICS    /* (-DFAN_NO_INTRINSICS: the clones only, tests) */
+#define FAN_INTRINSICS 1     /* fan_sum_avx2 below, in intrinsics */
+#ifndef FAN_NO_AVX512        /* (-DFAN_NO_AVX512: no fan_sum_avx512, tests) */
+#define FAN_AVX512 1         /* and fan_sum_avx512, in intrinsics */
+#endif
 #endif
 #else
 #define FAN_CLONES
@@ -226,7 +229,7 @@ static void fan_sum_vectors(const double *a, const double *r1, const double *r1r
     v_sum[0] = sx; v_sum[1] = sy; v_sum[2] = sz;
 }
 
-#ifdef FAN_AVX512
+#ifdef FAN_INTRINSICS
 /* fan_sum_vectors on AVX-512 in intrinsics: the same IEEE operations on the same lanes in
    the same order (each statement below transcribes the one of fan_sum_vectors at the same
    place, parenthesized as C evaluates it), with the lane tests in mask registers (a compare
@@ -249,6 +252,7 @@ static const double FAN_LANE_FRACTIONS[40*8] __attribute__((aligned(64))) = {
     FRAC_CHUNK4(0), FRAC_CHUNK4(4), FRAC_CHUNK4(8), FRAC_CHUNK4(12), FRAC_CHUNK4(16),
     FRAC_CHUNK4(20), FRAC_CHUNK4(24), FRAC_CHUNK4(28), FRAC_CHUNK4(32), FRAC_CHUNK4(36)};
 
+#ifdef FAN_AVX512
 static inline __attribute__((always_inline)) V512 v8 mul(v8 x, v8 y) { return _mm512_mul_pd(x, y); }
 static inline __attribute__((always_inline)) V512 v8 add(v8 x, v8 y) { return _mm512_add_pd(x, y); }
 static inline __attribute__((always_inline)) V512 v8 sub(v8 x, v8 y) { return _mm512_sub_pd(x, y); }
@@ -325,12 +329,111 @@ static void fan_sum_avx512(const double *a, const double *r1, const double *r1r2
 }
 #endif
 
-/* v_sum of the fan: fan_sum_avx512 where the processor has AVX-512, else the clones */
+/* fan_sum_vectors on AVX2 in intrinsics, four lanes a chunk: each lane's statements are those
+   of fan_sum_avx512 (the same IEEE operations in the same order; a lane's Newton iterates do
+   not depend on its chunk-mates: a lane that meets |f| < 1e-9 keeps its t, and the inside
+   test is exact either way), with the lane tests as a compare and a movemask.  The clones'
+   AVX2 variant, 8-lane generic vectors on 4-lane registers, lowered those tests to scalar
+   compares and moves: ~half of its time. */
+#define V256 __attribute__((target("avx2")))
+typedef __m256d v4;
+#define FAN_CHUNKS4 ((FAN_N + 3) / 4)
+_Static_assert(FAN_CHUNKS4 * 4 <= 40 * 8, "the fractions table covers the 4-lane chunks");
+
+static inline __attribute__((always_inline)) V256 v4 mul4(v4 x, v4 y) { return _mm256_mul_pd(x, y); }
+static inline __attribute__((always_inline)) V256 v4 add4(v4 x, v4 y) { return _mm256_add_pd(x, y); }
+static inline __attribute__((always_inline)) V256 v4 sub4(v4 x, v4 y) { return _mm256_sub_pd(x, y); }
+static inline __attribute__((always_inline)) V256 v4 dvd4(v4 x, v4 y) { return _mm256_div_pd(x, y); }
+
+V256
+static void fan_sum_avx2(const double *a, const double *r1, const double *r1r2, double *v_sum) {
+    double a2[3] = {a[0]*a[0], a[1]*a[1], a[2]*a[2]}, amax = a[0];
+    for (int i = 1; i < 3; i++) if (a[i] > amax) amax = a[i];
+    v4 qx[FAN_CHUNKS4], qy[FAN_CHUNKS4], qz[FAN_CHUNKS4], k0[FAN_CHUNKS4], k1[FAN_CHUNKS4],
+       k2[FAN_CHUNKS4], t[FAN_CHUNKS4];
+    const v4 A0 = _mm256_set1_pd(a2[0]), A1 = _mm256_set1_pd(a2[1]), A2 = _mm256_set1_pd(a2[2]);
+    const v4 zero = _mm256_setzero_pd(), one = _mm256_set1_pd(1.0), two = _mm256_set1_pd(2.0),
+             tol = _mm256_set1_pd(1e-9), inside = _mm256_set1_pd(1.0 - 1e-12),
+             sign = _mm256_set1_pd(-0.0);
+    const v4 ia0 = _mm256_set1_pd(1.0/a2[0]), ia1 = _mm256_set1_pd(1.0/a2[1]),
+             ia2 = _mm256_set1_pd(1.0/a2[2]);
+    const v4 R1x = _mm256_set1_pd(r1[0]), R1y = _mm256_set1_pd(r1[1]), R1z = _mm256_set1_pd(r1[2]),
+             Dx = _mm256_set1_pd(r1r2[0]), Dy = _mm256_set1_pd(r1r2[1]),
+             Dz = _mm256_set1_pd(r1r2[2]);
+    for (int c = 0; c < FAN_CHUNKS4; c++) {
+        v4 f = _mm256_load_pd(FAN_LANE_FRACTIONS + 4*c);
+        v4 x = add4(R1x, mul4(f, Dx)), y = add4(R1y, mul4(f, Dy)), z = add4(R1z, mul4(f, Dz));
+        v4 xx = mul4(x, x), yy = mul4(y, y), zz = mul4(z, z);
+        qx[c] = x; qy[c] = y; qz[c] = z;
+        k0[c] = mul4(mul4(A0, x), x); k1[c] = mul4(mul4(A1, y), y); k2[c] = mul4(mul4(A2, z), z);
+        v4 rough = add4(add4(mul4(xx, ia0), mul4(yy, ia1)), mul4(zz, ia2));
+        if (_mm256_movemask_pd(_mm256_cmp_pd(rough, inside, _CMP_LT_OQ)) == 0xf) {
+            t[c] = zero;
+            continue;
+        }
+        v4 ex = dvd4(x, _mm256_set1_pd(a[0])), ey = dvd4(y, _mm256_set1_pd(a[1])),
+           ez = dvd4(z, _mm256_set1_pd(a[2]));
+        v4 e = add4(zero, mul4(ex, ex));
+        e = add4(e, mul4(ey, ey));
+        e = add4(e, mul4(ez, ez));
+        v4 far = mul4(_mm256_set1_pd(amax), _mm256_sqrt_pd(add4(add4(xx, yy), zz)));
+        t[c] = _mm256_blendv_pd(far, zero, _mm256_cmp_pd(e, one, _CMP_LT_OQ));
+    }
+    unsigned char active[FAN_CHUNKS4];
+    for (int c = 0; c < FAN_CHUNKS4; c++) active[c] = 1;
+    for (int i = 0; i < NEWTON_LIMIT; i++) {
+        int any = 0;
+        for (int c = 0; c < FAN_CHUNKS4; c++) {
+            if (!active[c]) continue;
+            v4 tc = t[c];
+            v4 P = add4(tc, A0), Q = add4(tc, A1), R = add4(tc, A2);
+            v4 P2 = mul4(P, P), Q2 = mul4(Q, Q), R2 = mul4(R, R);
+            v4 f = sub4(sub4(sub4(mul4(mul4(P2, Q2), R2), mul4(mul4(k0[c], Q2), R2)),
+                             mul4(mul4(k1[c], P2), R2)), mul4(mul4(k2[c], P2), Q2));
+            v4 moving = _mm256_cmp_pd(_mm256_andnot_pd(sign, f), tol, _CMP_NLT_UQ);
+            if (!_mm256_movemask_pd(moving)) { active[c] = 0; continue; }
+            any = 1;
+            v4 PQ = mul4(P, Q), PR = mul4(P, R), QR = mul4(Q, R);
+            v4 fp = mul4(two, sub4(sub4(sub4(mul4(mul4(PQ, R), add4(add4(QR, PR), PQ)),
+                                             mul4(mul4(k0[c], QR), add4(Q, R))),
+                                        mul4(mul4(k1[c], PR), add4(P, R))),
+                                   mul4(mul4(k2[c], PQ), add4(P, Q))));
+            t[c] = _mm256_blendv_pd(tc, sub4(tc, dvd4(f, fp)), moving);
+        }
+        if (!any) break;
+    }
+    double sx = 0.0, sy = 0.0, sz = 0.0;
+    for (int c = 0; c < FAN_CHUNKS4; c++) {  /* unit(closest - q), summed in sample order */
+        v4 x = qx[c], y = qy[c], z = qz[c];
+        v4 vx = sub4(dvd4(mul4(A0, x), add4(t[c], A0)), x),
+           vy = sub4(dvd4(mul4(A1, y), add4(t[c], A1)), y),
+           vz = sub4(dvd4(mul4(A2, z), add4(t[c], A2)), z);
+        v4 n = _mm256_sqrt_pd(add4(add4(mul4(vx, vx), mul4(vy, vy)), mul4(vz, vz)));
+        double ux[4] __attribute__((aligned(32))), uy[4] __attribute__((aligned(32))),
+               uz[4] __attribute__((aligned(32)));
+        _mm256_store_pd(ux, dvd4(vx, n));
+        _mm256_store_pd(uy, dvd4(vy, n));
+        _mm256_store_pd(uz, dvd4(vz, n));
+        int lanes = FAN_N - c*4 < 4 ? FAN_N - c*4 : 4;
+        for (int l = 0; l < lanes; l++) { sx = sx + ux[l]; sy = sy + uy[l]; sz = sz + uz[l]; }
+    }
+    v_sum[0] = sx; v_sum[1] = sy; v_sum[2] = sz;
+}
+#endif
+
+/* v_sum of the fan: fan_sum_avx512 where the processor has AVX-512, fan_sum_avx2 where it has
+   AVX2, else the clones */
 static void fan_sum(const double *a, const double *r1, const double *r1r2, double *v_sum) {
+#ifdef FAN_INTRINSICS
+    static int level = -1;              /* 2 AVX-512, 1 AVX2, 0 neither */
+    if (level < 0) {
+        __builtin_cpu_init();
+        level = __builtin_cpu_supports("avx512f") ? 2 : __builtin_cpu_supports("avx2") ? 1 : 0;
+    }
 #ifdef FAN_AVX512
-    static int avx512 = -1;
-    if (avx512 < 0) { __builtin_cpu_init(); avx512 = __builtin_cpu_supports("avx512f") != 0; }
-    if (avx512) { fan_sum_avx512(a, r1, r1r2, v_sum); return; }
+    if (level == 2) { fan_sum_avx512(a, r1, r1r2, v_sum); return; }
+#endif
+    if (level >= 1) { fan_sum_avx2(a, r1, r1r2, v_sum); return; }
 #endif
     fan_sum_vectors(a, r1, r1r2, v_sum);
 }
