@@ -6,7 +6,8 @@ the solver's own K).  Checked here: the compiled steppers follow scipy's to roun
 the first steps and give the same solution at the output times (the error estimate is a
 difference of nearly equal sums, so after many steps the step sizes drift apart at the
 level of the tolerance, no more); the hard cases go to the Python path: a mass matrix that
-is not positive definite, a singular one (the error names it), a non-finite derivative.
+is not positive definite, a singular one (the error names it); a non-finite derivative is
+rejected in C as scipy rejects it, and recorded by the Python right-hand side.
 """
 
 from __future__ import annotations
@@ -308,3 +309,55 @@ def test_extra_states_run_in_compiled_code(chain, monkeypatch):
                        solver=sb.Solver(rtol=1e-9, method="DOP853"))
     assert taken and taken[0] is not None                  # the constant input: steps in C
     assert np.allclose(fast.x, slow.x, rtol=0, atol=1e-7)
+
+
+def _square_root_well():
+    """u' = -(q - 1) - u/20 - e sqrt(b - q): a lightly damped swing towards q = b, where the
+    right-hand side ends (NaN beyond): large trial steps put stages past b."""
+    q, u = me.dynamicsymbols("q u")
+    e, b = sm.symbols("e b")
+    eom = sb.EquationsOfMotion([q], [u], kinematic=[q.diff(t) - u],
+                               dynamic=(sm.Matrix([[1]]), sm.Matrix([u / 20 + (q - 1) + e * sm.sqrt(b - q)])),
+                               constants=[e, b])
+    return compile(eom, backend="c")
+
+
+@pytest.mark.parametrize("method", ["RK45", "DOP853"])
+def test_nonfinite_trial_stages_are_rejected_in_compiled_code(method, monkeypatch):
+    """A stage past q = b gives a NaN derivative: the compiled step rejects the attempt with
+    scipy's factor for it (its error norm is NaN) without the stages after it, so the run
+    equals the Python steps' (its extra evaluation records the state: no more than scipy's
+    evaluations); where the solution itself reaches b, the failure names sqrt(b - q) as the
+    Python steps do."""
+    model = _square_root_well()
+    hits, real = [], native_rk.CompiledRungeKutta._record_nonfinite
+
+    def spy(self):
+        hits.append(self._rk.nonfinite)
+        real(self)
+
+    monkeypatch.setattr(native_rk.CompiledRungeKutta, "_record_nonfinite", spy)
+    runs = {}
+    b_ok = {"RK45": 1.96, "DOP853": 1.93}[method]       # (trial stages past b at rtol 3e-2)
+    for b, rtol in ((b_ok, 3e-2), (1.96, 1e-1)):
+        for name in ("compiled", "python"):
+            if name == "python":
+                monkeypatch.setattr(native_rk, "native_solver", lambda *args: None)
+            runs[b, rtol, name] = sb.simulate(model, (0.0, 20.0), [0.0, 0.0], [1e-3, b],
+                                              t_eval=np.linspace(0.0, 20.0, 41),
+                                              solver=sb.Solver(rtol=rtol, atol=1e-6, method=method))
+            monkeypatch.undo()
+            monkeypatch.setattr(native_rk.CompiledRungeKutta, "_record_nonfinite", spy)
+    fast, slow = runs[b_ok, 3e-2, "compiled"], runs[b_ok, 3e-2, "python"]
+    assert fast.success and slow.success and sum(hits) > 0
+    assert fast.x[:, 0].max() < b_ok                         # (the solution stays short of b)
+    np.testing.assert_allclose(fast.x, slow.x, rtol=1e-8, atol=1e-9)
+    assert fast.nfev <= slow.nfev
+    fast, slow = runs[1.96, 1e-1, "compiled"], runs[1.96, 1e-1, "python"]
+    if not slow.success:                                     # (RK45: the run reaches b)
+        assert fast.status == slow.status == -2
+        # (the state named is the last trial's: its digits may differ from the Python steps')
+        for message in (fast.message, slow.message):
+            assert "sqrt(b - q(t)) is not real" in message and "in the term e*sqrt(b - q(t))" in message
+        assert fast.message.split(";")[-1] == slow.message.split(";")[-1]   # (where it collapsed)
+        assert fast.t[-1] == slow.t[-1]

@@ -19,8 +19,10 @@ order).
 When the C right-hand side cannot finish an evaluation (a singular system; a mass matrix
 that is not positive definite) the attempt is dropped and the step is taken again by
 scipy's Python code (the scipy solver's public ``step()``) with the Python right-hand side,
-which raises or solves it the general way; a non-finite derivative is handed to the Python
-function too, which records it for the failure message.
+which raises or solves it the general way.  A non-finite derivative rejects the attempt in C
+with scipy's factor for it (the smallest), without the stages after it; the Python function
+then evaluates that state once, which records it for the failure message should the step size
+collapse.
 """
 
 from __future__ import annotations
@@ -53,17 +55,40 @@ typedef struct {
     double t, h_abs, t_new, h, t_fail;
     long nfev, nonfinite;
     double t_old;
+    /* the last evaluation with a non-finite derivative (the first, while none had a finite
+       state): time and state, for the Python right-hand side to record (nonfinite.py) */
+    double t_nonfinite;
+    double *y_nonfinite;
 } rk;
 
+/* 1 when x' (n) has a non-finite entry; then (t, x) is kept as the Python rhs keeps it */
+static int nonfinite_derivative(rk *R, double t, const double *x, const double *xdot)
+{
+    long i, n = R->n;
+    int finite_state = 1;
+    for (i = 0; i < n; i++) if (!isfinite(xdot[i])) break;
+    if (i == n) return 0;
+    for (i = 0; i < n; i++) if (!isfinite(x[i])) { finite_state = 0; break; }
+    if (!R->nonfinite || finite_state) {
+        R->t_nonfinite = t;
+        memcpy(R->y_nonfinite, x, (size_t)n * sizeof(double));
+    }
+    R->nonfinite++;
+    return 1;
+}
+
 /* one adaptive step of scipy's RungeKutta._step_impl; 0 accepted, 1 step too small,
-   2 the rhs could not evaluate (at t_fail, state in dy), 3 non-finite derivative */
+   2 the rhs could not evaluate (at t_fail, state in dy).  A non-finite derivative rejects
+   the attempt at once with the smallest factor, as scipy's step does (its error norm is then
+   NaN or infinite: h_abs *= max(MIN_FACTOR, NaN or 0)), without the stages after it; the
+   evaluation is kept for the Python rhs to record (nonfinite_derivative) */
 int symbody_rk_step(rk *R, const double *y, const double *f, double *y_new, double *f_new)
 {
     long n = R->n, s, j, i, S = R->stages;
     double t = R->t, h_abs, h, t_new, err, factor;
     double *K = R->K, *dy = R->dy;
     double min_step = 10.0 * fabs(nextafter(t, R->direction * INFINITY) - t);
-    int rejected = 0;
+    int rejected = 0, bad;
     if (R->h_abs > R->max_step) h_abs = R->max_step;
     else if (R->h_abs < min_step) h_abs = min_step;
     else h_abs = R->h_abs;
@@ -75,6 +100,7 @@ int symbody_rk_step(rk *R, const double *y, const double *f, double *y_new, doub
         h = t_new - t;
         h_abs = fabs(h);
         memcpy(K, f, (size_t)n * sizeof(double));
+        bad = 0;
         for (s = 1; s < S; s++) {
             const double *a = R->A + s * R->a_cols;   /* row s of A */
             for (i = 0; i < n; i++) {
@@ -84,7 +110,9 @@ int symbody_rk_step(rk *R, const double *y, const double *f, double *y_new, doub
             }
             R->nfev++;
             if (R->rhs(R->plan, t + R->C[s] * h, dy, K + s * n)) { R->t_fail = t + R->C[s] * h; return 2; }
+            if (nonfinite_derivative(R, t + R->C[s] * h, dy, K + s * n)) { bad = 1; break; }
         }
+        if (bad) { h_abs *= R->min_factor; rejected = 1; continue; }
         for (i = 0; i < n; i++) {
             double acc = 0.0;
             for (j = 0; j < S; j++) acc += K[j * n + i] * R->B[j];
@@ -96,10 +124,8 @@ int symbody_rk_step(rk *R, const double *y, const double *f, double *y_new, doub
             R->t_fail = t + h;
             return 2;
         }
+        if (nonfinite_derivative(R, t + h, y_new, f_new)) { h_abs *= R->min_factor; rejected = 1; continue; }
         memcpy(K + S * n, f_new, (size_t)n * sizeof(double));
-        for (s = 0; s <= S; s++)
-            for (i = 0; i < n; i++)
-                if (!isfinite(K[s * n + i])) { R->t_fail = t; return 3; }
         if (R->dop853) {
             double e5 = 0.0, e3 = 0.0;
             for (i = 0; i < n; i++) {
@@ -204,7 +230,8 @@ class _RK(ctypes.Structure):
                 ("t", ctypes.c_double), ("h_abs", ctypes.c_double), ("t_new", ctypes.c_double),
                 ("h", ctypes.c_double), ("t_fail", ctypes.c_double),
                 ("nfev", ctypes.c_long), ("nonfinite", ctypes.c_long),
-                ("t_old", ctypes.c_double)]
+                ("t_old", ctypes.c_double), ("t_nonfinite", ctypes.c_double),
+                ("y_nonfinite", ctypes.c_void_p)]
 
 
 _SCIPY = {"RK23": RK23, "RK45": RK45, "DOP853": DOP853}
@@ -238,6 +265,7 @@ class CompiledRungeKutta(OdeSolver):
         self._on_evaluations = on_evaluations
         self._atol = np.ascontiguousarray(np.broadcast_to(np.asarray(solver.atol, dtype=float), (n,)))
         self._dy = np.empty(n)
+        self._y_nonfinite = np.empty(n)
 
         def table(name):          # (DOP853 has E3 and E5, the others E; the rest unused)
             value = getattr(solver, name, None)
@@ -252,6 +280,7 @@ class CompiledRungeKutta(OdeSolver):
         self._rk = _RK(rhs=native.function, plan=native.plan, A=A.ctypes.data, B=B.ctypes.data,
                        C=C.ctypes.data, E=E.ctypes.data, E3=E3.ctypes.data, E5=E5.ctypes.data,
                        atol=self._atol.ctypes.data, K=solver.K.ctypes.data, dy=self._dy.ctypes.data,
+                       y_nonfinite=self._y_nonfinite.ctypes.data,
                        n=n, stages=solver.n_stages, a_cols=A.shape[1], dop853=int(method == "DOP853"),
                        rtol=float(solver.rtol), max_step=float(solver.max_step),
                        t_bound=float(solver.t_bound), direction=float(solver.direction),
@@ -292,6 +321,7 @@ class CompiledRungeKutta(OdeSolver):
         solver.nfev += rk.nfev
         if self._on_evaluations is not None:
             self._on_evaluations(rk.nfev)
+        self._record_nonfinite()
         self.nfev = solver.nfev
         if k <= 0:          # (nothing accepted: the attempt again, one step the usual way)
             return self.step()
@@ -359,12 +389,13 @@ class CompiledRungeKutta(OdeSolver):
         solver.nfev += rk.nfev
         if self._on_evaluations is not None:
             self._on_evaluations(rk.nfev)
+        self._record_nonfinite()
         if status == 1:
             self.nfev = solver.nfev
             return False, self.TOO_SMALL_STEP
         if status != 0:
-            # the Python path raises (singular), solves (not definite), or records the
-            # non-finite value; the step is then taken by scipy's own code
+            # the Python path raises (singular) or solves (not definite); the step is then
+            # taken by scipy's own code
             if status == 2:
                 solver.fun(rk.t_fail, self._dy.copy())
             message = solver.step()
@@ -379,6 +410,15 @@ class CompiledRungeKutta(OdeSolver):
         solver.f = f_new
         self.nfev = solver.nfev
         return True, None
+
+    def _record_nonfinite(self) -> None:
+        """Where the compiled steps rejected an attempt for a non-finite derivative, the
+        Python right-hand side evaluates the kept state once, which records it (the entry and
+        equation named if the step size later collapses: :mod:`.nonfinite`)."""
+        rk = self._rk
+        if rk.nonfinite:
+            rk.nonfinite = 0
+            self.solver.fun(rk.t_nonfinite, self._y_nonfinite.copy())
 
     def _dense_output_impl(self):
         sol = self.solver.dense_output()
