@@ -160,6 +160,8 @@ def _dag(exprs: Sequence, nargs: int) -> tuple[list, list]:
         if cls == "Pow":
             base, expo = children
             ex = e.args[1]
+            if type(e.args[0]).__name__ == "Exp1":     # (symengine's exp(x) is E**x)
+                return ("exp", [expo])
             if ex.is_Integer:
                 return ("pow", [base, int(ex)])
             if ex.is_Number and type(ex).__name__ in ("Rational", "Half"):
