@@ -36,7 +36,8 @@ __all__ = ["NODES", "ConstraintProjection", "JoinedProjection", "StepInterpolant
 
 #: nodes per step for each integrator: one more than the degree of its dense output (LSODA's
 #: Nordsieck polynomial goes up to degree 12)
-NODES = {"DOP853": 8, "RK45": 5, "RK23": 4, "Radau": 4, "BDF": 6, "LSODA": 13, "IDA": 6}
+NODES = {"DOP853": 8, "RK45": 5, "RK23": 4, "Tsit5": 5, "Vern6": 7, "Radau": 4, "BDF": 6,
+         "LSODA": 13, "IDA": 6}
 
 
 def lobatto_points(k: int) -> np.ndarray:

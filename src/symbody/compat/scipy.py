@@ -28,6 +28,7 @@ import functools
 import numpy as np
 
 __all__ = ["CHECKED_ON", "RUNGE_KUTTA_ATTRIBUTES", "RADAU_ATTRIBUTES", "runge_kutta_step_control",
+           "runge_kutta_classes",
            "radau_tables", "radau_dense_output", "lapack_function", "blas_function"]
 
 #: SciPy versions these helpers were checked on (tests/compat/test_scipy.py).
@@ -167,3 +168,12 @@ def _capsule_address(module: str, name: str) -> int | None:
     get_pointer = ctypes.pythonapi.PyCapsule_GetPointer
     get_pointer.restype, get_pointer.argtypes = ctypes.c_void_p, [ctypes.py_object, ctypes.c_char_p]
     return get_pointer(capsule, get_name(capsule))
+
+
+def runge_kutta_classes() -> tuple[type, type]:
+    """scipy's ``RungeKutta`` (the base of ``RK23``/``RK45``/``DOP853``, whose class
+    attributes ``A``, ``B``, ``C``, ``E``, ``P``, ``order``, ``error_estimator_order``,
+    ``n_stages`` define a pair) and ``RkDenseOutput`` (y_old + h Q [x, x², ...])."""
+    from scipy.integrate._ivp.rk import RkDenseOutput, RungeKutta
+
+    return RungeKutta, RkDenseOutput

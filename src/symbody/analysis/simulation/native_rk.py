@@ -7,7 +7,8 @@ spans, through :func:`native_solver_for`),
 the Python left on each evaluation (scipy's wrappers, the argument checks, one LAPACK
 wrapper call per linear system) costs more than the kernels on small and medium models.
 :func:`native_solver` returns :class:`CompiledRungeKutta`, an ``OdeSolver`` of its own around
-scipy's ``RK23`` / ``RK45`` / ``DOP853`` (made by its public constructor), whose adaptive
+scipy's ``RK23`` / ``RK45`` / ``DOP853`` or :mod:`.explicit_tableaux`' ``Tsit5`` / ``Vern6``
+(scipy ``RungeKutta`` subclasses; made by the public constructor), whose adaptive
 step -- rejected attempts included -- runs in C: the same algorithm and the same coefficient
 tables (the scipy solver's ``A``, ``B``, ``C``, ``E`` or ``E3``/``E5`` arrays, read in
 place), the same error norm and step-size control (``SAFETY``, ``MIN_FACTOR``,
@@ -38,6 +39,7 @@ from ...compilation.linear_algebra import REDUCED_KKT_MIN
 from ...compilation.native_derived import with_derived_inputs
 from ...compilation.native_partition import native_partition_rhs
 from ...compilation.native_rhs import build_source, data_address, native_rhs
+from .explicit_tableaux import EXPLICIT_PAIRS
 
 __all__ = ["native_solver", "native_solver_for", "CompiledRungeKutta", "RK_SOURCE"]
 
@@ -234,7 +236,7 @@ class _RK(ctypes.Structure):
                 ("y_nonfinite", ctypes.c_void_p)]
 
 
-_SCIPY = {"RK23": RK23, "RK45": RK45, "DOP853": DOP853}
+_SCIPY = {"RK23": RK23, "RK45": RK45, "DOP853": DOP853, **EXPLICIT_PAIRS}
 
 
 class CompiledRungeKutta(OdeSolver):

@@ -46,7 +46,9 @@ class Solver:
     Parameters
     ----------
     method : scipy solver ("RK45", "DOP853", "RK23", "Radau", "BDF", "LSODA"; LSODA not
-        with "project") or "IDA" for the "dae" mode.  None (default): "RK45" when
+        with "project"), an explicit pair of :mod:`.explicit_tableaux` ("Tsit5": Tsitouras
+        5(4); "Vern6": Verner's 6(5), each with its own interpolant; steps in C like RK45's)
+        or "IDA" for the "dae" mode.  None (default): "RK45" when
         rtol >= 1e-5, otherwise "DOP853" ("IDA" for "dae"), continued with "Radau" from where
         the problem turns stiff (contact) and Radau's steps are long enough to need fewer
         evaluations (a trial of three steps, else back: :mod:`.stiffness`).

@@ -76,9 +76,12 @@ class StiffnessMonitor:
     """The stiffness test on the accepted steps of an explicit method (module doc)."""
 
     #: the stability boundary |h λ| of each method along the negative real axis
-    BOUNDARY: ClassVar[dict] = {"RK23": 2.5, "RK45": 3.3, "DOP853": 6.1}
+    #: (max x with |R(-x)| <= 1 for the stability function R(z) = 1 + z bᵀ(I - zA)⁻¹1:
+    #: Tsit5 3.51, Vern6 4.86; tests/analysis/test_explicit_tableaux.py)
+    BOUNDARY: ClassVar[dict] = {"RK23": 2.5, "RK45": 3.3, "DOP853": 6.1, "Tsit5": 3.5,
+                                "Vern6": 4.8}
     #: the evaluations of an accepted step of each method
-    STAGES: ClassVar[dict] = {"RK23": 3, "RK45": 6, "DOP853": 12}
+    STAGES: ClassVar[dict] = {"RK23": 3, "RK45": 6, "DOP853": 12, "Tsit5": 6, "Vern6": 8}
     #: the method taken over when the problem is stiff
     IMPLICIT = "Radau"
     EVERY = 16

@@ -39,13 +39,16 @@ from ...compilation.native_constraints import native_constraints
 from ...compilation.numeric_model import Partition
 from ...errors import InputError, SymbodyError
 from ..inputs import ConstantInputs, ExpressionInputs, InputsWithDerived
+from .explicit_tableaux import EXPLICIT_PAIRS
 from .nonfinite import NonFinite
 
 __all__ = ["ConstraintMode", "Stepper", "Run", "StopIntegration", "ode_function", "SCIPY_METHODS",
            "switch_threshold_value"]
 
-SCIPY_METHODS = {"RK23": RK23, "RK45": RK45, "DOP853": DOP853, "Radau": Radau, "BDF": BDF,
-                 "LSODA": LSODA}
+#: the integrators by name: scipy's, and the explicit pairs of :mod:`.explicit_tableaux`
+#: (scipy ``RungeKutta`` subclasses: "Tsit5", "Vern6")
+SCIPY_METHODS = {"RK23": RK23, "RK45": RK45, "DOP853": DOP853, **EXPLICIT_PAIRS, "Radau": Radau,
+                 "BDF": BDF, "LSODA": LSODA}
 
 
 class StopIntegration(Exception):
