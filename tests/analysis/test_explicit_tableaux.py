@@ -237,5 +237,7 @@ def test_solver_takes_the_pairs():
                           solver=sb.Solver(rtol=1e-8, atol=1e-10, method=method))
         assert run.success
         np.testing.assert_allclose(run.x, ref.x, rtol=1e-6, atol=1e-7)
+    with pytest.warns(UserWarning, match="round-off"):
+        sb.simulate(model, (0.0, 0.01), x0, P, solver=sb.Solver(rtol=1e-12, method="Vern6"))
     with pytest.raises(InputError, match="Tsit5, Vern6"):
         sb.simulate(model, (0.0, 1.0), x0, P, solver=sb.Solver(method="Vern9"))

@@ -27,6 +27,7 @@ functions, and lists the indices of those that fired in its attribute ``events``
 from __future__ import annotations
 
 import math
+import warnings
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, ClassVar, Protocol
@@ -148,6 +149,12 @@ class ConstraintMode:
         if method not in SCIPY_METHODS:
             raise InputError(f"Solver(method={method!r}): unknown method; choose one of "
                              f"{', '.join(SCIPY_METHODS)} (or constraints='dae' for IDA)")
+        floor = getattr(SCIPY_METHODS[method], "ROUNDOFF_FLOOR", 0.0)
+        if rtol < floor:
+            warnings.warn(f"Solver(method={method!r}, rtol={rtol:g}): below {floor:g} the "
+                          f"method's round-off (its large coefficients) exceeds the error it is "
+                          f"asked for: its steps shrink without gaining accuracy; 'DOP853' "
+                          f"reaches such tolerances", UserWarning, stacklevel=2)
         return method
 
     def rhs(self, run: Run, part: Partition) -> Any:
