@@ -122,3 +122,13 @@ def test_dense_values_are_the_interpolants_own_bits(cls):
     assert np.array_equal(compat.radau_dense_values(sol, times), sol(times)), _changed(type(sol).__name__)
     for t in (t0, t1, 0.3 * t0 + 0.7 * t1, np.float64(0.6 * t0 + 0.4 * t1)):
         assert np.array_equal(compat.radau_dense_values(sol, t), sol(t)), _changed(type(sol).__name__)
+
+
+def test_runge_kutta_classes():
+    """The base class the explicit pairs subclass (analysis/simulation/explicit_tableaux.py)
+    and the dense output they return are scipy's own: RK45's base and its dense output."""
+    RungeKutta, RkDenseOutput = compat.runge_kutta_classes()
+    assert RK45.__mro__[1] is RungeKutta and issubclass(DOP853, RungeKutta)
+    solver = RK45(lambda t, y: -y, 0.0, np.array([1.0]), 1.0)
+    solver.step()
+    assert type(solver.dense_output()) is RkDenseOutput
