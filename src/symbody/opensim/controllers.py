@@ -98,9 +98,10 @@ class ControllerInputs:
         self._terms = [(index[name], f) for r in self.records
                        if r.enabled and hasattr(r, "functions")
                        for name, f in zip(r.inputs, r.functions) if name is not None]
-        self._state_terms = [(index[name], e) for r in self.records
-                             if r.enabled and hasattr(r, "control_expressions")
-                             for name, e in r.control_expressions()]
+        reflexes = [r for r in self.records if r.enabled and hasattr(r, "control_symengine")]
+        self._state_terms = [(index[name], e) for r in reflexes
+                             for name, e in r.control_symengine()]
+        self._reflexes = reflexes
         self._state_reason = next((f"the ToyReflexController {r.name!r}"
                                    for r in self.records
                                    if r.enabled and hasattr(r, "control_expressions")), "")
@@ -122,17 +123,18 @@ class ControllerInputs:
             if x.shape != (len(self.states),):
                 raise InputError(f"model.controls(t, x): x must be the {len(self.states)} "
                                  f"states, got shape {x.shape}")
-            values = self._state_kernel()(float(t), x)
+            kernel, k = self._state_kernel()
+            values = kernel(np.concatenate([[float(t)], x[:k]]))
             np.add.at(out, [i for i, _ in self._state_terms], np.ravel(values))
         return out
 
-    def _state_kernel(self) -> Any:
-        """The state-dependent terms compiled once: k(t, x) -> (len(_state_terms),)."""
+    def _state_kernel(self) -> tuple:
+        """(the state-dependent terms as one symengine Lambdify of [t, q, u_ind] (common
+        subexpressions shared), the number of states it reads), built once."""
         if self._kernel is None:
-            from ..compilation import make_function
-            self._kernel = make_function([TIME, list(self.states)],
-                                         [e for _, e in self._state_terms],
-                                         name="reflex controls")
+            args = list(self._reflexes[0].arguments)
+            self._kernel = (se.Lambdify(args, [e for _, e in self._state_terms], cse=True),
+                            len(args) - 1)
         return self._kernel
 
     def _base(self, t: float, x: Any) -> np.ndarray:
@@ -165,8 +167,9 @@ class ControllerInputs:
                 return None
             exprs[self.input_names[i]] = exprs[self.input_names[i]] + term
         out = {n: sm.sympify(e) for n, e in exprs.items()}
-        for i, e in self._state_terms:
-            out[self.input_names[i]] = out[self.input_names[i]] + e
+        for r in self._reflexes:
+            for name, e in r.control_expressions():
+                out[name] = out[name] + e
         return out
 
     def with_inputs(self, others: Any) -> ControllerInputs:
@@ -179,7 +182,9 @@ class ControllerInputs:
                 raise InputError(f"with_inputs: others must be {len(self.input_names)} values "
                                  f"(input_names order), got shape {values.shape}")
             others = values
-        return ControllerInputs(self.input_names, self.records, others, self.states)
+        out = ControllerInputs(self.input_names, self.records, others, self.states)
+        out._kernel = self._kernel          # (the same reflex terms: their kernel shared)
+        return out
 
     def __repr__(self) -> str:
         return (f"<ControllerInputs: {len(self.driven)} of {len(self.input_names)} inputs "

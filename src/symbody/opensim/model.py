@@ -293,9 +293,11 @@ class OpenSimModel(MuscleViews, ModelViews):
         none drives, or add yours with ``model.controls.with_inputs(r)``); x: ``eom.states``
         (needed with a ToyReflexController)."""
         from .controllers import ControllerInputs
-        states = self._eom.states if self._eom is not None else ()
-        return ControllerInputs(self.input_names, list(self.controllers.values()),
-                                states=states)
+        if getattr(self, "_controls", None) is None:     # (one: its reflex kernel built once)
+            states = self._eom.states if self._eom is not None else ()
+            self._controls = ControllerInputs(self.input_names,
+                                              list(self.controllers.values()), states=states)
+        return self._controls
 
     def _report(self, unsupported: str) -> None:
         from .controllers import controllers_note

@@ -21,9 +21,10 @@ ellipsoid (its stations are computed numerically), leaves the controller out, na
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
+import symengine as se
 import sympy as sm
 
 from ..compat.sympy import TIME
@@ -48,8 +49,9 @@ class ReflexControllerRecord:
     ``name``, ``line``, ``enabled``, ``gain``: the file's; ``actuators``: the muscles it
     drives (list order); ``inputs``: the input name (``input_names``) each drives (None for a
     muscle the model does not build); ``max_speeds``: l_opt v_max of each (m/s);
-    ``speeds``: each muscle's lengthening speed L' as a SymPy expression of t and the state
-    (None where ``inputs`` is None)."""
+    ``speeds``: each muscle's lengthening speed L' (symengine, in t, q and u_ind; None where
+    ``inputs`` is None); ``to_sympy``: their converter to SymPy; ``arguments``: the
+    symengine symbols of [t, q, u_ind] they are in."""
 
     name: str
     line: int
@@ -59,14 +61,22 @@ class ReflexControllerRecord:
     inputs: tuple
     max_speeds: tuple
     speeds: tuple
+    to_sympy: Any = field(default=None, repr=False)
+    #: the symengine symbols of [t, q, u_ind] the speeds are in (``eom.states`` order)
+    arguments: tuple = field(default=(), repr=False)
 
-    def control_expressions(self) -> list:
-        """[(input name, c_m as a SymPy expression of t and the state)] of the built muscles
+    def control_symengine(self) -> list:
+        """[(input name, c_m in symengine)] of the built muscles
         (``0.5 g (|L'| + L') / (l_opt v_max)``, OpenSim's operations in its order)."""
-        half_gain = sm.Float(0.5 * self.gain)
-        return [(name, half_gain * (sm.Abs(v) + v) / sm.Float(top))
+        half_gain = se.Float(0.5 * self.gain)
+        return [(name, half_gain * (se.Abs(v) + v) / se.Float(top))
                 for name, v, top in zip(self.inputs, self.speeds, self.max_speeds)
                 if name is not None]
+
+    def control_expressions(self) -> list:
+        """[(input name, c_m as a SymPy expression of t and the state)] of the built
+        muscles (:meth:`control_symengine` converted)."""
+        return [(name, self.to_sympy(e)) for name, e in self.control_symengine()]
 
 
 def build_reflex_controller(el: Any, names: list, force_elements: list, force_inputs: dict,
@@ -104,48 +114,60 @@ def build_reflex_controller(el: Any, names: list, force_elements: list, force_in
     gain = el.number("gain", 1.0)
     return ReflexControllerRecord(el.name or f"ToyReflexController_line{el.line}", el.line,
                                   enabled, gain, tuple(names), tuple(inputs), tuple(tops),
-                                  tuple(speeds))
+                                  tuple(speeds), getattr(speed_of, "to_sympy", None),
+                                  tuple(getattr(speed_of, "arguments", ())))
 
 
 def lengthening_speed_of(model: Any) -> Any:
-    """``speed_of(name)`` for :func:`build_reflex_controller`: muscle ``name``'s L' = J u
-    (:func:`~.forces.path_forces.lengthening_speed`) in SymPy, the dependent speeds replaced
-    by their expressions of t, q and u_ind."""
-    from .forces.path_forces import lengthening_speed
+    """``speed_of(name)`` for :func:`build_reflex_controller`: muscle ``name``'s
+    L' = Σ_k J_k u_k (the row of :func:`~.forces.path_forces.lengthening_speed`) in
+    symengine, the dependent speeds replaced by their expressions of t, q and u_ind;
+    ``speed_of.to_sympy`` converts them; ``speed_of.arguments``: the symengine symbols of
+    [t, q, u_ind] (``eom.states`` order)."""
     eom = model._eom  # noqa: SLF001 (the loader's own equations, before the checks of .eom)
-    allowed = {TIME, *eom.q, *eom.u_ind}
+    ctx = model.force_context
+    se_of = {a: ctx.symbol(a) for a in (*eom.q, *eom.u_ind, *eom.u_dep)}
+    arguments = [ctx.time] + [se_of[a] for a in (*eom.q, *eom.u_ind)]
+    allowed = set(arguments)
     solution: dict = {}
 
-    def speed_of(name: str) -> sm.Expr:
+    def speed_of(name: str) -> se.Basic:
         path = getattr(model.forces.get(name), "path", None)
         if path is None:
             raise ReflexNotBuilt(f"the path of the muscle {name!r} is not built")
-        v = model.sympy_converter(lengthening_speed(path, model.force_context))
-        if any(v.has(u) for u in eom.u_dep):
-            if not solution:
-                solution.update(_dependent_speeds(eom))
-            v = v.xreplace(solution)
-        atoms = v.free_symbols | v.atoms(sm.core.function.AppliedUndef)
-        bad = sorted(str(a) for a in atoms if a not in allowed)
+        if not solution:
+            solution.update(_dependent_speeds(eom, se_of, ctx.time))
+        v = se.Integer(0)
+        for c in (ctx.coordinate(n) for n in ctx.coordinate_names):
+            row = path.speed_row[c[4]]
+            if row != 0:
+                v = v + row * solution.get(c[1], c[1])
+        bad = sorted(str(model.sympy_converter(a)) for a in v.free_symbols if a not in allowed)
         if bad:
             raise ReflexNotBuilt(f"the lengthening speed of the muscle {name!r} needs "
                                  f"{bad[0]}, which is not a state (a path over an ellipsoid "
                                  "or a closed loop's dependent speed)")
         return v
 
+    speed_of.to_sympy = model.sympy_converter
+    speed_of.arguments = arguments
     return speed_of
 
 
-def _dependent_speeds(eom: Any) -> dict:
-    """{u_dep: its expression of t, q and u_ind} from B u + b = 0 where each row has one
-    dependent speed (u_dep_j = -(B_ind,i u_ind + b_i) / B_ij); the others are left out."""
+def _dependent_speeds(eom: Any, se_of: dict, time: Any) -> dict:
+    """{symengine u_dep: its symengine expression of t, q and u_ind} from B u + b = 0 where
+    each row has one dependent speed (u_dep_j = -(B_ind,i u_ind + b_i) / B_ij); the others
+    are left out (their speeds then fail the check of :func:`lengthening_speed_of`)."""
     B, b = eom.velocity_matrix, eom.velocity_rest
     p = len(eom.u_ind)
+    names = {a: sm.Symbol(str(s)) for a, s in se_of.items()}
+    names[TIME] = sm.Symbol(str(time))
     out: dict = {}
     for i in range(B.rows):
         cols = [j for j in range(p, B.cols) if B[i, j] != 0]
         if len(cols) != 1 or any(B[k, cols[0]] != 0 for k in range(B.rows) if k != i):
             continue
         rest = sum((B[i, j] * eom.u_ind[j] for j in range(p)), sm.Integer(0)) + b[i]
-        out[eom.u_dep[cols[0] - p]] = -rest / B[i, cols[0]]
+        value = (-rest / B[i, cols[0]]).xreplace(names)
+        out[se_of[eom.u_dep[cols[0] - p]]] = se.sympify(value)
     return out
