@@ -123,18 +123,21 @@ class ControllerInputs:
             if x.shape != (len(self.states),):
                 raise InputError(f"model.controls(t, x): x must be the {len(self.states)} "
                                  f"states, got shape {x.shape}")
-            kernel, k = self._state_kernel()
-            values = kernel(np.concatenate([[float(t)], x[:k]]))
-            np.add.at(out, [i for i, _ in self._state_terms], np.ravel(values))
+            kernels, k = self._state_kernel()
+            args = np.concatenate([[float(t)], x[:k]])
+            for (i, _), f in zip(self._state_terms, kernels):
+                out[i] += float(np.asarray(f(args)).ravel()[0])
         return out
 
     def _state_kernel(self) -> tuple:
-        """(the state-dependent terms as one symengine Lambdify of [t, q, u_ind] (common
-        subexpressions shared), the number of states it reads), built once."""
+        """(a symengine Lambdify of [t, q, u_ind] per state-dependent term (common
+        subexpressions shared; one per muscle, as :mod:`.muscle_views` does: symengine's
+        cse over several wrapped paths together does not finish), the number of states they
+        read), built once."""
         if self._kernel is None:
             args = list(self._reflexes[0].arguments)
-            self._kernel = (se.Lambdify(args, [e for _, e in self._state_terms], cse=True),
-                            len(args) - 1)
+            self._kernel = ([se.Lambdify(args, [e], cse=True, real=True, backend="lambda")
+                             for _, e in self._state_terms], len(args) - 1)
         return self._kernel
 
     def _base(self, t: float, x: Any) -> np.ndarray:
