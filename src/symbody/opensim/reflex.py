@@ -75,8 +75,18 @@ class ReflexControllerRecord:
 
     def control_expressions(self) -> list:
         """[(input name, c_m as a SymPy expression of t and the state)] of the built
-        muscles (:meth:`control_symengine` converted)."""
-        return [(name, self.to_sympy(e)) for name, e in self.control_symengine()]
+        muscles (:meth:`control_symengine`'s expression in SymPy, left unevaluated)."""
+        out = []
+        for name, v, top in zip(self.inputs, self.speeds, self.max_speeds):
+            if name is None:
+                continue
+            V = self.to_sympy(v)
+            # (unevaluated: SymPy's Abs would ask the sign of the whole path speed)
+            stretch = sm.Add(sm.Abs(V, evaluate=False), V, evaluate=False)
+            out.append((name, sm.Mul(sm.Float(0.5 * self.gain), stretch,
+                                     sm.Pow(sm.Float(top), -1, evaluate=False),
+                                     evaluate=False)))
+        return out
 
 
 def build_reflex_controller(el: Any, names: list, force_elements: list, force_inputs: dict,
