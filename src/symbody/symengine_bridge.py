@@ -235,6 +235,16 @@ _FUNCS = {
     "cosh": sm.cosh, "tanh": sm.tanh, "log": sm.log, "Abs": sm.Abs, "sign": sm.sign,
 }
 
+#: nodes rebuilt from their converted arguments (symengine's Piecewise lists its pieces flat:
+#: expr, cond, expr, cond, ...)
+_NODES = {
+    "Piecewise": lambda a: sm.Piecewise(*zip(a[0::2], a[1::2])),
+    "StrictLessThan": lambda a: sm.StrictLessThan(*a), "LessThan": lambda a: sm.LessThan(*a),
+    "Equality": lambda a: sm.Eq(*a), "Unequality": lambda a: sm.Ne(*a),
+    "And": lambda a: sm.And(*a), "Or": lambda a: sm.Or(*a), "Not": lambda a: sm.Not(*a),
+    "Max": lambda a: sm.Max(*a), "Min": lambda a: sm.Min(*a),
+}
+
 
 class SympyConverter:
     """Convert symengine expressions to sympy, memoized on shared subexpressions.
@@ -304,6 +314,9 @@ class SympyConverter:
         f = _FUNCS.get(name)
         if f is not None:
             return f(*[self(a) for a in e.args])
+        f = _NODES.get(name)
+        if f is not None:      # (their arguments memoized too: shared subtrees once)
+            return f([self(a) for a in e.args])
         out = e._sympy_()
         if out.free_symbols:
             out = out.xreplace({s: self.names[s.name] for s in out.free_symbols if s.name in self.names})

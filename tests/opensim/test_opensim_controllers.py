@@ -309,14 +309,14 @@ def _controller(body: str, tag: str = "PrescribedController") -> str:
 
 
 def test_controllers_left_out_or_refused_by_name():
-    reflex = _controller("<actuator_list>Torq1</actuator_list><gain>0.85</gain>",
-                         "ToyReflexController")
-    with pytest.warns(OpenSimImportWarning, match=r"not built: ToyReflexController 'c' "
+    other = _controller("<actuator_list>Torq1</actuator_list>"
+                        "<controls_file>controls.xml</controls_file>", "ControlSetController")
+    with pytest.warns(OpenSimImportWarning, match=r"not built: ControlSetController 'c' "
                       r"\(line \d+\): controller type not supported"):
-        model = load_opensim(pendulum_text(reflex))
+        model = load_opensim(pendulum_text(other))
     assert model.controllers == {} and model.controls.driven == ()
-    with pytest.raises(InputError, match="ToyReflexController 'c'"):
-        load_opensim(pendulum_text(reflex), unsupported="error")
+    with pytest.raises(InputError, match="ControlSetController 'c'"):
+        load_opensim(pendulum_text(other), unsupported="error")
     gcv = _controller("""<actuator_list>Torq1</actuator_list><FunctionSet><objects>
         <GCVSpline><half_order>3</half_order><x>0 1</x><y>0 1</y></GCVSpline>
         </objects></FunctionSet>""")

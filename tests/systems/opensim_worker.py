@@ -29,7 +29,8 @@ each query is one of
 - ``{"kind": "actuated_model", "out": path, "optimal_force": f}``: the model without its
   forces and with a CoordinateActuator ``act_<coordinate>`` on each coordinate, to ``out``;
 - ``{"kind": "integrate", "Q": [...], "U": [...], "t": tf, "accuracy": a}``: the state
-  after OpenSim's Manager integrated to tf (``Q``, ``U``, ``energy``);
+  after OpenSim's Manager integrated to tf (``Q``, ``U``, ``energy``, ``states``: every
+  state variable by path);
 - ``{"kind": "muscle_derivatives", "Q", "U", "activations", "excitations",
   "fiber_length_factors": {muscle: c}}``: fiber lengths set to c times their equilibrium
   (``equilibrateMuscles`` at Q, U and the activations), then q', u' and the derivatives of
@@ -42,7 +43,8 @@ each query is one of
 - ``{"kind": "controls", "times": [...], "names": [...]}``: the named actuators' controls
   (``getControl`` after realizeVelocity: the model's controllers at each time);
 - ``{"kind": "controlled_derivatives", "t", "Q", "U", "activations", "fiber_length_factors"}``:
-  as ``muscle_derivatives`` at time t with the controls the model's controllers give.
+  as ``muscle_derivatives`` at time t with the controls the model's controllers give
+  (``controls``: every actuator's, by name, after realizeAcceleration);
 
 ``"drop_controllers": [...]`` in the request removes those controllers (by name) first.
 """
@@ -257,9 +259,13 @@ def _controlled_derivatives(osim, m, s, qy) -> dict:
     m.realizeAcceleration(s)
     arr = m.getStateVariableNames()
     names = [arr.get(i) for i in range(arr.size())]
+    acts = m.getActuators()
+    controls = {acts.get(i).getName(): osim.ScalarActuator.safeDownCast(acts.get(i))
+                .getControl(s) for i in range(acts.getSize())}
     return {"qdot": _vec(s.getQDot()), "udot": _vec(s.getUDot()),
             "states": {n: m.getStateVariableValue(s, n) for n in names},
-            "derivatives": {n: m.getStateVariableDerivativeValue(s, n) for n in names}}
+            "derivatives": {n: m.getStateVariableDerivativeValue(s, n) for n in names},
+            "controls": controls}
 
 
 def _default_state(osim, m, s) -> dict:
@@ -323,8 +329,11 @@ def answer(request: dict) -> list:
             man.initialize(s)
             sf = man.integrate(float(qy["t"]))
             m.realizeAcceleration(sf)
+            arr = m.getStateVariableNames()
             out.append({"Q": _vec(sf.getQ()), "U": _vec(sf.getU()),
-                        "energy": m.calcKineticEnergy(sf) + m.calcPotentialEnergy(sf)})
+                        "energy": m.calcKineticEnergy(sf) + m.calcPotentialEnergy(sf),
+                        "states": {arr.get(i): m.getStateVariableValue(sf, arr.get(i))
+                                   for i in range(arr.size())}})
         elif kind == "degroote_model":
             out.append(_degroote_model(osim, request["path"], qy["out"]))
         elif kind == "actuated_model":

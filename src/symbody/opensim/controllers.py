@@ -24,10 +24,12 @@ outside the table (``interpolation_method`` 1, the default: OpenSim's GCVSpline 
 ``simulate(..., specifieds=model.controls)``: each actuator's control at its input's place
 (a muscle's excitation ``e_<muscle>``, an actuator's ``control_<name>``); the inputs no
 controller drives are 0 (OpenSim's default control) unless given with
-:meth:`ControllerInputs.with_inputs`.  Other controller types (``ToyReflexController``, ...),
-functions symbody cannot evaluate exactly (smoothing or higher-degree ``GCVSpline``s, also
-as a controls file's ``interpolation_method``) and a controls file that is not found are
-left out by name and line.
+:meth:`ControllerInputs.with_inputs`.  A ``ToyReflexController`` (:mod:`.reflex`) adds its
+controls of the state x to the same sum (OpenSim's ``addInControls``), as SymPy expressions
+of t and x (:meth:`ControllerInputs.expressions`, compiled into the simulation's steps).
+Other controller types, functions symbody cannot evaluate exactly (smoothing or
+higher-degree ``GCVSpline``s, also as a controls file's ``interpolation_method``) and a
+controls file that is not found are left out by name and line.
 """
 
 from __future__ import annotations
@@ -45,6 +47,7 @@ from ..errors import InputError
 from ..formatting import symbol_name
 from .functions import GCVSplineOsim, PiecewiseConstantFunctionOsim, parse_function
 from .model_spec import LeftOut
+from .reflex import ReflexNotBuilt, build_reflex_controller
 from .storage import read_storage
 from .xml_tree import OsimElement
 
@@ -80,25 +83,62 @@ class PrescribedControllerRecord:
 
 class ControllerInputs:
     """The controllers' controls as ``r(t, x=None) -> (len(input_names),)``: at each input,
-    the sum of the enabled controllers' functions of time driving its actuator, plus the
-    inputs given with :meth:`with_inputs` (default 0).  ``driven``: the input names some
-    enabled controller drives."""
+    the sum of the enabled controllers' controls driving its actuator (PrescribedControllers'
+    functions of time, ToyReflexControllers' functions of the state x = [q, u_ind, ...],
+    ``states`` order, which ``x`` must then be given in), plus the inputs given with
+    :meth:`with_inputs` (default 0).  ``driven``: the input names some enabled controller
+    drives."""
 
-    def __init__(self, input_names: tuple, records: list, others: Any = None):
+    def __init__(self, input_names: tuple, records: list, others: Any = None,
+                 states: tuple = ()):
         self.input_names = tuple(input_names)
         self.records = list(records)
+        self.states = tuple(states)
         index = {n: i for i, n in enumerate(self.input_names)}
-        self._terms = [(index[name], f) for r in self.records if r.enabled
+        self._terms = [(index[name], f) for r in self.records
+                       if r.enabled and hasattr(r, "functions")
                        for name, f in zip(r.inputs, r.functions) if name is not None]
-        self.driven = tuple(n for n in self.input_names
-                            if any(index[n] == i for i, _ in self._terms))
+        reflexes = [r for r in self.records if r.enabled and hasattr(r, "control_symengine")]
+        self._state_terms = [(index[name], e) for r in reflexes
+                             for name, e in r.control_symengine()]
+        self._reflexes = reflexes
+        self._state_reason = next((f"the ToyReflexController {r.name!r}"
+                                   for r in self.records
+                                   if r.enabled and hasattr(r, "control_expressions")), "")
+        driven = {i for i, _ in self._terms} | {i for i, _ in self._state_terms}
+        self.driven = tuple(n for i, n in enumerate(self.input_names) if i in driven)
         self._others = others
+        self._kernel: Any = None
 
     def __call__(self, t: float, x: Any = None) -> np.ndarray:
         out = self._base(t, x)
         for i, f in self._terms:
             out[i] += f.value(float(t))
+        if self._state_terms:
+            if x is None:
+                raise InputError(f"model.controls(t, x): {self._state_reason} computes its "
+                                 "controls from the state; "
+                                 f"give x = [q, u_ind, ...] ({len(self.states)} values)")
+            x = np.asarray(x, dtype=float).ravel()
+            if x.shape != (len(self.states),):
+                raise InputError(f"model.controls(t, x): x must be the {len(self.states)} "
+                                 f"states, got shape {x.shape}")
+            kernels, k = self._state_kernel()
+            args = np.concatenate([[float(t)], x[:k]])
+            for (i, _), f in zip(self._state_terms, kernels):
+                out[i] += float(np.asarray(f(args)).ravel()[0])
         return out
+
+    def _state_kernel(self) -> tuple:
+        """(a symengine Lambdify of [t, q, u_ind] per state-dependent term (common
+        subexpressions shared; one per muscle, as :mod:`.muscle_views` does: symengine's
+        cse over several wrapped paths together does not finish), the number of states they
+        read), built once."""
+        if self._kernel is None:
+            args = list(self._reflexes[0].arguments)
+            self._kernel = ([se.Lambdify(args, [e], cse=True, real=True, backend="lambda")
+                             for _, e in self._state_terms], len(args) - 1)
+        return self._kernel
 
     def _base(self, t: float, x: Any) -> np.ndarray:
         n = len(self.input_names)
@@ -112,10 +152,11 @@ class ControllerInputs:
         return r
 
     def expressions(self) -> dict | None:
-        """{input name: SymPy expression of t} of the controls (the functions' exact
-        expressions, summed per input; the constant ``with_inputs`` values added), which
-        ``sb.simulate(..., specifieds=...)`` compiles so that the steps run in C; None when
-        the other inputs are a Python function."""
+        """{input name: SymPy expression of t and the state} of the controls (the functions'
+        exact expressions and the reflexes' expressions of the state, summed per input; the
+        constant ``with_inputs`` values added), which ``sb.simulate(..., specifieds=...)``
+        compiles so that the steps run in C; None when the other inputs are a Python
+        function."""
         if self._others is not None and callable(self._others):
             return None
         base = self._base(0.0, None)
@@ -128,7 +169,11 @@ class ControllerInputs:
             except NotImplementedError:          # (a function without an exact expression)
                 return None
             exprs[self.input_names[i]] = exprs[self.input_names[i]] + term
-        return {n: sm.sympify(e) for n, e in exprs.items()}
+        out = {n: sm.sympify(e) for n, e in exprs.items()}
+        for r in self._reflexes:
+            for name, e in r.control_expressions():
+                out[name] = out[name] + e
+        return out
 
     def with_inputs(self, others: Any) -> ControllerInputs:
         """The controls plus ``others`` (an array (len(input_names),) or a callable
@@ -140,7 +185,9 @@ class ControllerInputs:
                 raise InputError(f"with_inputs: others must be {len(self.input_names)} values "
                                  f"(input_names order), got shape {values.shape}")
             others = values
-        return ControllerInputs(self.input_names, self.records, others)
+        out = ControllerInputs(self.input_names, self.records, others, self.states)
+        out._kernel = self._kernel          # (the same reflex terms: their kernel shared)
+        return out
 
     def __repr__(self) -> str:
         return (f"<ControllerInputs: {len(self.driven)} of {len(self.input_names)} inputs "
@@ -182,16 +229,20 @@ class _NotBuilt(Exception):
 
 
 def build_controllers(controllers: list, force_elements: list, force_inputs: dict,
-                      model: OsimElement | None = None, folder: str | None = None) -> tuple:
+                      model: OsimElement | None = None, folder: str | None = None,
+                      speed_of: Any = None) -> tuple:
     """``(records, left_out)``: a :class:`PrescribedControllerRecord` of each
-    PrescribedController that can be built, and a :class:`~.model_spec.LeftOut` for each
+    PrescribedController and a :class:`~.reflex.ReflexControllerRecord` of each
+    ToyReflexController that can be built, and a :class:`~.model_spec.LeftOut` for each
     other controller (type, controls file or function not supported) and each disabled one.
 
     ``force_elements``: the file's forces (ForceSet then ``<components>``); ``force_inputs``:
     {name of a built force: its specified inputs (SymPy functions of time)}; ``model``: the
     file's ``<Model>`` (its ``<components>`` are looked at for ``ALL``); ``folder``: where a
     relative ``controls_file`` is looked for (the model file's folder; default the working
-    directory).  Raises :class:`~symbody.errors.InputError` (controller and line) where
+    directory); ``speed_of(muscle name)``: its lengthening speed as a SymPy expression of the
+    state (:func:`~.reflex.lengthening_speed_of`; None: ToyReflexControllers are left out).
+    Raises :class:`~symbody.errors.InputError` (controller and line) where
     OpenSim refuses the model: a named actuator not in the model or not an actuator, as
     many functions as actuators not given, a controls file's column naming no actuator."""
     records: list = []
@@ -202,11 +253,19 @@ def build_controllers(controllers: list, force_elements: list, force_inputs: dic
                                                          else []))
     for el in controllers:
         try:
-            if el.tag != "PrescribedController":
-                raise _NotBuilt("controller type not supported (give its inputs yourself)")
             if component_actuators and "ALL" in (el.text_of("actuator_list") or "").upper():
                 raise _NotBuilt("ALL actuators with actuators among <components> (OpenSim's "
                                 "order of them is not read)")
+            if el.tag == "ToyReflexController" and speed_of is not None:
+                names = _actuator_names(el, force_elements)
+                records.append(build_reflex_controller(el, names, force_elements,
+                                                       force_inputs, speed_of, _enabled(el)))
+                if not records[-1].enabled:
+                    left_out.append(LeftOut(el.tag, el.name, el.line,
+                                            "disabled in the file (OpenSim ignores it too)"))
+                continue
+            if el.tag != "PrescribedController":
+                raise _NotBuilt("controller type not supported (give its inputs yourself)")
             try:
                 functions = _functions(el)
             except InputError as exc:
@@ -218,7 +277,7 @@ def build_controllers(controllers: list, force_elements: list, force_inputs: dic
                                f"actuator(s) ({', '.join(names) or 'none'}); OpenSim refuses "
                                "it too")
             names, functions = _with_controls_file(el, names, functions, known, folder)
-        except _NotBuilt as exc:
+        except (_NotBuilt, ReflexNotBuilt) as exc:
             left_out.append(LeftOut(el.tag, el.name, el.line, str(exc)))
             continue
         records.append(_record(el, names, functions, known, force_inputs))
@@ -305,11 +364,15 @@ def _record(el: OsimElement, names: list, functions: list, known: set,
 def controllers_note(records: list, left_out: list) -> str:
     """What the load warning says of the controllers ("" when the file has none)."""
     built = [f"{r.name!r} (line {r.line}, {len(r.actuators)} actuator(s))" for r in records
-             if r.enabled]
+             if r.enabled and isinstance(r, PrescribedControllerRecord)]
+    reflexes = [f"{r.name!r} (line {r.line}, {len(r.actuators)} muscle(s), gain {r.gain:g})"
+                for r in records if r.enabled and not isinstance(r, PrescribedControllerRecord)]
     parts = []
-    if built:
-        parts.append("controllers built as model.controls (pass specifieds=model.controls to "
-                     "simulate): PrescribedController " + ", ".join(built))
+    if built or reflexes:
+        kinds = ([("PrescribedController " + ", ".join(built))] if built else []) + \
+            ([("ToyReflexController " + ", ".join(reflexes))] if reflexes else [])
+        parts.append("controllers built as model.controls (pass specifieds=model.controls "
+                     "or model.controls.expressions() to simulate): " + "; ".join(kinds))
     off = [x for x in left_out if x.tag.endswith("Controller")]
     if off:
         parts.append("controllers not built: " + "; ".join(str(x) for x in off))

@@ -275,21 +275,29 @@ class OpenSimModel(MuscleViews, ModelViews):
         """The file's PrescribedControllers (:mod:`.controllers`): ``controllers``,
         ``controls``; the others in ``left_out``."""
         from .controllers import build_controllers
+        from .reflex import lengthening_speed_of
         folder = os.path.dirname(self.spec.path) if self.spec.path else None
+        speed_of = lengthening_speed_of(self) if self._eom is not None else None
         records, left = build_controllers(self.spec.controllers, self.spec.forces,
-                                          self._force_inputs, self.spec.element, folder)
+                                          self._force_inputs, self.spec.element, folder,
+                                          speed_of)
         self.controllers = {r.name: r for r in records}
         self.left_out += left
 
     @property
     def controls(self):
-        """The file's enabled PrescribedControllers' controls as the model's inputs:
-        :class:`~.controllers.ControllerInputs`, ``r(t, x) -> (len(input_names),)`` for
-        ``simulate(..., specifieds=model.controls)`` (OpenSim's sum of the controllers
-        driving each actuator, unclamped; 0 for the inputs none drives, or add yours with
-        ``model.controls.with_inputs(r)``)."""
+        """The file's enabled PrescribedControllers' and ToyReflexControllers' controls as
+        the model's inputs: :class:`~.controllers.ControllerInputs`,
+        ``r(t, x) -> (len(input_names),)`` for ``simulate(..., specifieds=model.controls)``
+        (OpenSim's sum of the controllers driving each actuator, unclamped; 0 for the inputs
+        none drives, or add yours with ``model.controls.with_inputs(r)``); x: ``eom.states``
+        (needed with a ToyReflexController)."""
         from .controllers import ControllerInputs
-        return ControllerInputs(self.input_names, list(self.controllers.values()))
+        if getattr(self, "_controls", None) is None:     # (one: its reflex kernel built once)
+            states = self._eom.states if self._eom is not None else ()
+            self._controls = ControllerInputs(self.input_names,
+                                              list(self.controllers.values()), states=states)
+        return self._controls
 
     def _report(self, unsupported: str) -> None:
         from .controllers import controllers_note
