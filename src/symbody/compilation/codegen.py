@@ -111,6 +111,22 @@ __all__ = ["BACKENDS", "Kernel", "NumericFunction", "available_backends", "compi
 MODEL_C_MIN_OPERATIONS = 0
 
 
+def _has_heaviside(expr: sm.Basic) -> bool:
+    """True when ``expr`` has a Heaviside, each shared subexpression looked at once (SymPy's
+    ``has`` walks a DAG as a tree: minutes for the contact conditions of a gait model)."""
+    seen: set = set()
+    stack = [expr]
+    while stack:
+        e = stack.pop()
+        if isinstance(e, sm.Heaviside):
+            return True
+        for a in e.args:
+            if a not in seen:
+                seen.add(a)
+                stack.append(a)
+    return False
+
+
 def compile_kernel(args: Sequence, exprs: Sequence, backend: str = "auto", cache: bool = True,
                    name: str = "kernel", lazy: bool = False, progress: Any = None,
                    symengine_names: dict | None = None, model_kernel: bool = False,
@@ -141,7 +157,7 @@ def compile_kernel(args: Sequence, exprs: Sequence, backend: str = "auto", cache
         to_sympy = SympyConverter(dict(symengine_names or {}))
         exprs = [to_sympy(e) if _is_symengine(e) else e for e in exprs]
     exprs = [e if _is_symengine(e) else sm.sympify(e) for e in exprs]
-    if b != "numpy" and any(not _is_symengine(e) and e.has(sm.Heaviside) for e in exprs):
+    if b != "numpy" and any(not _is_symengine(e) and _has_heaviside(e) for e in exprs):
         # symengine has no Heaviside: the Piecewise it is (as in the models' kernels)
         exprs = [e if _is_symengine(e) else e.replace(lambda x: isinstance(x, sm.Heaviside),
                                                       lambda x: x.rewrite(sm.Piecewise))
