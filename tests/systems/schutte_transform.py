@@ -28,11 +28,11 @@ CURVES = {
 
 
 def schutte_model(source: Path | str, out: Path | str, settings: dict | None = None,
-                  no_passive_curve: tuple = ()) -> Path:
+                  no_passive_curve: tuple = (), no_curves: tuple = ()) -> Path:
     """Write ``source`` with every Thelen2003Muscle made a Schutte1993Muscle_Deprecated to
     ``out``; ``settings``: {muscle: {property: value}} (time_scale, damping, activation1/2,
     pennation_angle_at_optimal); muscles in ``no_passive_curve`` get OpenSim's default
-    (exponential) passive force."""
+    (exponential) passive force, those in ``no_curves`` OpenSim's default curves."""
     settings = {k: dict(v) for k, v in (settings or {}).items()}
     tree = ET.parse(source)
     for parent in tree.iter():
@@ -51,7 +51,8 @@ def schutte_model(source: Path | str, out: Path | str, settings: dict | None = N
             for tag, value in own.items():
                 ET.SubElement(new, tag).text = repr(float(value))
             for tag, (x, y) in CURVES.items():
-                if tag == "passive_force_length_curve" and name in no_passive_curve:
+                if name in no_curves or (tag == "passive_force_length_curve"
+                                         and name in no_passive_curve):
                     continue
                 spline = ET.SubElement(new, "SimmSpline", name=tag)
                 ET.SubElement(spline, "x").text = x

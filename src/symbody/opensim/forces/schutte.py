@@ -16,7 +16,7 @@ time_scale s, activation1/2 (c1, c2), damping d and the file's curves f_T, f_L, 
     a' = (e - a)(c1 e + c2)/s if e ≥ a else (e - a) c2/s
 
 The tendon force F_iso F_T acts along the path: Q = -F_iso F_T J_Lᵀ.  A missing tendon or
-active force-length curve is refused (named): OpenSim's default curves are not built.
+active force-length curve is OpenSim's default SimmSpline (its constructProperties points).
 """
 
 from __future__ import annotations
@@ -26,10 +26,10 @@ import math
 import symengine as se
 from sympy.physics.mechanics import dynamicsymbols
 
-from ..functions import function_of
+from ..functions import SimmSplineFunction, function_of
+from ..xml_tree import _xml_tree
 from . import register_force
 from .base import ForceContext, ForceContribution
-from .geometry_path import ForceNotBuilt
 from .muscles import path_of
 from .thelen import ThelenRecord, _ident
 
@@ -38,6 +38,26 @@ __all__ = ["schutte_muscle", "schutte_fiber_velocity"]
 _EPS = 2.220446049250313e-16               # SimTK::Eps
 _ROUNDOFF = 0.0000000000002                # OpenSim's ROUNDOFF_ERROR (SimmMacros.h)
 _KV, _SLOPE_K, _FMAX = 0.15, 0.13, 1.4
+#: OpenSim's default curves (Schutte1993Muscle_Deprecated::constructProperties), x and y
+_DEFAULT_CURVES = {
+    "tendon_force_length_curve": (
+        "-10 -0.002 -0.001 0 0.00131 0.00281 0.00431 0.00581 0.00731 0.00881 0.0103 0.0118 "
+        "0.0123 9.2 9.201 9.202 20",
+        "0 0 0 0 0.0108 0.0257 0.0435 0.0652 0.0915 0.123 0.161 0.208 0.227 345 345 345 345"),
+    "active_force_length_curve": (
+        "-5.307692 -4.307692 -1.923077 -0.884615 -0.269231 0.230769 0.461538 0.52725 0.62875 "
+        "0.71875 0.86125 1.045 1.2175 1.43875 1.5 1.615385 2 2.961538 3.692308 5.461538 "
+        "9.901902",
+        "0.012188 0.021899 0.036466 0.052493 0.075312 0.114158 0.157859 0.226667 0.636667 "
+        "0.856667 0.95 0.993333 0.77 0.246667 0.193821 0.133252 0.072683 0.044417 0.036341 "
+        "0.021899 0.007332"),
+}
+
+
+def _default_curve(tag: str) -> SimmSplineFunction:
+    x, y = _DEFAULT_CURVES[tag]
+    return SimmSplineFunction(_xml_tree(f'<SimmSpline name="{tag}"><x>{x}</x><y>{y}</y>'
+                                        "</SimmSpline>", f"OpenSim's default {tag}"))
 
 
 def schutte_fiber_velocity(a, active, F_v, damping: float):
@@ -86,8 +106,7 @@ def schutte_muscle(element, ctx: ForceContext) -> ForceContribution:
                 "passive_force_length_curve"):
         curves[tag] = function_of(element, tag)
         if curves[tag] is None and tag != "passive_force_length_curve":
-            raise ForceNotBuilt(f"no <{tag}> in the file (OpenSim's default curve is not "
-                                "built)")
+            curves[tag] = _default_curve(tag)
     name = element.name
     a_f, l_f, e_f = (dynamicsymbols(f"{name}.activation"), dynamicsymbols(f"{name}.fiber_length"),
                      dynamicsymbols(f"e_{_ident(name)}"))
