@@ -90,7 +90,8 @@ _GEOMETRY = ('<ContactGeometrySet name="contactgeometryset"><objects>'
 #: HuntCrossleyForce: tests/opensim/test_opensim_system_contact.py and the bouncing block below
 CONTACT_TESTED_ELSEWHERE = {"HuntCrossleyForce"}
 #: the families that have no System form: system_eom names them in a warning
-NO_SYSTEM_FORM = {"Thelen2003Muscle", "Millard2012EquilibriumMuscle", "DeGrooteFregly2016Muscle",
+NO_SYSTEM_FORM = {"Thelen2003Muscle", "Schutte1993Muscle_Deprecated",
+                  "Millard2012EquilibriumMuscle", "DeGrooteFregly2016Muscle",
                   "PathActuator", "PathSpring"}
 
 

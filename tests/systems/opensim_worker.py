@@ -216,6 +216,19 @@ def _derivatives(osim, m, s, qy) -> dict:
     return {"qdot": _vec(s.getQDot()), "udot": _vec(s.getUDot()), "adot": adot}
 
 
+def _scale_fiber_length(osim, m, s, muscle, c: float) -> None:
+    """The muscle's fiber length times c: through its concrete class (Thelen's setFiberLength
+    is ActivationFiberLengthMuscle's, Millard's its own), or its state variable for a class
+    the bindings do not expose (Schutte1993Muscle_Deprecated)."""
+    cls = getattr(osim, muscle.getConcreteClassName(), None)
+    if cls is None:
+        state = muscle.getAbsolutePathString() + "/fiber_length"
+        m.setStateVariableValue(s, state, c * m.getStateVariableValue(s, state))
+        return
+    mus = cls.safeDownCast(muscle)
+    mus.setFiberLength(s, c * mus.getFiberLength(s))
+
+
 def _muscle_derivatives(osim, m, s, qy) -> dict:
     """q', u' and every state variable's derivative, fiber lengths off equilibrium."""
     muscles = set_muscle_state(m, s, qy)
@@ -223,9 +236,7 @@ def _muscle_derivatives(osim, m, s, qy) -> dict:
     for name, c in qy["fiber_length_factors"].items():
         # the concrete class: Thelen's setFiberLength is ActivationFiberLengthMuscle's,
         # Millard's its own
-        mus = getattr(osim, muscles.get(name).getConcreteClassName()).safeDownCast(
-            muscles.get(name))
-        mus.setFiberLength(s, float(c) * mus.getFiberLength(s))
+        _scale_fiber_length(osim, m, s, muscles.get(name), float(c))
     realize_with_excitations(osim, m, s, qy["excitations"])
     arr = m.getStateVariableNames()
     names = [arr.get(i) for i in range(arr.size())]
@@ -253,9 +264,7 @@ def _controlled_derivatives(osim, m, s, qy) -> dict:
     muscles = set_muscle_state(m, s, qy)
     m.equilibrateMuscles(s)
     for name, c in qy["fiber_length_factors"].items():
-        mus = getattr(osim, muscles.get(name).getConcreteClassName()).safeDownCast(
-            muscles.get(name))
-        mus.setFiberLength(s, float(c) * mus.getFiberLength(s))
+        _scale_fiber_length(osim, m, s, muscles.get(name), float(c))
     m.realizeAcceleration(s)
     arr = m.getStateVariableNames()
     names = [arr.get(i) for i in range(arr.size())]

@@ -33,7 +33,7 @@ __all__ = ["ForceContext", "ForceContribution", "FORCE_BUILDERS", "FAMILIES", "r
 FORCE_BUILDERS: dict[str, Callable] = {}
 
 #: the modules of this package that register builders (one per force family)
-FAMILIES: tuple[str, ...] = ("muscles", "millard", "degroote", "thelen", "actuators",
+FAMILIES: tuple[str, ...] = ("muscles", "millard", "degroote", "thelen", "schutte", "actuators",
                              "coordinate_forces", "point_forces", "bushing", "contact_forces",
                              "path_forces")
 

@@ -20,7 +20,7 @@ from .geometry_path import ForceNotBuilt, GeometryPathExpressions, build_geometr
 __all__ = ["MuscleRecord", "PATH_ONLY_MUSCLES", "path_of", "ForceNotBuilt"]
 
 #: muscle models whose path is built but whose force is not (named in model.left_out)
-PATH_ONLY_MUSCLES = ("Millard2012AccelerationMuscle", "Schutte1993Muscle_Deprecated",
+PATH_ONLY_MUSCLES = ("Millard2012AccelerationMuscle",
                      "Delp1990Muscle_Deprecated", "RigidTendonMuscle", "McKibbenActuator")
 
 
