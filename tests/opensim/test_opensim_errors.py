@@ -152,3 +152,11 @@ def test_too_old_format_refused():
            '<Body name="ground"/></objects></BodySet></Model></OpenSimDocument>')
     with pytest.raises(InputError, match="format version 10900 is older than 10901"):
         load_opensim(xml)
+
+
+def test_muscles_of_a_pre_23_file_refused():
+    xml = ('<OpenSimDocument Version="20001"><Model name="old"><ForceSet><objects>\n'
+           '<Thelen2003Muscle name="m"/></objects></ForceSet><BodySet><objects>'
+           '<Body name="ground"/></objects></BodySet></Model></OpenSimDocument>')
+    with pytest.raises(InputError, match=r'<Thelen2003Muscle name="m"> \(line 2\).*format 20001'):
+        load_opensim(xml)
