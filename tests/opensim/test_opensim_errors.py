@@ -132,3 +132,31 @@ def test_reversed_legacy_joint_refused():
            "</objects></BodySet></Model></OpenSimDocument>")
     with pytest.raises(InputError, match=r'<PinJoint name="p"> \(line 2\).*reverse'):
         load_opensim(xml)
+
+
+def test_unsupported_legacy_joint_refused_by_name():
+    """A 3.x file's joint of a type symbody does not build: an InputError naming it (was a
+    KeyError)."""
+    xml = ('<OpenSimDocument Version="30000"><Model name="old"><BodySet><objects>'
+           '<Body name="ground"/><Body name="b"><mass>1</mass><Joint>\n<EllipsoidJoint name="e">'
+           "<parent_body>ground</parent_body><CoordinateSet><objects><Coordinate name=\"q\"/>"
+           "</objects></CoordinateSet></EllipsoidJoint></Joint></Body>"
+           "</objects></BodySet></Model></OpenSimDocument>")
+    with pytest.raises(InputError, match=r'<EllipsoidJoint name="e"> \(line 2\).*EllipsoidJoint is '
+                                         "not supported"):
+        load_opensim(xml)
+
+
+def test_too_old_format_refused():
+    xml = ('<OpenSimDocument Version="10900"><Model name="old"><BodySet><objects>'
+           '<Body name="ground"/></objects></BodySet></Model></OpenSimDocument>')
+    with pytest.raises(InputError, match="format version 10900 is older than 10901"):
+        load_opensim(xml)
+
+
+def test_muscles_of_a_pre_23_file_refused():
+    xml = ('<OpenSimDocument Version="20001"><Model name="old"><ForceSet><objects>\n'
+           '<Thelen2003Muscle name="m"/></objects></ForceSet><BodySet><objects>'
+           '<Body name="ground"/></objects></BodySet></Model></OpenSimDocument>')
+    with pytest.raises(InputError, match=r'<Thelen2003Muscle name="m"> \(line 2\).*format 20001'):
+        load_opensim(xml)

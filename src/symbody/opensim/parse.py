@@ -400,6 +400,9 @@ def point_on_line_data(el: OsimElement, line: Placement, follower: Placement) ->
 
 def finish_joint(el: OsimElement, parent: Placement, child: Placement, coords: tuple) -> JointSpec:
     """Check the coordinates against the joint type and read a CustomJoint's axes."""
+    if el.tag not in JOINT_DOFS:     # a 3.x file's joints come here unchecked
+        raise el.error(f"the joint type {el.tag} is not supported (supported: "
+                       f"{', '.join(JOINT_DOFS)})")
     n = JOINT_DOFS[el.tag]
     names = [c.name for c in coords]
     if len(set(names)) != len(names):

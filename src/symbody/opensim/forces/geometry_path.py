@@ -24,10 +24,12 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from itertools import product
 
+import numpy as np
 import symengine as se
 
 from ..functions import function_of
 from ..mobilizers import ZERO, matvec, num
+from ..model_spec import Placement
 from .base import ForceContext
 from .vector3 import F, add, cross, dot, norm, scale, sub, where
 
@@ -79,7 +81,9 @@ def wrap_objects_of(ctx: ForceContext) -> dict:
     cache = getattr(ctx, "_wrap_objects", None)
     if cache is not None:
         return cache
-    frames = ctx.spec.frame_of.__self__
+    # a 4.x file resolves frames through its reader; a 3.x file's wrap objects sit in a
+    # <Body> (the body's own frame)
+    frames = getattr(ctx.spec.frame_of, "__self__", None)
     out: dict = {}
 
     def visit(el, frame_el):
@@ -92,7 +96,9 @@ def wrap_objects_of(ctx: ForceContext) -> dict:
                 visit(c, f)
 
     visit(ctx.spec.element, None)
-    resolved = {n: (w, frames.placement(f)) for n, (w, f) in out.items()}
+    resolved = {n: (w, frames.placement(f) if frames is not None else
+                    Placement(f.name, np.eye(3), np.zeros(3), f.name))
+                for n, (w, f) in out.items()}
     ctx._wrap_objects = resolved  # noqa: SLF001 (a cache the context carries for its builders)
     return resolved
 
