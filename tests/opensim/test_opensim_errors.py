@@ -160,3 +160,17 @@ def test_muscles_of_a_pre_23_file_refused():
            '<Body name="ground"/></objects></BodySet></Model></OpenSimDocument>')
     with pytest.raises(InputError, match=r'<Thelen2003Muscle name="m"> \(line 2\).*format 20001'):
         load_opensim(xml)
+
+
+def test_unnamed_redundant_constraint_named_by_type_and_line():
+    """A constraint without a name (as in opensim-core's toyLeg.osim) is named in messages by
+    its type and line, not by an empty string."""
+    extra = ('<ConstraintSet name="constraintset"><objects>\n'
+             "<PointConstraint><socket_body_1>/ground</socket_body_1>"
+             "<socket_body_2>/bodyset/b</socket_body_2><location_body_1>0 0 0</location_body_1>"
+             "<location_body_2>0 0 0</location_body_2></PointConstraint>\n"
+             "</objects></ConstraintSet>")
+    xml = _model(PIN, extra=extra)
+    line = _line(xml, "<PointConstraint>")
+    with pytest.raises(InputError, match=rf"PointConstraint \(line {line}\) \(x\)"):
+        load_opensim(xml)

@@ -70,6 +70,7 @@ def constraint_rows(constraints: list[ConstraintSpec], sym: dict, kin, t: se.Sym
         if not c.enforced:
             continue
         d = c.data
+        label = c.name or f"{c.type} (line {c.element.line})"     # (unnamed in some files)
         if c.type == "CoordinateCouplerConstraint":
             for name in (*d["independent"], d["dependent"]):
                 if name not in sym:
@@ -79,27 +80,27 @@ def constraint_rows(constraints: list[ConstraintSpec], sym: dict, kin, t: se.Sym
             args = [sym[n] for n in d["independent"]]
             value = f.expression(args if f.nargs else [])
             rows.append(HolonomicRow(num(d["scale"]) * value - sym[d["dependent"]],
-                                     f"{c.name} (coupler)", d["dependent"]))
+                                     f"{label} (coupler)", d["dependent"]))
         elif c.type == "PointConstraint":
             p1 = kin.point(d["frame1"].body, d["point1"])
             p2 = kin.point(d["frame2"].body, d["point2"])
             for k, axis in enumerate("xyz"):
-                rows.append(HolonomicRow(p1[k] - p2[k], f"{c.name} ({axis})", None))
+                rows.append(HolonomicRow(p1[k] - p2[k], f"{label} ({axis})", None))
         elif c.type == "PointOnLineConstraint":
-            rows += point_on_line_rows(c.name, d, kin)
+            rows += point_on_line_rows(label, d, kin)
         elif c.type == "WeldConstraint":
             f1, f2 = d["frame1"], d["frame2"]
             p1 = kin.point(f1.body, f1.p)
             p2 = kin.point(f2.body, f2.p)
             for k, axis in enumerate("xyz"):
-                rows.append(HolonomicRow(p1[k] - p2[k], f"{c.name} (position {axis})", None))
+                rows.append(HolonomicRow(p1[k] - p2[k], f"{label} (position {axis})", None))
             R1 = matmul(kin.pose(f1.body)[0], [[num(v) for v in r] for r in f1.R])
             R2 = matmul(kin.pose(f2.body)[0], [[num(v) for v in r] for r in f2.R])
             Rr = matmul(transpose(R1), R2)
             half = se.Rational(1, 2)
             for k, (i, j) in enumerate(((2, 1), (0, 2), (1, 0))):
                 rows.append(HolonomicRow(half * (Rr[i][j] - Rr[j][i]),
-                                         f"{c.name} (rotation {'xyz'[k]})", None))
+                                         f"{label} (rotation {'xyz'[k]})", None))
     return rows
 
 
