@@ -24,7 +24,6 @@ after the impact it triggered) does not fire there.
 
 from __future__ import annotations
 
-import functools
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import NamedTuple
@@ -37,6 +36,7 @@ from ..compat.sympy import TIME
 from ..compilation import NumericModel, make_function
 from ..errors import InputError
 from ..formatting import symbol_name as _short
+from .expression_atoms import expression_atoms
 
 __all__ = ["Event", "EventRecord", "PreparedEvents", "prepare_events"]
 
@@ -90,33 +90,6 @@ class EventRecord(NamedTuple):
     xdot_after: np.ndarray | None = None
 
 
-@functools.lru_cache(maxsize=1024)
-def _condition_atoms(condition: sm.Basic) -> tuple[frozenset, frozenset]:
-    """(the symbols and functions of time, the derivatives) of an event condition: one walk per
-    expression however many runs use it, each shared subexpression visited once (the contacts'
-    conditions are long DAGs: SymPy's ``free_symbols`` and ``atoms`` walk them as trees, which
-    took ToyLandingModel's 2 minutes)."""
-    atoms: set = set()
-    derivatives: set = set()
-    seen: set = set()
-    stack = [condition]
-    while stack:
-        e = stack.pop()
-        if e in seen:
-            continue
-        seen.add(e)
-        if getattr(e, "bound_symbols", None):        # (an Integral, a Lambda: SymPy's own rules)
-            atoms |= e.free_symbols | e.atoms(sm.core.function.AppliedUndef)
-            derivatives |= e.atoms(sm.Derivative)
-            continue
-        if isinstance(e, sm.Derivative):
-            derivatives.add(e)
-        elif isinstance(e, sm.core.function.AppliedUndef) or isinstance(e, sm.Symbol):
-            atoms.add(e)
-        stack.extend(e.args)
-    return frozenset(atoms), frozenset(derivatives)
-
-
 class PreparedEvents:
     """The events of one simulation, ready to evaluate: ``values(t, x)`` -> g (k,) and
     ``locate(...)`` for one accepted step."""
@@ -135,7 +108,7 @@ class PreparedEvents:
         allowed = {_t, *model.coordinates, *model.speeds, *extra, *model.constants}
         for i, e in enumerate(self.events):
             if isinstance(e.condition, sm.Basic):
-                atoms, derivs = _condition_atoms(e.condition)
+                atoms, derivs = expression_atoms(e.condition)
                 bad = [a for a in atoms if a not in allowed]
                 derivs = list(derivs)
                 if bad or derivs:
@@ -156,7 +129,7 @@ class PreparedEvents:
             self._kernel = make_function(_argument_groups(model), [exprs[i] for i in self._order],
                                          name="event conditions")
             speeds = set(model.speeds)
-            self._needs_u = any(_condition_atoms(e)[0] & speeds for e in exprs.values()) if speeds else False
+            self._needs_u = any(expression_atoms(e)[0] & speeds for e in exprs.values()) if speeds else False
         self._actions: dict[int, Callable] = {}
         for i, e in enumerate(self.events):
             if isinstance(e.action, dict):

@@ -34,6 +34,7 @@ from ..compat.sympy import TIME
 from ..compilation import NumericModel, make_function
 from ..errors import InputError
 from ..formatting import symbol_name as _short
+from .expression_atoms import expression_atoms
 
 __all__ = ["Tabulated", "specified_inputs", "derived_inputs"]
 
@@ -370,9 +371,8 @@ def _expression_kernel(model: NumericModel, exprs: dict[int, sm.Expr],
         return None
     allowed = {_t, *model.states, *model.constants}
     for i, e in exprs.items():
-        atoms = e.free_symbols | {a for a in e.atoms(sm.core.function.AppliedUndef)}
+        atoms, derivs = expression_atoms(e)       # (one visit per shared subexpression)
         bad = [a for a in atoms if a not in allowed and not (a == _t)]
-        derivs = e.atoms(sm.Derivative)
         if bad or derivs:
             what = sorted(map(str, list(derivs) + bad))[0]
             raise InputError(f"the expression for the specified input {model.specifieds[i]} ({e}) depends on "
