@@ -164,6 +164,18 @@ def _steps(model: NumericModel, piece: Piece) -> StepInterpolant | None:
                            (part,), positions=st.positions)
 
 
+def _without_repeats(events: list[EventRecord]) -> list[EventRecord]:
+    """``events`` (sorted by time) without an event that repeats one of the same name within
+    round-off of its time (1e-12 relative): a lift-off a piece's own contact events locate
+    again a few ulps after the one that ended the piece before it."""
+    out: list[EventRecord] = []
+    for e in events:
+        if not any(o.name == e.name and abs(o.t - e.t) <= 1e-12 * max(1.0, abs(e.t))
+                   for o in out[-8:]):
+            out.append(e)
+    return out
+
+
 def join_pieces(model: NumericModel, fm: FrictionModels, pieces: list[Piece],
                 records: list[EventRecord], P: np.ndarray) -> Trajectory:
     """One trajectory of consecutive pieces in the model's layout; ``records``: the switches
@@ -172,7 +184,7 @@ def join_pieces(model: NumericModel, fm: FrictionModels, pieces: list[Piece],
     keeps = _keep(pieces)
     parts = [_piece_arrays(model, piece, keep, forces) for piece, keep in zip(pieces, keeps, strict=True)]
     events = [_model_record(piece, e) for piece in pieces for e in piece.traj.events]
-    events = sorted(events + records, key=lambda e: e.t)
+    events = _without_repeats(sorted(events + records, key=lambda e: e.t))
 
     def cat(key):
         got = [p[key] for p in parts]

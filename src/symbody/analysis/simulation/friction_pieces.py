@@ -111,6 +111,23 @@ class UserInputs:
         return self._functions[key]
 
 
+
+def _record_contact_event(records: list, record: EventRecord, prefix: str) -> None:
+    """Append a touchdown or lift-off ``record``, unless the same contact (names starting with
+    ``prefix``) already has events at that instant (within round-off of the time: 1e-12
+    relative, as a stalled piece counts it).  Then it is the same instant seen twice: a
+    repeat of the same event is dropped (a lift-off located again a few ulps after the first,
+    where the gap left the contact at -1e-19), and a first one goes before that contact's mode
+    changes, at their time (a stick broken a few ulps before the normal force reached 0)."""
+    t = record.t
+    near = [k for k, r in enumerate(records)
+            if r.name.startswith(prefix) and abs(r.t - t) <= 1e-12 * max(1.0, abs(t))]
+    if not near:
+        records.append(record)
+    elif not any(records[k].name == record.name for k in near):
+        first = records[near[0]]
+        records.insert(near[0], EventRecord(record.name, first.t, first.x))
+
 def simulate_modes(simulate: Callable[..., Trajectory], model: NumericModel, t_span: Any, x0: Any,
                    p: Any, options: dict) -> Trajectory:
     """``simulate(model, t_span, x0, p, **options)`` for a model with exact friction: piece by
@@ -178,7 +195,8 @@ def simulate_modes(simulate: Callable[..., Trajectory], model: NumericModel, t_s
             x_base = np.concatenate([q, u[:model.p]])
             if kind in ("touchdown", "liftoff"):
                 label = "touchdown" if kind == "touchdown" else "lift-off"
-                records.append(EventRecord(f"{fm.names[i]}: {label}", t, x_base))
+                _record_contact_event(records, EventRecord(f"{fm.names[i]}: {label}", t, x_base),
+                                      f"{fm.names[i]}: ")
             for name, change in _changes(fm.names, pattern, new, (kind, i), stopped):
                 records.append(EventRecord(f"{name}: {change}", t, x_base))
             pattern = new
