@@ -104,12 +104,15 @@ def test_compiled_steps_compute_the_paths_in_c(arm26, method):
     """The compiled steps call no Python between evaluations (only scipy's first-step choice
     does), and end where the Python right-hand side's steps end -- to the model's own
     smoothness: OpenSim's stations are iterates stopped at its tolerances, smooth in q only
-    to about 1e-8, so round-off in the stepper's sums changes the step sequence."""
+    to about 1e-8, so round-off in the stepper's sums changes the step sequence.  From this
+    start far from equilibrium (fiber lengths 0.1 m) both end ~1e-5 from a run at rtol 1e-12
+    (an AMD machine: compiled 7.6e-6, Python 1.7e-5 relative; 2.5e-5 apart; below 1e-5 apart
+    on an AVX-512 one), hence 1e-4 here; the right-hand sides agree to 1e-12 (above)."""
     x_c, python_calls_c, nfev_c = _run(arm26, method, python=False)
     x_p, python_calls_p, nfev_p = _run(arm26, method, python=True)
     assert nfev_c > 50 and python_calls_p >= nfev_p - 5
     assert python_calls_c < 0.1 * nfev_c
-    assert np.abs(x_c - x_p).max() <= 1e-5 * np.abs(x_p).max()
+    assert np.abs(x_c - x_p).max() <= 1e-4 * np.abs(x_p).max()
 
 
 def test_expression_excitations_run_with_the_paths_in_c(arm26, compiled_steps_taken):
